@@ -1,0 +1,43 @@
+"""The durable catalog document: versioned JSON in the data directory, replaced atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage.fs import atomic_write
+
+from storage.errors import DataCorrupted
+
+FORMAT_VERSION = 1
+FILE_NAME = "catalog.json"
+
+
+class CatalogStore:
+    """Reads and atomically rewrites ``catalog.json``; a missing file is an empty catalog."""
+
+    def __init__(self, data_dir: Path, *, fsync: bool = True) -> None:
+        self._path = data_dir / FILE_NAME
+        self._fsync = fsync
+
+    def load(self) -> dict[str, object]:
+        try:
+            raw = self._path.read_bytes()
+        except FileNotFoundError:
+            return {
+                "version": FORMAT_VERSION,
+                "next_table_id": 1,
+                "next_tablet_id": 1,
+                "tables": [],
+            }
+        try:
+            doc = json.loads(raw)
+        except ValueError as exc:
+            raise DataCorrupted(f'catalog file "{self._path}" is not valid JSON') from exc
+        if doc.get("version") != FORMAT_VERSION:
+            raise DataCorrupted(f"catalog format version {doc.get('version')} is not supported")
+        return doc  # type: ignore[no-any-return]
+
+    def save(self, doc: dict[str, object]) -> None:
+        data = json.dumps(doc, indent=1, sort_keys=True).encode()
+        atomic_write(self._path, data, fsync=self._fsync)

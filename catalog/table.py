@@ -1,0 +1,67 @@
+"""TableInfo: one table's identity, schema and tablets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NewType
+
+from storage.schema import ColumnSchema, Schema
+from storage.types import ColumnId, TabletId
+
+TableId = NewType("TableId", int)
+
+# PostgreSQL hands out user OIDs from 16384; tables report their OID as this plus the table ID.
+FIRST_USER_OID = 16384
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """A table: its permanent ID, current name, schema and tablets.
+
+    ``next_column_id`` is the ID the next added column will get; it only grows,
+    so a column ID is never reused within the table.  ``column_order`` is the
+    order users declared and see (``SELECT *``, ``INSERT`` without a column
+    list, attnum); the storage schema keeps Kudu's order, key columns first.
+    """
+
+    table_id: TableId
+    name: str
+    schema: Schema
+    tablet_ids: tuple[TabletId, ...]
+    next_column_id: int
+    column_order: tuple[ColumnId, ...]
+
+    @property
+    def columns(self) -> tuple[ColumnSchema, ...]:
+        """Columns in the order users declared them."""
+        return tuple(self.schema.column(i) for i in self.column_order)
+
+    def attnum(self, column_id: ColumnId) -> int:
+        """1-based position of a column as PostgreSQL numbers it (pg_attribute.attnum)."""
+        return self.column_order.index(column_id) + 1
+
+    @property
+    def oid(self) -> int:
+        """The table's OID as PostgreSQL clients see it (pg_class.oid, RowDescription)."""
+        return FIRST_USER_OID + self.table_id
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "table_id": self.table_id,
+            "name": self.name,
+            "schema": self.schema.to_json(),
+            "tablet_ids": list(self.tablet_ids),
+            "next_column_id": self.next_column_id,
+            "column_order": list(self.column_order),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, object]) -> TableInfo:
+        return cls(
+            table_id=TableId(int(doc["table_id"])),  # type: ignore[call-overload]
+            name=str(doc["name"]),
+            schema=Schema.from_json(doc["schema"]),  # type: ignore[arg-type]
+            tablet_ids=tuple(TabletId(int(t)) for t in doc["tablet_ids"]),  # type: ignore[attr-defined]
+            next_column_id=int(doc["next_column_id"]),  # type: ignore[call-overload]
+            column_order=tuple(ColumnId(int(c)) for c in doc["column_order"]),  # type: ignore[attr-defined]
+        )

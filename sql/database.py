@@ -1,0 +1,60 @@
+"""Database: the storage engine, the catalog and a DuckDB instance, shared by every session."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import duckdb
+from storage.engine import StorageEngine
+from storage.options import StorageOptions
+
+from catalog.catalog import Catalog
+from catalog.store import CatalogStore
+from sql.session import Session
+from sql.settings import SERVER_VERSION
+from storage.errors import InvalidCatalogName
+
+log = logging.getLogger(__name__)
+
+
+class Database:
+    """The one object server/ opens: hands out Sessions over one storage engine."""
+
+    def __init__(self, name: str, engine: StorageEngine, catalog: Catalog) -> None:
+        self.name = name
+        self.engine = engine
+        self.catalog = catalog
+        self.version_string = (
+            f"PostgreSQL {SERVER_VERSION.split()[0]} (nyala 0.1.0) on x86_64-pc-linux-gnu, "
+            "compiled by Python, 64-bit"
+        )
+        self.duckdb = duckdb.connect(config={"threads": 2})
+        self.duckdb.execute("SET TimeZone = 'UTC'")
+        self._version_lock = threading.Lock()
+        self.catalog_version = 0
+
+    @classmethod
+    def open(cls, data_dir: Path, name: str = "nyala", fsync: bool = True) -> Database:
+        """Open (or create) the database in ``data_dir``, replaying its write-ahead log."""
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
+        catalog = Catalog(engine, CatalogStore(data_dir, fsync=fsync))
+        log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
+        return cls(name, engine, catalog)
+
+    def session(self, user: str, database: str, startup_params: dict[str, str]) -> Session:
+        if database != self.name:
+            raise InvalidCatalogName(f'database "{database}" does not exist')
+        return Session(self, user, startup_params)
+
+    def bump_catalog_version(self) -> None:
+        """Note a DDL change, so prepared statements bound to the old catalog are re-planned."""
+        with self._version_lock:
+            self.catalog_version += 1
+
+    def close(self) -> None:
+        self.duckdb.close()
+        self.engine.close()

@@ -1,0 +1,138 @@
+"""CREATE TABLE and DROP TABLE: validate the definition, then change the catalog.
+
+Kudu's rules apply on top of PostgreSQL's grammar: every table has a primary
+key, key columns are NOT NULL and cannot be boolean, real or double
+precision, and defaults are constants.  Key columns are stored first, in key
+order, as Kudu requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from catalog.catalog import Catalog
+from sql.datatypes import column_type
+from sql.names import identifier_name
+from sql.result import Result
+from storage.errors import (
+    DbError,
+    DuplicateColumn,
+    DuplicateTable,
+    FeatureNotSupported,
+    InvalidTableDefinition,
+    UndefinedColumn,
+    UndefinedTable,
+)
+from storage.types import DataType, TypeKind
+
+_KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
+
+# Checks that a constant default converts to the column type; raises the conversion's DbError.
+DefaultChecker = Callable[[str, DataType], None]
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    allowed = (
+        exp.Literal,
+        exp.Null,
+        exp.Boolean,
+        exp.Cast,
+        exp.Neg,
+        exp.Paren,
+        exp.DataType,
+        exp.Binary,
+        exp.DataTypeParam,
+        exp.Identifier,
+    )
+    return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
+
+
+def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecker) -> Result:
+    schema_node = ast.this
+    if not isinstance(schema_node, exp.Schema):
+        raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
+    name = identifier_name(schema_node.this)
+    if ast.args.get("exists") and catalog.find_table(name) is not None:
+        notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")
+        return Result(command_tag="CREATE TABLE", notices=[notice])
+    columns: dict[str, tuple[DataType, bool, str | None]] = {}
+    key: list[str] = []
+    for item in schema_node.expressions:
+        if isinstance(item, exp.ColumnDef):
+            col_name = identifier_name(item.this)
+            if col_name in columns:
+                raise DuplicateColumn(f'column "{col_name}" specified more than once')
+            if item.args.get("kind") is None:
+                raise InvalidTableDefinition(f'column "{col_name}" has no type')
+            dtype = column_type(item.args["kind"])
+            nullable, default = True, None
+            for constraint in item.constraints:
+                kind = constraint.kind
+                if isinstance(kind, exp.NotNullColumnConstraint):
+                    nullable = bool(kind.args.get("allow_null"))
+                elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+                    if key:
+                        raise InvalidTableDefinition(
+                            f'multiple primary keys for table "{name}" are not allowed'
+                        )
+                    key = [col_name]
+                elif isinstance(kind, exp.DefaultColumnConstraint):
+                    if not _is_constant(kind.this):
+                        raise FeatureNotSupported(
+                            f'default for column "{col_name}" must be a constant'
+                        )
+                    default = kind.this.sql(dialect="postgres")
+                    check_default(default, dtype)
+                else:
+                    raise FeatureNotSupported(
+                        f"column constraint {kind.sql(dialect='postgres')} is not supported"
+                    )
+            columns[col_name] = (dtype, nullable, default)
+        elif isinstance(item, exp.PrimaryKey):
+            if key:
+                raise InvalidTableDefinition(
+                    f'multiple primary keys for table "{name}" are not allowed'
+                )
+            key = [identifier_name(e) for e in item.expressions]
+        else:
+            raise FeatureNotSupported(
+                f"table element {item.sql(dialect='postgres')} is not supported"
+            )
+    if not key:
+        raise InvalidTableDefinition(
+            f'table "{name}" needs a primary key',
+            hint="Add PRIMARY KEY (columns): every nyala table is keyed, as in Kudu.",
+        )
+    if len(set(key)) != len(key):
+        raise DuplicateColumn("column appears twice in primary key constraint")
+    for col_name in key:
+        if col_name not in columns:
+            raise UndefinedColumn(f'column "{col_name}" named in key does not exist')
+        dtype = columns[col_name][0]
+        if dtype.kind in _KEY_FORBIDDEN:
+            raise InvalidTableDefinition(
+                f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
+            )
+    declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
+    catalog.create_table(name, declared, key)
+    return Result(command_tag="CREATE TABLE")
+
+
+def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
+    if (ast.args.get("kind") or "").upper() != "TABLE":
+        raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
+    names = [identifier_name(t) for t in ast.expressions]
+    notices: list[DbError] = []
+    missing = [n for n in names if catalog.find_table(n) is None]
+    if missing and not ast.args.get("exists"):
+        raise UndefinedTable(f'table "{missing[0]}" does not exist')
+    for table_name in names:
+        if table_name in missing:
+            notices.append(
+                UndefinedTable(f'table "{table_name}" does not exist, skipping', severity="NOTICE")
+            )
+            continue
+        catalog.drop_table(table_name)
+    return Result(command_tag="DROP TABLE", notices=notices)

@@ -1,0 +1,287 @@
+"""INSERT, UPDATE and DELETE: DuckDB computes the rows, storage applies them by primary key.
+
+Each statement is planned as a SELECT over the target table (and any FROM or
+USING tables): for INSERT the new rows cast to the column types, for UPDATE
+the full new image of each matching row, for DELETE the matching rows.
+DuckDB evaluates it with PostgreSQL semantics like any query; the rows are
+then checked against the table's constraints (NOT NULL, varchar length) and
+written through the transaction as one batch per tablet.  RETURNING runs as
+a second query over the written rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+from storage.transaction import Transaction
+
+from catalog.table import TableInfo
+from sql.datatypes import duckdb_type
+from sql.names import identifier_name
+from sql.query import CompiledQuery, QueryRunner, compile_query
+from sql.result import ResultColumn
+from sql.transpile import SessionFacts
+from storage.errors import (
+    FeatureNotSupported,
+    NotNullViolation,
+    SqlSyntaxError,
+    StringDataRightTruncation,
+    UndefinedColumn,
+)
+from storage.schema import ColumnSchema
+from storage.types import TypeKind
+
+
+@dataclass(slots=True)
+class WritePlan:
+    """A planned INSERT, UPDATE or DELETE."""
+
+    kind: str
+    table: TableInfo
+    source: CompiledQuery
+    written: list[ColumnSchema]
+    returning: CompiledQuery | None
+    param_oids: list[int]
+
+    @property
+    def columns(self) -> tuple[ResultColumn, ...] | None:
+        return None if self.returning is None else self.returning.columns
+
+
+def _cast(node: exp.Expression, column: ColumnSchema) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
+
+
+def _default(column: ColumnSchema) -> exp.Expression:
+    if column.default_sql is None:
+        return exp.Null()
+    return exp.maybe_parse(column.default_sql, dialect="postgres")
+
+
+def _col(table_alias: str, column: ColumnSchema) -> exp.Column:
+    return exp.column(column.name, table_alias, quoted=True)
+
+
+def _plan_returning(
+    node: exp.Returning | None,
+    table: TableInfo,
+    alias: str,
+    runner: QueryRunner,
+    facts: SessionFacts,
+    param_oids: list[int],
+) -> CompiledQuery | None:
+    if node is None:
+        return None
+    select = exp.select(*[e.copy() for e in node.expressions]).from_(
+        exp.Table(
+            this=exp.to_identifier(table.name, quoted=True),
+            alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
+        )
+    )
+    bound = runner.bind(select, param_oids)
+    return compile_query(bound, facts)
+
+
+def plan_insert(
+    ast: exp.Insert, runner: QueryRunner, facts: SessionFacts, declared: list[int]
+) -> WritePlan:
+    if ast.args.get("conflict") is not None:
+        raise FeatureNotSupported("INSERT ... ON CONFLICT is not supported yet")
+    target = ast.this
+    names: list[str] | None = None
+    if isinstance(target, exp.Schema):
+        names = [identifier_name(e) for e in target.expressions]
+        target = target.this
+    table = runner.catalog.get_table(identifier_name(target))
+    alias = target.alias_or_name
+    if names is None:
+        targets = list(table.columns)
+    else:
+        targets = []
+        for name in names:
+            column = table.schema.find(name)
+            if column is None:
+                raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
+            targets.append(column)
+    source = ast.expression
+    src_alias = "__nyala_src"
+    if isinstance(source, exp.Values):
+        for row in source.expressions:
+            if len(row.expressions) > len(targets):
+                raise SqlSyntaxError("INSERT has more expressions than target columns")
+            if len(row.expressions) < len(targets) and names is not None:
+                raise SqlSyntaxError("INSERT has more target columns than expressions")
+            values = list(row.expressions)
+            for index, value in enumerate(values):
+                column = targets[index]
+                if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
+                    value = _default(column)
+                values[index] = _cast(value.copy(), column)
+            row.set("expressions", values)
+        width = max(len(r.expressions) for r in source.expressions)
+        targets = targets[:width]
+    elif not isinstance(source, (exp.Select, exp.SetOperation)):
+        raise FeatureNotSupported("this form of INSERT is not supported")
+    src_names = [f"c{i}" for i in range(len(targets))]
+    derived = exp.Subquery(
+        this=source.copy(),
+        alias=exp.TableAlias(
+            this=exp.to_identifier(src_alias, quoted=True),
+            columns=[exp.to_identifier(n, quoted=True) for n in src_names],
+        ),
+    )
+    by_id = {c.id: i for i, c in enumerate(targets)}
+    projections = []
+    for column in table.schema.columns:
+        if column.id in by_id:
+            expr: exp.Expression = exp.column(src_names[by_id[column.id]], src_alias, quoted=True)
+        else:
+            expr = _default(column)
+        projections.append(exp.alias_(_cast(expr, column), column.name, quoted=True))
+    select = exp.select(*projections).from_(derived)
+    bound = runner.bind(select, declared)
+    _check_width(bound.ast, src_alias, len(targets))
+    compiled = compile_query(bound, facts)
+    returning = _plan_returning(
+        ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
+    )
+    oids = _merge_oids(bound.param_oids, returning)
+    return WritePlan("INSERT", table, compiled, list(table.schema.columns), returning, oids)
+
+
+def _check_width(ast: exp.Expression, src_alias: str, width: int) -> None:
+    for sub in ast.find_all(exp.Subquery):
+        if sub.alias == src_alias:
+            inner = sub.this
+            while isinstance(inner, exp.SetOperation):
+                inner = inner.this
+            if isinstance(inner, exp.Select) and len(inner.expressions) > width:
+                raise SqlSyntaxError("INSERT has more expressions than target columns")
+            if isinstance(inner, exp.Select) and len(inner.expressions) < width:
+                raise SqlSyntaxError("INSERT has more target columns than expressions")
+
+
+def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
+    if returning is None or len(returning.param_oids) <= len(first):
+        return first
+    return first + returning.param_oids[len(first) :]
+
+
+def _target(node: exp.Expression, runner: QueryRunner) -> tuple[TableInfo, str]:
+    table = runner.catalog.get_table(identifier_name(node))
+    return table, node.alias_or_name
+
+
+def plan_update(
+    ast: exp.Update, runner: QueryRunner, facts: SessionFacts, declared: list[int]
+) -> WritePlan:
+    table, alias = _target(ast.this, runner)
+    changes: dict[int, exp.Expression] = {}
+    for assignment in ast.expressions:
+        name = identifier_name(assignment.this)
+        column = table.schema.find(name)
+        if column is None:
+            raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
+        if column.id in table.schema.key_column_ids:
+            raise FeatureNotSupported(f'updating primary key column "{name}" is not supported yet')
+        value = assignment.expression
+        if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
+            value = _default(column)
+        changes[column.id] = value
+    projections = []
+    for column in table.schema.columns:
+        expr = changes.get(column.id)
+        expr = _cast(expr.copy(), column) if expr is not None else _col(alias, column)
+        projections.append(exp.alias_(expr, column.name, quoted=True))
+    select = exp.select(*projections).from_(ast.this.copy())
+    if ast.args.get("from_") is not None:
+        for source in ast.args["from_"].expressions or [ast.args["from_"].this]:
+            select = select.join(source.copy(), join_type="cross")
+    if ast.args.get("where") is not None:
+        select = select.where(ast.args["where"].this.copy())
+    bound = runner.bind(select, declared)
+    compiled = compile_query(bound, facts)
+    written = [
+        c for c in table.schema.columns if c.id in changes or c.id in table.schema.key_column_ids
+    ]
+    returning = _plan_returning(
+        ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
+    )
+    return WritePlan(
+        "UPDATE", table, compiled, written, returning, _merge_oids(bound.param_oids, returning)
+    )
+
+
+def plan_delete(
+    ast: exp.Delete, runner: QueryRunner, facts: SessionFacts, declared: list[int]
+) -> WritePlan:
+    table, alias = _target(ast.this, runner)
+    projections = [exp.alias_(_col(alias, c), c.name, quoted=True) for c in table.schema.columns]
+    select = exp.select(*projections).from_(ast.this.copy())
+    for source in ast.args.get("using") or []:
+        select = select.join(source.copy(), join_type="cross")
+    if ast.args.get("where") is not None:
+        select = select.where(ast.args["where"].this.copy())
+    bound = runner.bind(select, declared)
+    compiled = compile_query(bound, facts)
+    returning = _plan_returning(
+        ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
+    )
+    return WritePlan(
+        "DELETE",
+        table,
+        compiled,
+        list(table.schema.key_columns),
+        returning,
+        _merge_oids(bound.param_oids, returning),
+    )
+
+
+def _check_constraints(table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]) -> None:
+    for column in columns:
+        array = rows.column(column.name)
+        if not column.nullable and array.null_count:
+            raise NotNullViolation(
+                f'null value in column "{column.name}" of relation "{table.name}" '
+                "violates not-null constraint"
+            )
+        if column.type.kind is TypeKind.VARCHAR and column.type.length is not None:
+            longest = pc.max(pc.utf8_length(array)).as_py()
+            if longest is not None and longest > column.type.length:
+                raise StringDataRightTruncation(
+                    f"value too long for type character varying({column.type.length})"
+                )
+
+
+def _storage_batch(rows: pa.Table, columns: list[ColumnSchema]) -> pa.RecordBatch:
+    arrays = [rows.column(c.name).cast(c.type.arrow_type) for c in columns]
+    table = pa.Table.from_arrays(arrays, names=[str(c.id) for c in columns])
+    return (
+        table.combine_chunks().to_batches()[0]
+        if table.num_rows
+        else pa.RecordBatch.from_pylist([], schema=table.schema)
+    )
+
+
+def execute_write(
+    plan: WritePlan, runner: QueryRunner, txn: Transaction, params: list[Any], now: Any
+) -> tuple[int, pa.Table | None]:
+    """Apply the plan; return the row count and the rows RETURNING reads (if any)."""
+    rows = runner.run_to_table(plan.source, txn, params, now)
+    if rows is None or rows.num_rows == 0:
+        return 0, None
+    rows = rows.rename_columns([c.name for c in plan.table.schema.columns])
+    tablet_id = plan.table.tablet_ids[0]
+    if plan.kind == "INSERT":
+        _check_constraints(plan.table, rows, plan.written)
+        count = txn.insert(tablet_id, _storage_batch(rows, plan.written))
+    elif plan.kind == "UPDATE":
+        _check_constraints(plan.table, rows, plan.written)
+        count = txn.update(tablet_id, _storage_batch(rows, plan.written))
+    else:
+        count = txn.delete(tablet_id, _storage_batch(rows, plan.written))
+    return count, rows

@@ -1,0 +1,93 @@
+"""Translate DuckDB's exceptions into nyala's SQLSTATE errors, in PostgreSQL's words.
+
+DuckDB is a foreign engine: its errors carry no SQLSTATE, so this is the one
+place its exception classes and messages are mapped onto ours.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from storage import errors as e
+
+_PREFIX = re.compile(r"^[A-Za-z ]+ Error: ")
+
+
+def _clean(message: str) -> str:
+    first = message.split("\n", 1)[0]
+    return _PREFIX.sub("", first).rstrip("!").strip()
+
+
+def translate(exc: duckdb.Error) -> e.DbError:
+    """Return the DbError a DuckDB exception stands for."""
+    raw = str(exc)
+    message = _clean(raw)
+    lowered = message.lower()
+    if "division by zero" in lowered:
+        return e.DivisionByZero("division by zero")
+    if isinstance(exc, duckdb.InterruptException):
+        return e.QueryCanceled("canceling statement due to user request")
+    if isinstance(exc, duckdb.OutOfRangeException) or "out of range" in lowered:
+        return e.NumericValueOutOfRange(_out_of_range_message(message))
+    if isinstance(exc, duckdb.ConversionException):
+        if "could not cast value" in lowered and "decimal" in lowered:
+            return e.NumericValueOutOfRange("numeric field overflow", detail=message)
+        return e.InvalidTextRepresentation(_conversion_message(message))
+    if isinstance(exc, duckdb.ParserException):
+        return e.SqlSyntaxError(message)
+    if isinstance(exc, duckdb.CatalogException):
+        if "function" in lowered:
+            return e.UndefinedFunction(message)
+        if "table" in lowered:
+            return e.UndefinedTable(message)
+        return e.UndefinedObject(message)
+    if isinstance(exc, duckdb.BinderException):
+        if "no function matches" in lowered or "function" in lowered:
+            return e.UndefinedFunction(message)
+        if "group by" in lowered or "aggregate" in lowered:
+            return e.GroupingError(message)
+        if "not found" in lowered or "does not have a column" in lowered:
+            return e.UndefinedColumn(message)
+        if "ambiguous" in lowered:
+            return e.AmbiguousColumn(message)
+        return e.DatatypeMismatch(message)
+    if isinstance(exc, duckdb.NotImplementedException):
+        return e.FeatureNotSupported(message)
+    if isinstance(exc, duckdb.InvalidInputException):
+        return e.InvalidParameterValue(message)
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return e.OutOfMemory(message)
+    return e.InternalError(message)
+
+
+def _out_of_range_message(message: str) -> str:
+    lowered = message.lower()
+    for duck, pg in (("int16", "smallint"), ("int32", "integer"), ("int64", "bigint")):
+        if duck in lowered:
+            return f"{pg} out of range"
+    return "value out of range"
+
+
+_CONVERT = re.compile(r"Could not convert string '(.*)' to (\w+)", re.S)
+_PG_TYPE = {
+    "INT8": "tinyint",
+    "INT16": "smallint",
+    "INT32": "integer",
+    "INT64": "bigint",
+    "DOUBLE": "double precision",
+    "FLOAT": "real",
+    "BOOL": "boolean",
+    "DATE": "date",
+    "TIMESTAMP": "timestamp",
+}
+
+
+def _conversion_message(message: str) -> str:
+    match = _CONVERT.search(message)
+    if match:
+        value, duck_type = match.groups()
+        pg = _PG_TYPE.get(duck_type.upper(), duck_type.lower())
+        return f'invalid input syntax for type {pg}: "{value}"'
+    return message

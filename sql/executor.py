@@ -1,0 +1,101 @@
+"""Run a query on DuckDB over Arrow streams from the tablet scans.
+
+Each base-table reference becomes a ``ScanSource`` registered as a view on a
+DuckDB cursor.  DuckDB opens the source's Arrow C stream each time it scans
+the table (a self-join scans it twice), and every opening starts a fresh
+tablet scan at the statement's snapshot, so rows flow batch by batch from
+storage through DuckDB to the wire without the table ever being
+materialised.  Only the columns the query references are read.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from storage.predicate import ScanSpec
+from storage.transaction import Transaction
+
+from catalog.table import TableInfo
+from sql.duckdb_errors import translate
+from storage.schema import ColumnSchema
+
+RESULT_BATCH_ROWS = 8192
+
+_view_ids = itertools.count(1)
+
+
+class ScanSource:
+    """A table's rows at one snapshot, as an Arrow stream DuckDB may open any number of times."""
+
+    def __init__(
+        self,
+        txn: Transaction,
+        table: TableInfo,
+        columns: list[ColumnSchema],
+        check_cancel: Callable[[], None],
+    ) -> None:
+        if not columns:
+            columns = [table.schema.key_columns[0]]
+        self._txn = txn
+        self._table = table
+        self._spec = ScanSpec(projection=tuple(c.id for c in columns))
+        self._schema = pa.schema([pa.field(c.name, c.type.arrow_type) for c in columns])
+        self._check_cancel = check_cancel
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        for tablet_id in self._table.tablet_ids:
+            for batch in self._txn.scan(tablet_id, self._spec):
+                self._check_cancel()
+                yield pa.RecordBatch.from_arrays(batch.columns, schema=self._schema)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        reader = pa.RecordBatchReader.from_batches(self._schema, self._batches())
+        return reader.__arrow_c_stream__(requested_schema)
+
+
+def new_view_name() -> str:
+    return f"__nyala_scan_{next(_view_ids)}"
+
+
+def run(
+    cursor: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: list[Any] | None,
+) -> tuple[list[str], Iterator[pa.RecordBatch]]:
+    """Start ``sql`` on ``cursor``; return DuckDB's column types and a stream of result batches.
+
+    DuckDB errors, whether raised while binding or while rows stream, come out
+    as nyala DbErrors.
+    """
+    try:
+        relation = cursor.sql(sql, params=params or None)
+    except duckdb.Error as exc:
+        raise translate(exc) from exc
+    if relation is None:
+        return [], iter(())
+    types = [str(t) for t in relation.types]
+    try:
+        reader = relation.to_arrow_reader(RESULT_BATCH_ROWS)
+    except duckdb.Error as exc:
+        raise translate(exc) from exc
+
+    def stream() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+
+    return types, stream()
+
+
+def describe(cursor: duckdb.DuckDBPyConnection, sql: str, n_params: int) -> list[str]:
+    """DuckDB's column types for ``sql`` without running it (parameters bound to NULL)."""
+    try:
+        relation = cursor.sql(sql, params=[None] * n_params or None)
+    except duckdb.Error as exc:
+        raise translate(exc) from exc
+    return [] if relation is None else [str(t) for t in relation.types]

@@ -1,0 +1,186 @@
+"""Compile a bound query to DuckDB SQL once, then run it any number of times.
+
+A ``CompiledQuery`` remembers the DuckDB SQL, the scan views it reads (one per
+base-table reference), the PostgreSQL description of its output and its
+parameter types.  ``QueryRunner.run`` registers a fresh ``ScanSource`` per
+view at the transaction's snapshot (or an Arrow table standing in for a
+table, as RETURNING needs) on a new DuckDB cursor and streams the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+from storage.transaction import Transaction
+
+from catalog.catalog import Catalog
+from catalog.table import TableInfo
+from sql import executor
+from sql.binder import BoundQuery, bind_query
+from sql.datatypes import OID_VARCHAR, to_wire, wire_oid
+from sql.result import ResultColumn
+from sql.transpile import OutputColumn, SessionFacts, to_duckdb
+from storage.errors import UndefinedParameter
+from storage.schema import ColumnSchema
+
+
+@dataclass(slots=True)
+class ViewBinding:
+    view: str
+    table: TableInfo
+    columns: list[ColumnSchema]
+
+
+@dataclass(slots=True)
+class CompiledQuery:
+    sql: str
+    views: list[ViewBinding]
+    outputs: list[OutputColumn]
+    param_oids: list[int]
+    uses_now: bool = False
+    columns: tuple[ResultColumn, ...] | None = None
+
+    def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
+        values = list(params or [])
+        if len(values) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        return values + [now] if self.uses_now else values
+
+
+def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
+    views = [ViewBinding(executor.new_view_name(), r.table, r.columns) for r in bound.tables]
+    facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
+    sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
+    return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now)
+
+
+class QueryRunner:
+    """Runs compiled queries for one session on its DuckDB database."""
+
+    def __init__(
+        self,
+        duck: duckdb.DuckDBPyConnection,
+        catalog: Catalog,
+        check_cancel: Callable[[], None],
+    ) -> None:
+        self._duck = duck
+        self.catalog = catalog
+        self._check_cancel = check_cancel
+        self._running: list[duckdb.DuckDBPyConnection] = []
+
+    def bind(
+        self, ast: exp.Expression, declared_oids: list[int] | tuple[int, ...] = ()
+    ) -> BoundQuery:
+        return bind_query(ast, self.catalog, declared_oids)
+
+    def _cursor(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        overrides: dict[str, pa.Table] | None,
+    ) -> duckdb.DuckDBPyConnection:
+        cursor = self._duck.cursor()
+        for binding in compiled.views:
+            override = (overrides or {}).get(binding.table.name)
+            if override is not None:
+                cursor.register(binding.view, override)
+            else:
+                source = executor.ScanSource(
+                    txn, binding.table, binding.columns, self._check_cancel
+                )
+                cursor.register(binding.view, source)
+        return cursor
+
+    def describe(self, compiled: CompiledQuery, txn: Transaction) -> tuple[ResultColumn, ...]:
+        """The RowDescription of a query, worked out by DuckDB's binder without running it."""
+        if compiled.columns is None:
+            cursor = self._cursor(compiled, txn, None)
+            try:
+                types = executor.describe(
+                    cursor, compiled.sql, len(compiled.param_oids) + compiled.uses_now
+                )
+            finally:
+                cursor.close()
+            compiled.columns = _result_columns(compiled.outputs, types)
+        return compiled.columns
+
+    def run(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        values = compiled.duckdb_params(params, now)
+        cursor = self._cursor(compiled, txn, overrides)
+        self._running.append(cursor)
+        try:
+            types, batches = executor.run(cursor, compiled.sql, values)
+        except BaseException:
+            self._finish(cursor)
+            raise
+        columns = _result_columns(compiled.outputs, types)
+        compiled.columns = columns
+        oids = [c.type_oid for c in columns]
+
+        def stream() -> Iterator[pa.RecordBatch]:
+            try:
+                for batch in batches:
+                    self._check_cancel()
+                    arrays = [to_wire(a, oid) for a, oid in zip(batch.columns, oids, strict=True)]
+                    yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
+            finally:
+                self._finish(cursor)
+
+        return columns, stream()
+
+    def run_to_table(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+    ) -> pa.Table | None:
+        """Run to completion; None when the query returned no rows."""
+        values = compiled.duckdb_params(params, now)
+        cursor = self._cursor(compiled, txn, overrides)
+        self._running.append(cursor)
+        try:
+            _, batches = executor.run(cursor, compiled.sql, values)
+            collected = list(batches)
+        finally:
+            self._finish(cursor)
+        if not collected:
+            return None
+        return pa.Table.from_batches(collected)
+
+    def _finish(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        if cursor in self._running:
+            self._running.remove(cursor)
+        cursor.close()
+
+    def interrupt(self) -> None:
+        """Stop whatever DuckDB is running for this session (thread-safe)."""
+        for cursor in list(self._running):
+            with contextlib.suppress(duckdb.Error):
+                cursor.interrupt()
+
+
+def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[ResultColumn, ...]:
+    columns = []
+    for out, duck_type in zip(outputs, types, strict=False):
+        oid = wire_oid(duck_type)
+        if out.table_oid and out.is_varchar and oid == 25:
+            oid = OID_VARCHAR
+        typmod = out.typmod if out.table_oid else -1
+        columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
+    return tuple(columns)

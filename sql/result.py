@@ -1,0 +1,62 @@
+"""Result and PreparedStatement: the only things server/ reads back from sql/.
+
+A ``Result`` is one statement's outcome: the row description (or None when
+the statement returns no rows), a stream of Arrow record batches, the command
+tag, and any notices.  The server encodes the batches column by column in the
+formats the client asked for, so nothing here knows about bytes on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from storage.errors import DbError
+
+
+@dataclass(frozen=True, slots=True)
+class ResultColumn:
+    """One RowDescription field: name, PostgreSQL type OID and typmod, and its source table."""
+
+    name: str
+    type_oid: int
+    typmod: int = -1
+    table_oid: int = 0
+    attnum: int = 0
+
+
+@dataclass(slots=True)
+class Result:
+    """One statement's outcome.
+
+    ``columns`` is None for statements that return no rows (the server sends
+    NoData on Describe).  ``command_tag`` is None for a plain query, whose tag
+    is ``SELECT <rows sent>`` and only known once the stream has been drained;
+    statements that know their tag up front (``INSERT 0 3``, ``CREATE TABLE``,
+    ``UPDATE 2`` even with RETURNING) set it.  ``is_empty_query`` marks a query
+    string with no statement in it (EmptyQueryResponse).
+    """
+
+    columns: tuple[ResultColumn, ...] | None = None
+    batches: Iterator[pa.RecordBatch] = field(default_factory=lambda: iter(()))
+    command_tag: str | None = None
+    notices: list[DbError] = field(default_factory=list)
+    is_empty_query: bool = False
+
+
+@dataclass(slots=True)
+class PreparedStatement:
+    """A parsed, bound statement ready to run with parameters.
+
+    ``param_oids`` holds one PostgreSQL type OID per ``$n``, inferred from
+    context where the client sent 0.  ``columns`` describes the rows the
+    statement will return (None: none), without running it.
+    """
+
+    sql: str
+    param_oids: tuple[int, ...]
+    columns: tuple[ResultColumn, ...] | None
+    plan: object = None
+    is_empty_query: bool = False

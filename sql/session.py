@@ -1,0 +1,413 @@
+"""Session: one client's transaction-block state, settings and prepared plans.
+
+Transaction blocks follow PostgreSQL.  Outside a block every statement runs
+in its own transaction (autocommit); the statements of one multi-statement
+Query run in one implicit transaction.  Inside BEGIN ... COMMIT each
+statement takes a fresh snapshot (READ COMMITTED) and sees the block's own
+writes.  After an error inside a block the session is *failed*: everything
+but ROLLBACK (or COMMIT, which then rolls back) is refused with 25P02 and
+ReadyForQuery reports ``E``.
+
+DDL takes effect at once, also inside a block (it is not transactional yet).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sql import ddl, dml, parser
+from sql.datatypes import OID_TEXT, duckdb_type
+from sql.duckdb_errors import translate
+from sql.parser import ParsedStatement
+from sql.query import CompiledQuery, QueryRunner, compile_query
+from sql.result import PreparedStatement, Result, ResultColumn
+from sql.settings import SessionSettings
+from sql.transpile import SessionFacts
+from sql.utility import Utility, recognise
+from storage.errors import (
+    ActiveSqlTransaction,
+    DbError,
+    FeatureNotSupported,
+    InFailedSqlTransaction,
+    NoActiveSqlTransaction,
+    QueryCanceled,
+    SqlSyntaxError,
+)
+from storage.types import DataType
+
+if TYPE_CHECKING:
+    from storage.transaction import Transaction
+
+    from sql.database import Database
+
+log = logging.getLogger(__name__)
+
+_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
+
+
+@dataclass(slots=True)
+class Plan:
+    """A statement ready to execute: what kind it is and what was compiled for it."""
+
+    kind: str
+    ast: exp.Expression | None = None
+    utility: Utility | None = None
+    query: CompiledQuery | None = None
+    write: dml.WritePlan | None = None
+    catalog_version: int = 0
+
+
+class Session:
+    """A client's session: runs statements, owns the current transaction."""
+
+    def __init__(self, db: Database, user: str, startup: dict[str, str]) -> None:
+        self._db = db
+        self.user = user
+        self.settings = SessionSettings(user, startup)
+        self._duck = db.duckdb.cursor()
+        self._cancel = threading.Event()
+        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
+        self._txn: Transaction | None = None
+        self._txn_start: dt.datetime | None = None
+        self._in_block = False
+        self._failed = False
+        self._facts = SessionFacts(db.version_string, db.name, user)
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def transaction_status(self) -> str:
+        if self._failed:
+            return "E"
+        return "T" if self._in_block else "I"
+
+    def reported_parameters(self) -> dict[str, str]:
+        return self.settings.reported()
+
+    def cancel(self) -> None:
+        """Make the running statement fail with 57014 (safe from any thread)."""
+        self._cancel.set()
+        self._runner.interrupt()
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            self._cancel.clear()
+            raise QueryCanceled("canceling statement due to user request")
+
+    def close(self) -> None:
+        if self._txn is not None:
+            self._txn.rollback()
+            self._txn = None
+        self._duck.close()
+
+    # -- transactions ----------------------------------------------------------------------
+
+    def _begin_transaction(self) -> Transaction:
+        read_only = self.settings.get("default_transaction_read_only") == "on"
+        self._txn = self._db.engine.begin(read_only=read_only)
+        self._txn_start = dt.datetime.now(dt.UTC)
+        return self._txn
+
+    def _current_txn(self) -> Transaction:
+        if self._txn is None:
+            return self._begin_transaction()
+        self._txn.refresh_snapshot()
+        return self._txn
+
+    def _finish_autocommit(self) -> None:
+        if not self._in_block and self._txn is not None:
+            txn, self._txn = self._txn, None
+            txn.commit()
+
+    def _on_error(self) -> None:
+        if self._txn is not None:
+            txn, self._txn = self._txn, None
+            try:
+                txn.rollback()
+            except Exception:  # the statement's own error is the one to report
+                log.exception("rollback after a failed statement also failed")
+        if self._in_block:
+            self._failed = True
+
+    # -- simple query ----------------------------------------------------------------------
+
+    def execute(self, sql: str) -> Iterator[Result]:
+        """Run every statement of a simple Query, yielding one Result each."""
+        self._cancel.clear()
+        try:
+            chunks = parser.split(sql)
+        except DbError:
+            self._on_error()
+            raise
+        if not chunks:
+            yield Result(is_empty_query=True)
+            return
+        utilities = [recognise(c) for c in chunks]
+        implicit = (
+            len(chunks) > 1
+            and not self._in_block
+            and not any(u is not None and u.kind in _TRANSACTION_CONTROL for u in utilities)
+        )
+        if implicit:
+            self._in_block = True
+        try:
+            for chunk, utility in zip(chunks, utilities, strict=True):
+                plan = self._plan(sql, chunk, utility, ())
+                result = self._run(plan, [])
+                if implicit:
+                    result.batches = iter(list(result.batches))
+                yield result
+        except BaseException:
+            if implicit:
+                self._in_block = False
+                self._failed = False
+            raise
+        if implicit:
+            self._in_block = False
+            self._finish_autocommit()
+
+    # -- extended protocol -----------------------------------------------------------------
+
+    def prepare(self, sql: str, param_oids: Sequence[int]) -> PreparedStatement:
+        chunks = parser.split(sql)
+        if not chunks:
+            return PreparedStatement(sql, tuple(param_oids), None, None, is_empty_query=True)
+        if len(chunks) > 1:
+            raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
+        utility = recognise(chunks[0])
+        if self._failed and (utility is None or utility.kind not in ("COMMIT", "ROLLBACK")):
+            raise InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block"
+            )
+        plan = self._plan(sql, chunks[0], utility, tuple(param_oids))
+        oids = self._param_oids(plan, param_oids)
+        return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+
+    def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
+        self._cancel.clear()
+        if stmt.is_empty_query:
+            return Result(is_empty_query=True)
+        plan = stmt.plan
+        assert isinstance(plan, Plan), "prepared statements carry a Plan"
+        if plan.kind in ("QUERY", "WRITE") and plan.catalog_version != self._db.catalog_version:
+            chunk = parser.split(stmt.sql)[0]
+            plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
+            stmt.plan = plan
+        return self._run(plan, list(params))
+
+    def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
+        if plan.query is not None:
+            return plan.query.param_oids
+        if plan.write is not None:
+            return plan.write.param_oids
+        return [oid or OID_TEXT for oid in declared]
+
+    def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
+        if plan.kind == "QUERY" and plan.query is not None:
+            return self._runner.describe(plan.query, None)  # type: ignore[arg-type]
+        if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
+            return self._runner.describe(plan.write.returning, None)  # type: ignore[arg-type]
+        if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
+            return self._show_columns(plan.utility)
+        return None
+
+    # -- planning --------------------------------------------------------------------------
+
+    def _plan(
+        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+    ) -> Plan:
+        if utility is None:
+            utility = recognise(tokens)
+        if utility is not None:
+            return Plan("UTILITY", utility=utility)
+        if self._failed:
+            raise InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block"
+            )
+        statement: ParsedStatement = parser.parse_tokens(sql, tokens)
+        ast = statement.ast
+        version = self._db.catalog_version
+        declared_list = list(declared)
+        if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
+            if isinstance(ast, exp.Values):
+                ast = exp.select("*").from_(ast.subquery("values"))
+            bound = self._runner.bind(ast, declared_list)
+            return Plan(
+                "QUERY", ast, query=compile_query(bound, self._facts), catalog_version=version
+            )
+        if isinstance(ast, exp.Insert):
+            write = dml.plan_insert(ast, self._runner, self._facts, declared_list)
+        elif isinstance(ast, exp.Update):
+            write = dml.plan_update(ast, self._runner, self._facts, declared_list)
+        elif isinstance(ast, exp.Delete):
+            write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
+        elif isinstance(ast, (exp.Create, exp.Drop)):
+            return Plan("DDL", ast)
+        else:
+            raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
+        return Plan("WRITE", ast, write=write, catalog_version=version)
+
+    # -- execution -------------------------------------------------------------------------
+
+    def _run(self, plan: Plan, params: list[Any]) -> Result:
+        if plan.kind == "UTILITY":
+            assert plan.utility is not None, "utility plans carry their statement"
+            return self._run_utility(plan.utility)
+        if self._failed:
+            raise InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block"
+            )
+        try:
+            if plan.kind == "DDL":
+                return self._run_ddl(plan.ast)
+            txn = self._current_txn()
+            now = self._txn_start
+            if plan.kind == "QUERY":
+                assert plan.query is not None, "query plans carry a compiled query"
+                columns, batches = self._runner.run(plan.query, txn, params, now)
+                return Result(columns=columns, batches=self._guard(batches))
+            assert plan.write is not None, "write plans carry a WritePlan"
+            return self._run_write(plan.write, txn, params, now)
+        except BaseException:
+            self._on_error()
+            raise
+
+    def _guard(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Stream batches; end the autocommit transaction when done, fail the session on error."""
+        try:
+            yield from batches
+        except BaseException:
+            self._on_error()
+            raise
+        self._finish_autocommit()
+
+    def _run_write(
+        self, plan: dml.WritePlan, txn: Transaction, params: list[Any], now: Any
+    ) -> Result:
+        count, rows = dml.execute_write(plan, self._runner, txn, params, now)
+        tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
+        columns = None
+        batches: list[pa.RecordBatch] = []
+        if plan.returning is not None:
+            columns = self._runner.describe(plan.returning, txn)
+            if rows is not None:
+                out, stream = self._runner.run(
+                    plan.returning, txn, params, now, overrides={plan.table.name: rows}
+                )
+                columns = out
+                batches = list(stream)
+        self._finish_autocommit()
+        return Result(columns=columns, batches=iter(batches), command_tag=tag)
+
+    def _run_ddl(self, ast: exp.Expression | None) -> Result:
+        if isinstance(ast, exp.Create):
+            if (ast.args.get("kind") or "").upper() != "TABLE":
+                raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
+            result = ddl.create_table(ast, self._db.catalog, self._check_default)
+        else:
+            assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
+            result = ddl.drop_table(ast, self._db.catalog)
+        self._db.bump_catalog_version()
+        return result
+
+    def _check_default(self, default_sql: str, dtype: DataType) -> None:
+        cursor = self._duck.cursor()
+        try:
+            expression = exp.maybe_parse(default_sql, dialect="postgres")
+            cast = exp.Cast(
+                this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+            )
+            cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            cursor.close()
+
+    # -- utility statements ----------------------------------------------------------------
+
+    def _run_utility(self, utility: Utility) -> Result:
+        kind = utility.kind
+        if kind == "BEGIN":
+            notices: list[DbError] = []
+            if self._in_block:
+                notices.append(ActiveSqlTransaction("there is already a transaction in progress"))
+            elif self._failed:
+                raise InFailedSqlTransaction(
+                    "current transaction is aborted, commands ignored until end of transaction block"
+                )
+            else:
+                self._in_block = True
+                if self._txn is None:
+                    self._begin_transaction()
+            return Result(command_tag="BEGIN", notices=notices)
+        if kind in ("COMMIT", "ROLLBACK"):
+            notices = []
+            tag = kind
+            if not self._in_block and not self._failed:
+                notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
+            if self._failed:
+                tag = "ROLLBACK"
+            txn, self._txn = self._txn, None
+            self._in_block = False
+            self._failed = False
+            if txn is not None:
+                if kind == "COMMIT" and tag == "COMMIT":
+                    txn.commit()
+                else:
+                    txn.rollback()
+            return Result(command_tag=tag, notices=notices)
+        if self._failed:
+            raise InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block"
+            )
+        if kind == "SET":
+            if utility.name == "transaction":
+                return Result(command_tag="SET")
+            if utility.value.lower() == "default":
+                self.settings.reset(utility.name)
+            else:
+                self.settings.set(utility.name, utility.value)
+            return Result(command_tag="SET")
+        if kind == "RESET":
+            if utility.name.lower() == "all":
+                self.settings.reset_all()
+            else:
+                self.settings.reset(utility.name)
+            return Result(command_tag="RESET")
+        if kind == "SHOW":
+            columns = self._show_columns(utility)
+            if utility.name.lower() == "all":
+                rows = self.settings.all()
+                batch = pa.RecordBatch.from_arrays(
+                    [
+                        pa.array([r[0] for r in rows]),
+                        pa.array([r[1] for r in rows]),
+                        pa.array([""] * len(rows)),
+                    ],
+                    names=["name", "setting", "description"],
+                )
+            else:
+                value = self.settings.get(utility.name)
+                batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
+            return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
+        raise FeatureNotSupported(f"{kind} is not supported")
+
+    def _show_columns(self, utility: Utility) -> tuple[ResultColumn, ...]:
+        if utility.name.lower() == "all":
+            return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
+        self.settings.get(utility.name)
+        return (ResultColumn(self.settings.canonical_name(utility.name).lower(), OID_TEXT),)
+
+
+def _statement_name(statement: ParsedStatement) -> str:
+    words = statement.text.split()
+    return " ".join(words[:2]).upper() if words else ""

@@ -1,0 +1,219 @@
+"""Session settings: the registry of names SET, SHOW and RESET know, and each session's values.
+
+Each setting has a default, an optional validator that normalises or refuses
+a value, and a flag saying whether the server reports it to the client with
+ParameterStatus (drivers such as pgjdbc re-check those on every change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from storage.errors import FeatureNotSupported, InvalidParameterValue, UndefinedObject
+
+SERVER_VERSION = "15.0 (nyala 0.1.0)"
+SERVER_VERSION_NUM = "150000"
+
+Validator = Callable[[str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    default: str
+    reported: bool = False
+    read_only: bool = False
+    validate: Validator | None = None
+
+
+def _one_of(*allowed: str, canonical: str | None = None) -> Validator:
+    def check(value: str) -> str:
+        if value.lower() not in {a.lower() for a in allowed}:
+            raise InvalidParameterValue(f'invalid value for parameter: "{value}"')
+        return canonical or next(a for a in allowed if a.lower() == value.lower())
+
+    return check
+
+
+def _date_style(value: str) -> str:
+    parts = [p.strip().upper() for p in value.replace(",", " ").split()]
+    if not parts or parts[0] != "ISO" or any(p not in ("ISO", "MDY", "DMY", "YMD") for p in parts):
+        raise FeatureNotSupported(f'DateStyle "{value}" is not supported; only ISO output is')
+    order = next((p for p in parts[1:] if p != "ISO"), "MDY")
+    return f"ISO, {order}"
+
+
+_UTC_NAMES = {"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "universal", "+00", "+00:00", "0"}
+
+
+def _time_zone(value: str) -> str:
+    if value.lower() not in _UTC_NAMES:
+        raise FeatureNotSupported(
+            f'time zone "{value}" is not supported', hint="nyala runs every session in UTC."
+        )
+    return "UTC" if value.lower() in ("utc", "z", "zulu", "+00", "+00:00", "0") else value
+
+
+def _integer(low: int, high: int) -> Validator:
+    def check(value: str) -> str:
+        try:
+            number = int(value)
+        except ValueError as exc:
+            raise InvalidParameterValue(f'invalid value for integer parameter: "{value}"') from exc
+        if not low <= number <= high:
+            raise InvalidParameterValue(f"{number} is outside the valid range ({low} .. {high})")
+        return str(number)
+
+    return check
+
+
+def _duration_ms(value: str) -> str:
+    text = value.strip().lower()
+    units = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit):
+            number = text[: -len(unit)].strip()
+            factor = units[unit]
+            break
+    else:
+        number, factor = text, 1
+    try:
+        return str(int(float(number) * factor))
+    except ValueError as exc:
+        raise InvalidParameterValue(f'invalid value for parameter: "{value}"') from exc
+
+
+def _bool_setting(value: str) -> str:
+    lowered = value.lower()
+    if lowered in ("on", "true", "yes", "1"):
+        return "on"
+    if lowered in ("off", "false", "no", "0"):
+        return "off"
+    raise InvalidParameterValue(f'parameter requires a Boolean value: "{value}"')
+
+
+_ISOLATION = _one_of(
+    "read committed", "repeatable read", "serializable", "read uncommitted", canonical=None
+)
+
+SETTINGS: dict[str, Setting] = {
+    s.name.lower(): s
+    for s in (
+        Setting("application_name", "", reported=True),
+        Setting(
+            "client_encoding",
+            "UTF8",
+            reported=True,
+            validate=_one_of("UTF8", "UTF-8", "unicode", canonical="UTF8"),
+        ),
+        Setting("DateStyle", "ISO, MDY", reported=True, validate=_date_style),
+        Setting("default_transaction_read_only", "off", reported=True, validate=_bool_setting),
+        Setting("in_hot_standby", "off", reported=True, read_only=True),
+        Setting("integer_datetimes", "on", reported=True, read_only=True),
+        Setting("IntervalStyle", "postgres", reported=True, validate=_one_of("postgres")),
+        Setting("is_superuser", "on", reported=True, read_only=True),
+        Setting("server_encoding", "UTF8", reported=True, read_only=True),
+        Setting("server_version", SERVER_VERSION, reported=True, read_only=True),
+        Setting("server_version_num", SERVER_VERSION_NUM, read_only=True),
+        Setting("session_authorization", "nyala", reported=True, read_only=True),
+        Setting("standard_conforming_strings", "on", reported=True, validate=_one_of("on")),
+        Setting("TimeZone", "UTC", reported=True, validate=_time_zone),
+        Setting("extra_float_digits", "1", validate=_integer(-15, 3)),
+        Setting("search_path", '"$user", public'),
+        Setting("statement_timeout", "0", validate=_duration_ms),
+        Setting("lock_timeout", "0", validate=_duration_ms),
+        Setting("idle_in_transaction_session_timeout", "0", validate=_duration_ms),
+        Setting("default_transaction_isolation", "read committed", validate=_ISOLATION),
+        Setting("transaction_isolation", "read committed", read_only=True),
+        Setting("transaction_read_only", "off", read_only=True),
+        Setting("max_identifier_length", "63", read_only=True),
+        Setting("lc_messages", "C"),
+        Setting("lc_monetary", "C"),
+        Setting("lc_numeric", "C"),
+        Setting("lc_time", "C"),
+        Setting("lc_collate", "C", read_only=True),
+        Setting("lc_ctype", "C", read_only=True),
+        Setting(
+            "client_min_messages",
+            "notice",
+            validate=_one_of(
+                "debug5",
+                "debug4",
+                "debug3",
+                "debug2",
+                "debug1",
+                "log",
+                "notice",
+                "warning",
+                "error",
+            ),
+        ),
+        Setting("bytea_output", "hex", validate=_one_of("hex")),
+        Setting("max_index_keys", "32", read_only=True),
+        Setting("synchronous_commit", "on", validate=_bool_setting),
+        Setting("jit", "off", validate=_bool_setting),
+        Setting("row_security", "on", validate=_bool_setting),
+        Setting("default_table_access_method", "kudu"),
+    )
+}
+
+
+class SessionSettings:
+    """One session's values: defaults, then startup parameters, then SET."""
+
+    def __init__(self, user: str, startup: dict[str, str]) -> None:
+        self._values: dict[str, str] = {key: s.default for key, s in SETTINGS.items()}
+        self._values["session_authorization"] = user
+        self._custom: dict[str, str] = {}
+        for name, value in startup.items():
+            setting = SETTINGS.get(name.lower())
+            if setting is not None and not setting.read_only:
+                self.set(name, value)
+
+    def _lookup(self, name: str) -> Setting | None:
+        return SETTINGS.get(name.lower())
+
+    def set(self, name: str, value: str) -> None:
+        setting = self._lookup(name)
+        if setting is None:
+            if "." in name:
+                self._custom[name.lower()] = value
+                return
+            raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
+        if setting.read_only:
+            raise FeatureNotSupported(f'parameter "{setting.name}" cannot be changed')
+        self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+
+    def reset(self, name: str) -> None:
+        setting = self._lookup(name)
+        if setting is None:
+            if self._custom.pop(name.lower(), None) is None and "." not in name:
+                raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
+            return
+        if not setting.read_only:
+            self._values[setting.name.lower()] = setting.default
+
+    def reset_all(self) -> None:
+        for key, setting in SETTINGS.items():
+            if not setting.read_only and key != "session_authorization":
+                self._values[key] = setting.default
+        self._custom.clear()
+
+    def get(self, name: str) -> str:
+        setting = self._lookup(name)
+        if setting is None:
+            if name.lower() in self._custom:
+                return self._custom[name.lower()]
+            raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
+        return self._values[setting.name.lower()]
+
+    def canonical_name(self, name: str) -> str:
+        setting = self._lookup(name)
+        return setting.name if setting else name.lower()
+
+    def reported(self) -> dict[str, str]:
+        return {s.name: self._values[key] for key, s in SETTINGS.items() if s.reported}
+
+    def all(self) -> list[tuple[str, str]]:
+        return sorted((s.name, self._values[key]) for key, s in SETTINGS.items())

@@ -1,0 +1,117 @@
+"""Utility statements recognised from their tokens: transaction control, SET, SHOW, RESET.
+
+sqlglot parses some of these into shapes that lose their meaning
+(``START TRANSACTION`` becomes a column with an alias, ``ABORT`` a bare
+column, ``SET TIME ZONE`` an opaque command), so the session recognises
+them here, by keyword, before handing anything else to the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot.tokens import Token, TokenType
+
+from storage.errors import SqlSyntaxError
+
+
+@dataclass(frozen=True, slots=True)
+class Utility:
+    """A recognised utility statement.
+
+    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET; ``name`` and
+    ``value`` carry the setting for SET/SHOW/RESET; ``modes`` the transaction
+    modes (e.g. ``isolation level repeatable read``, ``read only``).
+    """
+
+    kind: str
+    name: str = ""
+    value: str = ""
+    modes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _words(tokens: list[Token]) -> list[str]:
+    """Lower-cased words; sqlglot folds some keyword runs (TRANSACTION ISOLATION LEVEL) into one token."""
+    return [word for t in tokens for word in t.text.lower().split()]
+
+
+def _value_text(tokens: list[Token]) -> str:
+    parts = []
+    for token in tokens:
+        if token.token_type is TokenType.COMMA:
+            parts.append(",")
+        elif token.token_type is TokenType.STRING or token.token_type is TokenType.IDENTIFIER:
+            parts.append(token.text)
+        else:
+            parts.append(token.text)
+    text = ""
+    for part in parts:
+        text += part if part == "," or not text else (" " + part if text[-1] != "," else " " + part)
+    return text.replace(" ,", ",")
+
+
+def _modes(words: list[str]) -> tuple[str, ...]:
+    text = " ".join(w for w in words if w != ",")
+    modes = []
+    for mode in (
+        "isolation level read committed",
+        "isolation level repeatable read",
+        "isolation level serializable",
+        "isolation level read uncommitted",
+        "read only",
+        "read write",
+        "deferrable",
+        "not deferrable",
+    ):
+        if mode in text:
+            modes.append(mode)
+            text = text.replace(mode, "")
+    if text.strip():
+        raise SqlSyntaxError(f'syntax error at or near "{text.split()[0]}"')
+    return tuple(modes)
+
+
+def recognise(tokens: list[Token]) -> Utility | None:
+    """Return the utility statement ``tokens`` spell, or None for anything else."""
+    words = _words(tokens)
+    head = words[0]
+    if head in ("begin", "start"):
+        rest = words[1:]
+        if head == "start":
+            if not rest or rest[0] != "transaction":
+                return None
+            rest = rest[1:]
+        elif rest and rest[0] in ("work", "transaction"):
+            rest = rest[1:]
+        return Utility("BEGIN", modes=_modes(rest))
+    if head in ("commit", "end") and all(w in ("work", "transaction") for w in words[1:]):
+        return Utility("COMMIT")
+    if head in ("rollback", "abort") and all(w in ("work", "transaction") for w in words[1:]):
+        return Utility("ROLLBACK")
+    if head == "show" and len(words) >= 2:
+        name = " ".join(words[1:])
+        if name == "transaction isolation level":
+            name = "transaction_isolation"
+        elif name in ("time zone",):
+            name = "timezone"
+        return Utility("SHOW", name=name)
+    if head == "reset" and len(words) >= 2:
+        return Utility("RESET", name=" ".join(words[1:]))
+    if head == "set":
+        rest = tokens[1:]
+        if (
+            rest
+            and rest[0].text.lower() in ("session", "local")
+            and len(rest) > 1
+            and rest[1].text.lower() not in ("characteristics",)
+        ):
+            rest = rest[1:]
+        rest_words = _words(rest)
+        if rest_words[:2] == ["time", "zone"]:
+            return Utility("SET", name="TimeZone", value=_value_text(rest[2:]))
+        if len(rest) >= 3 and rest_words[1] in ("to", "="):
+            return Utility("SET", name=rest[0].text, value=_value_text(rest[2:]))
+        if rest_words and rest_words[0] == "transaction":
+            return Utility("SET", name="transaction", modes=_modes(rest_words[1:]))
+        return None
+    return None

@@ -1,0 +1,274 @@
+"""Every error that ends a statement, each class carrying its PostgreSQL SQLSTATE.
+
+One hierarchy for all layers (psycopg's pattern): a class declares its code in
+the class statement, ``__init_subclass__`` registers it, and duplicate codes
+are refused.  Intermediate classes mirror PostgreSQL's two-character classes,
+so ``except IntegrityConstraintViolation`` catches 23505 and 23502 alike.
+``server/`` turns any ``DbError`` into ErrorResponse fields; anything else is
+a bug and becomes XX000.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+_BY_SQLSTATE: dict[str, type[DbError]] = {}
+
+
+class DbError(Exception):
+    """An error with a SQLSTATE, a PostgreSQL-style message and optional fields.
+
+    ``severity`` may be lowered per instance (NOTICE, WARNING) when the condition is
+    reported to the client without ending the statement.
+    """
+
+    sqlstate: ClassVar[str] = "XX000"
+    severity: str = "ERROR"
+
+    def __init_subclass__(cls, sqlstate: str | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if sqlstate is not None:
+            if sqlstate in _BY_SQLSTATE:
+                raise TypeError(f"SQLSTATE {sqlstate} already belongs to {_BY_SQLSTATE[sqlstate]}")
+            cls.sqlstate = sqlstate
+            _BY_SQLSTATE[sqlstate] = cls
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        detail: str | None = None,
+        hint: str | None = None,
+        position: int | None = None,
+        severity: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        if severity is not None:
+            self.severity = severity
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.position = position
+
+
+def error_class(sqlstate: str) -> type[DbError]:
+    """Return the class registered for a SQLSTATE (DbError itself if none is)."""
+    return _BY_SQLSTATE.get(sqlstate, DbError)
+
+
+# 08: connection exception
+class ProtocolViolation(DbError, sqlstate="08P01"):
+    pass
+
+
+# 0A: feature not supported
+class FeatureNotSupported(DbError, sqlstate="0A000"):
+    pass
+
+
+# 22: data exception
+class DataException(DbError, sqlstate="22000"):
+    pass
+
+
+class StringDataRightTruncation(DataException, sqlstate="22001"):
+    pass
+
+
+class NumericValueOutOfRange(DataException, sqlstate="22003"):
+    pass
+
+
+class InvalidDatetimeFormat(DataException, sqlstate="22007"):
+    pass
+
+
+class DatetimeFieldOverflow(DataException, sqlstate="22008"):
+    pass
+
+
+class DivisionByZero(DataException, sqlstate="22012"):
+    pass
+
+
+class InvalidParameterValue(DataException, sqlstate="22023"):
+    pass
+
+
+class CharacterNotInRepertoire(DataException, sqlstate="22021"):
+    pass
+
+
+class InvalidTextRepresentation(DataException, sqlstate="22P02"):
+    pass
+
+
+class InvalidBinaryRepresentation(DataException, sqlstate="22P03"):
+    pass
+
+
+# 23: integrity constraint violation
+class IntegrityConstraintViolation(DbError, sqlstate="23000"):
+    pass
+
+
+class NotNullViolation(IntegrityConstraintViolation, sqlstate="23502"):
+    pass
+
+
+class UniqueViolation(IntegrityConstraintViolation, sqlstate="23505"):
+    pass
+
+
+class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):
+    pass
+
+
+# 25: invalid transaction state
+class InvalidTransactionState(DbError, sqlstate="25000"):
+    pass
+
+
+class ActiveSqlTransaction(InvalidTransactionState, sqlstate="25001"):
+    severity = "WARNING"
+
+
+class ReadOnlySqlTransaction(InvalidTransactionState, sqlstate="25006"):
+    pass
+
+
+class NoActiveSqlTransaction(InvalidTransactionState, sqlstate="25P01"):
+    severity = "WARNING"
+
+
+class InFailedSqlTransaction(InvalidTransactionState, sqlstate="25P02"):
+    pass
+
+
+# 26, 34: prepared statements and portals
+class InvalidSqlStatementName(DbError, sqlstate="26000"):
+    pass
+
+
+class InvalidCursorName(DbError, sqlstate="34000"):
+    pass
+
+
+# 28: invalid authorization specification
+class InvalidAuthorizationSpecification(DbError, sqlstate="28000"):
+    severity = "FATAL"
+
+
+class InvalidPassword(InvalidAuthorizationSpecification, sqlstate="28P01"):
+    pass
+
+
+# 3D: invalid catalog name
+class InvalidCatalogName(DbError, sqlstate="3D000"):
+    severity = "FATAL"
+
+
+# 40: transaction rollback
+class TransactionRollback(DbError, sqlstate="40000"):
+    pass
+
+
+class SerializationFailure(TransactionRollback, sqlstate="40001"):
+    pass
+
+
+class DeadlockDetected(TransactionRollback, sqlstate="40P01"):
+    pass
+
+
+# 42: syntax error or access rule violation
+class SyntaxErrorOrAccessRuleViolation(DbError, sqlstate="42000"):
+    pass
+
+
+class SqlSyntaxError(SyntaxErrorOrAccessRuleViolation, sqlstate="42601"):
+    pass
+
+
+class InvalidColumnDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42611"):
+    pass
+
+
+class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16"):
+    pass
+
+
+class UndefinedColumn(SyntaxErrorOrAccessRuleViolation, sqlstate="42703"):
+    pass
+
+
+class UndefinedFunction(SyntaxErrorOrAccessRuleViolation, sqlstate="42883"):
+    pass
+
+
+class UndefinedTable(SyntaxErrorOrAccessRuleViolation, sqlstate="42P01"):
+    pass
+
+
+class UndefinedObject(SyntaxErrorOrAccessRuleViolation, sqlstate="42704"):
+    pass
+
+
+class DuplicateColumn(SyntaxErrorOrAccessRuleViolation, sqlstate="42701"):
+    pass
+
+
+class DuplicateTable(SyntaxErrorOrAccessRuleViolation, sqlstate="42P07"):
+    pass
+
+
+class AmbiguousColumn(SyntaxErrorOrAccessRuleViolation, sqlstate="42702"):
+    pass
+
+
+class GroupingError(SyntaxErrorOrAccessRuleViolation, sqlstate="42803"):
+    pass
+
+
+class DatatypeMismatch(SyntaxErrorOrAccessRuleViolation, sqlstate="42804"):
+    pass
+
+
+class UndefinedParameter(SyntaxErrorOrAccessRuleViolation, sqlstate="42P02"):
+    pass
+
+
+class IndeterminateDatatype(SyntaxErrorOrAccessRuleViolation, sqlstate="42P18"):
+    pass
+
+
+# 53, 54: resources and program limits
+class OutOfMemory(DbError, sqlstate="53200"):
+    pass
+
+
+class ProgramLimitExceeded(DbError, sqlstate="54000"):
+    pass
+
+
+# 57: operator intervention
+class QueryCanceled(DbError, sqlstate="57014"):
+    pass
+
+
+class AdminShutdown(DbError, sqlstate="57P01"):
+    severity = "FATAL"
+
+
+# 58: system error
+class IoError(DbError, sqlstate="58030"):
+    pass
+
+
+# XX: internal error
+class InternalError(DbError, sqlstate="XX000"):
+    pass
+
+
+class DataCorrupted(DbError, sqlstate="XX001"):
+    pass

@@ -1,0 +1,217 @@
+"""Kudu's column types, each knowing its Arrow type, numpy dtype and PostgreSQL type OID.
+
+A ``DataType`` is a ``TypeKind`` plus the parameters some kinds take
+(precision and scale for DECIMAL, a length limit for VARCHAR, whether a
+TIMESTAMP came from ``timestamptz``).  Every layer names types this way:
+storage lays out values by it, the SQL layer maps PostgreSQL spellings onto
+it, and the wire layer asks it for the OID and typmod to describe a column.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import NewType
+
+import numpy as np
+import pyarrow as pa
+
+ColumnId = NewType("ColumnId", int)
+TabletId = NewType("TabletId", int)
+RowId = NewType("RowId", int)
+
+MAX_DECIMAL_PRECISION = 38
+
+
+class TypeKind(enum.Enum):
+    """The physical kinds Kudu stores."""
+
+    BOOL = "bool"
+    INT8 = "int8"
+    INT16 = "int16"
+    INT32 = "int32"
+    INT64 = "int64"
+    FLOAT = "float"
+    DOUBLE = "double"
+    DECIMAL = "decimal"
+    VARCHAR = "varchar"
+    STRING = "string"
+    BINARY = "binary"
+    DATE = "date"
+    TIMESTAMP = "unixtime_micros"
+
+
+# PostgreSQL type OIDs (pg_type.h).  Kudu's INT8 has no PostgreSQL twin; it is shown as int2.
+_PG_OID = {
+    TypeKind.BOOL: 16,
+    TypeKind.INT8: 21,
+    TypeKind.INT16: 21,
+    TypeKind.INT32: 23,
+    TypeKind.INT64: 20,
+    TypeKind.FLOAT: 700,
+    TypeKind.DOUBLE: 701,
+    TypeKind.DECIMAL: 1700,
+    TypeKind.VARCHAR: 1043,
+    TypeKind.STRING: 25,
+    TypeKind.BINARY: 17,
+    TypeKind.DATE: 1082,
+    TypeKind.TIMESTAMP: 1114,
+}
+PG_TIMESTAMPTZ_OID = 1184
+
+_INTEGER_RANGES = {
+    TypeKind.INT8: (-(2**7), 2**7 - 1),
+    TypeKind.INT16: (-(2**15), 2**15 - 1),
+    TypeKind.INT32: (-(2**31), 2**31 - 1),
+    TypeKind.INT64: (-(2**63), 2**63 - 1),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DataType:
+    """One column type: a kind and its parameters."""
+
+    kind: TypeKind
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+    with_time_zone: bool = False
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in _INTEGER_RANGES
+
+    @property
+    def is_floating(self) -> bool:
+        return self.kind in (TypeKind.FLOAT, TypeKind.DOUBLE)
+
+    @property
+    def is_string(self) -> bool:
+        return self.kind in (TypeKind.STRING, TypeKind.VARCHAR)
+
+    @property
+    def integer_range(self) -> tuple[int, int]:
+        return _INTEGER_RANGES[self.kind]
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        k = self.kind
+        if k is TypeKind.DECIMAL:
+            return pa.decimal128(self.precision or MAX_DECIMAL_PRECISION, self.scale or 0)
+        if k is TypeKind.TIMESTAMP:
+            return pa.timestamp("us", tz="UTC" if self.with_time_zone else None)
+        return _ARROW[k]
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The dtype of a decoded fixed-width block; object for variable-width kinds."""
+        return _NUMPY.get(self.kind, np.dtype(object))
+
+    @property
+    def pg_oid(self) -> int:
+        if self.kind is TypeKind.TIMESTAMP and self.with_time_zone:
+            return PG_TIMESTAMPTZ_OID
+        return _PG_OID[self.kind]
+
+    @property
+    def pg_typmod(self) -> int:
+        """The atttypmod PostgreSQL reports: -1, varchar n+4, numeric ((p<<16)|s)+4."""
+        if self.kind is TypeKind.VARCHAR and self.length is not None:
+            return self.length + 4
+        if self.kind is TypeKind.DECIMAL and self.precision is not None:
+            return ((self.precision << 16) | (self.scale or 0)) + 4
+        return -1
+
+    def pg_name(self) -> str:
+        """Spell the type as PostgreSQL's format_type() would."""
+        k = self.kind
+        if k is TypeKind.DECIMAL:
+            return f"numeric({self.precision},{self.scale or 0})"
+        if k is TypeKind.VARCHAR:
+            return f"character varying({self.length})" if self.length else "character varying"
+        if k is TypeKind.TIMESTAMP:
+            return (
+                "timestamp with time zone" if self.with_time_zone else "timestamp without time zone"
+            )
+        return _PG_NAME[k]
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind.value}
+        for field in ("precision", "scale", "length"):
+            value = getattr(self, field)
+            if value is not None:
+                out[field] = value
+        if self.with_time_zone:
+            out["with_time_zone"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, object]) -> DataType:
+        return cls(
+            TypeKind(doc["kind"]),
+            precision=doc.get("precision"),  # type: ignore[arg-type]
+            scale=doc.get("scale"),  # type: ignore[arg-type]
+            length=doc.get("length"),  # type: ignore[arg-type]
+            with_time_zone=bool(doc.get("with_time_zone", False)),
+        )
+
+
+_ARROW = {
+    TypeKind.BOOL: pa.bool_(),
+    TypeKind.INT8: pa.int8(),
+    TypeKind.INT16: pa.int16(),
+    TypeKind.INT32: pa.int32(),
+    TypeKind.INT64: pa.int64(),
+    TypeKind.FLOAT: pa.float32(),
+    TypeKind.DOUBLE: pa.float64(),
+    TypeKind.VARCHAR: pa.string(),
+    TypeKind.STRING: pa.string(),
+    TypeKind.BINARY: pa.binary(),
+    TypeKind.DATE: pa.date32(),
+}
+
+_NUMPY = {
+    TypeKind.BOOL: np.dtype(np.bool_),
+    TypeKind.INT8: np.dtype(np.int8),
+    TypeKind.INT16: np.dtype(np.int16),
+    TypeKind.INT32: np.dtype(np.int32),
+    TypeKind.INT64: np.dtype(np.int64),
+    TypeKind.FLOAT: np.dtype(np.float32),
+    TypeKind.DOUBLE: np.dtype(np.float64),
+    TypeKind.DATE: np.dtype(np.int32),
+    TypeKind.TIMESTAMP: np.dtype(np.int64),
+}
+
+_PG_NAME = {
+    TypeKind.BOOL: "boolean",
+    TypeKind.INT8: "smallint",
+    TypeKind.INT16: "smallint",
+    TypeKind.INT32: "integer",
+    TypeKind.INT64: "bigint",
+    TypeKind.FLOAT: "real",
+    TypeKind.DOUBLE: "double precision",
+    TypeKind.STRING: "text",
+    TypeKind.BINARY: "bytea",
+    TypeKind.DATE: "date",
+}
+
+BOOL = DataType(TypeKind.BOOL)
+INT8 = DataType(TypeKind.INT8)
+INT16 = DataType(TypeKind.INT16)
+INT32 = DataType(TypeKind.INT32)
+INT64 = DataType(TypeKind.INT64)
+FLOAT = DataType(TypeKind.FLOAT)
+DOUBLE = DataType(TypeKind.DOUBLE)
+STRING = DataType(TypeKind.STRING)
+BINARY = DataType(TypeKind.BINARY)
+DATE = DataType(TypeKind.DATE)
+TIMESTAMP = DataType(TypeKind.TIMESTAMP)
+TIMESTAMPTZ = DataType(TypeKind.TIMESTAMP, with_time_zone=True)
+
+
+def decimal(precision: int, scale: int = 0) -> DataType:
+    return DataType(TypeKind.DECIMAL, precision=precision, scale=scale)
+
+
+def varchar(length: int | None) -> DataType:
+    return DataType(TypeKind.VARCHAR, length=length)

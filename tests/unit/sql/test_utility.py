@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import pytest
+
+from sql import parser
+from sql.utility import recognise
+from storage.errors import SqlSyntaxError
+
+
+def _utility(sql: str):
+    return recognise(parser.split(sql)[0])
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind"),
+    [
+        ("BEGIN", "BEGIN"),
+        ("start transaction", "BEGIN"),
+        ("begin work", "BEGIN"),
+        ("COMMIT", "COMMIT"),
+        ("end", "COMMIT"),
+        ("abort", "ROLLBACK"),
+        ("rollback work", "ROLLBACK"),
+    ],
+)
+def test_transaction_control_is_recognised(sql, kind):
+    assert _utility(sql).kind == kind
+
+
+def test_begin_keeps_its_modes():
+    utility = _utility("begin isolation level repeatable read, read only")
+    assert utility.modes == ("isolation level repeatable read", "read only")
+
+
+def test_begin_with_garbage_is_a_syntax_error():
+    with pytest.raises(SqlSyntaxError):
+        _utility("begin nonsense")
+
+
+@pytest.mark.parametrize(
+    ("sql", "name", "value"),
+    [
+        ("SET application_name TO 'psql'", "application_name", "psql"),
+        ("set extra_float_digits = 3", "extra_float_digits", "3"),
+        ("SET SESSION statement_timeout = '5s'", "statement_timeout", "5s"),
+        ("SET TIME ZONE 'UTC'", "TimeZone", "UTC"),
+        ('set search_path to public, "$user"', "search_path", 'public, $user'),
+    ],
+)
+def test_set_forms(sql, name, value):
+    utility = _utility(sql)
+    assert (utility.kind, utility.name, utility.value) == ("SET", name, value)
+
+
+def test_show_transaction_isolation_level_names_the_setting():
+    assert _utility("SHOW TRANSACTION ISOLATION LEVEL").name == "transaction_isolation"
+
+
+def test_ordinary_statements_are_not_utilities():
+    assert _utility("select 1") is None
+    assert _utility("insert into t values (1)") is None

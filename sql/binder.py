@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
@@ -19,7 +20,6 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.datatypes import (
     OID_BOOL,
@@ -40,6 +40,9 @@ from sql.datatypes import (
 from sql.parser import DIALECT
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
+
+if TYPE_CHECKING:
+    from catalog.catalog import Catalog
 
 DT = exp.DataType.Type
 

@@ -123,7 +123,7 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
 def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     if (ast.args.get("kind") or "").upper() != "TABLE":
         raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
-    names = [identifier_name(t) for t in ast.expressions]
+    names = [identifier_name(t) for t in ast.args.get("tables") or [ast.this]]
     notices: list[DbError] = []
     missing = [n for n in names if catalog.find_table(n) is None]
     if missing and not ast.args.get("exists"):

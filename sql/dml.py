@@ -127,13 +127,14 @@ def plan_insert(
     elif not isinstance(source, (exp.Select, exp.SetOperation)):
         raise FeatureNotSupported("this form of INSERT is not supported")
     src_names = [f"c{i}" for i in range(len(targets))]
-    derived = exp.Subquery(
-        this=source.copy(),
-        alias=exp.TableAlias(
-            this=exp.to_identifier(src_alias, quoted=True),
-            columns=[exp.to_identifier(n, quoted=True) for n in src_names],
-        ),
+    alias_node = exp.TableAlias(
+        this=exp.to_identifier(src_alias, quoted=True),
+        columns=[exp.to_identifier(n, quoted=True) for n in src_names],
     )
+    if isinstance(source, exp.Values):
+        derived: exp.Expression = exp.Values(expressions=source.expressions, alias=alias_node)
+    else:
+        derived = exp.Subquery(this=source.copy(), alias=alias_node)
     by_id = {c.id: i for i, c in enumerate(targets)}
     projections = []
     for column in table.schema.columns:
@@ -278,7 +279,11 @@ def execute_write(
     tablet_id = plan.table.tablet_ids[0]
     if plan.kind == "INSERT":
         _check_constraints(plan.table, rows, plan.written)
-        count = txn.insert(tablet_id, _storage_batch(rows, plan.written))
+        count = txn.insert(
+            tablet_id,
+            _storage_batch(rows, plan.written),
+            constraint_name=f"{plan.table.name}_pkey",
+        )
     elif plan.kind == "UPDATE":
         _check_constraints(plan.table, rows, plan.written)
         count = txn.update(tablet_id, _storage_batch(rows, plan.written))

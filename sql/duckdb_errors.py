@@ -64,6 +64,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
 
 def _out_of_range_message(message: str) -> str:
     lowered = message.lower()
+    if "decimal" in lowered:
+        return "numeric field overflow"
     for duck, pg in (("int16", "smallint"), ("int32", "integer"), ("int64", "bigint")):
         if duck in lowered:
             return f"{pg} out of range"

@@ -53,6 +53,10 @@ _FUNCTION_NAMES = {
     exp.CurrentDate: "current_date",
     exp.CurrentSchema: "current_schema",
     exp.CurrentUser: "current_user",
+    exp.SessionUser: "session_user",
+    exp.CurrentVersion: "version",
+    exp.CurrentDatabase: "current_database",
+    exp.CurrentCatalog: "current_catalog",
     exp.Count: "count",
     exp.Sum: "sum",
     exp.Avg: "avg",
@@ -126,11 +130,11 @@ def _session_function(node: exp.Expression, facts: SessionFacts) -> exp.Expressi
         )
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
-    if isinstance(node, exp.CurrentUser) or name in ("current_user", "session_user", "user"):
+    if isinstance(node, (exp.CurrentUser, exp.SessionUser)) or name in ("current_user", "user"):
         return exp.Literal.string(facts.user)
-    if name == "version":
+    if isinstance(node, exp.CurrentVersion) or name == "version":
         return exp.Literal.string(facts.version)
-    if name in ("current_database", "current_catalog"):
+    if isinstance(node, (exp.CurrentDatabase, exp.CurrentCatalog)) or name == "current_database":
         return exp.Literal.string(facts.database)
     return None
 

@@ -251,6 +251,15 @@ class ProgramLimitExceeded(DbError, sqlstate="54000"):
     pass
 
 
+# 55: object not in prerequisite state
+class ObjectNotInPrerequisiteState(DbError, sqlstate="55000"):
+    pass
+
+
+class LockNotAvailable(ObjectNotInPrerequisiteState, sqlstate="55P03"):
+    pass
+
+
 # 57: operator intervention
 class QueryCanceled(DbError, sqlstate="57014"):
     pass

@@ -1,0 +1,69 @@
+# nyala: developer entry points.
+#
+#   make serve   run a server on 127.0.0.1:5433 with its data in ./nyala-data
+#   make test    lint, check import layering, run the whole test suite (what CI runs)
+#
+# Everything the tests need is installed from here, into .venv; a stamp file
+# per extra makes a second run skip the install until pyproject.toml changes.
+
+PYTHON   ?= python3
+VENV     ?= .venv
+HOST     ?= 127.0.0.1
+PORT     ?= 5433
+DATA_DIR ?= ./nyala-data
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+RUN_STAMP  := $(VENV)/.nyala-installed
+TEST_STAMP := $(VENV)/.nyala-installed-test
+
+.DEFAULT_GOAL := help
+.PHONY: help serve install install-test test lint unit e2e clean distclean
+
+help:
+	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
+	@echo "make test       ruff, import-linter and the whole pytest suite (what CI runs)"
+	@echo "make lint       ruff check and lint-imports only"
+	@echo "make unit       every test except the end-to-end ones"
+	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
+	@echo "make clean      remove caches and build leftovers (keeps .venv and $(DATA_DIR))"
+	@echo "make distclean  clean, and remove .venv too"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[test]'
+	touch $@ $(RUN_STAMP)
+
+install: $(RUN_STAMP)
+
+install-test: $(TEST_STAMP)
+
+serve: $(RUN_STAMP)
+	$(BIN)/nyala serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+unit: $(TEST_STAMP)
+	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+e2e: $(TEST_STAMP)
+	$(BIN)/python -m pytest -m e2e $(PYTEST_ARGS)
+
+test: lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info bench/results/*.tmp
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,54 @@
+"""The PostgreSQL wire protocol (v3.0) on asyncio: nyala's front door.
+
+Layers, bottom up (each imports only those below it)::
+
+    messages    frozen dataclasses, one per protocol message, named as in the protocol docs
+    codec       sans-IO framing: bytes <-> messages; DataRow framing of whole batches
+    pgtypes     type OIDs: Arrow columns -> text/binary values (vectorised); Bind params -> Python
+    errors      DbError -> ErrorResponse/NoticeResponse fields; anything else -> XX000, logged
+    portal      prepared statements, portals, result streams with row-limit suspension
+    auth        authentication methods (trust today)
+    connection  one client: startup, simple and extended query protocols, skip-to-Sync
+    server      listener, BackendKeyData registry for CancelRequest, graceful shutdown
+    config      Config: every knob, with units, help, flags and NYALA_* variables
+    __main__    ``nyala serve``: Config -> sql.Database.open -> Server
+
+The server knows nothing of tablets or files: it talks to ``sql.database``
+(``Database.session``) and ``sql.session`` (``execute``, ``prepare``,
+``execute_prepared``, ``transaction_status``, ``reported_parameters``,
+``cancel``, ``close``) and reads back ``sql.result`` objects.
+
+Connection lifecycle:
+
+1. Accept; TCP_NODELAY; a process id and secret for BackendKeyData.
+2. First-packet loop: SSLRequest and GSSENCRequest get ``N`` and the next
+   packet is read on the same socket; a CancelRequest cancels the matching
+   connection's statement and closes; a StartupMessage (3.0) moves on.
+3. Authentication (``auth``), then ``Database.session``; a wrong database
+   name is FATAL 3D000.  ParameterStatus for every reported setting,
+   BackendKeyData, ReadyForQuery.
+4. Messages are answered in order as they arrive.  Query runs each statement
+   in turn and stops at the first error.  Parse/Bind/Describe/Execute/Close
+   work on the registry in ``portal``; after an error, messages are skipped
+   up to Sync.  Sync drops the unnamed portal (every portal outside a
+   transaction block) and sends ReadyForQuery with the transaction status,
+   preceded by ParameterStatus for settings that changed.
+5. Terminate, end of stream, or a FATAL error closes the session, rolling
+   back an open transaction.
+
+Session calls and row encoding run on worker threads, never on the event
+loop; output is buffered until a sync point or ``write_buffer_bytes``.
+
+When a client misbehaves, look first at:
+
+* the message sequence: run the client against a real PostgreSQL 15 and
+  against nyala with ``--log-level DEBUG``, and compare.  The raw-protocol
+  tests in ``tests/e2e/test_protocol.py`` show how to script a sequence;
+* ReadyForQuery status and portal lifetimes (``connection._ready_for_query``,
+  ``portal.PortalRegistry.end_of_transaction``): drivers decide BEGIN and
+  re-preparation from them;
+* type OIDs, typmods and value spellings (``pgtypes``): drivers parse text
+  values by OID, and pgjdbc checks ``client_encoding``, ``DateStyle`` and
+  ``server_version`` from ParameterStatus;
+* SQLSTATEs (``errors``): drivers choose exception classes by the C field.
+"""

@@ -1,0 +1,76 @@
+"""The ``nyala`` command: build the Config, open the database, serve until SIGTERM or SIGINT.
+
+Usage: ``nyala serve [flags]`` or ``python -m server serve [flags]``; see
+``nyala serve --help`` for the flags and their NYALA_* environment variables.
+Once the server listens it logs one line containing ``listening on HOST:PORT``
+with the port actually bound (tests read it when they pass ``--port 0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from server.config import Config, add_arguments, from_namespace
+from server.server import Server
+from sql.database import Database
+
+log = logging.getLogger("server")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``nyala`` console script."""
+    parser = argparse.ArgumentParser(prog="nyala", description="nyala SQL database server")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser("serve", help="run the server", description="Run the server.")
+    add_arguments(serve)
+    args = parser.parse_args(argv)
+    try:
+        config = from_namespace(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(
+        level=config.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    return asyncio.run(_serve(config))
+
+
+async def _serve(config: Config) -> int:
+    loop = asyncio.get_running_loop()
+    database = await loop.run_in_executor(
+        None,
+        lambda: Database.open(data_dir=config.data_dir, name=config.database, fsync=config.fsync),
+    )
+    server = Server(database, config)
+    try:
+        host, port = await server.start()
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", config.host, config.port, exc)
+        database.close()
+        return 1
+    try:
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        log.info(
+            "listening on %s:%d (database %r, data directory %s)",
+            host,
+            port,
+            config.database,
+            config.data_dir,
+        )
+        await server.serve_until(stop)
+    finally:
+        database.close()
+    log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

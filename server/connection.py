@@ -1,0 +1,525 @@
+"""One client connection: startup, authentication, then the simple and extended query protocols.
+
+Lifecycle: the first-packet loop answers SSLRequest and GSSENCRequest with
+``N`` and reads the next packet on the same socket, hands a CancelRequest to
+the server and closes, or takes the StartupMessage; the authenticator runs;
+the database opens a session; ParameterStatus, BackendKeyData and
+ReadyForQuery follow.  Then messages are answered in order as they arrive,
+without waiting for Sync (pipelining).  After an error in an extended-protocol
+message everything up to the next Sync is discarded; Sync answers
+ReadyForQuery with the session's transaction status.
+
+Every call into the session runs on a worker thread, and so does pulling and
+encoding result rows, so the event loop only frames and moves bytes.  Output
+is coalesced in a buffer and written at sync points (ReadyForQuery, Flush) or
+when the buffer grows past ``write_buffer_bytes``, with ``drain()`` for
+backpressure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import socket
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from server import codec, pgtypes
+from server import messages as m
+from server.auth import Authenticator
+from server.config import Config
+from server.errors import error_response, is_fatal, notice_response
+from server.portal import Fetched, Portal, PortalRegistry, ResultStream, resolve_formats
+from sql.result import Result, ResultColumn
+from storage.errors import (
+    AdminShutdown,
+    DbError,
+    FeatureNotSupported,
+    InvalidAuthorizationSpecification,
+    ProtocolViolation,
+)
+
+if TYPE_CHECKING:
+    from sql.database import Database
+    from sql.session import Session
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+READ_CHUNK_BYTES = 64 * 1024
+_SERVER_MINOR_VERSION = 0
+
+
+class _Closed(Exception):
+    """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
+
+
+class Connection:
+    """Serves one client until it disconnects; statements run on ``executor`` threads."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        database: Database,
+        config: Config,
+        executor: Executor,
+        authenticator: Authenticator,
+        process_id: int,
+        secret_key: int,
+        on_cancel_request: Callable[[int, int], None],
+    ) -> None:
+        self.process_id = process_id
+        self.secret_key = secret_key
+        self._reader = reader
+        self._writer = writer
+        self._database = database
+        self._config = config
+        self._executor = executor
+        self._authenticator = authenticator
+        self._on_cancel_request = on_cancel_request
+        self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
+        self._out = bytearray()
+        self._session: Session | None = None
+        self._registry = PortalRegistry()
+        self._reported: dict[str, str] = {}
+        self._skip_until_sync = False
+        self._is_busy = False
+        self._is_reading = False
+        self._is_shutting_down = False
+        self._task: asyncio.Task[Any] | None = None
+        self.peer = writer.get_extra_info("peername")
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the client; returns when the connection is closed."""
+        self._task = asyncio.current_task()
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            if await self._startup():
+                await self._serve()
+        except _Closed:
+            pass
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            log.debug("connection %d lost: %s", self.process_id, exc)
+        finally:
+            await self._cleanup()
+
+    def cancel_statement(self) -> None:
+        """Cancel the running statement, if any (from a CancelRequest or shutdown)."""
+        if self._is_busy and self._session is not None:
+            self._session.cancel()
+
+    def shutdown(self) -> None:
+        """Ask the connection to end: at once if idle, after its statement if busy."""
+        self._is_shutting_down = True
+        if self._is_reading and self._task is not None:
+            self._task.cancel()
+
+    async def _cleanup(self) -> None:
+        portals = self._registry.clear()
+        session, self._session = self._session, None
+        try:
+            await self._run(_close_all, portals, session)
+        except Exception:
+            log.exception("closing the session of connection %d failed", self.process_id)
+        self._writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await self._writer.wait_closed()
+        log.debug("connection %d closed", self.process_id)
+
+    # -- I/O --------------------------------------------------------------------------------
+
+    def send(self, message: m.BackendMessage) -> None:
+        self._out += codec.encode(message)
+
+    async def flush(self) -> None:
+        if self._out:
+            self._writer.write(bytes(self._out))
+            self._out.clear()
+        await self._writer.drain()
+
+    async def receive(self) -> m.FrontendMessage | None:
+        """The next frontend message, or None at end of stream."""
+        while True:
+            message = self._decoder.next_message()
+            if message is not None:
+                return message
+            if self._is_shutting_down:
+                raise AdminShutdown("terminating connection due to administrator command")
+            self._is_reading = True
+            try:
+                data = await self._reader.read(READ_CHUNK_BYTES)
+            except asyncio.CancelledError:
+                if not self._is_shutting_down:
+                    raise
+                raise AdminShutdown("terminating connection due to administrator command") from None
+            finally:
+                self._is_reading = False
+            if not data:
+                return None
+            self._decoder.feed(data)
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on a worker thread (it may block on SQL), marking the connection busy."""
+        loop = asyncio.get_running_loop()
+        self._is_busy = True
+        try:
+            return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        finally:
+            self._is_busy = False
+
+    async def _fatal(self, exc: BaseException) -> None:
+        self.send(error_response(exc, severity="FATAL"))
+        await self.flush()
+        raise _Closed from None
+
+    # -- startup ----------------------------------------------------------------------------
+
+    async def _startup(self) -> bool:
+        """Run the first-packet loop and authentication; False if the connection just ends."""
+        try:
+            while True:
+                message = await self.receive()
+                if message is None:
+                    return False
+                if isinstance(message, m.SSLRequest):
+                    await self._answer_ssl_request()
+                elif isinstance(message, m.GSSENCRequest):
+                    self._writer.write(b"N")
+                    await self._writer.drain()
+                elif isinstance(message, m.CancelRequest):
+                    self._on_cancel_request(message.process_id, message.secret_key)
+                    return False
+                elif isinstance(message, m.StartupMessage):
+                    break
+                else:
+                    raise ProtocolViolation("expected a startup message")
+            await self._start_session(message)
+        except DbError as exc:
+            await self._fatal(exc)
+        return True
+
+    async def _answer_ssl_request(self) -> None:
+        """Refuse TLS with 'N'; a TLS context would answer 'S' and ``start_tls`` here."""
+        self._writer.write(b"N")
+        await self._writer.drain()
+
+    async def _start_session(self, startup: m.StartupMessage) -> None:
+        major, minor = startup.protocol_version >> 16, startup.protocol_version & 0xFFFF
+        if major != 3:
+            raise FeatureNotSupported(
+                f"unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
+            )
+        params = startup.parameters
+        options = tuple(k for k in params if k.startswith("_pq_."))
+        if minor > _SERVER_MINOR_VERSION or options:
+            self.send(m.NegotiateProtocolVersion(_SERVER_MINOR_VERSION, options))
+        user = params.get("user")
+        if not user:
+            raise InvalidAuthorizationSpecification(
+                "no PostgreSQL user name specified in startup packet"
+            )
+        database = params.get("database") or user
+        await self._authenticator.authenticate(self, user, database)
+        settings = {
+            k: v for k, v in params.items() if k not in ("user", "database") and k not in options
+        }
+        self._session = await self._run(self._database.session, user, database, settings)
+        log.debug("connection %d: user %r, database %r", self.process_id, user, database)
+        self._send_parameter_changes()
+        self.send(m.BackendKeyData(self.process_id, self.secret_key))
+        self.send(m.ReadyForQuery(self._session.transaction_status))
+        await self.flush()
+
+    # -- message loop -----------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        handlers: dict[type[Any], Callable[[Any], Any]] = {
+            m.Query: self._on_query,
+            m.Parse: self._on_parse,
+            m.Bind: self._on_bind,
+            m.Describe: self._on_describe,
+            m.Execute: self._on_execute,
+            m.Close: self._on_close,
+            m.Flush: self._on_flush,
+        }
+        while True:
+            try:
+                message = await self.receive()
+            except DbError as exc:
+                if is_fatal(exc):
+                    await self._fatal(exc)
+                await self._on_error(exc, is_extended=True)
+                continue
+            if message is None or isinstance(message, m.Terminate):
+                return
+            if isinstance(message, m.Sync):
+                self._skip_until_sync = False
+                await self._ready_for_query()
+                continue
+            if self._skip_until_sync:
+                continue
+            handler = handlers.get(type(message))
+            if handler is None:
+                await self._on_other(message)
+                continue
+            try:
+                await handler(message)
+            except Exception as exc:
+                if is_fatal(exc):
+                    await self._fatal(exc)
+                await self._on_error(exc, is_extended=not isinstance(message, m.Query))
+
+    async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
+        """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
+        self.send(error_response(exc))
+        if is_extended:
+            self._skip_until_sync = True
+        else:
+            await self._ready_for_query()
+
+    async def _on_other(self, message: m.FrontendMessage) -> None:
+        if isinstance(message, (m.CopyData, m.CopyDone, m.CopyFail)):
+            return  # outside COPY these are ignored, as PostgreSQL does
+        if isinstance(message, m.UnknownMessage) and message.type_code == b"F":
+            error: DbError = FeatureNotSupported("function call messages are not supported")
+        else:
+            code = message.type_code if isinstance(message, m.UnknownMessage) else b"?"
+            error = ProtocolViolation(f"invalid frontend message type {code[0]}")
+        await self._on_error(error, is_extended=False)
+
+    async def _ready_for_query(self) -> None:
+        session = self._session
+        assert session is not None, "queries run only after startup"
+        status = session.transaction_status
+        dropped = self._registry.end_of_transaction(status)
+        if any(p.is_streaming for p in dropped):
+            await self._run(_close_all, dropped, None)
+        self._send_parameter_changes()
+        self.send(m.ReadyForQuery(status))
+        await self.flush()
+
+    def _send_parameter_changes(self) -> None:
+        assert self._session is not None, "parameters are reported once a session exists"
+        current = self._session.reported_parameters()
+        for name, value in current.items():
+            if self._reported.get(name) != value:
+                self.send(m.ParameterStatus(name, value))
+        self._reported = dict(current)
+
+    async def _on_flush(self, message: m.Flush) -> None:
+        await self.flush()
+
+    # -- simple query -----------------------------------------------------------------------
+
+    async def _on_query(self, message: m.Query) -> None:
+        assert self._session is not None, "queries run only after startup"
+        self._registry.statements.pop("", None)
+        for portal in self._registry.close_portal(""):
+            if portal.is_streaming:
+                await self._run(portal.close)
+        results = self._session.execute(message.query)
+        try:
+            while True:
+                step = await self._run(self._next_result, results)
+                if step is None:
+                    break
+                result, stream, first = step
+                self._send_notices(result)
+                if result.is_empty_query:
+                    self.send(m.EmptyQueryResponse())
+                elif stream is None:
+                    self.send(m.CommandComplete(result.command_tag or ""))
+                else:
+                    self.send(_row_description(stream.result.columns or (), stream.formats))
+                    await self._send_rows(stream, 0, first)
+        except Exception as exc:
+            await self._run(results.close)
+            if is_fatal(exc):
+                await self._fatal(exc)
+            self.send(error_response(exc))
+        await self._ready_for_query()
+
+    def _next_result(
+        self, results: Iterator[Result]
+    ) -> tuple[Result, ResultStream | None, Fetched | None] | None:
+        """Run the next statement and encode its first rows (worker thread)."""
+        result = next(results, None)
+        if result is None:
+            return None
+        if result.columns is None or result.is_empty_query:
+            _drain(result)
+            return result, None, None
+        stream = ResultStream(result, ())
+        return result, stream, stream.fetch(self._config.result_chunk_rows)
+
+    def _send_notices(self, result: Result) -> None:
+        for notice in result.notices:
+            self.send(notice_response(notice))
+
+    async def _send_rows(self, stream: ResultStream, max_rows: int, first: Fetched | None) -> bool:
+        """Send rows until the stream ends (CommandComplete) or ``max_rows`` (PortalSuspended).
+
+        Returns whether the portal was suspended.
+        """
+        chunk_rows = self._config.result_chunk_rows
+        sent = 0
+        fetched = first
+        while True:
+            if fetched is None:
+                want = chunk_rows if max_rows <= 0 else min(chunk_rows, max_rows - sent)
+                fetched = await self._run(stream.fetch, want)
+            self._out += fetched.data
+            sent += fetched.rows
+            if len(self._out) >= self._config.write_buffer_bytes:
+                await self.flush()
+            if fetched.is_exhausted:
+                self.send(m.CommandComplete(stream.result.command_tag or f"SELECT {sent}"))
+                return False
+            if 0 < max_rows <= sent:
+                self.send(m.PortalSuspended())
+                return True
+            fetched = None
+
+    # -- extended query ---------------------------------------------------------------------
+
+    async def _on_parse(self, message: m.Parse) -> None:
+        assert self._session is not None, "queries run only after startup"
+        self._registry.check_statement_name(message.statement)
+        statement = await self._run(self._session.prepare, message.query, message.param_oids)
+        self._registry.add_statement(message.statement, statement)
+        self.send(m.ParseComplete())
+
+    async def _on_bind(self, message: m.Bind) -> None:
+        statement = self._registry.statement(message.statement)
+        expected = len(statement.param_oids)
+        if len(message.params) != expected:
+            raise ProtocolViolation(
+                f"bind message supplies {len(message.params)} parameters, but prepared statement "
+                f'"{message.statement}" requires {expected}'
+            )
+        formats = resolve_formats(message.param_formats, expected, "parameter")
+        params = [
+            None if raw is None else pgtypes.decode_param(raw, oid, fmt, idx + 1)
+            for idx, (raw, oid, fmt) in enumerate(
+                zip(message.params, statement.param_oids, formats, strict=True)
+            )
+        ]
+        columns = statement.columns
+        result_formats = (
+            resolve_formats(message.result_formats, len(columns), "result")
+            if columns is not None
+            else tuple(message.result_formats[:1])
+        )
+        portal = Portal(message.portal, statement, params, result_formats)
+        replaced = self._registry.add_portal(portal)
+        if any(p.is_streaming for p in replaced):
+            await self._run(_close_all, replaced, None)
+        self.send(m.BindComplete())
+
+    async def _on_describe(self, message: m.Describe) -> None:
+        if message.kind == "S":
+            statement = self._registry.statement(message.name)
+            self.send(m.ParameterDescription(statement.param_oids))
+            columns = statement.columns
+            formats: tuple[int, ...] = (0,) * len(columns or ())
+        else:
+            portal = self._registry.portal(message.name)
+            columns = portal.columns()
+            formats = portal.formats()
+        if columns is None:
+            self.send(m.NoData())
+        else:
+            self.send(_row_description(columns, formats))
+
+    async def _on_execute(self, message: m.Execute) -> None:
+        portal = self._registry.portal(message.portal)
+        if portal.statement.is_empty_query:
+            self.send(m.EmptyQueryResponse())
+            return
+        if portal.is_complete:
+            self.send(m.CommandComplete(_completed_tag(portal)))
+            return
+        first = None
+        if portal.stream is None:
+            first = await self._run(self._start_portal, portal, message.max_rows)
+            assert portal.stream is not None, "a started portal has a stream"
+            result = portal.stream.result
+            self._send_notices(result)
+            if result.is_empty_query or result.columns is None:
+                portal.is_complete = True
+                if result.is_empty_query:
+                    self.send(m.EmptyQueryResponse())
+                else:
+                    self.send(m.CommandComplete(result.command_tag or ""))
+                return
+        assert portal.stream is not None, "a started portal has a stream"
+        if not await self._send_rows(portal.stream, message.max_rows, first):
+            portal.is_complete = True
+
+    def _start_portal(self, portal: Portal, max_rows: int) -> Fetched | None:
+        """Run a portal's statement and encode its first rows (worker thread)."""
+        assert self._session is not None, "queries run only after startup"
+        result = portal.start(self._session)
+        if result.columns is None or result.is_empty_query:
+            _drain(result)
+            return None
+        assert portal.stream is not None, "a started portal has a stream"
+        chunk = self._config.result_chunk_rows
+        return portal.stream.fetch(chunk if max_rows <= 0 else min(chunk, max_rows))
+
+    async def _on_close(self, message: m.Close) -> None:
+        if message.kind == "S":
+            closed = self._registry.close_statement(message.name)
+        else:
+            closed = self._registry.close_portal(message.name)
+        if any(p.is_streaming for p in closed):
+            await self._run(_close_all, closed, None)
+        self.send(m.CloseComplete())
+
+
+def _row_description(
+    columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
+) -> m.RowDescription:
+    return m.RowDescription(
+        tuple(
+            m.FieldDescription(
+                c.name,
+                c.table_oid,
+                c.attnum,
+                c.type_oid,
+                pgtypes.type_size(c.type_oid),
+                c.typmod,
+                fmt,
+            )
+            for c, fmt in zip(columns, formats, strict=True)
+        )
+    )
+
+
+def _completed_tag(portal: Portal) -> str:
+    result = portal.stream.result if portal.stream is not None else None
+    if result is None or result.columns is not None:
+        return "SELECT 0"
+    return result.command_tag or ""
+
+
+def _drain(result: Result) -> None:
+    for _ in result.batches:
+        pass
+
+
+def _close_all(portals: list[Portal], session: Session | None) -> None:
+    for portal in portals:
+        portal.close()
+    if session is not None:
+        session.close()

@@ -1,0 +1,798 @@
+"""PostgreSQL type OIDs: result columns encoded per column from Arrow, Bind parameters decoded.
+
+Encoding is vectorised over a whole ``pyarrow`` array: Arrow casts and string
+kernels for the text format, numpy big-endian views for fixed-width binary
+values.  Per-value Python is left only where no kernel exists: binary
+``numeric``, the rare float and numeric values whose Arrow spelling differs
+from PostgreSQL's, and types Arrow cannot cast to a string.
+
+Text output matches PostgreSQL 15 with ``extra_float_digits`` 1,
+``DateStyle`` ISO and ``TimeZone`` UTC.  Binary output follows each type's
+``*send`` function: integers and floats big-endian, ``date`` as int32 days and
+``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``numeric`` as
+base-10000 digits.  Any OID without an encoder here is sent as Arrow's text
+rendering, in both formats.
+
+Parameters (text or binary) decode to Python values per value: they are few.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import struct
+import uuid
+import zoneinfo
+from collections.abc import Callable, Sequence
+from decimal import ROUND_HALF_EVEN, Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from server.codec import ColumnValues, encode_data_rows
+from storage.errors import (
+    CharacterNotInRepertoire,
+    DatetimeFieldOverflow,
+    FeatureNotSupported,
+    InvalidBinaryRepresentation,
+    InvalidDatetimeFormat,
+    InvalidParameterValue,
+    InvalidTextRepresentation,
+    NumericValueOutOfRange,
+)
+
+UNKNOWN = 0
+BOOL = 16
+BYTEA = 17
+NAME = 19
+INT8 = 20
+INT2 = 21
+INT4 = 23
+TEXT = 25
+FLOAT4 = 700
+FLOAT8 = 701
+VARCHAR = 1043
+DATE = 1082
+TIMESTAMP = 1114
+TIMESTAMPTZ = 1184
+NUMERIC = 1700
+UUID = 2950
+JSONB = 3802
+
+_TYPLEN = {
+    BOOL: 1,
+    18: 1,
+    NAME: 64,
+    INT8: 8,
+    INT2: 2,
+    INT4: 4,
+    26: 4,
+    FLOAT4: 4,
+    FLOAT8: 8,
+    DATE: 4,
+    1083: 8,
+    TIMESTAMP: 8,
+    TIMESTAMPTZ: 8,
+    1186: 16,
+    UUID: 16,
+}
+
+_TYPE_NAMES = {
+    BOOL: "boolean",
+    INT2: "smallint",
+    INT4: "integer",
+    INT8: "bigint",
+    FLOAT4: "real",
+    FLOAT8: "double precision",
+    NUMERIC: "numeric",
+    DATE: "date",
+    TIMESTAMP: "timestamp",
+    TIMESTAMPTZ: "timestamp with time zone",
+    BYTEA: "bytea",
+}
+
+_PG_EPOCH_DATE = dt.date(2000, 1, 1)
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+_PG_EPOCH_DAYS_SINCE_UNIX = 10_957
+_PG_EPOCH_MICROS_SINCE_UNIX = 946_684_800_000_000
+
+
+def type_size(type_oid: int) -> int:
+    """pg_type.typlen for RowDescription: the fixed width in bytes, -1 for variable width."""
+    return _TYPLEN.get(type_oid, -1)
+
+
+# -- result columns ---------------------------------------------------------------------------
+
+
+def encode_rows(batch: pa.RecordBatch, type_oids: Sequence[int], formats: Sequence[int]) -> bytes:
+    """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``."""
+    columns = [
+        encode_column(batch.column(idx), type_oids[idx], formats[idx])
+        for idx in range(batch.num_columns)
+    ]
+    return encode_data_rows(columns, batch.num_rows)
+
+
+def encode_column(array: pa.Array, type_oid: int, format_code: int) -> ColumnValues:
+    """Encode one result column in text (0) or binary (1) format."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if format_code == 1 and type_oid in _BINARY_ENCODERS:
+        return _BINARY_ENCODERS[type_oid](array)
+    encoder = _TEXT_ENCODERS.get(type_oid, _fallback_text)
+    return _from_binary_array(encoder(array))
+
+
+def _from_binary_array(array: pa.Array) -> ColumnValues:
+    """Take lengths and bytes straight from a string/binary array's offset and data buffers."""
+    row_count = len(array)
+    if pa.types.is_string_view(array.type) or pa.types.is_binary_view(array.type):
+        array = array.cast(pa.large_binary())
+    valid = None
+    if array.null_count:
+        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        array = pc.drop_null(array)
+    large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
+    buffers = array.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32)
+    offsets = offsets[array.offset : array.offset + len(array) + 1]
+    if buffers[2] is None or len(array) == 0:
+        data = np.empty(0, dtype=np.uint8)
+    else:
+        data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    value_lengths = np.diff(offsets).astype(np.int32)
+    if valid is None:
+        return ColumnValues(value_lengths, data)
+    lengths = np.full(row_count, -1, dtype=np.int32)
+    lengths[valid] = value_lengths
+    return ColumnValues(lengths, data)
+
+
+def _from_fixed(values: np.ndarray, array: pa.Array) -> ColumnValues:
+    """Encode fixed-width values already in wire byte order; NULL rows are dropped from data."""
+    width = values.dtype.itemsize
+    if array.null_count:
+        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        lengths = np.where(valid, width, -1).astype(np.int32)
+        values = values[valid]
+    else:
+        lengths = np.full(len(values), width, dtype=np.int32)
+    return ColumnValues(lengths, np.ascontiguousarray(values).view(np.uint8).reshape(-1))
+
+
+_NUMPY_TYPES = {
+    pa.int16(): np.int16,
+    pa.int32(): np.int32,
+    pa.int64(): np.int64,
+    pa.float32(): np.float32,
+    pa.float64(): np.float64,
+    pa.date32(): np.int32,
+}
+
+
+def _cast(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    if array.type == arrow_type:
+        return array
+    try:
+        return pc.cast(array, arrow_type)
+    except pa.ArrowInvalid as exc:
+        raise NumericValueOutOfRange(f"value out of range for the column type: {exc}") from None
+
+
+def _numbers(array: pa.Array, arrow_type: pa.DataType) -> np.ndarray:
+    """The values of a fixed-width array as numpy, zero-copy (NULL slots hold arbitrary values)."""
+    array = _cast(array, arrow_type)
+    if pa.types.is_boolean(arrow_type):
+        return pc.fill_null(array, False).to_numpy(zero_copy_only=False)
+    dtype = np.int64 if pa.types.is_timestamp(arrow_type) else _NUMPY_TYPES[arrow_type]
+    buffer = array.buffers()[1]
+    if buffer is None:
+        return np.zeros(len(array), dtype=dtype)
+    return np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array)]
+
+
+def _binary_fixed(arrow_type: pa.DataType, wire: str) -> Callable[[pa.Array], ColumnValues]:
+    def encode(array: pa.Array) -> ColumnValues:
+        return _from_fixed(_numbers(array, arrow_type).astype(wire), array)
+
+    return encode
+
+
+def _binary_bool(array: pa.Array) -> ColumnValues:
+    return _from_fixed(_numbers(array, pa.bool_()).astype(np.uint8), array)
+
+
+def _binary_date(array: pa.Array) -> ColumnValues:
+    days = _numbers(array, pa.date32()).astype(np.int64) - _PG_EPOCH_DAYS_SINCE_UNIX
+    return _from_fixed(days.astype(">i4"), array)
+
+
+def _binary_timestamp(tz: str | None) -> Callable[[pa.Array], ColumnValues]:
+    def encode(array: pa.Array) -> ColumnValues:
+        micros = _numbers(array, pa.timestamp("us", tz=tz)) - _PG_EPOCH_MICROS_SINCE_UNIX
+        return _from_fixed(micros.astype(">i8"), array)
+
+    return encode
+
+
+def _binary_bytes(array: pa.Array) -> ColumnValues:
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+        array = _text(array)
+    return _from_binary_array(array)
+
+
+def _binary_numeric(array: pa.Array) -> ColumnValues:
+    scale = array.type.scale if pa.types.is_decimal(array.type) else None
+    lengths = np.full(len(array), -1, dtype=np.int32)
+    parts = []
+    # Per value: base-10000 digit groups have no Arrow or numpy kernel.
+    for row_idx, value in enumerate(array.to_pylist()):
+        if value is None:
+            continue
+        encoded = numeric_binary(Decimal(value), scale)
+        lengths[row_idx] = len(encoded)
+        parts.append(encoded)
+    return ColumnValues(lengths, np.frombuffer(b"".join(parts), dtype=np.uint8))
+
+
+def numeric_binary(value: Decimal, scale: int | None = None) -> bytes:
+    """Encode a Decimal as numeric_send does: ndigits, weight, sign, dscale, base-10000 digits.
+
+    Example:
+        >>> numeric_binary(Decimal("123.40")).hex()
+        '0002000000000002007b0fa0'
+    """
+    if value.is_nan():
+        return struct.pack("!hhHh", 0, 0, 0xC000, 0)
+    if value.is_infinite():
+        return struct.pack("!hhHh", 0, 0, 0xF000 if value < 0 else 0xD000, 0)
+    sign, digit_tuple, exponent = value.as_tuple()
+    assert isinstance(exponent, int), "finite decimals have an integer exponent"
+    dscale = max(0, -exponent) if scale is None else max(scale, 0)
+    digits = "".join(map(str, digit_tuple))
+    if exponent >= 0:
+        whole, fraction = digits + "0" * exponent, ""
+    else:
+        digits = digits.rjust(-exponent + 1, "0")
+        whole, fraction = digits[:exponent], digits[exponent:]
+    whole = whole.rjust(-(-len(whole) // 4) * 4, "0")
+    fraction = fraction.ljust(-(-len(fraction) // 4) * 4, "0")
+    groups = [int(whole[i : i + 4]) for i in range(0, len(whole), 4)]
+    weight = len(groups) - 1
+    groups += [int(fraction[i : i + 4]) for i in range(0, len(fraction), 4)]
+    while groups and groups[0] == 0:
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight = 0
+    header = struct.pack("!hhHh", len(groups), weight, 0x4000 if sign else 0, dscale)
+    return header + struct.pack(f"!{len(groups)}h", *groups)
+
+
+def _text(array: pa.Array) -> pa.Array:
+    return pc.cast(array, pa.string())
+
+
+def _fallback_text(array: pa.Array) -> pa.Array:
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        return array
+    if pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type):
+        return _text_bytea(array)
+    if pa.types.is_timestamp(array.type):
+        return _text_timestamp(array, with_zone=array.type.tz is not None)
+    try:
+        return _text(array)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        # Per value: nested types (lists, structs) have no cast to string.
+        return pa.array([None if v is None else str(v) for v in array.to_pylist()], pa.string())
+
+
+def _text_bool(array: pa.Array) -> pa.Array:
+    if not pa.types.is_boolean(array.type):
+        array = pc.cast(array, pa.bool_())
+    return pc.if_else(array, "t", "f")
+
+
+_HEX_DIGITS = np.frombuffer(
+    b"".join(f"{byte:02x}".encode() for byte in range(256)), dtype=np.uint8
+).reshape(256, 2)
+
+
+def _text_bytea(array: pa.Array) -> pa.Array:
+    """bytea_out in hex format: ``\\x`` then two lower-case hex digits per byte."""
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+        array = _cast(array, pa.binary())
+    values = _from_binary_array(array)
+    offsets = np.zeros(len(array) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(values.lengths, 0) * 2, out=offsets[1:])
+    hexed = pa.Array.from_buffers(
+        pa.large_binary(),
+        len(array),
+        [
+            _validity(array),
+            pa.py_buffer(offsets),
+            pa.py_buffer(_HEX_DIGITS[values.data].reshape(-1)),
+        ],
+    )
+    prefix, separator = pa.scalar(b"\\x", pa.large_binary()), pa.scalar(b"", pa.large_binary())
+    return pc.binary_join_element_wise(prefix, hexed, separator)
+
+
+def _text_float(array: pa.Array, is_float4: bool) -> pa.Array:
+    """float4out/float8out: shortest round-trip digits, laid out as PostgreSQL does.
+
+    Arrow already finds the shortest digits but switches to exponent notation
+    outside 1e-6 <= |x| < 1e10; PostgreSQL does outside 1e-4 <= |x| < 1e15
+    (1e6 for real) and pads exponents to two digits.  Only the values between
+    those limits are re-laid out.
+    """
+    arrow_type = pa.float32() if is_float4 else pa.float64()
+    if array.type != arrow_type:
+        array = pc.cast(array, arrow_type)
+    text = _text(array)
+    magnitude = np.abs(_numbers(array, arrow_type))
+    if array.null_count:
+        magnitude = np.where(array.is_valid().to_numpy(zero_copy_only=False), magnitude, 1.0)
+    bound = arrow_type.to_pandas_dtype()
+    small = (magnitude >= bound(1e-6)) & (magnitude < bound(1e-4))
+    if is_float4:
+        to_exponent = small | ((magnitude >= bound(1e6)) & (magnitude < bound(1e10)))
+        to_fixed = np.zeros(len(magnitude), dtype=bool)
+    else:
+        to_exponent = small
+        to_fixed = (magnitude >= 1e10) & (magnitude < 1e15)
+    if to_exponent.any():
+        text = _relayout(
+            text,
+            to_exponent,
+            _fixed_to_exponent(text.filter(to_exponent), magnitude[to_exponent], bound),
+        )
+    if to_fixed.any():
+        text = _relayout(text, to_fixed, _exponent_to_fixed(text.filter(to_fixed)))
+    text = pc.replace_substring_regex(text, r"e([+-])(\d)$", r"e\10\2")
+    if not np.isfinite(magnitude).all():
+        text = pc.replace_substring_regex(text, r"^(-?)inf$", r"\1Infinity")
+        text = pc.replace_substring(text, "nan", "NaN")
+    return text
+
+
+def _relayout(text: pa.Array, mask: np.ndarray, replacements: pa.Array) -> pa.Array:
+    return pc.replace_with_mask(text, pa.array(mask), replacements.cast(text.type))
+
+
+def _split_sign(text: pa.Array) -> tuple[pa.Array, pa.Array]:
+    return pc.starts_with(text, "-"), pc.utf8_ltrim(text, characters="-")
+
+
+def _with_sign(negative: pa.Array, text: pa.Array) -> pa.Array:
+    return pc.if_else(negative, pc.binary_join_element_wise("-", text, ""), text)
+
+
+def _fixed_to_exponent(text: pa.Array, magnitude: np.ndarray, bound: type) -> pa.Array:
+    """'0.0000123' -> '1.23e-05', '1234567' -> '1.234567e+06' (decimal exponents -6, -5, 6..9)."""
+    negative, body = _split_sign(text)
+    exponent = np.full(len(magnitude), -6, dtype=np.int64)
+    for power in (-5, 6, 7, 8, 9):
+        exponent[magnitude >= bound(10.0**power)] = power
+    digits = pc.utf8_trim(pc.replace_substring(body, ".", ""), characters="0")
+    first = pc.utf8_slice_codeunits(digits, 0, 1)
+    rest = pc.utf8_slice_codeunits(digits, 1)
+    has_rest = pc.greater(pc.utf8_length(rest), 0)
+    mantissa = pc.if_else(has_rest, pc.binary_join_element_wise(first, rest, "."), first)
+    powers, index = np.unique(exponent, return_inverse=True)
+    suffix = pa.array([f"e{'-' if p < 0 else '+'}{abs(p):02d}" for p in powers]).take(index)
+    return _with_sign(negative, pc.binary_join_element_wise(mantissa, suffix, ""))
+
+
+def _exponent_to_fixed(text: pa.Array) -> pa.Array:
+    """'1.2345e+12' -> '1234500000000' and '1.5e+10' -> '15000000000' for exponents 10..14."""
+    negative, body = _split_sign(text)
+    parts = pc.split_pattern(body, "e")
+    mantissa = pc.list_element(parts, 0)
+    exponent = pc.cast(pc.utf8_ltrim(pc.list_element(parts, 1), characters="+"), pa.int32())
+    exponent = exponent.to_numpy()
+    digits = pc.replace_substring(mantissa, ".", "")
+    out = pa.nulls(len(text), pa.string())
+    for power in np.unique(exponent):
+        mask = pa.array(exponent == power)
+        group = digits.filter(mask)
+        width = int(power) + 1
+        padded = pc.utf8_rpad(group, width=width, padding="0")
+        split = pc.binary_join_element_wise(
+            pc.utf8_slice_codeunits(group, 0, width), pc.utf8_slice_codeunits(group, width), "."
+        )
+        fixed = pc.if_else(pc.greater(pc.utf8_length(group), width), split, padded)
+        out = pc.replace_with_mask(out, mask, fixed.cast(pa.string()))
+    return _with_sign(negative, out)
+
+
+def _text_numeric(array: pa.Array) -> pa.Array:
+    """numeric_out: Arrow's spelling except where it chose exponent notation (tiny values)."""
+    if not pa.types.is_decimal(array.type):
+        return _fallback_text(array)
+    text = _text(array)
+    exponent = pc.fill_null(pc.match_substring(text, "E"), False)
+    if pc.any(exponent).as_py():
+        # Per value: only values below 1e-6 with a scale above 6 reach this.
+        fixed = [format(Decimal(v), "f") for v in text.filter(exponent).to_pylist()]
+        text = pc.replace_with_mask(text, exponent, pa.array(fixed, pa.string()))
+    return text
+
+
+def _text_date(array: pa.Array) -> pa.Array:
+    if not pa.types.is_date32(array.type):
+        array = pc.cast(array, pa.date32())
+    return _text(array)
+
+
+def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
+    """timestamp_out with ISO DateStyle: seconds, then a fraction without trailing zeros."""
+    tz = "UTC" if with_zone else None
+    array = _cast(array, pa.timestamp("us", tz=tz))
+    micros = _numbers(array, array.type)
+    fraction = np.mod(micros, 1_000_000)
+    whole = pa.Array.from_buffers(
+        pa.timestamp("s", tz=tz),
+        len(array),
+        [_validity(array), pa.py_buffer(np.floor_divide(micros, 1_000_000))],
+    )
+    text = pc.strftime(whole, "%Y-%m-%d %H:%M:%S")
+    if fraction.any():
+        digits = pc.utf8_rtrim(pc.utf8_lpad(_text(pa.array(fraction)), 6, "0"), characters="0")
+        dotted = pc.binary_join_element_wise(".", digits, "")
+        text = pc.binary_join_element_wise(text, pc.if_else(pa.array(fraction > 0), dotted, ""), "")
+    if with_zone:
+        text = pc.binary_join_element_wise(text, "+00", "")
+    return text
+
+
+def _validity(array: pa.Array) -> pa.Buffer | None:
+    """A validity bitmap for the array starting at offset 0 (None when nothing is NULL)."""
+    if not array.null_count:
+        return None
+    return pa.py_buffer(
+        np.packbits(array.is_valid().to_numpy(zero_copy_only=False), bitorder="little")
+    )
+
+
+_TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
+    BOOL: _text_bool,
+    BYTEA: _text_bytea,
+    INT2: _text,
+    INT4: _text,
+    INT8: _text,
+    FLOAT4: lambda a: _text_float(a, is_float4=True),
+    FLOAT8: lambda a: _text_float(a, is_float4=False),
+    NUMERIC: _text_numeric,
+    TEXT: _fallback_text,
+    VARCHAR: _fallback_text,
+    NAME: _fallback_text,
+    DATE: _text_date,
+    TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
+    TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
+}
+
+_BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
+    BOOL: _binary_bool,
+    BYTEA: _binary_bytes,
+    INT2: _binary_fixed(pa.int16(), ">i2"),
+    INT4: _binary_fixed(pa.int32(), ">i4"),
+    INT8: _binary_fixed(pa.int64(), ">i8"),
+    FLOAT4: _binary_fixed(pa.float32(), ">f4"),
+    FLOAT8: _binary_fixed(pa.float64(), ">f8"),
+    NUMERIC: _binary_numeric,
+    DATE: _binary_date,
+    TIMESTAMP: _binary_timestamp(None),
+    TIMESTAMPTZ: _binary_timestamp("UTC"),
+}
+
+
+# -- parameters -------------------------------------------------------------------------------
+
+
+def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int = 1) -> object:
+    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes."""
+    if format_code == 1:
+        decoder = _BINARY_DECODERS.get(type_oid)
+        if decoder is None:
+            raise FeatureNotSupported(
+                f"binary format is not supported for parameter ${param_number} of type {type_oid}"
+            )
+        try:
+            return decoder(data)
+        except (struct.error, ValueError, OverflowError, IndexError):
+            raise InvalidBinaryRepresentation(
+                f"incorrect binary data format in bind parameter {param_number}"
+            ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        raise CharacterNotInRepertoire(
+            f'invalid byte sequence for encoding "UTF8": 0x{bad}'
+        ) from None
+    return _TEXT_DECODERS.get(type_oid, _identity)(text)
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _invalid(type_oid: int, text: str) -> InvalidTextRepresentation:
+    return InvalidTextRepresentation(
+        f'invalid input syntax for type {_TYPE_NAMES[type_oid]}: "{text}"'
+    )
+
+
+_BOOL_WORDS = (
+    ("true", True, 1),
+    ("false", False, 1),
+    ("yes", True, 1),
+    ("no", False, 1),
+    ("on", True, 2),
+    ("off", False, 2),
+    ("1", True, 1),
+    ("0", False, 1),
+)
+
+
+def _decode_bool(text: str) -> bool:
+    word = text.strip().lower()
+    for spelling, value, shortest in _BOOL_WORDS:
+        if len(word) >= shortest and spelling.startswith(word):
+            return value
+    raise _invalid(BOOL, text)
+
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_INTEGER_RANGES = {INT2: 2**15, INT4: 2**31, INT8: 2**63}
+
+
+def _decode_int(type_oid: int) -> Callable[[str], int]:
+    limit = _INTEGER_RANGES[type_oid]
+
+    def decode(text: str) -> int:
+        if not _INTEGER.fullmatch(text):
+            raise _invalid(type_oid, text)
+        value = int(text)
+        if not -limit <= value < limit:
+            raise NumericValueOutOfRange(
+                f'value "{text}" is out of range for type {_TYPE_NAMES[type_oid]}'
+            )
+        return value
+
+    return decode
+
+
+_FLOAT = re.compile(
+    r"\s*[+-]?(?:(?P<digits>\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*", re.IGNORECASE
+)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _decode_float(type_oid: int) -> Callable[[str], float]:
+    def decode(text: str) -> float:
+        match = _FLOAT.fullmatch(text)
+        if match is None:
+            raise _invalid(type_oid, text)
+        value = float(text)
+        digits = match.group("digits")
+        if digits is not None:
+            overflow = not np.isfinite(value) or (type_oid == FLOAT4 and abs(value) > _FLOAT32_MAX)
+            narrowed = float(np.float32(value)) if type_oid == FLOAT4 else value
+            underflow = narrowed == 0 and digits.strip("0.") != ""
+            if overflow or underflow:
+                raise NumericValueOutOfRange(
+                    f'"{text}" is out of range for type {_TYPE_NAMES[type_oid]}'
+                )
+            return narrowed
+        return value
+
+    return decode
+
+
+_NUMERIC = re.compile(
+    r"\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|[+-]?inf|[+-]?infinity)\s*",
+    re.IGNORECASE,
+)
+
+
+def _decode_numeric(text: str) -> Decimal:
+    if not _NUMERIC.fullmatch(text):
+        raise _invalid(NUMERIC, text)
+    word = text.strip().lower().lstrip("+")
+    if word in ("inf", "-inf"):
+        word += "inity"
+    return Decimal(word)
+
+
+def _decode_bytea(text: str) -> bytes:
+    """byteain: ``\\x`` hex (whitespace allowed between digit pairs) or the escape format."""
+    if text.startswith("\\x"):
+        hex_digits = "".join(text[2:].split())
+        bad = re.search(r"[^0-9a-fA-F]", hex_digits)
+        if bad:
+            raise InvalidParameterValue(f'invalid hexadecimal digit: "{bad.group()}"')
+        if len(hex_digits) % 2:
+            raise InvalidParameterValue("invalid hexadecimal data: odd number of digits")
+        return bytes.fromhex(hex_digits)
+    out = bytearray()
+    raw = text.encode("utf-8")
+    pos = 0
+    while pos < len(raw):
+        if raw[pos] != 0x5C:
+            out.append(raw[pos])
+            pos += 1
+        elif raw[pos + 1 : pos + 2] == b"\\":
+            out.append(0x5C)
+            pos += 2
+        elif re.fullmatch(rb"[0-3][0-7][0-7]", raw[pos + 1 : pos + 4]):
+            out.append(int(raw[pos + 1 : pos + 4], 8))
+            pos += 4
+        else:
+            raise InvalidTextRepresentation("invalid input syntax for type bytea")
+    return bytes(out)
+
+
+_DATETIME = re.compile(
+    r"\s*(?:(?P<year>\d{4,})-(?P<month>\d{1,2})-(?P<day>\d{1,2})|(?P<compact>\d{8}))"
+    r"(?:(?:[ T]|\s+)(?P<hour>\d{1,2}):(?P<minute>\d{2})"
+    r"(?::(?P<second>\d{2})(?:\.(?P<fraction>\d*))?)?)?"
+    r"\s*(?P<zone>Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?|(?!(?:BC|AD)\b)[A-Za-z][\w/+-]*)?"
+    r"\s*(?P<era>BC|AD)?\s*",
+    re.IGNORECASE,
+)
+
+
+def _parse_datetime(text: str, type_oid: int) -> tuple[dt.datetime, dt.tzinfo | None]:
+    """Parse an ISO date or timestamp; returns the local wall time and its zone, if one was given."""
+    match = _DATETIME.fullmatch(text)
+    if match is None:
+        raise InvalidDatetimeFormat(
+            f'invalid input syntax for type {_TYPE_NAMES[type_oid]}: "{text}"'
+        )
+    if (match.group("era") or "").upper() == "BC":
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
+    fraction = Decimal("0." + (match.group("fraction") or "0"))
+    micros = int(fraction.scaleb(6).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    hour, minute = int(match.group("hour") or 0), int(match.group("minute") or 0)
+    second = int(match.group("second") or 0)
+    try:
+        if hour > 24 or minute > 59 or second > 60 or (hour == 24 and (minute or second or micros)):
+            raise ValueError("time of day out of range")
+        compact = match.group("compact")
+        if compact:
+            ymd = (int(compact[:4]), int(compact[4:6]), int(compact[6:]))
+        else:
+            ymd = (int(match.group("year")), int(match.group("month")), int(match.group("day")))
+        day = dt.datetime(*ymd)
+        wall = day + dt.timedelta(hours=hour, minutes=minute, seconds=second, microseconds=micros)
+    except (ValueError, OverflowError):
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"') from None
+    return wall, _zone(match.group("zone"))
+
+
+def _zone(spelling: str | None) -> dt.tzinfo | None:
+    if spelling is None:
+        return None
+    if spelling.upper() in ("Z", "UTC", "GMT"):
+        return dt.UTC
+    if spelling[0] in "+-":
+        digits = spelling[1:].replace(":", "")
+        if len(digits) <= 2:
+            hours, minutes, seconds = int(digits), 0, 0
+        elif len(digits) <= 4:
+            hours, minutes, seconds = int(digits[:-2]), int(digits[-2:]), 0
+        else:
+            hours, minutes, seconds = int(digits[:-4]), int(digits[-4:-2]), int(digits[-2:])
+        offset = dt.timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        return dt.timezone(-offset if spelling[0] == "-" else offset)
+    try:
+        return zoneinfo.ZoneInfo(spelling)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise InvalidParameterValue(f'time zone "{spelling}" not recognized') from None
+
+
+def _decode_date(text: str) -> dt.date:
+    return _parse_datetime(text, DATE)[0].date()
+
+
+def _decode_timestamp(text: str) -> dt.datetime:
+    return _parse_datetime(text, TIMESTAMP)[0]
+
+
+def _decode_timestamptz(text: str) -> dt.datetime:
+    wall, zone = _parse_datetime(text, TIMESTAMPTZ)
+    return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+
+
+_TEXT_DECODERS: dict[int, Callable[[str], object]] = {
+    BOOL: _decode_bool,
+    BYTEA: _decode_bytea,
+    INT2: _decode_int(INT2),
+    INT4: _decode_int(INT4),
+    INT8: _decode_int(INT8),
+    FLOAT4: _decode_float(FLOAT4),
+    FLOAT8: _decode_float(FLOAT8),
+    NUMERIC: _decode_numeric,
+    DATE: _decode_date,
+    TIMESTAMP: _decode_timestamp,
+    TIMESTAMPTZ: _decode_timestamptz,
+}
+
+
+def _unpack(fmt: str) -> Callable[[bytes], object]:
+    layout = struct.Struct(fmt)
+
+    def decode(data: bytes) -> object:
+        return layout.unpack(data)[0]
+
+    return decode
+
+
+def _decode_numeric_binary(data: bytes) -> Decimal:
+    ndigits, weight, sign, dscale = struct.unpack_from("!hhHh", data)
+    groups = struct.unpack_from(f"!{ndigits}h", data, 8)
+    if len(data) != 8 + 2 * ndigits or any(not 0 <= g < 10000 for g in groups):
+        raise ValueError("malformed numeric")
+    if sign == 0xC000:
+        return Decimal("NaN")
+    if sign in (0xD000, 0xF000):
+        return Decimal("Infinity" if sign == 0xD000 else "-Infinity")
+    if sign not in (0, 0x4000):
+        raise ValueError("invalid numeric sign")
+    digits = "".join(f"{g:04d}" for g in groups) or "0"
+    exponent = 4 * (weight - ndigits + 1) if ndigits else 0
+    if exponent > -dscale:
+        digits += "0" * (exponent + dscale)
+        exponent = -dscale
+    return Decimal((1 if sign else 0, tuple(int(c) for c in digits), exponent))
+
+
+def _decode_date_binary(data: bytes) -> dt.date:
+    (days,) = struct.unpack("!i", data)
+    return _PG_EPOCH_DATE + dt.timedelta(days=days)
+
+
+def _decode_timestamp_binary(data: bytes) -> dt.datetime:
+    (micros,) = struct.unpack("!q", data)
+    return _PG_EPOCH + dt.timedelta(microseconds=micros)
+
+
+def _decode_bool_binary(data: bytes) -> bool:
+    if len(data) != 1:
+        raise ValueError("bool is one byte")
+    return data != b"\x00"
+
+
+def _decode_jsonb_binary(data: bytes) -> str:
+    if data[:1] != b"\x01":
+        raise ValueError("unsupported jsonb version")
+    return data[1:].decode("utf-8")
+
+
+_BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
+    UNKNOWN: lambda data: data.decode("utf-8"),
+    BOOL: _decode_bool_binary,
+    BYTEA: bytes,
+    INT2: _unpack("!h"),
+    INT4: _unpack("!i"),
+    INT8: _unpack("!q"),
+    FLOAT4: _unpack("!f"),
+    FLOAT8: _unpack("!d"),
+    NUMERIC: _decode_numeric_binary,
+    TEXT: lambda data: data.decode("utf-8"),
+    VARCHAR: lambda data: data.decode("utf-8"),
+    NAME: lambda data: data.decode("utf-8"),
+    DATE: _decode_date_binary,
+    TIMESTAMP: _decode_timestamp_binary,
+    TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
+    UUID: lambda data: str(uuid.UUID(bytes=data)),
+    JSONB: _decode_jsonb_binary,
+}

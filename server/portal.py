@@ -1,0 +1,213 @@
+"""Prepared statements and portals of one connection: names, formats, row-limit suspension.
+
+A prepared statement is what Parse made (``sql.result.PreparedStatement``);
+a portal is a statement bound to parameter values and result formats.  A
+portal starts its statement at the first Execute and keeps the batch stream
+open, so an Execute with a row limit suspends it and the next Execute carries
+on from the same row.  The unnamed statement and portal are silently
+replaced; a named one must be closed before its name is reused.
+
+Pulling rows runs the query, so ``Portal.start`` and ``Portal.fetch`` are
+called on a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from server import pgtypes
+from server.errors import coded_error
+from sql.result import PreparedStatement, Result, ResultColumn
+from storage.errors import InvalidCursorName, InvalidSqlStatementName, ProtocolViolation
+
+if TYPE_CHECKING:
+    from sql.session import Session
+
+
+def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, ...]:
+    """Expand Bind's format codes (none: all text; one: all alike; else one each) to ``count``."""
+    if any(code not in (0, 1) for code in codes):
+        bad = next(code for code in codes if code not in (0, 1))
+        raise ProtocolViolation(f"unsupported format code: {bad}")
+    if not codes:
+        return (0,) * count
+    if len(codes) == 1:
+        return (codes[0],) * count
+    if len(codes) != count:
+        raise ProtocolViolation(f"bind message has {len(codes)} {what} formats but {count} {what}s")
+    return tuple(codes)
+
+
+class RowStream:
+    """Hands out a batch stream in slices of at most N rows, keeping the rest of a split batch."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = batches
+        self._pending: pa.RecordBatch | None = None
+        self.is_exhausted = False
+
+    def take(self, max_rows: int) -> pa.RecordBatch | None:
+        """Up to ``max_rows`` rows from the current batch; None once the stream has ended."""
+        while self._pending is None or self._pending.num_rows == 0:
+            try:
+                self._pending = next(self._batches)
+            except StopIteration:
+                self.is_exhausted = True
+                self._pending = None
+                return None
+        batch = self._pending
+        if batch.num_rows <= max_rows:
+            self._pending = None
+            return batch
+        self._pending = batch.slice(max_rows)
+        return batch.slice(0, max_rows)
+
+    def close(self) -> None:
+        close = getattr(self._batches, "close", None)
+        if close is not None and not self.is_exhausted:
+            close()
+        self.is_exhausted = True
+
+
+@dataclass(slots=True)
+class Fetched:
+    """One chunk of output: framed DataRow messages, their count, and whether the rows ended."""
+
+    data: bytes
+    rows: int
+    is_exhausted: bool
+
+
+class ResultStream:
+    """A started statement's Result, encoded chunk by chunk in the formats the client chose."""
+
+    def __init__(self, result: Result, formats: Sequence[int]) -> None:
+        self.result = result
+        self.rows = RowStream(result.batches)
+        columns = result.columns or ()
+        self.type_oids = tuple(c.type_oid for c in columns)
+        self.formats = resolve_formats(tuple(formats), len(columns), "result")
+
+    def fetch(self, max_rows: int) -> Fetched:
+        """Pull and encode up to ``max_rows`` rows (worker thread: this runs the query)."""
+        parts: list[bytes] = []
+        count = 0
+        while count < max_rows:
+            batch = self.rows.take(max_rows - count)
+            if batch is None:
+                break
+            parts.append(pgtypes.encode_rows(batch, self.type_oids, self.formats))
+            count += batch.num_rows
+        return Fetched(b"".join(parts), count, self.rows.is_exhausted)
+
+    def close(self) -> None:
+        """Abandon the rest of the rows (worker thread: closing may end a transaction)."""
+        self.rows.close()
+
+
+@dataclass(slots=True)
+class Portal:
+    """A prepared statement bound to parameters and result formats, and once started its rows."""
+
+    name: str
+    statement: PreparedStatement
+    params: list[object]
+    result_formats: tuple[int, ...]
+    stream: ResultStream | None = None
+    is_complete: bool = False
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.stream is not None and not self.stream.rows.is_exhausted
+
+    def columns(self) -> tuple[ResultColumn, ...] | None:
+        if self.stream is not None:
+            return self.stream.result.columns
+        return self.statement.columns
+
+    def formats(self) -> tuple[int, ...]:
+        """The format of each column of ``columns()``."""
+        return self.stream.formats if self.stream is not None else self.result_formats
+
+    def start(self, session: Session) -> Result:
+        """Run the statement (worker thread); its rows are pulled later through ``stream``."""
+        result = session.execute_prepared(self.statement, self.params)
+        formats = self.result_formats
+        if result.columns is not None and len(formats) != len(result.columns):
+            formats = formats[:1]
+        self.stream = ResultStream(result, formats)
+        return result
+
+    def close(self) -> None:
+        """Abandon the result stream (worker thread)."""
+        if self.stream is not None:
+            self.stream.close()
+
+
+class PortalRegistry:
+    """The named and unnamed prepared statements and portals of one connection."""
+
+    def __init__(self) -> None:
+        self.statements: dict[str, PreparedStatement] = {}
+        self.portals: dict[str, Portal] = {}
+
+    def check_statement_name(self, name: str) -> None:
+        """Refuse a Parse into a named statement that exists (the unnamed one is replaced)."""
+        if name and name in self.statements:
+            raise coded_error("42P05", f'prepared statement "{name}" already exists')
+
+    def add_statement(self, name: str, statement: PreparedStatement) -> None:
+        self.check_statement_name(name)
+        self.statements[name] = statement
+
+    def statement(self, name: str) -> PreparedStatement:
+        try:
+            return self.statements[name]
+        except KeyError:
+            raise InvalidSqlStatementName(f'prepared statement "{name}" does not exist') from None
+
+    def add_portal(self, portal: Portal) -> list[Portal]:
+        """Register a portal; returns the portal it replaced (the unnamed one), to be closed."""
+        if portal.name and portal.name in self.portals:
+            raise coded_error("42P03", f'cursor "{portal.name}" already exists')
+        replaced = self.portals.pop(portal.name, None)
+        self.portals[portal.name] = portal
+        return [replaced] if replaced is not None else []
+
+    def portal(self, name: str) -> Portal:
+        try:
+            return self.portals[name]
+        except KeyError:
+            raise InvalidCursorName(f'portal "{name}" does not exist') from None
+
+    def close_statement(self, name: str) -> list[Portal]:
+        """Drop a statement and the portals made from it; returns those portals."""
+        statement = self.statements.pop(name, None)
+        if statement is None:
+            return []
+        doomed = [p for p in self.portals.values() if p.statement is statement]
+        for portal in doomed:
+            del self.portals[portal.name]
+        return doomed
+
+    def close_portal(self, name: str) -> list[Portal]:
+        portal = self.portals.pop(name, None)
+        return [portal] if portal is not None else []
+
+    def end_of_transaction(self, transaction_status: str) -> list[Portal]:
+        """At Sync: drop the unnamed portal, and every portal once no block is open."""
+        if transaction_status == "T":
+            doomed = [name for name in self.portals if name == ""]
+        else:
+            doomed = list(self.portals)
+        return [self.portals.pop(name) for name in doomed]
+
+    def clear(self) -> list[Portal]:
+        portals = list(self.portals.values())
+        self.portals.clear()
+        self.statements.clear()
+        return portals

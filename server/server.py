@@ -1,0 +1,126 @@
+"""The asyncio listener: accepts clients, keeps the registry cancel requests use, shuts down.
+
+Each accepted socket becomes a ``Connection`` running in its own task, with a
+BackendKeyData pair (process id, secret) that identifies it to a later
+CancelRequest; the registry maps the process id to the connection and the
+secret is compared in constant time.  Statements of every connection share
+one thread pool.
+
+Shutdown (SIGTERM or SIGINT, wired in ``__main__``): stop listening, end
+idle connections at once with FATAL 57P01, give running statements
+``shutdown_grace_s`` to finish, then cancel them and close what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from server.auth import Authenticator, TrustAuthenticator
+from server.config import Config
+from server.connection import Connection
+
+if TYPE_CHECKING:
+    from sql.database import Database
+
+log = logging.getLogger(__name__)
+
+_MAX_PROCESS_ID = 2**31 - 1
+
+
+class Server:
+    """Listens for clients of one database and tracks their connections."""
+
+    def __init__(
+        self, database: Database, config: Config, authenticator: Authenticator | None = None
+    ) -> None:
+        self._database = database
+        self._config = config
+        self._authenticator = authenticator or TrustAuthenticator()
+        self._executor = ThreadPoolExecutor(
+            max_workers=config.worker_threads, thread_name_prefix="nyala-statement"
+        )
+        self._connections: dict[int, Connection] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._listener: asyncio.Server | None = None
+        self._next_process_id = secrets.randbelow(2**30) + 1000
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def start(self) -> tuple[str, int]:
+        """Start listening; returns the bound host and port (the real one when port is 0)."""
+        self._listener = await asyncio.start_server(
+            self._accept, self._config.host, self._config.port, reuse_address=True
+        )
+        host, port = self._listener.sockets[0].getsockname()[:2]
+        return host, port
+
+    async def serve_until(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set, then shut down gracefully."""
+        await stop.wait()
+        await self.shutdown()
+
+    def cancel(self, process_id: int, secret_key: int) -> None:
+        """Handle a CancelRequest: cancel that connection's statement if the secret matches."""
+        connection = self._connections.get(process_id)
+        if connection is None or not hmac.compare_digest(
+            connection.secret_key.to_bytes(4, "big", signed=True),
+            secret_key.to_bytes(4, "big", signed=True),
+        ):
+            log.info("cancel request for unknown backend %d ignored", process_id)
+            return
+        log.info("cancel request for backend %d", process_id)
+        connection.cancel_statement()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        process_id = self._allocate_process_id()
+        connection = Connection(
+            reader,
+            writer,
+            database=self._database,
+            config=self._config,
+            executor=self._executor,
+            authenticator=self._authenticator,
+            process_id=process_id,
+            secret_key=secrets.randbelow(2**31),
+            on_cancel_request=self.cancel,
+        )
+        task = asyncio.current_task()
+        assert task is not None, "connections run in tasks"
+        self._connections[process_id] = connection
+        self._tasks.add(task)
+        log.debug("connection %d from %s", process_id, connection.peer)
+        try:
+            await connection.run()
+        finally:
+            self._connections.pop(process_id, None)
+            self._tasks.discard(task)
+
+    def _allocate_process_id(self) -> int:
+        while True:
+            self._next_process_id = self._next_process_id % _MAX_PROCESS_ID + 1
+            if self._next_process_id not in self._connections:
+                return self._next_process_id
+
+    async def shutdown(self) -> None:
+        """Stop listening, end the connections, and release the worker threads."""
+        if self._listener is not None:
+            self._listener.close()
+        log.info("shutting down: %d connections", len(self._connections))
+        for connection in list(self._connections.values()):
+            connection.shutdown()
+        tasks = set(self._tasks)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self._config.shutdown_grace_s)
+            if pending:
+                log.warning("cancelling %d running statements", len(pending))
+                for connection in list(self._connections.values()):
+                    connection.cancel_statement()
+                await asyncio.wait(pending, timeout=self._config.shutdown_grace_s)
+        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,47 @@
+"""nyala's storage engine: MVCC tablets modelled on Apache Kudu, under one WAL per database.
+
+The tablet model, in one page
+-----------------------------
+
+A table is split into *tablets* (catalog/ decides which row goes where).  A
+tablet is a set of *rowsets*, each holding a disjoint set of primary keys:
+
+- the **MemRowSet** (``tablet/memrowset.py``), an in-memory map from encoded
+  primary key (``key_encoding.py``: bytes that sort like the key tuples) to
+  the row as inserted plus its chain of mutations (UPDATE, DELETE,
+  REINSERT).  Every insert goes here.
+- later, **DiskRowSets**: a MemRowSet flushed to per-column files, with
+  UNDO deltas for history and REDO delta stores (DeltaMemStore, delta
+  files) for updates that arrive after the flush; compactions merge them.
+
+Every change is tagged with the transaction that made it (``mvcc.TxnState``).
+A transaction (``transaction.py``) writes provisionally at once; at commit it
+
+1. appends ONE record to the write-ahead log (``wal.py``, layout in
+   ``commit_record.py``) holding its commit timestamp and every write,
+2. waits for that record to be fsynced (group commit: one fsync covers all
+   concurrent committers),
+3. stamps its TxnState with the commit timestamp, making all of its writes
+   visible together, and tells the ``MvccManager`` it is applied.
+
+Timestamps are hybrid times (``timestamp.py``): wall-clock microseconds with a
+logical counter, from one clock per database.  A *snapshot* is a timestamp
+S at or below the MvccManager's safe time; a reader sees exactly the changes
+committed at <= S, plus its own.  Because the WAL only ever holds committed
+transactions, recovery (``engine.py``) loads tablet metadata and replays
+every record as committed at its timestamp.
+
+Writers to one key are serialised: a transaction that meets another live
+transaction's provisional write waits for it (``waits_for.py`` detects
+deadlocks), then applies to the newest version (READ COMMITTED).
+
+The public surface
+------------------
+
+Shared vocabulary, used by every layer: ``types``, ``schema``, ``predicate``
+(``ColumnPredicate``, ``ScanSpec``), ``timestamp``, ``errors``.  The facade
+for catalog/ and sql/: ``engine.StorageEngine`` (open, create/drop tablets,
+``begin()``) and ``transaction.Transaction`` (scan, insert, update, delete,
+commit, rollback).  Batches crossing the seam are ``pyarrow.RecordBatch``es
+whose fields are named ``str(column_id)``.  Everything else here is internal.
+"""

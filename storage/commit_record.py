@@ -1,0 +1,107 @@
+"""CommitRecord: the WAL payload for one committed transaction, and its byte layout.
+
+A transaction writes exactly one WAL record, at commit, holding its commit
+timestamp and every write it made, so replay never sees part of a
+transaction and never sees an uncommitted one.
+
+======  ========  ===========================================================
+offset  size      field (integers little-endian)
+======  ========  ===========================================================
+0       1         record type: 1 = COMMIT
+1       8         commit timestamp, u64 (hybrid time)
+9       4         number of operations N, u32
+13      ...       N operations, back to back:
++0      8         tablet id, u64
++8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE
++9      4         length L of the Arrow data, u32
++13     L         the op's RecordBatch as an Arrow IPC stream (schema + one batch)
+======  ========  ===========================================================
+
+Batches keep the fields the write was given, named ``str(column_id)``:
+every column for INSERT, key plus changed columns for UPDATE, key columns
+for DELETE.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from storage.errors import DataCorrupted
+from storage.timestamp import Timestamp
+from storage.types import TabletId
+
+COMMIT_RECORD_TYPE = 1
+_HEADER = struct.Struct("<BQI")
+HEADER_BYTES = _HEADER.size
+_OP_HEADER = struct.Struct("<QBI")
+
+
+class OpKind(enum.IntEnum):
+    INSERT = 1
+    UPDATE = 2
+    DELETE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOp:
+    """One write of a transaction: a batch applied to one tablet."""
+
+    tablet_id: TabletId
+    kind: OpKind
+    batch: pa.RecordBatch
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRecord:
+    commit_ts: Timestamp
+    ops: tuple[WriteOp, ...]
+
+
+def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
+    """Encode the operations part of a record (done before the commit timestamp is known)."""
+    parts = []
+    for op in ops:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, op.batch.schema) as writer:
+            writer.write_batch(op.batch)
+        data = sink.getvalue().to_pybytes()
+        parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+def encode_header(commit_ts: Timestamp, num_ops: int) -> bytes:
+    return _HEADER.pack(COMMIT_RECORD_TYPE, commit_ts, num_ops)
+
+
+def encode(record: CommitRecord) -> bytes:
+    return encode_header(record.commit_ts, len(record.ops)) + encode_ops(record.ops)
+
+
+def decode(payload: bytes) -> CommitRecord:
+    """Decode a WAL payload written by ``encode``; DataCorrupted if it is not one."""
+    try:
+        record_type, commit_ts, num_ops = _HEADER.unpack_from(payload, 0)
+        if record_type != COMMIT_RECORD_TYPE:
+            raise DataCorrupted(f"unknown WAL record type {record_type}")
+        pos = _HEADER.size
+        ops = []
+        for _ in range(num_ops):
+            tablet_id, kind, length = _OP_HEADER.unpack_from(payload, pos)
+            pos += _OP_HEADER.size
+            reader = pa.ipc.open_stream(pa.py_buffer(payload[pos : pos + length]))
+            batches = list(reader)
+            batch = (
+                batches[0]
+                if len(batches) == 1
+                else pa.Table.from_batches(batches, reader.schema).combine_chunks().to_batches()[0]
+            )
+            ops.append(WriteOp(TabletId(tablet_id), OpKind(kind), batch))
+            pos += length
+    except (struct.error, pa.ArrowInvalid, ValueError, IndexError) as exc:
+        raise DataCorrupted(f"unreadable WAL commit record: {exc}") from exc
+    return CommitRecord(Timestamp(commit_ts), tuple(ops))

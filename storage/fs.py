@@ -1,0 +1,99 @@
+"""The data-directory layout, and writing files so that a crash never leaves half of one.
+
+::
+
+    <data_dir>/
+      wal/wal-<seq:016d>.log         write-ahead log segments (storage/wal.py)
+      tablets/<tablet_id>/
+        metadata.json                the tablet's schema (storage/tablet/tablet.py)
+
+``atomic_write`` follows the usual recipe: write a temporary file beside the
+target, fsync it, rename it over the target, fsync the directory.  Readers see
+the old file or the new one, never a mix, and once it returns the new one
+survives a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage.types import TabletId
+
+WAL_DIR = "wal"
+TABLETS_DIR = "tablets"
+TABLET_METADATA_FILE = "metadata.json"
+_TMP_SUFFIX = ".tmp"
+
+
+@dataclass(frozen=True, slots=True)
+class DataDirLayout:
+    """Where each file of one database lives under its data directory."""
+
+    root: Path
+
+    @property
+    def wal_dir(self) -> Path:
+        return self.root / WAL_DIR
+
+    @property
+    def tablets_dir(self) -> Path:
+        return self.root / TABLETS_DIR
+
+    def tablet_dir(self, tablet_id: TabletId) -> Path:
+        return self.tablets_dir / str(tablet_id)
+
+    def tablet_metadata_path(self, tablet_id: TabletId) -> Path:
+        return self.tablet_dir(tablet_id) / TABLET_METADATA_FILE
+
+    def create(self, *, fsync: bool = True) -> None:
+        """Create the directories that are missing, durably."""
+        for path in (self.root, self.wal_dir, self.tablets_dir):
+            make_dir(path, fsync=fsync)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the entries of directory ``path`` (creations, renames, removals) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dir(path: Path, *, fsync: bool = True) -> None:
+    """Create ``path`` (and parents) if missing; fsync its parent when it was created."""
+    if path.is_dir():
+        return
+    path.mkdir(parents=True, exist_ok=True)
+    if fsync:
+        fsync_dir(path.parent)
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + _TMP_SUFFIX)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    if fsync:
+        fsync_dir(path.parent)
+
+
+def remove_dir(path: Path, *, fsync: bool = True) -> None:
+    """Remove directory ``path`` and everything under it, durably."""
+    if not path.exists():
+        return
+    shutil.rmtree(path)
+    if fsync:
+        fsync_dir(path.parent)

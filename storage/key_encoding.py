@@ -1,0 +1,223 @@
+"""Encode primary keys to bytes that sort in the same order as the key tuples (Kudu's "memcmp" keys).
+
+The MemRowSet is keyed by these bytes, and scans turn key-column predicates
+into byte bounds ``[lower, upper)`` over them.  Each key column is encoded in
+turn and the pieces are concatenated:
+
+=======================  ==============================================================
+column type              encoding
+=======================  ==============================================================
+int8/16/32/64            big-endian two's complement, sign bit flipped (1, 2, 4, 8 bytes)
+date                     as int32 (days since 1970-01-01)
+timestamp                as int64 (microseconds since 1970-01-01, UTC for timestamptz)
+decimal(p, s)            the unscaled value as int128, big-endian, sign bit flipped
+string, varchar, binary  UTF-8 / raw bytes; in every column but the last, each ``00`` byte
+                         becomes ``00 01`` and the value ends with ``00 00``
+=======================  ==============================================================
+
+Flipping the sign bit makes negative numbers sort below positive ones; the
+``00 00`` terminator sorts below any escaped byte, so ``"a"`` < ``"a\\0"`` <
+``"ab"`` still holds when a later column follows.  The last column needs no
+terminator because nothing follows it.  Floating-point and boolean columns
+cannot be key columns (as in Kudu).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from storage.types import DataType, TypeKind
+
+_INT_WIDTH_BYTES = {
+    TypeKind.INT8: 1,
+    TypeKind.INT16: 2,
+    TypeKind.INT32: 4,
+    TypeKind.INT64: 8,
+    TypeKind.DATE: 4,
+    TypeKind.TIMESTAMP: 8,
+}
+_ARROW_INT = {1: pa.int8(), 2: pa.int16(), 4: pa.int32(), 8: pa.int64()}
+_BYTES_KINDS = (TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY)
+_DECIMAL_WIDTH_BYTES = 16
+_TERMINATOR = b"\x00\x00"
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def is_key_type(data_type: DataType) -> bool:
+    """Whether a column of this type may be part of a primary key."""
+    return data_type.kind in _INT_WIDTH_BYTES or data_type.kind in (
+        TypeKind.DECIMAL,
+        *_BYTES_KINDS,
+    )
+
+
+def encode_keys(columns: Sequence[pa.Array], types: Sequence[DataType]) -> list[bytes]:
+    """Encode the key of every row of a batch, given its key columns in key order.
+
+    Fixed-width columns are encoded with numpy and strings with Arrow kernels;
+    the only per-row step is Arrow handing back one ``bytes`` per row.
+    """
+    assert len(columns) == len(types) > 0, "one array per key column"
+    last = len(columns) - 1
+    parts = [
+        _encode_array(column, data_type, is_last=idx == last)
+        for idx, (column, data_type) in enumerate(zip(columns, types))
+    ]
+    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, b"")
+    return joined.to_pylist()
+
+
+def _encode_array(column: pa.Array, data_type: DataType, *, is_last: bool) -> pa.Array:
+    assert column.null_count == 0, "key columns are NOT NULL"
+    kind = data_type.kind
+    if kind in _BYTES_KINDS:
+        raw = column.cast(pa.binary())
+        if is_last:
+            return raw
+        escaped = pc.replace_substring(raw, b"\x00", b"\x00\x01")
+        return pc.binary_join_element_wise(escaped, pa.scalar(_TERMINATOR), pa.scalar(b""))
+    if kind is TypeKind.DECIMAL:
+        matrix = np.frombuffer(column.buffers()[1], dtype=np.uint8).reshape(-1, 16)
+        matrix = matrix[column.offset : column.offset + len(column), ::-1].copy()
+        matrix[:, 0] ^= 0x80
+        return _fixed_width_to_binary(matrix, _DECIMAL_WIDTH_BYTES)
+    width = _INT_WIDTH_BYTES.get(kind)
+    if width is None:
+        raise ValueError(f"{data_type.pg_name()} cannot be a key column")
+    values = column.cast(_ARROW_INT[width]).to_numpy(zero_copy_only=False)
+    unsigned = values.astype(f"i{width}").view(f"u{width}")
+    flipped = unsigned ^ np.array(1 << (8 * width - 1), dtype=f"u{width}")
+    return _fixed_width_to_binary(flipped.astype(f">u{width}"), width)
+
+
+def _fixed_width_to_binary(values: np.ndarray, width: int) -> pa.Array:
+    buffer = pa.py_buffer(np.ascontiguousarray(values).tobytes())
+    fixed = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(values), [None, buffer])
+    return fixed.cast(pa.binary())
+
+
+def encode_key(values: Sequence[object], types: Sequence[DataType]) -> bytes:
+    """Encode one whole key given as Python values (ints, str, bytes, Decimal, date, datetime).
+
+    Raises ValueError when a value is not exactly representable in its column's type.
+
+    Example:
+        >>> from storage.types import INT32, STRING
+        >>> encode_key([1, "a"], [INT32, STRING])
+        b'\\x80\\x00\\x00\\x01a'
+    """
+    assert len(values) == len(types), "one value per key column"
+    last = len(values) - 1
+    return b"".join(
+        encode_value(value, data_type, is_last=idx == last)
+        for idx, (value, data_type) in enumerate(zip(values, types))
+    )
+
+
+def encode_value(value: object, data_type: DataType, *, is_last: bool) -> bytes:
+    """Encode one key column's value; ``is_last`` says whether it is the key's last column."""
+    kind = data_type.kind
+    if kind in _BYTES_KINDS:
+        if isinstance(value, str):
+            raw = value.encode()
+        elif isinstance(value, bytes | bytearray | memoryview):
+            raw = bytes(value)
+        else:
+            raise ValueError(f"{value!r} is not a {data_type.pg_name()}")
+        return raw if is_last else raw.replace(b"\x00", b"\x00\x01") + _TERMINATOR
+    if kind is TypeKind.DECIMAL:
+        return _flip_sign(_unscaled_decimal(value, data_type.scale or 0), _DECIMAL_WIDTH_BYTES)
+    width = _INT_WIDTH_BYTES.get(kind)
+    if width is None:
+        raise ValueError(f"{data_type.pg_name()} cannot be a key column")
+    return _flip_sign(_integer_value(value, kind), width)
+
+
+def _flip_sign(number: int, width: int) -> bytes:
+    bits = 8 * width
+    if not -(1 << (bits - 1)) <= number < (1 << (bits - 1)):
+        raise ValueError(f"{number} does not fit in {width} bytes")
+    return (number + (1 << (bits - 1))).to_bytes(width, "big")
+
+
+def _integer_value(value: object, kind: TypeKind) -> int:
+    if kind is TypeKind.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return (value - _EPOCH_DATE).days
+    if kind is TypeKind.TIMESTAMP and isinstance(value, dt.datetime):
+        delta = value - (_EPOCH_NAIVE if value.tzinfo is None else _EPOCH_UTC)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"{value!r} is not an integer key value")
+
+
+def _unscaled_decimal(value: object, scale: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = decimal.Decimal(value)
+    if not isinstance(value, decimal.Decimal) or not value.is_finite():
+        raise ValueError(f"{value!r} is not a decimal key value")
+    unscaled = value.scaleb(scale)
+    if unscaled != unscaled.to_integral_value():
+        raise ValueError(f"{value} has more than {scale} fractional digits")
+    return int(unscaled)
+
+
+def decode_key(data: bytes, types: Sequence[DataType]) -> tuple[object, ...]:
+    """Decode a key made by ``encode_key`` back to Python values of the column types."""
+    out: list[object] = []
+    pos = 0
+    last = len(types) - 1
+    for idx, data_type in enumerate(types):
+        kind = data_type.kind
+        if kind in _BYTES_KINDS:
+            if idx == last:
+                raw, pos = data[pos:], len(data)
+            else:
+                raw, pos = _read_escaped(data, pos)
+            out.append(raw.decode() if data_type.is_string else raw)
+            continue
+        width = _DECIMAL_WIDTH_BYTES if kind is TypeKind.DECIMAL else _INT_WIDTH_BYTES[kind]
+        number = int.from_bytes(data[pos : pos + width], "big") - (1 << (8 * width - 1))
+        pos += width
+        if kind is TypeKind.DECIMAL:
+            out.append(decimal.Decimal(number).scaleb(-(data_type.scale or 0)))
+        elif kind is TypeKind.DATE:
+            out.append(_EPOCH_DATE + dt.timedelta(days=number))
+        elif kind is TypeKind.TIMESTAMP:
+            epoch = _EPOCH_UTC if data_type.with_time_zone else _EPOCH_NAIVE
+            out.append(epoch + dt.timedelta(microseconds=number))
+        else:
+            out.append(number)
+    return tuple(out)
+
+
+def _read_escaped(data: bytes, pos: int) -> tuple[bytes, int]:
+    out = bytearray()
+    while True:
+        zero = data.index(b"\x00", pos)
+        out += data[pos:zero]
+        if data[zero + 1] == 0:
+            return bytes(out), zero + 2
+        out.append(0)
+        pos = zero + 2
+
+
+def prefix_successor(key: bytes) -> bytes | None:
+    """Smallest byte string greater than every string that starts with ``key`` (None: no bound).
+
+    Example:
+        >>> prefix_successor(b"ab\\xff")
+        b'ac'
+    """
+    stripped = key.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])

@@ -1,0 +1,45 @@
+"""StorageOptions: every storage knob, with its unit in its name and a help string.
+
+``server/config.py`` builds one from flags, environment and TOML; storage never
+reads those itself, so tests construct options directly.  Each field's help
+text sits in its ``metadata["help"]``; knobs that can lose data say "unsafe".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class StorageOptions:
+    """Knobs of one storage engine; defaults suit one machine."""
+
+    fsync: bool = field(
+        default=True,
+        metadata={
+            "help": "fsync the WAL at commit and files when written; "
+            "unsafe when false: a crash may lose committed transactions"
+        },
+    )
+    wal_segment_size_bytes: int = field(
+        default=64 * MIB,
+        metadata={"help": "start a new WAL segment file once the current one reaches this size"},
+    )
+    lock_timeout_ms: int = field(
+        default=0,
+        metadata={
+            "help": "give up waiting for another transaction's row lock after this long "
+            "(SQLSTATE 55P03); 0 waits forever"
+        },
+    )
+    scan_batch_rows: int = field(
+        default=65_536,
+        metadata={"help": "rows per Arrow RecordBatch produced by a tablet scan"},
+    )
+
+    @classmethod
+    def help(cls) -> dict[str, str]:
+        """Map each option's name to its help text."""
+        return {f.name: f.metadata["help"] for f in fields(cls)}

@@ -1,0 +1,289 @@
+"""MemRowSet: a tablet's in-memory rows in key order, each with its insert and a chain of mutations.
+
+Kudu's "MVCC Mutations in MemRowSet" (kudu-tablet-design.txt): a row is
+stored once, tagged with the transaction that inserted it, followed by the
+list of later mutations, each tagged with its transaction:
+
+    key -> MemRowSetRow(insert txn, values)
+             -> UPDATE(txn, {column: value})
+             -> DELETE(txn)
+             -> REINSERT(txn, values)        (only after a DELETE)
+
+Tags are ``TxnState`` objects, not timestamps: a write is applied at once,
+provisionally, and becomes visible to everyone at the instant its
+transaction's state is stamped with the commit timestamp; a rolled-back
+transaction's entries are removed.  A reader at snapshot S sees an entry iff
+its transaction committed at <= S or is the reader itself.
+
+Writers to one key are serialised (a writer waits until the transaction with
+a provisional entry on the key finishes; see storage/transaction.py), so a
+chain is always: committed entries in commit-timestamp order, then at most
+one transaction's provisional entries.  That lets a reader stop at the first
+invisible entry, and lets a transaction that wrote a row read it "through"
+newer committed entries it wrote on top of (READ COMMITTED writes apply to
+the newest version).
+
+Not thread-safe by itself: the owning Tablet's lock guards every call, and
+``scan`` takes that lock once per batch, so writers interleave with long scans.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sortedcontainers import SortedDict
+
+from storage.mvcc import TxnState
+from storage.predicate import ScanSpec
+from storage.schema import Schema
+from storage.timestamp import Timestamp
+from storage.types import DataType, TypeKind
+
+Row = tuple[object, ...]
+
+
+class MutationKind(enum.Enum):
+    UPDATE = "update"
+    DELETE = "delete"
+    REINSERT = "reinsert"
+
+
+class Mutation:
+    """One entry in a row's REDO chain; ``change`` is ((column index, value), ...) or full values."""
+
+    __slots__ = ("kind", "txn", "change")
+
+    def __init__(self, kind: MutationKind, txn: TxnState, change: Row | None) -> None:
+        self.kind = kind
+        self.txn = txn
+        self.change = change
+
+
+class MemRowSetRow:
+    """A row as inserted, plus its mutations in the order they were applied."""
+
+    __slots__ = ("txn", "values", "mutations")
+
+    def __init__(self, txn: TxnState, values: Row) -> None:
+        self.txn = txn
+        self.values = values
+        self.mutations: list[Mutation] = []
+
+    @property
+    def last_writer(self) -> TxnState:
+        return self.mutations[-1].txn if self.mutations else self.txn
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What a writer finds at a key: a live transaction in the way, or whether the row is live."""
+
+    blocker: TxnState | None
+    is_live: bool
+
+
+_ABSENT = Probe(None, False)
+
+
+def storage_arrow_type(data_type: DataType) -> pa.DataType:
+    """The Arrow type whose Python values a MemRowSet stores for a column (dates and
+    timestamps as plain ints, which are cheaper to hold than date/datetime objects)."""
+    if data_type.kind is TypeKind.DATE:
+        return pa.int32()
+    if data_type.kind is TypeKind.TIMESTAMP:
+        return pa.int64()
+    return data_type.arrow_type
+
+
+def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
+    """Convert one batch column to the Python values a MemRowSet row holds."""
+    return array.cast(storage_arrow_type(data_type)).to_pylist()
+
+
+def from_storage_values(values: Sequence[object], data_type: DataType) -> pa.Array:
+    """Build a column of ``data_type`` from MemRowSet values."""
+    return pa.array(values, type=storage_arrow_type(data_type)).cast(data_type.arrow_type)
+
+
+class MemRowSet:
+    """The in-memory rowset every insert goes to, keyed by encoded primary key."""
+
+    def __init__(self, schema: Schema, lock: threading.Lock | threading.RLock) -> None:
+        self._schema = schema
+        self._lock = lock
+        self._rows: SortedDict = SortedDict()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def probe(self, key: bytes, txn: TxnState) -> Probe:
+        """Classify ``key`` for a write by ``txn`` (caller holds the tablet lock)."""
+        row = self._rows.get(key)
+        if row is None:
+            return _ABSENT
+        last = row.last_writer
+        if last is not txn and not last.is_done:
+            return Probe(last, False)
+        return Probe(None, _latest(row) is not None)
+
+    def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
+        """Insert a row whose key is absent or deleted at the newest version (probe first)."""
+        row = self._rows.get(key)
+        if row is None:
+            self._rows[key] = MemRowSetRow(txn, values)
+        else:
+            row.mutations.append(Mutation(MutationKind.REINSERT, txn, values))
+
+    def update(self, key: bytes, change: Row, txn: TxnState) -> bool:
+        """Apply ((column index, value), ...) to a live row; False if it is absent or deleted."""
+        row = self._rows.get(key)
+        if row is None or _latest(row) is None:
+            return False
+        row.mutations.append(Mutation(MutationKind.UPDATE, txn, change))
+        return True
+
+    def delete(self, key: bytes, txn: TxnState) -> bool:
+        """Delete a live row; False if it is absent or already deleted."""
+        row = self._rows.get(key)
+        if row is None or _latest(row) is None:
+            return False
+        row.mutations.append(Mutation(MutationKind.DELETE, txn, None))
+        return True
+
+    def remove_provisional(self, key: bytes, txn: TxnState) -> None:
+        """Undo ``txn``'s uncommitted entries at ``key`` (rollback)."""
+        row = self._rows.get(key)
+        if row is None:
+            return
+        if row.txn is txn:
+            del self._rows[key]
+            return
+        while row.mutations and row.mutations[-1].txn is txn:
+            row.mutations.pop()
+
+    def scan(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the rows visible at ``snapshot`` to ``reader`` that match ``spec``, in key order."""
+        if spec.limit is not None and spec.limit <= 0:
+            return
+        key_range = spec.key_range(self._schema)
+        if key_range.is_empty:
+            return
+        schema = self._schema
+        predicate_ids = [p.column_id for p in spec.predicates]
+        needed = list(dict.fromkeys([*spec.projection, *predicate_ids]))
+        arrow_schema = schema.arrow_schema(spec.projection)
+        remaining = spec.limit
+        start, start_inclusive = key_range.lower, True
+        while True:
+            with self._lock:
+                rows, last_key, exhausted = self._collect(
+                    start, start_inclusive, key_range.upper, snapshot, reader, batch_rows
+                )
+            if rows:
+                arrays = {
+                    column_id: from_storage_values(
+                        list(map(itemgetter(schema.index_of(column_id)), rows)),
+                        schema.column(column_id).type,
+                    )
+                    for column_id in needed
+                }
+                batch = _project(arrays, spec, arrow_schema, len(rows))
+                if spec.predicates:
+                    mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
+                    for predicate in spec.predicates[1:]:
+                        mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
+                    batch = batch.filter(mask)
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if remaining == 0:
+                    return
+            if exhausted:
+                return
+            start, start_inclusive = last_key, False
+
+    def _collect(
+        self,
+        start: bytes | None,
+        start_inclusive: bool,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        batch_rows: int,
+    ) -> tuple[list[Row], bytes | None, bool]:
+        """Resolve up to ``batch_rows`` visible rows from ``start``; return them, the last key
+        looked at, and whether the range is exhausted."""
+        rows: list[Row] = []
+        last_key = None
+        entries = self._rows
+        # Per-row Python: each row's mutation chain is resolved against the snapshot (an edge).
+        for key in entries.irange(start, upper, inclusive=(start_inclusive, False)):
+            last_key = key
+            values = _visible(entries[key], snapshot, reader)
+            if values is not None:
+                rows.append(values)
+                if len(rows) >= batch_rows:
+                    return rows, last_key, False
+        return rows, last_key, True
+
+
+def _project(
+    arrays: dict[int, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
+) -> pa.RecordBatch:
+    if not spec.projection:
+        # No columns (SELECT count(*)): a batch that still carries its row count.
+        return pa.RecordBatch.from_arrays([pa.nulls(num_rows)], names=["_"]).select([])
+    return pa.RecordBatch.from_arrays(
+        [arrays[column_id] for column_id in spec.projection], schema=arrow_schema
+    )
+
+
+def _latest(row: MemRowSetRow) -> Row | None:
+    """The newest version of a row, applying every entry; None if deleted."""
+    values: Row | None = row.values
+    for mutation in row.mutations:
+        values = _apply(values, mutation)
+    return values
+
+
+def _visible(row: MemRowSetRow, snapshot: Timestamp, reader: TxnState | None) -> Row | None:
+    if reader is not None and row.last_writer is reader:
+        # The reader wrote on top of the newest version, so it sees everything below its write.
+        return _latest(row)
+    txn = row.txn
+    if txn.commit_ts is None or txn.commit_ts > snapshot:
+        return None
+    values: Row | None = row.values
+    for mutation in row.mutations:
+        ts = mutation.txn.commit_ts
+        if ts is None or ts > snapshot:
+            break
+        values = _apply(values, mutation)
+    return values
+
+
+def _apply(values: Row | None, mutation: Mutation) -> Row | None:
+    kind = mutation.kind
+    if kind is MutationKind.UPDATE:
+        assert values is not None, "an UPDATE follows a live version"
+        updated = list(values)
+        for column_idx, value in mutation.change:  # type: ignore[union-attr,misc]
+            updated[column_idx] = value
+        return tuple(updated)
+    if kind is MutationKind.DELETE:
+        return None
+    return mutation.change

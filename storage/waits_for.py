@@ -1,0 +1,51 @@
+"""WaitsForGraph: who waits for whose row locks, to find deadlocks before sleeping on one.
+
+A transaction that finds another live transaction's provisional write on a
+key waits for that transaction to finish.  Each waiter waits for exactly one
+holder at a time, so the graph is a map waiter -> holder and a cycle is found
+by walking from the new holder: if the walk comes back to the waiter, the
+waiter that would close the cycle gets ``DeadlockDetected`` (40P01) instead
+of waiting, and the others go on once its transaction rolls back.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from storage.errors import DeadlockDetected
+from storage.mvcc import TxnState
+
+
+class WaitsForGraph:
+    """The database-wide waits-for relation; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting_for: dict[TxnState, TxnState] = {}
+
+    def add_wait(self, waiter: TxnState, holder: TxnState) -> None:
+        """Record that ``waiter`` waits for ``holder``; raise DeadlockDetected if that closes a cycle."""
+        with self._lock:
+            cycle = [waiter.txn_id]
+            node: TxnState | None = holder
+            seen: set[TxnState] = set()
+            while node is not None and not node.is_done and node not in seen:
+                seen.add(node)
+                cycle.append(node.txn_id)
+                if node is waiter:
+                    raise DeadlockDetected(
+                        "deadlock detected",
+                        detail=" -> ".join(f"transaction {t}" for t in cycle)
+                        + " (each waits for the next).",
+                        hint="See server log for query details.",
+                    )
+                node = self._waiting_for.get(node)
+            self._waiting_for[waiter] = holder
+
+    def remove_wait(self, waiter: TxnState) -> None:
+        with self._lock:
+            self._waiting_for.pop(waiter, None)
+
+    def waiting_for(self, waiter: TxnState) -> TxnState | None:
+        with self._lock:
+            return self._waiting_for.get(waiter)

@@ -1,0 +1,287 @@
+"""The write-ahead log: checksummed records in numbered segment files, fsynced by group commit.
+
+One WAL serves the whole database (not one per tablet as in Kudu), so one
+record can make a multi-tablet transaction durable at once.  What a record
+holds is the caller's business (storage/transaction.py writes one per
+committed transaction); this module frames, syncs and replays opaque bytes.
+
+Segment files are ``wal/wal-<seq:016d>.log``.  Each one is:
+
+======  ===========  ==========================================================
+offset  size         field
+======  ===========  ==========================================================
+0       8            magic ``b"NYALAWAL"``
+8       4            format version, u32 little-endian (1)
+12      ...          records, back to back, until the end of the file
+======  ===========  ==========================================================
+
+and each record is:
+
+======  ===========  ==========================================================
+offset  size         field
+======  ===========  ==========================================================
+0       4            payload length in bytes, u32 little-endian (> 0)
+4       4            CRC32C of the payload, u32 little-endian
+8       length       payload
+======  ===========  ==========================================================
+
+Recovery (on open): a crash while appending leaves a torn tail in the last
+segment: a record cut short, zero-filled, or with a bad CRC and nothing
+intact after it.  That tail was never acknowledged, so it is truncated.  A
+record with a bad CRC followed by an intact record, or any damage in an
+earlier segment, is corruption and raises ``DataCorrupted``.
+
+Group commit: ``append`` writes a record to the OS and returns its LSN (its
+1-based position in the log); ``sync(lsn)`` makes it durable.  A thread
+whose LSN is already durable returns at once; otherwise one thread becomes
+the leader and fsyncs everything appended so far while the others wait on a
+condition, so N concurrent commits cost about one fsync, not N.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import crc32c
+
+from storage.errors import AdminShutdown, DataCorrupted, IoError
+from storage.fs import fsync_dir
+from storage.options import StorageOptions
+
+log = logging.getLogger(__name__)
+
+SEGMENT_MAGIC = b"NYALAWAL"
+SEGMENT_FORMAT_VERSION = 1
+_SEGMENT_HEADER = struct.Struct("<8sI")
+_RECORD_HEADER = struct.Struct("<II")
+_SEGMENT_PREFIX = "wal-"
+_SEGMENT_SUFFIX = ".log"
+
+
+def segment_name(seq: int) -> str:
+    return f"{_SEGMENT_PREFIX}{seq:016d}{_SEGMENT_SUFFIX}"
+
+
+def _segment_seq(name: str) -> int | None:
+    if not (name.startswith(_SEGMENT_PREFIX) and name.endswith(_SEGMENT_SUFFIX)):
+        return None
+    digits = name[len(_SEGMENT_PREFIX) : -len(_SEGMENT_SUFFIX)]
+    return int(digits) if digits.isdigit() else None
+
+
+def frame(payload: bytes) -> bytes:
+    """Return ``payload`` framed as one record (header + payload)."""
+    return _RECORD_HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload
+
+
+class Wal:
+    """The database's write-ahead log; ``append``/``sync`` are thread-safe.
+
+    Invariant: every record before ``_durable_lsn`` is on stable storage (or
+    fsync is off); segments before the current one were fsynced at rollover.
+    """
+
+    def __init__(self, wal_dir: Path, options: StorageOptions) -> None:
+        self._dir = wal_dir
+        self._options = options
+        self._segments: list[Path] = []
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._segment_bytes = 0
+        self._appended_lsn = 0
+        self._sync_cond = threading.Condition(threading.Lock())
+        self._durable_lsn = 0
+        self._is_syncing = False
+        self._is_closed = False
+
+    @classmethod
+    def open(cls, wal_dir: Path, options: StorageOptions) -> Wal:
+        """Open the log in ``wal_dir``, truncating a torn tail; raise DataCorrupted on damage."""
+        wal = cls(wal_dir, options)
+        wal._recover()
+        return wal
+
+    @property
+    def segments(self) -> list[Path]:
+        with self._lock:
+            return list(self._segments)
+
+    def _recover(self) -> None:
+        self._dir.mkdir(parents=True, exist_ok=True)
+        numbered = [(_segment_seq(p.name), p) for p in self._dir.iterdir()]
+        self._segments = [p for seq, p in sorted((s, p) for s, p in numbered if s is not None)]
+        count = 0
+        for idx, path in enumerate(self._segments):
+            is_last = idx == len(self._segments) - 1
+            data = path.read_bytes()
+            records, valid_end = _scan_segment(path, data, is_last=is_last)
+            count += records
+            if valid_end < len(data):
+                log.warning("truncating torn WAL tail of %s at byte %d", path.name, valid_end)
+                self._truncate(path, valid_end)
+        self._appended_lsn = self._durable_lsn = count
+
+    def _truncate(self, path: Path, size: int) -> None:
+        if size < _SEGMENT_HEADER.size:
+            path.unlink()
+            self._segments.remove(path)
+            if self._options.fsync:
+                fsync_dir(self._dir)
+            return
+        with open(path, "r+b") as f:
+            f.truncate(size)
+            if self._options.fsync:
+                os.fsync(f.fileno())
+
+    def replay(self) -> Iterator[bytes]:
+        """Yield every record's payload, oldest first."""
+        for path in self.segments:
+            data = path.read_bytes()
+            pos = _SEGMENT_HEADER.size
+            while pos < len(data):
+                length, crc = _RECORD_HEADER.unpack_from(data, pos)
+                payload = data[pos + _RECORD_HEADER.size : pos + _RECORD_HEADER.size + length]
+                if len(payload) != length or crc32c.crc32c(payload) != crc:
+                    raise DataCorrupted(f"WAL segment {path.name} changed during replay at {pos}")
+                yield payload
+                pos += _RECORD_HEADER.size + length
+
+    def append(self, payload: bytes) -> int:
+        """Write one record to the OS (not yet durable) and return its LSN."""
+        assert payload, "WAL records are never empty"
+        record = frame(payload)
+        with self._lock:
+            if self._is_closed:
+                raise AdminShutdown("the write-ahead log is closed")
+            if self._fd is None or self._segment_bytes >= self._options.wal_segment_size_bytes:
+                self._roll_over()
+            assert self._fd is not None
+            try:
+                view = memoryview(record)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError as exc:
+                raise IoError(f"could not write to WAL segment: {exc}") from exc
+            self._segment_bytes += len(record)
+            self._appended_lsn += 1
+            return self._appended_lsn
+
+    def _roll_over(self) -> None:
+        # A reopened log always appends to a fresh segment, so recovered segments stay untouched.
+        if self._fd is not None:
+            if self._options.fsync:
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+            with self._sync_cond:
+                self._durable_lsn = max(self._durable_lsn, self._appended_lsn)
+        seq = (_segment_seq(self._segments[-1].name) or 0) + 1 if self._segments else 1
+        path = self._dir / segment_name(seq)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        os.write(self._fd, _SEGMENT_HEADER.pack(SEGMENT_MAGIC, SEGMENT_FORMAT_VERSION))
+        if self._options.fsync:
+            os.fsync(self._fd)
+            fsync_dir(self._dir)
+        self._segments.append(path)
+        self._segment_bytes = _SEGMENT_HEADER.size
+
+    def sync(self, lsn: int) -> None:
+        """Return once the record at ``lsn`` (and all before it) is durable."""
+        with self._sync_cond:
+            while self._durable_lsn < lsn and self._is_syncing:
+                self._sync_cond.wait()
+            if self._durable_lsn >= lsn:
+                return
+            self._is_syncing = True
+        target = 0
+        try:
+            with self._lock:
+                target = self._appended_lsn
+                fd = None if self._fd is None else os.dup(self._fd)
+            if fd is not None:
+                try:
+                    if self._options.fsync:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            target = 0
+            raise IoError(f"could not fsync WAL segment: {exc}") from exc
+        finally:
+            with self._sync_cond:
+                self._is_syncing = False
+                self._durable_lsn = max(self._durable_lsn, target)
+                self._sync_cond.notify_all()
+
+    @property
+    def durable_lsn(self) -> int:
+        with self._sync_cond:
+            return self._durable_lsn
+
+    def close(self) -> None:
+        """Sync everything appended and close the current segment; later appends fail."""
+        with self._lock:
+            self._is_closed = True
+            if self._fd is not None:
+                if self._options.fsync:
+                    os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = None
+            with self._sync_cond:
+                self._durable_lsn = self._appended_lsn
+
+
+def _scan_segment(path: Path, data: bytes, *, is_last: bool) -> tuple[int, int]:
+    """Validate one segment; return (intact records, byte offset where they end)."""
+    if len(data) < _SEGMENT_HEADER.size:
+        if is_last:
+            return 0, 0
+        raise DataCorrupted(f"WAL segment {path.name} is shorter than its header")
+    magic, version = _SEGMENT_HEADER.unpack_from(data, 0)
+    if magic != SEGMENT_MAGIC or version != SEGMENT_FORMAT_VERSION:
+        raise DataCorrupted(f"WAL segment {path.name} has a bad header")
+    pos = _SEGMENT_HEADER.size
+    count = 0
+    while pos < len(data):
+        status = _check_record(data, pos)
+        if status == "ok":
+            length, _ = _RECORD_HEADER.unpack_from(data, pos)
+            pos += _RECORD_HEADER.size + length
+            count += 1
+            continue
+        if is_last and status == "torn":
+            return count, pos
+        raise DataCorrupted(
+            f"WAL segment {path.name} is corrupt at byte {pos}: bad checksum",
+            detail="the record is followed by intact records, so this is not a torn write",
+        )
+    return count, pos
+
+
+def _check_record(data: bytes, pos: int) -> str:
+    """Classify the record at ``pos``: "ok", "torn" (a crashed append) or "corrupt"."""
+    if _is_intact(data, pos):
+        return "ok"
+    if pos + _RECORD_HEADER.size > len(data):
+        return "torn"
+    length, _ = _RECORD_HEADER.unpack_from(data, pos)
+    end = pos + _RECORD_HEADER.size + length
+    # A bad checksum with an intact record right after it is bit rot, not a crashed append.
+    if length and end < len(data) and _is_intact(data, end):
+        return "corrupt"
+    return "torn"
+
+
+def _is_intact(data: bytes, pos: int) -> bool:
+    if pos + _RECORD_HEADER.size > len(data):
+        return False
+    length, crc = _RECORD_HEADER.unpack_from(data, pos)
+    end = pos + _RECORD_HEADER.size + length
+    if length == 0 or end > len(data):
+        return False
+    return crc32c.crc32c(data[pos + _RECORD_HEADER.size : end]) == crc

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+
+from catalog.catalog import Catalog
+from catalog.store import CatalogStore
+from storage import types as t
+from storage.errors import DuplicateTable, UndefinedTable
+
+
+class EngineDouble:
+    """Records tablet creation and removal the way StorageEngine does, in memory."""
+
+    def __init__(self) -> None:
+        self.tablets: dict[int, object] = {}
+
+    def create_tablet(self, tablet_id, schema) -> None:
+        self.tablets[tablet_id] = schema
+
+    def drop_tablet(self, tablet_id) -> None:
+        self.tablets.pop(tablet_id, None)
+
+    def tablet_ids(self):
+        return sorted(self.tablets)
+
+
+COLUMNS = [("a", t.STRING, True, None), ("id", t.INT64, True, None), ("n", t.INT32, False, "7")]
+
+
+def test_key_columns_are_stored_first_but_declared_order_is_kept(tmp_path):
+    catalog = Catalog(EngineDouble(), CatalogStore(tmp_path, fsync=False))
+    table = catalog.create_table("x", COLUMNS, ["id"])
+    assert [c.name for c in table.schema.columns] == ["id", "a", "n"]
+    assert [c.name for c in table.columns] == ["a", "id", "n"]
+    assert table.schema.column(table.schema.key_column_ids[0]).nullable is False
+    assert table.attnum(table.schema.find("id").id) == 2
+
+
+def test_catalog_survives_reopen_and_ids_are_never_reused(tmp_path):
+    engine = EngineDouble()
+    catalog = Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    first = catalog.create_table("x", COLUMNS, ["id"])
+    catalog.drop_table("x")
+    reopened = Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    second = reopened.create_table("x", COLUMNS, ["id"])
+    assert second.table_id != first.table_id
+    assert set(second.tablet_ids).isdisjoint(first.tablet_ids)
+    again = Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    assert again.get_table("x") == second
+
+
+def test_duplicate_and_missing_tables(tmp_path):
+    catalog = Catalog(EngineDouble(), CatalogStore(tmp_path, fsync=False))
+    catalog.create_table("x", COLUMNS, ["id"])
+    with pytest.raises(DuplicateTable):
+        catalog.create_table("x", COLUMNS, ["id"])
+    with pytest.raises(UndefinedTable):
+        catalog.get_table("y")
+
+
+def test_tablets_no_table_names_are_removed_on_open(tmp_path):
+    engine = EngineDouble()
+    engine.create_tablet(41, None)  # as if a crash hit between tablet and catalog writes
+    Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    assert engine.tablet_ids() == []

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import pytest
+
+from catalog.table import TableId, TableInfo
+from storage import types as t
+from storage.errors import UndefinedTable
+from storage.schema import ColumnSchema, Schema
+from storage.types import ColumnId, TabletId
+
+
+class CatalogDouble:
+    """Just enough of catalog.Catalog for binding: name lookups over fixed tables."""
+
+    def __init__(self, tables: list[TableInfo]) -> None:
+        self._tables = {table.name: table for table in tables}
+
+    def get_table(self, name: str, *, position: int | None = None) -> TableInfo:
+        if name not in self._tables:
+            raise UndefinedTable(f'relation "{name}" does not exist', position=position)
+        return self._tables[name]
+
+    def find_table(self, name: str) -> TableInfo | None:
+        return self._tables.get(name)
+
+
+def make_table(table_id: int, name: str, columns: list[tuple[str, t.DataType]], key: int = 1):
+    cols = tuple(
+        ColumnSchema(ColumnId(i), n, typ, nullable=i >= key) for i, (n, typ) in enumerate(columns)
+    )
+    return TableInfo(
+        TableId(table_id), name, Schema(cols, key), (TabletId(table_id),), len(cols),
+        tuple(c.id for c in cols),
+    )
+
+
+@pytest.fixture
+def catalog() -> CatalogDouble:
+    return CatalogDouble(
+        [
+            make_table(1, "t", [("a", t.INT32), ("b", t.STRING), ("c", t.DOUBLE), ("v", t.varchar(5))]),
+            make_table(2, "u", [("a", t.INT32), ("n", t.decimal(10, 2))]),
+        ]
+    )

@@ -1,0 +1,150 @@
+import json
+
+import pyarrow as pa
+import pytest
+
+from storage.errors import DataCorrupted, InternalError, NotNullViolation, UniqueViolation
+from storage.fs import DataDirLayout
+from storage.mvcc import TxnState
+from storage.options import StorageOptions
+from storage.predicate import ScanSpec
+from storage.schema import ColumnSchema, Schema
+from storage.tablet.tablet import Tablet, never_wait
+from storage.types import INT32, STRING, ColumnId, TabletId
+
+A, B, V = ColumnId(1), ColumnId(2), ColumnId(5)
+SCHEMA = Schema(
+    (
+        ColumnSchema(A, "a", INT32, nullable=False),
+        ColumnSchema(B, "b", STRING, nullable=False),
+        ColumnSchema(V, "v", STRING),
+    ),
+    num_key_columns=2,
+)
+OPTIONS = StorageOptions(fsync=False)
+
+
+def _batch(**columns: list) -> pa.RecordBatch:
+    ids = {"a": A, "b": B, "v": V}
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(values, SCHEMA.column(ids[name]).type.arrow_type)
+            for name, values in columns.items()
+        ],
+        names=[str(ids[name]) for name in columns],
+    )
+
+
+def _all(tablet: Tablet, reader: TxnState | None = None, snapshot: int = 10**18) -> list[tuple]:
+    batches = tablet.scan(ScanSpec((A, B, V)), snapshot, reader)
+    return [tuple(r.values()) for b in batches for r in b.to_pylist()]
+
+
+@pytest.fixture
+def tablet(tmp_path) -> Tablet:
+    layout = DataDirLayout(tmp_path)
+    layout.create(fsync=False)
+    return Tablet.create(layout, TabletId(9), SCHEMA, OPTIONS)
+
+
+def test_metadata_round_trips_the_schema(tmp_path, tablet):
+    layout = DataDirLayout(tmp_path)
+    doc = json.loads(layout.tablet_metadata_path(TabletId(9)).read_text())
+    assert doc["tablet_id"] == 9
+    assert Tablet.load(layout, TabletId(9), OPTIONS).schema == SCHEMA
+
+
+def test_unreadable_metadata_is_data_corrupted(tmp_path, tablet):
+    layout = DataDirLayout(tmp_path)
+    layout.tablet_metadata_path(TabletId(9)).write_text("{not json")
+    with pytest.raises(DataCorrupted):
+        Tablet.load(layout, TabletId(9), OPTIONS)
+
+
+def test_insert_takes_columns_in_any_order_and_scans_in_key_order(tablet):
+    txn = TxnState()
+    batch = _batch(v=["x", None, "z"], b=["q", "p", "a"], a=[2, 2, -1])
+    assert tablet.insert(txn, batch, never_wait).count == 3
+    assert _all(tablet, txn) == [(-1, "a", "z"), (2, "p", None), (2, "q", "x")]
+
+
+def test_duplicate_key_is_23505_with_postgres_detail_and_writes_nothing(tablet):
+    first = TxnState()
+    tablet.insert(first, _batch(a=[1], b=["x"], v=["old"]), never_wait)
+    first.mark_committed(1)
+    txn = TxnState()
+    with pytest.raises(UniqueViolation) as info:
+        tablet.insert(txn, _batch(a=[5, 1], b=["new", "x"], v=["n", "dup"]), never_wait, "t_pkey")
+    assert info.value.sqlstate == "23505"
+    assert info.value.message == 'duplicate key value violates unique constraint "t_pkey"'
+    assert info.value.detail == "Key (a, b)=(1, x) already exists."
+    assert _all(tablet, txn) == [(1, "x", "old")]
+
+
+def test_duplicate_keys_within_one_batch_are_23505(tablet):
+    with pytest.raises(UniqueViolation) as info:
+        tablet.insert(TxnState(), _batch(a=[3, 4, 3], b=["k", "k", "k"], v=[None] * 3), never_wait)
+    assert info.value.detail == "Key (a, b)=(3, k) already exists."
+    assert _all(tablet) == []
+
+
+def test_update_sets_only_given_columns_and_skips_missing_rows(tablet):
+    txn = TxnState()
+    tablet.insert(txn, _batch(a=[1, 2], b=["x", "y"], v=["one", "two"]), never_wait)
+    result = tablet.update(txn, _batch(a=[2, 7], b=["y", "z"], v=["TWO", "none"]), never_wait)
+    assert result.count == 1
+    assert _all(tablet, txn) == [(1, "x", "one"), (2, "y", "TWO")]
+    assert tablet.delete(txn, _batch(b=["x", "q"], a=[1, 1]), never_wait).count == 1
+    assert _all(tablet, txn) == [(2, "y", "TWO")]
+
+
+def test_malformed_batches_are_refused(tablet):
+    with pytest.raises(InternalError):
+        tablet.insert(TxnState(), _batch(a=[1], b=["x"]), never_wait)
+    with pytest.raises(NotNullViolation):
+        tablet.insert(TxnState(), _batch(a=[1], b=[None], v=["x"]), never_wait)
+    with pytest.raises(InternalError):
+        tablet.delete(TxnState(), _batch(a=[1]), never_wait)
+
+
+def test_a_conflicting_write_calls_wait_for_then_retries(tablet):
+    holder = TxnState()
+    tablet.insert(holder, _batch(a=[1], b=["x"], v=["h"]), never_wait)
+    waited: list[TxnState] = []
+
+    def wait_for(blocker: TxnState) -> None:
+        waited.append(blocker)
+        tablet.remove_provisional(blocker, [k for k in list(_keys(tablet))])
+        blocker.mark_aborted()
+
+    txn = TxnState()
+    assert tablet.insert(txn, _batch(a=[1], b=["x"], v=["mine"]), wait_for).count == 1
+    assert waited == [holder]
+    assert _all(tablet, txn) == [(1, "x", "mine")]
+
+
+def _keys(tablet: Tablet) -> list[bytes]:
+    return list(tablet.memrowset._rows.keys())
+
+
+def test_columns_of_another_type_are_cast_and_overflow_is_22003(tablet):
+    from storage.errors import NumericValueOutOfRange
+
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([7], pa.int64()), pa.array(["k"]), pa.array(["v"])], names=["1", "2", "5"]
+    )
+    txn = TxnState()
+    assert tablet.insert(txn, batch, never_wait).count == 1
+    assert _all(tablet, txn) == [(7, "k", "v")]
+    too_big = pa.RecordBatch.from_arrays(
+        [pa.array([2**40], pa.int64()), pa.array(["k"]), pa.array(["v"])], names=["1", "2", "5"]
+    )
+    with pytest.raises(NumericValueOutOfRange):
+        tablet.insert(txn, too_big, never_wait)
+
+
+def test_unknown_fields_are_refused(tablet):
+    with pytest.raises(InternalError):
+        tablet.update(
+            TxnState(), _batch(a=[1], b=["x"]).append_column("zz", pa.array([1])), never_wait
+        )

@@ -1,0 +1,110 @@
+import struct
+
+import pytest
+
+from storage.errors import DataCorrupted
+from storage.options import StorageOptions
+from storage.wal import Wal, frame, segment_name
+
+OPTIONS = StorageOptions(fsync=False)
+
+
+def _write(wal_dir, payloads, options=OPTIONS):
+    wal = Wal.open(wal_dir, options)
+    for payload in payloads:
+        wal.sync(wal.append(payload))
+    wal.close()
+
+
+def _replay(wal_dir, options=OPTIONS):
+    return list(Wal.open(wal_dir, options).replay())
+
+
+def test_records_replay_in_order_across_reopens(tmp_path):
+    _write(tmp_path, [b"one", b"two"])
+    _write(tmp_path, [b"three"])
+    assert _replay(tmp_path) == [b"one", b"two", b"three"]
+
+
+def test_segments_roll_over_at_the_size_option(tmp_path):
+    options = StorageOptions(fsync=False, wal_segment_size_bytes=64)
+    payloads = [bytes([i]) * 30 for i in range(10)]
+    _write(tmp_path, payloads, options)
+    wal = Wal.open(tmp_path, options)
+    assert len(wal.segments) >= 4
+    assert wal.segments[0].name == segment_name(1) == "wal-0000000000000001.log"
+    assert list(wal.replay()) == payloads
+
+
+def test_lsns_count_records_and_sync_is_idempotent(tmp_path):
+    _write(tmp_path, [b"a", b"b"])
+    wal = Wal.open(tmp_path, StorageOptions(fsync=True))
+    assert wal.append(b"c") == 3
+    wal.sync(3)
+    wal.sync(1)
+    assert wal.durable_lsn == 3
+    wal.close()
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"\x05",  # a header cut short
+        struct.pack("<II", 100, 0) + b"partial",  # a payload cut short
+        frame(b"zeroed")[:8] + b"\x00" * 6,  # a payload that never reached the disk
+        b"\x00" * 32,  # preallocated zeros
+    ],
+)
+def test_torn_tail_is_truncated_and_appends_continue(tmp_path, tail):
+    _write(tmp_path, [b"kept", b"also kept"])
+    segment = tmp_path / segment_name(1)
+    size = segment.stat().st_size
+    with open(segment, "ab") as f:
+        f.write(tail)
+    assert _replay(tmp_path) == [b"kept", b"also kept"]
+    assert segment.stat().st_size == size
+    _write(tmp_path, [b"after"])
+    assert _replay(tmp_path) == [b"kept", b"also kept", b"after"]
+
+
+def test_bad_checksum_in_the_middle_raises_data_corrupted(tmp_path):
+    _write(tmp_path, [b"first", b"second", b"third"])
+    segment = tmp_path / segment_name(1)
+    data = bytearray(segment.read_bytes())
+    data[data.index(b"second")] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    with pytest.raises(DataCorrupted):
+        Wal.open(tmp_path, OPTIONS)
+
+
+def test_damage_in_an_earlier_segment_raises_data_corrupted(tmp_path):
+    options = StorageOptions(fsync=False, wal_segment_size_bytes=16)
+    _write(tmp_path, [b"x" * 20, b"y" * 20, b"z" * 20], options)
+    first = tmp_path / segment_name(1)
+    first.write_bytes(first.read_bytes()[:-3])
+    with pytest.raises(DataCorrupted):
+        Wal.open(tmp_path, options)
+
+
+def test_bad_checksum_on_the_last_record_is_a_torn_tail(tmp_path):
+    _write(tmp_path, [b"first", b"last"])
+    segment = tmp_path / segment_name(1)
+    data = bytearray(segment.read_bytes())
+    data[-1] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    assert _replay(tmp_path) == [b"first"]
+
+
+def test_a_segment_with_a_foreign_header_is_refused(tmp_path):
+    (tmp_path / segment_name(1)).write_bytes(b"NOTAWAL!" + b"\x00" * 20)
+    with pytest.raises(DataCorrupted):
+        Wal.open(tmp_path, OPTIONS)
+
+
+def test_append_after_close_is_refused(tmp_path):
+    from storage.errors import AdminShutdown
+
+    wal = Wal.open(tmp_path, OPTIONS)
+    wal.close()
+    with pytest.raises(AdminShutdown):
+        wal.append(b"late")

@@ -56,6 +56,19 @@ def _cast(node: exp.Expression, column: ColumnSchema) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
 
 
+def _note_parameter(value: exp.Expression, column: ColumnSchema, types: dict[int, int]) -> None:
+    """Remember that ``$n`` is written straight into ``column``: it takes the column's type."""
+    if isinstance(value, exp.Parameter) and isinstance(value.this, exp.Literal):
+        types.setdefault(int(value.this.name), column.type.pg_oid)
+
+
+def _apply_parameter_types(oids: list[int], declared: list[int], types: dict[int, int]) -> None:
+    for number, oid in types.items():
+        index = number - 1
+        if index < len(oids) and not (index < len(declared) and declared[index]):
+            oids[index] = oid
+
+
 def _default(column: ColumnSchema) -> exp.Expression:
     if column.default_sql is None:
         return exp.Null()
@@ -109,6 +122,7 @@ def plan_insert(
             targets.append(column)
     source = ast.expression
     src_alias = "__nyala_src"
+    direct: dict[int, int] = {}
     if isinstance(source, exp.Values):
         for row in source.expressions:
             if len(row.expressions) > len(targets):
@@ -118,6 +132,7 @@ def plan_insert(
             values = list(row.expressions)
             for index, value in enumerate(values):
                 column = targets[index]
+                _note_parameter(value, column, direct)
                 if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
                     value = _default(column)
                 values[index] = _cast(value.copy(), column)
@@ -145,6 +160,7 @@ def plan_insert(
         projections.append(exp.alias_(_cast(expr, column), column.name, quoted=True))
     select = exp.select(*projections).from_(derived)
     bound = runner.bind(select, declared)
+    _apply_parameter_types(bound.param_oids, declared, direct)
     _check_width(bound.ast, src_alias, len(targets))
     compiled = compile_query(bound, facts)
     returning = _plan_returning(
@@ -182,6 +198,7 @@ def plan_update(
 ) -> WritePlan:
     table, alias = _target(ast.this, runner)
     changes: dict[int, exp.Expression] = {}
+    direct: dict[int, int] = {}
     for assignment in ast.expressions:
         name = identifier_name(assignment.this)
         column = table.schema.find(name)
@@ -192,6 +209,7 @@ def plan_update(
         value = assignment.expression
         if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
             value = _default(column)
+        _note_parameter(value, column, direct)
         changes[column.id] = value
     projections = []
     for column in table.schema.columns:
@@ -205,6 +223,7 @@ def plan_update(
     if ast.args.get("where") is not None:
         select = select.where(ast.args["where"].this.copy())
     bound = runner.bind(select, declared)
+    _apply_parameter_types(bound.param_oids, declared, direct)
     compiled = compile_query(bound, facts)
     written = [
         c for c in table.schema.columns if c.id in changes or c.id in table.schema.key_column_ids

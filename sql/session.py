@@ -161,7 +161,11 @@ class Session:
             self._in_block = True
         try:
             for chunk, utility in zip(chunks, utilities, strict=True):
-                plan = self._plan(sql, chunk, utility, ())
+                try:
+                    plan = self._plan(sql, chunk, utility, ())
+                except BaseException:
+                    self._on_error()
+                    raise
                 result = self._run(plan, [])
                 if implicit:
                     result.batches = iter(list(result.batches))
@@ -188,9 +192,13 @@ class Session:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
-        plan = self._plan(sql, chunks[0], utility, tuple(param_oids))
-        oids = self._param_oids(plan, param_oids)
-        return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+        try:
+            plan = self._plan(sql, chunks[0], utility, tuple(param_oids))
+            oids = self._param_oids(plan, param_oids)
+            return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+        except BaseException:
+            self._on_error()
+            raise
 
     def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
         self._cancel.clear()

@@ -143,7 +143,10 @@ def output_name(projection: exp.Expression) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
-    if alias and not _SQLGLOT_ALIAS.match(alias):
+    generated = _SQLGLOT_ALIAS.match(alias) or (
+        isinstance(inner, exp.Literal) and alias == inner.name
+    )
+    if alias and not generated:
         return alias
     while isinstance(inner, exp.Paren):
         inner = inner.this
@@ -232,11 +235,4 @@ def to_duckdb(
                 ast = replaced
             else:
                 node.replace(replaced)
-    select = ast
-    while isinstance(select, exp.SetOperation):
-        select = select.this
-    if isinstance(select, exp.Select):
-        for index, projection in enumerate(select.expressions):
-            inner = projection.this if isinstance(projection, exp.Alias) else projection
-            projection.replace(exp.alias_(inner, f"c{index}", quoted=True))
     return ast.sql(dialect="duckdb"), columns, uses_now

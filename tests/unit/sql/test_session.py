@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import pytest
+
+from sql.database import Database
+from storage import errors
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = Database.open(tmp_path, fsync=False)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def session(db):
+    s = db.session("nyala", "nyala", {})
+    yield s
+    s.close()
+
+
+def rows(session, sql):
+    out = []
+    for result in session.execute(sql):
+        out = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+    return out
+
+
+def tags(session, sql):
+    return [r.command_tag for r in session.execute(sql) if list(r.batches) is not None]
+
+
+def test_autocommit_statements_are_visible_to_other_sessions(db, session):
+    session.execute("create table t (id int primary key, v text)").__next__()
+    assert tags(session, "insert into t values (1, 'a'), (2, 'b')") == ["INSERT 0 2"]
+    other = db.session("nyala", "nyala", {})
+    assert rows(other, "select id, v from t order by id") == [(1, "a"), (2, "b")]
+
+
+def test_transaction_block_sees_own_writes_and_rolls_back(db, session):
+    tags(session, "create table t (id int primary key)")
+    other = db.session("nyala", "nyala", {})
+    tags(session, "begin")
+    assert session.transaction_status == "T"
+    tags(session, "insert into t values (1)")
+    assert rows(session, "select count(*) from t") == [(1,)]
+    assert rows(other, "select count(*) from t") == [(0,)]
+    tags(session, "rollback")
+    assert session.transaction_status == "I"
+    assert rows(session, "select count(*) from t") == [(0,)]
+
+
+def test_error_in_block_fails_it_until_rollback(session):
+    tags(session, "begin")
+    with pytest.raises(errors.UndefinedTable):
+        tags(session, "select * from missing")
+    assert session.transaction_status == "E"
+    with pytest.raises(errors.InFailedSqlTransaction):
+        tags(session, "select 1")
+    assert tags(session, "commit") == ["ROLLBACK"]
+    assert session.transaction_status == "I"
+
+
+def test_multi_statement_query_is_one_implicit_transaction(session):
+    tags(session, "create table t (id int primary key)")
+    with pytest.raises(errors.UniqueViolation):
+        tags(session, "insert into t values (1); insert into t values (1)")
+    assert rows(session, "select count(*) from t") == [(0,)]
+    assert session.transaction_status == "I"
+
+
+def test_begin_twice_warns_and_commit_outside_block_warns(session):
+    results = list(session.execute("begin; begin"))
+    assert results[1].notices[0].sqlstate == "25001"
+    list(session.execute("commit"))
+    (result,) = list(session.execute("commit"))
+    assert result.notices[0].sqlstate == "25P01"
+
+
+def test_prepared_statement_infers_and_describes_without_running(session):
+    tags(session, "create table t (id int primary key, v varchar(5))")
+    stmt = session.prepare("select v, id + 1 from t where id = $1", [0])
+    assert stmt.param_oids == (23,)
+    assert [(c.name, c.type_oid, c.typmod) for c in stmt.columns] == [
+        ("v", 1043, 9),
+        ("?column?", 23, -1),
+    ]
+    insert = session.prepare("insert into t values ($1, $2)", [0, 0])
+    assert insert.param_oids == (23, 1043)
+    assert insert.columns is None
+    assert session.execute_prepared(insert, [7, "seven"]).command_tag == "INSERT 0 1"
+    result = session.execute_prepared(stmt, [7])
+    assert [r for b in result.batches for r in b.to_pylist()] == [{"v": "seven", "?column?": 8}]
+
+
+def test_prepared_statement_is_replanned_after_ddl(session):
+    tags(session, "create table t (id int primary key)")
+    stmt = session.prepare("select count(*) from t", [])
+    tags(session, "drop table t; create table t (id int primary key, x int)")
+    tags(session, "insert into t values (1, 1)")
+    result = session.execute_prepared(stmt, [])
+    assert [r for b in result.batches for r in b.to_pylist()] == [{"count": 1}]
+
+
+def test_multiple_commands_cannot_be_prepared(session):
+    with pytest.raises(errors.SqlSyntaxError):
+        session.prepare("select 1; select 2", [])
+
+
+def test_unknown_database_is_refused(db):
+    with pytest.raises(errors.InvalidCatalogName):
+        db.session("nyala", "other", {})
+
+
+def test_committed_rows_survive_reopen(tmp_path):
+    db = Database.open(tmp_path, fsync=False)
+    s = db.session("nyala", "nyala", {})
+    tags(s, "create table t (a text, b int, primary key (a, b))")
+    tags(s, "insert into t values ('x', 1), ('y', 2)")
+    tags(s, "begin; insert into t values ('z', 3)")
+    db.close()
+    reopened = Database.open(tmp_path, fsync=False)
+    s2 = reopened.session("nyala", "nyala", {})
+    assert rows(s2, "select a, b from t order by a") == [("x", 1), ("y", 2)]
+    reopened.close()
+
+
+def test_unsupported_statement_is_0a000(session):
+    with pytest.raises(errors.FeatureNotSupported):
+        tags(session, "create index i on t (x)")

@@ -6,10 +6,9 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from storage.engine import StorageEngine
-
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
+from storage.engine import StorageEngine
 from storage.errors import DuplicateTable, UndefinedTable
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, DataType, TabletId

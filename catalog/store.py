@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage.fs import atomic_write
-
 from storage.errors import DataCorrupted
+from storage.fs import atomic_write
 
 FORMAT_VERSION = 1
 FILE_NAME = "catalog.json"

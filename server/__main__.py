@@ -27,10 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nyala", description="nyala SQL database server")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the server", description="Run the server.")
-    add_arguments(serve)
-    args = parser.parse_args(argv)
     try:
-        config = from_namespace(args)
+        add_arguments(serve)
+        config = from_namespace(parser.parse_args(argv))
     except ValueError as exc:
         parser.error(str(exc))
     logging.basicConfig(

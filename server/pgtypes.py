@@ -573,7 +573,6 @@ def _decode_int(type_oid: int) -> Callable[[str], int]:
 _FLOAT = re.compile(
     r"\s*[+-]?(?:(?P<digits>\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*", re.IGNORECASE
 )
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _decode_float(type_oid: int) -> Callable[[str], float]:
@@ -584,14 +583,14 @@ def _decode_float(type_oid: int) -> Callable[[str], float]:
         value = float(text)
         digits = match.group("digits")
         if digits is not None:
-            overflow = not np.isfinite(value) or (type_oid == FLOAT4 and abs(value) > _FLOAT32_MAX)
-            narrowed = float(np.float32(value)) if type_oid == FLOAT4 else value
-            underflow = narrowed == 0 and digits.strip("0.") != ""
-            if overflow or underflow:
+            if type_oid == FLOAT4:
+                with np.errstate(over="ignore"):
+                    value = float(np.float32(value))
+            underflow = value == 0 and digits.strip("0.") != ""
+            if not np.isfinite(value) or underflow:
                 raise NumericValueOutOfRange(
                     f'"{text}" is out of range for type {_TYPE_NAMES[type_oid]}'
                 )
-            return narrowed
         return value
 
     return decode
@@ -752,6 +751,9 @@ def _decode_numeric_binary(data: bytes) -> Decimal:
     if exponent > -dscale:
         digits += "0" * (exponent + dscale)
         exponent = -dscale
+    while exponent < -dscale and len(digits) > 1 and digits.endswith("0"):
+        digits = digits[:-1]
+        exponent += 1
     return Decimal((1 if sign else 0, tuple(int(c) for c in digits), exponent))
 
 

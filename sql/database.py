@@ -7,14 +7,14 @@ import threading
 from pathlib import Path
 
 import duckdb
-from storage.engine import StorageEngine
-from storage.options import StorageOptions
 
 from catalog.catalog import Catalog
 from catalog.store import CatalogStore
 from sql.session import Session
 from sql.settings import SERVER_VERSION
+from storage.engine import StorageEngine
 from storage.errors import InvalidCatalogName
+from storage.options import StorageOptions
 
 log = logging.getLogger(__name__)
 

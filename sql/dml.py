@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
-from storage.transaction import Transaction
 
 from catalog.table import TableInfo
 from sql.datatypes import duckdb_type
@@ -33,6 +32,7 @@ from storage.errors import (
     UndefinedColumn,
 )
 from storage.schema import ColumnSchema
+from storage.transaction import Transaction
 from storage.types import TypeKind
 
 
@@ -141,6 +141,12 @@ def plan_insert(
         targets = targets[:width]
     elif not isinstance(source, (exp.Select, exp.SetOperation)):
         raise FeatureNotSupported("this form of INSERT is not supported")
+    else:
+        produced = _source_width(source)
+        if produced is not None and names is None and produced < len(targets):
+            targets = targets[:produced]
+        if produced is not None:
+            _compare_width(produced, len(targets))
     src_names = [f"c{i}" for i in range(len(targets))]
     alias_node = exp.TableAlias(
         this=exp.to_identifier(src_alias, quoted=True),
@@ -168,6 +174,26 @@ def plan_insert(
     )
     oids = _merge_oids(bound.param_oids, returning)
     return WritePlan("INSERT", table, compiled, list(table.schema.columns), returning, oids)
+
+
+def _source_width(source: exp.Expression) -> int | None:
+    """How many columns an INSERT's SELECT yields, when that is known before binding."""
+    first = source
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if isinstance(first, exp.Select) and not any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+        for e in first.expressions
+    ):
+        return len(first.expressions)
+    return None
+
+
+def _compare_width(produced: int, width: int) -> None:
+    if produced > width:
+        raise SqlSyntaxError("INSERT has more expressions than target columns")
+    if produced < width:
+        raise SqlSyntaxError("INSERT has more target columns than expressions")
 
 
 def _check_width(ast: exp.Expression, src_alias: str, width: int) -> None:

@@ -16,12 +16,12 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from storage.predicate import ScanSpec
-from storage.transaction import Transaction
 
 from catalog.table import TableInfo
 from sql.duckdb_errors import translate
+from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
+from storage.transaction import Transaction
 
 RESULT_BATCH_ROWS = 8192
 

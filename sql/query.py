@@ -18,7 +18,6 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 from sqlglot import exp
-from storage.transaction import Transaction
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
@@ -29,6 +28,7 @@ from sql.result import ResultColumn
 from sql.transpile import OutputColumn, SessionFacts, to_duckdb
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
+from storage.transaction import Transaction
 
 
 @dataclass(slots=True)

@@ -45,9 +45,8 @@ from storage.errors import (
 from storage.types import DataType
 
 if TYPE_CHECKING:
-    from storage.transaction import Transaction
-
     from sql.database import Database
+    from storage.transaction import Transaction
 
 log = logging.getLogger(__name__)
 

@@ -24,16 +24,37 @@ create table alltypes (
 """
 ALL_TYPES_ROWS = [
     (
-        1, True, -32768, 2147483647, -9223372036854775808, 1.5, 0.1,
-        decimal.Decimal("-123456789.125"), "héllo ✓", "abc", b"\x00\xffx",
-        dt.date(2024, 2, 29), dt.datetime(2024, 1, 2, 3, 4, 5, 678901),
+        1,
+        True,
+        -32768,
+        2147483647,
+        -9223372036854775808,
+        1.5,
+        0.1,
+        decimal.Decimal("-123456789.125"),
+        "héllo ✓",
+        "abc",
+        b"\x00\xffx",
+        dt.date(2024, 2, 29),
+        dt.datetime(2024, 1, 2, 3, 4, 5, 678901),
         dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
     ),
     (2, None, None, None, None, None, None, None, None, None, None, None, None, None),
     (
-        3, False, 32767, -2147483648, 9223372036854775807, float("inf"), -1e300,
-        decimal.Decimal("0.001"), "", "0123456789", b"", dt.date(1970, 1, 1),
-        dt.datetime(1999, 12, 31, 23, 59, 59), dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+        3,
+        False,
+        32767,
+        -2147483648,
+        9223372036854775807,
+        float("inf"),
+        -1e300,
+        decimal.Decimal("0.001"),
+        "",
+        "0123456789",
+        b"",
+        dt.date(1970, 1, 1),
+        dt.datetime(1999, 12, 31, 23, 59, 59),
+        dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
     ),
 ]
 
@@ -178,9 +199,10 @@ def test_transactions_commit_and_rollback(nyala_server):
 
 
 def test_uncommitted_writes_are_invisible_to_other_sessions(nyala_server):
-    with psycopg.connect(nyala_server.dsn) as writer, psycopg.connect(
-        nyala_server.dsn, autocommit=True
-    ) as reader:
+    with (
+        psycopg.connect(nyala_server.dsn) as writer,
+        psycopg.connect(nyala_server.dsn, autocommit=True) as reader,
+    ):
         writer.execute("drop table if exists iso")
         writer.execute("create table iso (id int primary key)")
         writer.commit()

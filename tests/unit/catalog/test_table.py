@@ -8,7 +8,10 @@ from storage.types import ColumnId, TabletId
 
 def test_json_round_trip_and_oid():
     schema = Schema(
-        (ColumnSchema(ColumnId(1), "k", t.INT32, False), ColumnSchema(ColumnId(0), "v", t.varchar(3))),
+        (
+            ColumnSchema(ColumnId(1), "k", t.INT32, False),
+            ColumnSchema(ColumnId(0), "v", t.varchar(3)),
+        ),
         1,
     )
     table = TableInfo(TableId(3), "x", schema, (TabletId(9),), 2, (ColumnId(0), ColumnId(1)))

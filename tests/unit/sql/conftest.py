@@ -29,7 +29,11 @@ def make_table(table_id: int, name: str, columns: list[tuple[str, t.DataType]], 
         ColumnSchema(ColumnId(i), n, typ, nullable=i >= key) for i, (n, typ) in enumerate(columns)
     )
     return TableInfo(
-        TableId(table_id), name, Schema(cols, key), (TabletId(table_id),), len(cols),
+        TableId(table_id),
+        name,
+        Schema(cols, key),
+        (TabletId(table_id),),
+        len(cols),
         tuple(c.id for c in cols),
     )
 
@@ -38,7 +42,9 @@ def make_table(table_id: int, name: str, columns: list[tuple[str, t.DataType]], 
 def catalog() -> CatalogDouble:
     return CatalogDouble(
         [
-            make_table(1, "t", [("a", t.INT32), ("b", t.STRING), ("c", t.DOUBLE), ("v", t.varchar(5))]),
+            make_table(
+                1, "t", [("a", t.INT32), ("b", t.STRING), ("c", t.DOUBLE), ("v", t.varchar(5))]
+            ),
             make_table(2, "u", [("a", t.INT32), ("n", t.decimal(10, 2))]),
         ]
     )

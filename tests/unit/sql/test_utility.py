@@ -44,7 +44,7 @@ def test_begin_with_garbage_is_a_syntax_error():
         ("set extra_float_digits = 3", "extra_float_digits", "3"),
         ("SET SESSION statement_timeout = '5s'", "statement_timeout", "5s"),
         ("SET TIME ZONE 'UTC'", "TimeZone", "UTC"),
-        ('set search_path to public, "$user"', "search_path", 'public, $user'),
+        ('set search_path to public, "$user"', "search_path", "public, $user"),
     ],
 )
 def test_set_forms(sql, name, value):

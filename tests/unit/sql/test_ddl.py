@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from sql.database import Database
+from storage import errors
+from storage.types import TypeKind
+
+
+@pytest.fixture
+def session(tmp_path):
+    db = Database.open(tmp_path, fsync=False)
+    s = db.session("nyala", "nyala", {})
+    yield s
+    s.close()
+    db.close()
+
+
+def run(session, sql):
+    return [(r.command_tag, [n.sqlstate for n in r.notices]) for r in session.execute(sql)]
+
+
+def test_table_constraint_key_and_inline_key(session):
+    run(session, 'create table a (x int, "Y" text not null default \'d\', primary key ("Y", x))')
+    table = session._db.catalog.get_table("a")
+    assert [c.name for c in table.schema.key_columns] == ["Y", "x"]
+    assert [c.name for c in table.columns] == ["x", "Y"]
+    assert table.schema.find("Y").default_sql == "'d'"
+    run(session, "create table b (id bigint primary key, n numeric(38,10), v varchar(3))")
+    kinds = [c.type.kind for c in session._db.catalog.get_table("b").columns]
+    assert kinds == [TypeKind.INT64, TypeKind.DECIMAL, TypeKind.VARCHAR]
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        ("create table t (a int)", errors.InvalidTableDefinition),
+        ("create table t (a int primary key, b int primary key)", errors.InvalidTableDefinition),
+        ("create table t (a boolean primary key)", errors.InvalidTableDefinition),
+        ("create table t (a real primary key)", errors.InvalidTableDefinition),
+        ("create table t (a int primary key, a text)", errors.DuplicateColumn),
+        ("create table t (a int, primary key (b))", errors.UndefinedColumn),
+        ("create table t (a int primary key, b int default 'x')", errors.InvalidTextRepresentation),
+        ("create table t (a int primary key, b int default random())", errors.FeatureNotSupported),
+        ("create table t (a int primary key, b numeric(40,2))", errors.InvalidParameterValue),
+    ],
+)
+def test_bad_definitions_are_refused_and_create_nothing(session, sql, error):
+    with pytest.raises(error):
+        run(session, sql)
+    assert session._db.catalog.find_table("t") is None
+
+
+def test_if_not_exists_and_if_exists_give_notices(session):
+    run(session, "create table t (a int primary key)")
+    assert run(session, "create table if not exists t (a int primary key)") == [
+        ("CREATE TABLE", ["42P07"])
+    ]
+    assert run(session, "drop table if exists t, nope") == [("DROP TABLE", ["42P01"])]
+    assert session._db.catalog.find_table("t") is None

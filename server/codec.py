@@ -262,11 +262,14 @@ class FrontendDecoder:
 
     Starts in the startup phase (untyped packets) and leaves it after a
     StartupMessage; SSLRequest, GSSENCRequest and CancelRequest keep it there.
+    ``last_type_code`` is the type of the last typed message taken, so a
+    caller can tell which message a decoding error belongs to.
     """
 
     def __init__(self, max_message_size_bytes: int) -> None:
         self.max_message_size_bytes = max_message_size_bytes
         self.in_startup = True
+        self.last_type_code = b""
         self._buffer = bytearray()
         self._pos = 0
 
@@ -302,6 +305,7 @@ class FrontendDecoder:
             return None
         payload = bytes(self._buffer[self._pos + 5 : self._pos + 1 + length])
         self._consume(1 + length)
+        self.last_type_code = type_code
         return decode_frontend(type_code, payload)
 
     def _next_startup(self) -> m.FrontendMessage | None:
@@ -497,6 +501,33 @@ def _put_int(out: np.ndarray, positions: np.ndarray, values: np.ndarray, dtype: 
     out[positions[:, None] + np.arange(width)] = raw.reshape(len(positions), width)
 
 
+_SMALL_BATCH_FIELDS = 256
+_NULL_FIELD = _I32.pack(-1)
+
+
+def _encode_few_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
+    """Frame a handful of rows one by one: numpy's per-call overhead would dominate them."""
+    lengths = [c.lengths.tolist() for c in columns]
+    data = [c.data.tobytes() for c in columns]
+    positions = [0] * len(columns)
+    column_count = _I16.pack(len(columns))
+    out = bytearray()
+    # Per row: below _SMALL_BATCH_FIELDS fields this loop beats the vectorised framing.
+    for row_idx in range(row_count):
+        parts = [column_count]
+        for column_idx, column_lengths in enumerate(lengths):
+            length = column_lengths[row_idx]
+            if length < 0:
+                parts.append(_NULL_FIELD)
+                continue
+            start = positions[column_idx]
+            parts.append(_I32.pack(length) + data[column_idx][start : start + length])
+            positions[column_idx] = start + length
+        body = b"".join(parts)
+        out += b"D" + _I32.pack(4 + len(body)) + body
+    return bytes(out)
+
+
 def encode_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
     """Frame ``row_count`` DataRow messages from encoded columns, vectorised over rows.
 
@@ -506,6 +537,8 @@ def encode_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
     """
     if row_count == 0:
         return b""
+    if row_count * max(len(columns), 1) <= _SMALL_BATCH_FIELDS:
+        return _encode_few_data_rows(columns, row_count)
     sizes = [4 + np.maximum(c.lengths, 0).astype(np.int64) for c in columns]
     body_lengths = np.full(row_count, 4 + 2, dtype=np.int64)
     for size in sizes:

@@ -25,6 +25,7 @@ import logging
 import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server import codec, pgtypes
@@ -32,7 +33,7 @@ from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
 from server.errors import error_response, is_fatal, notice_response
-from server.portal import Fetched, Portal, PortalRegistry, ResultStream, resolve_formats
+from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from sql.result import Result, ResultColumn
 from storage.errors import (
     AdminShutdown,
@@ -51,6 +52,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
+_EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _SERVER_MINOR_VERSION = 0
 
 
@@ -89,7 +91,7 @@ class Connection:
         self._registry = PortalRegistry()
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
-        self._is_busy = False
+        self._is_running_statement = False
         self._is_reading = False
         self._is_shutting_down = False
         self._task: asyncio.Task[Any] | None = None
@@ -115,7 +117,7 @@ class Connection:
 
     def cancel_statement(self) -> None:
         """Cancel the running statement, if any (from a CancelRequest or shutdown)."""
-        if self._is_busy and self._session is not None:
+        if self._is_running_statement and self._session is not None:
             self._session.cancel()
 
     def shutdown(self) -> None:
@@ -125,10 +127,15 @@ class Connection:
             self._task.cancel()
 
     async def _cleanup(self) -> None:
+        """Close the session (rolling back) on a worker thread, even if this task is cancelled."""
         portals = self._registry.clear()
         session, self._session = self._session, None
         try:
-            await self._run(_close_all, portals, session)
+            if portals or session is not None:
+                await asyncio.shield(self._run(_close_all, portals, session))
+        except asyncio.CancelledError:
+            self._writer.close()
+            raise
         except Exception:
             log.exception("closing the session of connection %d failed", self.process_id)
         self._writer.close()
@@ -169,13 +176,9 @@ class Connection:
             self._decoder.feed(data)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on a worker thread (it may block on SQL), marking the connection busy."""
+        """Run ``fn`` on a worker thread: it may block on SQL."""
         loop = asyncio.get_running_loop()
-        self._is_busy = True
-        try:
-            return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
-        finally:
-            self._is_busy = False
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
 
     async def _fatal(self, exc: BaseException) -> None:
         self.send(error_response(exc, severity="FATAL"))
@@ -258,7 +261,9 @@ class Connection:
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
-                await self._on_error(exc, is_extended=True)
+                if not self._skip_until_sync:
+                    is_extended = self._decoder.last_type_code in _EXTENDED_TYPES
+                    await self._on_error(exc, is_extended=is_extended)
                 continue
             if message is None or isinstance(message, m.Terminate):
                 return
@@ -293,7 +298,7 @@ class Connection:
         if isinstance(message, m.UnknownMessage) and message.type_code == b"F":
             error: DbError = FeatureNotSupported("function call messages are not supported")
         else:
-            code = message.type_code if isinstance(message, m.UnknownMessage) else b"?"
+            code = getattr(message, "type_code", None) or getattr(message, "TYPE", b"?")
             error = ProtocolViolation(f"invalid frontend message type {code[0]}")
         await self._on_error(error, is_extended=False)
 
@@ -327,68 +332,75 @@ class Connection:
         for portal in self._registry.close_portal(""):
             if portal.is_streaming:
                 await self._run(portal.close)
-        results = self._session.execute(message.query)
+        progress = _QueryProgress(self._session.execute(message.query))
+        self._is_running_statement = True
+        is_finished = False
         try:
             while True:
-                step = await self._run(self._next_result, results)
-                if step is None:
+                step = await self._run(self._advance_query, progress)
+                self._out += step.output
+                if step.error is not None:
+                    if is_fatal(step.error):
+                        await self._fatal(step.error)
+                    self.send(error_response(step.error))
                     break
-                result, stream, first = step
-                self._send_notices(result)
-                if result.is_empty_query:
-                    self.send(m.EmptyQueryResponse())
-                elif stream is None:
-                    self.send(m.CommandComplete(result.command_tag or ""))
-                else:
-                    self.send(_row_description(stream.result.columns or (), stream.formats))
-                    await self._send_rows(stream, 0, first)
-        except Exception as exc:
-            await self._run(results.close)
-            if is_fatal(exc):
-                await self._fatal(exc)
-            self.send(error_response(exc))
+                if step.state == "done":
+                    is_finished = True
+                    break
+                await self.flush()
+        finally:
+            self._is_running_statement = False
+            if not is_finished:
+                await self._run(progress.close)
         await self._ready_for_query()
 
-    def _next_result(
-        self, results: Iterator[Result]
-    ) -> tuple[Result, ResultStream | None, Fetched | None] | None:
-        """Run the next statement and encode its first rows (worker thread)."""
-        result = next(results, None)
-        if result is None:
-            return None
-        if result.columns is None or result.is_empty_query:
-            _drain(result)
-            return result, None, None
-        stream = ResultStream(result, ())
-        return result, stream, stream.fetch(self._config.result_chunk_rows)
+    def _advance_query(self, progress: _QueryProgress) -> _Step:
+        """Run statements and encode their answers until done or the buffer fills (worker)."""
+        out = bytearray()
+        try:
+            while len(out) < self._config.write_buffer_bytes:
+                if progress.stream is None:
+                    result = next(progress.results, None)
+                    if result is None:
+                        return _Step(out, "done")
+                    out += _notices(result)
+                    if result.is_empty_query or result.columns is None:
+                        out += _no_rows_answer(result)
+                        continue
+                    progress.stream = ResultStream(result, ())
+                    progress.sent = 0
+                    out += codec.encode(_row_description(result.columns, progress.stream.formats))
+                progress.sent, state = self._pump_rows(progress.stream, progress.sent, 0, out)
+                if state == "done":
+                    progress.stream = None
+            return _Step(out, "more")
+        except Exception as exc:
+            return _Step(out, "error", exc)
 
-    def _send_notices(self, result: Result) -> None:
-        for notice in result.notices:
-            self.send(notice_response(notice))
+    def _pump_rows(
+        self, stream: ResultStream, sent: int, max_rows: int, out: bytearray
+    ) -> tuple[int, str]:
+        """Encode rows into ``out`` (worker thread).
 
-    async def _send_rows(self, stream: ResultStream, max_rows: int, first: Fetched | None) -> bool:
-        """Send rows until the stream ends (CommandComplete) or ``max_rows`` (PortalSuspended).
-
-        Returns whether the portal was suspended.
+        Stops at the end of the rows (CommandComplete, state "done"), at
+        ``max_rows`` (PortalSuspended, "suspended") or when ``out`` is full
+        ("more"); returns the rows sent so far in this Execute and the state.
         """
         chunk_rows = self._config.result_chunk_rows
-        sent = 0
-        fetched = first
         while True:
-            if fetched is None:
-                want = chunk_rows if max_rows <= 0 else min(chunk_rows, max_rows - sent)
-                fetched = await self._run(stream.fetch, want)
-            self._out += fetched.data
+            want = chunk_rows if max_rows <= 0 else min(chunk_rows, max_rows - sent)
+            fetched = stream.fetch(want)
+            out += fetched.data
             sent += fetched.rows
-            if len(self._out) >= self._config.write_buffer_bytes:
-                await self.flush()
             if fetched.is_exhausted:
-                self.send(m.CommandComplete(stream.result.command_tag or f"SELECT {sent}"))
-                return False
+                tag = stream.result.command_tag or f"SELECT {sent}"
+                out += codec.encode(m.CommandComplete(tag))
+                return sent, "done"
             if 0 < max_rows <= sent:
-                self.send(m.PortalSuspended())
-                return True
-            fetched = None
+                out += codec.encode(m.PortalSuspended())
+                return sent, "suspended"
+            if len(out) >= self._config.write_buffer_bytes:
+                return sent, "more"
 
     # -- extended query ---------------------------------------------------------------------
 
@@ -449,33 +461,39 @@ class Connection:
         if portal.is_complete:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
-        first = None
-        if portal.stream is None:
-            first = await self._run(self._start_portal, portal, message.max_rows)
-            assert portal.stream is not None, "a started portal has a stream"
-            result = portal.stream.result
-            self._send_notices(result)
-            if result.is_empty_query or result.columns is None:
-                portal.is_complete = True
-                if result.is_empty_query:
-                    self.send(m.EmptyQueryResponse())
-                else:
-                    self.send(m.CommandComplete(result.command_tag or ""))
-                return
-        assert portal.stream is not None, "a started portal has a stream"
-        if not await self._send_rows(portal.stream, message.max_rows, first):
-            portal.is_complete = True
+        sent = [0]
+        self._is_running_statement = True
+        try:
+            while True:
+                step = await self._run(self._advance_portal, portal, message.max_rows, sent)
+                self._out += step.output
+                if step.error is not None:
+                    portal.is_complete = True
+                    raise step.error
+                if step.state == "done":
+                    portal.is_complete = True
+                if step.state != "more":
+                    return
+                await self.flush()
+        finally:
+            self._is_running_statement = False
 
-    def _start_portal(self, portal: Portal, max_rows: int) -> Fetched | None:
-        """Run a portal's statement and encode its first rows (worker thread)."""
+    def _advance_portal(self, portal: Portal, max_rows: int, sent: list[int]) -> _Step:
+        """Start the portal if needed and encode its rows until a stopping point (worker)."""
         assert self._session is not None, "queries run only after startup"
-        result = portal.start(self._session)
-        if result.columns is None or result.is_empty_query:
-            _drain(result)
-            return None
-        assert portal.stream is not None, "a started portal has a stream"
-        chunk = self._config.result_chunk_rows
-        return portal.stream.fetch(chunk if max_rows <= 0 else min(chunk, max_rows))
+        out = bytearray()
+        try:
+            if portal.stream is None:
+                result = portal.start(self._session)
+                out += _notices(result)
+                if result.is_empty_query or result.columns is None:
+                    out += _no_rows_answer(result)
+                    return _Step(out, "done")
+            assert portal.stream is not None, "a started portal has a stream"
+            sent[0], state = self._pump_rows(portal.stream, sent[0], max_rows, out)
+            return _Step(out, state)
+        except Exception as exc:
+            return _Step(out, "error", exc)
 
     async def _on_close(self, message: m.Close) -> None:
         if message.kind == "S":
@@ -485,6 +503,44 @@ class Connection:
         if any(p.is_streaming for p in closed):
             await self._run(_close_all, closed, None)
         self.send(m.CloseComplete())
+
+
+@dataclass(slots=True)
+class _QueryProgress:
+    """Where a simple Query is: its statements' results, the one being sent, rows sent."""
+
+    results: Iterator[Result]
+    stream: ResultStream | None = None
+    sent: int = 0
+
+    def close(self) -> None:
+        """Abandon the statements not yet run and the rows not yet sent (worker thread)."""
+        if self.stream is not None:
+            self.stream.close()
+        close = getattr(self.results, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass(slots=True)
+class _Step:
+    """What one worker step produced: encoded messages, "done"/"suspended"/"more", or an error."""
+
+    output: bytearray
+    state: str
+    error: Exception | None = None
+
+
+def _notices(result: Result) -> bytes:
+    return b"".join(codec.encode(notice_response(notice)) for notice in result.notices)
+
+
+def _no_rows_answer(result: Result) -> bytes:
+    """EmptyQueryResponse, or the CommandComplete of a statement that returns no rows."""
+    if result.is_empty_query:
+        return codec.encode(m.EmptyQueryResponse())
+    _drain(result)
+    return codec.encode(m.CommandComplete(result.command_tag or ""))
 
 
 def _row_description(

@@ -19,6 +19,7 @@ Parameters (text or binary) decode to Python values per value: they are few.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import struct
 import uuid
@@ -275,6 +276,12 @@ def numeric_binary(value: Decimal, scale: int | None = None) -> bytes:
     return header + struct.pack(f"!{len(groups)}h", *groups)
 
 
+@functools.cache
+def _s(text: str) -> pa.Scalar:
+    """A string scalar for compute kernels (a bare str argument costs ~200 us per call)."""
+    return pa.scalar(text, pa.string())
+
+
 def _text(array: pa.Array) -> pa.Array:
     return pc.cast(array, pa.string())
 
@@ -296,7 +303,7 @@ def _fallback_text(array: pa.Array) -> pa.Array:
 def _text_bool(array: pa.Array) -> pa.Array:
     if not pa.types.is_boolean(array.type):
         array = pc.cast(array, pa.bool_())
-    return pc.if_else(array, "t", "f")
+    return pc.if_else(array, _s("t"), _s("f"))
 
 
 _HEX_DIGITS = np.frombuffer(
@@ -355,11 +362,15 @@ def _text_float(array: pa.Array, is_float4: bool) -> pa.Array:
         )
     if to_fixed.any():
         text = _relayout(text, to_fixed, _exponent_to_fixed(text.filter(to_fixed)))
-    text = pc.replace_substring_regex(text, r"e([+-])(\d)$", r"e\10\2")
+    if ((magnitude >= bound(1e-10)) & (magnitude < bound(1e-6))).any():
+        text = pc.replace_substring_regex(text, options=_ONE_DIGIT_EXPONENT)
     if not np.isfinite(magnitude).all():
         text = pc.replace_substring_regex(text, r"^(-?)inf$", r"\1Infinity")
         text = pc.replace_substring(text, "nan", "NaN")
     return text
+
+
+_ONE_DIGIT_EXPONENT = pc.ReplaceSubstringOptions(r"e([+-])(\d)$", r"e\10\2")
 
 
 def _relayout(text: pa.Array, mask: np.ndarray, replacements: pa.Array) -> pa.Array:
@@ -371,7 +382,7 @@ def _split_sign(text: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def _with_sign(negative: pa.Array, text: pa.Array) -> pa.Array:
-    return pc.if_else(negative, pc.binary_join_element_wise("-", text, ""), text)
+    return pc.if_else(negative, pc.binary_join_element_wise(_s("-"), text, _s("")), text)
 
 
 def _fixed_to_exponent(text: pa.Array, magnitude: np.ndarray, bound: type) -> pa.Array:
@@ -384,10 +395,10 @@ def _fixed_to_exponent(text: pa.Array, magnitude: np.ndarray, bound: type) -> pa
     first = pc.utf8_slice_codeunits(digits, 0, 1)
     rest = pc.utf8_slice_codeunits(digits, 1)
     has_rest = pc.greater(pc.utf8_length(rest), 0)
-    mantissa = pc.if_else(has_rest, pc.binary_join_element_wise(first, rest, "."), first)
+    mantissa = pc.if_else(has_rest, pc.binary_join_element_wise(first, rest, _s(".")), first)
     powers, index = np.unique(exponent, return_inverse=True)
     suffix = pa.array([f"e{'-' if p < 0 else '+'}{abs(p):02d}" for p in powers]).take(index)
-    return _with_sign(negative, pc.binary_join_element_wise(mantissa, suffix, ""))
+    return _with_sign(negative, pc.binary_join_element_wise(mantissa, suffix, _s("")))
 
 
 def _exponent_to_fixed(text: pa.Array) -> pa.Array:
@@ -405,11 +416,14 @@ def _exponent_to_fixed(text: pa.Array) -> pa.Array:
         width = int(power) + 1
         padded = pc.utf8_rpad(group, width=width, padding="0")
         split = pc.binary_join_element_wise(
-            pc.utf8_slice_codeunits(group, 0, width), pc.utf8_slice_codeunits(group, width), "."
+            pc.utf8_slice_codeunits(group, 0, width), pc.utf8_slice_codeunits(group, width), _s(".")
         )
         fixed = pc.if_else(pc.greater(pc.utf8_length(group), width), split, padded)
         out = pc.replace_with_mask(out, mask, fixed.cast(pa.string()))
     return _with_sign(negative, out)
+
+
+_EXPONENT_MARK = pc.MatchSubstringOptions("E")
 
 
 def _text_numeric(array: pa.Array) -> pa.Array:
@@ -417,7 +431,7 @@ def _text_numeric(array: pa.Array) -> pa.Array:
     if not pa.types.is_decimal(array.type):
         return _fallback_text(array)
     text = _text(array)
-    exponent = pc.fill_null(pc.match_substring(text, "E"), False)
+    exponent = pc.fill_null(pc.match_substring(text, options=_EXPONENT_MARK), False)
     if pc.any(exponent).as_py():
         # Per value: only values below 1e-6 with a scale above 6 reach this.
         fixed = [format(Decimal(v), "f") for v in text.filter(exponent).to_pylist()]
@@ -431,25 +445,20 @@ def _text_date(array: pa.Array) -> pa.Array:
     return _text(array)
 
 
+_TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
+_TRAILING_FRACTION_ZEROS_UTC = pc.ReplaceSubstringOptions(r"\.?0*Z$", "+00")
+
+
 def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
-    """timestamp_out with ISO DateStyle: seconds, then a fraction without trailing zeros."""
+    """timestamp_out with ISO DateStyle: Arrow's spelling without the fraction's trailing zeros.
+
+    Arrow writes six fraction digits (and ``Z`` for UTC); PostgreSQL drops
+    trailing zeros and the point, and writes ``+00``.
+    """
     tz = "UTC" if with_zone else None
-    array = _cast(array, pa.timestamp("us", tz=tz))
-    micros = _numbers(array, array.type)
-    fraction = np.mod(micros, 1_000_000)
-    whole = pa.Array.from_buffers(
-        pa.timestamp("s", tz=tz),
-        len(array),
-        [_validity(array), pa.py_buffer(np.floor_divide(micros, 1_000_000))],
-    )
-    text = pc.strftime(whole, "%Y-%m-%d %H:%M:%S")
-    if fraction.any():
-        digits = pc.utf8_rtrim(pc.utf8_lpad(_text(pa.array(fraction)), 6, "0"), characters="0")
-        dotted = pc.binary_join_element_wise(".", digits, "")
-        text = pc.binary_join_element_wise(text, pc.if_else(pa.array(fraction > 0), dotted, ""), "")
-    if with_zone:
-        text = pc.binary_join_element_wise(text, "+00", "")
-    return text
+    text = _text(_cast(array, pa.timestamp("us", tz=tz)))
+    options = _TRAILING_FRACTION_ZEROS_UTC if with_zone else _TRAILING_FRACTION_ZEROS
+    return pc.replace_substring_regex(text, options=options)
 
 
 def _validity(array: pa.Array) -> pa.Buffer | None:

@@ -3,6 +3,8 @@
 DuckDB runs every query above the tablet scans, but some of its defaults
 differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
 
+* bytea literals are read as PostgreSQL reads them (``'\\x00ff'`` is two bytes), and
+  ``length`` of bytea counts bytes;
 * ``int / int`` is integer division truncating toward zero (DuckDB's ``//``),
   and any division or modulo by zero is an error (22012), never NULL or inf;
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
@@ -25,10 +27,12 @@ from sqlglot import exp
 
 from sql.binder import BoundQuery, parameter_number, parameters
 from sql.datatypes import oid_type_name
+from storage.errors import InvalidTextRepresentation
 
 DT = exp.DataType.Type
 INTEGER_TYPES = {DT.TINYINT, DT.SMALLINT, DT.INT, DT.BIGINT}
 _SMALL_INTEGERS = {DT.TINYINT, DT.SMALLINT, DT.INT}
+_BINARY_TYPES = {DT.VARBINARY, DT.BINARY, DT.BLOB}
 _SQLGLOT_ALIAS = re.compile(r"^_col_\d+$")
 
 _CAST_NAMES = {
@@ -105,6 +109,52 @@ def _error_if_zero(divisor: exp.Expression) -> exp.Expression:
         ],
         default=divisor,
     )
+
+
+def parse_bytea(text: str) -> bytes:
+    """Decode a bytea literal as PostgreSQL reads it: ``\\x`` hex, or the escape format."""
+    if text.startswith("\\x"):
+        digits = "".join(text[2:].split())
+        try:
+            return bytes.fromhex(digits)
+        except ValueError as exc:
+            raise InvalidTextRepresentation(f'invalid hexadecimal data: "{text}"') from exc
+    out = bytearray()
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\":
+            out += char.encode()
+            index += 1
+        elif text[index + 1 : index + 2] == "\\":
+            out.append(0x5C)
+            index += 2
+        elif len(text) >= index + 4 and all(c in "01234567" for c in text[index + 1 : index + 4]):
+            out.append(int(text[index + 1 : index + 4], 8) & 0xFF)
+            index += 4
+        else:
+            raise InvalidTextRepresentation("invalid input syntax for type bytea")
+    return bytes(out)
+
+
+def _blob_literal(data: bytes) -> exp.Expression:
+    """A DuckDB BLOB literal, every byte spelled as ``\\xHH`` (DuckDB's escape format)."""
+    text = "".join(f"\\x{byte:02X}" for byte in data)
+    return exp.cast(exp.Literal.string(text), exp.DataType.build("BLOB", dialect="duckdb"))
+
+
+def _rewrite_bytea(node: exp.Expression) -> exp.Expression:
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this in _BINARY_TYPES
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+    ):
+        return _blob_literal(parse_bytea(node.this.name))
+    arg_type = node.this.type if isinstance(node, exp.Length) else None
+    if arg_type is not None and arg_type.this in _BINARY_TYPES:
+        return exp.Anonymous(this="octet_length", expressions=[node.this])
+    return node
 
 
 def _rewrite_arithmetic(node: exp.Expression) -> exp.Expression:
@@ -229,7 +279,7 @@ def to_duckdb(
         if replaced is not None and replaced.find(exp.Parameter):
             uses_now = True
         if replaced is None:
-            replaced = _rewrite_arithmetic(node)
+            replaced = _rewrite_arithmetic(_rewrite_bytea(node))
         if replaced is not node:
             if node is ast:
                 ast = replaced

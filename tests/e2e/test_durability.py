@@ -14,9 +14,11 @@ import pytest
 
 from tests.support.servers import NyalaServer
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-BULK_ROWS = 2_000
+AUTOCOMMIT_ROWS = 200  # one WAL record each
+BULK_ROWS = 2_000  # one statement, in an explicit transaction
+LEDGER_ROWS = AUTOCOMMIT_ROWS + BULK_ROWS
 
 
 def _write_committed_and_uncommitted(server: NyalaServer) -> psycopg.Connection:
@@ -36,15 +38,17 @@ def _write_committed_and_uncommitted(server: NyalaServer) -> psycopg.Connection:
         with conn.cursor() as cur:
             cur.executemany(
                 "insert into ledger values (%s, %s)",
-                [(seq, f"autocommit {seq}") for seq in range(BULK_ROWS)],
+                [(seq, f"autocommit {seq}") for seq in range(AUTOCOMMIT_ROWS)],
             )
 
     with psycopg.connect(server.dsn) as conn:  # explicit transactions
         conn.execute("insert into accounts values ('us', 2, 'dee', 40)")
+        values = ", ".join(f"({seq}, 'bulk {seq}')" for seq in range(AUTOCOMMIT_ROWS, LEDGER_ROWS))
+        conn.execute(f"insert into ledger values {values}")
         conn.execute("update ledger set note = 'updated in a transaction' where seq < 10")
         conn.commit()
         with conn.transaction():
-            conn.execute("delete from ledger where seq >= %s", (BULK_ROWS - 5,))
+            conn.execute("delete from ledger where seq >= %s", (LEDGER_ROWS - 5,))
         conn.execute("insert into accounts values ('xx', 99, 'rolled back', 0)")
         conn.rollback()
 
@@ -52,7 +56,7 @@ def _write_committed_and_uncommitted(server: NyalaServer) -> psycopg.Connection:
     open_txn.execute("insert into accounts values ('zz', 1, 'uncommitted', 1)")
     open_txn.execute("update accounts set owner = 'uncommitted' where region = 'eu'")
     open_txn.execute("delete from ledger where seq < 100")
-    open_txn.execute("insert into ledger values (%s, 'uncommitted')", (BULK_ROWS * 2,))
+    open_txn.execute("insert into ledger values (%s, 'uncommitted')", (LEDGER_ROWS * 2,))
     return open_txn
 
 
@@ -73,7 +77,7 @@ def _assert_committed_state(server: NyalaServer) -> None:
             "select count(*), min(seq), max(seq), "
             "count(*) filter (where note = 'updated in a transaction') from ledger"
         ).fetchone()
-        assert (count, low, high, updated) == (BULK_ROWS - 5, 0, BULK_ROWS - 6, 10)
+        assert (count, low, high, updated) == (LEDGER_ROWS - 5, 0, LEDGER_ROWS - 6, 10)
 
 
 def _close_quietly(conn: psycopg.Connection) -> None:

@@ -159,15 +159,14 @@ def test_values_of_every_type_print_as_postgresql_prints_them(
         """
         create table types_shown (
             id integer primary key, b boolean, i2 smallint, i8 bigint, f4 real,
-            f8 double precision, n numeric(12,3), v varchar(10), t text, by bytea,
+            f8 double precision, n numeric(12,3), v varchar(10), t text,
             d date, ts timestamp, tz timestamptz
         );
         insert into types_shown values
             (1, true, -32768, 9223372036854775807, 1.5, 0.1, -123456789.125, 'abc',
-             'héllo ✓', '\\x00ff', '2024-02-29', '2024-01-02 03:04:05.678901',
-             '2024-01-02 03:04:05+00'),
-            (2, null, null, null, null, null, null, null, null, null, null, null, null),
-            (3, false, 0, -1, -0.25, 1e100, 0.001, '', '', '', '1970-01-01',
+             'héllo ✓', '2024-02-29', '2024-01-02 03:04:05.678901', '2024-01-02 03:04:05+00'),
+            (2, null, null, null, null, null, null, null, null, null, null, null),
+            (3, false, 0, -1, -0.25, 1e100, 0.001, '', '', '1970-01-01',
              '1999-12-31 23:59:59', '2000-01-01 00:00:00+00');
         select * from types_shown order by id;
         """
@@ -175,6 +174,16 @@ def test_values_of_every_type_print_as_postgresql_prints_them(
     aligned = _on_both(nyala_server, postgres_server, ["-f", str(script)])
     assert "héllo ✓" in aligned and "(3 rows)" in aligned
     _on_both(nyala_server, postgres_server, ["-A", "-t", "-c", "select * from types_shown"])
+
+
+def test_bytea_values_print_as_postgresql_prints_them(nyala_server, postgres_server):
+    statements = [
+        "create table bytea_shown (id integer primary key, b bytea)",
+        r"insert into bytea_shown values (1, '\x00ff'), (2, 'abc'), (3, '\\'), (4, '')",
+        "select id, b, length(b) from bytea_shown order by id",
+    ]
+    output = _on_both(nyala_server, postgres_server, _command_args(statements))
+    assert "\\x00ff" in output
 
 
 def test_single_transaction_script_with_an_error_changes_nothing(

@@ -443,3 +443,23 @@ def test_simple_query_drops_the_unnamed_statement(status):
         m.Parse("", "insert", ()), m.Sync(), m.Query(status), m.Bind("", "", (), (), ()), m.Sync()
     )
     assert messages[-2].get("C") == "26000"  # type: ignore[union-attr]
+
+
+def test_malformed_query_is_an_error_followed_by_ready_for_query():
+    messages = after_startup(m.UnknownMessage(b"Q", b"\xff\xfe\x00"), m.Query("insert"))
+    assert kinds(messages) == "E Z C Z"
+    assert messages[0].get("C") == "22021"  # type: ignore[union-attr]
+
+
+def test_malformed_extended_message_skips_to_sync():
+    messages = after_startup(
+        m.UnknownMessage(b"E", b"no terminator"), m.Parse("", "insert", ()), m.Sync()
+    )
+    assert kinds(messages) == "E Z"
+    assert messages[0].get("C") == "08P01"  # type: ignore[union-attr]
+
+
+def test_password_message_after_startup_is_a_protocol_violation():
+    messages = after_startup(m.PasswordMessage(b"secret\x00"))
+    assert kinds(messages) == "E Z"
+    assert messages[0].get("C") == "08P01"  # type: ignore[union-attr]

@@ -91,3 +91,13 @@ def test_insert_select_from_the_same_table(session):
 def test_insert_select_with_fewer_columns_fills_defaults(session):
     run(session, "insert into t select 7")
     assert run(session, "select id, n, s from t")[0][1] == [(7, 5, "x")]
+
+
+def test_bytea_literals_read_as_postgresql_reads_them(session):
+    run(session, "create table bt (id int primary key, b bytea)")
+    run(session, "insert into bt values (1, '\\x00ff'), (2, '\\\\'), (3, 'ab\\001')")
+    rows = run(session, "select id, b, length(b) from bt order by id")[0][1]
+    assert rows == [(1, b"\x00\xff", 2), (2, b"\\", 1), (3, b"ab\x01", 3)]
+    assert run(session, "select '\\x41'::bytea")[0][1] == [(b"A",)]
+    with pytest.raises(errors.InvalidTextRepresentation):
+        run(session, "select '\\xZZ'::bytea")

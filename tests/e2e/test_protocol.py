@@ -1,0 +1,294 @@
+"""Raw protocol edge cases against a real nyala server process, message by message.
+
+A small socket client built on ``server.codec`` sends exact frontend
+messages and reads the backend messages back, so these tests see what a
+driver would hide: SSL/GSSENC refusals, the message sequence of a pipeline,
+skip-to-Sync after an error, portal suspension, cancel, and the limits.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from server import codec
+from server import messages as m
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT_S = 15.0
+
+
+class RawClient:
+    """One TCP connection speaking the frontend side of the protocol."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.sock = socket.create_connection((host, port), timeout=TIMEOUT_S)
+        self.decoder = codec.BackendDecoder()
+        self.pending: list[m.BackendMessage] = []
+        self.key: m.BackendKeyData | None = None
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, *messages: m.FrontendMessage) -> None:
+        self.sock.sendall(b"".join(codec.encode_frontend(msg) for msg in messages))
+
+    def read_byte(self) -> bytes:
+        return self.sock.recv(1)
+
+    def receive(self) -> m.BackendMessage | None:
+        """The next backend message, or None when the server closed the connection."""
+        while not self.pending:
+            data = self.sock.recv(65536)
+            if not data:
+                return None
+            self.decoder.feed(data)
+            self.pending.extend(self.decoder)
+        return self.pending.pop(0)
+
+    def until_ready(self) -> list[m.BackendMessage]:
+        """Messages up to and including the next ReadyForQuery."""
+        messages: list[m.BackendMessage] = []
+        while True:
+            message = self.receive()
+            assert message is not None, f"connection closed after {messages}"
+            messages.append(message)
+            if isinstance(message, m.ReadyForQuery):
+                return messages
+
+    def startup(self, user: str = "nyala", database: str = "nyala") -> list[m.BackendMessage]:
+        self.send(m.StartupMessage(parameters={"user": user, "database": database}))
+        messages = self.until_ready()
+        self.key = next(msg for msg in messages if isinstance(msg, m.BackendKeyData))
+        return messages
+
+    def query(self, sql: str) -> list[m.BackendMessage]:
+        self.send(m.Query(sql))
+        return self.until_ready()
+
+
+def kinds(messages: list[m.BackendMessage]) -> str:
+    return " ".join(type(msg).TYPE.decode() for msg in messages)
+
+
+def errors(messages: list[m.BackendMessage]) -> list[str | None]:
+    return [msg.get("C") for msg in messages if isinstance(msg, m.ErrorResponse)]
+
+
+@pytest.fixture
+def connect(nyala_server):
+    clients: list[RawClient] = []
+
+    def make(startup: bool = True) -> RawClient:
+        client = RawClient(nyala_server.host, nyala_server.port)
+        clients.append(client)
+        if startup:
+            client.startup()
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def test_ssl_request_is_answered_n_then_startup_works_on_the_same_socket(connect):
+    client = connect(startup=False)
+    client.send(m.SSLRequest())
+    assert client.read_byte() == b"N"
+    messages = client.startup()
+    assert isinstance(messages[0], m.AuthenticationOk)
+    assert messages[-1] == m.ReadyForQuery("I")
+
+
+def test_gssenc_request_is_answered_n(connect):
+    client = connect(startup=False)
+    client.send(m.GSSENCRequest())
+    assert client.read_byte() == b"N"
+    client.send(m.SSLRequest())
+    assert client.read_byte() == b"N"
+    assert client.startup()[-1] == m.ReadyForQuery("I")
+
+
+def test_startup_reports_the_parameters_drivers_check(connect):
+    client = connect(startup=False)
+    messages = client.startup()
+    status = {msg.name: msg.value for msg in messages if isinstance(msg, m.ParameterStatus)}
+    assert status["client_encoding"] == "UTF8"
+    assert status["DateStyle"].startswith("ISO")
+    assert status["integer_datetimes"] == "on"
+    assert status["standard_conforming_strings"] == "on"
+    assert status["server_version"].split()[0].replace(".", "").isdigit()
+    assert client.key is not None
+
+
+def test_unknown_database_is_fatal_3d000(connect):
+    client = connect(startup=False)
+    client.send(m.StartupMessage(parameters={"user": "nyala", "database": "nope"}))
+    messages = []
+    while (message := client.receive()) is not None:
+        messages.append(message)
+    assert isinstance(messages[-1], m.ErrorResponse)
+    assert (messages[-1].get("S"), messages[-1].get("C")) == ("FATAL", "3D000")
+
+
+def test_multi_statement_query_gives_one_result_per_statement(connect):
+    assert kinds(connect().query("select 1; select 2")) == "T D C T D C Z"
+
+
+def test_empty_query_gives_empty_query_response(connect):
+    assert kinds(connect().query("")) == "I Z"
+
+
+def test_query_stops_at_the_first_error(connect):
+    messages = connect().query("select 1; select 1/0; select 3")
+    assert kinds(messages) == "T D C E Z"
+    assert errors(messages) == ["22012"]
+
+
+def _failing_pipeline() -> list[m.FrontendMessage]:
+    return [
+        m.Parse("", "select 1/$1::int", ()),
+        m.Bind("", "", (), (b"0",), ()),
+        m.Execute("", 0),
+        m.Parse("", "select 2", ()),
+        m.Bind("", "", (), (), ()),
+        m.Execute("", 0),
+        m.Sync(),
+    ]
+
+
+def test_error_in_a_pipeline_skips_to_sync_and_reports_idle(connect):
+    client = connect()
+    client.send(*_failing_pipeline())
+    messages = client.until_ready()
+    assert kinds(messages) == "1 2 E Z"
+    assert errors(messages) == ["22012"]
+    assert messages[-1] == m.ReadyForQuery("I")
+    assert kinds(client.query("select 3")) == "T D C Z"
+
+
+def test_error_in_a_pipeline_inside_begin_reports_failed_transaction(connect):
+    client = connect()
+    assert client.query("begin")[-1] == m.ReadyForQuery("T")
+    client.send(*_failing_pipeline())
+    messages = client.until_ready()
+    assert kinds(messages) == "1 2 E Z"
+    assert messages[-1] == m.ReadyForQuery("E")
+    assert errors(client.query("select 1")) == ["25P02"]
+    assert client.query("rollback")[-1] == m.ReadyForQuery("I")
+
+
+def test_describe_statement_infers_parameter_types_without_executing(connect):
+    client = connect()
+    client.send(
+        m.Parse("s1", "select $1::int", (0,)),
+        m.Describe("S", "s1"),
+        m.Parse("s2", "select 1/0", ()),
+        m.Describe("S", "s2"),
+        m.Sync(),
+    )
+    messages = client.until_ready()
+    assert kinds(messages) == "1 t T 1 t T Z"
+    assert messages[1] == m.ParameterDescription((23,))
+    description = messages[2]
+    assert isinstance(description, m.RowDescription)
+    assert (description.fields[0].type_oid, description.fields[0].type_size) == (23, 4)
+
+
+def test_execute_with_max_rows_suspends_and_resumes(connect):
+    client = connect()
+    client.send(
+        m.Parse("", "select x from (values (1), (2), (3), (4), (5)) as v(x)", ()),
+        m.Bind("", "", (), (), (1,)),
+        m.Execute("", 2),
+        m.Execute("", 2),
+        m.Execute("", 2),
+        m.Sync(),
+    )
+    messages = client.until_ready()
+    assert kinds(messages) == "1 2 D D s D D s D C Z"
+    rows = [int.from_bytes(msg.values[0], "big") for msg in messages if isinstance(msg, m.DataRow)]
+    assert rows == [1, 2, 3, 4, 5]
+    assert messages[-2] == m.CommandComplete("SELECT 1")
+
+
+def test_named_portal_survives_sync_inside_a_transaction(connect):
+    client = connect()
+    client.query("begin")
+    client.send(
+        m.Parse("", "select x from (values (1), (2), (3)) as v(x)", ()),
+        m.Bind("c1", "", (), (), ()),
+        m.Execute("c1", 2),
+        m.Sync(),
+    )
+    assert kinds(client.until_ready()) == "1 2 D D s Z"
+    client.send(m.Execute("c1", 2), m.Close("P", "c1"), m.Sync())
+    assert kinds(client.until_ready()) == "D C 3 Z"
+    client.query("commit")
+
+
+def test_unknown_message_type_is_08p01_and_the_connection_survives(connect):
+    client = connect()
+    client.send(m.UnknownMessage(b"y", b"whatever"))
+    messages = client.until_ready()
+    assert kinds(messages) == "E Z"
+    assert errors(messages) == ["08P01"]
+    assert kinds(client.query("select 1")) == "T D C Z"
+
+
+def test_oversized_message_is_refused_and_the_connection_closed(connect):
+    client = connect()
+    client.sock.sendall(b"Q" + (2**31 - 1).to_bytes(4, "big") + b"select")
+    message = client.receive()
+    assert isinstance(message, m.ErrorResponse)
+    assert (message.get("S"), message.get("C")) == ("FATAL", "08P01")
+    assert client.receive() is None
+
+
+def test_set_of_a_reported_parameter_sends_parameter_status(connect):
+    messages = connect().query("set application_name = 'raw-test'")
+    assert m.ParameterStatus("application_name", "raw-test") in messages
+    assert kinds(messages) == "C S Z"
+
+
+def test_cancel_request_cancels_a_running_statement(connect):
+    client = connect()
+    probe = client.query("select pg_sleep(0)")
+    if errors(probe):
+        pytest.skip(f"pg_sleep is not available: {errors(probe)}")
+    client.send(m.Query("select pg_sleep(3)"))
+    time.sleep(0.5)
+    canceller = connect(startup=False)
+    canceller.send(m.SSLRequest())
+    assert canceller.read_byte() == b"N"
+    assert client.key is not None
+    started = time.monotonic()
+    canceller.send(m.CancelRequest(client.key.process_id, client.key.secret_key))
+    assert canceller.receive() is None
+    messages = client.until_ready()
+    assert errors(messages) == ["57014"]
+    assert time.monotonic() - started < 2.0
+    assert kinds(client.query("select 1")) == "T D C Z"
+
+
+def test_cancel_request_with_a_wrong_secret_is_ignored(connect):
+    client = connect()
+    probe = client.query("select pg_sleep(0)")
+    if errors(probe):
+        pytest.skip(f"pg_sleep is not available: {errors(probe)}")
+    client.send(m.Query("select pg_sleep(1)"))
+    time.sleep(0.2)
+    assert client.key is not None
+    canceller = connect(startup=False)
+    canceller.send(m.CancelRequest(client.key.process_id, client.key.secret_key ^ 1))
+    assert canceller.receive() is None
+    assert errors(client.until_ready()) == []
+
+
+def test_terminate_closes_the_connection(connect):
+    client = connect()
+    client.send(m.Terminate())
+    assert client.receive() is None

@@ -2,15 +2,16 @@
 
 Layers, bottom up (each imports only those below it)::
 
+    config      Config: every knob, with units, help, flags and NYALA_* variables
     messages    frozen dataclasses, one per protocol message, named as in the protocol docs
     codec       sans-IO framing: bytes <-> messages; DataRow framing of whole batches
-    pgtypes     type OIDs: Arrow columns -> text/binary values (vectorised); Bind params -> Python
+    pgtypes     type OIDs; Arrow result columns -> text/binary field values, vectorised
+    params      Bind parameters (text/binary bytes) -> Python values, by OID
     errors      DbError -> ErrorResponse/NoticeResponse fields; anything else -> XX000, logged
     portal      prepared statements, portals, result streams with row-limit suspension
     auth        authentication methods (trust today)
     connection  one client: startup, simple and extended query protocols, skip-to-Sync
     server      listener, BackendKeyData registry for CancelRequest, graceful shutdown
-    config      Config: every knob, with units, help, flags and NYALA_* variables
     __main__    ``nyala serve``: Config -> sql.Database.open -> Server
 
 The server knows nothing of tablets or files: it talks to ``sql.database``
@@ -47,7 +48,7 @@ When a client misbehaves, look first at:
 * ReadyForQuery status and portal lifetimes (``connection._ready_for_query``,
   ``portal.PortalRegistry.end_of_transaction``): drivers decide BEGIN and
   re-preparation from them;
-* type OIDs, typmods and value spellings (``pgtypes``): drivers parse text
+* type OIDs, typmods and value spellings (``pgtypes``, ``params``): drivers parse text
   values by OID, and pgjdbc checks ``client_encoding``, ``DateStyle`` and
   ``server_version`` from ParameterStatus;
 * SQLSTATEs (``errors``): drivers choose exception classes by the C field.

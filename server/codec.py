@@ -53,22 +53,19 @@ class _Body:
         self._pos = 0
 
     def int16(self) -> int:
-        value: int = _I16.unpack_from(self._take(2))[0]
+        value: int = _I16.unpack_from(self.take(2))[0]
         return value
 
     def int32(self) -> int:
-        value: int = _I32.unpack_from(self._take(4))[0]
+        value: int = _I32.unpack_from(self.take(4))[0]
         return value
 
     def uint32(self) -> int:
-        value: int = _U32.unpack_from(self._take(4))[0]
+        value: int = _U32.unpack_from(self.take(4))[0]
         return value
 
     def byte(self) -> str:
-        return self._take(1).decode("ascii", "replace")
-
-    def take(self, count: int) -> bytes:
-        return self._take(count)
+        return self.take(1).decode("ascii", "replace")
 
     def rest(self) -> bytes:
         data = self._data[self._pos :]
@@ -81,12 +78,12 @@ class _Body:
             raise ProtocolViolation("invalid string in message")
         raw = self._data[self._pos : end]
         self._pos = end + 1
-        return _utf8(raw)
+        return decode_utf8(raw)
 
     def at_end(self) -> bool:
         return self._pos >= len(self._data)
 
-    def _take(self, count: int) -> bytes:
+    def take(self, count: int) -> bytes:
         if count < 0 or self._pos + count > len(self._data):
             raise ProtocolViolation("insufficient data left in message")
         data = self._data[self._pos : self._pos + count]
@@ -94,7 +91,8 @@ class _Body:
         return data
 
 
-def _utf8(raw: bytes) -> str:
+def decode_utf8(raw: bytes) -> str:
+    """Decode client text; invalid UTF-8 is 22021, as PostgreSQL reports it."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -346,7 +344,8 @@ def _encode_auth(msg: Any) -> bytes:
         return _I32.pack(10) + b"".join(_cstr(name) for name in msg.mechanisms) + b"\x00"
     if isinstance(msg, m.AuthenticationSASLContinue):
         return _I32.pack(11) + msg.data
-    return _I32.pack(12) + msg.data
+    final: m.AuthenticationSASLFinal = msg
+    return _I32.pack(12) + final.data
 
 
 def _encode_field(f: m.FieldDescription) -> bytes:

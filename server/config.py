@@ -73,7 +73,7 @@ def _kind(f: dataclasses.Field[Any]) -> type:
     return type(f.default)
 
 
-def _parse(kind: type, text: str, name: str) -> Any:
+def _parse(kind: Any, text: str, name: str) -> Any:
     if kind is bool:
         lowered = text.strip().lower()
         if lowered in _TRUE:

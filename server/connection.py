@@ -10,10 +10,16 @@ message everything up to the next Sync is discarded; Sync answers
 ReadyForQuery with the session's transaction status.
 
 Every call into the session runs on a worker thread, and so does pulling and
-encoding result rows, so the event loop only frames and moves bytes.  Output
-is coalesced in a buffer and written at sync points (ReadyForQuery, Flush) or
-when the buffer grows past ``write_buffer_bytes``, with ``drain()`` for
-backpressure.
+encoding result rows: one worker step runs a statement and encodes its
+answer (RowDescription, DataRows, CommandComplete or PortalSuspended) until
+it is done or ``write_buffer_bytes`` of output have piled up, so a small
+query costs one thread hop and a large one streams with bounded memory.
+The event loop only moves bytes.  Output is coalesced and written at sync
+points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
+for backpressure.
+
+A CancelRequest reaches ``cancel_statement`` through the server's registry
+and calls ``Session.cancel()`` if a Query or Execute is in progress.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import codec, pgtypes
+from server import codec, params, pgtypes
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -222,19 +228,21 @@ class Connection:
             raise FeatureNotSupported(
                 f"unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
             )
-        params = startup.parameters
-        options = tuple(k for k in params if k.startswith("_pq_."))
+        parameters = startup.parameters
+        options = tuple(k for k in parameters if k.startswith("_pq_."))
         if minor > _SERVER_MINOR_VERSION or options:
             self.send(m.NegotiateProtocolVersion(_SERVER_MINOR_VERSION, options))
-        user = params.get("user")
+        user = parameters.get("user")
         if not user:
             raise InvalidAuthorizationSpecification(
                 "no PostgreSQL user name specified in startup packet"
             )
-        database = params.get("database") or user
+        database = parameters.get("database") or user
         await self._authenticator.authenticate(self, user, database)
         settings = {
-            k: v for k, v in params.items() if k not in ("user", "database") and k not in options
+            k: v
+            for k, v in parameters.items()
+            if k not in ("user", "database") and k not in options
         }
         self._session = await self._run(self._database.session, user, database, settings)
         log.debug("connection %d: user %r, database %r", self.process_id, user, database)
@@ -298,7 +306,11 @@ class Connection:
         if isinstance(message, m.UnknownMessage) and message.type_code == b"F":
             error: DbError = FeatureNotSupported("function call messages are not supported")
         else:
-            code = getattr(message, "type_code", None) or getattr(message, "TYPE", b"?")
+            code = (
+                message.type_code
+                if isinstance(message, m.UnknownMessage)
+                else _message_type(message)
+            )
             error = ProtocolViolation(f"invalid frontend message type {code[0]}")
         await self._on_error(error, is_extended=False)
 
@@ -306,9 +318,7 @@ class Connection:
         session = self._session
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
-        dropped = self._registry.end_of_transaction(status)
-        if any(p.is_streaming for p in dropped):
-            await self._run(_close_all, dropped, None)
+        await self._close_portals(self._registry.end_of_transaction(status))
         self._send_parameter_changes()
         self.send(m.ReadyForQuery(status))
         await self.flush()
@@ -328,11 +338,9 @@ class Connection:
 
     async def _on_query(self, message: m.Query) -> None:
         assert self._session is not None, "queries run only after startup"
-        self._registry.statements.pop("", None)
-        for portal in self._registry.close_portal(""):
-            if portal.is_streaming:
-                await self._run(portal.close)
-        progress = _QueryProgress(self._session.execute(message.query))
+        self._registry.drop_unnamed_statement()
+        await self._close_portals(self._registry.close_portal(""))
+        progress = _QueryProgress(message.query)
         self._is_running_statement = True
         is_finished = False
         try:
@@ -356,8 +364,11 @@ class Connection:
 
     def _advance_query(self, progress: _QueryProgress) -> _Step:
         """Run statements and encode their answers until done or the buffer fills (worker)."""
+        assert self._session is not None, "queries run only after startup"
         out = bytearray()
         try:
+            if progress.results is None:
+                progress.results = self._session.execute(progress.query)
             while len(out) < self._config.write_buffer_bytes:
                 if progress.stream is None:
                     result = next(progress.results, None)
@@ -407,11 +418,15 @@ class Connection:
     async def _on_parse(self, message: m.Parse) -> None:
         assert self._session is not None, "queries run only after startup"
         self._registry.check_statement_name(message.statement)
+        if not message.statement:
+            self._registry.drop_unnamed_statement()
         statement = await self._run(self._session.prepare, message.query, message.param_oids)
         self._registry.add_statement(message.statement, statement)
         self.send(m.ParseComplete())
 
     async def _on_bind(self, message: m.Bind) -> None:
+        if not message.portal:
+            await self._close_portals(self._registry.close_portal(""))
         statement = self._registry.statement(message.statement)
         expected = len(statement.param_oids)
         if len(message.params) != expected:
@@ -420,8 +435,8 @@ class Connection:
                 f'"{message.statement}" requires {expected}'
             )
         formats = resolve_formats(message.param_formats, expected, "parameter")
-        params = [
-            None if raw is None else pgtypes.decode_param(raw, oid, fmt, idx + 1)
+        values = [
+            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
             for idx, (raw, oid, fmt) in enumerate(
                 zip(message.params, statement.param_oids, formats, strict=True)
             )
@@ -432,10 +447,8 @@ class Connection:
             if columns is not None
             else tuple(message.result_formats[:1])
         )
-        portal = Portal(message.portal, statement, params, result_formats)
-        replaced = self._registry.add_portal(portal)
-        if any(p.is_streaming for p in replaced):
-            await self._run(_close_all, replaced, None)
+        portal = Portal(message.portal, statement, values, result_formats)
+        self._registry.add_portal(portal)
         self.send(m.BindComplete())
 
     async def _on_describe(self, message: m.Describe) -> None:
@@ -461,12 +474,13 @@ class Connection:
         if portal.is_complete:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
-        sent = [0]
+        sent = 0
         self._is_running_statement = True
         try:
             while True:
                 step = await self._run(self._advance_portal, portal, message.max_rows, sent)
                 self._out += step.output
+                sent = step.sent
                 if step.error is not None:
                     portal.is_complete = True
                     raise step.error
@@ -478,7 +492,7 @@ class Connection:
         finally:
             self._is_running_statement = False
 
-    def _advance_portal(self, portal: Portal, max_rows: int, sent: list[int]) -> _Step:
+    def _advance_portal(self, portal: Portal, max_rows: int, sent: int) -> _Step:
         """Start the portal if needed and encode its rows until a stopping point (worker)."""
         assert self._session is not None, "queries run only after startup"
         out = bytearray()
@@ -490,26 +504,30 @@ class Connection:
                     out += _no_rows_answer(result)
                     return _Step(out, "done")
             assert portal.stream is not None, "a started portal has a stream"
-            sent[0], state = self._pump_rows(portal.stream, sent[0], max_rows, out)
-            return _Step(out, state)
+            sent, state = self._pump_rows(portal.stream, sent, max_rows, out)
+            return _Step(out, state, sent=sent)
         except Exception as exc:
             return _Step(out, "error", exc)
 
     async def _on_close(self, message: m.Close) -> None:
         if message.kind == "S":
-            closed = self._registry.close_statement(message.name)
+            await self._close_portals(self._registry.close_statement(message.name))
         else:
-            closed = self._registry.close_portal(message.name)
-        if any(p.is_streaming for p in closed):
-            await self._run(_close_all, closed, None)
+            await self._close_portals(self._registry.close_portal(message.name))
         self.send(m.CloseComplete())
+
+    async def _close_portals(self, portals: list[Portal]) -> None:
+        """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
+        if any(p.is_streaming for p in portals):
+            await self._run(_close_all, portals, None)
 
 
 @dataclass(slots=True)
 class _QueryProgress:
     """Where a simple Query is: its statements' results, the one being sent, rows sent."""
 
-    results: Iterator[Result]
+    query: str
+    results: Iterator[Result] | None = None
     stream: ResultStream | None = None
     sent: int = 0
 
@@ -529,6 +547,7 @@ class _Step:
     output: bytearray
     state: str
     error: Exception | None = None
+    sent: int = 0
 
 
 def _notices(result: Result) -> bytes:
@@ -541,6 +560,12 @@ def _no_rows_answer(result: Result) -> bytes:
         return codec.encode(m.EmptyQueryResponse())
     _drain(result)
     return codec.encode(m.CommandComplete(result.command_tag or ""))
+
+
+def _message_type(message: m.FrontendMessage) -> bytes:
+    """The type byte of a typed frontend message (b"?" for the untyped startup packets)."""
+    code: bytes = getattr(message, "TYPE", b"?")
+    return code
 
 
 def _row_description(

@@ -7,7 +7,7 @@ open, so an Execute with a row limit suspends it and the next Execute carries
 on from the same row.  The unnamed statement and portal are silently
 replaced; a named one must be closed before its name is reused.
 
-Pulling rows runs the query, so ``Portal.start`` and ``Portal.fetch`` are
+Pulling rows runs the query, so ``Portal.start`` and ``ResultStream.fetch`` are
 called on a worker thread, never on the event loop.
 """
 
@@ -170,13 +170,11 @@ class PortalRegistry:
         except KeyError:
             raise InvalidSqlStatementName(f'prepared statement "{name}" does not exist') from None
 
-    def add_portal(self, portal: Portal) -> list[Portal]:
-        """Register a portal; returns the portal it replaced (the unnamed one), to be closed."""
-        if portal.name and portal.name in self.portals:
+    def add_portal(self, portal: Portal) -> None:
+        """Register a portal; the caller has closed an unnamed one of before."""
+        if portal.name in self.portals:
             raise coded_error("42P03", f'cursor "{portal.name}" already exists')
-        replaced = self.portals.pop(portal.name, None)
         self.portals[portal.name] = portal
-        return [replaced] if replaced is not None else []
 
     def portal(self, name: str) -> Portal:
         try:
@@ -193,6 +191,10 @@ class PortalRegistry:
         for portal in doomed:
             del self.portals[portal.name]
         return doomed
+
+    def drop_unnamed_statement(self) -> None:
+        """Forget the unnamed statement; portals bound from it keep running, as in PostgreSQL."""
+        self.statements.pop("", None)
 
     def close_portal(self, name: str) -> list[Portal]:
         portal = self.portals.pop(name, None)

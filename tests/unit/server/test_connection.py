@@ -463,3 +463,18 @@ def test_password_message_after_startup_is_a_protocol_violation():
     messages = after_startup(m.PasswordMessage(b"secret\x00"))
     assert kinds(messages) == "E Z"
     assert messages[0].get("C") == "08P01"  # type: ignore[union-attr]
+
+
+def test_a_named_portal_outlives_a_new_unnamed_statement():
+    messages = after_startup(
+        m.Query("begin"),
+        m.Parse("", "select rows 3", ()),
+        m.Bind("c1", "", (), (), ()),
+        m.Execute("c1", 1),
+        m.Parse("", "insert", ()),
+        m.Bind("", "", (), (), ()),
+        m.Execute("", 0),
+        m.Execute("c1", 0),
+        m.Sync(),
+    )
+    assert kinds(messages) == "C Z 1 2 D s 1 2 C D D C Z"

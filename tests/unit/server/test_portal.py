@@ -111,11 +111,9 @@ def test_sync_drops_only_the_unnamed_portal_inside_a_block():
     assert [p.name for p in registry.end_of_transaction("I")] == ["c1"]
 
 
-def test_binding_the_unnamed_portal_again_returns_the_old_one_to_close():
+def test_a_portal_name_in_use_is_refused_with_42p03():
     registry = PortalRegistry()
-    first = Portal("", statement(), [], (0,))
-    registry.add_portal(first)
-    assert registry.add_portal(Portal("", statement(), [], (0,))) == [first]
-    with pytest.raises(DbError):
+    registry.add_portal(Portal("c", statement(), [], (0,)))
+    with pytest.raises(DbError) as caught:
         registry.add_portal(Portal("c", statement(), [], (0,)))
-        registry.add_portal(Portal("c", statement(), [], (0,)))
+    assert caught.value.sqlstate == "42P03"

@@ -1,0 +1,369 @@
+"""Bind parameters: the bytes a client sent, in text or binary format, to Python values by OID.
+
+Each value becomes what ``Session.execute_prepared`` takes: int, float,
+Decimal, str, bytes, bool, ``datetime.date``, a naive ``datetime`` for
+timestamp and a UTC-aware one for timestamptz.  Text input follows
+PostgreSQL's input functions closely enough for drivers: pgjdbc's OID-0
+``'2024-01-02 03:04:05+00'`` and ``'2024-01-02 +00'``, psycopg's OID-0 strings
+(which stay str when the SQL layer could not infer a type), boolean
+spellings and prefixes.  Values that do not parse raise PostgreSQL's
+SQLSTATE: 22P02 (22007/22008 for dates and times, 22023 for bad hex), 22003
+out of range, 22P03 for malformed binary.  Parameters are few, so this is
+per-value Python.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import struct
+import uuid
+import zoneinfo
+from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Decimal
+
+import numpy as np
+
+from server.codec import decode_utf8
+from server.pgtypes import (
+    BOOL,
+    BYTEA,
+    DATE,
+    FLOAT4,
+    FLOAT8,
+    INT2,
+    INT4,
+    INT8,
+    JSONB,
+    NAME,
+    NUMERIC,
+    TEXT,
+    TIMESTAMP,
+    TIMESTAMPTZ,
+    UNKNOWN,
+    UUID,
+    VARCHAR,
+)
+from storage.errors import (
+    DatetimeFieldOverflow,
+    FeatureNotSupported,
+    InvalidBinaryRepresentation,
+    InvalidDatetimeFormat,
+    InvalidParameterValue,
+    InvalidTextRepresentation,
+    NumericValueOutOfRange,
+)
+
+_TYPE_NAMES = {
+    BOOL: "boolean",
+    INT2: "smallint",
+    INT4: "integer",
+    INT8: "bigint",
+    FLOAT4: "real",
+    FLOAT8: "double precision",
+    NUMERIC: "numeric",
+    DATE: "date",
+    TIMESTAMP: "timestamp",
+    TIMESTAMPTZ: "timestamp with time zone",
+    BYTEA: "bytea",
+}
+
+_PG_EPOCH_DATE = dt.date(2000, 1, 1)
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+
+
+def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int = 1) -> object:
+    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes."""
+    if format_code == 1:
+        decoder = _BINARY_DECODERS.get(type_oid)
+        if decoder is None:
+            raise FeatureNotSupported(
+                f"binary format is not supported for parameter ${param_number} of type {type_oid}"
+            )
+        try:
+            return decoder(data)
+        except (struct.error, ValueError, OverflowError, IndexError):
+            raise InvalidBinaryRepresentation(
+                f"incorrect binary data format in bind parameter {param_number}"
+            ) from None
+    return _TEXT_DECODERS.get(type_oid, _identity)(decode_utf8(data))
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _invalid(type_oid: int, text: str) -> InvalidTextRepresentation:
+    return InvalidTextRepresentation(
+        f'invalid input syntax for type {_TYPE_NAMES[type_oid]}: "{text}"'
+    )
+
+
+_BOOL_WORDS = (
+    ("true", True, 1),
+    ("false", False, 1),
+    ("yes", True, 1),
+    ("no", False, 1),
+    ("on", True, 2),
+    ("off", False, 2),
+    ("1", True, 1),
+    ("0", False, 1),
+)
+
+
+def _decode_bool(text: str) -> bool:
+    word = text.strip().lower()
+    for spelling, value, shortest in _BOOL_WORDS:
+        if len(word) >= shortest and spelling.startswith(word):
+            return value
+    raise _invalid(BOOL, text)
+
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_INTEGER_RANGES = {INT2: 2**15, INT4: 2**31, INT8: 2**63}
+
+
+def _decode_int(type_oid: int) -> Callable[[str], int]:
+    limit = _INTEGER_RANGES[type_oid]
+
+    def decode(text: str) -> int:
+        if not _INTEGER.fullmatch(text):
+            raise _invalid(type_oid, text)
+        value = int(text)
+        if not -limit <= value < limit:
+            raise NumericValueOutOfRange(
+                f'value "{text}" is out of range for type {_TYPE_NAMES[type_oid]}'
+            )
+        return value
+
+    return decode
+
+
+_FLOAT = re.compile(
+    r"\s*[+-]?(?:(?P<digits>\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*", re.IGNORECASE
+)
+
+
+def _decode_float(type_oid: int) -> Callable[[str], float]:
+    def decode(text: str) -> float:
+        match = _FLOAT.fullmatch(text)
+        if match is None:
+            raise _invalid(type_oid, text)
+        value = float(text)
+        digits = match.group("digits")
+        if digits is not None:
+            if type_oid == FLOAT4:
+                with np.errstate(over="ignore"):
+                    value = float(np.float32(value))
+            underflow = value == 0 and digits.strip("0.") != ""
+            if not np.isfinite(value) or underflow:
+                raise NumericValueOutOfRange(
+                    f'"{text}" is out of range for type {_TYPE_NAMES[type_oid]}'
+                )
+        return value
+
+    return decode
+
+
+_NUMERIC = re.compile(
+    r"\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|nan|[+-]?inf|[+-]?infinity)\s*",
+    re.IGNORECASE,
+)
+
+
+def _decode_numeric(text: str) -> Decimal:
+    if not _NUMERIC.fullmatch(text):
+        raise _invalid(NUMERIC, text)
+    word = text.strip().lower().lstrip("+")
+    if word in ("inf", "-inf"):
+        word += "inity"
+    return Decimal(word)
+
+
+def _decode_bytea(text: str) -> bytes:
+    """byteain: ``\\x`` hex (whitespace allowed between digit pairs) or the escape format."""
+    if text.startswith("\\x"):
+        hex_digits = "".join(text[2:].split())
+        bad = re.search(r"[^0-9a-fA-F]", hex_digits)
+        if bad:
+            raise InvalidParameterValue(f'invalid hexadecimal digit: "{bad.group()}"')
+        if len(hex_digits) % 2:
+            raise InvalidParameterValue("invalid hexadecimal data: odd number of digits")
+        return bytes.fromhex(hex_digits)
+    out = bytearray()
+    raw = text.encode("utf-8")
+    pos = 0
+    while pos < len(raw):
+        if raw[pos] != 0x5C:
+            out.append(raw[pos])
+            pos += 1
+        elif raw[pos + 1 : pos + 2] == b"\\":
+            out.append(0x5C)
+            pos += 2
+        elif re.fullmatch(rb"[0-3][0-7][0-7]", raw[pos + 1 : pos + 4]):
+            out.append(int(raw[pos + 1 : pos + 4], 8))
+            pos += 4
+        else:
+            raise InvalidTextRepresentation("invalid input syntax for type bytea")
+    return bytes(out)
+
+
+_DATETIME = re.compile(
+    r"\s*(?:(?P<year>\d{4,})-(?P<month>\d{1,2})-(?P<day>\d{1,2})|(?P<compact>\d{8}))"
+    r"(?:(?:[ T]|\s+)(?P<hour>\d{1,2}):(?P<minute>\d{2})"
+    r"(?::(?P<second>\d{2})(?:\.(?P<fraction>\d*))?)?)?"
+    r"\s*(?P<zone>Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?|(?!(?:BC|AD)\b)[A-Za-z][\w/+-]*)?"
+    r"\s*(?P<era>BC|AD)?\s*",
+    re.IGNORECASE,
+)
+
+
+def _parse_datetime(text: str, type_oid: int) -> tuple[dt.datetime, dt.tzinfo | None]:
+    """Parse an ISO date or timestamp; returns the local wall time and its zone, if one was given."""
+    match = _DATETIME.fullmatch(text)
+    if match is None:
+        raise InvalidDatetimeFormat(
+            f'invalid input syntax for type {_TYPE_NAMES[type_oid]}: "{text}"'
+        )
+    if (match.group("era") or "").upper() == "BC":
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
+    fraction = Decimal("0." + (match.group("fraction") or "0"))
+    micros = int(fraction.scaleb(6).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    hour, minute = int(match.group("hour") or 0), int(match.group("minute") or 0)
+    second = int(match.group("second") or 0)
+    try:
+        if hour > 24 or minute > 59 or second > 60 or (hour == 24 and (minute or second or micros)):
+            raise ValueError("time of day out of range")
+        compact = match.group("compact")
+        if compact:
+            ymd = (int(compact[:4]), int(compact[4:6]), int(compact[6:]))
+        else:
+            ymd = (int(match.group("year")), int(match.group("month")), int(match.group("day")))
+        day = dt.datetime(*ymd)
+        wall = day + dt.timedelta(hours=hour, minutes=minute, seconds=second, microseconds=micros)
+    except (ValueError, OverflowError):
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"') from None
+    return wall, _zone(match.group("zone"))
+
+
+def _zone(spelling: str | None) -> dt.tzinfo | None:
+    if spelling is None:
+        return None
+    if spelling.upper() in ("Z", "UTC", "GMT"):
+        return dt.UTC
+    if spelling[0] in "+-":
+        digits = spelling[1:].replace(":", "")
+        if len(digits) <= 2:
+            hours, minutes, seconds = int(digits), 0, 0
+        elif len(digits) <= 4:
+            hours, minutes, seconds = int(digits[:-2]), int(digits[-2:]), 0
+        else:
+            hours, minutes, seconds = int(digits[:-4]), int(digits[-4:-2]), int(digits[-2:])
+        offset = dt.timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        return dt.timezone(-offset if spelling[0] == "-" else offset)
+    try:
+        return zoneinfo.ZoneInfo(spelling)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise InvalidParameterValue(f'time zone "{spelling}" not recognized') from None
+
+
+def _decode_date(text: str) -> dt.date:
+    return _parse_datetime(text, DATE)[0].date()
+
+
+def _decode_timestamp(text: str) -> dt.datetime:
+    return _parse_datetime(text, TIMESTAMP)[0]
+
+
+def _decode_timestamptz(text: str) -> dt.datetime:
+    wall, zone = _parse_datetime(text, TIMESTAMPTZ)
+    return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+
+
+_TEXT_DECODERS: dict[int, Callable[[str], object]] = {
+    BOOL: _decode_bool,
+    BYTEA: _decode_bytea,
+    INT2: _decode_int(INT2),
+    INT4: _decode_int(INT4),
+    INT8: _decode_int(INT8),
+    FLOAT4: _decode_float(FLOAT4),
+    FLOAT8: _decode_float(FLOAT8),
+    NUMERIC: _decode_numeric,
+    DATE: _decode_date,
+    TIMESTAMP: _decode_timestamp,
+    TIMESTAMPTZ: _decode_timestamptz,
+}
+
+
+def _unpack(fmt: str) -> Callable[[bytes], object]:
+    layout = struct.Struct(fmt)
+
+    def decode(data: bytes) -> object:
+        return layout.unpack(data)[0]
+
+    return decode
+
+
+def _decode_numeric_binary(data: bytes) -> Decimal:
+    ndigits, weight, sign, dscale = struct.unpack_from("!hhHh", data)
+    groups = struct.unpack_from(f"!{ndigits}h", data, 8)
+    if len(data) != 8 + 2 * ndigits or any(not 0 <= g < 10000 for g in groups):
+        raise ValueError("malformed numeric")
+    if sign == 0xC000:
+        return Decimal("NaN")
+    if sign in (0xD000, 0xF000):
+        return Decimal("Infinity" if sign == 0xD000 else "-Infinity")
+    if sign not in (0, 0x4000):
+        raise ValueError("invalid numeric sign")
+    digits = "".join(f"{g:04d}" for g in groups) or "0"
+    exponent = 4 * (weight - ndigits + 1) if ndigits else 0
+    if exponent > -dscale:
+        digits += "0" * (exponent + dscale)
+        exponent = -dscale
+    while exponent < -dscale and len(digits) > 1 and digits.endswith("0"):
+        digits = digits[:-1]
+        exponent += 1
+    return Decimal((1 if sign else 0, tuple(int(c) for c in digits), exponent))
+
+
+def _decode_date_binary(data: bytes) -> dt.date:
+    (days,) = struct.unpack("!i", data)
+    return _PG_EPOCH_DATE + dt.timedelta(days=days)
+
+
+def _decode_timestamp_binary(data: bytes) -> dt.datetime:
+    (micros,) = struct.unpack("!q", data)
+    return _PG_EPOCH + dt.timedelta(microseconds=micros)
+
+
+def _decode_bool_binary(data: bytes) -> bool:
+    if len(data) != 1:
+        raise ValueError("bool is one byte")
+    return data != b"\x00"
+
+
+def _decode_jsonb_binary(data: bytes) -> str:
+    if data[:1] != b"\x01":
+        raise ValueError("unsupported jsonb version")
+    return data[1:].decode("utf-8")
+
+
+_BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
+    UNKNOWN: decode_utf8,
+    BOOL: _decode_bool_binary,
+    BYTEA: bytes,
+    INT2: _unpack("!h"),
+    INT4: _unpack("!i"),
+    INT8: _unpack("!q"),
+    FLOAT4: _unpack("!f"),
+    FLOAT8: _unpack("!d"),
+    NUMERIC: _decode_numeric_binary,
+    TEXT: decode_utf8,
+    VARCHAR: decode_utf8,
+    NAME: decode_utf8,
+    DATE: _decode_date_binary,
+    TIMESTAMP: _decode_timestamp_binary,
+    TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
+    UUID: lambda data: str(uuid.UUID(bytes=data)),
+    JSONB: _decode_jsonb_binary,
+}

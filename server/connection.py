@@ -38,7 +38,7 @@ from server import codec, params, pgtypes
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
-from server.errors import error_response, is_fatal, notice_response
+from server.errors import as_db_error, error_response, is_fatal, notice_response
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from sql.result import Result, ResultColumn
 from storage.errors import (
@@ -46,6 +46,7 @@ from storage.errors import (
     DbError,
     FeatureNotSupported,
     InvalidAuthorizationSpecification,
+    InvalidSqlStatementName,
     ProtocolViolation,
 )
 
@@ -277,7 +278,7 @@ class Connection:
                 return
             if isinstance(message, m.Sync):
                 self._skip_until_sync = False
-                await self._ready_for_query()
+                await self._sync()
                 continue
             if self._skip_until_sync:
                 continue
@@ -313,6 +314,15 @@ class Connection:
             )
             error = ProtocolViolation(f"invalid frontend message type {code[0]}")
         await self._on_error(error, is_extended=False)
+
+    async def _sync(self) -> None:
+        """Sync: end the implicit transaction of the messages before it, then ReadyForQuery."""
+        assert self._session is not None, "queries run only after startup"
+        try:
+            await self._run(self._session.sync)
+        except Exception as exc:
+            self.send(error_response(as_db_error(exc)))
+        await self._ready_for_query()
 
     async def _ready_for_query(self) -> None:
         session = self._session
@@ -374,6 +384,7 @@ class Connection:
                     result = next(progress.results, None)
                     if result is None:
                         return _Step(out, "done")
+                    self._deallocate(result)
                     out += _notices(result)
                     if result.is_empty_query or result.columns is None:
                         out += _no_rows_answer(result)
@@ -499,6 +510,7 @@ class Connection:
         try:
             if portal.stream is None:
                 result = portal.start(self._session)
+                self._deallocate(result)
                 out += _notices(result)
                 if result.is_empty_query or result.columns is None:
                     out += _no_rows_answer(result)
@@ -508,6 +520,18 @@ class Connection:
             return _Step(out, state, sent=sent)
         except Exception as exc:
             return _Step(out, "error", exc)
+
+    def _deallocate(self, result: Result) -> None:
+        """Drop prepared statements as a DEALLOCATE or DISCARD ALL result asks."""
+        if result.deallocate is None:
+            return
+        statements = self._registry.statements
+        if result.deallocate == "":
+            statements.clear()
+        elif statements.pop(result.deallocate, None) is None:
+            raise InvalidSqlStatementName(
+                f'prepared statement "{result.deallocate}" does not exist'
+            )
 
     async def _on_close(self, message: m.Close) -> None:
         if message.kind == "S":

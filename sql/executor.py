@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from catalog.table import TableInfo
 from sql.duckdb_errors import translate
+from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -88,6 +89,11 @@ def run(
             yield from reader
         except duckdb.Error as exc:
             raise translate(exc) from exc
+        except OSError as exc:
+            # An interrupt while Arrow pulls from DuckDB surfaces as an Arrow IOError.
+            if "INTERRUPT" in str(exc).upper():
+                raise QueryCanceled("canceling statement due to user request") from exc
+            raise
 
     return types, stream()
 

@@ -36,7 +36,9 @@ class Result:
     is ``SELECT <rows sent>`` and only known once the stream has been drained;
     statements that know their tag up front (``INSERT 0 3``, ``CREATE TABLE``,
     ``UPDATE 2`` even with RETURNING) set it.  ``is_empty_query`` marks a query
-    string with no statement in it (EmptyQueryResponse).
+    string with no statement in it (EmptyQueryResponse).  ``deallocate`` asks the
+    server to drop protocol-level prepared statements (DEALLOCATE, DISCARD ALL):
+    ``""`` for all of them, else the one named.
     """
 
     columns: tuple[ResultColumn, ...] | None = None
@@ -44,6 +46,7 @@ class Result:
     command_tag: str | None = None
     notices: list[DbError] = field(default_factory=list)
     is_empty_query: bool = False
+    deallocate: str | None = None
 
 
 @dataclass(slots=True)

@@ -122,6 +122,16 @@ class Session:
         self._txn.refresh_snapshot()
         return self._txn
 
+    def sync(self) -> None:
+        """End the implicit transaction of the extended-protocol messages before this Sync.
+
+        As in PostgreSQL, every Execute between two Syncs outside a transaction
+        block runs in one implicit transaction, committed here (rolled back
+        already if one of them failed).
+        """
+        if not self._in_block:
+            self._finish_autocommit()
+
     def _finish_autocommit(self) -> None:
         if not self._in_block and self._txn is not None:
             txn, self._txn = self._txn, None
@@ -209,7 +219,7 @@ class Session:
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
             stmt.plan = plan
-        return self._run(plan, list(params))
+        return self._run(plan, list(params), deferred=True)
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         if plan.query is not None:
@@ -265,7 +275,8 @@ class Session:
 
     # -- execution -------------------------------------------------------------------------
 
-    def _run(self, plan: Plan, params: list[Any]) -> Result:
+    def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
+        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
         if plan.kind == "UTILITY":
             assert plan.utility is not None, "utility plans carry their statement"
             return self._run_utility(plan.utility)
@@ -281,24 +292,25 @@ class Session:
             if plan.kind == "QUERY":
                 assert plan.query is not None, "query plans carry a compiled query"
                 columns, batches = self._runner.run(plan.query, txn, params, now)
-                return Result(columns=columns, batches=self._guard(batches))
+                return Result(columns=columns, batches=self._guard(batches, deferred))
             assert plan.write is not None, "write plans carry a WritePlan"
-            return self._run_write(plan.write, txn, params, now)
+            return self._run_write(plan.write, txn, params, now, deferred)
         except BaseException:
             self._on_error()
             raise
 
-    def _guard(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""
         try:
             yield from batches
         except BaseException:
             self._on_error()
             raise
-        self._finish_autocommit()
+        if not deferred:
+            self._finish_autocommit()
 
     def _run_write(
-        self, plan: dml.WritePlan, txn: Transaction, params: list[Any], now: Any
+        self, plan: dml.WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
     ) -> Result:
         count, rows = dml.execute_write(plan, self._runner, txn, params, now)
         tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
@@ -312,7 +324,8 @@ class Session:
                 )
                 columns = out
                 batches = list(stream)
-        self._finish_autocommit()
+        if not deferred:
+            self._finish_autocommit()
         return Result(columns=columns, batches=iter(batches), command_tag=tag)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
@@ -384,6 +397,14 @@ class Session:
             else:
                 self.settings.set(utility.name, utility.value)
             return Result(command_tag="SET")
+        if kind == "DEALLOCATE":
+            tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"
+            return Result(command_tag=tag, deallocate=utility.name)
+        if kind == "DISCARD":
+            if self._in_block:
+                raise ActiveSqlTransaction("DISCARD ALL cannot run inside a transaction block")
+            self.settings.reset_all()
+            return Result(command_tag="DISCARD ALL", deallocate="")
         if kind == "RESET":
             if utility.name.lower() == "all":
                 self.settings.reset_all()

@@ -194,7 +194,7 @@ def output_name(projection: exp.Expression) -> str:
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
     generated = _SQLGLOT_ALIAS.match(alias) or (
-        isinstance(inner, exp.Literal) and alias == inner.name
+        not isinstance(inner, exp.Column) and alias == inner.name
     )
     if alias and not generated:
         return alias

@@ -1,4 +1,4 @@
-"""Utility statements recognised from their tokens: transaction control, SET, SHOW, RESET.
+"""Utility statements recognised from their tokens: transaction control, SET, SHOW, RESET, ...
 
 sqlglot parses some of these into shapes that lose their meaning
 (``START TRANSACTION`` becomes a column with an alias, ``ABORT`` a bare
@@ -19,8 +19,9 @@ from storage.errors import SqlSyntaxError
 class Utility:
     """A recognised utility statement.
 
-    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET; ``name`` and
-    ``value`` carry the setting for SET/SHOW/RESET; ``modes`` the transaction
+    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD;
+    ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
+    ``name`` is the statement, empty for ALL); ``modes`` the transaction
     modes (e.g. ``isolation level repeatable read``, ``read only``).
     """
 
@@ -97,6 +98,17 @@ def recognise(tokens: list[Token]) -> Utility | None:
         return Utility("SHOW", name=name)
     if head == "reset" and len(words) >= 2:
         return Utility("RESET", name=" ".join(words[1:]))
+    if head == "deallocate":
+        rest = tokens[1:]
+        if rest and rest[0].text.lower() == "prepare":
+            rest = rest[1:]
+        if len(rest) != 1:
+            raise SqlSyntaxError('syntax error at or near "deallocate"')
+        if rest[0].token_type is not TokenType.IDENTIFIER and rest[0].text.lower() == "all":
+            return Utility("DEALLOCATE")
+        return Utility("DEALLOCATE", name=rest[0].text)
+    if head == "discard" and words[1:] == ["all"]:
+        return Utility("DISCARD")
     if head == "set":
         rest = tokens[1:]
         if (

@@ -222,6 +222,14 @@ class DuplicateTable(SyntaxErrorOrAccessRuleViolation, sqlstate="42P07"):
     pass
 
 
+class DuplicateCursor(SyntaxErrorOrAccessRuleViolation, sqlstate="42P03"):
+    pass
+
+
+class DuplicatePreparedStatement(SyntaxErrorOrAccessRuleViolation, sqlstate="42P05"):
+    pass
+
+
 class AmbiguousColumn(SyntaxErrorOrAccessRuleViolation, sqlstate="42702"):
     pass
 
@@ -245,6 +253,10 @@ class IndeterminateDatatype(SyntaxErrorOrAccessRuleViolation, sqlstate="42P18"):
 # 53, 54: resources and program limits
 class OutOfMemory(DbError, sqlstate="53200"):
     pass
+
+
+class TooManyConnections(DbError, sqlstate="53300"):
+    severity = "FATAL"
 
 
 class ProgramLimitExceeded(DbError, sqlstate="54000"):

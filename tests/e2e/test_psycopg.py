@@ -338,3 +338,22 @@ def test_portal_row_limit_with_named_cursor(nyala_server):
             cur.execute("select id from many order by id")
             assert cur.fetchmany(3) == [(1,), (2,), (3,)]
             assert len(cur.fetchall()) == 997
+
+
+def test_executemany_pipeline_is_all_or_nothing_like_postgresql(conn, pg):
+    for connection in (conn, pg):
+        _fresh(connection, "create table pipe (id int primary key)", "pipe")
+        with pytest.raises(errors.UniqueViolation), connection.cursor() as cur:
+            cur.executemany("insert into pipe values (%s)", [(1,), (2,), (2,), (3,)])
+        assert connection.execute("select count(*) from pipe").fetchone() == (0,)
+
+
+def test_prepared_statements_survive_psycopgs_deallocate_all(conn):
+    _fresh(conn, "create table prep (id int primary key)", "prep")
+    for i in range(8):  # past the prepare threshold: psycopg holds server-side statements
+        conn.execute("insert into prep values (%s)", (i,))
+    conn.execute("drop table prep")  # psycopg follows a DROP with DEALLOCATE ALL
+    _fresh(conn, "create table prep (id int primary key)", "prep")
+    for i in range(8):
+        conn.execute("insert into prep values (%s)", (i,))
+    assert conn.execute("select count(*) from prep").fetchone() == (8,)

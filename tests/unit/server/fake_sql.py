@@ -54,6 +54,9 @@ class FakeSession:
     def cancel(self) -> None:
         self.cancelled = True
 
+    def sync(self) -> None:
+        self.syncs = getattr(self, "syncs", 0) + 1
+
     def close(self) -> None:
         self.closed = True
 

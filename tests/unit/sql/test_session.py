@@ -129,3 +129,34 @@ def test_committed_rows_survive_reopen(tmp_path):
 def test_unsupported_statement_is_0a000(session):
     with pytest.raises(errors.FeatureNotSupported):
         tags(session, "create index i on t (x)")
+
+
+def test_extended_protocol_statements_commit_at_sync(db, session):
+    tags(session, "create table t (id int primary key)")
+    insert = session.prepare("insert into t values ($1)", [0])
+    other = db.session("nyala", "nyala", {})
+    session.execute_prepared(insert, [1])
+    session.execute_prepared(insert, [2])
+    assert rows(other, "select count(*) from t") == [(0,)]
+    session.sync()
+    assert rows(other, "select count(*) from t") == [(2,)]
+
+
+def test_an_error_before_sync_rolls_back_the_whole_implicit_transaction(db, session):
+    tags(session, "create table t (id int primary key)")
+    insert = session.prepare("insert into t values ($1)", [0])
+    session.execute_prepared(insert, [1])
+    with pytest.raises(errors.UniqueViolation):
+        session.execute_prepared(insert, [1])
+    session.sync()
+    assert rows(session, "select count(*) from t") == [(0,)]
+    assert session.transaction_status == "I"
+
+
+def test_deallocate_and_discard_ask_the_server_to_drop_statements(session):
+    (result,) = list(session.execute("deallocate all"))
+    assert (result.command_tag, result.deallocate) == ("DEALLOCATE ALL", "")
+    (result,) = list(session.execute('deallocate prepare "_pg3_0"'))
+    assert (result.command_tag, result.deallocate) == ("DEALLOCATE", "_pg3_0")
+    (result,) = list(session.execute("discard all"))
+    assert (result.command_tag, result.deallocate) == ("DISCARD ALL", "")

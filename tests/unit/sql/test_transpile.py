@@ -51,3 +51,8 @@ def test_output_name_rules():
 
     select = parse_one("select 1::int, count(*), b, 1", read="postgres")
     assert [output_name(e) for e in select.expressions] == ["int4", "count", "b", "?column?"]
+
+
+def test_qualify_aliases_are_not_taken_for_user_aliases(catalog):
+    _, columns, _ = _duck("select 1::numeric(5,2), 'x', a::text as a from t", catalog)
+    assert [c.name for c in columns] == ["numeric", "?column?", "a"]

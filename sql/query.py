@@ -111,14 +111,14 @@ class QueryRunner:
             compiled.columns = _result_columns(compiled.outputs, types)
         return compiled.columns
 
-    def run(
+    def _start(
         self,
         compiled: CompiledQuery,
         txn: Transaction,
-        params: list[Any] | None = None,
-        now: Any = None,
-        overrides: dict[str, pa.Table] | None = None,
-    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        params: list[Any] | None,
+        now: Any,
+        overrides: dict[str, pa.Table] | None,
+    ) -> tuple[duckdb.DuckDBPyConnection, list[str], Iterator[pa.RecordBatch]]:
         values = compiled.duckdb_params(params, now)
         cursor = self._cursor(compiled, txn, overrides)
         self._running.append(cursor)
@@ -127,6 +127,18 @@ class QueryRunner:
         except BaseException:
             self._finish(cursor)
             raise
+        return cursor, types, batches
+
+    def run(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """Start the query; return its RowDescription and a stream of wire-ready batches."""
+        cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
         oids = [c.type_oid for c in columns]
@@ -150,18 +162,13 @@ class QueryRunner:
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
     ) -> pa.Table | None:
-        """Run to completion; None when the query returned no rows."""
-        values = compiled.duckdb_params(params, now)
-        cursor = self._cursor(compiled, txn, overrides)
-        self._running.append(cursor)
+        """Run to completion, keeping DuckDB's own types; None when no rows came back."""
+        cursor, _, batches = self._start(compiled, txn, params, now, overrides)
         try:
-            _, batches = executor.run(cursor, compiled.sql, values)
             collected = list(batches)
         finally:
             self._finish(cursor)
-        if not collected:
-            return None
-        return pa.Table.from_batches(collected)
+        return pa.Table.from_batches(collected) if collected else None
 
     def _finish(self, cursor: duckdb.DuckDBPyConnection) -> None:
         if cursor in self._running:

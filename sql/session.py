@@ -437,5 +437,8 @@ class Session:
 
 
 def _statement_name(statement: ParsedStatement) -> str:
-    words = statement.text.split()
-    return " ".join(words[:2]).upper() if words else ""
+    """The statement's leading keywords, as PostgreSQL names commands (``ALTER TABLE``)."""
+    words = statement.text.upper().split()[:2]
+    if words and words[0] in ("CREATE", "DROP", "ALTER"):
+        return " ".join(words)
+    return words[0] if words else ""

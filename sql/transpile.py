@@ -198,7 +198,7 @@ def output_name(projection: exp.Expression) -> str:
     )
     if alias and not generated:
         return alias
-    while isinstance(inner, exp.Paren):
+    while isinstance(inner, (exp.Paren, exp.Window)):
         inner = inner.this
     if isinstance(inner, exp.Column):
         return inner.name

@@ -160,3 +160,16 @@ def test_deallocate_and_discard_ask_the_server_to_drop_statements(session):
     assert (result.command_tag, result.deallocate) == ("DEALLOCATE", "_pg3_0")
     (result,) = list(session.execute("discard all"))
     assert (result.command_tag, result.deallocate) == ("DISCARD ALL", "")
+
+
+def test_the_readme_sql_example_runs(session):
+    """Keeps the README's "Supported SQL" example true."""
+    import pathlib
+
+    readme = (pathlib.Path(__file__).parents[3] / "README.md").read_text()
+    block = readme.split("## Supported SQL, for now", 1)[1].split("```sql", 1)[1].split("```")[0]
+    tags(session, "create table promos (id bigint primary key, label text, expired boolean)")
+    tags(session, "insert into promos values (1, 'promo', false), (2, 'old', true)")
+    for result in session.execute(block):
+        list(result.batches)
+    assert session.transaction_status == "I"

@@ -30,11 +30,15 @@ _view_ids = itertools.count(1)
 
 
 class ScanSource:
-    """A table's rows at one snapshot, as an Arrow stream DuckDB may open any number of times."""
+    """A table's rows at one snapshot, as an Arrow stream DuckDB may open any number of times.
+
+    Without a transaction it still tells DuckDB the table's schema, which is all
+    binding a query for Describe needs.
+    """
 
     def __init__(
         self,
-        txn: Transaction,
+        txn: Transaction | None,
         table: TableInfo,
         columns: list[ColumnSchema],
         check_cancel: Callable[[], None],
@@ -48,6 +52,7 @@ class ScanSource:
         self._check_cancel = check_cancel
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
+        assert self._txn is not None, "a source made only to describe a query is never scanned"
         for tablet_id in self._table.tablet_ids:
             for batch in self._txn.scan(tablet_id, self._spec):
                 self._check_cancel()

@@ -83,7 +83,7 @@ class QueryRunner:
     def _cursor(
         self,
         compiled: CompiledQuery,
-        txn: Transaction,
+        txn: Transaction | None,
         overrides: dict[str, pa.Table] | None,
     ) -> duckdb.DuckDBPyConnection:
         cursor = self._duck.cursor()
@@ -98,10 +98,10 @@ class QueryRunner:
                 cursor.register(binding.view, source)
         return cursor
 
-    def describe(self, compiled: CompiledQuery, txn: Transaction) -> tuple[ResultColumn, ...]:
+    def describe(self, compiled: CompiledQuery) -> tuple[ResultColumn, ...]:
         """The RowDescription of a query, worked out by DuckDB's binder without running it."""
         if compiled.columns is None:
-            cursor = self._cursor(compiled, txn, None)
+            cursor = self._cursor(compiled, None, None)
             try:
                 types = executor.describe(
                     cursor, compiled.sql, len(compiled.param_oids) + compiled.uses_now

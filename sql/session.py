@@ -230,9 +230,9 @@ class Session:
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
         if plan.kind == "QUERY" and plan.query is not None:
-            return self._runner.describe(plan.query, None)  # type: ignore[arg-type]
+            return self._runner.describe(plan.query)
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
-            return self._runner.describe(plan.write.returning, None)  # type: ignore[arg-type]
+            return self._runner.describe(plan.write.returning)
         if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
             return self._show_columns(plan.utility)
         return None
@@ -256,7 +256,7 @@ class Session:
         declared_list = list(declared)
         if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
             if isinstance(ast, exp.Values):
-                ast = exp.select("*").from_(ast.subquery("values"))
+                ast = _values_query(ast)
             bound = self._runner.bind(ast, declared_list)
             return Plan(
                 "QUERY", ast, query=compile_query(bound, self._facts), catalog_version=version
@@ -317,7 +317,7 @@ class Session:
         columns = None
         batches: list[pa.RecordBatch] = []
         if plan.returning is not None:
-            columns = self._runner.describe(plan.returning, txn)
+            columns = self._runner.describe(plan.returning)
             if rows is not None:
                 out, stream = self._runner.run(
                     plan.returning, txn, params, now, overrides={plan.table.name: rows}
@@ -342,7 +342,7 @@ class Session:
     def _check_default(self, default_sql: str, dtype: DataType) -> None:
         cursor = self._duck.cursor()
         try:
-            expression = exp.maybe_parse(default_sql, dialect="postgres")
+            expression: exp.Expression = exp.maybe_parse(default_sql, dialect="postgres")
             cast = exp.Cast(
                 this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
             )
@@ -434,6 +434,19 @@ class Session:
             return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
         self.settings.get(utility.name)
         return (ResultColumn(self.settings.canonical_name(utility.name).lower(), OID_TEXT),)
+
+
+def _values_query(values: exp.Values) -> exp.Select:
+    """``VALUES ...`` as a query, its columns named column1, column2, ... as PostgreSQL names them."""
+    width = len(values.expressions[0].expressions) if values.expressions else 0
+    values.set(
+        "alias",
+        exp.TableAlias(
+            this=exp.to_identifier("*VALUES*", quoted=True),
+            columns=[exp.to_identifier(f"column{i + 1}") for i in range(width)],
+        ),
+    )
+    return exp.select("*").from_(values)
 
 
 def _statement_name(statement: ParsedStatement) -> str:

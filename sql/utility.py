@@ -77,14 +77,14 @@ def recognise(tokens: list[Token]) -> Utility | None:
     words = _words(tokens)
     head = words[0]
     if head in ("begin", "start"):
-        rest = words[1:]
+        mode_words = words[1:]
         if head == "start":
-            if not rest or rest[0] != "transaction":
+            if not mode_words or mode_words[0] != "transaction":
                 return None
-            rest = rest[1:]
-        elif rest and rest[0] in ("work", "transaction"):
-            rest = rest[1:]
-        return Utility("BEGIN", modes=_modes(rest))
+            mode_words = mode_words[1:]
+        elif mode_words and mode_words[0] in ("work", "transaction"):
+            mode_words = mode_words[1:]
+        return Utility("BEGIN", modes=_modes(mode_words))
     if head in ("commit", "end") and all(w in ("work", "transaction") for w in words[1:]):
         return Utility("COMMIT")
     if head in ("rollback", "abort") and all(w in ("work", "transaction") for w in words[1:]):

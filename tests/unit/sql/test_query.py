@@ -22,7 +22,7 @@ def test_describe_does_not_run_and_run_streams_wire_ready_batches(session):
     runner = session._runner
     bound = runner.bind(parser.parse("select id, v, id::bigint * 2 from t")[0].ast)
     compiled = compile_query(bound, session._facts)
-    described = runner.describe(compiled, None)
+    described = runner.describe(compiled)
     assert [(c.name, c.type_oid) for c in described] == [("id", 23), ("v", 1043), ("?column?", 20)]
     txn = session._db.engine.begin()
     txn.insert(session._db.catalog.get_table("t").tablet_ids[0], _row(session, 1, "x"))

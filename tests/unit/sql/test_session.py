@@ -173,3 +173,12 @@ def test_the_readme_sql_example_runs(session):
     for result in session.execute(block):
         list(result.batches)
     assert session.transaction_status == "I"
+
+
+def test_a_bare_values_list_is_a_query_with_postgresql_column_names(session):
+    (result,) = list(session.execute("values (1, 'a'), (2, 'b')"))
+    assert [c.name for c in result.columns] == ["column1", "column2"]
+    assert [tuple(r.values()) for b in result.batches for r in b.to_pylist()] == [
+        (1, "a"),
+        (2, "b"),
+    ]

@@ -28,14 +28,3 @@ def test_syntax_error_points_at_the_offending_token_in_a_later_statement():
 def test_unterminated_string_is_a_syntax_error():
     with pytest.raises(SqlSyntaxError):
         parser.parse("select 'abc")
-
-
-def test_adjacent_parameters_are_not_a_dollar_quote():
-    (statement,) = parser.parse("insert into t values ($1,$2,$13,$14)")
-    params = [p.this.name for p in statement.ast.find_all(exp.Parameter)]
-    assert params == ["1", "2", "13", "14"]
-
-
-def test_dollar_quoted_strings_still_work():
-    (statement,) = parser.parse("select $$a b$$, $tag$x$tag$")
-    assert [e.name for e in statement.ast.expressions] == ["a b", "x"]

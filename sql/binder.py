@@ -37,6 +37,7 @@ from sql.datatypes import (
     OID_VARCHAR,
     oid_for_sqlglot_type,
 )
+from sql.names import SCHEMA, identifier_name, strip_schema
 from sql.parser import DIALECT
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
@@ -104,7 +105,7 @@ def base_tables(ast: exp.Expression) -> list[exp.Table]:
     return [
         t
         for t in ast.find_all(exp.Table)
-        if isinstance(t.this, exp.Identifier) and t.name not in ctes and not t.args.get("db")
+        if isinstance(t.this, exp.Identifier) and t.name not in ctes
     ]
 
 
@@ -134,6 +135,11 @@ def bind_query(
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     original = ast
     ast = ast.copy()
+    for node in base_tables(ast):
+        strip_schema(node)
+    for column in ast.find_all(exp.Column):
+        if column.args.get("db") is not None and identifier_name(column.args["db"]) == SCHEMA:
+            column.set("db", None)
     refs: list[TableRef] = []
     mapping: dict[str, dict[str, str]] = {}
     for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):

@@ -30,7 +30,8 @@ class Database:
             f"PostgreSQL {SERVER_VERSION.split()[0]} (nyala 0.1.0) on x86_64-pc-linux-gnu, "
             "compiled by Python, 64-bit"
         )
-        self.duckdb = duckdb.connect(config={"threads": 2})
+        # DuckDB only ever reads the scan streams nyala registers; no SQL may reach its files.
+        self.duckdb = duckdb.connect(config={"threads": 2, "enable_external_access": False})
         self.duckdb.execute("SET TimeZone = 'UTC'")
         self._version_lock = threading.Lock()
         self.catalog_version = 0

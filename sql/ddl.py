@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from sql.datatypes import column_type
-from sql.names import identifier_name
+from sql.names import identifier_name, table_name
 from sql.result import Result
 from storage.errors import (
     DbError,
@@ -53,7 +53,7 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
     schema_node = ast.this
     if not isinstance(schema_node, exp.Schema):
         raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
-    name = identifier_name(schema_node.this)
+    name = table_name(schema_node.this)
     if ast.args.get("exists") and catalog.find_table(name) is not None:
         notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")
         return Result(command_tag="CREATE TABLE", notices=[notice])
@@ -123,16 +123,16 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
 def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     if (ast.args.get("kind") or "").upper() != "TABLE":
         raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
-    names = [identifier_name(t) for t in ast.args.get("tables") or [ast.this]]
+    names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     notices: list[DbError] = []
     missing = [n for n in names if catalog.find_table(n) is None]
     if missing and not ast.args.get("exists"):
         raise UndefinedTable(f'table "{missing[0]}" does not exist')
-    for table_name in names:
-        if table_name in missing:
+    for name in names:
+        if name in missing:
             notices.append(
-                UndefinedTable(f'table "{table_name}" does not exist, skipping', severity="NOTICE")
+                UndefinedTable(f'table "{name}" does not exist, skipping', severity="NOTICE")
             )
             continue
-        catalog.drop_table(table_name)
+        catalog.drop_table(name)
     return Result(command_tag="DROP TABLE", notices=notices)

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.datatypes import duckdb_type
-from sql.names import identifier_name
+from sql.names import identifier_name, table_name
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts
@@ -109,7 +109,7 @@ def plan_insert(
     if isinstance(target, exp.Schema):
         names = [identifier_name(e) for e in target.expressions]
         target = target.this
-    table = runner.catalog.get_table(identifier_name(target))
+    table = runner.catalog.get_table(table_name(target))
     alias = target.alias_or_name
     if names is None:
         targets = list(table.columns)
@@ -215,7 +215,7 @@ def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
 
 
 def _target(node: exp.Expression, runner: QueryRunner) -> tuple[TableInfo, str]:
-    table = runner.catalog.get_table(identifier_name(node))
+    table = runner.catalog.get_table(table_name(node))
     return table, node.alias_or_name
 
 

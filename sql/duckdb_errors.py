@@ -35,6 +35,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
         if "could not cast value" in lowered and "decimal" in lowered:
             return e.NumericValueOutOfRange("numeric field overflow", detail=message)
         return e.InvalidTextRepresentation(_conversion_message(message))
+    if isinstance(exc, duckdb.PermissionException):
+        return e.InsufficientPrivilege(message)
     if isinstance(exc, duckdb.ParserException):
         return e.SqlSyntaxError(message)
     if isinstance(exc, duckdb.CatalogException):

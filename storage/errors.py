@@ -168,6 +168,11 @@ class InvalidCatalogName(DbError, sqlstate="3D000"):
     severity = "FATAL"
 
 
+# 3F: invalid schema name
+class InvalidSchemaName(DbError, sqlstate="3F000"):
+    pass
+
+
 # 40: transaction rollback
 class TransactionRollback(DbError, sqlstate="40000"):
     pass
@@ -195,6 +200,10 @@ class InvalidColumnDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42611"
 
 
 class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16"):
+    pass
+
+
+class InsufficientPrivilege(SyntaxErrorOrAccessRuleViolation, sqlstate="42501"):
     pass
 
 

@@ -182,3 +182,24 @@ def test_a_bare_values_list_is_a_query_with_postgresql_column_names(session):
         (1, "a"),
         (2, "b"),
     ]
+
+
+def test_schema_qualified_names(session):
+    tags(session, "create table public.q (id int primary key, n int)")
+    tags(session, "insert into public.q values (1, 0)")
+    assert rows(session, "select public.q.id from public.q join q q2 using (id)") == [(1,)]
+    tags(
+        session,
+        "update public.q set n = 5 where public.q.id = 1; delete from public.q where id = 2",
+    )
+    assert rows(session, "select n from q") == [(5,)]
+    with pytest.raises(errors.InvalidSchemaName):
+        tags(session, "select * from elsewhere.q")
+    with pytest.raises(errors.FeatureNotSupported):
+        tags(session, "select relname from pg_catalog.pg_class")
+    tags(session, "drop table public.q")
+
+
+def test_queries_cannot_reach_the_servers_files(session):
+    with pytest.raises(errors.InsufficientPrivilege):
+        tags(session, "select * from read_csv('/etc/passwd')")

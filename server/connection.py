@@ -34,13 +34,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import codec, params, pgtypes
+from server import answers, codec, params
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
-from server.errors import as_db_error, error_response, is_fatal, notice_response
+from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
-from sql.result import Result, ResultColumn
+from sql.result import Result
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -385,13 +385,15 @@ class Connection:
                     if result is None:
                         return _Step(out, "done")
                     self._deallocate(result)
-                    out += _notices(result)
+                    out += answers.notices(result)
                     if result.is_empty_query or result.columns is None:
-                        out += _no_rows_answer(result)
+                        out += answers.no_rows_answer(result)
                         continue
                     progress.stream = ResultStream(result, ())
                     progress.sent = 0
-                    out += codec.encode(_row_description(result.columns, progress.stream.formats))
+                    out += codec.encode(
+                        answers.row_description(result.columns, progress.stream.formats)
+                    )
                 progress.sent, state = self._pump_rows(progress.stream, progress.sent, 0, out)
                 if state == "done":
                     progress.stream = None
@@ -475,7 +477,7 @@ class Connection:
         if columns is None:
             self.send(m.NoData())
         else:
-            self.send(_row_description(columns, formats))
+            self.send(answers.row_description(columns, formats))
 
     async def _on_execute(self, message: m.Execute) -> None:
         portal = self._registry.portal(message.portal)
@@ -511,9 +513,9 @@ class Connection:
             if portal.stream is None:
                 result = portal.start(self._session)
                 self._deallocate(result)
-                out += _notices(result)
+                out += answers.notices(result)
                 if result.is_empty_query or result.columns is None:
-                    out += _no_rows_answer(result)
+                    out += answers.no_rows_answer(result)
                     return _Step(out, "done")
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out)
@@ -574,41 +576,10 @@ class _Step:
     sent: int = 0
 
 
-def _notices(result: Result) -> bytes:
-    return b"".join(codec.encode(notice_response(notice)) for notice in result.notices)
-
-
-def _no_rows_answer(result: Result) -> bytes:
-    """EmptyQueryResponse, or the CommandComplete of a statement that returns no rows."""
-    if result.is_empty_query:
-        return codec.encode(m.EmptyQueryResponse())
-    _drain(result)
-    return codec.encode(m.CommandComplete(result.command_tag or ""))
-
-
 def _message_type(message: m.FrontendMessage) -> bytes:
     """The type byte of a typed frontend message (b"?" for the untyped startup packets)."""
     code: bytes = getattr(message, "TYPE", b"?")
     return code
-
-
-def _row_description(
-    columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
-) -> m.RowDescription:
-    return m.RowDescription(
-        tuple(
-            m.FieldDescription(
-                c.name,
-                c.table_oid,
-                c.attnum,
-                c.type_oid,
-                pgtypes.type_size(c.type_oid),
-                c.typmod,
-                fmt,
-            )
-            for c, fmt in zip(columns, formats, strict=True)
-        )
-    )
 
 
 def _completed_tag(portal: Portal) -> str:
@@ -616,11 +587,6 @@ def _completed_tag(portal: Portal) -> str:
     if result is None or result.columns is not None:
         return "SELECT 0"
     return result.command_tag or ""
-
-
-def _drain(result: Result) -> None:
-    for _ in result.batches:
-        pass
 
 
 def _close_all(portals: list[Portal], session: Session | None) -> None:

@@ -2,9 +2,9 @@
 
 CREATE TABLE accepts PostgreSQL's names for Kudu's types plus Impala's
 (TINYINT for int8, STRING, BINARY).  Query results come back from DuckDB as
-Arrow; ``column_for_arrow`` says which PostgreSQL type each one is sent as,
-and ``normalize_for_wire`` casts the few Arrow types the wire layer has no
-encoder for.
+Arrow; ``wire_oid`` says which PostgreSQL type each DuckDB column is sent as,
+and ``to_wire`` casts its Arrow array to the type the wire encoder for that
+OID expects.
 """
 
 from __future__ import annotations
@@ -40,22 +40,6 @@ OID_BOOL, OID_BYTEA, OID_INT8, OID_INT2, OID_INT4, OID_TEXT = 16, 17, 20, 21, 23
 OID_FLOAT4, OID_FLOAT8, OID_VARCHAR, OID_DATE, OID_TIME = 700, 701, 1043, 1082, 1083
 OID_TIMESTAMP, OID_TIMESTAMPTZ, OID_INTERVAL, OID_NUMERIC = 1114, 1184, 1186, 1700
 OID_UNKNOWN = 705
-
-_OID_BY_NAME = {
-    "bool": OID_BOOL,
-    "bytea": OID_BYTEA,
-    "int8": OID_INT8,
-    "int2": OID_INT2,
-    "int4": OID_INT4,
-    "text": OID_TEXT,
-    "float4": OID_FLOAT4,
-    "float8": OID_FLOAT8,
-    "varchar": OID_VARCHAR,
-    "date": OID_DATE,
-    "timestamp": OID_TIMESTAMP,
-    "timestamptz": OID_TIMESTAMPTZ,
-    "numeric": OID_NUMERIC,
-}
 
 
 def _int_arg(node: exp.Expression, what: str) -> int:
@@ -152,39 +136,6 @@ _DUCKDB_BY_OID = {
     OID_TIMESTAMPTZ: "TIMESTAMPTZ",
     OID_NUMERIC: "DECIMAL(38,10)",
 }
-
-
-def oid_for_name(name: str) -> int:
-    return _OID_BY_NAME.get(name, 0)
-
-
-def column_for_arrow(arrow_type: pa.DataType) -> tuple[int, int]:
-    """The PostgreSQL (OID, typmod) a computed result column of this Arrow type is sent as."""
-    if pa.types.is_boolean(arrow_type):
-        return OID_BOOL, -1
-    if pa.types.is_int8(arrow_type) or pa.types.is_int16(arrow_type):
-        return OID_INT2, -1
-    if (
-        pa.types.is_int32(arrow_type)
-        or pa.types.is_uint8(arrow_type)
-        or pa.types.is_uint16(arrow_type)
-    ):
-        return OID_INT4, -1
-    if pa.types.is_int64(arrow_type) or pa.types.is_uint32(arrow_type):
-        return OID_INT8, -1
-    if pa.types.is_uint64(arrow_type) or pa.types.is_decimal(arrow_type):
-        return OID_NUMERIC, -1
-    if pa.types.is_float16(arrow_type) or pa.types.is_float32(arrow_type):
-        return OID_FLOAT4, -1
-    if pa.types.is_float64(arrow_type):
-        return OID_FLOAT8, -1
-    if pa.types.is_date(arrow_type):
-        return OID_DATE, -1
-    if pa.types.is_timestamp(arrow_type):
-        return (OID_TIMESTAMPTZ if arrow_type.tz else OID_TIMESTAMP), -1
-    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
-        return OID_BYTEA, -1
-    return OID_TEXT, -1
 
 
 def normalize_for_wire(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

@@ -49,10 +49,6 @@ class Server:
         self._listener: asyncio.Server | None = None
         self._next_process_id = secrets.randbelow(2**30) + 1000
 
-    @property
-    def connection_count(self) -> int:
-        return len(self._connections)
-
     async def start(self) -> tuple[str, int]:
         """Start listening; returns the bound host and port (the real one when port is 0)."""
         self._listener = await asyncio.start_server(

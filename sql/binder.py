@@ -91,10 +91,6 @@ def sqlglot_type_oid(dtype: exp.DataType | None) -> int:
     return _OID_BY_SQLGLOT.get(dtype.this, 0)
 
 
-def _sqlglot_schema_type(column: ColumnSchema) -> str:
-    return column.type.pg_name()
-
-
 def cte_names(ast: exp.Expression) -> set[str]:
     return {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
 
@@ -109,7 +105,7 @@ def base_tables(ast: exp.Expression) -> list[exp.Table]:
     ]
 
 
-def _name_position(sql: str, node: exp.Expression) -> int | None:
+def _name_position(node: exp.Expression) -> int | None:
     ident = node if isinstance(node, exp.Identifier) else node.find(exp.Identifier)
     if ident is not None and "start" in ident.meta:
         return int(ident.meta["start"]) + 1
@@ -143,9 +139,9 @@ def bind_query(
     refs: list[TableRef] = []
     mapping: dict[str, dict[str, str]] = {}
     for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):
-        position = _name_position("", orig_node)
+        position = _name_position(orig_node)
         table = catalog.get_table(node.name, position=position)
-        mapping[table.name] = {c.name: _sqlglot_schema_type(c) for c in table.columns}
+        mapping[table.name] = {c.name: c.type.pg_name() for c in table.columns}
         refs.append(TableRef(table, node, node.alias_or_name))
     schema = MappingSchema(mapping, dialect=DIALECT) if mapping else MappingSchema(dialect=DIALECT)
     try:

@@ -177,6 +177,7 @@ class Session:
                     raise
                 result = self._run(plan, [])
                 if implicit:
+                    # Rows are read here, so an error in them ends the implicit transaction here.
                     result.batches = iter(list(result.batches))
                 yield result
         except BaseException:

@@ -19,7 +19,7 @@ RUN_STAMP  := $(VENV)/.nyala-installed
 TEST_STAMP := $(VENV)/.nyala-installed-test
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e clean distclean
+.PHONY: help serve install install-test test lint unit e2e bench bench-quick clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -27,6 +27,8 @@ help:
 	@echo "make lint       ruff check and lint-imports only"
 	@echo "make unit       every test except the end-to-end ones"
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
+	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
+	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
 	@echo "make clean      remove caches and build leftovers (keeps .venv and $(DATA_DIR))"
 	@echo "make distclean  clean, and remove .venv too"
 
@@ -60,6 +62,15 @@ e2e: $(TEST_STAMP)
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# BENCH_ARGS adds flags, e.g. BENCH_ARGS="--only tpch,pushdown".
+BENCH_ARGS ?=
+
+bench: $(TEST_STAMP)
+	$(BIN)/python -m bench --scale 1 --readme $(BENCH_ARGS)
+
+bench-quick: $(TEST_STAMP)
+	$(BIN)/python -m bench --scale 0.05 --mixed-seconds 5 --op-seconds 1.5 $(BENCH_ARGS)
 
 clean:
 	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info bench/results/*.tmp

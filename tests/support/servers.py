@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.support.psql import run_psql
@@ -310,10 +310,19 @@ def missing_postgres_reason() -> str | None:
     return None
 
 
-class PostgresServer(_Server):
-    """A throwaway PostgreSQL 15 cluster on 127.0.0.1, trust auth, fsync off."""
+TEST_SETTINGS = {"timezone": "'UTC'", "fsync": "off", "synchronous_commit": "off"}
+"""What tests run PostgreSQL with: nyala's time zone, and fast rather than durable."""
 
-    def __init__(self) -> None:
+
+class PostgresServer(_Server):
+    """A throwaway PostgreSQL 15 cluster on 127.0.0.1, trust auth.
+
+    ``settings`` are appended to postgresql.conf (later lines win); tests use
+    ``TEST_SETTINGS``, the benchmark PostgreSQL's defaults plus shared_buffers.
+    """
+
+    def __init__(self, settings: Mapping[str, str] = TEST_SETTINGS) -> None:
+        self.settings = dict(settings)
         self.host = HOST
         self.port: int | None = None
         self.database = DATABASE
@@ -360,8 +369,7 @@ class PostgresServer(_Server):
             "--encoding=UTF8", "--locale=C", "--no-sync",
         )  # fmt: skip
         with (self.data_dir / "postgresql.conf").open("a") as conf:
-            # Later lines win: match nyala's defaults and make the reference fast.
-            conf.write("\ntimezone = 'UTC'\nfsync = off\nsynchronous_commit = off\n")
+            conf.write("\n" + "".join(f"{k} = {v}\n" for k, v in self.settings.items()))
         self.port = free_port()
         options = f"-h {self.host} -p {self.port} -k {self.base_dir}"
         self._run_as_owner(

@@ -1,0 +1,20 @@
+"""The workloads, in the order a run measures them (later ones reuse earlier data)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.context import Context
+from bench.workloads import mixed, oltp, pushdown, tpch
+
+WORKLOADS: dict[str, Callable[[Context], None]] = {
+    "bulk_load": oltp.bulk_load,
+    "executemany": oltp.executemany,
+    "single_insert": oltp.single_insert,
+    "point_select": oltp.point_select,
+    "update": oltp.update,
+    "delete": oltp.delete,
+    "mixed": mixed.mixed,
+    "pushdown": pushdown.pushdown,
+    "tpch": tpch.tpch,
+}

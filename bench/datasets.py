@@ -84,7 +84,7 @@ def metrics_keys(table: pa.Table) -> list[tuple[str, str, int]]:
 def lineitem(n: int, *, seed: int = 7) -> pa.Table:
     """Return about n rows of a TPC-H-like lineitem with the spec's value ranges."""
     rng = np.random.default_rng(seed)
-    lines_per_order = rng.integers(1, 8, size=n // 4 + 8)
+    lines_per_order = rng.integers(1, 8, size=n)
     ends = np.cumsum(lines_per_order)
     orders = int(np.searchsorted(ends, n, side="left")) + 1
     lines_per_order = lines_per_order[:orders]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench import datasets
@@ -92,34 +93,41 @@ def single_insert(ctx: Context) -> None:
 
 def point_select(ctx: Context) -> None:
     """Prepared point SELECTs by the full primary key of ``metrics``."""
-    keys = _sample_keys(ctx, ctx.rows(5_000))
-    figs = _rate_and_latency(ctx, "point SELECT by primary key (prepared)", "queries/s")
-    sql = f"select value from metrics where {KEY}"
-    for _ in range(ctx.repeats):
-        for system in SERVERS:
-            with ctx.systems.connect(system) as conn, conn.cursor() as cur:
-
-                def one(key: Any, cur: Any = cur, system: str = system) -> None:
-                    if len(cur.execute(sql, key, prepare=True).fetchall()) != 1:
-                        raise AssertionError(f"{system}: point select of {key} did not find it")
-
-                samples = _timed(one, keys, ctx.op_seconds)
-            _record(figs, system, samples)
+    _by_key(
+        ctx, "point SELECT by primary key (prepared)", "queries/s",
+        f"select value from metrics where {KEY}", _sample_keys(ctx, ctx.rows(5_000)),
+        rows_touched=lambda cur: len(cur.fetchall()),
+    )  # fmt: skip
 
 
 def update(ctx: Context) -> None:
     """UPDATE of one column by primary key, autocommit, prepared."""
-    keys = _sample_keys(ctx, ctx.rows(3_000))
-    figs = _rate_and_latency(ctx, "UPDATE one column by primary key", "rows/s")
-    sql = f"update metrics set value = value + 1 where {KEY}"
+    _by_key(
+        ctx, "UPDATE one column by primary key", "rows/s",
+        f"update metrics set value = value + 1 where {KEY}", _sample_keys(ctx, ctx.rows(3_000)),
+        rows_touched=lambda cur: cur.rowcount,
+    )  # fmt: skip
+
+
+def _by_key(
+    ctx: Context,
+    workload: str,
+    unit: str,
+    sql: str,
+    keys: list[Any],
+    rows_touched: Callable[[Any], int],
+) -> None:
+    """Run one prepared statement per key, autocommit; each must touch exactly one row."""
+    figs = _rate_and_latency(ctx, workload, unit)
     for _ in range(ctx.repeats):
         for system in SERVERS:
             with ctx.systems.connect(system) as conn, conn.cursor() as cur:
 
                 def one(key: Any, cur: Any = cur, system: str = system) -> None:
                     cur.execute(sql, key, prepare=True)
-                    if cur.rowcount != 1:
-                        raise AssertionError(f"{system}: update of {key} changed {cur.rowcount}")
+                    touched = rows_touched(cur)
+                    if touched != 1:
+                        raise AssertionError(f"{system}: {sql!r} with {key} touched {touched}")
 
                 samples = _timed(one, keys, ctx.op_seconds)
             _record(figs, system, samples)

@@ -34,7 +34,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, params
+from server import answers, codec, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -99,6 +99,8 @@ class Connection:
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
+        self._is_idle = False
+        self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
         self._is_shutting_down = False
         self._task: asyncio.Task[Any] | None = None
@@ -266,7 +268,7 @@ class Connection:
         }
         while True:
             try:
-                message = await self.receive()
+                message = await self._receive_command()
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
@@ -292,6 +294,34 @@ class Connection:
                 if is_fatal(exc):
                     await self._fatal(exc)
                 await self._on_error(exc, is_extended=not isinstance(message, m.Query))
+
+    async def _receive_command(self) -> m.FrontendMessage | None:
+        """The next message; idle in a transaction block too long, the connection ends (25P03)."""
+        assert self._session is not None, "commands arrive only after startup"
+        timeout_ms = 0
+        if self._is_idle and self._session.transaction_status != "I":
+            setting = self._session.settings.get("idle_in_transaction_session_timeout")
+            timeout_ms = timeouts.milliseconds(setting)
+        self._is_idle = False
+        if timeout_ms <= 0:
+            return await self.receive()
+        try:
+            return await asyncio.wait_for(self.receive(), timeout_ms / 1000)
+        except TimeoutError:
+            log.info("connection %d: idle-in-transaction timeout", self.process_id)
+            await self._fatal(timeouts.idle_in_transaction_error())
+            raise
+
+    def _begin_statement(self) -> None:
+        """Mark a statement as running (cancel may reach it) and arm statement_timeout."""
+        assert self._session is not None, "statements run only after startup"
+        self._is_running_statement = True
+        setting = self._session.settings.get("statement_timeout")
+        self._timer.start(timeouts.milliseconds(setting))
+
+    def _end_statement(self) -> None:
+        self._timer.stop()
+        self._is_running_statement = False
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
@@ -331,6 +361,7 @@ class Connection:
         await self._close_portals(self._registry.end_of_transaction(status))
         self._send_parameter_changes()
         self.send(m.ReadyForQuery(status))
+        self._is_idle = True
         await self.flush()
 
     def _send_parameter_changes(self) -> None:
@@ -351,7 +382,7 @@ class Connection:
         self._registry.drop_unnamed_statement()
         await self._close_portals(self._registry.close_portal(""))
         progress = _QueryProgress(message.query)
-        self._is_running_statement = True
+        self._begin_statement()
         is_finished = False
         try:
             while True:
@@ -360,14 +391,14 @@ class Connection:
                 if step.error is not None:
                     if is_fatal(step.error):
                         await self._fatal(step.error)
-                    self.send(error_response(step.error))
+                    self.send(error_response(self._timer.reword(step.error)))
                     break
                 if step.state == "done":
                     is_finished = True
                     break
                 await self.flush()
         finally:
-            self._is_running_statement = False
+            self._end_statement()
             if not is_finished:
                 await self._run(progress.close)
         await self._ready_for_query()
@@ -488,7 +519,7 @@ class Connection:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
         sent = 0
-        self._is_running_statement = True
+        self._begin_statement()
         try:
             while True:
                 step = await self._run(self._advance_portal, portal, message.max_rows, sent)
@@ -496,14 +527,14 @@ class Connection:
                 sent = step.sent
                 if step.error is not None:
                     portal.is_complete = True
-                    raise step.error
+                    raise self._timer.reword(step.error)
                 if step.state == "done":
                     portal.is_complete = True
                 if step.state != "more":
                     return
                 await self.flush()
         finally:
-            self._is_running_statement = False
+            self._end_statement()
 
     def _advance_portal(self, portal: Portal, max_rows: int, sent: int) -> _Step:
         """Start the portal if needed and encode its rows until a stopping point (worker)."""

@@ -34,7 +34,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, params, timeouts
+from server import answers, codec, copy, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -397,6 +397,16 @@ class Connection:
                     is_finished = True
                     break
                 await self.flush()
+                if step.state == "copy_in":
+                    sink, progress.copy_in = progress.copy_in, None
+                    try:
+                        tag = await copy.copy_in(sink, self.receive, self._run)
+                    except DbError as exc:
+                        if is_fatal(exc):
+                            await self._fatal(exc)
+                        self.send(error_response(self._timer.reword(exc)))
+                        break
+                    self.send(m.CommandComplete(tag))
         finally:
             self._end_statement()
             if not is_finished:
@@ -417,14 +427,22 @@ class Connection:
                         return _Step(out, "done")
                     self._deallocate(result)
                     out += answers.notices(result)
+                    if result.copy_in is not None:
+                        out += codec.encode(copy.copy_in_response(result.copy_in))
+                        progress.copy_in = result.copy_in
+                        return _Step(out, "copy_in")
                     if result.is_empty_query or result.columns is None:
                         out += answers.no_rows_answer(result)
                         continue
-                    progress.stream = ResultStream(result, ())
                     progress.sent = 0
-                    out += codec.encode(
-                        answers.row_description(result.columns, progress.stream.formats)
-                    )
+                    if result.copy_out is not None:
+                        progress.stream = copy.CopyOutStream(result)
+                        out += progress.stream.response()
+                    else:
+                        progress.stream = ResultStream(result, ())
+                        out += codec.encode(
+                            answers.row_description(result.columns, progress.stream.formats)
+                        )
                 progress.sent, state = self._pump_rows(progress.stream, progress.sent, 0, out)
                 if state == "done":
                     progress.stream = None
@@ -448,7 +466,7 @@ class Connection:
             out += fetched.data
             sent += fetched.rows
             if fetched.is_exhausted:
-                tag = stream.result.command_tag or f"SELECT {sent}"
+                tag = stream.command_tag(sent)
                 out += codec.encode(m.CommandComplete(tag))
                 return sent, "done"
             if 0 < max_rows <= sent:
@@ -530,6 +548,15 @@ class Connection:
                     raise self._timer.reword(step.error)
                 if step.state == "done":
                     portal.is_complete = True
+                if step.state == "copy_in":
+                    await self.flush()
+                    portal.is_complete = True
+                    try:
+                        tag = await copy.copy_in(step.copy_in, self.receive, self._run)
+                    except DbError as exc:
+                        raise self._timer.reword(exc) from None
+                    self.send(m.CommandComplete(tag))
+                    return
                 if step.state != "more":
                     return
                 await self.flush()
@@ -545,9 +572,15 @@ class Connection:
                 result = portal.start(self._session)
                 self._deallocate(result)
                 out += answers.notices(result)
+                if result.copy_in is not None:
+                    out += codec.encode(copy.copy_in_response(result.copy_in))
+                    return _Step(out, "copy_in", copy_in=result.copy_in)
                 if result.is_empty_query or result.columns is None:
                     out += answers.no_rows_answer(result)
                     return _Step(out, "done")
+                if result.copy_out is not None:
+                    portal.stream = copy.CopyOutStream(result)
+                    out += portal.stream.response()
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out)
             return _Step(out, state, sent=sent)
@@ -587,6 +620,7 @@ class _QueryProgress:
     results: Iterator[Result] | None = None
     stream: ResultStream | None = None
     sent: int = 0
+    copy_in: Any = None
 
     def close(self) -> None:
         """Abandon the statements not yet run and the rows not yet sent (worker thread)."""
@@ -605,6 +639,7 @@ class _Step:
     state: str
     error: Exception | None = None
     sent: int = 0
+    copy_in: Any = None
 
 
 def _message_type(message: m.FrontendMessage) -> bytes:

@@ -389,6 +389,10 @@ _BACKEND_ENCODERS: dict[type[Any], Callable[[Any], bytes]] = {
     m.NoData: lambda msg: b"",
     m.ParameterDescription: lambda msg: _u32s(msg.param_oids),
     m.PortalSuspended: lambda msg: b"",
+    m.CopyInResponse: lambda msg: bytes([msg.format]) + _i16s(msg.column_formats),
+    m.CopyOutResponse: lambda msg: bytes([msg.format]) + _i16s(msg.column_formats),
+    m.CopyData: lambda msg: msg.data,
+    m.CopyDone: lambda msg: b"",
 }
 
 
@@ -447,6 +451,10 @@ _BACKEND_DECODERS: dict[bytes, Callable[[_Body], Any]] = {
     b"n": lambda body: m.NoData(),
     b"t": lambda body: m.ParameterDescription(tuple(body.uint32() for _ in range(body.int16()))),
     b"s": lambda body: m.PortalSuspended(),
+    b"G": lambda body: m.CopyInResponse(body.take(1)[0], _read_i16s(body)),
+    b"H": lambda body: m.CopyOutResponse(body.take(1)[0], _read_i16s(body)),
+    b"d": lambda body: m.CopyData(body.rest()),
+    b"c": lambda body: m.CopyDone(),
 }
 
 
@@ -504,7 +512,9 @@ _SMALL_BATCH_FIELDS = 256
 _NULL_FIELD = _I32.pack(-1)
 
 
-def _encode_few_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
+def _encode_few_data_rows(
+    columns: Sequence[ColumnValues], row_count: int, type_code: bytes = b"D"
+) -> bytes:
     """Frame a handful of rows one by one: numpy's per-call overhead would dominate them."""
     lengths = [c.lengths.tolist() for c in columns]
     data = [c.data.tobytes() for c in columns]
@@ -523,11 +533,13 @@ def _encode_few_data_rows(columns: Sequence[ColumnValues], row_count: int) -> by
             parts.append(_I32.pack(length) + data[column_idx][start : start + length])
             positions[column_idx] = start + length
         body = b"".join(parts)
-        out += b"D" + _I32.pack(4 + len(body)) + body
+        out += type_code + _I32.pack(4 + len(body)) + body
     return bytes(out)
 
 
-def encode_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
+def encode_data_rows(
+    columns: Sequence[ColumnValues], row_count: int, type_code: bytes = b"D"
+) -> bytes:
     """Frame ``row_count`` DataRow messages from encoded columns, vectorised over rows.
 
     Each row is ``'D' | int32 length | int16 ncols | (int32 len | bytes)*``; the
@@ -537,7 +549,7 @@ def encode_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
     if row_count == 0:
         return b""
     if row_count * max(len(columns), 1) <= _SMALL_BATCH_FIELDS:
-        return _encode_few_data_rows(columns, row_count)
+        return _encode_few_data_rows(columns, row_count, type_code)
     sizes = [4 + np.maximum(c.lengths, 0).astype(np.int64) for c in columns]
     body_lengths = np.full(row_count, 4 + 2, dtype=np.int64)
     for size in sizes:
@@ -546,7 +558,7 @@ def encode_data_rows(columns: Sequence[ColumnValues], row_count: int) -> bytes:
     np.cumsum(body_lengths + 1, out=starts[1:])
     out = np.empty(int(starts[-1]), dtype=np.uint8)
     row_starts = starts[:-1]
-    out[row_starts] = ord("D")
+    out[row_starts] = type_code[0]
     _put_int(out, row_starts + 1, body_lengths, ">i4")
     _put_int(out, row_starts + 5, np.full(row_count, len(columns)), ">i2")
     cursor = row_starts + 7

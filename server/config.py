@@ -20,6 +20,7 @@ from typing import Any
 
 ENV_PREFIX = "NYALA_"
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+AUTH_METHODS = ("trust", "password")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -49,6 +50,15 @@ class Config:
     shutdown_grace_s: float = _option(
         10.0, "on SIGTERM/SIGINT, time running statements get before they are cancelled"
     )
+    auth: str = _option(
+        "trust", "client authentication: trust (no password) or password (SCRAM-SHA-256 or md5)"
+    )
+    superuser: str = _option(
+        "nyala", "role created as superuser on the first start, with the password in NYALA_PASSWORD"
+    )
+    tls_cert: str = _option("", "PEM certificate (chain) file; with --tls-key, clients may use TLS")
+    tls_key: str = _option("", "PEM private key file of --tls-cert")
+    tls_required: bool = _option(False, "refuse clients that do not use TLS")
 
     def __post_init__(self) -> None:
         if self.log_level.upper() not in _LOG_LEVELS:
@@ -58,6 +68,12 @@ class Config:
                 raise ValueError(f"{name} must be positive")
         if not 0 <= self.port <= 65535:
             raise ValueError("port must be between 0 and 65535")
+        if self.auth not in AUTH_METHODS:
+            raise ValueError(f"auth must be one of {', '.join(AUTH_METHODS)}")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("tls_cert and tls_key go together")
+        if self.tls_required and not self.tls_cert:
+            raise ValueError("tls_required needs tls_cert and tls_key")
 
     @classmethod
     def from_args(

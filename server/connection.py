@@ -29,23 +29,24 @@ import contextlib
 import functools
 import logging
 import socket
-from collections.abc import Callable, Iterator
+import ssl
+from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, params
+from server import answers, codec, copy, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
 from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
+from server.startup import Startup
+from server.steps import QueryProgress, Step
 from sql.result import Result
 from storage.errors import (
     AdminShutdown,
     DbError,
     FeatureNotSupported,
-    InvalidAuthorizationSpecification,
     InvalidSqlStatementName,
     ProtocolViolation,
 )
@@ -60,14 +61,13 @@ T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
-_SERVER_MINOR_VERSION = 0
 
 
 class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
-class Connection:
+class Connection(Startup):
     """Serves one client until it disconnects; statements run on ``executor`` threads."""
 
     def __init__(
@@ -82,8 +82,10 @@ class Connection:
         process_id: int,
         secret_key: int,
         on_cancel_request: Callable[[int, int], None],
+        tls_context: ssl.SSLContext | None = None,
     ) -> None:
         self.process_id = process_id
+        self.tls_context = tls_context
         self.secret_key = secret_key
         self._reader = reader
         self._writer = writer
@@ -99,6 +101,8 @@ class Connection:
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
+        self._is_idle = False
+        self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
         self._is_shutting_down = False
         self._task: asyncio.Task[Any] | None = None
@@ -192,66 +196,6 @@ class Connection:
         await self.flush()
         raise _Closed from None
 
-    # -- startup ----------------------------------------------------------------------------
-
-    async def _startup(self) -> bool:
-        """Run the first-packet loop and authentication; False if the connection just ends."""
-        try:
-            while True:
-                message = await self.receive()
-                if message is None:
-                    return False
-                if isinstance(message, m.SSLRequest):
-                    await self._answer_ssl_request()
-                elif isinstance(message, m.GSSENCRequest):
-                    self._writer.write(b"N")
-                    await self._writer.drain()
-                elif isinstance(message, m.CancelRequest):
-                    self._on_cancel_request(message.process_id, message.secret_key)
-                    return False
-                elif isinstance(message, m.StartupMessage):
-                    break
-                else:
-                    raise ProtocolViolation("expected a startup message")
-            await self._start_session(message)
-        except DbError as exc:
-            await self._fatal(exc)
-        return True
-
-    async def _answer_ssl_request(self) -> None:
-        """Refuse TLS with 'N'; a TLS context would answer 'S' and ``start_tls`` here."""
-        self._writer.write(b"N")
-        await self._writer.drain()
-
-    async def _start_session(self, startup: m.StartupMessage) -> None:
-        major, minor = startup.protocol_version >> 16, startup.protocol_version & 0xFFFF
-        if major != 3:
-            raise FeatureNotSupported(
-                f"unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
-            )
-        parameters = startup.parameters
-        options = tuple(k for k in parameters if k.startswith("_pq_."))
-        if minor > _SERVER_MINOR_VERSION or options:
-            self.send(m.NegotiateProtocolVersion(_SERVER_MINOR_VERSION, options))
-        user = parameters.get("user")
-        if not user:
-            raise InvalidAuthorizationSpecification(
-                "no PostgreSQL user name specified in startup packet"
-            )
-        database = parameters.get("database") or user
-        await self._authenticator.authenticate(self, user, database)
-        settings = {
-            k: v
-            for k, v in parameters.items()
-            if k not in ("user", "database") and k not in options
-        }
-        self._session = await self._run(self._database.session, user, database, settings)
-        log.debug("connection %d: user %r, database %r", self.process_id, user, database)
-        self._send_parameter_changes()
-        self.send(m.BackendKeyData(self.process_id, self.secret_key))
-        self.send(m.ReadyForQuery(self._session.transaction_status))
-        await self.flush()
-
     # -- message loop -----------------------------------------------------------------------
 
     async def _serve(self) -> None:
@@ -266,7 +210,7 @@ class Connection:
         }
         while True:
             try:
-                message = await self.receive()
+                message = await self._receive_command()
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
@@ -292,6 +236,34 @@ class Connection:
                 if is_fatal(exc):
                     await self._fatal(exc)
                 await self._on_error(exc, is_extended=not isinstance(message, m.Query))
+
+    async def _receive_command(self) -> m.FrontendMessage | None:
+        """The next message; idle in a transaction block too long, the connection ends (25P03)."""
+        assert self._session is not None, "commands arrive only after startup"
+        timeout_ms = 0
+        if self._is_idle and self._session.transaction_status != "I":
+            setting = self._session.settings.get("idle_in_transaction_session_timeout")
+            timeout_ms = timeouts.milliseconds(setting)
+        self._is_idle = False
+        if timeout_ms <= 0:
+            return await self.receive()
+        try:
+            return await asyncio.wait_for(self.receive(), timeout_ms / 1000)
+        except TimeoutError:
+            log.info("connection %d: idle-in-transaction timeout", self.process_id)
+            await self._fatal(timeouts.idle_in_transaction_error())
+            raise
+
+    def _begin_statement(self) -> None:
+        """Mark a statement as running (cancel may reach it) and arm statement_timeout."""
+        assert self._session is not None, "statements run only after startup"
+        self._is_running_statement = True
+        setting = self._session.settings.get("statement_timeout")
+        self._timer.start(timeouts.milliseconds(setting))
+
+    def _end_statement(self) -> None:
+        self._timer.stop()
+        self._is_running_statement = False
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
@@ -331,6 +303,7 @@ class Connection:
         await self._close_portals(self._registry.end_of_transaction(status))
         self._send_parameter_changes()
         self.send(m.ReadyForQuery(status))
+        self._is_idle = True
         await self.flush()
 
     def _send_parameter_changes(self) -> None:
@@ -350,8 +323,8 @@ class Connection:
         assert self._session is not None, "queries run only after startup"
         self._registry.drop_unnamed_statement()
         await self._close_portals(self._registry.close_portal(""))
-        progress = _QueryProgress(message.query)
-        self._is_running_statement = True
+        progress = QueryProgress(message.query)
+        self._begin_statement()
         is_finished = False
         try:
             while True:
@@ -360,19 +333,29 @@ class Connection:
                 if step.error is not None:
                     if is_fatal(step.error):
                         await self._fatal(step.error)
-                    self.send(error_response(step.error))
+                    self.send(error_response(self._timer.reword(step.error)))
                     break
                 if step.state == "done":
                     is_finished = True
                     break
                 await self.flush()
+                if step.state == "copy_in":
+                    sink, progress.copy_in = progress.copy_in, None
+                    try:
+                        tag = await copy.copy_in(sink, self.receive, self._run)
+                    except DbError as exc:
+                        if is_fatal(exc):
+                            await self._fatal(exc)
+                        self.send(error_response(self._timer.reword(exc)))
+                        break
+                    self.send(m.CommandComplete(tag))
         finally:
-            self._is_running_statement = False
+            self._end_statement()
             if not is_finished:
                 await self._run(progress.close)
         await self._ready_for_query()
 
-    def _advance_query(self, progress: _QueryProgress) -> _Step:
+    def _advance_query(self, progress: QueryProgress) -> Step:
         """Run statements and encode their answers until done or the buffer fills (worker)."""
         assert self._session is not None, "queries run only after startup"
         out = bytearray()
@@ -383,23 +366,31 @@ class Connection:
                 if progress.stream is None:
                     result = next(progress.results, None)
                     if result is None:
-                        return _Step(out, "done")
+                        return Step(out, "done")
                     self._deallocate(result)
                     out += answers.notices(result)
+                    if result.copy_in is not None:
+                        out += codec.encode(copy.copy_in_response(result.copy_in))
+                        progress.copy_in = result.copy_in
+                        return Step(out, "copy_in")
                     if result.is_empty_query or result.columns is None:
                         out += answers.no_rows_answer(result)
                         continue
-                    progress.stream = ResultStream(result, ())
                     progress.sent = 0
-                    out += codec.encode(
-                        answers.row_description(result.columns, progress.stream.formats)
-                    )
+                    if result.copy_out is not None:
+                        progress.stream = copy.CopyOutStream(result)
+                        out += progress.stream.response()
+                    else:
+                        progress.stream = ResultStream(result, ())
+                        out += codec.encode(
+                            answers.row_description(result.columns, progress.stream.formats)
+                        )
                 progress.sent, state = self._pump_rows(progress.stream, progress.sent, 0, out)
                 if state == "done":
                     progress.stream = None
-            return _Step(out, "more")
+            return Step(out, "more")
         except Exception as exc:
-            return _Step(out, "error", exc)
+            return Step(out, "error", exc)
 
     def _pump_rows(
         self, stream: ResultStream, sent: int, max_rows: int, out: bytearray
@@ -417,7 +408,7 @@ class Connection:
             out += fetched.data
             sent += fetched.rows
             if fetched.is_exhausted:
-                tag = stream.result.command_tag or f"SELECT {sent}"
+                tag = stream.command_tag(sent)
                 out += codec.encode(m.CommandComplete(tag))
                 return sent, "done"
             if 0 < max_rows <= sent:
@@ -488,7 +479,7 @@ class Connection:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
         sent = 0
-        self._is_running_statement = True
+        self._begin_statement()
         try:
             while True:
                 step = await self._run(self._advance_portal, portal, message.max_rows, sent)
@@ -496,16 +487,25 @@ class Connection:
                 sent = step.sent
                 if step.error is not None:
                     portal.is_complete = True
-                    raise step.error
+                    raise self._timer.reword(step.error)
                 if step.state == "done":
                     portal.is_complete = True
+                if step.state == "copy_in":
+                    await self.flush()
+                    portal.is_complete = True
+                    try:
+                        tag = await copy.copy_in(step.copy_in, self.receive, self._run)
+                    except DbError as exc:
+                        raise self._timer.reword(exc) from None
+                    self.send(m.CommandComplete(tag))
+                    return
                 if step.state != "more":
                     return
                 await self.flush()
         finally:
-            self._is_running_statement = False
+            self._end_statement()
 
-    def _advance_portal(self, portal: Portal, max_rows: int, sent: int) -> _Step:
+    def _advance_portal(self, portal: Portal, max_rows: int, sent: int) -> Step:
         """Start the portal if needed and encode its rows until a stopping point (worker)."""
         assert self._session is not None, "queries run only after startup"
         out = bytearray()
@@ -514,14 +514,20 @@ class Connection:
                 result = portal.start(self._session)
                 self._deallocate(result)
                 out += answers.notices(result)
+                if result.copy_in is not None:
+                    out += codec.encode(copy.copy_in_response(result.copy_in))
+                    return Step(out, "copy_in", copy_in=result.copy_in)
                 if result.is_empty_query or result.columns is None:
                     out += answers.no_rows_answer(result)
-                    return _Step(out, "done")
+                    return Step(out, "done")
+                if result.copy_out is not None:
+                    portal.stream = copy.CopyOutStream(result)
+                    out += portal.stream.response()
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out)
-            return _Step(out, state, sent=sent)
+            return Step(out, state, sent=sent)
         except Exception as exc:
-            return _Step(out, "error", exc)
+            return Step(out, "error", exc)
 
     def _deallocate(self, result: Result) -> None:
         """Drop prepared statements as a DEALLOCATE or DISCARD ALL result asks."""
@@ -546,34 +552,6 @@ class Connection:
         """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
         if any(p.is_streaming for p in portals):
             await self._run(_close_all, portals, None)
-
-
-@dataclass(slots=True)
-class _QueryProgress:
-    """Where a simple Query is: its statements' results, the one being sent, rows sent."""
-
-    query: str
-    results: Iterator[Result] | None = None
-    stream: ResultStream | None = None
-    sent: int = 0
-
-    def close(self) -> None:
-        """Abandon the statements not yet run and the rows not yet sent (worker thread)."""
-        if self.stream is not None:
-            self.stream.close()
-        close = getattr(self.results, "close", None)
-        if close is not None:
-            close()
-
-
-@dataclass(slots=True)
-class _Step:
-    """What one worker step produced: encoded messages, "done"/"suspended"/"more", or an error."""
-
-    output: bytearray
-    state: str
-    error: Exception | None = None
-    sent: int = 0
 
 
 def _message_type(message: m.FrontendMessage) -> bytes:

@@ -135,6 +135,22 @@ class CopyFail:
 
 
 @dataclass(frozen=True, slots=True)
+class CopyInResponse:
+    """The backend is ready for CopyData: overall format (0 text, 1 binary) and one per column."""
+
+    TYPE: ClassVar[bytes] = b"G"
+    format: int
+    column_formats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CopyOutResponse:
+    TYPE: ClassVar[bytes] = b"H"
+    format: int
+    column_formats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class UnknownMessage:
     """A message whose type byte the codec does not decode (FunctionCall 'F' among them)."""
 
@@ -341,4 +357,8 @@ BackendMessage = (
     | NoData
     | ParameterDescription
     | PortalSuspended
+    | CopyInResponse
+    | CopyOutResponse
+    | CopyData
+    | CopyDone
 )

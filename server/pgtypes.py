@@ -79,13 +79,30 @@ def type_size(type_oid: int) -> int:
 # -- result columns ---------------------------------------------------------------------------
 
 
-def encode_rows(batch: pa.RecordBatch, type_oids: Sequence[int], formats: Sequence[int]) -> bytes:
-    """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``."""
+def encode_rows(
+    batch: pa.RecordBatch,
+    type_oids: Sequence[int],
+    formats: Sequence[int],
+    type_code: bytes = b"D",
+) -> bytes:
+    """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``.
+
+    With ``type_code`` b"d" the same bytes are binary COPY tuples in CopyData messages.
+    """
     columns = [
         encode_column(batch.column(idx), type_oids[idx], formats[idx])
         for idx in range(batch.num_columns)
     ]
-    return encode_data_rows(columns, batch.num_rows)
+    return encode_data_rows(columns, batch.num_rows, type_code)
+
+
+def text_column(array: pa.Array, type_oid: int) -> pa.Array:
+    """One column's values in PostgreSQL's text output form, as a string array (nulls kept)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
 
 
 def encode_column(array: pa.Array, type_oid: int, format_code: int) -> ColumnValues:

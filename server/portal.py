@@ -104,6 +104,10 @@ class ResultStream:
             count += batch.num_rows
         return Fetched(b"".join(parts), count, self.rows.is_exhausted)
 
+    def command_tag(self, sent: int) -> str:
+        """The CommandComplete tag once ``sent`` rows are out."""
+        return self.result.command_tag or f"SELECT {sent}"
+
     def close(self) -> None:
         """Abandon the rest of the rows (worker thread: closing may end a transaction)."""
         self.rows.close()

@@ -17,6 +17,7 @@ import asyncio
 import hmac
 import logging
 import secrets
+import ssl
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _MAX_PROCESS_ID = 2**31 - 1
+
+
+def tls_context(config: Config) -> ssl.SSLContext | None:
+    """The server's TLS context from ``tls_cert``/``tls_key`` (None: TLS is off); TLS 1.2 or newer."""
+    if not config.tls_cert:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(config.tls_cert, config.tls_key)
+    return context
 
 
 class Server:
@@ -48,6 +59,7 @@ class Server:
         self._tasks: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Server | None = None
         self._next_process_id = secrets.randbelow(2**30) + 1000
+        self._tls_context = tls_context(config)
 
     async def start(self) -> tuple[str, int]:
         """Start listening; returns the bound host and port (the real one when port is 0)."""
@@ -86,6 +98,7 @@ class Server:
             process_id=process_id,
             secret_key=secrets.randbelow(2**31),
             on_cancel_request=self.cancel,
+            tls_context=self._tls_context,
         )
         task = asyncio.current_task()
         assert task is not None, "connections run in tasks"

@@ -95,3 +95,20 @@ def _conversion_message(message: str) -> str:
         pg = _PG_TYPE.get(duck_type.upper(), duck_type.lower())
         return f'invalid input syntax for type {pg}: "{value}"'
     return message
+
+
+_ARROW_WRAPPED = {
+    "Conversion Error": duckdb.ConversionException,
+    "Out of Range Error": duckdb.OutOfRangeException,
+    "Invalid Input Error": duckdb.InvalidInputException,
+    "Constraint Error": duckdb.ConstraintException,
+}
+
+
+def translate_arrow(exc: OSError) -> e.DbError | None:
+    """The DbError for a DuckDB error that reached us wrapped in Arrow's IOError while streaming."""
+    message = str(exc)
+    for prefix, cls in _ARROW_WRAPPED.items():
+        if message.startswith(prefix):
+            return translate(cls(message))
+    return None

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from catalog.table import TableInfo
-from sql.duckdb_errors import translate
+from sql.duckdb_errors import translate, translate_arrow
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
@@ -98,6 +98,9 @@ def run(
             # An interrupt while Arrow pulls from DuckDB surfaces as an Arrow IOError.
             if "INTERRUPT" in str(exc).upper():
                 raise QueryCanceled("canceling statement due to user request") from exc
+            error = translate_arrow(exc)
+            if error is not None:
+                raise error from exc
             raise
 
     return types, stream()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -39,6 +40,10 @@ class Result:
     string with no statement in it (EmptyQueryResponse).  ``deallocate`` asks the
     server to drop protocol-level prepared statements (DEALLOCATE, DISCARD ALL):
     ``""`` for all of them, else the one named.
+
+    COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
+    to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
+    STDOUT whose rows are ``batches`` (``sql.copy.CopyOptions``).
     """
 
     columns: tuple[ResultColumn, ...] | None = None
@@ -47,6 +52,8 @@ class Result:
     notices: list[DbError] = field(default_factory=list)
     is_empty_query: bool = False
     deallocate: str | None = None
+    copy_in: Any = None
+    copy_out: Any = None
 
 
 @dataclass(slots=True)

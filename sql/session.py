@@ -24,9 +24,11 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import ddl, dml, parser
+from sql import copy, ddl, dml, parser
+from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
+from sql.names import table_name
 from sql.parser import ParsedStatement
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
@@ -62,6 +64,7 @@ class Plan:
     utility: Utility | None = None
     query: CompiledQuery | None = None
     write: dml.WritePlan | None = None
+    copy: copy.CopyStatement | None = None
     catalog_version: int = 0
 
 
@@ -251,6 +254,8 @@ class Session:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
+        if tokens and tokens[0].text.lower() == "copy":
+            return Plan("COPY", copy=copy.parse_copy(sql, tokens))
         statement: ParsedStatement = parser.parse_tokens(sql, tokens)
         ast = statement.ast
         version = self._db.catalog_version
@@ -288,6 +293,9 @@ class Session:
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
+            if plan.kind == "COPY":
+                assert plan.copy is not None, "COPY plans carry their statement"
+                return self._run_copy(plan.copy, deferred)
             txn = self._current_txn()
             now = self._txn_start
             if plan.kind == "QUERY":
@@ -328,6 +336,45 @@ class Session:
         if not deferred:
             self._finish_autocommit()
         return Result(columns=columns, batches=iter(batches), command_tag=tag)
+
+    def _run_copy(self, statement: copy.CopyStatement, deferred: bool) -> Result:
+        """COPY TO runs its query; COPY FROM returns the sink the server feeds (``CopyIn``)."""
+        if not statement.is_from:
+            query_sql = statement.query_sql
+            if query_sql is None:
+                assert statement.table is not None, "COPY TO names a table or a query"
+                columns = ", ".join(map(copy.quote_identifier, statement.columns or ())) or "*"
+                target = copy.quote_identifier(statement.table)
+                if statement.schema is not None:
+                    target = f"{copy.quote_identifier(statement.schema)}.{target}"
+                query_sql = f"SELECT {columns} FROM {target}"
+            tokens = parser.split(query_sql)
+            if len(tokens) != 1:
+                raise SqlSyntaxError("COPY query must be a single statement")
+            plan = self._plan(query_sql, tokens[0], None, ())
+            if plan.kind != "QUERY":
+                raise FeatureNotSupported("COPY (query) TO supports only SELECT and VALUES")
+            result = self._run(plan, [], deferred)
+            result.copy_out = statement.options
+            return result
+        assert statement.table is not None, "COPY FROM names a table"
+        reference = exp.Table(
+            this=exp.to_identifier(statement.table, quoted=True),
+            db=exp.to_identifier(statement.schema, quoted=True) if statement.schema else None,
+        )
+        table = self._db.catalog.get_table(table_name(reference))
+        sink = CopyIn(
+            statement,
+            table,
+            self._runner,
+            self._facts,
+            self._current_txn(),
+            self._txn_start,
+            self._check_cancel,
+            on_done=None if deferred else self._finish_autocommit,
+            on_error=self._on_error,
+        )
+        return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
         if isinstance(ast, exp.Create):

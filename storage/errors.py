@@ -107,6 +107,10 @@ class InvalidBinaryRepresentation(DataException, sqlstate="22P03"):
     pass
 
 
+class BadCopyFileFormat(DataException, sqlstate="22P04"):
+    pass
+
+
 # 23: integrity constraint violation
 class IntegrityConstraintViolation(DbError, sqlstate="23000"):
     pass
@@ -256,6 +260,10 @@ class UndefinedParameter(SyntaxErrorOrAccessRuleViolation, sqlstate="42P02"):
 
 
 class IndeterminateDatatype(SyntaxErrorOrAccessRuleViolation, sqlstate="42P18"):
+    pass
+
+
+class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10"):
     pass
 
 

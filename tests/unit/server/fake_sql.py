@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from sql.result import PreparedStatement, Result, ResultColumn
+from sql.settings import SessionSettings
 from storage.errors import (
     ActiveSqlTransaction,
     DivisionByZero,
@@ -40,6 +41,7 @@ class FakeSession:
             "session_authorization": user,
             "TimeZone": "UTC",
         }
+        self.settings = SessionSettings(user, {})
         self.executed: list[str] = []
         self.cancelled = False
         self.closed = False

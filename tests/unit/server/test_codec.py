@@ -100,9 +100,19 @@ BACKEND_STRATEGIES = {
         m.ParameterDescription, st.lists(uint32s, max_size=5).map(tuple)
     ),
     m.PortalSuspended: st.just(m.PortalSuspended()),
+    m.CopyInResponse: st.builds(
+        m.CopyInResponse, st.sampled_from([0, 1]), st.lists(st.sampled_from([0, 1])).map(tuple)
+    ),
+    m.CopyOutResponse: st.builds(
+        m.CopyOutResponse, st.sampled_from([0, 1]), st.lists(st.sampled_from([0, 1])).map(tuple)
+    ),
+}
+BACKEND_COPY_STRATEGIES = {
+    m.CopyData: st.builds(m.CopyData, st.binary(max_size=40)),
+    m.CopyDone: st.just(m.CopyDone()),
 }
 FRONTEND = st.one_of(*FRONTEND_STRATEGIES.values())
-BACKEND = st.one_of(*BACKEND_STRATEGIES.values())
+BACKEND = st.one_of(*BACKEND_STRATEGIES.values(), *BACKEND_COPY_STRATEGIES.values())
 TYPED_FRONTEND = st.one_of(
     *(s for c, s in FRONTEND_STRATEGIES.items() if hasattr(c, "TYPE") or c is m.UnknownMessage)
 )

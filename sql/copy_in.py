@@ -1,0 +1,345 @@
+"""COPY FROM STDIN: parse the client's text or CSV stream in batches and insert them like INSERT.
+
+The server hands over CopyData bytes as they arrive (``feed``).  They pile up
+until ``batch_bytes``, then the buffer is cut at the last row boundary (a
+newline outside CSV quotes, found with numpy) and the complete rows go to
+pyarrow's CSV reader as strings.  Text format's backslash escapes are undone
+with Arrow string kernels.  The string batch is written through the same plan
+an ``INSERT INTO t (cols) SELECT ...`` uses (``sql.dml``): casts to the column
+types, defaults, constraint checks and the tablet routing are shared.  Rows go
+into the statement's transaction batch by batch, so a failed COPY leaves
+nothing behind when its transaction rolls back.
+
+A bad row fails the COPY with 22P02 (a value that does not convert) or 22P04
+(too many or too few columns), and the error carries PostgreSQL's context
+``COPY t, line N``; the failing row of a batch is found by bisecting the
+batch with the conversion query, never row by row.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+from sqlglot import exp
+
+from catalog.table import TableInfo
+from sql import dml
+from sql.copy import CopyStatement
+from sql.query import QueryRunner
+from sql.transpile import SessionFacts
+from storage.errors import (
+    BadCopyFileFormat,
+    CharacterNotInRepertoire,
+    DataException,
+    DbError,
+    FeatureNotSupported,
+    InvalidColumnReference,
+    QueryCanceled,
+    UndefinedColumn,
+)
+from storage.transaction import Transaction
+
+BATCH_BYTES = 4 * 1024 * 1024
+_SENTINEL = "\x00"
+_TEXT_ESCAPES = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"), ("\\v", "\v"))
+
+
+class _CopySourceRunner:
+    """The session's QueryRunner, reading the COPY's parsed batch where the plan reads the table."""
+
+    def __init__(self, runner: QueryRunner, table: str) -> None:
+        self._runner = runner
+        self._table = table
+        self.rows: pa.Table | None = None
+
+    def run_to_table(
+        self,
+        compiled: Any,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+    ) -> pa.Table | None:
+        assert self.rows is not None, "a batch is set before the plan runs"
+        merged = dict(overrides or {})
+        merged[self._table] = self.rows
+        return self._runner.run_to_table(compiled, txn, params, now, merged)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+
+class CopyIn:
+    """One running COPY FROM STDIN: takes bytes, writes rows, reports ``COPY n``."""
+
+    def __init__(
+        self,
+        statement: CopyStatement,
+        table: TableInfo,
+        runner: QueryRunner,
+        facts: SessionFacts,
+        txn: Transaction,
+        now: Any,
+        check_cancel: Callable[[], None],
+        on_done: Callable[[], None] | None = None,
+        on_error: Callable[[], None] | None = None,
+        batch_bytes: int = BATCH_BYTES,
+    ) -> None:
+        if statement.options.is_binary:
+            raise FeatureNotSupported("COPY FROM STDIN in binary format is not supported yet")
+        self.statement = statement
+        self.options = statement.options
+        self.table = table
+        self.column_count = 0
+        self._txn = txn
+        self._now = now
+        self._check_cancel = check_cancel
+        self._on_done = on_done
+        self._on_error = on_error
+        self._batch_bytes = batch_bytes
+        self._buffer = bytearray()
+        self._rows_written = 0
+        self._line = 0
+        self._header_pending = self.options.header
+        names = statement.columns
+        if names is None:
+            columns = list(table.columns)
+        else:
+            columns = []
+            for name in names:
+                column = table.schema.find(name)
+                if column is None:
+                    raise UndefinedColumn(
+                        f'column "{name}" of relation "{table.name}" does not exist'
+                    )
+                columns.append(column)
+        self.columns = columns
+        self.column_count = len(columns)
+        self._names = [c.name for c in columns]
+        not_null = self.options.force_not_null or ()
+        for name in not_null:
+            if name not in self._names:
+                raise InvalidColumnReference(
+                    f'FORCE_NOT_NULL column "{name}" not referenced by COPY'
+                )
+        self._force_not_null = [n in not_null for n in self._names]
+        self._source = _CopySourceRunner(runner, table.name)
+        insert = exp.insert(
+            exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
+                exp.to_table(table.name, quoted=True)
+            ),
+            exp.Schema(
+                this=exp.to_table(table.name, quoted=True),
+                expressions=[exp.to_identifier(n, quoted=True) for n in self._names],
+            ),
+        )
+        self._plan = dml.plan_insert(insert, runner, facts, [])
+
+    # -- the stream -------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Take CopyData bytes; complete rows are written once a batch's worth has arrived."""
+        self._buffer += data
+        if len(self._buffer) >= self._batch_bytes:
+            cut = self._row_boundary()
+            if cut > 0:
+                chunk = bytes(self._buffer[:cut])
+                del self._buffer[:cut]
+                self._guarded(self._load, chunk)
+
+    def finish(self) -> str:
+        """CopyDone: write what is left, end an autocommit transaction; return the command tag."""
+        chunk = bytes(self._buffer)
+        self._buffer.clear()
+        chunk = _strip_end_marker(chunk)
+        if chunk and self.options.is_csv and self._inside_quotes(chunk):
+            error = BadCopyFileFormat("unterminated CSV quoted field")
+            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            self.abort()
+            raise error
+        if chunk:
+            if not chunk.endswith(b"\n"):
+                chunk += b"\n"
+            self._guarded(self._load, chunk)
+        if self._on_done is not None:
+            self._guarded(self._on_done)
+        return f"COPY {self._rows_written}"
+
+    def fail(self, message: str) -> None:
+        """CopyFail from the client: the COPY ends with 57014, as in PostgreSQL."""
+        self.abort()
+        raise QueryCanceled(f"COPY from stdin failed: {message}")
+
+    def abort(self) -> None:
+        """Give up (client error, protocol error, lost connection): nothing of this COPY stays."""
+        self._buffer.clear()
+        if self._on_error is not None:
+            on_error, self._on_error = self._on_error, None
+            on_error()
+
+    def _guarded(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            fn(*args)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _row_boundary(self) -> int:
+        """Bytes of the buffer that hold whole rows (0: no row has ended yet)."""
+        if not self.options.is_csv:
+            return self._buffer.rfind(b"\n") + 1
+        raw = np.frombuffer(self._buffer, dtype=np.uint8)
+        outside = (np.cumsum(self._quotes(raw)) & 1) == 0
+        ends = np.flatnonzero((raw == ord("\n")) & outside)
+        return int(ends[-1]) + 1 if ends.size else 0
+
+    def _quotes(self, raw: np.ndarray) -> np.ndarray:
+        """Where CSV quote characters open or close a quoted field (escaped ones left out)."""
+        quote = ord(self.options.quote or '"')
+        escape = ord(self.options.escape or '"')
+        quotes = raw == quote
+        if escape != quote:
+            escaped = np.zeros_like(quotes)
+            escaped[1:] = raw[:-1] == escape
+            quotes &= ~escaped
+        return quotes
+
+    def _inside_quotes(self, chunk: bytes) -> bool:
+        return bool(int(self._quotes(np.frombuffer(chunk, dtype=np.uint8)).sum()) & 1)
+
+    # -- one batch --------------------------------------------------------------------------
+
+    def _load(self, chunk: bytes) -> None:
+        self._check_cancel()
+        skip = 0
+        if self._header_pending:
+            self._header_pending = False
+            skip = 1
+            self._line += 1
+        strings = self._parse(chunk, skip)
+        if strings.num_rows == 0:
+            return
+        self._source.rows = strings
+        try:
+            count, _ = dml.execute_write(self._plan, self._source, self._txn, [], self._now)
+        except DataException as exc:
+            raise self._locate(exc, strings) from exc
+        finally:
+            self._source.rows = None
+        self._rows_written += count
+        self._line += strings.num_rows
+
+    def _parse(self, chunk: bytes, skip_rows: int) -> pa.Table:
+        options = self.options
+        invalid: list[Any] = []
+
+        def on_invalid(row: Any) -> str:
+            invalid.append(row)
+            return "error"
+
+        parse = pacsv.ParseOptions(
+            delimiter=options.delimiter,
+            quote_char=options.quote if options.is_csv else False,
+            double_quote=options.is_csv and options.escape == options.quote,
+            escape_char=(
+                options.escape
+                if options.is_csv and options.escape != options.quote
+                else False
+            ),
+            newlines_in_values=options.is_csv,
+            ignore_empty_lines=False,
+            invalid_row_handler=on_invalid,
+        )
+        read = pacsv.ReadOptions(
+            column_names=self._names or ["?column?"],
+            skip_rows=skip_rows,
+            use_threads=False,
+            block_size=max(len(chunk) + 1, 1 << 20),
+        )
+        convert = pacsv.ConvertOptions(
+            column_types={name: pa.string() for name in self._names},
+            null_values=[options.null or ""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        )
+        try:
+            table = pacsv.read_csv(io.BytesIO(chunk), read, parse, convert)
+        except pa.ArrowInvalid as exc:
+            raise self._parse_error(exc, invalid) from exc
+        columns = []
+        for index, name in enumerate(self._names):
+            column = table.column(name).combine_chunks()
+            if not options.is_csv:
+                column = _unescape_text(column)
+            elif self._force_not_null[index]:
+                column = pc.fill_null(column, options.null or "")
+            columns.append(column)
+        return pa.Table.from_arrays(columns, names=self._names)
+
+    def _parse_error(self, exc: pa.ArrowInvalid, invalid: list[Any]) -> DbError:
+        message = str(exc)
+        if invalid:
+            row = invalid[0]
+            line = self._line + (row.number or 1)
+            if row.actual_columns > row.expected_columns:
+                error: DbError = BadCopyFileFormat("extra data after last expected column")
+            else:
+                missing = self._names[min(row.actual_columns, len(self._names) - 1)]
+                error = BadCopyFileFormat(f'missing data for column "{missing}"')
+            error.context = f'COPY {self.table.name}, line {line}: "{row.text}"'  # type: ignore[attr-defined]
+            return error
+        if "UTF8" in message.upper() or "UTF-8" in message.upper():
+            error = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8"')
+        elif "quote" in message.lower():
+            error = BadCopyFileFormat("unterminated CSV quoted field")
+        else:
+            error = BadCopyFileFormat(message.removeprefix("CSV parse error: "))
+        error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+        return error
+
+    def _locate(self, exc: DataException, strings: pa.Table) -> DataException:
+        """Name the first row of ``strings`` that fails to convert (bisecting the batch)."""
+        low, high = 0, strings.num_rows
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._converts(strings.slice(low, middle - low)):
+                low = middle
+            else:
+                high = middle
+        exc.context = f"COPY {self.table.name}, line {self._line + low + 1}"  # type: ignore[attr-defined]
+        return exc
+
+    def _converts(self, rows: pa.Table) -> bool:
+        self._source.rows = rows
+        try:
+            self._source.run_to_table(self._plan.source, self._txn, [], self._now)
+        except DataException:
+            return False
+        return True
+
+
+def _strip_end_marker(chunk: bytes) -> bytes:
+    r"""Drop the ``\.`` end-of-data line old clients send as the last line."""
+    trimmed = chunk.rstrip(b"\r\n")
+    if trimmed == b"\\.":
+        return b""
+    if trimmed.endswith(b"\n\\."):
+        return trimmed[:-2]
+    return chunk
+
+
+def _unescape_text(column: pa.Array) -> pa.Array:
+    r"""Undo text format's backslash escapes (``\\``, ``\n``, ``\t``, ``\X`` ...), vectorised."""
+    if len(column) == 0 or not pc.any(pc.match_substring(column, "\\")).as_py():
+        return column
+    column = pc.replace_substring(column, "\\\\", _SENTINEL)
+    for escaped, plain in _TEXT_ESCAPES:
+        column = pc.replace_substring(column, escaped, plain)
+    column = pc.replace_substring_regex(column, r"\\(.)", r"\1")
+    return pc.replace_substring(column, _SENTINEL, "\\")

@@ -1,0 +1,286 @@
+"""COPY FROM STDIN and TO STDOUT through psycopg and psql's \\copy, beside PostgreSQL 15.
+
+Each scenario runs on nyala and on a real PostgreSQL 15 and compares what
+comes back: the bytes COPY TO writes, the rows COPY FROM stores, the command
+tags, and the SQLSTATE, message and line of a bad row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+import subprocess
+
+import psycopg
+import pytest
+from psycopg import errors
+
+pytestmark = pytest.mark.e2e
+
+DDL = """
+create table {name} (
+    id integer primary key, name text, score double precision, born date,
+    seen timestamp, ok boolean, amount numeric(10,2)
+)
+"""
+ROWS = [
+    (1, "alpha", 1.5, dt.date(2024, 2, 29), dt.datetime(2024, 1, 2, 3, 4, 5), True,
+     decimal.Decimal("12.30")),
+    (2, None, None, None, None, None, None),
+    (3, 'tab\there "quoted", comma\nnewline \\ backslash', -0.25, dt.date(1999, 12, 31),
+     dt.datetime(2000, 1, 1), False, decimal.Decimal("-1.00")),
+    (4, "", 1e300, dt.date(1970, 1, 1), dt.datetime(1970, 1, 1, 0, 0, 0, 500000), True,
+     decimal.Decimal("0.00")),
+]  # fmt: skip
+
+
+@pytest.fixture
+def servers(nyala_server, postgres_server):
+    return {"nyala": nyala_server.dsn, "postgres": postgres_server.dsn}
+
+
+def _fresh(conn: psycopg.Connection, name: str) -> None:
+    conn.execute(f"drop table if exists {name}")
+    conn.execute(DDL.format(name=name))
+
+
+def _copy_out(conn: psycopg.Connection, statement: str) -> bytes:
+    out = bytearray()
+    with conn.cursor().copy(statement) as copy:
+        for chunk in copy:
+            out += chunk
+    return bytes(out)
+
+
+def _both(servers, fn):
+    results = {}
+    for which, dsn in servers.items():
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            results[which] = fn(conn)
+    assert results["nyala"] == results["postgres"]
+    return results["nyala"]
+
+
+def test_write_row_then_copy_out_in_text_and_csv(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_rt")
+        cur = conn.cursor()
+        with cur.copy("copy copy_rt from stdin") as copy:
+            for row in ROWS:
+                copy.write_row(row)
+        tag = cur.statusmessage
+        stored = conn.execute("select * from copy_rt order by id").fetchall()
+        text = _copy_out(conn, "copy copy_rt to stdout")
+        csv = _copy_out(conn, "copy copy_rt to stdout with (format csv, header true)")
+        legacy = _copy_out(conn, "copy copy_rt (id, name) to stdout csv header force quote *")
+        query = _copy_out(
+            conn, "copy (select id, name from copy_rt where id > 1 order by id) to stdout"
+            " with (format csv, delimiter ';', null 'NULL', quote '''', force_quote (name))"
+        )
+        return tag, stored, text, csv, legacy, query
+
+    tag, stored, text, csv, _, _ = _both(servers, scenario)
+    assert tag == "COPY 4"
+    assert stored == ROWS
+    assert text.count(b"\n") == 4 and b"\\N" in text
+    assert csv.startswith(b"id,name,score,born,seen,ok,amount\n")
+
+
+def test_copy_rows_read_back_through_psycopg_parsers(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_read")
+        with conn.cursor().copy("copy copy_read from stdin") as copy:
+            for row in ROWS:
+                copy.write_row(row)
+        cur = conn.cursor()
+        with cur.copy("copy (select id, name, score from copy_read order by id) to stdout") as c:
+            c.set_types(["int4", "text", "float8"])
+            text_rows = list(c.rows())
+        with cur.copy(
+            "copy (select id, name, score, born, ok from copy_read order by id)"
+            " to stdout (format binary)"
+        ) as c:
+            c.set_types(["int4", "text", "float8", "date", "bool"])
+            binary_rows = list(c.rows())
+        return text_rows, binary_rows
+
+    text_rows, binary_rows = _both(servers, scenario)
+    assert text_rows == [r[:3] for r in ROWS]
+    assert binary_rows == [(r[0], r[1], r[2], r[3], r[5]) for r in ROWS]
+
+
+def test_csv_input_with_options_in_both_syntaxes(servers):
+    data = (
+        'id;name;amount\n1;"semi;colon";1.5\n2;;2\n3;"";3\n4;NULL;4\n'
+        '5;"line\nbreak";5\n6;"say ""hi""";6\n'
+    )
+
+    def scenario(conn):
+        _fresh(conn, "copy_csv")
+        cur = conn.cursor()
+        with cur.copy(
+            "copy copy_csv (id, name, amount) from stdin"
+            " with (format csv, header, delimiter ';', null 'NULL', force_not_null (name))"
+        ) as copy:
+            copy.write(data)
+        first = cur.statusmessage
+        rows = conn.execute("select id, name, amount from copy_csv order by id").fetchall()
+        conn.execute("delete from copy_csv")
+        with cur.copy(
+            "copy copy_csv (id, name, amount) from stdin csv header delimiter as ';' null as 'NULL'"
+        ) as copy:
+            copy.write(data)
+        legacy = conn.execute("select id, name, amount from copy_csv order by id").fetchall()
+        with cur.copy("copy copy_csv (id, name) from stdin (format csv, quote '|', escape '!')") as c:
+            c.write("7,|a!|b,c|\n")
+        escaped = conn.execute("select name from copy_csv where id = 7").fetchone()
+        return first, rows, legacy, escaped
+
+    first, rows, legacy, escaped = _both(servers, scenario)
+    assert first == "COPY 6"
+    assert rows[1][1] == "" and rows[2][1] == "" and rows[3][1] == "NULL"
+    assert rows[4][1] == "line\nbreak" and rows[5][1] == 'say "hi"'
+    assert legacy[1][1] == "" and legacy[3][1] is None
+    assert escaped == ("a|b,c",)
+
+
+def _error_of(conn, statement: str, data: str) -> tuple[str, str, str | None, list]:
+    table = "copy_bad"
+    _fresh(conn, table)
+    conn.execute(f"insert into {table} (id, name) values (100, 'kept')")
+    with pytest.raises(psycopg.Error) as info, conn.cursor().copy(statement) as copy:
+        copy.write(data)
+    diag = info.value.diag
+    rows = conn.execute(f"select id from {table} order by id").fetchall()
+    where = re.match(r"COPY \w+, line \d+", diag.context or "")
+    return diag.sqlstate, diag.message_primary, where and where.group(0), rows
+
+
+@pytest.mark.parametrize(
+    ("statement", "data"),
+    [
+        ("copy copy_bad (id, score) from stdin", "1\t1.5\n2\t2.5\n3\tnope\n4\t4\n"),
+        ("copy copy_bad (id, name) from stdin", "1\ta\n2\tb\textra\n"),
+        ("copy copy_bad (id, name) from stdin", "1\ta\n2\n"),
+        ("copy copy_bad (id, score) from stdin csv header", "id,score\n1,1\n2,x\n"),
+        ("copy copy_bad (id, name) from stdin csv", '1,"unterminated\n'),
+    ],
+    ids=["bad-value", "extra-column", "missing-column", "csv-bad-value-after-header", "open-quote"],
+)
+def test_bad_row_names_its_line_and_writes_nothing(servers, statement, data):
+    sqlstate, message, context, rows = _both(servers, lambda c: _error_of(c, statement, data))
+    assert sqlstate in ("22P02", "22P04")
+    assert rows == [(100,)]
+    assert context is not None and context.startswith("COPY copy_bad, line ")
+
+
+def test_bad_row_deep_in_a_large_streamed_copy(servers):
+    good = "".join(f"{i}\tname {i}\t{i}.5\n" for i in range(1, 120_001))
+    data = good + "120001\tbad\tnot-a-number\n"
+
+    def scenario(conn):
+        _fresh(conn, "copy_big")
+        cur = conn.cursor()
+        with cur.copy("copy copy_big (id, name, score) from stdin") as copy:
+            for start in range(0, len(good), 65536):
+                copy.write(good[start : start + 65536])
+        tag = cur.statusmessage
+        count = conn.execute("select count(*), sum(id) from copy_big").fetchone()
+        conn.execute("delete from copy_big")
+        with (
+            pytest.raises(errors.InvalidTextRepresentation) as info,
+            cur.copy("copy copy_big (id, name, score) from stdin") as copy,
+        ):
+            copy.write(data)
+        after = conn.execute("select count(*) from copy_big").fetchone()
+        return tag, count, info.value.diag.context.split(",")[:2], after
+
+    tag, count, context, after = _both(servers, scenario)
+    assert tag == "COPY 120000" and count == (120000, 120000 * 120001 // 2)
+    assert context == ["COPY copy_big", " line 120001"]
+    assert after == (0,)
+
+
+def test_copy_fail_from_the_client_writes_nothing(servers):
+    """psycopg sends CopyFail when the block raises; the server answers 57014 and keeps going."""
+
+    def scenario(conn):
+        _fresh(conn, "copy_fail")
+        with (
+            pytest.raises(RuntimeError),
+            conn.cursor().copy("copy copy_fail (id) from stdin") as copy,
+        ):
+            copy.write("1\n2\n")
+            raise RuntimeError("client gave up")
+        return conn.execute("select count(*) from copy_fail").fetchone()
+
+    assert _both(servers, scenario) == (0,)
+
+
+def test_copy_inside_a_transaction_block_rolls_back_with_it(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_txn")
+        with conn.transaction(force_rollback=True):
+            with conn.cursor().copy("copy copy_txn (id) from stdin") as copy:
+                copy.write("1\n2\n3\n")
+            inside = conn.execute("select count(*) from copy_txn").fetchone()
+        after = conn.execute("select count(*) from copy_txn").fetchone()
+        return inside, after
+
+    assert _both(servers, scenario) == ((3,), (0,))
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "copy copy_opts from stdin (format xml)",
+        "copy copy_opts from stdin (format csv, format text)",
+        "copy copy_opts from stdin (quote '|')",
+        "copy copy_opts to stdout (format csv, force_not_null (id))",
+        "copy copy_opts from stdin (format csv, force_quote (id))",
+        "copy copy_opts from stdin (delimiter 'ab')",
+        "copy copy_opts from stdin (format binary, header)",
+        "copy copy_opts from stdin (bogus 1)",
+        "copy copy_opts (nope) from stdin",
+        "copy copy_missing from stdin",
+    ],
+)
+def test_option_errors_match_postgresql(servers, statement):
+    def scenario(conn):
+        _fresh(conn, "copy_opts")
+        with pytest.raises(psycopg.Error) as info, conn.cursor().copy(statement):
+            pass
+        return info.value.sqlstate, info.value.diag.message_primary
+
+    _both(servers, scenario)
+
+
+def test_copy_from_a_server_file_is_refused(nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _fresh(conn, "copy_file")
+        with pytest.raises(errors.InsufficientPrivilege):
+            conn.execute("copy copy_file from '/etc/passwd'")
+        with pytest.raises(errors.InsufficientPrivilege):
+            conn.execute("copy copy_file to program 'cat'")
+
+
+def test_psql_backslash_copy_both_ways(servers, psql, tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("id,name\n1,one\n2,\"two, too\"\n3,\n")
+    outputs = {}
+    for which, dsn in servers.items():
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            _fresh(conn, "copy_psql")
+        target = tmp_path / f"out-{which}.txt"
+        run = subprocess.run(
+            [psql, dsn, "-X", "-v", "ON_ERROR_STOP=1",
+             "-c", f"\\copy copy_psql (id, name) from '{source}' with (format csv, header)",
+             "-c", f"\\copy (select id, name from copy_psql order by id) to '{target}'",
+             "-c", "\\copy copy_psql (id, name) to stdout csv"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        outputs[which] = (run.stdout, target.read_bytes())
+    assert outputs["nyala"] == outputs["postgres"]
+    assert outputs["nyala"][1] == b"1\tone\n2\ttwo, too\n3\t\\N\n"

@@ -29,7 +29,7 @@ from catalog.table import TableInfo
 from sql.binder import BoundQuery, TableRef, parameter_number
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
-from storage.types import DataType, TypeKind
+from storage.types import DataType, TabletId, TypeKind
 
 # Kinds whose values compare exactly in Arrow as they do in PostgreSQL (no float rounding,
 # no decimal scale questions); predicates on other kinds are left to DuckDB.
@@ -150,6 +150,10 @@ class ScanPlan:
             predicates=tuple(predicates),
             limit=self._limit(params) if exact else None,
         )
+
+    def tablet_ids(self, params: Sequence[object] = ()) -> tuple[TabletId, ...]:
+        """The tablets that may hold matching rows."""
+        return self.table.tablet_ids
 
     def _limit(self, params: Sequence[object]) -> int | None:
         if self.limit is None:

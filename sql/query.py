@@ -107,6 +107,7 @@ class QueryRunner:
                     binding.scan.spec(params or ()),
                     self._check_cancel,
                     stats,
+                    binding.scan.tablet_ids(params or ()),
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -175,9 +176,10 @@ class QueryRunner:
         params: list[Any] | None = None,
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
+        stats: executor.ScanStats | None = None,
     ) -> pa.Table | None:
         """Run to completion, keeping DuckDB's own types; None when no rows came back."""
-        cursor, _, batches = self._start(compiled, txn, params, now, overrides)
+        cursor, _, batches = self._start(compiled, txn, params, now, overrides, stats)
         try:
             collected = list(batches)
         finally:

@@ -65,11 +65,12 @@ class _CopySourceRunner:
         params: list[Any] | None = None,
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
+        **options: Any,
     ) -> pa.Table | None:
         assert self.rows is not None, "a batch is set before the plan runs"
         merged = dict(overrides or {})
         merged[self._table] = self.rows
-        return self._runner.run_to_table(compiled, txn, params, now, merged)
+        return self._runner.run_to_table(compiled, txn, params, now, merged, **options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._runner, name)

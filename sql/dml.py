@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.datatypes import duckdb_type
+from sql.executor import ScanStats
 from sql.names import identifier_name, table_name
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
@@ -314,10 +315,15 @@ def _storage_batch(rows: pa.Table, columns: list[ColumnSchema]) -> pa.RecordBatc
 
 
 def execute_write(
-    plan: WritePlan, runner: QueryRunner, txn: Transaction, params: list[Any], now: Any
+    plan: WritePlan,
+    runner: QueryRunner,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    stats: ScanStats | None = None,
 ) -> tuple[int, pa.Table | None]:
     """Apply the plan; return the row count and the rows RETURNING reads (if any)."""
-    rows = runner.run_to_table(plan.source, txn, params, now)
+    rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
     if rows is None or rows.num_rows == 0:
         return 0, None
     rows = rows.rename_columns([c.name for c in plan.table.schema.columns])

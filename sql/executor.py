@@ -5,13 +5,14 @@ DuckDB cursor.  DuckDB opens the source's Arrow C stream each time it scans
 the table (a self-join scans it twice), and every opening starts a fresh
 tablet scan at the statement's snapshot, so rows flow batch by batch from
 storage through DuckDB to the wire without the table ever being
-materialised.  Only the columns the query references are read.
+materialised.  Each scan reads only what the planner's ScanSpec asks for.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -23,10 +24,23 @@ from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
+from storage.types import TabletId
 
 RESULT_BATCH_ROWS = 8192
 
 _view_ids = itertools.count(1)
+
+
+@dataclass(slots=True)
+class ScanStats:
+    """What EXPLAIN ANALYZE reports about the scans: rows returned by each tablet, and time."""
+
+    rows_by_tablet: dict[tuple[str, TabletId], int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def add(self, table: str, tablet_id: TabletId, rows: int) -> None:
+        key = (table, tablet_id)
+        self.rows_by_tablet[key] = self.rows_by_tablet.get(key, 0) + rows
 
 
 class ScanSource:
@@ -41,21 +55,31 @@ class ScanSource:
         txn: Transaction | None,
         table: TableInfo,
         columns: list[ColumnSchema],
+        spec: ScanSpec,
         check_cancel: Callable[[], None],
+        stats: ScanStats | None = None,
+        tablet_ids: tuple[TabletId, ...] | None = None,
     ) -> None:
         if not columns:
             columns = [table.schema.key_columns[0]]
         self._txn = txn
         self._table = table
-        self._spec = ScanSpec(projection=tuple(c.id for c in columns))
+        self._spec = spec
         self._schema = pa.schema([pa.field(c.name, c.type.arrow_type) for c in columns])
         self._check_cancel = check_cancel
+        self._stats = stats
+        self._tablet_ids = table.tablet_ids if tablet_ids is None else tablet_ids
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         assert self._txn is not None, "a source made only to describe a query is never scanned"
-        for tablet_id in self._table.tablet_ids:
+        stats = self._stats
+        for tablet_id in self._tablet_ids:
+            if stats is not None:
+                stats.add(self._table.name, tablet_id, 0)
             for batch in self._txn.scan(tablet_id, self._spec):
                 self._check_cancel()
+                if stats is not None:
+                    stats.add(self._table.name, tablet_id, batch.num_rows)
                 yield pa.RecordBatch.from_arrays(batch.columns, schema=self._schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:

@@ -24,6 +24,7 @@ from catalog.table import TableInfo
 from sql import executor
 from sql.binder import BoundQuery, bind_query
 from sql.datatypes import OID_VARCHAR, to_wire, wire_oid
+from sql.pushdown import ScanPlan, plan_scans
 from sql.result import ResultColumn
 from sql.transpile import OutputColumn, SessionFacts, to_duckdb
 from storage.errors import UndefinedParameter
@@ -36,6 +37,7 @@ class ViewBinding:
     view: str
     table: TableInfo
     columns: list[ColumnSchema]
+    scan: ScanPlan
 
 
 @dataclass(slots=True)
@@ -55,7 +57,11 @@ class CompiledQuery:
 
 
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
-    views = [ViewBinding(executor.new_view_name(), r.table, r.columns) for r in bound.tables]
+    scans = plan_scans(bound)
+    views = [
+        ViewBinding(executor.new_view_name(), r.table, r.columns, scan)
+        for r, scan in zip(bound.tables, scans, strict=True)
+    ]
     facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
     return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now)
@@ -85,6 +91,8 @@ class QueryRunner:
         compiled: CompiledQuery,
         txn: Transaction | None,
         overrides: dict[str, pa.Table] | None,
+        params: list[Any] | None = None,
+        stats: executor.ScanStats | None = None,
     ) -> duckdb.DuckDBPyConnection:
         cursor = self._duck.cursor()
         for binding in compiled.views:
@@ -93,7 +101,13 @@ class QueryRunner:
                 cursor.register(binding.view, override)
             else:
                 source = executor.ScanSource(
-                    txn, binding.table, binding.columns, self._check_cancel
+                    txn,
+                    binding.table,
+                    binding.columns,
+                    binding.scan.spec(params or ()),
+                    self._check_cancel,
+                    stats,
+                    binding.scan.tablet_ids(params or ()),
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -118,9 +132,10 @@ class QueryRunner:
         params: list[Any] | None,
         now: Any,
         overrides: dict[str, pa.Table] | None,
+        stats: executor.ScanStats | None = None,
     ) -> tuple[duckdb.DuckDBPyConnection, list[str], Iterator[pa.RecordBatch]]:
         values = compiled.duckdb_params(params, now)
-        cursor = self._cursor(compiled, txn, overrides)
+        cursor = self._cursor(compiled, txn, overrides, params, stats)
         self._running.append(cursor)
         try:
             types, batches = executor.run(cursor, compiled.sql, values)
@@ -161,9 +176,10 @@ class QueryRunner:
         params: list[Any] | None = None,
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
+        stats: executor.ScanStats | None = None,
     ) -> pa.Table | None:
         """Run to completion, keeping DuckDB's own types; None when no rows came back."""
-        cursor, _, batches = self._start(compiled, txn, params, now, overrides)
+        cursor, _, batches = self._start(compiled, txn, params, now, overrides, stats)
         try:
             collected = list(batches)
         finally:

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import copy, ddl, dml, parser
+from sql import copy, ddl, dml, explain, parser
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
@@ -66,6 +66,7 @@ class Plan:
     write: dml.WritePlan | None = None
     copy: copy.CopyStatement | None = None
     catalog_version: int = 0
+    explain: explain.ExplainOptions | None = None
 
 
 class Session:
@@ -233,6 +234,8 @@ class Session:
         return [oid or OID_TEXT for oid in declared]
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
+        if plan.explain is not None:
+            return explain.COLUMNS
         if plan.kind == "QUERY" and plan.query is not None:
             return self._runner.describe(plan.query)
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
@@ -256,6 +259,13 @@ class Session:
             )
         if tokens and tokens[0].text.lower() == "copy":
             return Plan("COPY", copy=copy.parse_copy(sql, tokens))
+        if tokens and tokens[0].text.upper() == "EXPLAIN":
+            options, inner_tokens = explain.split_options(sql, tokens)
+            inner = self._plan(sql, inner_tokens, None, declared)
+            if inner.kind not in ("QUERY", "WRITE"):
+                raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
+            inner.explain = options
+            return inner
         statement: ParsedStatement = parser.parse_tokens(sql, tokens)
         ast = statement.ast
         version = self._db.catalog_version
@@ -298,6 +308,13 @@ class Session:
                 return self._run_copy(plan.copy, deferred)
             txn = self._current_txn()
             now = self._txn_start
+            if plan.explain is not None:
+                result = explain.run_explain(
+                    plan.explain, plan.query, plan.write, self._runner, txn, params, now
+                )
+                if not deferred:
+                    self._finish_autocommit()
+                return result
             if plan.kind == "QUERY":
                 assert plan.query is not None, "query plans carry a compiled query"
                 columns, batches = self._runner.run(plan.query, txn, params, now)

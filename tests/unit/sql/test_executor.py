@@ -7,6 +7,7 @@ import pytest
 from sql.database import Database
 from sql.executor import ScanSource, run
 from storage.errors import DivisionByZero
+from storage.predicate import ScanSpec
 
 
 @pytest.fixture
@@ -25,7 +26,9 @@ def db(tmp_path):
 def test_a_scan_source_can_be_opened_many_times(db):
     table = db.catalog.get_table("t")
     txn = db.engine.begin(read_only=True)
-    source = ScanSource(txn, table, list(table.columns), lambda: None)
+    columns = list(table.columns)
+    spec = ScanSpec(projection=tuple(c.id for c in columns))
+    source = ScanSource(txn, table, columns, spec, lambda: None)
     duck = duckdb.connect()
     duck.register("v", source)
     assert duck.sql("select count(*) from v a join v b on a.id = b.id").fetchall() == [(2,)]
@@ -37,7 +40,8 @@ def test_an_empty_projection_still_counts_rows(db):
     table = db.catalog.get_table("t")
     txn = db.engine.begin(read_only=True)
     duck = duckdb.connect()
-    duck.register("v", ScanSource(txn, table, [], lambda: None))
+    spec = ScanSpec(projection=(table.schema.key_columns[0].id,))
+    duck.register("v", ScanSource(txn, table, [], spec, lambda: None))
     assert duck.sql("select count(*) from v").fetchall() == [(2,)]
 
 

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from sql import parser
+from sql.binder import bind_query
+from sql.pushdown import plan_scans
+from storage import types as t
+from storage.predicate import PredicateKind
+from tests.unit.sql.conftest import CatalogDouble, make_table
+
+
+@pytest.fixture
+def cat() -> CatalogDouble:
+    return CatalogDouble(
+        [
+            make_table(
+                1,
+                "t",
+                [("a", t.INT32), ("b", t.STRING), ("c", t.DOUBLE), ("d", t.DATE)],
+            ),
+            make_table(2, "u", [("a", t.INT32), ("x", t.INT64)]),
+        ]
+    )
+
+
+def _plans(cat, sql):
+    return plan_scans(bind_query(parser.parse(sql)[0].ast, cat))
+
+
+def _pushed(plan):
+    return [p.sql() for p in plan.predicates]
+
+
+def test_comparisons_between_in_null_tests_and_prefix_are_pushed(cat):
+    (plan,) = _plans(
+        cat,
+        "select b from t where a >= 3 and 9 > a and b like 'ab%' and d is not null "
+        "and a between 1 and 20 and a in (4, 5, null) and c is null and d = '2024-01-02'",
+    )
+    assert _pushed(plan) == [
+        "a >= 3",
+        "a < 9",
+        "b LIKE 'ab%'",
+        "d IS NOT NULL",
+        "a BETWEEN 1 AND 20",
+        "a IN (4, 5, NULL)",
+        "d = '2024-01-02'",
+    ]
+    spec = plan.spec()
+    assert [c.name for c in plan.columns] == ["a", "b", "c", "d"]
+    kinds = [p.kind for p in spec.predicates]
+    assert kinds[:4] == [
+        PredicateKind.RANGE,
+        PredicateKind.RANGE,
+        PredicateKind.PREFIX,
+        PredicateKind.IS_NOT_NULL,
+    ]
+    assert spec.predicates[5].values == (4, 5)
+    assert spec.predicates[6].value == dt.date(2024, 1, 2)
+
+
+def test_what_does_not_convert_exactly_stays_above_the_scan(cat):
+    (plan,) = _plans(
+        cat,
+        "select * from t where a = 1.5 or a = 2 and a = '7' and c > 1 and b like 'a_%' "
+        "and a <> 3 and not a = 4 and a = 99999999999",
+    )
+    assert plan.predicates == []
+
+
+def test_parameters_are_read_at_run_time_and_bad_ones_are_not_pushed(cat):
+    (plan,) = _plans(cat, "select b from t where a = $1 limit 1")
+    spec = plan.spec([7])
+    assert spec.predicates[0].value == 7 and spec.limit == 1
+    spec = plan.spec(["seven"])
+    assert spec.predicates == () and spec.limit is None
+    spec = plan.spec([None])
+    assert spec.predicates == () and spec.limit is None
+
+
+def test_limit_is_pushed_only_when_the_scan_decides_the_rows(cat):
+    (plan,) = _plans(cat, "select a from t where a > 1 limit 5 offset 2")
+    assert plan.spec().limit == 7
+    for sql in (
+        "select a from t order by a limit 5",
+        "select count(*) from t limit 5",
+        "select a from t where c > 0.5 limit 5",
+        "select distinct b from t limit 5",
+        "select a from t group by a limit 5",
+    ):
+        (plan,) = _plans(cat, sql)
+        assert plan.spec().limit is None, sql
+
+
+def test_outer_join_nullable_side_keeps_its_rows(cat):
+    left, right = _plans(cat, "select * from t left join u on t.a = u.a where u.x = 1 and t.a = 2")
+    assert _pushed(left) == ["a = 2"] and _pushed(right) == []
+    left, right = _plans(cat, "select * from t join u on t.a = u.a where u.x = 1 limit 3")
+    assert _pushed(right) == ["x = 1"] and right.spec().limit is None
+
+
+def test_each_scope_pushes_its_own_where(cat):
+    outer, inner = _plans(
+        cat, "select a from t where a = 1 and exists (select 1 from u where u.x = 5 and u.a = t.a)"
+    )
+    assert _pushed(outer) == ["a = 1"]
+    assert _pushed(inner) == ["x = 5"]

@@ -77,12 +77,12 @@ def write_cfile(
             dictionary = None
         else:
             codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
-    rows_per_block = block_rows or _rows_per_block(array, data_type)
+    block_size = block_rows or rows_per_block(array, data_type)
     out = bytearray(MAGIC)
     blocks = []
     code_pos = 0
-    for first in range(0, n, rows_per_block) if n else []:
-        chunk = array.slice(first, min(rows_per_block, n - first))
+    for first in range(0, n, block_size) if n else []:
+        chunk = array.slice(first, min(block_size, n - first))
         non_null = len(chunk) - chunk.null_count
         if codes is not None:
             payload = encode_codes(codes[code_pos : code_pos + non_null])
@@ -118,7 +118,7 @@ def write_cfile(
     return len(out)
 
 
-def _rows_per_block(array: pa.Array, data_type: DataType) -> int:
+def rows_per_block(array: pa.Array, data_type: DataType) -> int:
     if is_fixed_width(data_type):
         width = 16 if data_type.kind is TypeKind.DECIMAL else max(1, data_type.numpy_dtype.itemsize)
     else:

@@ -36,7 +36,9 @@ class StorageOptions:
     )
     flush_threshold_bytes: int = field(
         default=64 * MIB,
-        metadata={"help": "flush a tablet's MemRowSet to a DiskRowSet once it holds about this much"},
+        metadata={
+            "help": "flush a tablet's MemRowSet to a DiskRowSet once it holds about this much"
+        },
     )
     history_max_age_s: float = field(
         default=15 * 60,

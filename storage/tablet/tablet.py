@@ -253,7 +253,11 @@ class Tablet:
                         change = changes[row_idx] if changes else ()
                         if location is not None:
                             rowset, rowid = location
-                            done = rowset.delete(rowid, txn) if delete else rowset.update(rowid, change, txn)
+                            done = (
+                                rowset.delete(rowid, txn)
+                                if delete
+                                else rowset.update(rowid, change, txn)
+                            )
                         elif delete:
                             done = mrs.delete(key, txn)
                         else:
@@ -307,7 +311,9 @@ class Tablet:
         if key_range.is_empty:
             return
         sources = [memrowset.scan(unlimited, snapshot, reader, self._options.scan_batch_rows)]
-        sources += [self._locked(r.scan(unlimited, key_range, snapshot, reader, stats)) for r in rowsets]
+        sources += [
+            self._locked(r.scan(unlimited, key_range, snapshot, reader, stats)) for r in rowsets
+        ]
         for number, source in enumerate(sources):
             for batch in source:
                 if number == 0:
@@ -350,10 +356,14 @@ class Tablet:
         for column_id, array in columns.items():
             column = self.schema.column(column_id)
             is_var = column.type.is_string or column.type.kind.value == "binary"
-            if is_var and len(array) and (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES:
-                    raise ProgramLimitExceeded(
-                        f'value for column "{column.name}" is larger than {MAX_CELL_BYTES} bytes'
-                    )
+            if (
+                is_var
+                and len(array)
+                and (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES
+            ):
+                raise ProgramLimitExceeded(
+                    f'value for column "{column.name}" is larger than {MAX_CELL_BYTES} bytes'
+                )
 
     def _column_schema(self, column_id: int | str) -> ColumnSchema:
         """The column a batch field or ScanSpec names (InternalError if the tablet has none)."""

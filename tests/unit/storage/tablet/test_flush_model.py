@@ -7,6 +7,7 @@ DeltaMemStores and MemRowSet chains) with what the model recorded.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -90,10 +91,8 @@ def _apply(engine: StorageEngine, model: dict, op: tuple) -> bool:
         unique = dict(items)
         batch = _batch(list(unique.items()))
         if kind == "abort_insert":
-            try:
+            with contextlib.suppress(UniqueViolation):
                 txn.insert(TID, batch)
-            except UniqueViolation:
-                pass
             txn.rollback()
             return False
         if any(k in model for k in unique):

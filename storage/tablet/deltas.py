@@ -16,7 +16,7 @@ History lives beside it:
 
 Kudu stores per-column changes; nyala stores whole-row images, which makes a
 lookup one search instead of a chain walk, at the cost of bytes per change.
-A delta file is an Arrow IPC file with columns ``rowid`` (u32), ``ts`` (u64),
+A delta file is an Arrow IPC file with columns ``rowid`` (u32), ``ts`` (i64),
 ``live`` (bool) and one column per schema column, sorted by (rowid, ts); its
 timestamp range is kept in the tablet metadata so a scan that needs no
 history never opens it.
@@ -51,7 +51,7 @@ def write_delta_file(path: Path, schema: Schema, images: list[DeltaImage], *, fs
     images = sorted(images, key=lambda d: (d.rowid, d.ts))
     columns = [
         pa.array([d.rowid for d in images], pa.uint32()),
-        pa.array([d.ts for d in images], pa.uint64()),
+        pa.array([d.ts for d in images], pa.int64()),
         pa.array([d.values is not None for d in images], pa.bool_()),
     ]
     for idx, column in enumerate(schema.columns):
@@ -96,7 +96,9 @@ class DeltaFile:
         self, *, after: int | None = None, at_or_before: int | None = None
     ) -> np.ndarray:
         """Rowids with a record whose timestamp is > ``after`` or <= ``at_or_before``."""
-        mask = self._ts > after if after is not None else self._ts <= at_or_before
+        mask = (
+            self._ts > np.int64(after) if after is not None else self._ts <= np.int64(at_or_before)
+        )
         return np.unique(self._rowids[mask])
 
     def _entries(self, rowid: int) -> tuple[int, int]:
@@ -107,13 +109,13 @@ class DeltaFile:
     def first_after(self, rowid: int, ts: int) -> tuple[int, Row | None] | None:
         """The (ts, image) of ``rowid``'s oldest record newer than ``ts`` (UNDO lookups)."""
         lo, hi = self._entries(rowid)
-        idx = lo + int(np.searchsorted(self._ts[lo:hi], ts, "right"))
+        idx = lo + int(np.searchsorted(self._ts[lo:hi], np.int64(ts), "right"))
         return None if idx >= hi else (int(self._ts[idx]), self._image(idx))
 
     def last_at_or_before(self, rowid: int, ts: int) -> tuple[int, Row | None] | None:
         """The (ts, image) of ``rowid``'s newest record at or before ``ts`` (REDO lookups)."""
         lo, hi = self._entries(rowid)
-        idx = lo + int(np.searchsorted(self._ts[lo:hi], ts, "right")) - 1
+        idx = lo + int(np.searchsorted(self._ts[lo:hi], np.int64(ts), "right")) - 1
         return None if idx < lo else (int(self._ts[idx]), self._image(idx))
 
     def _image(self, idx: int) -> Row | None:

@@ -243,7 +243,7 @@ class DiskRowSet:
         chain = self.dms.chains.get(rowid)
         if chain:
             return chain[-1].kind is not MutationKind.DELETE
-        redo = self._latest_redo(rowid, (1 << 64) - 1)
+        redo = self._latest_redo(rowid, (1 << 63) - 1)
         if redo is not None:
             return redo[1] is not None
         return not self._deleted[rowid]
@@ -295,7 +295,7 @@ class DiskRowSet:
 
     def latest(self, rowid: int, base: Row) -> Row | None:
         values: Row | None = None if self._deleted[rowid] else base
-        redo = self._latest_redo(rowid, (1 << 64) - 1)
+        redo = self._latest_redo(rowid, (1 << 63) - 1)
         if redo is not None:
             values = redo[1]
         for mutation in self.dms.chains.get(rowid, ()):
@@ -342,7 +342,7 @@ class DiskRowSet:
         images = []
         for rowid, base in zip(rowids.tolist(), self.base_rows(rowids)):
             values: Row | None = None if self._deleted[rowid] else base
-            redo = self._latest_redo(rowid, (1 << 64) - 1)
+            redo = self._latest_redo(rowid, (1 << 63) - 1)
             if redo is not None:
                 values = redo[1]
             for mutation in flushed[rowid]:

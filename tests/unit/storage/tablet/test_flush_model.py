@@ -80,11 +80,11 @@ def _read(engine: StorageEngine, snapshot: int | None = None, predicates=()) -> 
     return out
 
 
-def _apply(engine: StorageEngine, model: dict, op: tuple) -> bool:
-    """Run one op; return True if it committed a change."""
+def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
+    """Run one op; return its commit timestamp if it committed a change."""
     kind = op[0]
     if kind in ("checkpoint", "reopen"):
-        return False
+        return None
     txn = engine.begin()
     items = op[1]
     if kind in ("insert", "abort_insert"):
@@ -94,12 +94,12 @@ def _apply(engine: StorageEngine, model: dict, op: tuple) -> bool:
             with contextlib.suppress(UniqueViolation):
                 txn.insert(TID, batch)
             txn.rollback()
-            return False
+            return None
         if any(k in model for k in unique):
             with pytest.raises(UniqueViolation):
                 txn.insert(TID, batch)
             txn.rollback()
-            return False
+            return None
         assert txn.insert(TID, batch) == len(unique)
         model.update(unique)
     elif kind == "update":
@@ -115,11 +115,10 @@ def _apply(engine: StorageEngine, model: dict, op: tuple) -> bool:
         )
         for k in unique:
             model.pop(k, None)
-    txn.commit()
-    return True
+    return txn.commit()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_every_snapshot_matches_the_model(sequence):
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,8 +133,11 @@ def test_every_snapshot_matches_the_model(sequence):
                 elif op[0] == "reopen":
                     engine.close()
                     engine = StorageEngine.open(Path(tmp), OPTIONS)
-                if _apply(engine, model, op):
-                    history.append((int(engine.mvcc.safe_time()), dict(model)))
+                before = dict(model)
+                commit_ts = _apply(engine, model, op)
+                if commit_ts is not None:
+                    history.append((int(commit_ts) - 1, before))
+                    history.append((int(commit_ts), dict(model)))
                 assert _read(engine) == model
                 for ts, expected in history:
                     assert _read(engine, ts) == expected

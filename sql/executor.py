@@ -42,12 +42,16 @@ class ScanSource:
         table: TableInfo,
         columns: list[ColumnSchema],
         check_cancel: Callable[[], None],
+        *,
+        snapshot: int | None = None,
     ) -> None:
         if not columns:
             columns = [table.schema.key_columns[0]]
         self._txn = txn
         self._table = table
-        self._spec = ScanSpec(projection=tuple(c.id for c in columns))
+        if txn is not None and snapshot is not None:
+            txn.check_snapshot(snapshot)  # 72000 here, not from inside DuckDB's stream
+        self._spec = ScanSpec(projection=tuple(c.id for c in columns), snapshot=snapshot)
         self._schema = pa.schema([pa.field(c.name, c.type.arrow_type) for c in columns])
         self._check_cancel = check_cancel
 

@@ -36,6 +36,7 @@ class ViewBinding:
     view: str
     table: TableInfo
     columns: list[ColumnSchema]
+    snapshot: int | None = None
 
 
 @dataclass(slots=True)
@@ -55,7 +56,9 @@ class CompiledQuery:
 
 
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
-    views = [ViewBinding(executor.new_view_name(), r.table, r.columns) for r in bound.tables]
+    views = [
+        ViewBinding(executor.new_view_name(), r.table, r.columns, r.snapshot) for r in bound.tables
+    ]
     facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
     return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now)
@@ -93,7 +96,11 @@ class QueryRunner:
                 cursor.register(binding.view, override)
             else:
                 source = executor.ScanSource(
-                    txn, binding.table, binding.columns, self._check_cancel
+                    txn,
+                    binding.table,
+                    binding.columns,
+                    self._check_cancel,
+                    snapshot=binding.snapshot,
                 )
                 cursor.register(binding.view, source)
         return cursor

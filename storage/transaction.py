@@ -110,6 +110,10 @@ class Transaction:
             return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)
         return tablet.scan(spec, self._snapshot, self._state, stats)
 
+    def check_snapshot(self, snapshot: int) -> None:
+        """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""
+        self._engine.check_snapshot(Timestamp(snapshot))
+
     def insert(
         self,
         tablet_id: TabletId,

@@ -192,7 +192,11 @@ class Transaction:
         written = list(self._written)
         self._ops.clear()
         self._written.clear()
-        engine.maybe_flush(written)
+        try:
+            engine.maybe_flush(written)
+        except Exception:
+            # The commit is durable; a failed flush is retried by the next commit or CHECKPOINT.
+            log.exception("flush after the commit of transaction %d failed", self.txn_id)
         return commit_ts
 
     def rollback(self) -> None:

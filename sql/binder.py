@@ -39,6 +39,7 @@ from sql.datatypes import (
 )
 from sql.names import SCHEMA, identifier_name, strip_schema
 from sql.parser import DIALECT
+from sql.time_travel import snapshot_of
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 
@@ -74,6 +75,7 @@ class TableRef:
     node: exp.Table
     alias: str
     columns: list[ColumnSchema] = field(default_factory=list)
+    snapshot: int | None = None
 
 
 @dataclass(slots=True)
@@ -142,7 +144,7 @@ def bind_query(
         position = _name_position(orig_node)
         table = catalog.get_table(node.name, position=position)
         mapping[table.name] = {c.name: c.type.pg_name() for c in table.columns}
-        refs.append(TableRef(table, node, node.alias_or_name))
+        refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
     schema = MappingSchema(mapping, dialect=DIALECT) if mapping else MappingSchema(dialect=DIALECT)
     try:
         ast = qualify(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -59,12 +59,16 @@ class ScanSource:
         check_cancel: Callable[[], None],
         stats: ScanStats | None = None,
         tablet_ids: tuple[TabletId, ...] | None = None,
+        *,
+        snapshot: int | None = None,
     ) -> None:
         if not columns:
             columns = [table.schema.key_columns[0]]
         self._txn = txn
         self._table = table
-        self._spec = spec
+        if txn is not None and snapshot is not None:
+            txn.check_snapshot(snapshot)  # 72000 here, not from inside DuckDB's stream
+        self._spec = spec if snapshot is None else replace(spec, snapshot=snapshot)
         self._schema = pa.schema([pa.field(c.name, c.type.arrow_type) for c in columns])
         self._check_cancel = check_cancel
         self._stats = stats

@@ -38,6 +38,7 @@ class ViewBinding:
     table: TableInfo
     columns: list[ColumnSchema]
     scan: ScanPlan
+    snapshot: int | None = None
 
 
 @dataclass(slots=True)
@@ -59,7 +60,7 @@ class CompiledQuery:
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     scans = plan_scans(bound)
     views = [
-        ViewBinding(executor.new_view_name(), r.table, r.columns, scan)
+        ViewBinding(executor.new_view_name(), r.table, r.columns, scan, r.snapshot)
         for r, scan in zip(bound.tables, scans, strict=True)
     ]
     facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
@@ -108,6 +109,7 @@ class QueryRunner:
                     self._check_cancel,
                     stats,
                     binding.scan.tablet_ids(params or ()),
+                    snapshot=binding.snapshot,
                 )
                 cursor.register(binding.view, source)
         return cursor

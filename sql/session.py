@@ -454,6 +454,9 @@ class Session:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
+        if kind == "CHECKPOINT":
+            self._db.engine.checkpoint()
+            return Result(command_tag="CHECKPOINT")
         if kind == "SET":
             if utility.name == "transaction":
                 return Result(command_tag="SET")

@@ -19,7 +19,8 @@ from storage.errors import SqlSyntaxError
 class Utility:
     """A recognised utility statement.
 
-    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD;
+    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
+    CHECKPOINT;
     ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
     ``name`` is the statement, empty for ALL); ``modes`` the transaction
     modes (e.g. ``isolation level repeatable read``, ``read only``).
@@ -109,6 +110,8 @@ def recognise(tokens: list[Token]) -> Utility | None:
         return Utility("DEALLOCATE", name=rest[0].text)
     if head == "discard" and words[1:] == ["all"]:
         return Utility("DISCARD")
+    if head == "checkpoint" and len(words) == 1:
+        return Utility("CHECKPOINT")
     if head == "set":
         rest = tokens[1:]
         if (

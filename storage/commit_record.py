@@ -82,6 +82,11 @@ def encode(record: CommitRecord) -> bytes:
     return encode_header(record.commit_ts, len(record.ops)) + encode_ops(record.ops)
 
 
+def commit_ts_of(payload: bytes) -> Timestamp:
+    """The commit timestamp of an encoded record, without decoding its writes."""
+    return Timestamp(_HEADER.unpack_from(payload, 0)[1])
+
+
 def decode(payload: bytes) -> CommitRecord:
     """Decode a WAL payload written by ``encode``; DataCorrupted if it is not one."""
     try:

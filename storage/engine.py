@@ -26,6 +26,8 @@ from storage.errors import (
     DbError,
     FeatureNotSupported,
     InternalError,
+    InvalidParameterValue,
+    SnapshotTooOld,
     UndefinedTable,
 )
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
@@ -34,7 +36,7 @@ from storage.mvcc import MvccManager, TxnState
 from storage.options import StorageOptions
 from storage.schema import Schema
 from storage.tablet.tablet import Tablet, never_wait
-from storage.timestamp import HybridClock, Timestamp
+from storage.timestamp import HybridClock, Timestamp, from_micros, to_micros
 from storage.transaction import Transaction
 from storage.types import TabletId
 from storage.waits_for import WaitsForGraph
@@ -63,6 +65,7 @@ class StorageEngine:
         self.commit_lock = threading.Lock()
         self._tablets = tablets
         self._tablets_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
         self._is_closed = False
 
     @classmethod
@@ -86,7 +89,7 @@ class StorageEngine:
             state = TxnState.committed_at(record.commit_ts)
             for op in record.ops:
                 tablet = self._tablets.get(op.tablet_id)
-                if tablet is None:
+                if tablet is None or record.commit_ts <= tablet.flushed_ts:
                     continue
                 try:
                     if op.kind is OpKind.INSERT:
@@ -149,6 +152,68 @@ class StorageEngine:
         if tablet is None:
             raise UndefinedTable(f"tablet {tablet_id} does not exist")
         return tablet
+
+    def history_cutoff(self, now: Timestamp) -> int:
+        """The oldest timestamp whose history is still kept, seen from ``now``."""
+        micros = to_micros(now) - int(self.options.history_max_age_s * 1_000_000)
+        return int(from_micros(max(0, micros)))
+
+    def check_snapshot(self, snapshot: Timestamp) -> None:
+        """Refuse a time-travel read older than the history window (72000) or in the future;
+        wait until every commit at or below it is applied."""
+        now = self.clock.now()
+        if snapshot < self.history_cutoff(now):
+            raise SnapshotTooOld(
+                "snapshot too old",
+                detail=f"history is kept for {self.options.history_max_age_s:g} seconds",
+            )
+        if snapshot > now:
+            raise InvalidParameterValue("cannot read a table as of a time in the future")
+        self.mvcc.wait_for_safe_time(snapshot)
+
+    def checkpoint(self) -> int:
+        """Flush every tablet at the current safe time and delete the WAL segments that only
+        hold flushed writes; return the number of segments removed."""
+        self._check_open()
+        with self._flush_lock:
+            snapshot = self.mvcc.safe_time()
+            cutoff = self.history_cutoff(snapshot)
+            for tablet_id in self.tablet_ids():
+                try:
+                    self.tablet(tablet_id).flush(snapshot, cutoff)
+                except UndefinedTable:
+                    continue
+            self.wal.rotate()
+            return self._remove_flushed_segments()
+
+    def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
+        """Flush each of these tablets whose MemRowSet passed the size threshold."""
+        for tablet_id in tablet_ids:
+            with self._tablets_lock:
+                tablet = self._tablets.get(tablet_id)
+            if tablet is None or tablet.memrowset_bytes < self.options.flush_threshold_bytes:
+                continue
+            with self._flush_lock:
+                if tablet.memrowset_bytes >= self.options.flush_threshold_bytes:
+                    snapshot = self.mvcc.safe_time()
+                    tablet.flush(snapshot, self.history_cutoff(snapshot))
+
+    def _remove_flushed_segments(self) -> int:
+        with self._tablets_lock:
+            tablets = list(self._tablets.values())
+        floor = min((t.flushed_ts for t in tablets), default=self.mvcc.safe_time())
+        removable = []
+        for path in self.wal.segments[:-1]:
+            newest = max(
+                (commit_record.commit_ts_of(p) for p in self.wal.segment_records(path)), default=0
+            )
+            if newest > floor:
+                break
+            removable.append(path)
+        self.wal.remove_segments(removable)
+        if removable:
+            log.info("checkpoint removed %d WAL segments", len(removable))
+        return len(removable)
 
     def begin(self, read_only: bool = False) -> Transaction:
         """Start a transaction reading at the current safe time."""

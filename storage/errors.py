@@ -298,6 +298,11 @@ class AdminShutdown(DbError, sqlstate="57P01"):
     severity = "FATAL"
 
 
+# 72: snapshot failure
+class SnapshotTooOld(DbError, sqlstate="72000"):
+    pass
+
+
 # 58: system error
 class IoError(DbError, sqlstate="58030"):
     pass

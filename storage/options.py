@@ -34,6 +34,19 @@ class StorageOptions:
             "(SQLSTATE 55P03); 0 waits forever"
         },
     )
+    flush_threshold_bytes: int = field(
+        default=64 * MIB,
+        metadata={
+            "help": "flush a tablet's MemRowSet to a DiskRowSet once it holds about this much"
+        },
+    )
+    history_max_age_s: float = field(
+        default=15 * 60,
+        metadata={
+            "help": "keep row history this long for time-travel reads; older snapshots "
+            "are refused with SQLSTATE 72000"
+        },
+    )
     scan_batch_rows: int = field(
         default=65_536,
         metadata={"help": "rows per Arrow RecordBatch produced by a tablet scan"},

@@ -167,12 +167,15 @@ class ScanSpec:
 
     Batches come back with fields named ``str(column_id)`` in ``projection``
     order.  Predicates may name columns outside the projection.  ``limit``
-    caps the rows returned after predicates are applied.
+    caps the rows returned after predicates are applied.  ``snapshot``, when
+    set, reads the tablet as it was at that timestamp (time travel, without
+    the transaction's own writes) instead of at the transaction's snapshot.
     """
 
     projection: tuple[ColumnId, ...]
     predicates: tuple[ColumnPredicate, ...] = ()
     limit: int | None = None
+    snapshot: int | None = None
 
     def key_range(self, schema: Schema) -> KeyRange:
         """Derive the encoded primary-key range from the key-column predicates.

@@ -21,6 +21,9 @@ class ColumnSchema:
 
     ``default_sql`` is the column's write default as constant SQL text
     (PostgreSQL spelling), kept for DDL display and evaluated by the SQL layer.
+    ``encoding`` and ``compression`` name the column's cfile encoding and block
+    codec in Impala's words (``storage.cfile.encoding.EncodingType`` and
+    ``storage.cfile.compression.CompressionType`` values).
     """
 
     id: ColumnId
@@ -28,6 +31,8 @@ class ColumnSchema:
     type: DataType
     nullable: bool = True
     default_sql: str | None = None
+    encoding: str = "AUTO_ENCODING"
+    compression: str = "DEFAULT_COMPRESSION"
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {
@@ -38,6 +43,10 @@ class ColumnSchema:
         }
         if self.default_sql is not None:
             doc["default_sql"] = self.default_sql
+        if self.encoding != "AUTO_ENCODING":
+            doc["encoding"] = self.encoding
+        if self.compression != "DEFAULT_COMPRESSION":
+            doc["compression"] = self.compression
         return doc
 
     @classmethod
@@ -48,6 +57,8 @@ class ColumnSchema:
             type=DataType.from_json(doc["type"]),  # type: ignore[arg-type]
             nullable=bool(doc["nullable"]),
             default_sql=doc.get("default_sql"),  # type: ignore[arg-type]
+            encoding=str(doc.get("encoding", "AUTO_ENCODING")),
+            compression=str(doc.get("compression", "DEFAULT_COMPRESSION")),
         )
 
 

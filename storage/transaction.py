@@ -45,6 +45,7 @@ from storage.errors import (
 )
 from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
+from storage.scan_stats import ScanStats
 from storage.tablet.tablet import Tablet, WriteResult
 from storage.timestamp import Timestamp
 from storage.types import TabletId
@@ -96,11 +97,22 @@ class Transaction:
         self._snapshot = self._engine.mvcc.safe_time()
         return self._snapshot
 
-    def scan(self, tablet_id: TabletId, spec: ScanSpec) -> Iterator[pa.RecordBatch]:
-        """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included."""
+    def scan(
+        self, tablet_id: TabletId, spec: ScanSpec, *, stats: ScanStats | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included;
+        or, when ``spec.snapshot`` is set, as the tablet was then (SnapshotTooOld, 72000, if
+        that is older than ``history_max_age_s``).  ``stats`` collects what the scan read."""
         self._check_active()
         tablet = self._engine.tablet(tablet_id)
-        return tablet.scan(spec, self._snapshot, self._state)
+        if spec.snapshot is not None:
+            self._engine.check_snapshot(Timestamp(spec.snapshot))
+            return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)
+        return tablet.scan(spec, self._snapshot, self._state, stats)
+
+    def check_snapshot(self, snapshot: int) -> None:
+        """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""
+        self._engine.check_snapshot(Timestamp(snapshot))
 
     def insert(
         self,
@@ -177,8 +189,14 @@ class Transaction:
         self._state.mark_committed(commit_ts)
         engine.mvcc.finish_commit(commit_ts)
         engine.mvcc.wait_for_safe_time(commit_ts)
+        written = list(self._written)
         self._ops.clear()
         self._written.clear()
+        try:
+            engine.maybe_flush(written)
+        except Exception:
+            # The commit is durable; a failed flush is retried by the next commit or CHECKPOINT.
+            log.exception("flush after the commit of transaction %d failed", self.txn_id)
         return commit_ts
 
     def rollback(self) -> None:

@@ -141,15 +141,19 @@ class Wal:
     def replay(self) -> Iterator[bytes]:
         """Yield every record's payload, oldest first."""
         for path in self.segments:
-            data = path.read_bytes()
-            pos = _SEGMENT_HEADER.size
-            while pos < len(data):
-                length, crc = _RECORD_HEADER.unpack_from(data, pos)
-                payload = data[pos + _RECORD_HEADER.size : pos + _RECORD_HEADER.size + length]
-                if len(payload) != length or crc32c.crc32c(payload) != crc:
-                    raise DataCorrupted(f"WAL segment {path.name} changed during replay at {pos}")
-                yield payload
-                pos += _RECORD_HEADER.size + length
+            yield from self.segment_records(path)
+
+    def segment_records(self, path: Path) -> Iterator[bytes]:
+        """Yield the payloads of one segment, oldest first."""
+        data = path.read_bytes()
+        pos = _SEGMENT_HEADER.size
+        while pos < len(data):
+            length, crc = _RECORD_HEADER.unpack_from(data, pos)
+            payload = data[pos + _RECORD_HEADER.size : pos + _RECORD_HEADER.size + length]
+            if len(payload) != length or crc32c.crc32c(payload) != crc:
+                raise DataCorrupted(f"WAL segment {path.name} changed during replay at {pos}")
+            yield payload
+            pos += _RECORD_HEADER.size + length
 
     def append(self, payload: bytes) -> int:
         """Write one record to the OS (not yet durable) and return its LSN."""
@@ -170,6 +174,23 @@ class Wal:
             self._segment_bytes += len(record)
             self._appended_lsn += 1
             return self._appended_lsn
+
+    def rotate(self) -> None:
+        """Close the current segment (fsynced) so the next append starts a new one."""
+        with self._lock:
+            if self._fd is not None and self._segment_bytes > _SEGMENT_HEADER.size:
+                self._roll_over()
+
+    def remove_segments(self, paths: list[Path]) -> None:
+        """Delete closed segments whose every record is flushed to tablet files (checkpoint)."""
+        with self._lock:
+            current = self._segments[-1] if self._fd is not None and self._segments else None
+            for path in paths:
+                assert path != current, "the segment being appended to is never removed"
+                path.unlink(missing_ok=True)
+                self._segments.remove(path)
+            if paths and self._options.fsync:
+                fsync_dir(self._dir)
 
     def _roll_over(self) -> None:
         # A reopened log always appends to a fresh segment, so recovered segments stay untouched.

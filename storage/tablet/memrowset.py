@@ -122,6 +122,9 @@ class MemRowSet:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def contains(self, key: bytes) -> bool:
+        return key in self._rows
+
     def probe(self, key: bytes, txn: TxnState) -> Probe:
         """Classify ``key`` for a write by ``txn`` (caller holds the tablet lock)."""
         row = self._rows.get(key)
@@ -256,7 +259,7 @@ def _latest(row: MemRowSetRow) -> Row | None:
     """The newest version of a row, applying every entry; None if deleted."""
     values: Row | None = row.values
     for mutation in row.mutations:
-        values = _apply(values, mutation)
+        values = apply_mutation(values, mutation)
     return values
 
 
@@ -272,11 +275,12 @@ def _visible(row: MemRowSetRow, snapshot: Timestamp, reader: TxnState | None) ->
         ts = mutation.txn.commit_ts
         if ts is None or ts > snapshot:
             break
-        values = _apply(values, mutation)
+        values = apply_mutation(values, mutation)
     return values
 
 
-def _apply(values: Row | None, mutation: Mutation) -> Row | None:
+def apply_mutation(values: Row | None, mutation: Mutation) -> Row | None:
+    """The row after ``mutation`` (None when it deletes the row)."""
     kind = mutation.kind
     if kind is MutationKind.UPDATE:
         assert values is not None, "an UPDATE follows a live version"

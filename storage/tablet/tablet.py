@@ -1,10 +1,16 @@
-"""Tablet: one partition of a table; turns batches of writes into MemRowSet entries and scans it.
+"""Tablet: one partition of a table; routes writes to the rowset holding each key, and scans them.
 
-A tablet owns its schema and its rowsets.  For now that is one MemRowSet;
-DiskRowSets (flushed MemRowSets with delta stores) come later, and with them
-a rowset list that scans capture at start.  Its metadata lives in
-``tablets/<id>/metadata.json``, replaced with ``atomic_write``; its rows live
-in the database's WAL until flushes exist.
+A tablet owns its schema and its rowsets: one MemRowSet, which every new key
+goes to, and the DiskRowSets earlier flushes made.  Every key lives in at
+most one rowset: a write looks the key up in the MemRowSet, then in the
+DiskRowSets whose key bounds and bloom filter admit it (diskrowset.py), and
+an insert of a key deleted after its flush is a REINSERT in that
+DiskRowSet's DeltaMemStore.  Its metadata lives in
+``tablets/<id>/metadata.json``, replaced with ``atomic_write``: the schema,
+the DiskRowSets with their delta files, and ``flushed_ts``, below which every
+committed write of this tablet is in those files (WAL replay skips it).
+Flushes (flush.py) hold the tablet lock throughout.  Scans capture the
+rowset list at start.
 
 Writers are serialised by the tablet lock.  A write first probes every key
 (a conflict check), then applies every row, both under one hold of the lock,
@@ -16,19 +22,23 @@ versions.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from storage.errors import (
     DataCorrupted,
     InternalError,
     NotNullViolation,
     NumericValueOutOfRange,
+    ProgramLimitExceeded,
     UniqueViolation,
 )
 from storage.fs import DataDirLayout, atomic_write, make_dir
@@ -36,12 +46,18 @@ from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
+from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
-from storage.tablet.memrowset import MemRowSet, to_storage_values
+from storage.tablet.diskrowset import DiskRowSet
+from storage.tablet.memrowset import MemRowSet, Probe, to_storage_values
 from storage.timestamp import Timestamp
 from storage.types import TabletId
 
-METADATA_FORMAT_VERSION = 1
+METADATA_FORMAT_VERSION = 2
+MAX_CELL_BYTES = 64 * 1024
+MAX_KEY_BYTES = 16 * 1024
+_ROW_OVERHEAD_BYTES = 200
+"""Rough Python cost of one MemRowSet row beyond its Arrow bytes (tuple, objects, map entry)."""
 
 WaitFor = Callable[[TxnState], None]
 
@@ -57,13 +73,42 @@ class WriteResult:
 class Tablet:
     """One tablet: its schema, its MemRowSet, and the lock that serialises its writers."""
 
-    def __init__(self, tablet_id: TabletId, schema: Schema, options: StorageOptions) -> None:
+    def __init__(
+        self,
+        tablet_id: TabletId,
+        schema: Schema,
+        options: StorageOptions,
+        directory: Path | None = None,
+        doc: dict | None = None,
+    ) -> None:
         self.tablet_id = tablet_id
         self.schema = schema
         self._options = options
         self._lock = threading.Lock()
         self._memrowset = MemRowSet(schema, self._lock)
         self._key_types = [c.type for c in schema.key_columns]
+        self.directory = directory
+        doc = doc or {}
+        self.flushed_ts = Timestamp(doc.get("flushed_ts", 0))
+        self.next_rowset_id: int = doc.get("next_rowset_id", 1)
+        self.rowsets: list[DiskRowSet] = []
+        if directory is not None:
+            self.rowsets = [DiskRowSet(directory, schema, m) for m in doc.get("rowsets", [])]
+        self.memrowset_bytes = 0
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
+
+    def metadata_doc(self) -> dict[str, object]:
+        return {
+            "format_version": METADATA_FORMAT_VERSION,
+            "tablet_id": self.tablet_id,
+            "schema": self.schema.to_json(),
+            "flushed_ts": int(self.flushed_ts),
+            "next_rowset_id": self.next_rowset_id,
+            "rowsets": [r.meta for r in self.rowsets],
+        }
 
     @classmethod
     def create(
@@ -71,14 +116,10 @@ class Tablet:
     ) -> Tablet:
         """Create the tablet's directory and metadata, durably."""
         make_dir(layout.tablet_dir(tablet_id), fsync=options.fsync)
-        doc = {
-            "format_version": METADATA_FORMAT_VERSION,
-            "tablet_id": tablet_id,
-            "schema": schema.to_json(),
-        }
-        data = json.dumps(doc, indent=2).encode()
+        tablet = cls(tablet_id, schema, options, layout.tablet_dir(tablet_id))
+        data = json.dumps(tablet.metadata_doc(), indent=2).encode()
         atomic_write(layout.tablet_metadata_path(tablet_id), data, fsync=options.fsync)
-        return cls(tablet_id, schema, options)
+        return tablet
 
     @classmethod
     def load(cls, layout: DataDirLayout, tablet_id: TabletId, options: StorageOptions) -> Tablet:
@@ -86,11 +127,41 @@ class Tablet:
         path = layout.tablet_metadata_path(tablet_id)
         try:
             doc = json.loads(path.read_bytes())
-            assert doc["format_version"] == METADATA_FORMAT_VERSION, "known metadata version"
+            assert doc["format_version"] in (1, METADATA_FORMAT_VERSION), "known metadata version"
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc
-        return cls(tablet_id, schema, options)
+        from storage.tablet.flush import remove_unnamed_files
+
+        remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
+        return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
+
+    def flush(self, snapshot: Timestamp, history_cutoff: int) -> bool:
+        """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py)."""
+        from storage.tablet.flush import flush_tablet
+
+        return flush_tablet(self, snapshot, history_cutoff)
+
+    def write_metadata(self) -> None:
+        """Replace the metadata file atomically (caller holds the lock)."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        data = json.dumps(self.metadata_doc(), indent=2).encode()
+        atomic_write(self.directory / "metadata.json", data, fsync=self._options.fsync)
+
+    def _locate(self, key: bytes) -> tuple[DiskRowSet, int] | None:
+        for rowset in self.rowsets:
+            rowid = rowset.find(key)
+            if rowid is not None:
+                return rowset, rowid
+        return None
+
+    def _probe(self, key: bytes, txn: TxnState) -> tuple[Probe, tuple[DiskRowSet, int] | None]:
+        if self._memrowset.contains(key):
+            return self._memrowset.probe(key, txn), None
+        location = self._locate(key)
+        if location is None:
+            return Probe(None, False), None
+        return location[0].probe(location[1], txn), location
 
     @property
     def memrowset(self) -> MemRowSet:
@@ -105,6 +176,7 @@ class Tablet:
     ) -> WriteResult:
         """Insert every row of ``batch`` (all columns), or none if any key is live (23505)."""
         columns = self._columns_of(batch, self.schema.columns, require_all=True)
+        self._check_cell_sizes(columns)
         keys = self._encode_keys(columns)
         if len(set(keys)) != len(keys):
             raise self._unique_violation(columns, _first_duplicate(keys), constraint_name)
@@ -114,17 +186,24 @@ class Tablet:
         mrs = self._memrowset
         while True:
             with self._lock:
+                mrs = self._memrowset
                 blocker = None
+                locations = []
                 for row_idx, key in enumerate(keys):
-                    probe = mrs.probe(key, txn)
+                    probe, location = self._probe(key, txn)
                     if probe.blocker is not None:
                         blocker = probe.blocker
                         break
                     if probe.is_live:
                         raise self._unique_violation(columns, row_idx, constraint_name)
+                    locations.append(location)
                 if blocker is None:
-                    for key, row in zip(keys, rows):
-                        mrs.insert(key, row, txn)
+                    for key, row, location in zip(keys, rows, locations):
+                        if location is None:
+                            mrs.insert(key, row, txn)
+                        else:
+                            location[0].reinsert(location[1], row, txn)
+                    self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * len(keys)
                     return WriteResult(len(keys), keys)
             wait_for(blocker)
 
@@ -134,6 +213,7 @@ class Tablet:
         named = [self._column_schema(name) for name in batch.schema.names]
         changed = [c for c in named if c.id not in key_ids]
         columns = self._columns_of(batch, [*self.schema.key_columns, *changed])
+        self._check_cell_sizes(columns)
         keys = self._encode_keys(columns)
         indexes = [self.schema.index_of(c.id) for c in changed]
         values = [to_storage_values(columns[c.id], c.type) for c in changed]
@@ -158,18 +238,30 @@ class Tablet:
         mrs = self._memrowset
         while True:
             with self._lock:
+                mrs = self._memrowset
                 blocker = None
+                locations = []
                 for key in keys:
-                    blocker = mrs.probe(key, txn).blocker
+                    probe, location = self._probe(key, txn)
+                    blocker = probe.blocker
                     if blocker is not None:
                         break
+                    locations.append(location)
                 if blocker is None:
                     written = []
-                    for row_idx, key in enumerate(keys):
-                        if delete:
+                    for row_idx, (key, location) in enumerate(zip(keys, locations)):
+                        change = changes[row_idx] if changes else ()
+                        if location is not None:
+                            rowset, rowid = location
+                            done = (
+                                rowset.delete(rowid, txn)
+                                if delete
+                                else rowset.update(rowid, change, txn)
+                            )
+                        elif delete:
                             done = mrs.delete(key, txn)
                         else:
-                            done = mrs.update(key, changes[row_idx] if changes else (), txn)
+                            done = mrs.update(key, change, txn)
                         if done:
                             written.append(key)
                     return WriteResult(len(written), written)
@@ -179,15 +271,99 @@ class Tablet:
         """Undo ``txn``'s uncommitted writes at ``keys`` (rollback)."""
         with self._lock:
             for key in keys:
-                self._memrowset.remove_provisional(key, txn)
+                if self._memrowset.contains(key):
+                    self._memrowset.remove_provisional(key, txn)
+                    continue
+                location = self._locate(key)
+                if location is not None:
+                    location[0].remove_provisional(location[1], txn)
 
     def scan(
-        self, spec: ScanSpec, snapshot: Timestamp, reader: TxnState | None
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the rows visible at ``snapshot`` to ``reader`` matching ``spec``, in key order."""
+        """Yield the rows visible at ``snapshot`` to ``reader`` matching ``spec``: the
+        MemRowSet's in key order, then each DiskRowSet's in rowid (key) order."""
         for column_id in (*spec.projection, *(p.column_id for p in spec.predicates)):
             self._column_schema(column_id)
-        return self._memrowset.scan(spec, snapshot, reader, self._options.scan_batch_rows)
+        with self._lock:
+            memrowset = self._memrowset
+            rowsets = list(self.rowsets)
+        return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowset, rowsets)
+
+    def _scan(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats,
+        memrowset: MemRowSet,
+        rowsets: list[DiskRowSet],
+    ) -> Iterator[pa.RecordBatch]:
+        remaining = spec.limit
+        if remaining is not None and remaining <= 0:
+            return
+        unlimited = dataclasses.replace(spec, limit=None)
+        key_range = spec.key_range(self.schema)
+        if key_range.is_empty:
+            return
+        sources = [memrowset.scan(unlimited, snapshot, reader, self._options.scan_batch_rows)]
+        sources += [
+            self._locked(r.scan(unlimited, key_range, snapshot, reader, stats)) for r in rowsets
+        ]
+        for number, source in enumerate(sources):
+            for batch in source:
+                if number == 0:
+                    stats.memrowset_rows_scanned += batch.num_rows
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                stats.rows_returned += batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if remaining == 0:
+                    return
+
+    def _locked(self, source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Run each step of a DiskRowSet scan under the tablet lock (its DeltaMemStore changes)."""
+        while True:
+            with self._lock:
+                batch = next(source, None)
+            if batch is None:
+                return
+            yield batch
+
+    def rowset_stats(self) -> dict[str, object]:
+        """Per-DiskRowSet statistics and tablet totals (rows, bytes on disk)."""
+        with self._lock:
+            rowsets = [r.stats() for r in self.rowsets]
+            memrowset_rows = len(self._memrowset)
+        return {
+            "tablet_id": self.tablet_id,
+            "memrowset_rows": memrowset_rows,
+            "memrowset_bytes_estimate": self.memrowset_bytes,
+            "rowsets": rowsets,
+            "disk_rows": sum(r["rows"] for r in rowsets),
+            "bytes_on_disk": sum(r["bytes_on_disk"] for r in rowsets),
+            "flushed_ts": int(self.flushed_ts),
+        }
+
+    def _check_cell_sizes(self, columns: dict[int, pa.Array]) -> None:
+        """Cells over 64 KiB are 54000, before anything is written."""
+        for column_id, array in columns.items():
+            column = self.schema.column(column_id)
+            is_var = column.type.is_string or column.type.kind.value == "binary"
+            if (
+                is_var
+                and len(array)
+                and (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES
+            ):
+                raise ProgramLimitExceeded(
+                    f'value for column "{column.name}" is larger than {MAX_CELL_BYTES} bytes'
+                )
 
     def _column_schema(self, column_id: int | str) -> ColumnSchema:
         """The column a batch field or ScanSpec names (InternalError if the tablet has none)."""
@@ -233,7 +409,10 @@ class Tablet:
         return out
 
     def _encode_keys(self, columns: dict[int, pa.Array]) -> list[bytes]:
-        return encode_keys([columns[c.id] for c in self.schema.key_columns], self._key_types)
+        keys = encode_keys([columns[c.id] for c in self.schema.key_columns], self._key_types)
+        if keys and max(map(len, keys)) > MAX_KEY_BYTES:
+            raise ProgramLimitExceeded(f"encoded primary key is larger than {MAX_KEY_BYTES} bytes")
+        return keys
 
     def _unique_violation(
         self, columns: dict[int, pa.Array], row_idx: int, constraint_name: str | None

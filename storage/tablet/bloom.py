@@ -1,0 +1,58 @@
+"""BloomFilter: proves a key absent from a DiskRowSet without touching its key index.
+
+Sized for the rowset's key count at a 1% false-positive rate; k probes by
+double hashing two CRC32C values of the encoded key (Kirsch and
+Mitzenmacher).  Stored as ``u32 k`` followed by the bit array.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import crc32c
+import numpy as np
+
+from storage.errors import DataCorrupted
+
+_HEADER = struct.Struct("<I")
+_SEED = 0x9747B28C
+
+
+class BloomFilter:
+    """A fixed-size bit array with ``k`` probes per key."""
+
+    def __init__(self, bits: np.ndarray, k: int) -> None:
+        self._bits = bits
+        self._k = k
+        self._m = len(bits) * 8
+
+    @classmethod
+    def build(cls, keys: list[bytes], fp_rate: float = 0.01) -> BloomFilter:
+        n = max(1, len(keys))
+        m = max(64, int(-n * math.log(fp_rate) / (math.log(2) ** 2)))
+        k = max(1, round(m / n * math.log(2)))
+        bloom = cls(np.zeros((m + 7) // 8, np.uint8), k)
+        if keys:
+            positions = np.concatenate([bloom._positions(key) for key in keys])
+            np.bitwise_or.at(bloom._bits, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
+        return bloom
+
+    def _positions(self, key: bytes) -> np.ndarray:
+        h1 = crc32c.crc32c(key)
+        h2 = crc32c.crc32c(key, _SEED) | 1
+        return (h1 + np.arange(self._k, dtype=np.int64) * h2) % self._m
+
+    def may_contain(self, key: bytes) -> bool:
+        positions = self._positions(key)
+        return bool(np.all(self._bits[positions >> 3] & (1 << (positions & 7)).astype(np.uint8)))
+
+    def to_bytes(self) -> bytes:
+        return _HEADER.pack(self._k) + self._bits.tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> BloomFilter:
+        if len(data) <= _HEADER.size:
+            raise DataCorrupted("bloom filter file is truncated")
+        (k,) = _HEADER.unpack_from(data, 0)
+        return cls(np.frombuffer(data, np.uint8, offset=_HEADER.size).copy(), k)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from sql import partition_ddl
 from sql.datatypes import column_type
 from sql.names import identifier_name, table_name
 from sql.result import Result
@@ -49,8 +50,20 @@ def _is_constant(node: exp.Expression) -> bool:
     return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
 
 
-def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecker) -> Result:
+def create_table(
+    ast: exp.Create,
+    catalog: Catalog,
+    check_default: DefaultChecker,
+    evaluate: partition_ddl.Evaluator | None = None,
+) -> Result:
     schema_node = ast.this
+    properties = ast.args.get("properties")
+    if properties is not None and any(
+        isinstance(p, exp.PartitionedOfProperty) for p in properties.expressions
+    ):
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        return partition_ddl.create_partition_of(ast, catalog, evaluate)
+    clause = partition_ddl.partitioning_of(ast)
     if not isinstance(schema_node, exp.Schema):
         raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
     name = table_name(schema_node.this)
@@ -116,7 +129,11 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
                 f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
             )
     declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
-    catalog.create_table(name, declared, key)
+    partitioning = None
+    if clause is not None:
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        partitioning = partition_ddl.build_partitioning(clause, evaluate)
+    catalog.create_table(name, declared, key, partitioning)
     return Result(command_tag="CREATE TABLE")
 
 
@@ -125,7 +142,9 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     notices: list[DbError] = []
-    missing = [n for n in names if catalog.find_table(n) is None]
+    missing = [
+        n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None
+    ]
     if missing and not ast.args.get("exists"):
         raise UndefinedTable(f'table "{missing[0]}" does not exist')
     for name in names:
@@ -134,5 +153,8 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
                 UndefinedTable(f'table "{name}" does not exist, skipping', severity="NOTICE")
             )
             continue
-        catalog.drop_table(name)
+        if catalog.find_table(name) is None:
+            partition_ddl.drop_partition_table(name, catalog)
+        else:
+            catalog.drop_table(name)
     return Result(command_tag="DROP TABLE", notices=notices)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -26,6 +27,7 @@ from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts
 from storage.errors import (
+    CheckViolation,
     FeatureNotSupported,
     NotNullViolation,
     SqlSyntaxError,
@@ -34,7 +36,7 @@ from storage.errors import (
 )
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import TypeKind
+from storage.types import TabletId, TypeKind
 
 
 @dataclass(slots=True)
@@ -327,17 +329,42 @@ def execute_write(
     if rows is None or rows.num_rows == 0:
         return 0, None
     rows = rows.rename_columns([c.name for c in plan.table.schema.columns])
-    tablet_id = plan.table.tablet_ids[0]
-    if plan.kind == "INSERT":
+    if plan.kind != "DELETE":
         _check_constraints(plan.table, rows, plan.written)
-        count = txn.insert(
-            tablet_id,
-            _storage_batch(rows, plan.written),
-            constraint_name=f"{plan.table.name}_pkey",
-        )
-    elif plan.kind == "UPDATE":
-        _check_constraints(plan.table, rows, plan.written)
-        count = txn.update(tablet_id, _storage_batch(rows, plan.written))
-    else:
-        count = txn.delete(tablet_id, _storage_batch(rows, plan.written))
+    count = 0
+    for tablet_id, batch in by_tablet(plan.table, _storage_batch(rows, plan.written)):
+        if plan.kind == "INSERT":
+            count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
+        elif plan.kind == "UPDATE":
+            count += txn.update(tablet_id, batch)
+        else:
+            count += txn.delete(tablet_id, batch)
     return count, rows
+
+
+def by_tablet(table: TableInfo, batch: pa.RecordBatch) -> list[tuple[TabletId, pa.RecordBatch]]:
+    """Split a write batch (fields named by column ID) by the tablet each row belongs to.
+
+    Every row is routed before anything is written: a row outside every range
+    fails the statement with 23514 and nothing of it is applied.
+    """
+    partitioning = table.partition_schema
+    if partitioning is None:
+        return [(table.tablet_ids[0], batch)]
+    names = batch.schema.names
+    columns = {
+        column.id: batch.column(names.index(str(column.id)))
+        for column in table.schema.key_columns
+        if str(column.id) in names
+    }
+    index = partitioning.route(table.schema, table.partitions, columns)
+    if (index < 0).any():
+        raise CheckViolation(
+            f'no partition of relation "{table.name}" found for row',
+            detail="The row's key falls outside every range partition of the table.",
+        )
+    out = []
+    for position in np.unique(index):
+        mask = pa.array(index == position)
+        out.append((table.partitions[int(position)].tablet_id, batch.filter(mask)))
+    return out

@@ -82,7 +82,7 @@ def scan_lines(compiled: CompiledQuery) -> list[str]:
     lines = []
     for binding in compiled.views:
         table = binding.table
-        scanned = binding.scan.tablet_ids()
+        scanned = binding.scan.tablet_ids(binding.scan.spec())
         lines.append(
             f"-> Scan {table.name} ({binding.view}): {len(scanned)} of "
             f"{len(table.tablet_ids)} tablets"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from catalog.pruner import prune
 from catalog.table import TableInfo
 from sql.binder import BoundQuery, TableRef, parameter_number
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -151,9 +152,9 @@ class ScanPlan:
             limit=self._limit(params) if exact else None,
         )
 
-    def tablet_ids(self, params: Sequence[object] = ()) -> tuple[TabletId, ...]:
-        """The tablets that may hold matching rows."""
-        return self.table.tablet_ids
+    def tablet_ids(self, spec: ScanSpec) -> tuple[TabletId, ...]:
+        """The tablets that may hold rows matching ``spec`` (partition pruning)."""
+        return prune(self.table, spec)
 
     def _limit(self, params: Sequence[object]) -> int | None:
         if self.limit is None:

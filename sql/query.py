@@ -100,14 +100,15 @@ class QueryRunner:
             if override is not None:
                 cursor.register(binding.view, override)
             else:
+                spec = binding.scan.spec(params or ())
                 source = executor.ScanSource(
                     txn,
                     binding.table,
                     binding.columns,
-                    binding.scan.spec(params or ()),
+                    spec,
                     self._check_cancel,
                     stats,
-                    binding.scan.tablet_ids(params or ()),
+                    binding.scan.tablet_ids(spec),
                 )
                 cursor.register(binding.view, source)
         return cursor

@@ -24,8 +24,9 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import ddl, dml, explain, parser
+from sql import ddl, dml, explain, parser, partition_ddl
 from sql.datatypes import OID_TEXT, duckdb_type
+from sql.dialect import AlterRangePartitions, DetachPartition
 from sql.duckdb_errors import translate
 from sql.parser import ParsedStatement
 from sql.query import CompiledQuery, QueryRunner, compile_query
@@ -278,7 +279,7 @@ class Session:
             write = dml.plan_update(ast, self._runner, self._facts, declared_list)
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, (exp.Create, exp.Drop)):
+        elif isinstance(ast, (exp.Create, exp.Drop, AlterRangePartitions, DetachPartition)):
             return Plan("DDL", ast)
         else:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
@@ -350,12 +351,35 @@ class Session:
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
-            result = ddl.create_table(ast, self._db.catalog, self._check_default)
+            result = ddl.create_table(
+                ast, self._db.catalog, self._check_default, self._evaluate_constant
+            )
+        elif isinstance(ast, AlterRangePartitions):
+            result = partition_ddl.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
+        elif isinstance(ast, DetachPartition):
+            result = partition_ddl.detach_partition(ast, self._db.catalog)
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = ddl.drop_table(ast, self._db.catalog)
         self._db.bump_catalog_version()
         return result
+
+    def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
+        """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
+        if node.find(exp.Column, exp.Parameter, exp.Subquery):
+            raise FeatureNotSupported(
+                f"partition bound {node.sql(dialect='postgres')} is not a constant"
+            )
+        cast = exp.Cast(
+            this=node.copy(), to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+        )
+        cursor = self._duck.cursor()
+        try:
+            return cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()[0][0]
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            cursor.close()
 
     def _check_default(self, default_sql: str, dtype: DataType) -> None:
         cursor = self._duck.cursor()

@@ -203,6 +203,10 @@ class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16")
     pass
 
 
+class InvalidObjectDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P17"):
+    pass
+
+
 class InsufficientPrivilege(SyntaxErrorOrAccessRuleViolation, sqlstate="42501"):
     pass
 

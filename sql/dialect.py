@@ -8,6 +8,7 @@ expressions over the text):
   ``PARTITION x <= VALUES < y``, ``PARTITION y <= VALUES`` and ``PARTITION VALUE = z``
   (``<`` and ``<=`` on either side).  PostgreSQL's ``PARTITION BY RANGE (cols)`` is the
   same range level with no ranges yet.
+- ``UPSERT INTO t ...`` as Impala writes it.
 - ``ALTER TABLE t ADD RANGE PARTITION ..., DROP RANGE PARTITION ...`` (several in one
   statement) and ``ALTER TABLE t DETACH PARTITION p``.
 """
@@ -77,6 +78,10 @@ class DetachPartition(exp.Expression):
     """``ALTER TABLE t DETACH PARTITION p``."""
 
     arg_types = {"this": True, "expression": True}
+
+
+class Upsert(exp.Insert):
+    """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
 
 class NyalaParser(PostgresParser):
@@ -161,6 +166,13 @@ class NyalaParser(PostgresParser):
         if not isinstance(number, exp.Literal) or number.is_string:
             self.raise_error("Expecting a number of partitions")
         return number
+
+    def _parse_statement(self) -> exp.Expression | None:
+        if self._curr is not None and self._curr.text.upper() == "UPSERT":
+            self._advance()
+            insert = self._parse_insert()
+            return Upsert(**insert.args)
+        return super()._parse_statement()
 
     def _parse_alter(self) -> exp.Expression:
         index = self._index

@@ -28,6 +28,7 @@ from sql import ddl, dml, explain, parser, partition_ddl
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.dialect import AlterRangePartitions, DetachPartition
 from sql.duckdb_errors import translate
+from sql.names import table_name
 from sql.parser import ParsedStatement
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
@@ -281,6 +282,10 @@ class Session:
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
         elif isinstance(ast, (exp.Create, exp.Drop, AlterRangePartitions, DetachPartition)):
             return Plan("DDL", ast)
+        elif isinstance(ast, exp.TruncateTable):
+            for node in ast.expressions:
+                self._db.catalog.get_table(table_name(node))
+            return Plan("TRUNCATE", ast)
         else:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
         return Plan("WRITE", ast, write=write, catalog_version=version)
@@ -308,6 +313,11 @@ class Session:
                 if not deferred:
                     self._finish_autocommit()
                 return result
+            if plan.kind == "TRUNCATE":
+                dml.truncate(plan.ast, self._db.catalog, txn)  # type: ignore[arg-type]
+                if not deferred:
+                    self._finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
             if plan.kind == "QUERY":
                 assert plan.query is not None, "query plans carry a compiled query"
                 columns, batches = self._runner.run(plan.query, txn, params, now)

@@ -71,6 +71,10 @@ class DataException(DbError, sqlstate="22000"):
     pass
 
 
+class CardinalityViolation(DbError, sqlstate="21000"):
+    pass
+
+
 class StringDataRightTruncation(DataException, sqlstate="22001"):
     pass
 
@@ -204,6 +208,10 @@ class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16")
 
 
 class InvalidObjectDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P17"):
+    pass
+
+
+class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10"):
     pass
 
 

@@ -49,8 +49,8 @@ class HashLevel:
 class RangeBounds:
     """One range of the range level: ``lower <= range key < upper`` (None: unbounded).
 
-    ``lower_text`` / ``upper_text`` spell the bounds as SQL values for people
-    (EXPLAIN, ``nyala_tablets``, error messages).
+    ``lower_text`` / ``upper_text`` spell the bounds with their operators for
+    people (``1000 <=``, ``< 2000``): EXPLAIN, ``nyala_tablets``, error messages.
     """
 
     lower: bytes | None
@@ -64,11 +64,10 @@ class RangeBounds:
         return below_upper and above_lower
 
     def describe(self) -> str:
+        """Impala's spelling, e.g. ``1000 <= VALUES < 2000``."""
         if self.lower is None and self.upper is None:
             return "UNBOUNDED"
-        lower = f"{self.lower_text} <= " if self.lower is not None else ""
-        upper = f" < {self.upper_text}" if self.upper is not None else ""
-        return f"{lower}VALUES{upper}"
+        return " ".join(part for part in (self.lower_text, "VALUES", self.upper_text) if part)
 
     def to_json(self) -> dict[str, object]:
         return {

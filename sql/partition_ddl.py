@@ -145,13 +145,15 @@ def range_bounds(
     lower = upper = None
     lower_text = upper_text = ""
     if node.args.get("lower") is not None:
-        lower, lower_text = _encode(partitioning, schema, node.args["lower"], evaluate)
+        lower, text = _encode(partitioning, schema, node.args["lower"], evaluate)
+        lower_text = f"{text} <="
         if not node.args.get("lower_inclusive"):
-            lower += b"\x00"
+            lower, lower_text = lower + b"\x00", f"{text} <"
     if node.args.get("upper") is not None:
-        upper, upper_text = _encode(partitioning, schema, node.args["upper"], evaluate)
+        upper, text = _encode(partitioning, schema, node.args["upper"], evaluate)
+        upper_text = f"< {text}"
         if node.args.get("upper_inclusive"):
-            upper += b"\x00"
+            upper, upper_text = upper + b"\x00", f"<= {text}"
     return _checked(RangeBounds(lower, upper, lower_text, upper_text))
 
 
@@ -199,6 +201,8 @@ def create_partition_of(ast: exp.Create, catalog: Catalog, evaluate: Evaluator) 
         node = exp.Tuple(expressions=values) if len(values) > 1 else values[0]
         bounds.append(_encode(partitioning, parent.schema, node, evaluate))
     (lower, lower_text), (upper, upper_text) = bounds
+    lower_text = f"{lower_text} <=" if lower is not None else ""
+    upper_text = f"< {upper_text}" if upper is not None else ""
     rng = _checked(RangeBounds(lower, upper, lower_text, upper_text))
     catalog.alter_ranges(parent.name, [(rng, name)], [])
     return Result(command_tag="CREATE TABLE")

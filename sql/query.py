@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql import executor
+from sql import executor, system_views
 from sql.binder import BoundQuery, bind_query
 from sql.datatypes import OID_VARCHAR, to_wire, wire_oid
 from sql.pushdown import ScanPlan, plan_scans
@@ -97,6 +97,8 @@ class QueryRunner:
         cursor = self._duck.cursor()
         for binding in compiled.views:
             override = (overrides or {}).get(binding.table.name)
+            if system_views.is_system_view(binding.table):
+                override = system_views.contents(binding.table, self.catalog, txn)
             if override is not None:
                 cursor.register(binding.view, override)
             else:

@@ -136,6 +136,7 @@ class ScanPlan:
     predicates: list[PushedPredicate] = field(default_factory=list)
     limit: Operand | None = None
     offset: Operand | None = None
+    complete: bool = False
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
@@ -212,6 +213,9 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
                     plan.predicates.append(pushed)
                     break
             all_pushed = all_pushed and pushed is not None
+        if scope.is_root and all_pushed and len(table_sources) == 1:
+            ((_, plan),) = table_sources.values()
+            plan.complete = True
         if scope.is_root and all_pushed and len(table_sources) == 1 and _limit_applies(select):
             ((_, plan),) = table_sources.values()
             plan.limit = _operand(select.args["limit"].expression, _BIGINT)
@@ -220,6 +224,37 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
             if plan.limit is None or (offset is not None and plan.offset is None):
                 plan.limit = plan.offset = None
     return plans
+
+
+def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchema] | None:
+    """The table columns a query outputs when the scan alone answers it, else None.
+
+    That is a single-table SELECT of plain columns whose whole WHERE clause is
+    pushed, with nothing else above the scan but a pushed LIMIT.  Such a query
+    (a point lookup by key, typically) is answered from the scan's batches
+    without DuckDB.
+    """
+    select = bound.ast
+    if len(plans) != 1 or not plans[0].complete or not isinstance(select, exp.Select):
+        return None
+    plan, ref = plans[0], bound.tables[0]
+    if plan.table.table_id < 0 or select.args.get("offset") or select.args.get("locks"):
+        return None
+    if select.args.get("limit") is not None and plan.limit is None:
+        return None
+    for clause in ("joins", "laterals", "order", "group", "having", "distinct", "qualify", "with_"):
+        if select.args.get(clause):
+            return None
+    columns = []
+    for projection in select.expressions:
+        node = projection.this if isinstance(projection, exp.Alias) else projection
+        if not isinstance(node, exp.Column) or node.table != ref.alias:
+            return None
+        column = ref.table.schema.find(node.name)
+        if column is None:
+            return None
+        columns.append(column)
+    return columns
 
 
 def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:

@@ -50,3 +50,34 @@ def test_partitions_and_rows_survive_kill_9(fresh_nyala_server):
             conn.execute("insert into m values ('h0', 5, 0)")
         plan = _plan(conn, "explain select * from m where host = 'h1' and t = 12")
         assert any("1 of 3 tablets" in line for line in plan)
+
+
+def test_queries_the_scans_answer_alone_match_duckdbs_answers(fresh_nyala_server):
+    """Plain-column queries with every predicate pushed skip DuckDB; compare with forced DuckDB
+    (an ORDER BY keeps DuckDB above the scan)."""
+    with psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn:
+        conn.execute(
+            "create table mix (k bigint, s varchar(8), d date, ts timestamptz, n numeric(8,2), "
+            "b bytea, primary key (k, s)) partition by hash (k) partitions 4"
+        )
+        conn.execute(
+            "insert into mix select g, 's' || g, date '2024-01-01' + g::int, "
+            "timestamptz '2024-01-01 00:00:00+00' + g * interval '1 hour', g / 3.0, "
+            "'\\x00ff'::bytea from generate_series(1, 50) g"
+        )
+        for sql, params in (
+            ("select * from mix where k = %s and s = %s", (7, "s7")),
+            ("select n, ts, d from mix where k = %s", (8,)),
+            ("select s from mix where k in (1, 2, 3) and s like 's%%'", ()),
+            ("select k, b from mix limit 5", ()),
+        ):
+            direct = conn.execute(sql, params, prepare=True)
+            rows = sorted(direct.fetchall())
+            types = [c.type_code for c in direct.description]
+            ordered = conn.execute(sql.replace(" limit 5", "") + " order by 1", params)
+            expected = sorted(ordered.fetchall())
+            if "limit" not in sql:
+                assert rows == expected
+            else:
+                assert len(rows) == 5 and set(rows) <= set(expected)
+            assert types == [c.type_code for c in ordered.description]

@@ -26,10 +26,19 @@ def _table() -> TableInfo:
         RangeBounds(encode_key([300], [t.INT64]), None),
     ]
     partitions = tuple(
-        Partition(TabletId(1 + 4 * r + b), (b,), rng) for r, rng in enumerate(bounds) for b in range(4)
+        Partition(TabletId(1 + 4 * r + b), (b,), rng)
+        for r, rng in enumerate(bounds)
+        for b in range(4)
     )
     return TableInfo(
-        TableId(1), "m", SCHEMA, tuple(p.tablet_id for p in partitions), 2, (0, 1), partitioning, partitions
+        TableId(1),
+        "m",
+        SCHEMA,
+        tuple(p.tablet_id for p in partitions),
+        2,
+        (0, 1),
+        partitioning,
+        partitions,
     )
 
 
@@ -51,7 +60,9 @@ def test_hash_and_range_levels_prune_independently():
     assert by_range == tuple(TabletId(5 + b) for b in range(4))
     both = prune(
         table,
-        _spec(ColumnPredicate.equality(ColumnId(0), "h"), ColumnPredicate.equality(ColumnId(1), 250)),
+        _spec(
+            ColumnPredicate.equality(ColumnId(0), "h"), ColumnPredicate.equality(ColumnId(1), 250)
+        ),
     )
     assert both == ()
 

@@ -108,3 +108,24 @@ def test_each_scope_pushes_its_own_where(cat):
     )
     assert _pushed(outer) == ["a = 1"]
     assert _pushed(inner) == ["x = 5"]
+
+
+def test_direct_columns_only_for_queries_the_scan_answers_alone(cat):
+    from sql.pushdown import direct_columns
+
+    def direct(sql):
+        bound = bind_query(parser.parse(sql)[0].ast, cat)
+        columns = direct_columns(bound, plan_scans(bound))
+        return None if columns is None else [c.name for c in columns]
+
+    assert direct("select b, a from t where a = $1") == ["b", "a"]
+    assert direct("select b from t where a = 1 limit 2") == ["b"]
+    for sql in (
+        "select b || 'x' from t where a = 1",
+        "select b from t where c > 0.5",
+        "select b from t where a = 1 order by b",
+        "select b from t limit 2 offset 1",
+        "select count(*) from t",
+        "select t.b from t join u on t.a = u.a",
+    ):
+        assert direct(sql) is None, sql

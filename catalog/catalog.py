@@ -83,13 +83,15 @@ class Catalog:
         columns: Sequence[tuple[str, DataType, bool, str | None]],
         key: Sequence[str],
         partitioning: Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]] | None = None,
+        storage: dict[str, tuple[str, str]] | None = None,
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
         Column IDs follow the declared order; the storage schema puts the ``key``
         columns first, in key order, and makes them NOT NULL.  ``partitioning``
         turns the schema into a PartitionSchema and its initial ranges; the table
-        gets one tablet per bucket combination and range.
+        gets one tablet per bucket combination and range.  ``storage`` maps column
+        names to their (encoding, compression) as declared.
         """
         with self._lock:
             if name in self._tables:
@@ -118,6 +120,9 @@ class Catalog:
                 column_order=tuple(c.id for c in declared),
                 partition_schema=partition_schema,
                 partitions=tuple(partitions) if partition_schema is not None else (),
+                column_storage=tuple(
+                    (by_name[n].id, enc, comp) for n, (enc, comp) in (storage or {}).items()
+                ),
             )
             self._next_table_id += 1
             for partition in partitions:

@@ -25,6 +25,8 @@ class TableInfo:
     list, attnum); the storage schema keeps Kudu's order, key columns first.
     A partitioned table has a ``partition_schema`` and one ``Partition`` per
     tablet, in ``tablet_ids`` order; an unpartitioned one has one tablet.
+    ``column_storage`` holds (column ID, encoding, compression) for columns
+    declared with Impala's ENCODING / COMPRESSION attributes.
     """
 
     table_id: TableId
@@ -35,6 +37,7 @@ class TableInfo:
     column_order: tuple[ColumnId, ...]
     partition_schema: PartitionSchema | None = None
     partitions: tuple[Partition, ...] = ()
+    column_storage: tuple[tuple[ColumnId, str, str], ...] = ()
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
@@ -62,6 +65,7 @@ class TableInfo:
             if self.partition_schema is None
             else self.partition_schema.to_json(),
             "partitions": [p.to_json() for p in self.partitions],
+            "column_storage": [list(entry) for entry in self.column_storage],
         }
 
     @classmethod
@@ -77,4 +81,8 @@ class TableInfo:
             if doc.get("partition_schema") is None
             else PartitionSchema.from_json(doc["partition_schema"]),  # type: ignore[arg-type]
             partitions=tuple(Partition.from_json(p) for p in doc.get("partitions") or ()),  # type: ignore[attr-defined]
+            column_storage=tuple(
+                (ColumnId(int(c)), str(e), str(z))
+                for c, e, z in doc.get("column_storage") or ()  # type: ignore[attr-defined]
+            ),
         )

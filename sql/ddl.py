@@ -15,6 +15,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from sql import partition_ddl
 from sql.datatypes import column_type
+from sql.dialect import ColumnCompression, ColumnEncoding
 from sql.names import identifier_name, table_name
 from sql.result import Result
 from storage.errors import (
@@ -22,6 +23,7 @@ from storage.errors import (
     DuplicateColumn,
     DuplicateTable,
     FeatureNotSupported,
+    InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
     UndefinedTable,
@@ -71,6 +73,7 @@ def create_table(
         notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")
         return Result(command_tag="CREATE TABLE", notices=[notice])
     columns: dict[str, tuple[DataType, bool, str | None]] = {}
+    attributes: dict[str, dict[str, str]] = {}
     key: list[str] = []
     for item in schema_node.expressions:
         if isinstance(item, exp.ColumnDef):
@@ -91,6 +94,10 @@ def create_table(
                             f'multiple primary keys for table "{name}" are not allowed'
                         )
                     key = [col_name]
+                elif isinstance(kind, (ColumnEncoding, ColumnCompression)):
+                    attributes.setdefault(col_name, {})[
+                        "encoding" if isinstance(kind, ColumnEncoding) else "compression"
+                    ] = kind.name.upper()
                 elif isinstance(kind, exp.DefaultColumnConstraint):
                     if not _is_constant(kind.this):
                         raise FeatureNotSupported(
@@ -128,13 +135,68 @@ def create_table(
             raise InvalidTableDefinition(
                 f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
             )
+    storage = {n: check_storage_attributes(n, columns[n][0], a) for n, a in attributes.items()}
     declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
     partitioning = None
     if clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partition_ddl.build_partitioning(clause, evaluate)
-    catalog.create_table(name, declared, key, partitioning)
+    catalog.create_table(name, declared, key, partitioning, storage)
     return Result(command_tag="CREATE TABLE")
+
+
+_ENCODINGS_BY_KIND = {
+    "AUTO_ENCODING": None,
+    "PLAIN_ENCODING": None,
+    "BIT_SHUFFLE": {
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.FLOAT,
+        TypeKind.DOUBLE,
+        TypeKind.DECIMAL,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "RLE": {
+        TypeKind.BOOL,
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "DICT_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+    "PREFIX_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+}
+_COMPRESSIONS = {"DEFAULT_COMPRESSION", "NO_COMPRESSION", "LZ4", "SNAPPY", "ZLIB", "ZSTD"}
+
+
+def check_storage_attributes(
+    column: str, dtype: DataType, attributes: dict[str, str]
+) -> tuple[str, str]:
+    """Validate Impala's ENCODING and COMPRESSION words for a column (Kudu's per-type rules);
+    return (encoding, compression), AUTO_ENCODING / DEFAULT_COMPRESSION when not given."""
+    encoding = attributes.get("encoding", "AUTO_ENCODING")
+    compression = attributes.get("compression", "DEFAULT_COMPRESSION")
+    if encoding not in _ENCODINGS_BY_KIND:
+        raise InvalidParameterValue(
+            f'unknown encoding "{encoding}" for column "{column}"',
+            hint="Use one of " + ", ".join(_ENCODINGS_BY_KIND) + ".",
+        )
+    kinds = _ENCODINGS_BY_KIND[encoding]
+    if kinds is not None and dtype.kind not in kinds:
+        raise InvalidTableDefinition(
+            f'encoding {encoding} is not supported for column "{column}" of type {dtype.pg_name()}'
+        )
+    if compression not in _COMPRESSIONS:
+        raise InvalidParameterValue(
+            f'unknown compression "{compression}" for column "{column}"',
+            hint="Use one of " + ", ".join(sorted(_COMPRESSIONS)) + ".",
+        )
+    return encoding, compression
 
 
 def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:

@@ -9,6 +9,7 @@ expressions over the text):
   (``<`` and ``<=`` on either side).  PostgreSQL's ``PARTITION BY RANGE (cols)`` is the
   same range level with no ranges yet.
 - ``UPSERT INTO t ...`` as Impala writes it.
+- Impala's column attributes ``ENCODING <encoding>`` and ``COMPRESSION <codec>``.
 - ``ALTER TABLE t ADD RANGE PARTITION ..., DROP RANGE PARTITION ...`` (several in one
   statement) and ``ALTER TABLE t DETACH PARTITION p``.
 """
@@ -80,6 +81,18 @@ class DetachPartition(exp.Expression):
     arg_types = {"this": True, "expression": True}
 
 
+class ColumnEncoding(exp.Expression):
+    """Impala's ``ENCODING <encoding>`` column attribute."""
+
+    arg_types = {"this": True}
+
+
+class ColumnCompression(exp.Expression):
+    """Impala's ``COMPRESSION <codec>`` column attribute."""
+
+    arg_types = {"this": True}
+
+
 class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
@@ -88,6 +101,15 @@ class NyalaParser(PostgresParser):
     PROPERTY_PARSERS = {
         **PostgresParser.PROPERTY_PARSERS,
         "PARTITION BY": lambda self: self._parse_nyala_partition_by(),
+    }
+    CONSTRAINT_PARSERS = {
+        **PostgresParser.CONSTRAINT_PARSERS,
+        "ENCODING": lambda self: self.expression(
+            ColumnEncoding(this=self._parse_var(any_token=True))
+        ),
+        "COMPRESSION": lambda self: self.expression(
+            ColumnCompression(this=self._parse_var(any_token=True))
+        ),
     }
 
     def _parse_nyala_partition_by(self) -> exp.Expression:

@@ -69,7 +69,10 @@ def test_encoding_and_compression_words_are_checked_per_type():
         "BIT_SHUFFLE",
         "DEFAULT_COMPRESSION",
     )
-    assert check_storage_attributes("s", t.STRING, {"compression": "LZ4"}) == ("AUTO_ENCODING", "LZ4")
+    assert check_storage_attributes("s", t.STRING, {"compression": "LZ4"}) == (
+        "AUTO_ENCODING",
+        "LZ4",
+    )
     with pytest.raises(InvalidTableDefinition):
         check_storage_attributes("b", t.BOOL, {"encoding": "BIT_SHUFFLE"})
     with pytest.raises(InvalidParameterValue):

@@ -23,6 +23,7 @@ from catalog.table import TableInfo
 from sql.datatypes import duckdb_type
 from sql.dialect import Upsert
 from sql.names import identifier_name
+from sql.pushdown import KEY_IN_META
 from storage.errors import (
     CardinalityViolation,
     FeatureNotSupported,
@@ -55,8 +56,14 @@ def wrap(
     alias: str,
     ast: exp.Insert,
     targets: list[ColumnSchema],
+    key_values: list[exp.Expression] | None = None,
 ) -> tuple[exp.Select, ConflictAction]:
-    """The INSERT's row query rewritten to carry conflict information; see the module doc."""
+    """The INSERT's row query rewritten to carry conflict information; see the module doc.
+
+    ``key_values`` are the first key column's expressions of a VALUES list: when they
+    are all constants, the target's scan reads only rows with those keys
+    (``pushdown.KEY_IN_META``), instead of the whole table.
+    """
     key_ids = set(table.schema.key_column_ids)
     if isinstance(ast, Upsert):
         sets = {
@@ -139,6 +146,8 @@ def wrap(
         this=exp.to_identifier(table.name, quoted=True),
         alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
     )
+    if key_values:
+        target.meta[KEY_IN_META] = key_values
     wrapped = exp.select(*projections).from_(excluded).join(target, on=on, join_type="left")
     return wrapped, action
 

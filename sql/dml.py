@@ -132,6 +132,8 @@ def plan_insert(
     source = ast.expression
     src_alias = "__nyala_src"
     direct: dict[int, int] = {}
+    first_key = table.schema.key_columns[0]
+    key_values: list[exp.Expression] | None = [] if isinstance(source, exp.Values) else None
     if isinstance(source, exp.Values):
         for row in source.expressions:
             if len(row.expressions) > len(targets):
@@ -144,6 +146,8 @@ def plan_insert(
                 _note_parameter(value, column, direct)
                 if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
                     value = _default(column)
+                if column.id == first_key.id and key_values is not None:
+                    key_values.append(value.copy())
                 values[index] = _cast(value.copy(), column)
             row.set("expressions", values)
         width = max(len(r.expressions) for r in source.expressions)
@@ -176,7 +180,7 @@ def plan_insert(
     select = exp.select(*projections).from_(derived)
     action = None
     if ast.args.get("conflict") is not None or isinstance(ast, Upsert):
-        select, action = conflict.wrap(select, table, alias, ast, targets)
+        select, action = conflict.wrap(select, table, alias, ast, targets, key_values)
     bound = runner.bind(select, declared)
     _apply_parameter_types(bound.param_oids, declared, direct)
     _check_width(bound.ast, src_alias, len(targets))

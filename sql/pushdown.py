@@ -185,10 +185,18 @@ class ScanPlan:
 
 _BIGINT = DataType(TypeKind.INT64)
 
+# Set by INSERT ... ON CONFLICT on its target's table node: the first key column's VALUES,
+# which are the only keys whose existing rows the statement can collide with.
+KEY_IN_META = "nyala_key_in"
+
 
 def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     """One ScanPlan per ``bound.tables`` entry, in the same order."""
     plans = [ScanPlan(ref.table, _projection(ref)) for ref in bound.tables]
+    for ref, plan in zip(bound.tables, plans, strict=True):
+        keys = ref.node.meta.get(KEY_IN_META)
+        if keys:
+            plan.predicates.extend(_key_in(ref, keys))
     by_node = {id(ref.node): (ref, plan) for ref, plan in zip(bound.tables, plans, strict=True)}
     for scope in traverse_scope(bound.ast):
         select = scope.expression
@@ -255,6 +263,17 @@ def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchem
             return None
         columns.append(column)
     return columns
+
+
+def _key_in(ref: TableRef, values: list[exp.Expression]) -> list[PushedPredicate]:
+    """``first key IN (values)`` when every value is a constant of the key's type."""
+    column = ref.table.schema.key_columns[0]
+    if column.type.kind not in _PUSHABLE:
+        return []
+    operands = [_operand(v, column.type) for v in values]
+    if any(o is None for o in operands):
+        return []
+    return [PushedPredicate(column, "in", tuple(o for o in operands if o is not None))]
 
 
 def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:

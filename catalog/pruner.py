@@ -3,7 +3,8 @@
 Each level prunes on its own (kudu-scan-optimization-partition-pruning): a
 hash level keeps only the buckets of its columns' values when every one of
 its columns has an equality or IN predicate; the range level keeps the
-ranges that overlap the range-key bounds the predicates imply.  A tablet is
+ranges that overlap the range-key bounds the predicates imply (or hold
+one of the values of an IN list on a single range column).  A tablet is
 scanned when its bucket of every level and its range survive.
 """
 
@@ -31,6 +32,7 @@ def prune(table: TableInfo, spec: ScanSpec) -> tuple[TabletId, ...]:
         _buckets(partitioning, schema, level, by_column) for level in partitioning.hash_levels
     ]
     lower = upper = None
+    points: list[bytes] | None = None
     if partitioning.range_column_ids is not None:
         key_range = ScanSpec(projection=(), predicates=spec.predicates).key_range(
             partitioning.range_schema(schema)
@@ -38,6 +40,7 @@ def prune(table: TableInfo, spec: ScanSpec) -> tuple[TabletId, ...]:
         if key_range.is_empty:
             return ()
         lower, upper = key_range.lower, key_range.upper
+        points = _range_points(partitioning, schema, by_column)
     kept = []
     for partition in table.partitions:
         if any(
@@ -47,8 +50,30 @@ def prune(table: TableInfo, spec: ScanSpec) -> tuple[TabletId, ...]:
             continue
         if partition.range is not None and not partition.range.overlaps(lower, upper):
             continue
+        if (
+            partition.range is not None
+            and points is not None
+            and not any(partition.range.overlaps(p, p + b"\x00") for p in points)
+        ):
+            continue
         kept.append(partition.tablet_id)
     return tuple(kept)
+
+
+def _range_points(
+    partitioning: PartitionSchema, schema: Schema, by_column: dict[int, list[ColumnPredicate]]
+) -> list[bytes] | None:
+    """The range keys an IN list on a single range column allows (None: no such list)."""
+    range_ids = partitioning.range_column_ids
+    if range_ids is None or len(range_ids) != 1:
+        return None
+    for predicate in by_column.get(range_ids[0], []):
+        if predicate.kind is PredicateKind.IN_LIST:
+            try:
+                return [partitioning.encode_range_key(schema, [v]) for v in predicate.values]
+            except (ValueError, OverflowError):
+                return None
+    return None
 
 
 def _buckets(

@@ -73,3 +73,12 @@ def test_in_lists_prune_to_the_union_of_their_buckets():
     buckets = {table.partition_schema.bucket_of(SCHEMA, level, [h]) for h in ("a", "b")}
     kept = prune(table, _spec(ColumnPredicate.in_list(ColumnId(0), ["a", "b"])))
     assert {p.hash_buckets[0] for p in table.partitions if p.tablet_id in kept} == buckets
+
+
+def test_an_in_list_on_the_range_column_keeps_the_ranges_holding_its_values():
+    table = _table()
+    kept = prune(table, _spec(ColumnPredicate.in_list(ColumnId(1), [5, 350])))
+    ranges = {
+        table.partitions[[p.tablet_id for p in table.partitions].index(k)].range for k in kept
+    }
+    assert ranges == {table.partitions[0].range, table.partitions[8].range}

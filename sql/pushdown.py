@@ -221,6 +221,7 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
                     plan.predicates.append(pushed)
                     break
             all_pushed = all_pushed and pushed is not None
+        _push_join_conditions(select, table_sources, nullable)
         if scope.is_root and all_pushed and len(table_sources) == 1:
             ((_, plan),) = table_sources.values()
             plan.complete = True
@@ -286,6 +287,36 @@ def _projection(ref: TableRef) -> list[ColumnSchema]:
     return ref.columns or [ref.table.schema.key_columns[0]]
 
 
+def _push_join_conditions(
+    select: exp.Select,
+    table_sources: dict[str, tuple[TableRef, ScanPlan]],
+    nullable: set[str],
+) -> None:
+    """Push JOIN ... ON conjuncts that name one table: for an inner join, into a table no
+    outer join null-extends; for a LEFT JOIN, into the joined table itself (its rows that
+    fail the condition would not match anyway)."""
+    for join in select.args.get("joins") or []:
+        on = join.args.get("on")
+        if on is None:
+            continue
+        side = (join.side or "").upper()
+        if side == "LEFT":
+            allowed = {join.this.alias_or_name}
+        elif not side and (join.kind or "").upper() in ("", "INNER"):
+            allowed = set(table_sources) - nullable
+        else:
+            continue
+        for conjunct in _conjuncts(on):
+            for alias in allowed:
+                if alias not in table_sources:
+                    continue
+                ref, plan = table_sources[alias]
+                pushed = _pushable(conjunct, ref)
+                if pushed is not None:
+                    plan.predicates.append(pushed)
+                    break
+
+
 def _nullable_aliases(select: exp.Select) -> set[str]:
     """Table aliases on the nullable side of an outer join: their rows are not WHERE-filtered
     before the join."""
@@ -336,6 +367,8 @@ def _pushable(conjunct: exp.Expression, ref: TableRef) -> PushedPredicate | None
 def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None:
     while isinstance(node, exp.Paren):
         node = node.this
+    if isinstance(node, exp.Or):
+        return _or_as_in(node, ref)
     op = _COMPARISONS.get(type(node))
     if op is not None:
         left, right = node.left, node.right
@@ -387,6 +420,21 @@ def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None
             return None
         return PushedPredicate(column, "prefix", (Operand(prefix),))
     return None
+
+
+def _or_as_in(node: exp.Or, ref: TableRef) -> PushedPredicate | None:
+    """``c = 1 OR c = 2 OR c IN (3, 4)`` as ``c IN (1, 2, 3, 4)``; any other OR stays above."""
+    column = None
+    operands: list[Operand] = []
+    for disjunct in node.flatten():
+        pushed = _to_predicate(disjunct, ref)
+        if pushed is None or pushed.op not in ("=", "in"):
+            return None
+        if column is not None and pushed.column.id != column.id:
+            return None
+        column = pushed.column
+        operands.extend(pushed.operands)
+    return None if column is None else PushedPredicate(column, "in", tuple(operands))
 
 
 def _is_string_literal(node: exp.Expression) -> bool:

@@ -129,3 +129,21 @@ def test_direct_columns_only_for_queries_the_scan_answers_alone(cat):
         "select t.b from t join u on t.a = u.a",
     ):
         assert direct(sql) is None, sql
+
+
+def test_ors_of_equalities_on_one_column_become_in_lists(cat):
+    (plan,) = _plans(cat, "select a from t where a = 1 or (a = 2 or a in (3, 4))")
+    assert _pushed(plan) == ["a IN (1, 2, 3, 4)"]
+    (plan,) = _plans(cat, "select a from t where a = 1 or b = 'x'")
+    assert _pushed(plan) == []
+    (plan,) = _plans(cat, "select a from t where a = 1 or a > 5")
+    assert _pushed(plan) == []
+
+
+def test_join_conditions_push_into_inner_sides_and_the_joined_side_of_left_joins(cat):
+    left, right = _plans(cat, "select * from t join u on t.a = u.a and u.x = 3 and t.b = 'q'")
+    assert _pushed(left) == ["b = 'q'"] and _pushed(right) == ["x = 3"]
+    left, right = _plans(cat, "select * from t left join u on t.a = u.a and u.x is null and t.b = 'q'")
+    assert _pushed(left) == [] and _pushed(right) == ["x IS NULL"]
+    left, right = _plans(cat, "select * from t right join u on t.a = u.a and u.x = 3")
+    assert _pushed(left) == [] and _pushed(right) == []

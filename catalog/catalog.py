@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from storage.engine import StorageEngine
-from storage.errors import DuplicateTable, UndefinedTable
+from storage.errors import (
+    DuplicateTable,
+    FeatureNotSupported,
+    InvalidObjectDefinition,
+    UndefinedObject,
+    UndefinedTable,
+)
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, DataType, TabletId
 
@@ -74,11 +82,16 @@ class Catalog:
         name: str,
         columns: Sequence[tuple[str, DataType, bool, str | None]],
         key: Sequence[str],
+        partitioning: Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]] | None = None,
+        storage: dict[str, tuple[str, str]] | None = None,
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
         Column IDs follow the declared order; the storage schema puts the ``key``
-        columns first, in key order, and makes them NOT NULL.
+        columns first, in key order, and makes them NOT NULL.  ``partitioning``
+        turns the schema into a PartitionSchema and its initial ranges; the table
+        gets one tablet per bucket combination and range.  ``storage`` maps column
+        names to their (encoding, compression) as declared.
         """
         with self._lock:
             if name in self._tables:
@@ -94,21 +107,127 @@ class Catalog:
             schema = Schema(
                 tuple(key_columns + [c for c in declared if c.name not in key]), len(key)
             )
-            tablet_id = TabletId(self._next_tablet_id)
-            self._next_tablet_id += 1
+            partition_schema, ranges = (None, [])
+            if partitioning is not None:
+                partition_schema, ranges = partitioning(schema)
+            partitions = self._new_partitions(partition_schema, ranges)
             table = TableInfo(
                 table_id=TableId(self._next_table_id),
                 name=name,
                 schema=schema,
-                tablet_ids=(tablet_id,),
+                tablet_ids=tuple(p.tablet_id for p in partitions),
                 next_column_id=len(columns),
                 column_order=tuple(c.id for c in declared),
+                partition_schema=partition_schema,
+                partitions=tuple(partitions) if partition_schema is not None else (),
+                column_storage=tuple(
+                    (by_name[n].id, enc, comp) for n, (enc, comp) in (storage or {}).items()
+                ),
             )
             self._next_table_id += 1
-            self._engine.create_tablet(tablet_id, schema)
+            for partition in partitions:
+                self._engine.create_tablet(partition.tablet_id, schema)
             self._tables[name] = table
             self._save()
             return table
+
+    def _new_partitions(
+        self,
+        partitioning: PartitionSchema | None,
+        ranges: Sequence[RangeBounds | tuple[RangeBounds, str | None]],
+    ) -> list[Partition]:
+        """One partition (with a fresh tablet ID) per bucket combination and range."""
+        combos = partitioning.bucket_combinations() if partitioning is not None else [()]
+        named = [r if isinstance(r, tuple) else (r, None) for r in ranges]
+        if partitioning is None or not partitioning.is_ranged:
+            named = [(None, None)]  # type: ignore[list-item]
+        partitions = []
+        for bounds, range_name in named:
+            for combo in combos:
+                tablet_id = TabletId(self._next_tablet_id)
+                self._next_tablet_id += 1
+                partitions.append(Partition(tablet_id, combo, bounds, range_name))
+        return partitions
+
+    def alter_ranges(
+        self,
+        name: str,
+        add: Sequence[tuple[RangeBounds, str | None]],
+        drop: Sequence[RangeBounds],
+    ) -> TableInfo:
+        """Add and drop whole ranges of a range-partitioned table in one catalog change.
+
+        Dropped ranges must exist exactly; added ones must not overlap the ranges
+        that remain (42P17).  New tablets are created before the catalog names
+        them; dropped ones are removed after it stops naming them.
+        """
+        with self._lock:
+            table = self.get_table(name)
+            partitioning = table.partition_schema
+            if partitioning is None or not partitioning.is_ranged:
+                raise FeatureNotSupported(f'table "{name}" is not range partitioned')
+            ranges = {p.range for p in table.partitions}
+            for bounds in drop:
+                if bounds not in ranges:
+                    raise UndefinedObject(f"no range partition {bounds.describe()} in {name}")
+            kept = [p for p in table.partitions if p.range not in set(drop)]
+            remaining = {p.range for p in kept}
+            for bounds, range_name in add:
+                for other in remaining:
+                    if other is not None and other.overlaps(bounds.lower, bounds.upper):
+                        what = f'partition "{range_name}"' if range_name else "range partition"
+                        raise InvalidObjectDefinition(
+                            f"{what} {bounds.describe()} would overlap {other.describe()}"
+                        )
+                remaining.add(bounds)
+            added = self._new_partitions(partitioning, add)
+            for partition in added:
+                self._engine.create_tablet(partition.tablet_id, table.schema)
+            partitions = tuple(kept + added)
+            new = dataclasses.replace(
+                table, partitions=partitions, tablet_ids=tuple(p.tablet_id for p in partitions)
+            )
+            self._tables[name] = new
+            self._save()
+            for partition in table.partitions:
+                if partition.range in set(drop):
+                    self._engine.drop_tablet(partition.tablet_id)
+            return new
+
+    def partition_owner(self, partition_name: str) -> TableInfo | None:
+        """The table that has a range partition called ``partition_name``."""
+        for table in self._tables.values():
+            if any(p.name == partition_name for p in table.partitions):
+                return table
+        return None
+
+    def detach_partition(self, name: str, partition_name: str) -> TableInfo:
+        """Make a named range partition a table of its own, keeping its rows (DETACH)."""
+        with self._lock:
+            table = self.get_table(name)
+            moving = [p for p in table.partitions if p.name == partition_name]
+            if not moving:
+                raise UndefinedTable(f'relation "{partition_name}" is not a partition of "{name}"')
+            if partition_name in self._tables:
+                raise DuplicateTable(f'relation "{partition_name}" already exists')
+            if len(moving) != 1:
+                raise FeatureNotSupported("detaching a hash-partitioned range is not supported")
+            kept = tuple(p for p in table.partitions if p.name != partition_name)
+            self._tables[name] = dataclasses.replace(
+                table, partitions=kept, tablet_ids=tuple(p.tablet_id for p in kept)
+            )
+            detached = TableInfo(
+                table_id=TableId(self._next_table_id),
+                name=partition_name,
+                schema=table.schema,
+                tablet_ids=(moving[0].tablet_id,),
+                next_column_id=table.next_column_id,
+                column_order=table.column_order,
+            )
+            self._next_table_id += 1
+            self._tables[partition_name] = detached
+            self._save()
+            return detached
 
     def drop_table(self, name: str) -> TableInfo:
         with self._lock:

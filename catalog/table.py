@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NewType
 
+from catalog.partition import Partition, PartitionSchema
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, TabletId
 
@@ -22,6 +23,10 @@ class TableInfo:
     so a column ID is never reused within the table.  ``column_order`` is the
     order users declared and see (``SELECT *``, ``INSERT`` without a column
     list, attnum); the storage schema keeps Kudu's order, key columns first.
+    A partitioned table has a ``partition_schema`` and one ``Partition`` per
+    tablet, in ``tablet_ids`` order; an unpartitioned one has one tablet.
+    ``column_storage`` holds (column ID, encoding, compression) for columns
+    declared with Impala's ENCODING / COMPRESSION attributes.
     """
 
     table_id: TableId
@@ -30,6 +35,9 @@ class TableInfo:
     tablet_ids: tuple[TabletId, ...]
     next_column_id: int
     column_order: tuple[ColumnId, ...]
+    partition_schema: PartitionSchema | None = None
+    partitions: tuple[Partition, ...] = ()
+    column_storage: tuple[tuple[ColumnId, str, str], ...] = ()
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
@@ -53,6 +61,11 @@ class TableInfo:
             "tablet_ids": list(self.tablet_ids),
             "next_column_id": self.next_column_id,
             "column_order": list(self.column_order),
+            "partition_schema": None
+            if self.partition_schema is None
+            else self.partition_schema.to_json(),
+            "partitions": [p.to_json() for p in self.partitions],
+            "column_storage": [list(entry) for entry in self.column_storage],
         }
 
     @classmethod
@@ -64,4 +77,12 @@ class TableInfo:
             tablet_ids=tuple(TabletId(int(t)) for t in doc["tablet_ids"]),  # type: ignore[attr-defined]
             next_column_id=int(doc["next_column_id"]),  # type: ignore[call-overload]
             column_order=tuple(ColumnId(int(c)) for c in doc["column_order"]),  # type: ignore[attr-defined]
+            partition_schema=None
+            if doc.get("partition_schema") is None
+            else PartitionSchema.from_json(doc["partition_schema"]),  # type: ignore[arg-type]
+            partitions=tuple(Partition.from_json(p) for p in doc.get("partitions") or ()),  # type: ignore[attr-defined]
+            column_storage=tuple(
+                (ColumnId(int(c)), str(e), str(z))
+                for c, e, z in doc.get("column_storage") or ()  # type: ignore[attr-defined]
+            ),
         )

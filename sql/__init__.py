@@ -16,19 +16,25 @@ Follow a SELECT:
 4. ``transpile`` rewrites the bound tree so DuckDB computes what PostgreSQL
    would (integer division, division by zero, ``sum`` types, bytea literals,
    ``now()``, ``version()``) and names output columns as PostgreSQL does.
-5. ``query.compile_query`` keeps the DuckDB SQL; ``query.QueryRunner.run``
+5. ``pushdown`` builds one ``ScanPlan`` per table reference from the WHERE
+   (and JOIN ... ON) conjuncts: predicates, projection, a LIMIT; parameters
+   are read at run time, and ``catalog.pruner`` picks the tablets.
+6. ``query.compile_query`` keeps the DuckDB SQL; ``query.QueryRunner.run``
    registers one ``executor.ScanSource`` per table reference on a DuckDB
    cursor.  Each time DuckDB opens a source it starts a tablet scan at the
    statement's snapshot, so rows stream from storage through DuckDB to the
    server as Arrow record batches; ``datatypes`` maps the result columns to
-   PostgreSQL type OIDs.
+   PostgreSQL type OIDs.  A query the scan answers alone (plain columns, the
+   whole WHERE pushed) skips DuckDB.  ``explain`` prints all of this.
 
 Follow an INSERT, UPDATE or DELETE: ``dml`` plans it as a SELECT over the
 target table (the new rows cast to the column types, the new image of each
 matching row, or the matching keys), DuckDB evaluates it like any query, the
 rows are checked against NOT NULL and varchar limits, and the storage
-``Transaction`` applies them by primary key.  RETURNING runs over the written
-rows.  ``ddl`` handles CREATE and DROP TABLE through the catalog.
+``Transaction`` applies them by primary key, routed to tablets by the
+table's partitioning.  RETURNING runs over the written rows.  ``conflict``
+plans ON CONFLICT and UPSERT.  ``ddl`` and ``partition_ddl`` handle CREATE,
+DROP and range-partition changes through the catalog.
 
 Transactions: outside a block each statement (or each multi-statement Query,
 or the extended-protocol messages up to a Sync) is one transaction; inside

@@ -21,6 +21,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from catalog.table import TableInfo
+from sql import system_views
 from sql.datatypes import (
     OID_BOOL,
     OID_BYTEA,
@@ -142,7 +143,11 @@ def bind_query(
     mapping: dict[str, dict[str, str]] = {}
     for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):
         position = _name_position(orig_node)
-        table = catalog.get_table(node.name, position=position)
+        table = (
+            catalog.find_table(node.name)
+            or system_views.find(node.name)
+            or catalog.get_table(node.name, position=position)
+        )
         mapping[table.name] = {c.name: c.type.pg_name() for c in table.columns}
         refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
     schema = MappingSchema(mapping, dialect=DIALECT) if mapping else MappingSchema(dialect=DIALECT)

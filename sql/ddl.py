@@ -13,7 +13,9 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from sql import partition_ddl
 from sql.datatypes import column_type
+from sql.dialect import ColumnCompression, ColumnEncoding
 from sql.names import identifier_name, table_name
 from sql.result import Result
 from storage.errors import (
@@ -21,6 +23,7 @@ from storage.errors import (
     DuplicateColumn,
     DuplicateTable,
     FeatureNotSupported,
+    InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
     UndefinedTable,
@@ -49,8 +52,20 @@ def _is_constant(node: exp.Expression) -> bool:
     return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
 
 
-def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecker) -> Result:
+def create_table(
+    ast: exp.Create,
+    catalog: Catalog,
+    check_default: DefaultChecker,
+    evaluate: partition_ddl.Evaluator | None = None,
+) -> Result:
     schema_node = ast.this
+    properties = ast.args.get("properties")
+    if properties is not None and any(
+        isinstance(p, exp.PartitionedOfProperty) for p in properties.expressions
+    ):
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        return partition_ddl.create_partition_of(ast, catalog, evaluate)
+    clause = partition_ddl.partitioning_of(ast)
     if not isinstance(schema_node, exp.Schema):
         raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
     name = table_name(schema_node.this)
@@ -58,6 +73,7 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
         notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")
         return Result(command_tag="CREATE TABLE", notices=[notice])
     columns: dict[str, tuple[DataType, bool, str | None]] = {}
+    attributes: dict[str, dict[str, str]] = {}
     key: list[str] = []
     for item in schema_node.expressions:
         if isinstance(item, exp.ColumnDef):
@@ -78,6 +94,10 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
                             f'multiple primary keys for table "{name}" are not allowed'
                         )
                     key = [col_name]
+                elif isinstance(kind, (ColumnEncoding, ColumnCompression)):
+                    attributes.setdefault(col_name, {})[
+                        "encoding" if isinstance(kind, ColumnEncoding) else "compression"
+                    ] = kind.name.upper()
                 elif isinstance(kind, exp.DefaultColumnConstraint):
                     if not _is_constant(kind.this):
                         raise FeatureNotSupported(
@@ -115,9 +135,68 @@ def create_table(ast: exp.Create, catalog: Catalog, check_default: DefaultChecke
             raise InvalidTableDefinition(
                 f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
             )
+    storage = {n: check_storage_attributes(n, columns[n][0], a) for n, a in attributes.items()}
     declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
-    catalog.create_table(name, declared, key)
+    partitioning = None
+    if clause is not None:
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        partitioning = partition_ddl.build_partitioning(clause, evaluate)
+    catalog.create_table(name, declared, key, partitioning, storage)
     return Result(command_tag="CREATE TABLE")
+
+
+_ENCODINGS_BY_KIND = {
+    "AUTO_ENCODING": None,
+    "PLAIN_ENCODING": None,
+    "BIT_SHUFFLE": {
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.FLOAT,
+        TypeKind.DOUBLE,
+        TypeKind.DECIMAL,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "RLE": {
+        TypeKind.BOOL,
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "DICT_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+    "PREFIX_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+}
+_COMPRESSIONS = {"DEFAULT_COMPRESSION", "NO_COMPRESSION", "LZ4", "SNAPPY", "ZLIB", "ZSTD"}
+
+
+def check_storage_attributes(
+    column: str, dtype: DataType, attributes: dict[str, str]
+) -> tuple[str, str]:
+    """Validate Impala's ENCODING and COMPRESSION words for a column (Kudu's per-type rules);
+    return (encoding, compression), AUTO_ENCODING / DEFAULT_COMPRESSION when not given."""
+    encoding = attributes.get("encoding", "AUTO_ENCODING")
+    compression = attributes.get("compression", "DEFAULT_COMPRESSION")
+    if encoding not in _ENCODINGS_BY_KIND:
+        raise InvalidParameterValue(
+            f'unknown encoding "{encoding}" for column "{column}"',
+            hint="Use one of " + ", ".join(_ENCODINGS_BY_KIND) + ".",
+        )
+    kinds = _ENCODINGS_BY_KIND[encoding]
+    if kinds is not None and dtype.kind not in kinds:
+        raise InvalidTableDefinition(
+            f'encoding {encoding} is not supported for column "{column}" of type {dtype.pg_name()}'
+        )
+    if compression not in _COMPRESSIONS:
+        raise InvalidParameterValue(
+            f'unknown compression "{compression}" for column "{column}"',
+            hint="Use one of " + ", ".join(sorted(_COMPRESSIONS)) + ".",
+        )
+    return encoding, compression
 
 
 def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
@@ -125,7 +204,9 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     notices: list[DbError] = []
-    missing = [n for n in names if catalog.find_table(n) is None]
+    missing = [
+        n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None
+    ]
     if missing and not ast.args.get("exists"):
         raise UndefinedTable(f'table "{missing[0]}" does not exist')
     for name in names:
@@ -134,5 +215,8 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
                 UndefinedTable(f'table "{name}" does not exist, skipping', severity="NOTICE")
             )
             continue
-        catalog.drop_table(name)
+        if catalog.find_table(name) is None:
+            partition_ddl.drop_partition_table(name, catalog)
+        else:
+            catalog.drop_table(name)
     return Result(command_tag="DROP TABLE", notices=notices)

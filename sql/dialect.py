@@ -1,8 +1,24 @@
-"""The ``nyala`` sqlglot dialect: PostgreSQL, the base for Kudu/Impala grammar extensions."""
+"""The ``nyala`` sqlglot dialect: PostgreSQL plus Kudu/Impala partition DDL.
+
+Grammar added on top of PostgreSQL's (all parsed here, never by regular
+expressions over the text):
+
+- ``PARTITION BY HASH [(cols)] PARTITIONS n [, HASH ...] [, RANGE (cols) [(PARTITION ...)]]``
+  in CREATE TABLE, with Impala's range partitions ``PARTITION VALUES < x``,
+  ``PARTITION x <= VALUES < y``, ``PARTITION y <= VALUES`` and ``PARTITION VALUE = z``
+  (``<`` and ``<=`` on either side).  PostgreSQL's ``PARTITION BY RANGE (cols)`` is the
+  same range level with no ranges yet.
+- ``UPSERT INTO t ...`` as Impala writes it.
+- Impala's column attributes ``ENCODING <encoding>`` and ``COMPRESSION <codec>``.
+- ``ALTER TABLE t ADD RANGE PARTITION ..., DROP RANGE PARTITION ...`` (several in one
+  statement) and ``ALTER TABLE t DETACH PARTITION p``.
+"""
 
 from __future__ import annotations
 
+from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
+from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import TokenType
 
@@ -23,8 +39,195 @@ class _TokenizerCore(TokenizerCore):
         return super()._scan_string(start)
 
 
+class HashPartitionLevel(exp.Expression):
+    """``HASH [(cols)] PARTITIONS n``; no columns means all key columns."""
+
+    arg_types = {"expressions": False, "buckets": True}
+
+
+class RangePartition(exp.Expression):
+    """One range: ``lower``/``upper`` bound expressions, each inclusive or not; either may be
+    absent (unbounded).  ``VALUE = z`` sets both to z, upper inclusive."""
+
+    arg_types = {
+        "lower": False,
+        "lower_inclusive": False,
+        "upper": False,
+        "upper_inclusive": False,
+    }
+
+
+class RangePartitionLevel(exp.Expression):
+    """``RANGE (cols) [(PARTITION ..., ...)]``."""
+
+    arg_types = {"expressions": True, "partitions": False}
+
+
+class NyalaPartitionBy(exp.Expression):
+    """The levels of a ``PARTITION BY`` clause, hash levels first."""
+
+    arg_types = {"expressions": True}
+
+
+class AlterRangePartitions(exp.Expression):
+    """``ALTER TABLE t ADD|DROP RANGE PARTITION ...`` actions, applied together."""
+
+    arg_types = {"this": True, "add": False, "drop": False}
+
+
+class DetachPartition(exp.Expression):
+    """``ALTER TABLE t DETACH PARTITION p``."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class ColumnEncoding(exp.Expression):
+    """Impala's ``ENCODING <encoding>`` column attribute."""
+
+    arg_types = {"this": True}
+
+
+class ColumnCompression(exp.Expression):
+    """Impala's ``COMPRESSION <codec>`` column attribute."""
+
+    arg_types = {"this": True}
+
+
+class Upsert(exp.Insert):
+    """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
+
+
+class NyalaParser(PostgresParser):
+    PROPERTY_PARSERS = {
+        **PostgresParser.PROPERTY_PARSERS,
+        "PARTITION BY": lambda self: self._parse_nyala_partition_by(),
+    }
+    CONSTRAINT_PARSERS = {
+        **PostgresParser.CONSTRAINT_PARSERS,
+        "ENCODING": lambda self: self.expression(
+            ColumnEncoding(this=self._parse_var(any_token=True))
+        ),
+        "COMPRESSION": lambda self: self.expression(
+            ColumnCompression(this=self._parse_var(any_token=True))
+        ),
+    }
+
+    def _parse_nyala_partition_by(self) -> exp.Expression:
+        index = self._index
+        levels: list[exp.Expression] = []
+        while True:
+            if self._match_text_seq("HASH"):
+                columns = self._parse_wrapped_id_vars() if self._at(TokenType.L_PAREN) else []
+                if not self._match_text_seq("PARTITIONS"):
+                    self.raise_error("Expecting PARTITIONS")
+                levels.append(
+                    self.expression(
+                        HashPartitionLevel(expressions=columns, buckets=self._parse_number())
+                    )
+                )
+            elif self._match_text_seq("RANGE"):
+                columns = self._parse_wrapped_id_vars()
+                partitions = []
+                if self._match(TokenType.L_PAREN):
+                    partitions = self._parse_csv(self._parse_range_partition)
+                    self._match_r_paren()
+                levels.append(
+                    self.expression(RangePartitionLevel(expressions=columns, partitions=partitions))
+                )
+            elif not levels:
+                self._retreat(index)
+                return self._parse_partitioned_by()
+            else:
+                self.raise_error("Expecting HASH or RANGE")
+            if not self._match(TokenType.COMMA):
+                break
+        return self.expression(exp.PartitionedByProperty(this=NyalaPartitionBy(expressions=levels)))
+
+    def _at(self, token_type: TokenType) -> bool:
+        return self._curr is not None and self._curr.token_type is token_type
+
+    def _parse_range_partition(self) -> exp.Expression:
+        if not self._match(TokenType.PARTITION):
+            self.raise_error("Expecting PARTITION")
+        args: dict[str, object] = {}
+        if self._match_text_seq("VALUE"):
+            if not self._match(TokenType.EQ):
+                self.raise_error("Expecting =")
+            value = self._parse_bound()
+            return self.expression(
+                RangePartition(
+                    lower=value, lower_inclusive=True, upper=value.copy(), upper_inclusive=True
+                )
+            )
+        if not self._match(TokenType.VALUES):
+            args["lower"] = self._parse_bound()
+            if self._match(TokenType.LTE):
+                args["lower_inclusive"] = True
+            elif self._match(TokenType.LT):
+                args["lower_inclusive"] = False
+            else:
+                self.raise_error("Expecting < or <=")
+            if not self._match(TokenType.VALUES):
+                self.raise_error("Expecting VALUES")
+        if self._match(TokenType.LTE):
+            args["upper"], args["upper_inclusive"] = self._parse_bound(), True
+        elif self._match(TokenType.LT):
+            args["upper"], args["upper_inclusive"] = self._parse_bound(), False
+        if "lower" not in args and "upper" not in args:
+            self.raise_error("A range partition needs a bound")
+        return self.expression(RangePartition(**args))
+
+    def _parse_bound(self) -> exp.Expression:
+        bound = self._parse_bitwise()
+        if bound is None:
+            self.raise_error("Expecting a value")
+        return bound
+
+    def _parse_number(self) -> exp.Expression:
+        number = self._parse_primary()
+        if not isinstance(number, exp.Literal) or number.is_string:
+            self.raise_error("Expecting a number of partitions")
+        return number
+
+    def _parse_statement(self) -> exp.Expression | None:
+        if self._curr is not None and self._curr.text.upper() == "UPSERT":
+            self._advance()
+            insert = self._parse_insert()
+            return Upsert(**insert.args)
+        return super()._parse_statement()
+
+    def _parse_alter(self) -> exp.Expression:
+        index = self._index
+        if self._match(TokenType.TABLE):
+            self._parse_exists()
+            table = self._parse_table_parts()
+            if self._match_text_seq("DETACH", "PARTITION"):
+                return self.expression(
+                    DetachPartition(this=table, expression=self._parse_table_parts())
+                )
+            add: list[exp.Expression] = []
+            drop: list[exp.Expression] = []
+            while self._curr is not None:
+                if self._match_text_seq("ADD", "RANGE", "PARTITION"):
+                    self._retreat(self._index - 1)
+                    add.append(self._parse_range_partition())
+                elif self._match_text_seq("DROP", "RANGE", "PARTITION"):
+                    self._retreat(self._index - 1)
+                    drop.append(self._parse_range_partition())
+                else:
+                    break
+                if not self._match(TokenType.COMMA):
+                    break
+            if add or drop:
+                return self.expression(AlterRangePartitions(this=table, add=add, drop=drop))
+        self._retreat(index)
+        return super()._parse_alter()
+
+
 class Nyala(Postgres):
-    """PostgreSQL's grammar; partition DDL and UPSERT are added here as the product grows."""
+    """PostgreSQL's grammar with Kudu/Impala partition DDL."""
+
+    Parser = NyalaParser
 
     class Tokenizer(Postgres.Tokenizer):
         def _init_core(self) -> TokenizerCore:

@@ -14,27 +14,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from catalog.catalog import Catalog
 from catalog.table import TableInfo
+from sql import conflict
 from sql.datatypes import duckdb_type
+from sql.dialect import Upsert
 from sql.executor import ScanStats
 from sql.names import identifier_name, table_name
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts
 from storage.errors import (
+    CheckViolation,
     FeatureNotSupported,
     NotNullViolation,
     SqlSyntaxError,
     StringDataRightTruncation,
     UndefinedColumn,
 )
+from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import TypeKind
+from storage.types import TabletId, TypeKind
+
+_OLD_KEY = "__nyala_old_key_"
 
 
 @dataclass(slots=True)
@@ -47,6 +55,8 @@ class WritePlan:
     written: list[ColumnSchema]
     returning: CompiledQuery | None
     param_oids: list[int]
+    conflict: conflict.ConflictAction | None = None
+    changes_key: bool = False
 
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:
@@ -103,8 +113,6 @@ def _plan_returning(
 def plan_insert(
     ast: exp.Insert, runner: QueryRunner, facts: SessionFacts, declared: list[int]
 ) -> WritePlan:
-    if ast.args.get("conflict") is not None:
-        raise FeatureNotSupported("INSERT ... ON CONFLICT is not supported yet")
     target = ast.this
     names: list[str] | None = None
     if isinstance(target, exp.Schema):
@@ -124,6 +132,8 @@ def plan_insert(
     source = ast.expression
     src_alias = "__nyala_src"
     direct: dict[int, int] = {}
+    first_key = table.schema.key_columns[0]
+    key_values: list[exp.Expression] | None = [] if isinstance(source, exp.Values) else None
     if isinstance(source, exp.Values):
         for row in source.expressions:
             if len(row.expressions) > len(targets):
@@ -136,6 +146,8 @@ def plan_insert(
                 _note_parameter(value, column, direct)
                 if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
                     value = _default(column)
+                if column.id == first_key.id and key_values is not None:
+                    key_values.append(value.copy())
                 values[index] = _cast(value.copy(), column)
             row.set("expressions", values)
         width = max(len(r.expressions) for r in source.expressions)
@@ -166,6 +178,9 @@ def plan_insert(
             expr = _default(column)
         projections.append(exp.alias_(_cast(expr, column), column.name, quoted=True))
     select = exp.select(*projections).from_(derived)
+    action = None
+    if ast.args.get("conflict") is not None or isinstance(ast, Upsert):
+        select, action = conflict.wrap(select, table, alias, ast, targets, key_values)
     bound = runner.bind(select, declared)
     _apply_parameter_types(bound.param_oids, declared, direct)
     _check_width(bound.ast, src_alias, len(targets))
@@ -174,7 +189,8 @@ def plan_insert(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
     oids = _merge_oids(bound.param_oids, returning)
-    return WritePlan("INSERT", table, compiled, list(table.schema.columns), returning, oids)
+    columns = list(table.schema.columns)
+    return WritePlan("INSERT", table, compiled, columns, returning, oids, conflict=action)
 
 
 def _source_width(source: exp.Expression) -> int | None:
@@ -231,8 +247,6 @@ def plan_update(
         column = table.schema.find(name)
         if column is None:
             raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
-        if column.id in table.schema.key_column_ids:
-            raise FeatureNotSupported(f'updating primary key column "{name}" is not supported yet')
         value = assignment.expression
         if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
             value = _default(column)
@@ -243,6 +257,12 @@ def plan_update(
         expr = changes.get(column.id)
         expr = _cast(expr.copy(), column) if expr is not None else _col(alias, column)
         projections.append(exp.alias_(expr, column.name, quoted=True))
+    changes_key = any(c in table.schema.key_column_ids for c in changes)
+    if changes_key:
+        projections.extend(
+            exp.alias_(_col(alias, c), f"{_OLD_KEY}{i}", quoted=True)
+            for i, c in enumerate(table.schema.key_columns)
+        )
     select = exp.select(*projections).from_(ast.this.copy())
     if ast.args.get("from_") is not None:
         for source in ast.args["from_"].expressions or [ast.args["from_"].this]:
@@ -253,14 +273,15 @@ def plan_update(
     _apply_parameter_types(bound.param_oids, declared, direct)
     compiled = compile_query(bound, facts)
     written = [
-        c for c in table.schema.columns if c.id in changes or c.id in table.schema.key_column_ids
+        c
+        for c in table.schema.columns
+        if changes_key or c.id in changes or c.id in table.schema.key_column_ids
     ]
     returning = _plan_returning(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
-    return WritePlan(
-        "UPDATE", table, compiled, written, returning, _merge_oids(bound.param_oids, returning)
-    )
+    oids = _merge_oids(bound.param_oids, returning)
+    return WritePlan("UPDATE", table, compiled, written, returning, oids, changes_key=changes_key)
 
 
 def plan_delete(
@@ -326,18 +347,104 @@ def execute_write(
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
     if rows is None or rows.num_rows == 0:
         return 0, None
-    rows = rows.rename_columns([c.name for c in plan.table.schema.columns])
-    tablet_id = plan.table.tablet_ids[0]
-    if plan.kind == "INSERT":
+    names = [c.name for c in plan.table.schema.columns]
+    rows = rows.rename_columns(names + rows.column_names[len(names) :])
+    if plan.conflict is not None:
+        return _write_with_conflicts(plan, txn, rows, plan.conflict)
+    if plan.changes_key:
+        return _move_rows(plan, txn, rows)
+    if plan.kind != "DELETE":
         _check_constraints(plan.table, rows, plan.written)
-        count = txn.insert(
-            tablet_id,
-            _storage_batch(rows, plan.written),
-            constraint_name=f"{plan.table.name}_pkey",
-        )
-    elif plan.kind == "UPDATE":
-        _check_constraints(plan.table, rows, plan.written)
-        count = txn.update(tablet_id, _storage_batch(rows, plan.written))
-    else:
-        count = txn.delete(tablet_id, _storage_batch(rows, plan.written))
+    count = 0
+    for tablet_id, batch in by_tablet(plan.table, _storage_batch(rows, plan.written)):
+        if plan.kind == "INSERT":
+            count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
+        elif plan.kind == "UPDATE":
+            count += txn.update(tablet_id, batch)
+        else:
+            count += txn.delete(tablet_id, batch)
     return count, rows
+
+
+def _insert(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
+    columns = list(table.schema.columns)
+    _check_constraints(table, rows, columns)
+    count = 0
+    for tablet_id, batch in by_tablet(table, _storage_batch(rows, columns)):
+        count += txn.insert(tablet_id, batch, constraint_name=f"{table.name}_pkey")
+    return count
+
+
+def _write_with_conflicts(
+    plan: WritePlan, txn: Transaction, rows: pa.Table, action: conflict.ConflictAction
+) -> tuple[int, pa.Table | None]:
+    table = plan.table
+    inserts, updates = conflict.split(table, rows, action)
+    count = _insert(table, txn, inserts) if inserts.num_rows else 0
+    written = [inserts]
+    if updates is not None and updates.num_rows:
+        columns = list(table.schema.columns)
+        _check_constraints(table, updates, columns)
+        for tablet_id, batch in by_tablet(table, _storage_batch(updates, columns)):
+            count += txn.update(tablet_id, batch)
+        written.append(updates)
+    out = pa.concat_tables(written)
+    return count, out if out.num_rows else None
+
+
+def _move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, pa.Table | None]:
+    """An UPDATE that changes key columns: delete the old keys, insert the new rows (23505 on a
+    collision), as PostgreSQL allows and Kudu does not."""
+    table = plan.table
+    keys = table.schema.key_columns
+    old = rows.select([f"{_OLD_KEY}{i}" for i in range(len(keys))]).rename_columns(
+        [c.name for c in keys]
+    )
+    count = 0
+    for tablet_id, batch in by_tablet(table, _storage_batch(old, list(keys))):
+        count += txn.delete(tablet_id, batch)
+    images = rows.select([c.name for c in table.schema.columns])
+    _insert(table, txn, images)
+    return count, images
+
+
+def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None:
+    """Delete every row of the named tables in this transaction (all or nothing with it)."""
+    tables = [catalog.get_table(table_name(t)) for t in ast.expressions]
+    for table in tables:
+        key_ids = table.schema.key_column_ids
+        spec = ScanSpec(projection=key_ids)
+        for tablet_id in table.tablet_ids:
+            batches = list(txn.scan(tablet_id, spec))
+            if batches:
+                txn.delete(
+                    tablet_id, pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+                )
+
+
+def by_tablet(table: TableInfo, batch: pa.RecordBatch) -> list[tuple[TabletId, pa.RecordBatch]]:
+    """Split a write batch (fields named by column ID) by the tablet each row belongs to.
+
+    Every row is routed before anything is written: a row outside every range
+    fails the statement with 23514 and nothing of it is applied.
+    """
+    partitioning = table.partition_schema
+    if partitioning is None:
+        return [(table.tablet_ids[0], batch)]
+    names = batch.schema.names
+    columns = {
+        column.id: batch.column(names.index(str(column.id)))
+        for column in table.schema.key_columns
+        if str(column.id) in names
+    }
+    index = partitioning.route(table.schema, table.partitions, columns)
+    if (index < 0).any():
+        raise CheckViolation(
+            f'no partition of relation "{table.name}" found for row',
+            detail="The row's key falls outside every range partition of the table.",
+        )
+    out = []
+    for position in np.unique(index):
+        mask = pa.array(index == position)
+        out.append((table.partitions[int(position)].tablet_id, batch.filter(mask)))
+    return out

@@ -16,11 +16,13 @@ from typing import Any
 import pyarrow as pa
 from sqlglot.tokens import Token, TokenType
 
+from catalog.table import TableInfo
 from sql import dml, parser
 from sql.executor import ScanStats
 from sql.query import CompiledQuery, QueryRunner
 from sql.result import Result, ResultColumn
 from storage.errors import SqlSyntaxError
+from storage.predicate import PredicateKind, ScanSpec
 from storage.transaction import Transaction
 
 COLUMNS = (ResultColumn("QUERY PLAN", 25),)
@@ -77,26 +79,50 @@ def split_options(sql: str, tokens: list[Token]) -> tuple[ExplainOptions, list[T
     return ExplainOptions(analyze), rest
 
 
-def scan_lines(compiled: CompiledQuery) -> list[str]:
-    """One block per table reference: tablets scanned, pushdown."""
+def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
+    """One block per table reference: tablets scanned, pushdown, primary-key bounds."""
     lines = []
     for binding in compiled.views:
         table = binding.table
-        scanned = binding.scan.tablet_ids()
+        spec = binding.scan.spec(params)
+        scanned = binding.scan.tablet_ids(spec)
         lines.append(
             f"-> Scan {table.name} ({binding.view}): {len(scanned)} of "
             f"{len(table.tablet_ids)} tablets"
         )
         lines.extend("     " + line for line in binding.scan.describe())
+        bounded = _key_bound_columns(spec, table)
+        if bounded:
+            lines.append("     Primary-key bounds on: " + ", ".join(bounded))
     return lines
 
 
-def explain_lines(compiled: CompiledQuery, write: dml.WritePlan | None) -> list[str]:
+def _key_bound_columns(spec: ScanSpec, table: TableInfo) -> list[str]:
+    """The leading key columns whose predicates bound the scan's primary-key range
+    (equalities on a prefix, then at most one range), as ``ScanSpec.key_range`` uses them."""
+    kinds: dict[int, set[PredicateKind]] = {}
+    for predicate in spec.predicates:
+        kinds.setdefault(predicate.column_id, set()).add(predicate.kind)
+    names = []
+    for column in table.schema.key_columns:
+        found = kinds.get(column.id, set())
+        if PredicateKind.EQUALITY in found:
+            names.append(column.name)
+            continue
+        if PredicateKind.RANGE in found:
+            names.append(column.name)
+        break
+    return names
+
+
+def explain_lines(
+    compiled: CompiledQuery, write: dml.WritePlan | None, params: list[Any]
+) -> list[str]:
     lines = []
     if write is not None:
         lines.append(f"{write.kind} on {write.table.name}, applied by primary key")
     lines.append(f"DuckDB above the scans: {compiled.sql}")
-    lines.extend(scan_lines(compiled))
+    lines.extend(scan_lines(compiled, params))
     return lines
 
 
@@ -110,7 +136,7 @@ def run_explain(
     now: Any,
 ) -> Result:
     compiled = query if query is not None else write.source  # type: ignore[union-attr]
-    lines = explain_lines(compiled, write)
+    lines = explain_lines(compiled, write, params)
     if options.analyze:
         stats = ScanStats()
         started = time.perf_counter()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from catalog.pruner import prune
 from catalog.table import TableInfo
 from sql.binder import BoundQuery, TableRef, parameter_number
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -135,6 +136,7 @@ class ScanPlan:
     predicates: list[PushedPredicate] = field(default_factory=list)
     limit: Operand | None = None
     offset: Operand | None = None
+    complete: bool = False
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
@@ -151,9 +153,9 @@ class ScanPlan:
             limit=self._limit(params) if exact else None,
         )
 
-    def tablet_ids(self, params: Sequence[object] = ()) -> tuple[TabletId, ...]:
-        """The tablets that may hold matching rows."""
-        return self.table.tablet_ids
+    def tablet_ids(self, spec: ScanSpec) -> tuple[TabletId, ...]:
+        """The tablets that may hold rows matching ``spec`` (partition pruning)."""
+        return prune(self.table, spec)
 
     def _limit(self, params: Sequence[object]) -> int | None:
         if self.limit is None:
@@ -183,10 +185,18 @@ class ScanPlan:
 
 _BIGINT = DataType(TypeKind.INT64)
 
+# Set by INSERT ... ON CONFLICT on its target's table node: the first key column's VALUES,
+# which are the only keys whose existing rows the statement can collide with.
+KEY_IN_META = "nyala_key_in"
+
 
 def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     """One ScanPlan per ``bound.tables`` entry, in the same order."""
     plans = [ScanPlan(ref.table, _projection(ref)) for ref in bound.tables]
+    for ref, plan in zip(bound.tables, plans, strict=True):
+        keys = ref.node.meta.get(KEY_IN_META)
+        if keys:
+            plan.predicates.extend(_key_in(ref, keys))
     by_node = {id(ref.node): (ref, plan) for ref, plan in zip(bound.tables, plans, strict=True)}
     for scope in traverse_scope(bound.ast):
         select = scope.expression
@@ -211,6 +221,10 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
                     plan.predicates.append(pushed)
                     break
             all_pushed = all_pushed and pushed is not None
+        _push_join_conditions(select, table_sources, nullable)
+        if scope.is_root and all_pushed and len(table_sources) == 1:
+            ((_, plan),) = table_sources.values()
+            plan.complete = True
         if scope.is_root and all_pushed and len(table_sources) == 1 and _limit_applies(select):
             ((_, plan),) = table_sources.values()
             plan.limit = _operand(select.args["limit"].expression, _BIGINT)
@@ -221,6 +235,48 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     return plans
 
 
+def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchema] | None:
+    """The table columns a query outputs when the scan alone answers it, else None.
+
+    That is a single-table SELECT of plain columns whose whole WHERE clause is
+    pushed, with nothing else above the scan but a pushed LIMIT.  Such a query
+    (a point lookup by key, typically) is answered from the scan's batches
+    without DuckDB.
+    """
+    select = bound.ast
+    if len(plans) != 1 or not plans[0].complete or not isinstance(select, exp.Select):
+        return None
+    plan, ref = plans[0], bound.tables[0]
+    if plan.table.table_id < 0 or select.args.get("offset") or select.args.get("locks"):
+        return None
+    if select.args.get("limit") is not None and plan.limit is None:
+        return None
+    for clause in ("joins", "laterals", "order", "group", "having", "distinct", "qualify", "with_"):
+        if select.args.get(clause):
+            return None
+    columns = []
+    for projection in select.expressions:
+        node = projection.this if isinstance(projection, exp.Alias) else projection
+        if not isinstance(node, exp.Column) or node.table != ref.alias:
+            return None
+        column = ref.table.schema.find(node.name)
+        if column is None:
+            return None
+        columns.append(column)
+    return columns
+
+
+def _key_in(ref: TableRef, values: list[exp.Expression]) -> list[PushedPredicate]:
+    """``first key IN (values)`` when every value is a constant of the key's type."""
+    column = ref.table.schema.key_columns[0]
+    if column.type.kind not in _PUSHABLE:
+        return []
+    operands = [_operand(v, column.type) for v in values]
+    if any(o is None for o in operands):
+        return []
+    return [PushedPredicate(column, "in", tuple(o for o in operands if o is not None))]
+
+
 def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
     while isinstance(condition, exp.Paren):
         condition = condition.this
@@ -229,6 +285,36 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
 
 def _projection(ref: TableRef) -> list[ColumnSchema]:
     return ref.columns or [ref.table.schema.key_columns[0]]
+
+
+def _push_join_conditions(
+    select: exp.Select,
+    table_sources: dict[str, tuple[TableRef, ScanPlan]],
+    nullable: set[str],
+) -> None:
+    """Push JOIN ... ON conjuncts that name one table: for an inner join, into a table no
+    outer join null-extends; for a LEFT JOIN, into the joined table itself (its rows that
+    fail the condition would not match anyway)."""
+    for join in select.args.get("joins") or []:
+        on = join.args.get("on")
+        if on is None:
+            continue
+        side = (join.side or "").upper()
+        if side == "LEFT":
+            allowed = {join.this.alias_or_name}
+        elif not side and (join.kind or "").upper() in ("", "INNER"):
+            allowed = set(table_sources) - nullable
+        else:
+            continue
+        for conjunct in _conjuncts(on):
+            for alias in allowed:
+                if alias not in table_sources:
+                    continue
+                ref, plan = table_sources[alias]
+                pushed = _pushable(conjunct, ref)
+                if pushed is not None:
+                    plan.predicates.append(pushed)
+                    break
 
 
 def _nullable_aliases(select: exp.Select) -> set[str]:
@@ -281,6 +367,8 @@ def _pushable(conjunct: exp.Expression, ref: TableRef) -> PushedPredicate | None
 def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None:
     while isinstance(node, exp.Paren):
         node = node.this
+    if isinstance(node, exp.Or):
+        return _or_as_in(node, ref)
     op = _COMPARISONS.get(type(node))
     if op is not None:
         left, right = node.left, node.right
@@ -332,6 +420,21 @@ def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None
             return None
         return PushedPredicate(column, "prefix", (Operand(prefix),))
     return None
+
+
+def _or_as_in(node: exp.Or, ref: TableRef) -> PushedPredicate | None:
+    """``c = 1 OR c = 2 OR c IN (3, 4)`` as ``c IN (1, 2, 3, 4)``; any other OR stays above."""
+    column = None
+    operands: list[Operand] = []
+    for disjunct in node.flatten():
+        pushed = _to_predicate(disjunct, ref)
+        if pushed is None or pushed.op not in ("=", "in"):
+            return None
+        if column is not None and pushed.column.id != column.id:
+            return None
+        column = pushed.column
+        operands.extend(pushed.operands)
+    return None if column is None else PushedPredicate(column, "in", tuple(operands))
 
 
 def _is_string_literal(node: exp.Expression) -> bool:

@@ -21,10 +21,10 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql import executor
+from sql import executor, system_views
 from sql.binder import BoundQuery, bind_query
 from sql.datatypes import OID_VARCHAR, to_wire, wire_oid
-from sql.pushdown import ScanPlan, plan_scans
+from sql.pushdown import ScanPlan, direct_columns, plan_scans
 from sql.result import ResultColumn
 from sql.transpile import OutputColumn, SessionFacts, to_duckdb
 from storage.errors import UndefinedParameter
@@ -49,6 +49,7 @@ class CompiledQuery:
     param_oids: list[int]
     uses_now: bool = False
     columns: tuple[ResultColumn, ...] | None = None
+    direct: list[ColumnSchema] | None = None
 
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
@@ -64,8 +65,9 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
         for r, scan in zip(bound.tables, scans, strict=True)
     ]
     facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
+    direct = direct_columns(bound, scans)
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
-    return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now)
+    return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now, direct=direct)
 
 
 class QueryRunner:
@@ -98,17 +100,20 @@ class QueryRunner:
         cursor = self._duck.cursor()
         for binding in compiled.views:
             override = (overrides or {}).get(binding.table.name)
+            if system_views.is_system_view(binding.table):
+                override = system_views.contents(binding.table, self.catalog, txn)
             if override is not None:
                 cursor.register(binding.view, override)
             else:
+                spec = binding.scan.spec(params or ())
                 source = executor.ScanSource(
                     txn,
                     binding.table,
                     binding.columns,
-                    binding.scan.spec(params or ()),
+                    spec,
                     self._check_cancel,
                     stats,
-                    binding.scan.tablet_ids(params or ()),
+                    binding.scan.tablet_ids(spec),
                     snapshot=binding.snapshot,
                 )
                 cursor.register(binding.view, source)
@@ -155,6 +160,10 @@ class QueryRunner:
         overrides: dict[str, pa.Table] | None = None,
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
         """Start the query; return its RowDescription and a stream of wire-ready batches."""
+        if compiled.direct is not None and not overrides:
+            direct = self._run_direct(compiled, txn, params, now)
+            if direct is not None:
+                return direct
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
@@ -168,6 +177,45 @@ class QueryRunner:
                     yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
             finally:
                 self._finish(cursor)
+
+        return columns, stream()
+
+    def _run_direct(
+        self, compiled: CompiledQuery, txn: Transaction, params: list[Any] | None, now: Any
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
+        """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
+        None when a parameter kept a predicate or the limit from being pushed this time."""
+        compiled.duckdb_params(params, now)
+        if compiled.views[0].snapshot is not None:
+            return None  # time travel goes through ScanSource, which checks history_max_age
+        scan = compiled.views[0].scan
+        spec = scan.spec(params or ())
+        if len(spec.predicates) != len(scan.predicates) or (
+            scan.limit is not None and spec.limit is None
+        ):
+            return None
+        columns = self.describe(compiled)
+        assert compiled.direct is not None, "only direct queries come here"
+        positions = [spec.projection.index(c.id) for c in compiled.direct]
+        names = [c.name for c in columns]
+        oids = [c.type_oid for c in columns]
+        tablet_ids = scan.tablet_ids(spec)
+
+        def stream() -> Iterator[pa.RecordBatch]:
+            remaining = spec.limit
+            for tablet_id in tablet_ids:
+                if remaining == 0:
+                    return
+                for batch in txn.scan(tablet_id, spec):
+                    self._check_cancel()
+                    if remaining is not None:
+                        batch = batch.slice(0, remaining)
+                        remaining -= batch.num_rows
+                    arrays = [
+                        to_wire(batch.column(i), oid)
+                        for i, oid in zip(positions, oids, strict=True)
+                    ]
+                    yield pa.RecordBatch.from_arrays(arrays, names=names)
 
         return columns, stream()
 

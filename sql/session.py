@@ -24,9 +24,10 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import copy, ddl, dml, explain, parser
+from sql import copy, ddl, dml, explain, parser, partition_ddl
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
+from sql.dialect import AlterRangePartitions, DetachPartition
 from sql.duckdb_errors import translate
 from sql.names import table_name
 from sql.parser import ParsedStatement
@@ -283,8 +284,12 @@ class Session:
             write = dml.plan_update(ast, self._runner, self._facts, declared_list)
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, (exp.Create, exp.Drop)):
+        elif isinstance(ast, (exp.Create, exp.Drop, AlterRangePartitions, DetachPartition)):
             return Plan("DDL", ast)
+        elif isinstance(ast, exp.TruncateTable):
+            for node in ast.expressions:
+                self._db.catalog.get_table(table_name(node))
+            return Plan("TRUNCATE", ast)
         else:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
         return Plan("WRITE", ast, write=write, catalog_version=version)
@@ -315,6 +320,11 @@ class Session:
                 if not deferred:
                     self._finish_autocommit()
                 return result
+            if plan.kind == "TRUNCATE":
+                dml.truncate(plan.ast, self._db.catalog, txn)  # type: ignore[arg-type]
+                if not deferred:
+                    self._finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
             if plan.kind == "QUERY":
                 assert plan.query is not None, "query plans carry a compiled query"
                 columns, batches = self._runner.run(plan.query, txn, params, now)
@@ -397,12 +407,35 @@ class Session:
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
-            result = ddl.create_table(ast, self._db.catalog, self._check_default)
+            result = ddl.create_table(
+                ast, self._db.catalog, self._check_default, self._evaluate_constant
+            )
+        elif isinstance(ast, AlterRangePartitions):
+            result = partition_ddl.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
+        elif isinstance(ast, DetachPartition):
+            result = partition_ddl.detach_partition(ast, self._db.catalog)
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = ddl.drop_table(ast, self._db.catalog)
         self._db.bump_catalog_version()
         return result
+
+    def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
+        """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
+        if node.find(exp.Column, exp.Parameter, exp.Subquery):
+            raise FeatureNotSupported(
+                f"partition bound {node.sql(dialect='postgres')} is not a constant"
+            )
+        cast = exp.Cast(
+            this=node.copy(), to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+        )
+        cursor = self._duck.cursor()
+        try:
+            return cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()[0][0]
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            cursor.close()
 
     def _check_default(self, default_sql: str, dtype: DataType) -> None:
         cursor = self._duck.cursor()

@@ -71,6 +71,10 @@ class DataException(DbError, sqlstate="22000"):
     pass
 
 
+class CardinalityViolation(DbError, sqlstate="21000"):
+    pass
+
+
 class StringDataRightTruncation(DataException, sqlstate="22001"):
     pass
 
@@ -207,6 +211,14 @@ class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16")
     pass
 
 
+class InvalidObjectDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P17"):
+    pass
+
+
+class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10"):
+    pass
+
+
 class InsufficientPrivilege(SyntaxErrorOrAccessRuleViolation, sqlstate="42501"):
     pass
 
@@ -260,10 +272,6 @@ class UndefinedParameter(SyntaxErrorOrAccessRuleViolation, sqlstate="42P02"):
 
 
 class IndeterminateDatatype(SyntaxErrorOrAccessRuleViolation, sqlstate="42P18"):
-    pass
-
-
-class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10"):
     pass
 
 

@@ -58,3 +58,22 @@ def test_if_not_exists_and_if_exists_give_notices(session):
     ]
     assert run(session, "drop table if exists t, nope") == [("DROP TABLE", ["42P01"])]
     assert session._db.catalog.find_table("t") is None
+
+
+def test_encoding_and_compression_words_are_checked_per_type():
+    from sql.ddl import check_storage_attributes
+    from storage import types as t
+    from storage.errors import InvalidParameterValue, InvalidTableDefinition
+
+    assert check_storage_attributes("a", t.INT32, {"encoding": "BIT_SHUFFLE"}) == (
+        "BIT_SHUFFLE",
+        "DEFAULT_COMPRESSION",
+    )
+    assert check_storage_attributes("s", t.STRING, {"compression": "LZ4"}) == (
+        "AUTO_ENCODING",
+        "LZ4",
+    )
+    with pytest.raises(InvalidTableDefinition):
+        check_storage_attributes("b", t.BOOL, {"encoding": "BIT_SHUFFLE"})
+    with pytest.raises(InvalidParameterValue):
+        check_storage_attributes("b", t.BOOL, {"encoding": "FANCY"})

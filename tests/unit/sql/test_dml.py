@@ -54,10 +54,30 @@ def test_update_from_another_table(session):
     assert run(session, "select id, n from t order by id")[0][1] == [(1, 5), (2, 15), (3, 5)]
 
 
-def test_update_of_a_key_column_is_refused_for_now(session):
-    run(session, "insert into t (id) values (1)")
-    with pytest.raises(errors.FeatureNotSupported):
-        run(session, "update t set id = 2")
+def test_update_of_a_key_column_moves_the_row_and_a_collision_is_23505(session):
+    run(session, "insert into t (id, n) values (1, 10), (3, 30)")
+    assert run(session, "update t set id = id + 1 where id = 1 returning id, n") == [
+        ("UPDATE 1", [(2, 10)])
+    ]
+    with pytest.raises(errors.UniqueViolation):
+        run(session, "update t set id = 3 where id = 2")
+    assert run(session, "select id, n from t order by id")[0][1] == [(2, 10), (3, 30)]
+
+
+def test_on_conflict_and_upsert(session):
+    run(session, "insert into t (id, n) values (1, 10)")
+    assert (
+        run(session, "insert into t (id, n) values (1, 0), (2, 20) on conflict do nothing")[0][0]
+        == "INSERT 0 1"
+    )
+    run(
+        session,
+        "insert into t as o (id, n) values (1, 5) on conflict (id) do update set n = o.n + excluded.n",
+    )
+    run(session, "upsert into t (id, n) values (2, 200), (4, 40)")
+    assert run(session, "select id, n from t order by id")[0][1] == [(1, 15), (2, 200), (4, 40)]
+    run(session, "truncate t")
+    assert run(session, "select count(*) from t")[0][1] == [(0,)]
 
 
 def test_update_to_null_in_not_null_column_is_23502_and_changes_nothing(session):

@@ -108,3 +108,42 @@ def test_each_scope_pushes_its_own_where(cat):
     )
     assert _pushed(outer) == ["a = 1"]
     assert _pushed(inner) == ["x = 5"]
+
+
+def test_direct_columns_only_for_queries_the_scan_answers_alone(cat):
+    from sql.pushdown import direct_columns
+
+    def direct(sql):
+        bound = bind_query(parser.parse(sql)[0].ast, cat)
+        columns = direct_columns(bound, plan_scans(bound))
+        return None if columns is None else [c.name for c in columns]
+
+    assert direct("select b, a from t where a = $1") == ["b", "a"]
+    assert direct("select b from t where a = 1 limit 2") == ["b"]
+    for sql in (
+        "select b || 'x' from t where a = 1",
+        "select b from t where c > 0.5",
+        "select b from t where a = 1 order by b",
+        "select b from t limit 2 offset 1",
+        "select count(*) from t",
+        "select t.b from t join u on t.a = u.a",
+    ):
+        assert direct(sql) is None, sql
+
+
+def test_ors_of_equalities_on_one_column_become_in_lists(cat):
+    (plan,) = _plans(cat, "select a from t where a = 1 or (a = 2 or a in (3, 4))")
+    assert _pushed(plan) == ["a IN (1, 2, 3, 4)"]
+    (plan,) = _plans(cat, "select a from t where a = 1 or b = 'x'")
+    assert _pushed(plan) == []
+    (plan,) = _plans(cat, "select a from t where a = 1 or a > 5")
+    assert _pushed(plan) == []
+
+
+def test_join_conditions_push_into_inner_sides_and_the_joined_side_of_left_joins(cat):
+    left, right = _plans(cat, "select * from t join u on t.a = u.a and u.x = 3 and t.b = 'q'")
+    assert _pushed(left) == ["b = 'q'"] and _pushed(right) == ["x = 3"]
+    left, right = _plans(cat, "select * from t left join u on t.a = u.a and u.x is null and t.b = 'q'")
+    assert _pushed(left) == [] and _pushed(right) == ["x IS NULL"]
+    left, right = _plans(cat, "select * from t right join u on t.a = u.a and u.x = 3")
+    assert _pushed(left) == [] and _pushed(right) == []

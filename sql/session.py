@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import copy, ddl, dml, parser
+from sql import copy, ddl, dml, parser, roles
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
@@ -65,6 +65,7 @@ class Plan:
     query: CompiledQuery | None = None
     write: dml.WritePlan | None = None
     copy: copy.CopyStatement | None = None
+    role: roles.RoleStatement | None = None
     catalog_version: int = 0
 
 
@@ -256,6 +257,8 @@ class Session:
             )
         if tokens and tokens[0].text.lower() == "copy":
             return Plan("COPY", copy=copy.parse_copy(sql, tokens))
+        if roles.is_role_statement(tokens):
+            return Plan("ROLE", role=roles.parse_role_statement(sql, tokens))
         statement: ParsedStatement = parser.parse_tokens(sql, tokens)
         ast = statement.ast
         version = self._db.catalog_version
@@ -293,6 +296,9 @@ class Session:
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
+            if plan.kind == "ROLE":
+                assert plan.role is not None, "ROLE plans carry their statement"
+                return roles.execute_role_statement(plan.role, self._db.roles, self.user)
             if plan.kind == "COPY":
                 assert plan.copy is not None, "COPY plans carry their statement"
                 return self._run_copy(plan.copy, deferred)

@@ -267,6 +267,10 @@ class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10")
     pass
 
 
+class DuplicateObject(SyntaxErrorOrAccessRuleViolation, sqlstate="42710"):
+    pass
+
+
 # 53, 54: resources and program limits
 class OutOfMemory(DbError, sqlstate="53200"):
     pass
@@ -282,6 +286,10 @@ class ProgramLimitExceeded(DbError, sqlstate="54000"):
 
 # 55: object not in prerequisite state
 class ObjectNotInPrerequisiteState(DbError, sqlstate="55000"):
+    pass
+
+
+class ObjectInUse(ObjectNotInPrerequisiteState, sqlstate="55006"):
     pass
 
 

@@ -1,10 +1,11 @@
-"""COPY FROM STDIN: parse the client's text or CSV stream in batches and insert them like INSERT.
+"""COPY FROM STDIN: parse the client's text, CSV or binary stream in batches, insert them like INSERT.
 
 The server hands over CopyData bytes as they arrive (``feed``).  They pile up
 until ``batch_bytes``, then the buffer is cut at the last row boundary (a
 newline outside CSV quotes, found with numpy) and the complete rows go to
 pyarrow's CSV reader as strings.  Text format's backslash escapes are undone
-with Arrow string kernels.  The string batch is written through the same plan
+with Arrow string kernels.  Binary tuples are split and decoded into typed
+columns by ``sql.copy_binary``.  Each batch is written through the same plan
 an ``INSERT INTO t (cols) SELECT ...`` uses (``sql.dml``): casts to the column
 types, defaults, constraint checks and the tablet routing are shared.  Rows go
 into the statement's transaction batch by batch, so a failed COPY leaves
@@ -29,7 +30,7 @@ import pyarrow.csv as pacsv
 from sqlglot import exp
 
 from catalog.table import TableInfo
-from sql import dml
+from sql import copy_binary, dml
 from sql.copy import CopyStatement
 from sql.query import QueryRunner
 from sql.transpile import SessionFacts
@@ -38,7 +39,6 @@ from storage.errors import (
     CharacterNotInRepertoire,
     DataException,
     DbError,
-    FeatureNotSupported,
     InvalidColumnReference,
     QueryCanceled,
     UndefinedColumn,
@@ -91,8 +91,6 @@ class CopyIn:
         on_error: Callable[[], None] | None = None,
         batch_bytes: int = BATCH_BYTES,
     ) -> None:
-        if statement.options.is_binary:
-            raise FeatureNotSupported("COPY FROM STDIN in binary format is not supported yet")
         self.statement = statement
         self.options = statement.options
         self.table = table
@@ -106,7 +104,8 @@ class CopyIn:
         self._buffer = bytearray()
         self._rows_written = 0
         self._line = 0
-        self._header_pending = self.options.header
+        self._header_pending = self.options.header or self.options.is_binary
+        self._saw_trailer = False
         names = statement.columns
         if names is None:
             columns = list(table.columns)
@@ -146,7 +145,9 @@ class CopyIn:
     def feed(self, data: bytes) -> None:
         """Take CopyData bytes; complete rows are written once a batch's worth has arrived."""
         self._buffer += data
-        if len(self._buffer) >= self._batch_bytes:
+        if len(self._buffer) >= self._batch_bytes and self.options.is_binary:
+            self._guarded(self._load_binary, False)
+        elif len(self._buffer) >= self._batch_bytes:
             cut = self._row_boundary()
             if cut > 0:
                 chunk = bytes(self._buffer[:cut])
@@ -155,7 +156,9 @@ class CopyIn:
 
     def finish(self) -> str:
         """CopyDone: write what is left, end an autocommit transaction; return the command tag."""
-        chunk = bytes(self._buffer)
+        if self.options.is_binary:
+            self._guarded(self._load_binary, True)
+        chunk = b"" if self.options.is_binary else bytes(self._buffer)
         self._buffer.clear()
         chunk = _strip_end_marker(chunk)
         if chunk and self.options.is_csv and self._inside_quotes(chunk):
@@ -222,18 +225,61 @@ class CopyIn:
             self._header_pending = False
             skip = 1
             self._line += 1
-        strings = self._parse(chunk, skip)
-        if strings.num_rows == 0:
+        self._write(self._parse(chunk, skip))
+
+    def _write(self, rows: pa.Table) -> None:
+        """Insert one batch through the INSERT plan; a conversion error names its line."""
+        if rows.num_rows == 0:
             return
-        self._source.rows = strings
+        self._source.rows = rows
         try:
             count, _ = dml.execute_write(self._plan, self._source, self._txn, [], self._now)
         except DataException as exc:
-            raise self._locate(exc, strings) from exc
+            raise self._locate(exc, rows) from exc
         finally:
             self._source.rows = None
         self._rows_written += count
-        self._line += strings.num_rows
+        self._line += rows.num_rows
+
+    def _load_binary(self, is_final: bool) -> None:
+        """Decode and write the complete binary tuples buffered so far."""
+        self._check_cancel()
+        if self._saw_trailer:
+            self._buffer.clear()
+            return
+        data = bytes(self._buffer)
+        start = 0
+        if self._header_pending:
+            header = copy_binary.header_length(data)
+            if header is None:
+                if is_final:
+                    raise BadCopyFileFormat("COPY file signature not recognized")
+                return
+            self._header_pending = False
+            start = header
+        try:
+            fields = copy_binary.split_tuples(data, start, self.column_count, 0)
+            arrays = [
+                copy_binary.decode_column(
+                    data, fields.starts[:, i], fields.lengths[:, i], column.type.pg_oid
+                )
+                for i, column in enumerate(self.columns)
+            ]
+        except DbError as exc:
+            line = getattr(exc, "copy_line", None)
+            if line is not None:
+                exc.context = f"COPY {self.table.name}, line {self._line + line}"  # type: ignore[attr-defined]
+            raise
+        del self._buffer[: fields.consumed]
+        if fields.rows:
+            self._write(pa.Table.from_arrays(arrays, names=self._names))
+        if fields.saw_trailer:
+            self._saw_trailer = True
+            self._buffer.clear()
+        elif is_final and self._buffer:
+            error = BadCopyFileFormat("unexpected EOF in COPY data")
+            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            raise error
 
     def _parse(self, chunk: bytes, skip_rows: int) -> pa.Table:
         options = self.options

@@ -284,3 +284,44 @@ def test_psql_backslash_copy_both_ways(servers, psql, tmp_path):
         outputs[which] = (run.stdout, target.read_bytes())
     assert outputs["nyala"] == outputs["postgres"]
     assert outputs["nyala"][1] == b"1\tone\n2\ttwo, too\n3\t\\N\n"
+
+
+def test_binary_copy_in_both_directions_through_psycopg(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_bin")
+        cur = conn.cursor()
+        with cur.copy("copy copy_bin from stdin (format binary)") as copy:
+            copy.set_types(["int4", "text", "float8", "date", "timestamp", "bool", "numeric"])
+            for row in ROWS:
+                copy.write_row(row)
+        tag = cur.statusmessage
+        stored = conn.execute("select * from copy_bin order by id").fetchall()
+        raw = _copy_out(conn, "copy copy_bin to stdout (format binary)")
+        conn.execute("delete from copy_bin")
+        with cur.copy("copy copy_bin from stdin with binary") as copy:
+            copy.write(raw)
+        again = conn.execute("select * from copy_bin order by id").fetchall()
+        return tag, stored, again
+
+    tag, stored, again = _both(servers, scenario)
+    assert tag == "COPY 4" and stored == ROWS and again == ROWS
+
+
+def test_binary_copy_in_errors_match_postgresql(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_binbad")
+        answers = []
+        for data in (
+            b"not a copy file at all",
+            b"PGCOPY\n\xff\r\n\x00" + bytes(8) + b"\x00\x02\x00\x00\x00\x04\x00\x00\x00\x01",
+            b"PGCOPY\n\xff\r\n\x00" + bytes(8) + b"\x00\x01\x00\x00\x00\x02\x00\x01\xff\xff",
+        ):
+            with (
+                pytest.raises(psycopg.Error) as info,
+                conn.cursor().copy("copy copy_binbad (id) from stdin (format binary)") as copy,
+            ):
+                copy.write(data)
+            answers.append((info.value.sqlstate, info.value.diag.message_primary))
+        return answers
+
+    _both(servers, scenario)

@@ -14,7 +14,7 @@ import subprocess
 
 import psycopg
 import pytest
-from psycopg import errors
+from psycopg import errors, pq
 
 pytestmark = pytest.mark.e2e
 
@@ -325,3 +325,34 @@ def test_binary_copy_in_errors_match_postgresql(servers):
         return answers
 
     _both(servers, scenario)
+
+
+def test_copy_through_the_extended_protocol(servers):
+    """libpq's PQsendQueryParams runs COPY with Parse/Bind/Execute; the copy exchange is the same."""
+
+    def scenario(conn):
+        _fresh(conn, "copy_ext")
+        pgconn = conn.pgconn
+        pgconn.send_query_params(b"copy copy_ext (id, name) from stdin (format csv)", None)
+        result = pgconn.get_result()
+        assert result.status == pq.ExecStatus.COPY_IN
+        pgconn.put_copy_data(b"1,one\n2,two\n")
+        pgconn.put_copy_end()
+        done = pgconn.get_result()
+        tag = done.command_status
+        assert pgconn.get_result() is None
+        pgconn.send_query_params(b"copy (select id, name from copy_ext order by id) to stdout", None)
+        assert pgconn.get_result().status == pq.ExecStatus.COPY_OUT
+        lines = []
+        while True:
+            nbytes, data = pgconn.get_copy_data(0)
+            if nbytes < 0:
+                break
+            lines.append(bytes(data))
+        final = pgconn.get_result().command_status
+        assert pgconn.get_result() is None
+        return done.status, tag, lines, final
+
+    status, tag, lines, final = _both(servers, scenario)
+    assert tag == b"COPY 2" and final == b"COPY 2"
+    assert lines == [b"1\tone\n", b"2\ttwo\n"]

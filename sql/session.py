@@ -76,6 +76,9 @@ class Session:
         self._db = db
         self.user = user
         self.settings = SessionSettings(user, startup)
+        role = db.roles.get(user) if db.roles is not None else None
+        if role is not None and not role.superuser:
+            self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)

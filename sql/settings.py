@@ -185,6 +185,12 @@ class SessionSettings:
             raise FeatureNotSupported(f'parameter "{setting.name}" cannot be changed')
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
 
+    def set_fact(self, name: str, value: str) -> None:
+        """Set a read-only setting from what the server knows (``is_superuser`` of the role)."""
+        setting = self._lookup(name)
+        assert setting is not None and setting.read_only, "facts are read-only settings"
+        self._values[setting.name.lower()] = value
+
     def reset(self, name: str) -> None:
         setting = self._lookup(name)
         if setting is None:

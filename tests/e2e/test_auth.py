@@ -173,3 +173,12 @@ def test_trust_mode_needs_no_password(nyala_server):
     with psycopg.connect(nyala_server.dsn) as conn:
         assert conn.execute("select 1").fetchone() == (1,)
         assert not conn.pgconn.used_password
+
+
+def test_is_superuser_is_reported_per_role(server):
+    with psycopg.connect(dsn_for(server, "nyala", PASSWORD), autocommit=True) as admin:
+        assert admin.info.parameter_status("is_superuser") == "on"
+        admin.execute("create user dave with password 'dave-pw'")
+    with psycopg.connect(dsn_for(server, "dave", "dave-pw")) as conn:
+        assert conn.info.parameter_status("is_superuser") == "off"
+        assert conn.execute("show is_superuser").fetchone() == ("off",)

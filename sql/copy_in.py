@@ -32,7 +32,8 @@ from sqlglot import exp
 from catalog.table import TableInfo
 from sql import copy_binary, dml
 from sql.copy import CopyStatement
-from sql.query import QueryRunner
+from sql.datatypes import duckdb_type
+from sql.query import QueryRunner, compile_query
 from sql.transpile import SessionFacts
 from storage.errors import (
     BadCopyFileFormat,
@@ -129,6 +130,8 @@ class CopyIn:
                 )
         self._force_not_null = [n in not_null for n in self._names]
         self._source = _CopySourceRunner(runner, table.name)
+        self._runner = runner
+        self._facts = facts
         insert = exp.insert(
             exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
                 exp.to_table(table.name, quoted=True)
@@ -148,7 +151,7 @@ class CopyIn:
         if len(self._buffer) >= self._batch_bytes and self.options.is_binary:
             self._guarded(self._load_binary, False)
         elif len(self._buffer) >= self._batch_bytes:
-            cut = self._row_boundary()
+            cut = self._row_boundary(self._buffer)
             if cut > 0:
                 chunk = bytes(self._buffer[:cut])
                 del self._buffer[:cut]
@@ -162,8 +165,11 @@ class CopyIn:
         self._buffer.clear()
         chunk = _strip_end_marker(chunk)
         if chunk and self.options.is_csv and self._inside_quotes(chunk):
+            complete = self._row_boundary(chunk)
+            self._guarded(self._load, chunk[:complete])
             error = BadCopyFileFormat("unterminated CSV quoted field")
-            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            text = chunk[complete:].decode("utf-8", "replace")
+            error.context = f'COPY {self.table.name}, line {self._line + 1}: "{text}"'  # type: ignore[attr-defined]
             self.abort()
             raise error
         if chunk:
@@ -193,11 +199,11 @@ class CopyIn:
             self.abort()
             raise
 
-    def _row_boundary(self) -> int:
-        """Bytes of the buffer that hold whole rows (0: no row has ended yet)."""
+    def _row_boundary(self, data: bytes | bytearray) -> int:
+        """Bytes at the start of ``data`` that hold whole rows (0: no row has ended yet)."""
         if not self.options.is_csv:
-            return self._buffer.rfind(b"\n") + 1
-        raw = np.frombuffer(self._buffer, dtype=np.uint8)
+            return data.rfind(b"\n") + 1
+        raw = np.frombuffer(data, dtype=np.uint8)
         outside = (np.cumsum(self._quotes(raw)) & 1) == 0
         ends = np.flatnonzero((raw == ord("\n")) & outside)
         return int(ends[-1]) + 1 if ends.size else 0
@@ -220,6 +226,8 @@ class CopyIn:
 
     def _load(self, chunk: bytes) -> None:
         self._check_cancel()
+        if not chunk:
+            return
         skip = 0
         if self._header_pending:
             self._header_pending = False
@@ -350,7 +358,10 @@ class CopyIn:
         return error
 
     def _locate(self, exc: DataException, strings: pa.Table) -> DataException:
-        """Name the first row of ``strings`` that fails to convert (bisecting the batch)."""
+        """Name the first row of ``strings`` that fails to convert (bisecting the batch), and its column."""
+        if self._converts(strings):
+            exc.context = f"COPY {self.table.name}"  # type: ignore[attr-defined]
+            return exc
         low, high = 0, strings.num_rows
         while high - low > 1:
             middle = (low + high) // 2
@@ -358,7 +369,12 @@ class CopyIn:
                 low = middle
             else:
                 high = middle
-        exc.context = f"COPY {self.table.name}, line {self._line + low + 1}"  # type: ignore[attr-defined]
+        context = f"COPY {self.table.name}, line {self._line + low + 1}"
+        bad = self._bad_column(strings.slice(low, 1))
+        if bad is not None:
+            name, value = bad
+            context += f', column {name}: "{value}"' if value is not None else f", column {name}: null input"
+        exc.context = context  # type: ignore[attr-defined]
         return exc
 
     def _converts(self, rows: pa.Table) -> bool:
@@ -367,7 +383,25 @@ class CopyIn:
             self._source.run_to_table(self._plan.source, self._txn, [], self._now)
         except DataException:
             return False
+        finally:
+            self._source.rows = None
         return True
+
+    def _bad_column(self, row: pa.Table) -> tuple[str, str | None] | None:
+        """The first column whose value in the one-row ``row`` does not convert to its type."""
+        for column in self.columns:
+            cast = exp.Cast(
+                this=exp.column(column.name, quoted=True),
+                to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"),
+            )
+            select = exp.select(cast).from_(exp.to_table(self.table.name, quoted=True))
+            compiled = compile_query(self._runner.bind(select), self._facts)
+            single = pa.Table.from_arrays([row.column(column.name)], names=[column.name])
+            try:
+                self._runner.run_to_table(compiled, self._txn, [], self._now, {self.table.name: single})
+            except DataException:
+                return column.name, row.column(column.name)[0].as_py()
+        return None
 
 
 def _strip_end_marker(chunk: bytes) -> bytes:

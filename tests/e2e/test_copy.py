@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import re
 import subprocess
 
 import psycopg
@@ -153,8 +152,7 @@ def _error_of(conn, statement: str, data: str) -> tuple[str, str, str | None, li
         copy.write(data)
     diag = info.value.diag
     rows = conn.execute(f"select id from {table} order by id").fetchall()
-    where = re.match(r"COPY \w+, line \d+", diag.context or "")
-    return diag.sqlstate, diag.message_primary, where and where.group(0), rows
+    return diag.sqlstate, diag.message_primary, diag.context, rows
 
 
 @pytest.mark.parametrize(

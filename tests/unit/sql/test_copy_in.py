@@ -59,7 +59,7 @@ def test_bad_value_names_its_line_across_batches(session):
     data = b"".join(b"%d\tn\t1\n" % i for i in range(1, 50)) + b"50\tn\tbad\n"
     with pytest.raises(errors.InvalidTextRepresentation) as info:
         copy_from(session, "copy t from stdin", data[:300], data[300:], batch_bytes=64)
-    assert info.value.context == "COPY t, line 50"
+    assert info.value.context == 'COPY t, line 50, column v: "bad"'
     assert rows(session) == []
 
 

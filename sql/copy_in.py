@@ -20,6 +20,7 @@ batch with the conversion query, never row by row.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -47,8 +48,14 @@ from storage.errors import (
 from storage.transaction import Transaction
 
 BATCH_BYTES = 4 * 1024 * 1024
-_SENTINEL = "\x00"
+# Text format input holds no NUL byte, so NUL-led pairs can stand for an escaped
+# backslash and an escaped delimiter while pyarrow splits the fields.
+_BACKSLASH = "\x00B"
+_DELIMITER = "\x00D"
 _TEXT_ESCAPES = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"), ("\\v", "\v"))
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
+_NUMERIC_ESCAPE = r"\\([0-7]|x[0-9a-fA-F])"
+_ANY_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
 
 
 class _CopySourceRunner:
@@ -322,6 +329,10 @@ class CopyIn:
             strings_can_be_null=True,
             quoted_strings_can_be_null=False,
         )
+        if not options.is_csv:
+            delimiter = (options.delimiter or "\t").encode()
+            chunk = chunk.replace(b"\\\\", _BACKSLASH.encode())
+            chunk = chunk.replace(b"\\" + delimiter, _DELIMITER.encode())
         try:
             table = pacsv.read_csv(io.BytesIO(chunk), read, parse, convert)
         except pa.ArrowInvalid as exc:
@@ -330,7 +341,7 @@ class CopyIn:
         for index, name in enumerate(self._names):
             column = table.column(name).combine_chunks()
             if not options.is_csv:
-                column = _unescape_text(column)
+                column = _unescape_text(column, options.delimiter or "\t")
             elif self._force_not_null[index]:
                 column = pc.fill_null(column, options.null or "")
             columns.append(column)
@@ -414,12 +425,39 @@ def _strip_end_marker(chunk: bytes) -> bytes:
     return chunk
 
 
-def _unescape_text(column: pa.Array) -> pa.Array:
-    r"""Undo text format's backslash escapes (``\\``, ``\n``, ``\t``, ``\X`` ...), vectorised."""
-    if len(column) == 0 or not pc.any(pc.match_substring(column, "\\")).as_py():
+def _unescape_text(column: pa.Array, delimiter: str) -> pa.Array:
+    r"""Undo text format's backslash escapes (``\\``, ``\n``, ``\t``, ``\X`` ...), vectorised.
+
+    Octal and hex escapes (``\053``, ``\x2b``) cannot be written as string
+    kernels; the few values holding one are decoded one by one.
+    """
+    if len(column) == 0:
         return column
-    column = pc.replace_substring(column, "\\\\", _SENTINEL)
+    has_escape = pc.or_(pc.match_substring(column, "\\"), pc.match_substring(column, "\x00"))
+    if not pc.any(has_escape).as_py():
+        return column
+    fast = column
     for escaped, plain in _TEXT_ESCAPES:
-        column = pc.replace_substring(column, escaped, plain)
-    column = pc.replace_substring_regex(column, r"\\(.)", r"\1")
-    return pc.replace_substring(column, _SENTINEL, "\\")
+        fast = pc.replace_substring(fast, escaped, plain)
+    fast = pc.replace_substring_regex(fast, r"\\(.)", r"\1")
+    fast = pc.replace_substring(fast, _DELIMITER, delimiter)
+    fast = pc.replace_substring(fast, _BACKSLASH, "\\")
+    numeric = pc.fill_null(pc.match_substring_regex(column, _NUMERIC_ESCAPE), False)
+    if pc.any(numeric).as_py():
+        slow = [_unescape_value(v, delimiter) for v in column.filter(numeric).to_pylist()]
+        fast = pc.replace_with_mask(fast, numeric, pa.array(slow, column.type))
+    return fast
+
+
+def _escape_value(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] == "x" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code[0] in "01234567":
+        return chr(int(code, 8))
+    return _SIMPLE.get(code, code)
+
+
+def _unescape_value(value: str, delimiter: str) -> str:
+    value = _ANY_ESCAPE.sub(_escape_value, value)
+    return value.replace(_DELIMITER, delimiter).replace(_BACKSLASH, "\\")

@@ -354,3 +354,21 @@ def test_copy_through_the_extended_protocol(servers):
     status, tag, lines, final = _both(servers, scenario)
     assert tag == b"COPY 2" and final == b"COPY 2"
     assert lines == [b"1\tone\n", b"2\ttwo\n"]
+
+
+def test_text_escapes_round_trip_with_a_custom_delimiter(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_esc")
+        with conn.cursor().copy("copy copy_esc from stdin") as copy:
+            for row in ROWS:
+                copy.write_row(row)
+        out = _copy_out(conn, "copy copy_esc (id, name) to stdout (delimiter ',')")
+        conn.execute("delete from copy_esc")
+        with conn.cursor().copy("copy copy_esc (id, name) from stdin (delimiter ',')") as copy:
+            copy.write(out + b"9,oct\\101 hex\\x42 bs\\\\ tab\\t comma\\, end\n")
+        return out, conn.execute("select id, name from copy_esc order by id").fetchall()
+
+    out, stored = _both(servers, scenario)
+    assert b"\"quoted\"\\, comma" in out
+    assert stored[:4] == [(r[0], r[1]) for r in ROWS]
+    assert stored[4] == (9, "octA hexB bs\\ tab\t comma, end")

@@ -89,5 +89,15 @@ def test_copy_fail_aborts(session):
 
 
 def test_unescape_is_vectorised_over_the_column():
-    column = pa.array(["plain", "a\\\\n", "tab\\there", None, "\\x"])
-    assert copy_in._unescape_text(column).to_pylist() == ["plain", "a\\n", "tab\there", None, "x"]
+    column = pa.array(["plain", "a\x00Bn", "tab\\there", None, "\\q", "\\101\\x42\x00B", "a\x00Db"])
+    assert copy_in._unescape_text(column, ",").to_pylist() == [
+        "plain", "a\\n", "tab\there", None, "q", "AB\\", "a,b",
+    ]  # fmt: skip
+
+
+def test_escaped_delimiter_octal_and_hex_in_text_input(session):
+    data = b"1\ta\\,b\\101\\x42\\\\x\t1\n"
+    assert copy_from(session, "copy t from stdin", data) == "COPY 1"
+    assert rows(session) == [(1, "a,bAB\\x", 1.0)]
+    copy_from(session, "copy t from stdin (delimiter ',')", b"2,x\\,y,2\n")
+    assert rows(session)[1] == (2, "x,y", 2.0)

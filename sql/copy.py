@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from storage.errors import (
@@ -111,6 +112,25 @@ class _Tokens:
 
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def source_query(statement: CopyStatement) -> str:
+    """The SELECT a COPY TO runs: its own query, or all (or the listed) columns of its table."""
+    if statement.query_sql is not None:
+        return statement.query_sql
+    assert statement.table is not None, "COPY TO names a table or a query"
+    columns = ", ".join(map(quote_identifier, statement.columns or ())) or "*"
+    target = quote_identifier(statement.table)
+    if statement.schema is not None:
+        target = f"{quote_identifier(statement.schema)}.{target}"
+    return f"SELECT {columns} FROM {target}"
+
+
+def table_reference(statement: CopyStatement) -> exp.Table:
+    """The COPY's table as a sqlglot reference, for the usual name checks."""
+    assert statement.table is not None, "COPY FROM names a table"
+    schema = exp.to_identifier(statement.schema, quoted=True) if statement.schema else None
+    return exp.Table(this=exp.to_identifier(statement.table, quoted=True), db=schema)
 
 
 def _syntax_error(sql: str, token: Token) -> SqlSyntaxError:

@@ -349,40 +349,19 @@ class Session:
     def _run_copy(self, statement: copy.CopyStatement, deferred: bool) -> Result:
         """COPY TO runs its query; COPY FROM returns the sink the server feeds (``CopyIn``)."""
         if not statement.is_from:
-            query_sql = statement.query_sql
-            if query_sql is None:
-                assert statement.table is not None, "COPY TO names a table or a query"
-                columns = ", ".join(map(copy.quote_identifier, statement.columns or ())) or "*"
-                target = copy.quote_identifier(statement.table)
-                if statement.schema is not None:
-                    target = f"{copy.quote_identifier(statement.schema)}.{target}"
-                query_sql = f"SELECT {columns} FROM {target}"
+            query_sql = copy.source_query(statement)
             tokens = parser.split(query_sql)
-            if len(tokens) != 1:
-                raise SqlSyntaxError("COPY query must be a single statement")
-            plan = self._plan(query_sql, tokens[0], None, ())
-            if plan.kind != "QUERY":
-                raise FeatureNotSupported("COPY (query) TO supports only SELECT and VALUES")
+            plan = self._plan(query_sql, tokens[0], None, ()) if len(tokens) == 1 else None
+            if plan is None or plan.kind != "QUERY":
+                raise FeatureNotSupported("COPY (query) TO supports only a SELECT or VALUES")
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
-        assert statement.table is not None, "COPY FROM names a table"
-        reference = exp.Table(
-            this=exp.to_identifier(statement.table, quoted=True),
-            db=exp.to_identifier(statement.schema, quoted=True) if statement.schema else None,
-        )
-        table = self._db.catalog.get_table(table_name(reference))
-        sink = CopyIn(
-            statement,
-            table,
-            self._runner,
-            self._facts,
-            self._current_txn(),
-            self._txn_start,
-            self._check_cancel,
-            on_done=None if deferred else self._finish_autocommit,
-            on_error=self._on_error,
-        )
+        table = self._db.catalog.get_table(table_name(copy.table_reference(statement)))
+        sink = CopyIn(statement, table, self._runner, self._facts, self._current_txn(),
+                      self._txn_start, self._check_cancel,
+                      on_done=None if deferred else self._finish_autocommit,
+                      on_error=self._on_error)  # fmt: skip
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:

@@ -329,6 +329,10 @@ class CopyIn:
             strings_can_be_null=True,
             quoted_strings_can_be_null=False,
         )
+        if b"\x00" in chunk:
+            error: DbError = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8": 0x00')
+            error.context = f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}"  # type: ignore[attr-defined]
+            raise error
         if not options.is_csv:
             delimiter = (options.delimiter or "\t").encode()
             chunk = chunk.replace(b"\\\\", _BACKSLASH.encode())

@@ -101,3 +101,9 @@ def test_escaped_delimiter_octal_and_hex_in_text_input(session):
     assert rows(session) == [(1, "a,bAB\\x", 1.0)]
     copy_from(session, "copy t from stdin (delimiter ',')", b"2,x\\,y,2\n")
     assert rows(session)[1] == (2, "x,y", 2.0)
+
+
+def test_nul_byte_is_refused_as_postgresql_refuses_it(session):
+    with pytest.raises(errors.CharacterNotInRepertoire) as info:
+        copy_from(session, "copy t from stdin", b"1\ta\t1\n2\tb\x00\t2\n")
+    assert info.value.context == "COPY t, line 2"

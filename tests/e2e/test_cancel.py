@@ -133,3 +133,10 @@ def test_message_over_the_size_cap_is_refused_from_its_header(nyala_server_facto
             sock.detach()
     fields = data[5:].split(b"\0")
     assert data[:1] == b"E" and b"SFATAL" in fields and b"C08P01" in fields
+
+
+def test_statement_timeout_from_the_options_startup_parameter(dsn):
+    with psycopg.connect(dsn, autocommit=True, options="-c statement_timeout=200") as conn:
+        assert conn.execute("show statement_timeout").fetchone() == ("200ms",)
+        with pytest.raises(errors.QueryCanceled, match="statement timeout"):
+            conn.execute("select pg_sleep(30)")

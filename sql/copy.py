@@ -19,6 +19,7 @@ from sqlglot.tokens import Token, TokenType
 from storage.errors import (
     FeatureNotSupported,
     InsufficientPrivilege,
+    InvalidColumnReference,
     InvalidParameterValue,
     SqlSyntaxError,
 )
@@ -124,6 +125,13 @@ def source_query(statement: CopyStatement) -> str:
     if statement.schema is not None:
         target = f"{quote_identifier(statement.schema)}.{target}"
     return f"SELECT {columns} FROM {target}"
+
+
+def check_force_quote(options: CopyOptions, names: list[str]) -> None:
+    """FORCE_QUOTE may only name columns the COPY writes (42P10), as PostgreSQL checks."""
+    for name in options.force_quote or ():
+        if name not in names:
+            raise InvalidColumnReference(f'FORCE_QUOTE column "{name}" not referenced by COPY')
 
 
 def table_reference(statement: CopyStatement) -> exp.Table:

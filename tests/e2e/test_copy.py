@@ -242,6 +242,8 @@ def test_copy_inside_a_transaction_block_rolls_back_with_it(servers):
         "copy copy_opts from stdin (bogus 1)",
         "copy copy_opts (nope) from stdin",
         "copy copy_missing from stdin",
+        "copy copy_opts (id) to stdout (format csv, force_quote (name))",
+        "copy copy_opts (id) from stdin (format csv, force_not_null (name))",
     ],
 )
 def test_option_errors_match_postgresql(servers, statement):

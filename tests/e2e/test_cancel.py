@@ -140,3 +140,37 @@ def test_statement_timeout_from_the_options_startup_parameter(dsn):
         assert conn.execute("show statement_timeout").fetchone() == ("200ms",)
         with pytest.raises(errors.QueryCanceled, match="statement timeout"):
             conn.execute("select pg_sleep(30)")
+
+
+def test_cancel_during_copy_from_stdin_writes_nothing(dsn):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists cancel_copy")
+        conn.execute("create table cancel_copy (id int primary key)")
+        timer = threading.Timer(0.3, conn.cancel)
+        timer.start()
+        try:
+            with (
+                pytest.raises(errors.QueryCanceled),
+                conn.cursor().copy("copy cancel_copy from stdin") as copy,
+            ):
+                for start in range(0, 30_000, 1000):
+                    copy.write("".join(f"{i}\n" for i in range(start, start + 1000)))
+                    time.sleep(0.05)
+        finally:
+            timer.cancel()
+        assert conn.execute("select count(*) from cancel_copy").fetchone() == (0,)
+
+
+def test_statement_timeout_during_copy_from_stdin(dsn):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists timeout_copy")
+        conn.execute("create table timeout_copy (id int primary key)")
+        conn.execute("set statement_timeout = '300ms'")
+        with (
+            pytest.raises(errors.QueryCanceled, match="statement timeout"),
+            conn.cursor().copy("copy timeout_copy from stdin") as copy,
+        ):
+            for start in range(0, 30_000, 1000):
+                copy.write("".join(f"{i}\n" for i in range(start, start + 1000)))
+                time.sleep(0.05)
+        assert conn.execute("select count(*) from timeout_copy").fetchone() == (0,)

@@ -38,6 +38,7 @@ class CopyOptions:
     delimiter: str | None = None
     null: str | None = None
     header: bool = False
+    header_match: bool = False
     quote: str | None = None
     escape: str | None = None
     force_quote: tuple[str, ...] | None = None
@@ -311,8 +312,6 @@ def _boolean(name: str, value: object) -> bool:
         return True
     if text in _FALSE:
         return False
-    if name == "header" and text == "match":
-        raise FeatureNotSupported("HEADER MATCH is not supported")
     raise SqlSyntaxError(f"{name} requires a Boolean value")
 
 
@@ -337,6 +336,8 @@ def _validated(raw: list[tuple[str, object, Token]], is_from: bool) -> CopyOptio
                     f'COPY format "{text}" not recognized', position=token.start + 1
                 )
             options.format = text
+        elif name == "header" and str(value).lower() == "match":
+            options.header = options.header_match = True
         elif name == "header":
             options.header = _boolean(name, value)
         elif name in ("delimiter", "null", "quote", "escape", "encoding"):
@@ -367,6 +368,8 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         raise SqlSyntaxError("cannot specify NULL in BINARY mode")
     if options.is_binary and options.header:
         raise FeatureNotSupported("cannot specify HEADER in BINARY mode")
+    if options.header_match and not is_from:
+        raise FeatureNotSupported('cannot use "match" with HEADER in COPY TO')
     if options.encoding is not None and options.encoding.upper().replace("-", "") != "UTF8":
         raise FeatureNotSupported(f'COPY encoding "{options.encoding}" is not supported')
     if options.delimiter is not None:

@@ -236,11 +236,31 @@ class CopyIn:
         if not chunk:
             return
         skip = 0
+        if self._header_pending and self.options.header_match:
+            self._header_pending = False
+            rows = self._parse(chunk, 0)
+            self._check_header(rows.slice(0, 1))
+            self._line += 1
+            self._write(rows.slice(1))
+            return
         if self._header_pending:
             self._header_pending = False
             skip = 1
             self._line += 1
         self._write(self._parse(chunk, skip))
+
+    def _check_header(self, header: pa.Table) -> None:
+        """HEADER MATCH: the header line must name the COPY's columns in order (22P04)."""
+        values = [header.column(name)[0].as_py() if header.num_rows else None for name in self._names]
+        for index, (name, value) in enumerate(zip(self._names, values, strict=True)):
+            if value == name:
+                continue
+            got = f'null value ("{self.options.null}")' if value is None else f'"{value}"'
+            error = BadCopyFileFormat(
+                f'column name mismatch in header line field {index + 1}: got {got}, expected "{name}"'
+            )
+            error.context = f"COPY {self.table.name}, line 1"  # type: ignore[attr-defined]
+            raise error
 
     def _write(self, rows: pa.Table) -> None:
         """Insert one batch through the INSERT plan; a conversion error names its line."""

@@ -200,6 +200,29 @@ def test_bad_row_deep_in_a_large_streamed_copy(servers):
     assert after == (0,)
 
 
+def test_header_match(servers):
+    def scenario(conn):
+        _fresh(conn, "copy_hm")
+        cur = conn.cursor()
+        with cur.copy("copy copy_hm (id, name) from stdin (format csv, header match)") as copy:
+            copy.write("id,name\n1,a\n")
+        answers = [cur.statusmessage]
+        for data in ("name,id\n2,b\n", ",name\n3,c\n"):
+            with (
+                pytest.raises(psycopg.Error) as info,
+                cur.copy("copy copy_hm (id, name) from stdin (format csv, header match)") as c,
+            ):
+                c.write(data)
+            answers.append((info.value.sqlstate, info.value.diag.message_primary))
+        with pytest.raises(psycopg.Error) as info:
+            conn.execute("copy copy_hm to stdout (format csv, header match)")
+        answers.append((info.value.sqlstate, info.value.diag.message_primary))
+        return answers, conn.execute("select id, name from copy_hm").fetchall()
+
+    answers, rows = _both(servers, scenario)
+    assert answers[0] == "COPY 1" and rows == [(1, "a")]
+
+
 def test_copy_fail_from_the_client_writes_nothing(servers):
     """psycopg sends CopyFail when the block raises; the server answers 57014 and keeps going."""
 

@@ -77,6 +77,7 @@ def test_csv_defaults():
         ("copy (select 1) from stdin", errors.SqlSyntaxError),
         ("copy t from stdin with (format csv) extra", errors.SqlSyntaxError),
         ("copy t from stdin (encoding 'LATIN1')", errors.FeatureNotSupported),
+        ("copy t to stdout (header match)", errors.FeatureNotSupported),
     ],
 )
 def test_invalid_statements_raise_postgresql_errors(sql, error):

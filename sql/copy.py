@@ -44,6 +44,7 @@ class CopyOptions:
     force_quote: tuple[str, ...] | None = None
     force_quote_all: bool = False
     force_not_null: tuple[str, ...] | None = None
+    force_null: tuple[str, ...] | None = None
     encoding: str | None = None
 
     @property
@@ -344,7 +345,7 @@ def _validated(raw: list[tuple[str, object, Token]], is_from: bool) -> CopyOptio
             if not isinstance(value, str):
                 raise SqlSyntaxError(f"{name} requires a string value", position=token.start + 1)
             setattr(options, name, value)
-        elif name in ("force_quote", "force_not_null"):
+        elif name in ("force_quote", "force_not_null", "force_null"):
             if value == "*" and name == "force_quote":
                 options.force_quote_all = True
             elif isinstance(value, tuple):
@@ -412,3 +413,7 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         raise FeatureNotSupported("COPY force not null available only in CSV mode")
     if options.force_not_null is not None and not is_from:
         raise FeatureNotSupported("COPY force not null only available using COPY FROM")
+    if options.force_null is not None and not csv:
+        raise FeatureNotSupported("COPY force null available only in CSV mode")
+    if options.force_null is not None and not is_from:
+        raise FeatureNotSupported("COPY force null only available using COPY FROM")

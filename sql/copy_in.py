@@ -136,6 +136,11 @@ class CopyIn:
                     f'FORCE_NOT_NULL column "{name}" not referenced by COPY'
                 )
         self._force_not_null = [n in not_null for n in self._names]
+        force_null = self.options.force_null or ()
+        for name in force_null:
+            if name not in self._names:
+                raise InvalidColumnReference(f'FORCE_NULL column "{name}" not referenced by COPY')
+        self._force_null = [n in force_null for n in self._names]
         self._source = _CopySourceRunner(runner, table.name)
         self._runner = runner
         self._facts = facts
@@ -366,8 +371,12 @@ class CopyIn:
             column = table.column(name).combine_chunks()
             if not options.is_csv:
                 column = _unescape_text(column, options.delimiter or "\t")
-            elif self._force_not_null[index]:
-                column = pc.fill_null(column, options.null or "")
+            else:
+                if self._force_not_null[index]:
+                    column = pc.fill_null(column, options.null or "")
+                if self._force_null[index]:
+                    matches = pc.fill_null(pc.equal(column, options.null or ""), False)
+                    column = pc.if_else(matches, pa.scalar(None, column.type), column)
             columns.append(column)
         return pa.Table.from_arrays(columns, names=self._names)
 

@@ -131,12 +131,19 @@ def test_csv_input_with_options_in_both_syntaxes(servers):
         ) as copy:
             copy.write(data)
         legacy = conn.execute("select id, name, amount from copy_csv order by id").fetchall()
+        conn.execute("delete from copy_csv")
+        with cur.copy(
+            "copy copy_csv (id, name) from stdin (format csv, force_null (name))"
+        ) as copy:
+            copy.write('1,""\n2,\n3,"x"\n')
+        forced = conn.execute("select id, name from copy_csv order by id").fetchall()
         with cur.copy("copy copy_csv (id, name) from stdin (format csv, quote '|', escape '!')") as c:
             c.write("7,|a!|b,c|\n")
         escaped = conn.execute("select name from copy_csv where id = 7").fetchone()
-        return first, rows, legacy, escaped
+        return first, rows, legacy, escaped, forced
 
-    first, rows, legacy, escaped = _both(servers, scenario)
+    first, rows, legacy, escaped, forced = _both(servers, scenario)
+    assert forced == [(1, None), (2, None), (3, "x")]
     assert first == "COPY 6"
     assert rows[1][1] == "" and rows[2][1] == "" and rows[3][1] == "NULL"
     assert rows[4][1] == "line\nbreak" and rows[5][1] == 'say "hi"'

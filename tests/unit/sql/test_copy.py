@@ -78,6 +78,8 @@ def test_csv_defaults():
         ("copy t from stdin with (format csv) extra", errors.SqlSyntaxError),
         ("copy t from stdin (encoding 'LATIN1')", errors.FeatureNotSupported),
         ("copy t to stdout (header match)", errors.FeatureNotSupported),
+        ("copy t to stdout (format csv, force_null (a))", errors.FeatureNotSupported),
+        ("copy t from stdin (force_null (a))", errors.FeatureNotSupported),
     ],
 )
 def test_invalid_statements_raise_postgresql_errors(sql, error):

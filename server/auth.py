@@ -6,7 +6,7 @@ PasswordMessage / SASL responses, and ends by sending AuthenticationOk or
 raising a FATAL ``InvalidAuthorizationSpecification`` / ``InvalidPassword``.
 
 ``trust`` accepts everyone.  ``password`` runs SCRAM-SHA-256 (RFC 5802/7677,
-through ``scramp``) against the verifier in the role store.  An unknown role,
+``server.scram``) against the verifier in the role store.  An unknown role,
 a role without a password and a wrong password all fail the same way, after
 the same exchange: an unknown role is checked against a mock verifier made at
 start-up, as PostgreSQL does, so the answer takes as long and says the same
@@ -21,9 +21,7 @@ import logging
 import secrets
 from typing import Protocol
 
-import scramp
-
-from catalog.roles import MECHANISM, RoleStore, Verifier, make_verifier
+from catalog.roles import MECHANISM, RoleStore, make_verifier
 from server.messages import (
     AuthenticationOk,
     AuthenticationSASL,
@@ -33,6 +31,7 @@ from server.messages import (
     FrontendMessage,
     PasswordMessage,
 )
+from server.scram import ScramError, ScramServer
 from storage.errors import (
     DbError,
     InvalidAuthorizationSpecification,
@@ -78,7 +77,6 @@ class ScramAuthenticator:
 
     def __init__(self, roles: RoleStore) -> None:
         self._roles = roles
-        self._mechanism = scramp.ScramMechanism(MECHANISM)
         self._mock = make_verifier(secrets.token_urlsafe(32))
 
     async def authenticate(self, exchange: AuthExchange, user: str, database: str) -> None:
@@ -89,10 +87,7 @@ class ScramAuthenticator:
             reason = f'Role "{user}" does not exist.'
         elif verifier is None:
             reason = f'User "{user}" has no password assigned.'
-        checked: Verifier = verifier or self._mock
-        server = self._mechanism.make_server(
-            lambda _name: (checked.salt, checked.stored_key, checked.server_key, checked.iterations)
-        )
+        server = ScramServer(verifier or self._mock)
         exchange.send(AuthenticationSASL((MECHANISM,)))
         await exchange.flush()
         initial = await self._read(exchange)
@@ -104,14 +99,14 @@ class ScramAuthenticator:
         length = int.from_bytes(rest[:4], "big", signed=True)
         client_first = rest[4:] if length >= 0 else b""
         try:
-            server.set_client_first(client_first.decode("utf-8"))
-            exchange.send(AuthenticationSASLContinue(server.get_server_first().encode()))
+            server_first = server.first(client_first.decode("utf-8"))
+            exchange.send(AuthenticationSASLContinue(server_first.encode()))
             await exchange.flush()
             client_final = await self._read(exchange)
-            server.set_client_final(client_final.decode("utf-8"))
+            server_final = server.final(client_final.decode("utf-8"))
             if reason is not None:
-                raise scramp.ScramException("mock authentication")
-        except (scramp.ScramException, UnicodeDecodeError) as exc:
+                raise ScramError("mock authentication")
+        except (ScramError, UnicodeDecodeError) as exc:
             log.warning(
                 'password authentication failed for user "%s" from %s: %s',
                 user,
@@ -121,7 +116,7 @@ class ScramAuthenticator:
             raise _fatal(
                 InvalidPassword(f'password authentication failed for user "{user}"')
             ) from None
-        exchange.send(AuthenticationSASLFinal(server.get_server_final().encode()))
+        exchange.send(AuthenticationSASLFinal(server_final.encode()))
         if role is not None and not role.login:
             log.warning('role "%s" is not permitted to log in', user)
             raise _fatal(

@@ -43,7 +43,7 @@ class ScramClientExchange:
     peer = ("127.0.0.1", 1)
 
     def __init__(self, password: str) -> None:
-        self.client = scramp.ScramClient(["SCRAM-SHA-256"], "", password)
+        self.client = scramp.ScramClient(["SCRAM-SHA-256"], "ignored-by-the-server", password)
         self.sent: list[object] = []
         self._replies: list[object] = []
 

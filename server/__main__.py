@@ -11,15 +11,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
+from server.auth import Authenticator, ScramAuthenticator, TrustAuthenticator
 from server.config import Config, add_arguments, from_namespace
 from server.server import Server
 from sql.database import Database
 
 log = logging.getLogger("server")
+
+PASSWORD_VARIABLE = "NYALA_PASSWORD"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,7 +50,7 @@ async def _serve(config: Config) -> int:
         None,
         lambda: Database.open(data_dir=config.data_dir, name=config.database, fsync=config.fsync),
     )
-    server = Server(database, config)
+    server = Server(database, config, _authenticator(config, database))
     try:
         host, port = await server.start()
     except OSError as exc:
@@ -69,6 +73,28 @@ async def _serve(config: Config) -> int:
         database.close()
     log.info("stopped")
     return 0
+
+
+def _authenticator(config: Config, database: Database) -> Authenticator:
+    """Create the first superuser on a new data directory; pick the --auth method."""
+    roles = database.roles
+    assert roles is not None, "an opened database has a role store"
+    password = os.environ.get(PASSWORD_VARIABLE) or None
+    if roles.bootstrap(config.superuser, password):
+        log.info(
+            "created superuser %r %s",
+            config.superuser,
+            "with the password from " + PASSWORD_VARIABLE if password else "without a password",
+        )
+    if config.auth == "password":
+        if not any(r.password for r in roles.all()):
+            log.warning(
+                "--auth password: no role has a password; set %s on the first start or"
+                " ALTER ROLE ... PASSWORD under --auth trust",
+                PASSWORD_VARIABLE,
+            )
+        return ScramAuthenticator(roles)
+    return TrustAuthenticator()
 
 
 if __name__ == "__main__":

@@ -102,6 +102,7 @@ class Connection(Startup):
         self._skip_until_sync = False
         self._is_running_statement = False
         self._is_idle = False
+        self.is_cancelled = False
         self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
         self._is_shutting_down = False
@@ -129,6 +130,7 @@ class Connection(Startup):
     def cancel_statement(self) -> None:
         """Cancel the running statement, if any (from a CancelRequest or shutdown)."""
         if self._is_running_statement and self._session is not None:
+            self.is_cancelled = True
             self._session.cancel()
 
     def shutdown(self) -> None:
@@ -258,8 +260,12 @@ class Connection(Startup):
         """Mark a statement as running (cancel may reach it) and arm statement_timeout."""
         assert self._session is not None, "statements run only after startup"
         self._is_running_statement = True
+        self.is_cancelled = False
         setting = self._session.settings.get("statement_timeout")
         self._timer.start(timeouts.milliseconds(setting))
+
+    def _copy_cancelled(self) -> bool:
+        return self.is_cancelled
 
     def _end_statement(self) -> None:
         self._timer.stop()
@@ -342,7 +348,7 @@ class Connection(Startup):
                 if step.state == "copy_in":
                     sink, progress.copy_in = progress.copy_in, None
                     try:
-                        tag = await copy.copy_in(sink, self.receive, self._run)
+                        tag = await copy.copy_in(sink, self.receive, self._run, self._copy_cancelled)
                     except DbError as exc:
                         if is_fatal(exc):
                             await self._fatal(exc)
@@ -494,7 +500,9 @@ class Connection(Startup):
                     await self.flush()
                     portal.is_complete = True
                     try:
-                        tag = await copy.copy_in(step.copy_in, self.receive, self._run)
+                        tag = await copy.copy_in(
+                            step.copy_in, self.receive, self._run, self._copy_cancelled
+                        )
                     except DbError as exc:
                         raise self._timer.reword(exc) from None
                     self.send(m.CommandComplete(tag))

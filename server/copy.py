@@ -29,7 +29,7 @@ from server.codec import encode
 from server.portal import Fetched, ResultStream
 from sql.copy import CopyOptions
 from sql.result import Result
-from storage.errors import ProtocolViolation
+from storage.errors import ProtocolViolation, QueryCanceled
 
 FEED_BYTES = 1024 * 1024
 BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
@@ -57,17 +57,21 @@ async def copy_in(
     sink: Any,
     receive: Callable[[], Awaitable[m.FrontendMessage | None]],
     run: Callable[..., Awaitable[Any]],
+    is_cancelled: Callable[[], bool] = lambda: False,
 ) -> str:
     """Take CopyData until CopyDone and return the command tag; raise on CopyFail or an error.
 
-    ``run`` calls a function on a worker thread.  A lost connection or a
-    protocol error aborts the sink, so nothing of the COPY is written.
+    ``run`` calls a function on a worker thread.  A lost connection, a
+    protocol error or a cancel (``is_cancelled``, checked as each message
+    arrives) aborts the sink, so nothing of the COPY is written.
     """
     pending: list[bytes] = []
     size = 0
     try:
         while True:
             message = await receive()
+            if is_cancelled():
+                raise QueryCanceled("canceling statement due to user request")
             if isinstance(message, m.CopyData):
                 pending.append(message.data)
                 size += len(message.data)

@@ -11,6 +11,7 @@ CancelRequest is handed to the server and the connection closes.
 from __future__ import annotations
 
 import logging
+import re
 import ssl
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SERVER_MINOR_VERSION = 0
+
+
+def command_line_settings(options: str) -> dict[str, str]:
+    r"""Settings from the ``options`` startup parameter: ``-c name=value`` and ``--name=value``.
+
+    As in PostgreSQL, words are separated by spaces and ``\ `` is a space inside one.
+    """
+    words = [w.replace("\\ ", " ") for w in re.split(r"(?<!\\)\s+", options.strip()) if w]
+    settings: dict[str, str] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "-c" and index < len(words):
+            word, index = "-c" + words[index], index + 1
+        if word.startswith("-c") or word.startswith("--"):
+            assignment = word[2:]
+        else:
+            continue
+        name, equals, value = assignment.partition("=")
+        if equals:
+            settings[name.replace("-", "_")] = value
+    return settings
 
 
 class Startup:
@@ -104,8 +128,9 @@ class Startup:
         settings = {
             k: v
             for k, v in parameters.items()
-            if k not in ("user", "database") and k not in options
+            if k not in ("user", "database", "options") and k not in options
         }
+        settings.update(command_line_settings(parameters.get("options", "")))
         self._session = await self._run(self._database.session, user, database, settings)
         log.debug("connection %d: user %r, database %r", self.process_id, user, database)
         self._send_parameter_changes()

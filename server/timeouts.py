@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable
 
 from server.errors import coded_error
+from sql.settings import duration_ms
 from storage.errors import DbError, QueryCanceled
 
 STATEMENT_TIMEOUT_MESSAGE = "canceling statement due to statement timeout"
@@ -21,10 +22,10 @@ IDLE_IN_TRANSACTION_MESSAGE = "terminating connection due to idle-in-transaction
 
 
 def milliseconds(value: str) -> int:
-    """A timeout setting's value (already normalised to whole milliseconds by sql.settings)."""
+    """A timeout setting's value in milliseconds (0 when off or unreadable)."""
     try:
-        return max(int(value), 0)
-    except ValueError:
+        return duration_ms(value)
+    except DbError:
         return 0
 
 

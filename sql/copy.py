@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from storage.errors import (
     FeatureNotSupported,
     InsufficientPrivilege,
+    InvalidColumnReference,
     InvalidParameterValue,
     SqlSyntaxError,
 )
@@ -36,11 +38,13 @@ class CopyOptions:
     delimiter: str | None = None
     null: str | None = None
     header: bool = False
+    header_match: bool = False
     quote: str | None = None
     escape: str | None = None
     force_quote: tuple[str, ...] | None = None
     force_quote_all: bool = False
     force_not_null: tuple[str, ...] | None = None
+    force_null: tuple[str, ...] | None = None
     encoding: str | None = None
 
     @property
@@ -111,6 +115,32 @@ class _Tokens:
 
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def source_query(statement: CopyStatement) -> str:
+    """The SELECT a COPY TO runs: its own query, or all (or the listed) columns of its table."""
+    if statement.query_sql is not None:
+        return statement.query_sql
+    assert statement.table is not None, "COPY TO names a table or a query"
+    columns = ", ".join(map(quote_identifier, statement.columns or ())) or "*"
+    target = quote_identifier(statement.table)
+    if statement.schema is not None:
+        target = f"{quote_identifier(statement.schema)}.{target}"
+    return f"SELECT {columns} FROM {target}"
+
+
+def check_force_quote(options: CopyOptions, names: list[str]) -> None:
+    """FORCE_QUOTE may only name columns the COPY writes (42P10), as PostgreSQL checks."""
+    for name in options.force_quote or ():
+        if name not in names:
+            raise InvalidColumnReference(f'FORCE_QUOTE column "{name}" not referenced by COPY')
+
+
+def table_reference(statement: CopyStatement) -> exp.Table:
+    """The COPY's table as a sqlglot reference, for the usual name checks."""
+    assert statement.table is not None, "COPY FROM names a table"
+    schema = exp.to_identifier(statement.schema, quoted=True) if statement.schema else None
+    return exp.Table(this=exp.to_identifier(statement.table, quoted=True), db=schema)
 
 
 def _syntax_error(sql: str, token: Token) -> SqlSyntaxError:
@@ -283,8 +313,6 @@ def _boolean(name: str, value: object) -> bool:
         return True
     if text in _FALSE:
         return False
-    if name == "header" and text == "match":
-        raise FeatureNotSupported("HEADER MATCH is not supported")
     raise SqlSyntaxError(f"{name} requires a Boolean value")
 
 
@@ -309,13 +337,15 @@ def _validated(raw: list[tuple[str, object, Token]], is_from: bool) -> CopyOptio
                     f'COPY format "{text}" not recognized', position=token.start + 1
                 )
             options.format = text
+        elif name == "header" and str(value).lower() == "match":
+            options.header = options.header_match = True
         elif name == "header":
             options.header = _boolean(name, value)
         elif name in ("delimiter", "null", "quote", "escape", "encoding"):
             if not isinstance(value, str):
                 raise SqlSyntaxError(f"{name} requires a string value", position=token.start + 1)
             setattr(options, name, value)
-        elif name in ("force_quote", "force_not_null"):
+        elif name in ("force_quote", "force_not_null", "force_null"):
             if value == "*" and name == "force_quote":
                 options.force_quote_all = True
             elif isinstance(value, tuple):
@@ -339,6 +369,8 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         raise SqlSyntaxError("cannot specify NULL in BINARY mode")
     if options.is_binary and options.header:
         raise FeatureNotSupported("cannot specify HEADER in BINARY mode")
+    if options.header_match and not is_from:
+        raise FeatureNotSupported('cannot use "match" with HEADER in COPY TO')
     if options.encoding is not None and options.encoding.upper().replace("-", "") != "UTF8":
         raise FeatureNotSupported(f'COPY encoding "{options.encoding}" is not supported')
     if options.delimiter is not None:
@@ -381,3 +413,7 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         raise FeatureNotSupported("COPY force not null available only in CSV mode")
     if options.force_not_null is not None and not is_from:
         raise FeatureNotSupported("COPY force not null only available using COPY FROM")
+    if options.force_null is not None and not csv:
+        raise FeatureNotSupported("COPY force null available only in CSV mode")
+    if options.force_null is not None and not is_from:
+        raise FeatureNotSupported("COPY force null only available using COPY FROM")

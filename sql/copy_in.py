@@ -1,10 +1,11 @@
-"""COPY FROM STDIN: parse the client's text or CSV stream in batches and insert them like INSERT.
+"""COPY FROM STDIN: parse the client's text, CSV or binary stream in batches, insert them like INSERT.
 
 The server hands over CopyData bytes as they arrive (``feed``).  They pile up
 until ``batch_bytes``, then the buffer is cut at the last row boundary (a
 newline outside CSV quotes, found with numpy) and the complete rows go to
 pyarrow's CSV reader as strings.  Text format's backslash escapes are undone
-with Arrow string kernels.  The string batch is written through the same plan
+with Arrow string kernels.  Binary tuples are split and decoded into typed
+columns by ``sql.copy_binary``.  Each batch is written through the same plan
 an ``INSERT INTO t (cols) SELECT ...`` uses (``sql.dml``): casts to the column
 types, defaults, constraint checks and the tablet routing are shared.  Rows go
 into the statement's transaction batch by batch, so a failed COPY leaves
@@ -19,6 +20,7 @@ batch with the conversion query, never row by row.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -29,16 +31,16 @@ import pyarrow.csv as pacsv
 from sqlglot import exp
 
 from catalog.table import TableInfo
-from sql import dml
+from sql import copy_binary, dml
 from sql.copy import CopyStatement
-from sql.query import QueryRunner
+from sql.datatypes import duckdb_type
+from sql.query import QueryRunner, compile_query
 from sql.transpile import SessionFacts
 from storage.errors import (
     BadCopyFileFormat,
     CharacterNotInRepertoire,
     DataException,
     DbError,
-    FeatureNotSupported,
     InvalidColumnReference,
     QueryCanceled,
     UndefinedColumn,
@@ -46,8 +48,14 @@ from storage.errors import (
 from storage.transaction import Transaction
 
 BATCH_BYTES = 4 * 1024 * 1024
-_SENTINEL = "\x00"
+# Text format input holds no NUL byte, so NUL-led pairs can stand for an escaped
+# backslash and an escaped delimiter while pyarrow splits the fields.
+_BACKSLASH = "\x00B"
+_DELIMITER = "\x00D"
 _TEXT_ESCAPES = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"), ("\\v", "\v"))
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
+_NUMERIC_ESCAPE = r"\\([0-7]|x[0-9a-fA-F])"
+_ANY_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
 
 
 class _CopySourceRunner:
@@ -92,8 +100,6 @@ class CopyIn:
         on_error: Callable[[], None] | None = None,
         batch_bytes: int = BATCH_BYTES,
     ) -> None:
-        if statement.options.is_binary:
-            raise FeatureNotSupported("COPY FROM STDIN in binary format is not supported yet")
         self.statement = statement
         self.options = statement.options
         self.table = table
@@ -107,7 +113,8 @@ class CopyIn:
         self._buffer = bytearray()
         self._rows_written = 0
         self._line = 0
-        self._header_pending = self.options.header
+        self._header_pending = self.options.header or self.options.is_binary
+        self._saw_trailer = False
         names = statement.columns
         if names is None:
             columns = list(table.columns)
@@ -130,7 +137,14 @@ class CopyIn:
                     f'FORCE_NOT_NULL column "{name}" not referenced by COPY'
                 )
         self._force_not_null = [n in not_null for n in self._names]
+        force_null = self.options.force_null or ()
+        for name in force_null:
+            if name not in self._names:
+                raise InvalidColumnReference(f'FORCE_NULL column "{name}" not referenced by COPY')
+        self._force_null = [n in force_null for n in self._names]
         self._source = _CopySourceRunner(runner, table.name)
+        self._runner = runner
+        self._facts = facts
         insert = exp.insert(
             exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
                 exp.to_table(table.name, quoted=True)
@@ -147,8 +161,10 @@ class CopyIn:
     def feed(self, data: bytes) -> None:
         """Take CopyData bytes; complete rows are written once a batch's worth has arrived."""
         self._buffer += data
-        if len(self._buffer) >= self._batch_bytes:
-            cut = self._row_boundary()
+        if len(self._buffer) >= self._batch_bytes and self.options.is_binary:
+            self._guarded(self._load_binary, False)
+        elif len(self._buffer) >= self._batch_bytes:
+            cut = self._row_boundary(self._buffer)
             if cut > 0:
                 chunk = bytes(self._buffer[:cut])
                 del self._buffer[:cut]
@@ -156,12 +172,17 @@ class CopyIn:
 
     def finish(self) -> str:
         """CopyDone: write what is left, end an autocommit transaction; return the command tag."""
-        chunk = bytes(self._buffer)
+        if self.options.is_binary:
+            self._guarded(self._load_binary, True)
+        chunk = b"" if self.options.is_binary else bytes(self._buffer)
         self._buffer.clear()
         chunk = _strip_end_marker(chunk)
         if chunk and self.options.is_csv and self._inside_quotes(chunk):
+            complete = self._row_boundary(chunk)
+            self._guarded(self._load, chunk[:complete])
             error = BadCopyFileFormat("unterminated CSV quoted field")
-            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            text = chunk[complete:].decode("utf-8", "replace")
+            error.context = f'COPY {self.table.name}, line {self._line + 1}: "{text}"'  # type: ignore[attr-defined]
             self.abort()
             raise error
         if chunk:
@@ -191,11 +212,11 @@ class CopyIn:
             self.abort()
             raise
 
-    def _row_boundary(self) -> int:
-        """Bytes of the buffer that hold whole rows (0: no row has ended yet)."""
+    def _row_boundary(self, data: bytes | bytearray) -> int:
+        """Bytes at the start of ``data`` that hold whole rows (0: no row has ended yet)."""
         if not self.options.is_csv:
-            return self._buffer.rfind(b"\n") + 1
-        raw = np.frombuffer(self._buffer, dtype=np.uint8)
+            return data.rfind(b"\n") + 1
+        raw = np.frombuffer(data, dtype=np.uint8)
         outside = (np.cumsum(self._quotes(raw)) & 1) == 0
         ends = np.flatnonzero((raw == ord("\n")) & outside)
         return int(ends[-1]) + 1 if ends.size else 0
@@ -218,23 +239,88 @@ class CopyIn:
 
     def _load(self, chunk: bytes) -> None:
         self._check_cancel()
+        if not chunk:
+            return
         skip = 0
+        if self._header_pending and self.options.header_match:
+            self._header_pending = False
+            rows = self._parse(chunk, 0)
+            self._check_header(rows.slice(0, 1))
+            self._line += 1
+            self._write(rows.slice(1))
+            return
         if self._header_pending:
             self._header_pending = False
             skip = 1
             self._line += 1
-        strings = self._parse(chunk, skip)
-        if strings.num_rows == 0:
+        self._write(self._parse(chunk, skip))
+
+    def _check_header(self, header: pa.Table) -> None:
+        """HEADER MATCH: the header line must name the COPY's columns in order (22P04)."""
+        values = [header.column(name)[0].as_py() if header.num_rows else None for name in self._names]
+        for index, (name, value) in enumerate(zip(self._names, values, strict=True)):
+            if value == name:
+                continue
+            got = f'null value ("{self.options.null}")' if value is None else f'"{value}"'
+            error = BadCopyFileFormat(
+                f'column name mismatch in header line field {index + 1}: got {got}, expected "{name}"'
+            )
+            error.context = f"COPY {self.table.name}, line 1"  # type: ignore[attr-defined]
+            raise error
+
+    def _write(self, rows: pa.Table) -> None:
+        """Insert one batch through the INSERT plan; a conversion error names its line."""
+        if rows.num_rows == 0:
             return
-        self._source.rows = strings
+        self._source.rows = rows
         try:
             count, _ = dml.execute_write(self._plan, self._source, self._txn, [], self._now)
         except DataException as exc:
-            raise self._locate(exc, strings) from exc
+            raise self._locate(exc, rows) from exc
         finally:
             self._source.rows = None
         self._rows_written += count
-        self._line += strings.num_rows
+        self._line += rows.num_rows
+
+    def _load_binary(self, is_final: bool) -> None:
+        """Decode and write the complete binary tuples buffered so far."""
+        self._check_cancel()
+        if self._saw_trailer:
+            self._buffer.clear()
+            return
+        data = bytes(self._buffer)
+        start = 0
+        if self._header_pending:
+            header = copy_binary.header_length(data)
+            if header is None:
+                if is_final:
+                    raise BadCopyFileFormat("COPY file signature not recognized")
+                return
+            self._header_pending = False
+            start = header
+        try:
+            fields = copy_binary.split_tuples(data, start, self.column_count, 0)
+            arrays = [
+                copy_binary.decode_column(
+                    data, fields.starts[:, i], fields.lengths[:, i], column.type.pg_oid
+                )
+                for i, column in enumerate(self.columns)
+            ]
+        except DbError as exc:
+            line = getattr(exc, "copy_line", None)
+            if line is not None:
+                exc.context = f"COPY {self.table.name}, line {self._line + line}"  # type: ignore[attr-defined]
+            raise
+        del self._buffer[: fields.consumed]
+        if fields.rows:
+            self._write(pa.Table.from_arrays(arrays, names=self._names))
+        if fields.saw_trailer:
+            self._saw_trailer = True
+            self._buffer.clear()
+        elif is_final and self._buffer:
+            error = BadCopyFileFormat("unexpected EOF in COPY data")
+            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            raise error
 
     def _parse(self, chunk: bytes, skip_rows: int) -> pa.Table:
         options = self.options
@@ -269,6 +355,14 @@ class CopyIn:
             strings_can_be_null=True,
             quoted_strings_can_be_null=False,
         )
+        if b"\x00" in chunk:
+            error: DbError = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8": 0x00')
+            error.context = f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}"  # type: ignore[attr-defined]
+            raise error
+        if not options.is_csv:
+            delimiter = (options.delimiter or "\t").encode()
+            chunk = chunk.replace(b"\\\\", _BACKSLASH.encode())
+            chunk = chunk.replace(b"\\" + delimiter, _DELIMITER.encode())
         try:
             table = pacsv.read_csv(io.BytesIO(chunk), read, parse, convert)
         except pa.ArrowInvalid as exc:
@@ -277,9 +371,13 @@ class CopyIn:
         for index, name in enumerate(self._names):
             column = table.column(name).combine_chunks()
             if not options.is_csv:
-                column = _unescape_text(column)
-            elif self._force_not_null[index]:
-                column = pc.fill_null(column, options.null or "")
+                column = _unescape_text(column, options.delimiter or "\t")
+            else:
+                if self._force_not_null[index]:
+                    column = pc.fill_null(column, options.null or "")
+                if self._force_null[index]:
+                    matches = pc.fill_null(pc.equal(column, options.null or ""), False)
+                    column = pc.if_else(matches, pa.scalar(None, column.type), column)
             columns.append(column)
         return pa.Table.from_arrays(columns, names=self._names)
 
@@ -305,7 +403,10 @@ class CopyIn:
         return error
 
     def _locate(self, exc: DataException, strings: pa.Table) -> DataException:
-        """Name the first row of ``strings`` that fails to convert (bisecting the batch)."""
+        """Name the first row of ``strings`` that fails to convert (bisecting the batch), and its column."""
+        if self._converts(strings):
+            exc.context = f"COPY {self.table.name}"  # type: ignore[attr-defined]
+            return exc
         low, high = 0, strings.num_rows
         while high - low > 1:
             middle = (low + high) // 2
@@ -313,7 +414,12 @@ class CopyIn:
                 low = middle
             else:
                 high = middle
-        exc.context = f"COPY {self.table.name}, line {self._line + low + 1}"  # type: ignore[attr-defined]
+        context = f"COPY {self.table.name}, line {self._line + low + 1}"
+        bad = self._bad_column(strings.slice(low, 1))
+        if bad is not None:
+            name, value = bad
+            context += f', column {name}: "{value}"' if value is not None else f", column {name}: null input"
+        exc.context = context  # type: ignore[attr-defined]
         return exc
 
     def _converts(self, rows: pa.Table) -> bool:
@@ -322,7 +428,25 @@ class CopyIn:
             self._source.run_to_table(self._plan.source, self._txn, [], self._now)
         except DataException:
             return False
+        finally:
+            self._source.rows = None
         return True
+
+    def _bad_column(self, row: pa.Table) -> tuple[str, str | None] | None:
+        """The first column whose value in the one-row ``row`` does not convert to its type."""
+        for column in self.columns:
+            cast = exp.Cast(
+                this=exp.column(column.name, quoted=True),
+                to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"),
+            )
+            select = exp.select(cast).from_(exp.to_table(self.table.name, quoted=True))
+            compiled = compile_query(self._runner.bind(select), self._facts)
+            single = pa.Table.from_arrays([row.column(column.name)], names=[column.name])
+            try:
+                self._runner.run_to_table(compiled, self._txn, [], self._now, {self.table.name: single})
+            except DataException:
+                return column.name, row.column(column.name)[0].as_py()
+        return None
 
 
 def _strip_end_marker(chunk: bytes) -> bytes:
@@ -335,12 +459,39 @@ def _strip_end_marker(chunk: bytes) -> bytes:
     return chunk
 
 
-def _unescape_text(column: pa.Array) -> pa.Array:
-    r"""Undo text format's backslash escapes (``\\``, ``\n``, ``\t``, ``\X`` ...), vectorised."""
-    if len(column) == 0 or not pc.any(pc.match_substring(column, "\\")).as_py():
+def _unescape_text(column: pa.Array, delimiter: str) -> pa.Array:
+    r"""Undo text format's backslash escapes (``\\``, ``\n``, ``\t``, ``\X`` ...), vectorised.
+
+    Octal and hex escapes (``\053``, ``\x2b``) cannot be written as string
+    kernels; the few values holding one are decoded one by one.
+    """
+    if len(column) == 0:
         return column
-    column = pc.replace_substring(column, "\\\\", _SENTINEL)
+    has_escape = pc.or_(pc.match_substring(column, "\\"), pc.match_substring(column, "\x00"))
+    if not pc.any(has_escape).as_py():
+        return column
+    fast = column
     for escaped, plain in _TEXT_ESCAPES:
-        column = pc.replace_substring(column, escaped, plain)
-    column = pc.replace_substring_regex(column, r"\\(.)", r"\1")
-    return pc.replace_substring(column, _SENTINEL, "\\")
+        fast = pc.replace_substring(fast, escaped, plain)
+    fast = pc.replace_substring_regex(fast, r"\\(.)", r"\1")
+    fast = pc.replace_substring(fast, _DELIMITER, delimiter)
+    fast = pc.replace_substring(fast, _BACKSLASH, "\\")
+    numeric = pc.fill_null(pc.match_substring_regex(column, _NUMERIC_ESCAPE), False)
+    if pc.any(numeric).as_py():
+        slow = [_unescape_value(v, delimiter) for v in column.filter(numeric).to_pylist()]
+        fast = pc.replace_with_mask(fast, numeric, pa.array(slow, column.type))
+    return fast
+
+
+def _escape_value(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] == "x" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code[0] in "01234567":
+        return chr(int(code, 8))
+    return _SIMPLE.get(code, code)
+
+
+def _unescape_value(value: str, delimiter: str) -> str:
+    value = _ANY_ESCAPE.sub(_escape_value, value)
+    return value.replace(_DELIMITER, delimiter).replace(_BACKSLASH, "\\")

@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 
 from catalog.catalog import Catalog
+from catalog.roles import RoleStore
 from catalog.store import CatalogStore
 from sql.session import Session
 from sql.settings import SERVER_VERSION
@@ -21,6 +22,8 @@ log = logging.getLogger(__name__)
 
 class Database:
     """The one object server/ opens: hands out Sessions over one storage engine."""
+
+    roles: RoleStore | None = None
 
     def __init__(self, name: str, engine: StorageEngine, catalog: Catalog) -> None:
         self.name = name
@@ -44,7 +47,9 @@ class Database:
         engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
         catalog = Catalog(engine, CatalogStore(data_dir, fsync=fsync))
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
-        return cls(name, engine, catalog)
+        database = cls(name, engine, catalog)
+        database.roles = RoleStore(data_dir, fsync=fsync)
+        return database
 
     def session(self, user: str, database: str, startup_params: dict[str, str]) -> Session:
         if database != self.name:

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import copy, ddl, dml, explain, parser, partition_ddl
+from sql import copy, ddl, dml, explain, parser, partition_ddl, roles
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.dialect import AlterRangePartitions, DetachPartition
@@ -66,6 +66,7 @@ class Plan:
     query: CompiledQuery | None = None
     write: dml.WritePlan | None = None
     copy: copy.CopyStatement | None = None
+    role: roles.RoleStatement | None = None
     catalog_version: int = 0
     explain: explain.ExplainOptions | None = None
 
@@ -77,6 +78,9 @@ class Session:
         self._db = db
         self.user = user
         self.settings = SessionSettings(user, startup)
+        role = db.roles.get(user) if db.roles is not None else None
+        if role is not None and not role.superuser:
+            self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
@@ -267,6 +271,8 @@ class Session:
                 raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
             inner.explain = options
             return inner
+        if roles.is_role_statement(tokens):
+            return Plan("ROLE", role=roles.parse_role_statement(sql, tokens))
         statement: ParsedStatement = parser.parse_tokens(sql, tokens)
         ast = statement.ast
         version = self._db.catalog_version
@@ -308,6 +314,9 @@ class Session:
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
+            if plan.kind == "ROLE":
+                assert plan.role is not None, "ROLE plans carry their statement"
+                return roles.execute_role_statement(plan.role, self._db.roles, self.user)
             if plan.kind == "COPY":
                 assert plan.copy is not None, "COPY plans carry their statement"
                 return self._run_copy(plan.copy, deferred)
@@ -367,40 +376,20 @@ class Session:
     def _run_copy(self, statement: copy.CopyStatement, deferred: bool) -> Result:
         """COPY TO runs its query; COPY FROM returns the sink the server feeds (``CopyIn``)."""
         if not statement.is_from:
-            query_sql = statement.query_sql
-            if query_sql is None:
-                assert statement.table is not None, "COPY TO names a table or a query"
-                columns = ", ".join(map(copy.quote_identifier, statement.columns or ())) or "*"
-                target = copy.quote_identifier(statement.table)
-                if statement.schema is not None:
-                    target = f"{copy.quote_identifier(statement.schema)}.{target}"
-                query_sql = f"SELECT {columns} FROM {target}"
+            query_sql = copy.source_query(statement)
             tokens = parser.split(query_sql)
-            if len(tokens) != 1:
-                raise SqlSyntaxError("COPY query must be a single statement")
-            plan = self._plan(query_sql, tokens[0], None, ())
-            if plan.kind != "QUERY":
-                raise FeatureNotSupported("COPY (query) TO supports only SELECT and VALUES")
+            plan = self._plan(query_sql, tokens[0], None, ()) if len(tokens) == 1 else None
+            if plan is None or plan.kind != "QUERY":
+                raise FeatureNotSupported("COPY (query) TO supports only a SELECT or VALUES")
+            copy.check_force_quote(statement.options, [c.name for c in self._describe(plan) or ()])
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
-        assert statement.table is not None, "COPY FROM names a table"
-        reference = exp.Table(
-            this=exp.to_identifier(statement.table, quoted=True),
-            db=exp.to_identifier(statement.schema, quoted=True) if statement.schema else None,
-        )
-        table = self._db.catalog.get_table(table_name(reference))
-        sink = CopyIn(
-            statement,
-            table,
-            self._runner,
-            self._facts,
-            self._current_txn(),
-            self._txn_start,
-            self._check_cancel,
-            on_done=None if deferred else self._finish_autocommit,
-            on_error=self._on_error,
-        )
+        table = self._db.catalog.get_table(table_name(copy.table_reference(statement)))
+        sink = CopyIn(statement, table, self._runner, self._facts, self._current_txn(),
+                      self._txn_start, self._check_cancel,
+                      on_done=None if deferred else self._finish_autocommit,
+                      on_error=self._on_error)  # fmt: skip
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:

@@ -68,20 +68,36 @@ def _integer(low: int, high: int) -> Validator:
     return check
 
 
-def _duration_ms(value: str) -> str:
+_DURATION_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(value: str) -> int:
+    """A duration setting in whole milliseconds: a bare number is milliseconds, as in PostgreSQL."""
     text = value.strip().lower()
-    units = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-    for unit in sorted(units, key=len, reverse=True):
+    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
         if text.endswith(unit):
-            number = text[: -len(unit)].strip()
-            factor = units[unit]
+            number, factor = text[: -len(unit)].strip(), _DURATION_UNITS[unit]
             break
     else:
         number, factor = text, 1
     try:
-        return str(int(float(number) * factor))
+        milliseconds = round(float(number) * factor)
     except ValueError as exc:
         raise InvalidParameterValue(f'invalid value for parameter: "{value}"') from exc
+    if not 0 <= milliseconds <= 2**31 - 1:
+        raise InvalidParameterValue(f"{milliseconds} ms is outside the valid range (0 .. 2147483647)")
+    return milliseconds
+
+
+def _duration_ms(value: str) -> str:
+    """Normalise a duration to SHOW's form: the largest unit that divides it (``5s``, ``1min``)."""
+    milliseconds = duration_ms(value)
+    if milliseconds == 0:
+        return "0"
+    for unit, factor in sorted(_DURATION_UNITS.items(), key=lambda item: -item[1]):
+        if milliseconds % factor == 0:
+            return f"{milliseconds // factor}{unit}"
+    return f"{milliseconds}ms"
 
 
 def _bool_setting(value: str) -> str:
@@ -184,6 +200,12 @@ class SessionSettings:
         if setting.read_only:
             raise FeatureNotSupported(f'parameter "{setting.name}" cannot be changed')
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+
+    def set_fact(self, name: str, value: str) -> None:
+        """Set a read-only setting from what the server knows (``is_superuser`` of the role)."""
+        setting = self._lookup(name)
+        assert setting is not None and setting.read_only, "facts are read-only settings"
+        self._values[setting.name.lower()] = value
 
     def reset(self, name: str) -> None:
         setting = self._lookup(name)

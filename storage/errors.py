@@ -275,6 +275,10 @@ class IndeterminateDatatype(SyntaxErrorOrAccessRuleViolation, sqlstate="42P18"):
     pass
 
 
+class DuplicateObject(SyntaxErrorOrAccessRuleViolation, sqlstate="42710"):
+    pass
+
+
 # 53, 54: resources and program limits
 class OutOfMemory(DbError, sqlstate="53200"):
     pass
@@ -290,6 +294,10 @@ class ProgramLimitExceeded(DbError, sqlstate="54000"):
 
 # 55: object not in prerequisite state
 class ObjectNotInPrerequisiteState(DbError, sqlstate="55000"):
+    pass
+
+
+class ObjectInUse(ObjectNotInPrerequisiteState, sqlstate="55006"):
     pass
 
 

@@ -133,3 +133,44 @@ def test_message_over_the_size_cap_is_refused_from_its_header(nyala_server_facto
             sock.detach()
     fields = data[5:].split(b"\0")
     assert data[:1] == b"E" and b"SFATAL" in fields and b"C08P01" in fields
+
+
+def test_statement_timeout_from_the_options_startup_parameter(dsn):
+    with psycopg.connect(dsn, autocommit=True, options="-c statement_timeout=200") as conn:
+        assert conn.execute("show statement_timeout").fetchone() == ("200ms",)
+        with pytest.raises(errors.QueryCanceled, match="statement timeout"):
+            conn.execute("select pg_sleep(30)")
+
+
+def test_cancel_during_copy_from_stdin_writes_nothing(dsn):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists cancel_copy")
+        conn.execute("create table cancel_copy (id int primary key)")
+        timer = threading.Timer(0.3, conn.cancel)
+        timer.start()
+        try:
+            with (
+                pytest.raises(errors.QueryCanceled),
+                conn.cursor().copy("copy cancel_copy from stdin") as copy,
+            ):
+                for start in range(0, 30_000, 1000):
+                    copy.write("".join(f"{i}\n" for i in range(start, start + 1000)))
+                    time.sleep(0.05)
+        finally:
+            timer.cancel()
+        assert conn.execute("select count(*) from cancel_copy").fetchone() == (0,)
+
+
+def test_statement_timeout_during_copy_from_stdin(dsn):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists timeout_copy")
+        conn.execute("create table timeout_copy (id int primary key)")
+        conn.execute("set statement_timeout = '300ms'")
+        with (
+            pytest.raises(errors.QueryCanceled, match="statement timeout"),
+            conn.cursor().copy("copy timeout_copy from stdin") as copy,
+        ):
+            for start in range(0, 30_000, 1000):
+                copy.write("".join(f"{i}\n" for i in range(start, start + 1000)))
+                time.sleep(0.05)
+        assert conn.execute("select count(*) from timeout_copy").fetchone() == (0,)

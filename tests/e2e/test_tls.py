@@ -11,6 +11,7 @@ import os
 import socket
 import struct
 import subprocess
+import threading
 
 import psycopg
 import pytest
@@ -114,3 +115,17 @@ def test_psql_with_verify_full(nyala_server_factory, pki, psql):
     lines = run.stdout.splitlines()
     assert lines[0] == "42"
     assert "SSL connection" in run.stdout
+
+
+def test_cancel_request_reaches_a_tls_connection(nyala_server_factory, pki):
+    """libpq sends CancelRequest in the clear on a new socket; --tls-required lets it through."""
+    server = _tls_server(nyala_server_factory, pki, "--tls-required")
+    with psycopg.connect(server.dsn + " sslmode=require", autocommit=True) as conn:
+        timer = threading.Timer(0.5, conn.cancel)
+        timer.start()
+        try:
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                conn.execute("select pg_sleep(30)")
+        finally:
+            timer.cancel()
+        assert conn.execute("select 1").fetchone() == (1,)

@@ -83,3 +83,14 @@ def test_no_fsync_help_says_it_is_unsafe():
 def test_config_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         Config().port = 1  # type: ignore[misc]
+
+
+def test_auth_and_tls_options_are_checked():
+    assert Config.from_args(["--auth", "password"], environ={}).auth == "password"
+    config = Config.from_args(
+        ["--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-required"], environ={}
+    )
+    assert (config.tls_cert, config.tls_key, config.tls_required) == ("c.pem", "k.pem", True)
+    for bad in ({"auth": "md5"}, {"tls_cert": "c.pem"}, {"tls_required": True}):
+        with pytest.raises(ValueError):
+            Config(**bad)

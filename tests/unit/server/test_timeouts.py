@@ -12,6 +12,8 @@ def test_milliseconds_reads_normalised_settings():
     assert timeouts.milliseconds("250") == 250
     assert timeouts.milliseconds("0") == 0
     assert timeouts.milliseconds("-5") == 0
+    assert timeouts.milliseconds("2s") == 2000
+    assert timeouts.milliseconds("1min") == 60000
 
 
 def test_timer_fires_cancel_once_and_rewords_the_cancel():

@@ -45,3 +45,14 @@ def test_reset_restores_the_default():
     settings.set("application_name", "x")
     settings.reset("application_name")
     assert settings.get("application_name") == ""
+
+
+def test_durations_show_in_the_largest_unit_that_divides_them():
+    from sql.settings import SessionSettings, duration_ms
+
+    settings = SessionSettings("nyala", {})
+    for given, shown in [("200", "200ms"), ("5000", "5s"), ("1min", "1min"), ("90s", "90s"),
+                         ("0", "0"), ("1.5s", "1500ms"), ("2h", "2h")]:  # fmt: skip
+        settings.set("statement_timeout", given)
+        assert settings.get("statement_timeout") == shown
+        assert duration_ms(shown) == duration_ms(given)

@@ -99,6 +99,7 @@ def _load(ctx: Context, table: Any) -> None:
             datasets.load(conn, "lineitem", table, ctx.load_method, payload)
             if system == POSTGRES:
                 conn.execute("vacuum analyze lineitem")
+            conn.execute("checkpoint")
     duck = ctx.systems.duck()
     duck.execute("drop table if exists lineitem")
     duck.execute(datasets.LINEITEM_DDL)

@@ -10,6 +10,7 @@ import duckdb
 
 from catalog.catalog import Catalog
 from catalog.store import CatalogStore
+from sql.comments import Comments
 from sql.session import Session
 from sql.settings import SERVER_VERSION
 from storage.engine import StorageEngine
@@ -22,8 +23,11 @@ log = logging.getLogger(__name__)
 class Database:
     """The one object server/ opens: hands out Sessions over one storage engine."""
 
-    def __init__(self, name: str, engine: StorageEngine, catalog: Catalog) -> None:
+    def __init__(
+        self, name: str, engine: StorageEngine, catalog: Catalog, comments: Comments | None = None
+    ) -> None:
         self.name = name
+        self.comments = comments if comments is not None else Comments(None)
         self.engine = engine
         self.catalog = catalog
         self.version_string = (
@@ -44,7 +48,7 @@ class Database:
         engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
         catalog = Catalog(engine, CatalogStore(data_dir, fsync=fsync))
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
-        return cls(name, engine, catalog)
+        return cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
 
     def session(self, user: str, database: str, startup_params: dict[str, str]) -> Session:
         if database != self.name:

@@ -24,10 +24,11 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import ddl, dml, parser
+from sql import ddl, dml, parser, system_query
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
 from sql.parser import ParsedStatement
+from sql.pg_catalog import catalog_rows
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.settings import SessionSettings
@@ -63,6 +64,7 @@ class Plan:
     query: CompiledQuery | None = None
     write: dml.WritePlan | None = None
     catalog_version: int = 0
+    system: system_query.SystemQuery | None = None
 
 
 class Session:
@@ -80,6 +82,7 @@ class Session:
         self._in_block = False
         self._failed = False
         self._facts = SessionFacts(db.version_string, db.name, user)
+        self._system = system_query.SystemCatalog()
 
     # -- state -----------------------------------------------------------------------------
 
@@ -106,6 +109,7 @@ class Session:
         if self._txn is not None:
             self._txn.rollback()
             self._txn = None
+        self._system.close()
         self._duck.close()
 
     # -- transactions ----------------------------------------------------------------------
@@ -225,6 +229,8 @@ class Session:
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         if plan.query is not None:
             return plan.query.param_oids
+        if plan.system is not None:
+            return plan.system.param_oids
         if plan.write is not None:
             return plan.write.param_oids
         return [oid or OID_TEXT for oid in declared]
@@ -232,6 +238,9 @@ class Session:
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
         if plan.kind == "QUERY" and plan.query is not None:
             return self._runner.describe(plan.query)
+        if plan.kind == "SYSTEM" and plan.system is not None:
+            self._refresh_system()
+            return self._system.describe(plan.system)
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
             return self._runner.describe(plan.write.returning)
         if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
@@ -255,6 +264,13 @@ class Session:
         ast = statement.ast
         version = self._db.catalog_version
         declared_list = list(declared)
+        if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
+            ast, self._has_user_table
+        ):
+            system = system_query.compile_system_query(
+                ast, self._facts, self._has_user_table, declared_list
+            )
+            return Plan("SYSTEM", ast, system=system, catalog_version=version)
         if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
             if isinstance(ast, exp.Values):
                 ast = _values_query(ast)
@@ -268,11 +284,25 @@ class Session:
             write = dml.plan_update(ast, self._runner, self._facts, declared_list)
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, (exp.Create, exp.Drop)):
+        elif isinstance(ast, (exp.Create, exp.Drop, exp.Comment)):
             return Plan("DDL", ast)
         else:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
         return Plan("WRITE", ast, write=write, catalog_version=version)
+
+    def _has_user_table(self, name: str) -> bool:
+        return self._db.catalog.find_table(name) is not None
+
+    def _refresh_system(self) -> None:
+        settings = tuple(self.settings.all())
+        comments = self._db.comments
+        key = (self._db.catalog_version, comments.version, self.user, settings)
+        self._system.refresh(
+            key,
+            lambda: catalog_rows(
+                self._db.catalog.tables(), self._db.name, self.user, settings, comments.all()
+            ),
+        )
 
     # -- execution -------------------------------------------------------------------------
 
@@ -288,6 +318,11 @@ class Session:
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
+            if plan.kind == "SYSTEM":
+                assert plan.system is not None, "system plans carry a SystemQuery"
+                self._refresh_system()
+                columns, batches = self._system.run(plan.system, params)
+                return Result(columns=columns, batches=batches)
             txn = self._current_txn()
             now = self._txn_start
             if plan.kind == "QUERY":
@@ -330,6 +365,9 @@ class Session:
         return Result(columns=columns, batches=iter(batches), command_tag=tag)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
+        if isinstance(ast, exp.Comment):
+            self._db.comments.apply(ast, self._db.catalog)
+            return Result(command_tag="COMMENT")
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")

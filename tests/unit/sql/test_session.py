@@ -195,8 +195,9 @@ def test_schema_qualified_names(session):
     assert rows(session, "select n from q") == [(5,)]
     with pytest.raises(errors.InvalidSchemaName):
         tags(session, "select * from elsewhere.q")
+    assert rows(session, "select relname from pg_catalog.pg_class where relname = 'q'") == [("q",)]
     with pytest.raises(errors.FeatureNotSupported):
-        tags(session, "select relname from pg_catalog.pg_class")
+        tags(session, "select relname from pg_catalog.pg_class, q")
     tags(session, "drop table public.q")
 
 

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import pytest
+import sqlglot
+
+from sql.system_query import _pg_array_text, is_system_query, rewrite
+from sql.transpile import SessionFacts
+from storage import errors
+
+FACTS = SessionFacts("PostgreSQL 15.0", "nyala", "nyala")
+
+
+def _user(name: str) -> bool:
+    return name == "mine"
+
+
+def _parse(sql: str):
+    return sqlglot.parse_one(sql, read="postgres")
+
+
+@pytest.mark.parametrize(
+    "sql, expected",
+    [
+        ("select relname from pg_catalog.pg_class", True),
+        ("select relname from pg_class", True),
+        ("select * from information_schema.tables", True),
+        ("select format_type(23, -1)", True),
+        ("select 'mine'::regclass", True),
+        ("select * from mine", False),
+        ("select 1", False),
+        ("select version()", False),
+    ],
+)
+def test_which_statements_read_the_system_catalogs(sql, expected):
+    assert is_system_query(_parse(sql), _user) is expected
+
+
+def test_a_user_table_called_like_a_catalog_is_the_users():
+    assert not is_system_query(_parse("select * from pg_am"), lambda name: name == "pg_am")
+
+
+def test_rewrite_targets_the_emulated_schemas_and_macros():
+    sql = rewrite(
+        _parse(
+            "select c.oid::pg_catalog.regclass, pg_catalog.format_type(1, 2), 'x'::regclass "
+            "from pg_catalog.pg_class c where c.relname OPERATOR(pg_catalog.~) '^(t)$' "
+            "COLLATE pg_catalog.default and current_schemas(true)[1] = 'pg_catalog'"
+        ),
+        FACTS,
+        _user,
+    ).sql(dialect="duckdb")
+    assert "pgc.pg_class" in sql
+    assert "PGF_REGCLASS_OUT(c.oid)" in sql
+    assert "PGF_REGCLASS_IN('x')" in sql
+    assert "PGF_FORMAT_TYPE(1, 2)" in sql
+    assert "REGEXP_MATCHES(c.relname, '^(t)$')" in sql
+    assert "COLLATE" not in sql
+    assert "['pg_catalog', 'public']" in sql
+
+
+def test_arrays_are_sent_in_postgresql_text_form():
+    assert _pg_array_text([1, 2]) == "{1,2}"
+    assert _pg_array_text(["a b", None, ""]) == '{"a b",NULL,""}'
+    assert _pg_array_text(None) is None
+
+
+def test_session_queries_over_the_catalogs(tmp_path):
+    from sql.database import Database
+
+    db = Database.open(tmp_path, fsync=False)
+    session = db.session("nyala", "nyala", {})
+    try:
+        list(session.execute("create table mine (id int primary key, v varchar(9))"))
+        (result,) = list(
+            session.execute(
+                "select a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum "
+                "from pg_catalog.pg_attribute a where a.attrelid = 'mine'::regclass order by 3"
+            )
+        )
+        assert [c.name for c in result.columns] == ["attname", "format_type", "attnum"]
+        got = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+        assert got == [("id", "integer", 1), ("v", "character varying(9)", 2)]
+        (result,) = list(
+            session.execute(
+                "select table_name from information_schema.tables where table_schema = 'public'"
+            )
+        )
+        assert [r["table_name"] for b in result.batches for r in b.to_pylist()] == ["mine"]
+        with pytest.raises(errors.FeatureNotSupported):
+            list(session.execute("select * from mine, pg_class"))
+    finally:
+        session.close()
+        db.close()

@@ -189,6 +189,10 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "extrelocatable BOOLEAN, extversion VARCHAR"
     ),
     "pg_enum": _cols("oid UINTEGER, enumtypid UINTEGER, enumsortorder REAL, enumlabel VARCHAR"),
+    "pg_cursors": _cols(
+        "name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN, "
+        "is_scrollable BOOLEAN, creation_time TIMESTAMPTZ"
+    ),
     "pg_depend": _cols(
         "classid UINTEGER, objid UINTEGER, objsubid INTEGER, refclassid UINTEGER, "
         "refobjid UINTEGER, refobjsubid INTEGER, deptype VARCHAR"
@@ -444,7 +448,7 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
             relname=name,
             relnamespace=PG_CATALOG_OID,
             relam=HEAP_AM,
-            relkind="v" if name in ("pg_roles", "pg_settings") else "r",
+            relkind="v" if name in ("pg_roles", "pg_settings", "pg_cursors") else "r",
             relnatts=len(RELATIONS[name]),
         )
     for info in BUILTIN_TYPES:
@@ -544,6 +548,7 @@ def catalog_rows(
     user: str,
     settings: Iterable[tuple[str, str]],
     comments: dict[tuple[int, int], str],
+    cursors: Iterable[tuple[str, str, bool]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings."""
     rows = CatalogRows({name: [] for name in RELATIONS})
@@ -561,5 +566,14 @@ def catalog_rows(
             boot_val=value,
             reset_val=value,
             pending_restart=False,
+        )
+    for name, statement, hold in cursors:
+        rows.add(
+            "pg_cursors",
+            name=name,
+            statement=statement,
+            is_holdable=hold,
+            is_binary=False,
+            is_scrollable=False,
         )
     return rows

@@ -13,6 +13,7 @@ run once per catalog row a client asks about, never over user data.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +27,11 @@ from sql.pg_catalog import (
     CatalogRows,
 )
 from sql.pg_types import TYPE_BY_OID
+from storage.errors import QueryCanceled
 
 PREFIX = "pgf_"
 _UDF = "nyf_"
+_SLEEP_SLICE_S = 0.02
 
 _TYPE_ALIASES = {
     "integer": "int4",
@@ -54,7 +57,8 @@ def _rows(rows: CatalogRows, relation: str) -> list[dict[str, Any]]:
 class CatalogFunctions:
     """Lookups over one snapshot of the catalog rows, and the functions built on them."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+        self._is_cancelled = is_cancelled
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -169,6 +173,15 @@ class CatalogFunctions:
             return None
         return self._namespaces.get(oid, str(oid))
 
+    def sleep(self, seconds: float | None) -> str:
+        """pg_sleep: wait, waking every few milliseconds to notice a cancel request."""
+        deadline = time.monotonic() + max(seconds or 0.0, 0.0)
+        while (left := deadline - time.monotonic()) > 0:
+            if self._is_cancelled():
+                raise QueryCanceled("canceling statement due to user request")
+            time.sleep(min(left, _SLEEP_SLICE_S))
+        return ""
+
     @staticmethod
     def size_pretty(size: int | None) -> str | None:
         """PostgreSQL's pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB (rounded)."""
@@ -198,6 +211,7 @@ class CatalogFunctions:
             ("regclass_out", self.regclass_out, ["BIGINT"], "VARCHAR"),
             ("regnamespace_out", self.regnamespace_out, ["BIGINT"], "VARCHAR"),
             ("size_pretty", self.size_pretty, ["BIGINT"], "VARCHAR"),
+            ("sleep", self.sleep, ["DOUBLE"], "VARCHAR"),
         ]
         for name, fn, params, returns in udfs:
             duck.create_function(_UDF + name, fn, params, returns, null_handling="special")
@@ -248,6 +262,7 @@ MACROS: dict[str, str] = {
     "pg_total_relation_size(r)": "0::BIGINT",
     "pg_indexes_size(r)": "0::BIGINT",
     "pg_database_size(d)": "0::BIGINT",
+    "pg_sleep(s)": "nyf_sleep(s)",
     "pg_backend_pid()": "0",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }

@@ -13,6 +13,7 @@ DDL takes effect at once, also inside a block (it is not transactional yet).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import threading
@@ -24,7 +25,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import ddl, dml, parser, system_query
+from sql import cursor, ddl, dml, parser, system_query
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
 from sql.parser import ParsedStatement
@@ -65,6 +66,8 @@ class Plan:
     write: dml.WritePlan | None = None
     catalog_version: int = 0
     system: system_query.SystemQuery | None = None
+    cursor: cursor.CursorStatement | None = None
+    inner: Plan | None = None
 
 
 class Session:
@@ -82,7 +85,9 @@ class Session:
         self._in_block = False
         self._failed = False
         self._facts = SessionFacts(db.version_string, db.name, user)
-        self._system = system_query.SystemCatalog()
+        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self._cursors = cursor.Cursors()
+        self._block_isolation = "read committed"
 
     # -- state -----------------------------------------------------------------------------
 
@@ -109,6 +114,7 @@ class Session:
         if self._txn is not None:
             self._txn.rollback()
             self._txn = None
+        self._cursors.close_all()
         self._system.close()
         self._duck.close()
 
@@ -150,6 +156,8 @@ class Session:
                 log.exception("rollback after a failed statement also failed")
         if self._in_block:
             self._failed = True
+        else:
+            self._cursors.end_transaction(committed=False)
 
     # -- simple query ----------------------------------------------------------------------
 
@@ -231,6 +239,8 @@ class Session:
             return plan.query.param_oids
         if plan.system is not None:
             return plan.system.param_oids
+        if plan.inner is not None:
+            return self._param_oids(plan.inner, declared)
         if plan.write is not None:
             return plan.write.param_oids
         return [oid or OID_TEXT for oid in declared]
@@ -241,6 +251,9 @@ class Session:
         if plan.kind == "SYSTEM" and plan.system is not None:
             self._refresh_system()
             return self._system.describe(plan.system)
+        if plan.kind == "CURSOR" and plan.cursor is not None and plan.cursor.kind == "FETCH":
+            with contextlib.suppress(DbError):
+                return self._cursors.columns(plan.cursor.name)
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
             return self._runner.describe(plan.write.returning)
         if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
@@ -256,6 +269,10 @@ class Session:
             utility = recognise(tokens)
         if utility is not None:
             return Plan("UTILITY", utility=utility)
+        statement_text = sql[tokens[0].start : tokens[-1].end + 1]
+        cursor_statement = cursor.recognise(statement_text)
+        if cursor_statement is not None:
+            return self._plan_cursor(cursor_statement, declared)
         if self._failed:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
@@ -290,17 +307,62 @@ class Session:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
         return Plan("WRITE", ast, write=write, catalog_version=version)
 
+    def _plan_cursor(self, statement: cursor.CursorStatement, declared: Sequence[int]) -> Plan:
+        inner = None
+        if statement.kind == "DECLARE":
+            chunks = parser.split(statement.query)
+            if len(chunks) != 1:
+                raise SqlSyntaxError("DECLARE CURSOR needs exactly one query")
+            inner = self._plan(statement.query, chunks[0], None, declared)
+            if inner.kind not in ("QUERY", "SYSTEM"):
+                raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
+        return Plan("CURSOR", cursor=statement, inner=inner)
+
+    def _run_cursor(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        statement = plan.cursor
+        assert statement is not None, "cursor plans carry their statement"
+        if statement.kind == "CLOSE":
+            return self._cursors.close(statement)
+        if statement.kind in ("FETCH", "MOVE"):
+            return self._cursors.fetch(statement)
+        inner = plan.inner
+        assert inner is not None, "DECLARE plans carry their query"
+        txn = self._current_txn()
+        if inner.kind == "SYSTEM" and inner.system is not None:
+            self._refresh_system()
+            columns, batches = self._system.run(inner.system, params)
+        else:
+            assert inner.query is not None, "query plans carry a compiled query"
+            columns, batches = self._runner.run(inner.query, txn, params, self._txn_start)
+        result = self._cursors.declare(statement, columns, batches, self._in_block)
+        if not deferred:
+            self._finish_autocommit()
+        return result
+
+    def has_cursor(self, name: str) -> bool:
+        """Whether a SQL cursor (DECLARE) of this name is open: it is also a protocol portal."""
+        return self._cursors.has(name)
+
+    def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
+        return self._cursors.columns(name)
+
     def _has_user_table(self, name: str) -> bool:
         return self._db.catalog.find_table(name) is not None
 
     def _refresh_system(self) -> None:
         settings = tuple(self.settings.all())
         comments = self._db.comments
-        key = (self._db.catalog_version, comments.version, self.user, settings)
+        cursors = self._cursors.listing()
+        key = (self._db.catalog_version, comments.version, self.user, settings, cursors)
         self._system.refresh(
             key,
             lambda: catalog_rows(
-                self._db.catalog.tables(), self._db.name, self.user, settings, comments.all()
+                self._db.catalog.tables(),
+                self._db.name,
+                self.user,
+                settings,
+                comments.all(),
+                cursors,
             ),
         )
 
@@ -318,6 +380,8 @@ class Session:
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
+            if plan.kind == "CURSOR":
+                return self._run_cursor(plan, params, deferred)
             if plan.kind == "SYSTEM":
                 assert plan.system is not None, "system plans carry a SystemQuery"
                 self._refresh_system()
@@ -407,6 +471,8 @@ class Session:
                 self._in_block = True
                 if self._txn is None:
                     self._begin_transaction()
+                self._block_isolation = self.settings.get("default_transaction_isolation")
+                self._apply_modes(utility.modes)
             return Result(command_tag="BEGIN", notices=notices)
         if kind in ("COMMIT", "ROLLBACK"):
             notices = []
@@ -418,6 +484,7 @@ class Session:
             txn, self._txn = self._txn, None
             self._in_block = False
             self._failed = False
+            self._cursors.end_transaction(committed=kind == "COMMIT" and tag == "COMMIT")
             if txn is not None:
                 if kind == "COMMIT" and tag == "COMMIT":
                     txn.commit()
@@ -429,8 +496,8 @@ class Session:
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
         if kind == "SET":
-            if utility.name == "transaction":
-                return Result(command_tag="SET")
+            if utility.name in ("transaction", "characteristics"):
+                return self._set_transaction_modes(utility)
             if utility.value.lower() == "default":
                 self.settings.reset(utility.name)
             else:
@@ -463,10 +530,48 @@ class Session:
                     names=["name", "setting", "description"],
                 )
             else:
-                value = self.settings.get(utility.name)
+                value = self._show_value(utility.name)
                 batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
             return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
         raise FeatureNotSupported(f"{kind} is not supported")
+
+    def _apply_modes(self, modes: tuple[str, ...]) -> None:
+        """Give the open transaction block the modes of BEGIN or SET TRANSACTION."""
+        for mode in modes:
+            if mode.startswith("isolation level "):
+                self._block_isolation = mode.removeprefix("isolation level ")
+            elif mode in ("read only", "read write") and self._txn is not None:
+                self._txn.read_only = mode == "read only"
+
+    def _set_transaction_modes(self, utility: Utility) -> Result:
+        if utility.name == "characteristics":
+            for mode in utility.modes:
+                if mode.startswith("isolation level "):
+                    level = mode.removeprefix("isolation level ")
+                    self.settings.set("default_transaction_isolation", level)
+                elif mode in ("read only", "read write"):
+                    value = "on" if mode == "read only" else "off"
+                    self.settings.set("default_transaction_read_only", value)
+            return Result(command_tag="SET")
+        if not self._in_block:
+            warning = NoActiveSqlTransaction(
+                "SET TRANSACTION can only be used in transaction blocks", severity="WARNING"
+            )
+            return Result(command_tag="SET", notices=[warning])
+        self._apply_modes(utility.modes)
+        return Result(command_tag="SET")
+
+    def _show_value(self, name: str) -> str:
+        lowered = name.lower()
+        if lowered == "transaction_isolation":
+            if self._in_block:
+                return self._block_isolation
+            return self.settings.get("default_transaction_isolation")
+        if lowered == "transaction_read_only":
+            if self._in_block and self._txn is not None:
+                return "on" if self._txn.read_only else "off"
+            return self.settings.get("default_transaction_read_only")
+        return self.settings.get(name)
 
     def _show_columns(self, utility: Utility) -> tuple[ResultColumn, ...]:
         if utility.name.lower() == "all":

@@ -28,7 +28,7 @@ from sql.names import identifier_name
 from sql.pg_catalog import RELATIONS, CatalogRows
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts, output_name
-from storage.errors import FeatureNotSupported, UndefinedTable
+from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedTable
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -256,6 +256,8 @@ def compile_system_query(
         select = select.this
     projections = select.expressions if isinstance(select, exp.Select) else []
     names = [_output_name(p) for p in projections]
+    if any(p.is_star for p in projections):
+        names = []  # DuckDB's own names: the catalog columns ``*`` expands to
     ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
     for table in ast.find_all(exp.Table):
         user_table = isinstance(table.this, exp.Identifier) and table.name not in ctes
@@ -306,10 +308,10 @@ def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any
 class SystemCatalog:
     """One session's in-memory DuckDB holding the emulated catalogs."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = pg_functions.CatalogFunctions()
+        self._functions = pg_functions.CatalogFunctions(is_cancelled)
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
@@ -356,13 +358,17 @@ class SystemCatalog:
             except duckdb.Error as exc:
                 raise _translate(exc) from exc
             types = [str(t) for t in relation.types] if relation is not None else []
-            query.columns = self._columns(query, types)
+            duck_names = list(relation.columns) if relation is not None else []
+            query.columns = self._columns(query, types, duck_names)
         return query.columns
 
-    def _columns(self, query: SystemQuery, types: list[str]) -> tuple[ResultColumn, ...]:
+    def _columns(
+        self, query: SystemQuery, types: list[str], duck_names: list[str]
+    ) -> tuple[ResultColumn, ...]:
         out = []
+        names = query.names or duck_names
         for i, duck_type in enumerate(types):
-            name = query.names[i] if i < len(query.names) else "?column?"
+            name = names[i] if i < len(names) else "?column?"
             if duck_type.endswith("[]"):
                 oid = _ARRAY_OIDS.get(duck_type[:-2], 1009)
             elif duck_type == "UINTEGER":
@@ -384,7 +390,7 @@ class SystemCatalog:
         except duckdb.Error as exc:
             raise _translate(exc) from exc
         types = [str(t) for t in relation.types] if relation is not None else []
-        columns = self._columns(query, types)
+        columns = self._columns(query, types, table.column_names)
         query.columns = columns
         arrays = [_wire_column(table.column(i), t)[0] for i, t in enumerate(types)]
         names = [c.name for c in columns]
@@ -402,6 +408,8 @@ class SystemCatalog:
 
 def _translate(exc: duckdb.Error) -> Exception:
     message = str(exc)
+    if "QueryCanceled" in message:
+        return QueryCanceled("canceling statement due to user request")
     if "Table with name" in message and "does not exist" in message:
         name = message.split("Table with name ")[1].split(" does not exist")[0]
         return UndefinedTable(f'relation "{name}" does not exist')

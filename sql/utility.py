@@ -119,6 +119,8 @@ def recognise(tokens: list[Token]) -> Utility | None:
         ):
             rest = rest[1:]
         rest_words = _words(rest)
+        if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
+            return Utility("SET", name="characteristics", modes=_modes(rest_words[4:]))
         if rest_words[:2] == ["time", "zone"]:
             return Utility("SET", name="TimeZone", value=_value_text(rest[2:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):

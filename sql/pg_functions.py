@@ -199,12 +199,12 @@ class CatalogFunctions:
     def register(self, duck: duckdb.DuckDBPyConnection) -> None:
         """Create the ``nyf_*`` functions and the ``pgf_*`` macros on ``duck``."""
         udfs: list[tuple[str, Callable[..., Any], list[str], str]] = [
-            ("format_type", self.format_type, ["BIGINT", "INTEGER"], "VARCHAR"),
+            ("format_type", self.format_type, ["BIGINT", "BIGINT"], "VARCHAR"),
             ("userbyid", self.userbyid, ["BIGINT"], "VARCHAR"),
             ("table_is_visible", self.table_is_visible, ["BIGINT"], "BOOLEAN"),
-            ("indexdef", self.indexdef, ["BIGINT", "INTEGER"], "VARCHAR"),
+            ("indexdef", self.indexdef, ["BIGINT", "BIGINT"], "VARCHAR"),
             ("constraintdef", self.constraintdef, ["BIGINT"], "VARCHAR"),
-            ("description", self.description, ["BIGINT", "INTEGER"], "VARCHAR"),
+            ("description", self.description, ["BIGINT", "BIGINT"], "VARCHAR"),
             ("current_setting", self.current_setting, ["VARCHAR"], "VARCHAR"),
             ("to_regtype", self.to_regtype, ["VARCHAR"], "UINTEGER"),
             ("regclass_in", self.regclass_in, ["VARCHAR"], "UINTEGER"),

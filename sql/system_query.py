@@ -11,6 +11,7 @@ comments or the session's settings changed since the last such statement.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,14 +22,14 @@ from sqlglot import exp
 
 from sql import pg_functions
 from sql.binder import infer_parameter_types, parameter_number, parameters
-from sql.datatypes import oid_type_name, to_wire, wire_oid
+from sql.datatypes import to_wire, wire_oid
 from sql.duckdb_errors import translate
 from sql.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.names import identifier_name
 from sql.pg_catalog import RELATIONS, CatalogRows
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts, output_name
-from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedTable
+from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -57,6 +58,8 @@ _ARRAY_OIDS = {
 }
 
 _FUNCTIONS = pg_functions.names()
+# PostgreSQL functions DuckDB has under another name.
+_RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
 _PLAIN_CASTS = {
     "oid": "UINTEGER",
@@ -111,6 +114,12 @@ def is_system_query(ast: exp.Expression, has_user_table: Callable[[str], bool]) 
             return True
         if isinstance(table.this, exp.Anonymous) and _function_name(table.this) in _FUNCTIONS:
             return True
+    for dot in ast.find_all(exp.Dot):
+        if isinstance(dot.this, exp.Identifier) and identifier_name(dot.this) in (
+            "pg_catalog",
+            "information_schema",
+        ):
+            return True
     for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
         if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _FUNCTIONS:
             return True
@@ -140,22 +149,70 @@ def _call(name: str, *args: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=pg_functions.PREFIX + name, expressions=list(args))
 
 
+_REG_OUT = {
+    "regclass": "regclass_out",
+    "regtype": "regtype_out",
+    "regnamespace": "regnamespace_out",
+    "regrole": "regrole_out",
+}
+_TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
+
+
+def _reg_kind(node: exp.Expression) -> str | None:
+    return node.meta.get("reg") if isinstance(node, exp.Expression) else None
+
+
+def _as_reg(call: exp.Expression, kind: str) -> exp.Expression:
+    call.meta["reg"] = kind
+    return call
+
+
+def _uinteger(operand: exp.Expression) -> exp.Expression:
+    return exp.cast(operand, exp.DataType.build("UINTEGER", dialect="duckdb"))
+
+
 def _rewrite_cast(node: exp.Cast) -> exp.Expression | None:
+    """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
-    literal = isinstance(operand, exp.Literal) and operand.is_string
-    if target in ("regclass", "regtype", "regproc", "regprocedure"):
-        kind = "regproc" if target.startswith("regproc") else target
-        if literal:
-            return _call(kind + "_in", operand)
-        if kind == "regproc":
-            return operand
-        return _call(kind + "_out", operand)
+    text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
+    if target == "regclass":
+        return _as_reg(_call("regclass_in", text), "regclass")
+    if target == "regtype":
+        return _as_reg(_call("regtype_in", text), "regtype")
+    if target in ("regproc", "regprocedure"):
+        return _call("regproc_in", text)
     if target in ("regnamespace", "regrole"):
-        return _call(target + "_out", operand)
+        return _as_reg(_uinteger(operand), target)
+    kind = _reg_kind(operand)
+    is_text = target in ("text", "varchar", "name") or (
+        isinstance(node.to, exp.DataType) and node.to.this in _TEXT_TYPES
+    )
+    if kind is not None and is_text:
+        return _call(_REG_OUT[kind], operand)
+    if kind is not None and target == "oid":
+        return _uinteger(operand)
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
     return None
+
+
+def _show_reg_outputs(ast: exp.Expression) -> None:
+    """A reg* value in the select list is shown by name, as PostgreSQL's output function does."""
+    select = ast
+    selects = []
+    while isinstance(select, exp.SetOperation):
+        selects.append(select.expression)
+        select = select.this
+    selects.append(select)
+    for sel in selects:
+        if not isinstance(sel, exp.Select):
+            continue
+        for projection in sel.expressions:
+            inner = projection.this if isinstance(projection, exp.Alias) else projection
+            kind = _reg_kind(inner)
+            if kind is not None:
+                inner.replace(_call(_REG_OUT[kind], inner.copy()))
 
 
 def _session_value(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
@@ -191,10 +248,20 @@ def _rewrite_node(
         ):
             node.set("db", None)
         return None
+    if isinstance(node, exp.Column) and node.args.get("db") is not None:
+        schema = {"pg_catalog": SYSTEM_SCHEMA, "information_schema": INFO_SCHEMA}.get(
+            identifier_name(node.args["db"])
+        )
+        if schema is not None:
+            node.set("db", exp.to_identifier(schema))
+        return None
     if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier):
         if identifier_name(node.this) in ("pg_catalog", "information_schema"):
             return node.expression
         return None
+    if isinstance(node, exp.Anonymous) and _function_name(node) in _RENAMED:
+        node.set("this", _RENAMED[_function_name(node)])
+        return node
     if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
         node.set("this", pg_functions.PREFIX + _function_name(node))
         return node
@@ -223,6 +290,7 @@ def rewrite(
                 ast = replaced
             else:
                 node.replace(replaced)
+    _show_reg_outputs(ast)
     return ast
 
 
@@ -237,12 +305,39 @@ def _output_name(projection: exp.Expression) -> str:
 
 @dataclass(slots=True)
 class SystemQuery:
-    """A compiled system-catalog query: its DuckDB SQL, output names and parameter types."""
+    """A compiled system-catalog query: its rewritten AST, output names and parameter types.
 
-    sql: str
+    Parameters become literals when it runs (``sql``): catalog queries are
+    small, and a literal takes its type from where it stands, as PostgreSQL's
+    untyped parameters do (``attrelid = '16398'``), which DuckDB's typed
+    bound values would not.
+    """
+
+    ast: exp.Expression
     names: list[str]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
+
+    def sql(self, params: Sequence[Any] | None) -> str:
+        values = list(params) if params is not None else [None] * len(self.param_oids)
+        if len(values) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        ast = self.ast.copy()
+        for param in parameters(ast):
+            param.replace(_literal(values[parameter_number(param) - 1]))
+        return ast.sql(dialect="duckdb")
+
+
+def _literal(value: Any) -> exp.Expression:
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return exp.Literal.number(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return exp.Literal.string(bytes(value).decode("utf-8", "replace"))
+    return exp.Literal.string(str(value))
 
 
 def compile_system_query(
@@ -268,11 +363,7 @@ def compile_system_query(
             )
     param_oids = infer_parameter_types(ast, list(declared))
     rewritten = rewrite(ast, facts, has_user_table)
-    for param in parameters(rewritten):
-        type_name = oid_type_name(param_oids[parameter_number(param) - 1])
-        if type_name is not None and not isinstance(param.parent, exp.Cast):
-            param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
-    return SystemQuery(rewritten.sql(dialect="duckdb"), names, param_oids)
+    return SystemQuery(rewritten, names, param_oids)
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
@@ -354,7 +445,7 @@ class SystemCatalog:
         if query.columns is None:
             duck = self._connection()
             try:
-                relation = duck.sql(query.sql, params=[None] * len(query.param_oids) or None)
+                relation = duck.sql(query.sql(None))
             except duckdb.Error as exc:
                 raise _translate(exc) from exc
             types = [str(t) for t in relation.types] if relation is not None else []
@@ -375,6 +466,8 @@ class SystemCatalog:
                 oid = 26
             elif duck_type.startswith(("STRUCT", "MAP")):
                 oid = 25
+            elif duck_type == "JSON":
+                oid = 114
             else:
                 oid = wire_oid(duck_type)
             out.append(ResultColumn(name, oid))
@@ -385,7 +478,7 @@ class SystemCatalog:
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
         duck = self._connection()
         try:
-            relation = duck.sql(query.sql, params=list(params or []) or None)
+            relation = duck.sql(query.sql(params or []))
             table = relation.to_arrow_table() if relation is not None else pa.table({})
         except duckdb.Error as exc:
             raise _translate(exc) from exc

@@ -50,8 +50,8 @@ def test_rewrite_targets_the_emulated_schemas_and_macros():
         _user,
     ).sql(dialect="duckdb")
     assert "pgc.pg_class" in sql
-    assert "PGF_REGCLASS_OUT(c.oid)" in sql
-    assert "PGF_REGCLASS_IN('x')" in sql
+    assert "PGF_REGCLASS_OUT(PGF_REGCLASS_IN(CAST(c.oid AS TEXT)))" in sql
+    assert "PGF_REGCLASS_OUT(PGF_REGCLASS_IN(CAST('x' AS TEXT)))" in sql
     assert "PGF_FORMAT_TYPE(1, 2)" in sql
     assert "REGEXP_MATCHES(c.relname, '^(t)$')" in sql
     assert "COLLATE" not in sql
@@ -91,3 +91,19 @@ def test_session_queries_over_the_catalogs(tmp_path):
     finally:
         session.close()
         db.close()
+
+
+def test_reg_casts_are_oids_until_shown_or_cast_to_text():
+    sql = rewrite(
+        _parse(
+            "select x::regclass::oid, y::regtype::text, n::regnamespace::pg_catalog.text "
+            "from pg_type where oid = 'int4'::regtype order by x::regclass"
+        ),
+        FACTS,
+        _user,
+    ).sql(dialect="duckdb")
+    assert "CAST(PGF_REGCLASS_IN(CAST(x AS TEXT)) AS UINTEGER)" in sql
+    assert "PGF_REGTYPE_OUT(PGF_REGTYPE_IN(CAST(y AS TEXT)))" in sql
+    assert "PGF_REGNAMESPACE_OUT(CAST(n AS UINTEGER))" in sql
+    assert "oid = PGF_REGTYPE_IN(CAST('int4' AS TEXT))" in sql
+    assert sql.endswith("ORDER BY PGF_REGCLASS_IN(CAST(x AS TEXT))")

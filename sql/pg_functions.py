@@ -263,13 +263,12 @@ MACROS: dict[str, str] = {
     "pg_indexes_size(r)": "0::BIGINT",
     "pg_database_size(d)": "0::BIGINT",
     "pg_sleep(s)": "nyf_sleep(s)",
+    "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_backend_pid()": "0",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 
-TABLE_MACROS: dict[str, str] = {
-    "pg_partition_ancestors(r)": "SELECT r::UINTEGER AS relid",
-}
+TABLE_MACROS: dict[str, str] = {}
 
 
 def names() -> frozenset[str]:

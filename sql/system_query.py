@@ -233,6 +233,24 @@ def _session_value(node: exp.Expression, facts: SessionFacts) -> exp.Expression 
     return None
 
 
+def _ancestors_table(node: exp.Table) -> exp.Expression:
+    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r itself, at depth 1.
+
+    nyala tables have no partition parents, so a table's only ancestor is itself.
+    """
+    arg = node.this.expressions[0]
+    alias = node.args.get("alias")
+    names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    names = (names + ["relid", "ordinality"])[:2] if node.args.get("ordinality") else names[:1]
+    names = names or ["pg_partition_ancestors"]
+    select = exp.select(
+        exp.alias_(exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb")), names[0])
+    )
+    if len(names) > 1:
+        select = select.select(exp.alias_(exp.Literal.number(1), names[1]))
+    return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
+
+
 def _rewrite_node(
     node: exp.Expression, facts: SessionFacts, has_user_table: Callable[[str], bool]
 ) -> exp.Expression | None:
@@ -242,6 +260,8 @@ def _rewrite_node(
             node.set("db", exp.to_identifier(schema))
             node.set("catalog", None)
             return node
+        if _function_name(node.this).removeprefix(pg_functions.PREFIX) == "pg_partition_ancestors":
+            return _ancestors_table(node)
         if not isinstance(node.this, exp.Identifier) and _schema_of(node) in (
             "pg_catalog",
             "information_schema",

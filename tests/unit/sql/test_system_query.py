@@ -107,3 +107,17 @@ def test_reg_casts_are_oids_until_shown_or_cast_to_text():
     assert "PGF_REGNAMESPACE_OUT(CAST(n AS UINTEGER))" in sql
     assert "oid = PGF_REGTYPE_IN(CAST('int4' AS TEXT))" in sql
     assert sql.endswith("ORDER BY PGF_REGCLASS_IN(CAST(x AS TEXT))")
+
+
+def test_partition_ancestors_of_a_table_are_the_table_itself():
+    sql = rewrite(
+        _parse(
+            "select a.relid, a.depth from pg_catalog.pg_partition_ancestors('16400') "
+            "with ordinality as a(relid, depth)"
+        ),
+        FACTS,
+        _user,
+    ).sql(dialect="duckdb")
+    assert "(SELECT CAST('16400' AS UINTEGER) AS relid, 1 AS depth) AS a" in sql
+    scalar = rewrite(_parse("select pg_partition_ancestors(5)"), FACTS, _user).sql("duckdb")
+    assert "PGF_PG_PARTITION_ANCESTORS(5)" in scalar

@@ -426,7 +426,7 @@ class SystemCatalog:
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
-            duck = duckdb.connect(config={"enable_external_access": False})
+            duck = duckdb.connect(config={"enable_external_access": False, "threads": 1})
             duck.execute("SET TimeZone = 'UTC'")
             duck.execute(f"CREATE SCHEMA {SYSTEM_SCHEMA}")
             duck.execute(f"CREATE SCHEMA {INFO_SCHEMA}")

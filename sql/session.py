@@ -29,10 +29,10 @@ from sql import cursor, ddl, dml, parser, system_query
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
 from sql.parser import ParsedStatement
-from sql.pg_catalog import catalog_rows
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.settings import SessionSettings
+from sql.transaction_modes import TransactionModes
 from sql.transpile import SessionFacts
 from sql.utility import Utility, recognise
 from storage.errors import (
@@ -87,7 +87,7 @@ class Session:
         self._facts = SessionFacts(db.version_string, db.name, user)
         self._system = system_query.SystemCatalog(self._cancel.is_set)
         self._cursors = cursor.Cursors()
-        self._block_isolation = "read committed"
+        self._modes = TransactionModes(self.settings)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -350,21 +350,7 @@ class Session:
         return self._db.catalog.find_table(name) is not None
 
     def _refresh_system(self) -> None:
-        settings = tuple(self.settings.all())
-        comments = self._db.comments
-        cursors = self._cursors.listing()
-        key = (self._db.catalog_version, comments.version, self.user, settings, cursors)
-        self._system.refresh(
-            key,
-            lambda: catalog_rows(
-                self._db.catalog.tables(),
-                self._db.name,
-                self.user,
-                settings,
-                comments.all(),
-                cursors,
-            ),
-        )
+        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
 
     # -- execution -------------------------------------------------------------------------
 
@@ -471,8 +457,7 @@ class Session:
                 self._in_block = True
                 if self._txn is None:
                     self._begin_transaction()
-                self._block_isolation = self.settings.get("default_transaction_isolation")
-                self._apply_modes(utility.modes)
+                self._modes.begin(utility.modes, self._txn)
             return Result(command_tag="BEGIN", notices=notices)
         if kind in ("COMMIT", "ROLLBACK"):
             notices = []
@@ -497,7 +482,7 @@ class Session:
             )
         if kind == "SET":
             if utility.name in ("transaction", "characteristics"):
-                return self._set_transaction_modes(utility)
+                return self._modes.set(utility, self._in_block, self._txn)
             if utility.value.lower() == "default":
                 self.settings.reset(utility.name)
             else:
@@ -530,48 +515,10 @@ class Session:
                     names=["name", "setting", "description"],
                 )
             else:
-                value = self._show_value(utility.name)
+                value = self._modes.show(utility.name, self._in_block, self._txn)
                 batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
             return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
         raise FeatureNotSupported(f"{kind} is not supported")
-
-    def _apply_modes(self, modes: tuple[str, ...]) -> None:
-        """Give the open transaction block the modes of BEGIN or SET TRANSACTION."""
-        for mode in modes:
-            if mode.startswith("isolation level "):
-                self._block_isolation = mode.removeprefix("isolation level ")
-            elif mode in ("read only", "read write") and self._txn is not None:
-                self._txn.read_only = mode == "read only"
-
-    def _set_transaction_modes(self, utility: Utility) -> Result:
-        if utility.name == "characteristics":
-            for mode in utility.modes:
-                if mode.startswith("isolation level "):
-                    level = mode.removeprefix("isolation level ")
-                    self.settings.set("default_transaction_isolation", level)
-                elif mode in ("read only", "read write"):
-                    value = "on" if mode == "read only" else "off"
-                    self.settings.set("default_transaction_read_only", value)
-            return Result(command_tag="SET")
-        if not self._in_block:
-            warning = NoActiveSqlTransaction(
-                "SET TRANSACTION can only be used in transaction blocks", severity="WARNING"
-            )
-            return Result(command_tag="SET", notices=[warning])
-        self._apply_modes(utility.modes)
-        return Result(command_tag="SET")
-
-    def _show_value(self, name: str) -> str:
-        lowered = name.lower()
-        if lowered == "transaction_isolation":
-            if self._in_block:
-                return self._block_isolation
-            return self.settings.get("default_transaction_isolation")
-        if lowered == "transaction_read_only":
-            if self._in_block and self._txn is not None:
-                return "on" if self._txn.read_only else "off"
-            return self.settings.get("default_transaction_read_only")
-        return self.settings.get(name)
 
     def _show_columns(self, utility: Utility) -> tuple[ResultColumn, ...]:
         if utility.name.lower() == "all":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import decimal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -26,10 +26,13 @@ from sql.datatypes import to_wire, wire_oid
 from sql.duckdb_errors import translate
 from sql.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.names import identifier_name
-from sql.pg_catalog import RELATIONS, CatalogRows
+from sql.pg_catalog import RELATIONS, CatalogRows, catalog_rows
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts, output_name
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
+
+if TYPE_CHECKING:
+    from sql.database import Database
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -460,6 +463,24 @@ class SystemCatalog:
                 duck.execute(f"INSERT INTO {SYSTEM_SCHEMA}.{name} SELECT * FROM __nyala_rows")
                 duck.unregister("__nyala_rows")
         self._key = key
+
+    def refresh_for(
+        self,
+        db: Database,
+        user: str,
+        settings: Sequence[tuple[str, str]],
+        cursors: tuple[tuple[str, str, bool], ...],
+    ) -> None:
+        """Refresh from the database's catalog and comments and the session's state."""
+        settings = tuple(settings)
+        comments = db.comments
+        key = (db.catalog_version, comments.version, user, settings, cursors)
+        self.refresh(
+            key,
+            lambda: catalog_rows(
+                db.catalog.tables(), db.name, user, settings, comments.all(), cursors
+            ),
+        )
 
     def describe(self, query: SystemQuery) -> tuple[ResultColumn, ...]:
         if query.columns is None:

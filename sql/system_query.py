@@ -75,6 +75,19 @@ _PLAIN_CASTS = {
 }
 
 
+def _rows_name(relation: str) -> str:
+    return f"__nyala_{relation}_rows"
+
+
+def _arrow_rows(columns: Sequence[tuple[str, str]], data: list[tuple[Any, ...]]) -> pa.Table:
+    return pa.table(
+        {
+            col: pa.array([r[i] for r in data], _arrow_type(dtype))
+            for i, (col, dtype) in enumerate(columns)
+        }
+    )
+
+
 def _arrow_type(duck_type: str) -> pa.DataType:
     if duck_type.endswith("[]"):
         return pa.list_(_arrow_type(duck_type[:-2]))
@@ -430,38 +443,38 @@ class SystemCatalog:
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
             duck = duckdb.connect(config={"enable_external_access": False, "threads": 1})
-            duck.execute("SET TimeZone = 'UTC'")
-            duck.execute(f"CREATE SCHEMA {SYSTEM_SCHEMA}")
-            duck.execute(f"CREATE SCHEMA {INFO_SCHEMA}")
+            ddl = [
+                "SET TimeZone = 'UTC'",
+                f"CREATE SCHEMA {SYSTEM_SCHEMA}",
+                f"CREATE SCHEMA {INFO_SCHEMA}",
+            ]
             for name, columns in RELATIONS.items():
-                body = ", ".join(f'"{c}" {t}' for c, t in columns)
-                duck.execute(f"CREATE TABLE {SYSTEM_SCHEMA}.{name} ({body})")
+                duck.register(_rows_name(name), _arrow_rows(columns, []))
+                ddl.append(
+                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
+                )
+            ddl += [
+                f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
+                for name, body in INFORMATION_SCHEMA_VIEWS.items()
+            ]
             self._functions.register(duck)
-            for name, body in INFORMATION_SCHEMA_VIEWS.items():
-                duck.execute(f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}")
+            duck.execute(";\n".join(ddl))
             self._duck = duck
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
-        """Refill the relations when ``key`` (catalog version, settings ...) has changed."""
+        """Swap in fresh rows when ``key`` (catalog version, settings ...) has changed.
+
+        Each relation is a view over an Arrow table registered on the connection,
+        so a refresh only registers new Arrow tables.
+        """
         duck = self._connection()
         if key == self._key:
             return
         rows = build()
         self._functions.load(rows)
         for name, columns in RELATIONS.items():
-            data = rows.rows.get(name, [])
-            table = pa.table(
-                {
-                    col: pa.array([r[i] for r in data], _arrow_type(dtype))
-                    for i, (col, dtype) in enumerate(columns)
-                }
-            )
-            duck.execute(f"DELETE FROM {SYSTEM_SCHEMA}.{name}")
-            if data:
-                duck.register("__nyala_rows", table)
-                duck.execute(f"INSERT INTO {SYSTEM_SCHEMA}.{name} SELECT * FROM __nyala_rows")
-                duck.unregister("__nyala_rows")
+            duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
         self._key = key
 
     def refresh_for(

@@ -433,6 +433,27 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             )
 
 
+_CATALOG_TYPES = {
+    "UINTEGER": 26,
+    "SMALLINT": 21,
+    "INTEGER": 23,
+    "BIGINT": 20,
+    "BOOLEAN": 16,
+    "REAL": 700,
+    "TIMESTAMPTZ": 1184,
+}
+
+
+def _catalog_column_type(column: str, duck_type: str) -> int:
+    """The PostgreSQL type of an emulated catalog column: name for names, else by DuckDB type."""
+    if duck_type.endswith("[]"):
+        element = _catalog_column_type(column, duck_type[:-2])
+        return TYPE_BY_OID[element].array_oid or 1009
+    if duck_type == "VARCHAR":
+        return 19 if column.endswith("name") else 25
+    return _CATALOG_TYPES[duck_type]
+
+
 def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
     for oid, name in (
         (PG_CATALOG_OID, "pg_catalog"),
@@ -451,6 +472,17 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
             relkind="v" if name in ("pg_roles", "pg_settings", "pg_cursors") else "r",
             relnatts=len(RELATIONS[name]),
         )
+        for attnum, (column, duck_type) in enumerate(RELATIONS[name], start=1):
+            type_oid = _catalog_column_type(column, duck_type)
+            _attribute_row(
+                rows,
+                attrelid=relation_oid(name),
+                attname=column,
+                atttypid=type_oid,
+                attlen=TYPE_BY_OID[type_oid].length,
+                attnum=attnum,
+                attnotnull=column == "oid",
+            )
     for info in BUILTIN_TYPES:
         rows.add(
             "pg_type",

@@ -231,6 +231,32 @@ public final class JdbcScenario {
                         + " " + rs.getInt("KEY_SEQ") + " " + rs.getString("PK_NAME"));
             }
         }
+        try (ResultSet rs = md.getImportedKeys(null, "public", "jdbc_types")) {
+            int keys = 0;
+            while (rs.next()) {
+                keys++;
+            }
+            print("imported keys", keys);
+        }
+        try (ResultSet rs = md.getExportedKeys(null, "public", "jdbc_types")) {
+            int keys = 0;
+            while (rs.next()) {
+                keys++;
+            }
+            print("exported keys", keys);
+        }
+        try (ResultSet rs = md.getTableTypes()) {
+            List<String> types = new ArrayList<>();
+            while (rs.next()) {
+                types.add(rs.getString(1));
+            }
+            print("table types", types);
+        }
+        try (ResultSet rs = md.getColumns(null, "pg_catalog", "pg_namespace", "nspname")) {
+            while (rs.next()) {
+                print("catalog column", rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME"));
+            }
+        }
         try (ResultSet rs = md.getIndexInfo(null, "public", "jdbc_types", false, true)) {
             while (rs.next()) {
                 print("index", rs.getString("TABLE_NAME") + " unique=" + !rs.getBoolean("NON_UNIQUE")

@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import cursor, ddl, dml, parser, system_query
+from sql import comments, cursor, ddl, dml, parser, system_query
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.duckdb_errors import translate
 from sql.parser import ParsedStatement
@@ -270,6 +270,8 @@ class Session:
         if utility is not None:
             return Plan("UTILITY", utility=utility)
         statement_text = sql[tokens[0].start : tokens[-1].end + 1]
+        if statement_text.lstrip()[:7].lower() == "comment":
+            return Plan("DDL", comments.parse(statement_text))
         cursor_statement = cursor.recognise(statement_text)
         if cursor_statement is not None:
             return self._plan_cursor(cursor_statement, declared)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.comments import Comments
+from sql.comments import Comments, parse
 from storage import errors
 from storage import types as t
 from tests.unit.sql.conftest import CatalogDouble, make_table
@@ -34,3 +34,13 @@ def test_unknown_targets_are_refused(tmp_path):
         comments.apply(_comment("comment on table nope is 'x'"), catalog)
     with pytest.raises(errors.UndefinedColumn):
         comments.apply(_comment("comment on column t.nope is 'x'"), catalog)
+
+
+def test_is_null_drops_a_comment(tmp_path):
+    comments = Comments(tmp_path, fsync=False)
+    catalog = CatalogDouble([T])
+    comments.apply(parse("comment on column t.note is 'x'"), catalog)
+    comments.apply(parse("COMMENT ON COLUMN t.note IS NULL;"), catalog)
+    assert comments.all() == {}
+    with pytest.raises(errors.SqlSyntaxError):
+        parse("comment on")

@@ -27,7 +27,7 @@ from sql.pg_catalog import (
     CatalogRows,
 )
 from sql.pg_types import TYPE_BY_OID
-from storage.errors import QueryCanceled
+from storage.errors import QueryCanceled, UndefinedObject, UndefinedTable
 
 PREFIX = "pgf_"
 _UDF = "nyf_"
@@ -147,6 +147,20 @@ class CatalogFunctions:
         return oid
 
     def regclass_in(self, name: str | None) -> int | None:
+        """``'name'::regclass``: the relation's OID, 42P01 when there is none."""
+        oid = self.to_regclass(name)
+        if oid is None and name is not None:
+            raise UndefinedTable(f'relation "{name}" does not exist')
+        return oid
+
+    def regtype_in(self, name: str | None) -> int | None:
+        """``'name'::regtype``: the type's OID, 42704 when there is none."""
+        oid = self.to_regtype(name)
+        if oid is None and name is not None:
+            raise UndefinedObject(f'type "{name}" does not exist')
+        return oid
+
+    def to_regclass(self, name: str | None) -> int | None:
         if name is None:
             return None
         text = name.strip()
@@ -208,6 +222,8 @@ class CatalogFunctions:
             ("current_setting", self.current_setting, ["VARCHAR"], "VARCHAR"),
             ("to_regtype", self.to_regtype, ["VARCHAR"], "UINTEGER"),
             ("regclass_in", self.regclass_in, ["VARCHAR"], "UINTEGER"),
+            ("to_regclass", self.to_regclass, ["VARCHAR"], "UINTEGER"),
+            ("regtype_in", self.regtype_in, ["VARCHAR"], "UINTEGER"),
             ("regclass_out", self.regclass_out, ["BIGINT"], "VARCHAR"),
             ("regnamespace_out", self.regnamespace_out, ["BIGINT"], "VARCHAR"),
             ("size_pretty", self.size_pretty, ["BIGINT"], "VARCHAR"),
@@ -238,10 +254,10 @@ MACROS: dict[str, str] = {
     "col_description(o, n)": "nyf_description(o, n)",
     "current_setting(n, missing_ok := false)": "nyf_current_setting(n)",
     "to_regtype(n)": "nyf_to_regtype(n)",
-    "to_regclass(n)": "nyf_regclass_in(n)",
+    "to_regclass(n)": "nyf_to_regclass(n)",
     "regclass_in(n)": "nyf_regclass_in(n)",
     "regclass_out(r)": "nyf_regclass_out(r)",
-    "regtype_in(n)": "nyf_to_regtype(n)",
+    "regtype_in(n)": "nyf_regtype_in(n)",
     "regtype_out(t)": "nyf_format_type(t, NULL)",
     "regnamespace_out(n)": "nyf_regnamespace_out(n)",
     "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",

@@ -12,6 +12,7 @@ comments or the session's settings changed since the last such statement.
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from sql.names import identifier_name
 from sql.pg_catalog import RELATIONS, CatalogRows, catalog_rows
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts, output_name
+from storage import errors
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
 
 if TYPE_CHECKING:
@@ -553,8 +555,23 @@ class SystemCatalog:
             self._duck = None
 
 
+_UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
+_MACRO_ARGUMENTS = re.compile(r"Macro pgf_(\w+)\(\) does not support the supplied arguments")
+
+
 def _translate(exc: duckdb.Error) -> Exception:
     message = str(exc)
+    raised = _UDF_ERROR.search(message)
+    if raised is not None:
+        cls = getattr(errors, raised.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, errors.DbError):
+            return cls(raised.group(2).strip())
+    macro = _MACRO_ARGUMENTS.search(message)
+    if macro is not None:
+        return errors.UndefinedFunction(
+            f"function {macro.group(1)} with these arguments does not exist",
+            hint="No function matches the given name and argument types.",
+        )
     if "QueryCanceled" in message:
         return QueryCanceled("canceling statement due to user request")
     if "Table with name" in message and "does not exist" in message:

@@ -76,3 +76,14 @@ def test_registered_macros_answer_with_optional_arguments(functions):
     finally:
         duck.close()
     assert {"format_type", "pg_get_indexdef", "col_description"} <= names()
+
+
+def test_reg_input_of_an_unknown_name_is_an_error_but_to_reg_is_null(functions):
+    from storage import errors
+
+    with pytest.raises(errors.UndefinedTable):
+        functions.regclass_in("nope")
+    with pytest.raises(errors.UndefinedObject):
+        functions.regtype_in("nope")
+    assert functions.to_regclass("nope") is None
+    assert functions.regtype_in("int4") == 23

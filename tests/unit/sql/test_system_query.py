@@ -121,3 +121,20 @@ def test_partition_ancestors_of_a_table_are_the_table_itself():
     assert "(SELECT CAST('16400' AS UINTEGER) AS relid, 1 AS depth) AS a" in sql
     scalar = rewrite(_parse("select pg_partition_ancestors(5)"), FACTS, _user).sql("duckdb")
     assert "PGF_PG_PARTITION_ANCESTORS(5)" in scalar
+
+
+def test_catalog_errors_carry_postgresql_sqlstates(tmp_path):
+    from sql.database import Database
+
+    db = Database.open(tmp_path, fsync=False)
+    session = db.session("nyala", "nyala", {})
+    try:
+        with pytest.raises(errors.UndefinedTable):
+            list(session.execute("select 'nope'::regclass"))
+        with pytest.raises(errors.UndefinedFunction):
+            list(session.execute("select format_type()"))
+        with pytest.raises(errors.UndefinedTable):
+            list(session.execute("select * from pg_catalog.pg_nope"))
+    finally:
+        session.close()
+        db.close()

@@ -45,7 +45,7 @@ def test_reg_casts_and_lookups(functions):
     assert functions.regclass_in("orders") == ORDERS.oid
     assert functions.regclass_in('public."orders"') == ORDERS.oid
     assert functions.regclass_in("pg_catalog.pg_class") == 1259
-    assert functions.regclass_in("nope") is None
+    assert functions.to_regclass("nope") is None
     assert functions.regclass_out(ORDERS.oid) == "orders"
     assert functions.to_regtype("integer") == 23
     assert functions.to_regtype("hstore") is None

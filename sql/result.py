@@ -38,7 +38,9 @@ class Result:
     ``UPDATE 2`` even with RETURNING) set it.  ``is_empty_query`` marks a query
     string with no statement in it (EmptyQueryResponse).  ``deallocate`` asks the
     server to drop protocol-level prepared statements (DEALLOCATE, DISCARD ALL):
-    ``""`` for all of them, else the one named.
+    ``""`` for all of them, else the one named.  ``extra_float_digits`` is the
+    session's setting when the statement ran: at 0 or below, float text output
+    is rounded as PostgreSQL rounds it.
     """
 
     columns: tuple[ResultColumn, ...] | None = None
@@ -47,6 +49,7 @@ class Result:
     notices: list[DbError] = field(default_factory=list)
     is_empty_query: bool = False
     deallocate: str | None = None
+    extra_float_digits: int = 1
 
 
 @dataclass(slots=True)

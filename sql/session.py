@@ -188,6 +188,7 @@ class Session:
                     self._on_error()
                     raise
                 result = self._run(plan, [])
+                result.extra_float_digits = int(self.settings.get("extra_float_digits"))
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
                     result.batches = iter(list(result.batches))
@@ -232,7 +233,9 @@ class Session:
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
             stmt.plan = plan
-        return self._run(plan, list(params), deferred=True)
+        result = self._run(plan, list(params), deferred=True)
+        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        return result
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         if plan.query is not None:

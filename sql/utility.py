@@ -8,6 +8,7 @@ them here, by keyword, before handing anything else to the parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot.tokens import Token, TokenType
@@ -48,7 +49,8 @@ def _value_text(tokens: list[Token]) -> str:
     text = ""
     for part in parts:
         text += part if part == "," or not text else (" " + part if text[-1] != "," else " " + part)
-    return text.replace(" ,", ",")
+    text = text.replace(" ,", ",")
+    return re.sub(r"^([-+]) (?=\d)", r"\1", text)  # SET extra_float_digits = -3
 
 
 def _modes(words: list[str]) -> tuple[str, ...]:

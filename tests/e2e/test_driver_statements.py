@@ -66,6 +66,13 @@ def _scenario(dsn: str, table: str) -> list[object]:
         seen.append(conn.info.parameter_status("application_name"))
         seen.append(cur.execute("select pg_sleep(0.01)").fetchall())
         seen.append(cur.execute("show extra_float_digits").fetchall())
+        floats = (
+            "select 0.1::float8 + 0.2::float8, 1::float4 / 3::float4, 2/3::float8, 1e20::float8"
+        )
+        for digits in (0, -3, 1, 3):
+            cur.execute(f"set extra_float_digits = {digits}")
+            seen.append(cur.execute(floats).fetchall())
+            seen.append(cur.execute(floats + " where %s", (True,)).fetchall())
         with pytest.raises(errors.DuplicateCursor):
             cur.execute("begin")
             cur.execute("declare d cursor for select 1")
@@ -83,6 +90,7 @@ def test_driver_statements_match_postgresql(nyala_server, postgres_server):
     assert ours[0] == [(1, "v1"), (2, "v2")]
     assert "FETCH 2" in ours and "DECLARE CURSOR" in ours and "CLOSE CURSOR" in ours
     assert [("serializable",)] in ours
+    assert [(0.3, 0.333333, 0.666666666666667, 1e20)] in ours  # extra_float_digits = 0
 
 
 def test_a_cursor_with_hold_outlives_its_transaction(nyala_server, postgres_server):

@@ -10,13 +10,18 @@ constraint are derived from the table ID (``index_oid``, ``constraint_oid``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+
 from catalog.table import TableInfo
 from sql.pg_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
-from storage.types import TypeKind
+from storage.types import DataType, TypeKind
 
 PG_CATALOG_OID = 11
 PUBLIC_OID = 2200
@@ -308,6 +313,41 @@ def _attribute_row(rows: CatalogRows, **values: Any) -> None:
 
 
 _COLLATABLE = {TypeKind.VARCHAR, TypeKind.STRING}
+_INT4_RANGE = range(-(2**31), 2**31)
+_INT8_RANGE = range(-(2**63), 2**63)
+
+
+def default_expr(default_sql: str, dtype: DataType) -> str:
+    """A constant default as PostgreSQL's pg_get_expr shows it.
+
+    Strings carry a cast to the column's type (``'abc'::text``, ``'x'::character
+    varying``), booleans are lower case, and a negative number is quoted with
+    the type of the literal (``'-1'::integer``, ``'-0.5'::numeric``).
+    """
+    try:
+        node = sqlglot.parse_one(default_sql, read="postgres")
+    except sqlglot.errors.ParseError:
+        return default_sql
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, exp.Literal) and node.is_string:
+        type_name = re.sub(r"\(.*\)", "", dtype.pg_name())
+        return "'" + node.this.replace("'", "''") + "'::" + type_name
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number:
+        text = "-" + node.this.this
+        if re.fullmatch(r"-\d+", text):
+            value = int(text)
+            kind = (
+                "integer"
+                if value in _INT4_RANGE
+                else "bigint"
+                if value in _INT8_RANGE
+                else "numeric"
+            )
+        else:
+            kind = "numeric"
+        return f"'{text}'::{kind}"
+    return default_sql
 
 
 def _storage(info: BuiltinType) -> str:
@@ -352,7 +392,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 oid=table.oid * 1000 + attnum,
                 adrelid=table.oid,
                 adnum=attnum,
-                adbin=column.default_sql,
+                adbin=default_expr(column.default_sql, dtype),
             )
     if keys:
         key_attnums = [table.attnum(c.id) for c in keys]

@@ -24,6 +24,10 @@ SETUP = [
     "flag boolean, ratio double precision, body text)",
     "create table meta_lines (order_id bigint, line integer, qty smallint not null, "
     "primary key (order_id, line))",
+    "create table meta_defaults (id integer primary key, s text default 'abc', "
+    "v varchar(5) default 'x', n numeric(5,2) default 1.5, b boolean default true, "
+    "d date default '2024-01-01', i bigint default -1, j integer default 7, "
+    "f double precision default -0.5, t timestamp default '2024-01-02 03:04:05')",
     "comment on table meta_orders is 'every order'",
     "comment on column meta_orders.note is 'free text from the customer'",
 ]
@@ -32,7 +36,8 @@ SETUP = [
 @pytest.fixture(scope="module")
 def tables(nyala_server: NyalaServer, postgres_server: PostgresServer) -> None:
     for server in (nyala_server, postgres_server):
-        server.psql(["-c", "drop table if exists meta_orders, meta_lines"])
+        for table in ("meta_orders", "meta_lines", "meta_defaults"):
+            server.psql(["-c", f"drop table if exists {table}"])
         args = [a for s in SETUP for a in ("-c", s)]
         server.psql(args, check=True)
 
@@ -63,6 +68,7 @@ def _both(nyala: NyalaServer, pg: PostgresServer, *commands: str) -> str:
         r"\dt meta_*",
         r"\d meta_orders",
         r"\d meta_lines",
+        r"\d meta_defaults",
         r"\d+ meta_orders",
         r"\d+ meta_lines",
         r"\di meta_*",

@@ -72,3 +72,23 @@ def test_comments_settings_and_the_user_appear(rows):
 def test_an_unknown_column_is_refused():
     with pytest.raises(KeyError):
         CatalogRows().add("pg_am", nope=1)
+
+
+@pytest.mark.parametrize(
+    "default, dtype, shown",
+    [
+        ("'abc'", t.STRING, "'abc'::text"),
+        ("'x'", t.varchar(5), "'x'::character varying"),
+        ("'it''s'", t.STRING, "'it''s'::text"),
+        ("TRUE", t.BOOL, "true"),
+        ("1.5", t.decimal(5, 2), "1.5"),
+        ("-1", t.INT64, "'-1'::integer"),
+        ("-5000000000", t.INT64, "'-5000000000'::bigint"),
+        ("-0.5", t.DOUBLE, "'-0.5'::numeric"),
+        ("7", t.INT32, "7"),
+    ],
+)
+def test_defaults_are_shown_as_pg_get_expr_shows_them(default, dtype, shown):
+    from sql.pg_catalog import default_expr
+
+    assert default_expr(default, dtype) == shown

@@ -208,31 +208,57 @@ class CatalogFunctions:
             value = (value // 512 + 1) // 2 if value >= 0 else -((-value // 512 + 1) // 2)
         return None
 
-    # -- registration ----------------------------------------------------------------------
 
-    def register(self, duck: duckdb.DuckDBPyConnection) -> None:
-        """Create the ``nyf_*`` functions and the ``pgf_*`` macros on ``duck``."""
-        udfs: list[tuple[str, Callable[..., Any], list[str], str]] = [
-            ("format_type", self.format_type, ["BIGINT", "BIGINT"], "VARCHAR"),
-            ("userbyid", self.userbyid, ["BIGINT"], "VARCHAR"),
-            ("table_is_visible", self.table_is_visible, ["BIGINT"], "BOOLEAN"),
-            ("indexdef", self.indexdef, ["BIGINT", "BIGINT"], "VARCHAR"),
-            ("constraintdef", self.constraintdef, ["BIGINT"], "VARCHAR"),
-            ("description", self.description, ["BIGINT", "BIGINT"], "VARCHAR"),
-            ("current_setting", self.current_setting, ["VARCHAR"], "VARCHAR"),
-            ("to_regtype", self.to_regtype, ["VARCHAR"], "UINTEGER"),
-            ("regclass_in", self.regclass_in, ["VARCHAR"], "UINTEGER"),
-            ("to_regclass", self.to_regclass, ["VARCHAR"], "UINTEGER"),
-            ("regtype_in", self.regtype_in, ["VARCHAR"], "UINTEGER"),
-            ("regclass_out", self.regclass_out, ["BIGINT"], "VARCHAR"),
-            ("regnamespace_out", self.regnamespace_out, ["BIGINT"], "VARCHAR"),
-            ("size_pretty", self.size_pretty, ["BIGINT"], "VARCHAR"),
-            ("sleep", self.sleep, ["DOUBLE"], "VARCHAR"),
-        ]
-        for name, fn, params, returns in udfs:
-            duck.create_function(_UDF + name, fn, params, returns, null_handling="special")
-        for statement in create_statements():
-            duck.execute(statement)
+_UDFS: tuple[tuple[str, list[str], str], ...] = (
+    ("format_type", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("userbyid", ["BIGINT"], "VARCHAR"),
+    ("table_is_visible", ["BIGINT"], "BOOLEAN"),
+    ("indexdef", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("constraintdef", ["BIGINT"], "VARCHAR"),
+    ("description", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("current_setting", ["VARCHAR"], "VARCHAR"),
+    ("to_regtype", ["VARCHAR"], "UINTEGER"),
+    ("regclass_in", ["VARCHAR"], "UINTEGER"),
+    ("to_regclass", ["VARCHAR"], "UINTEGER"),
+    ("regtype_in", ["VARCHAR"], "UINTEGER"),
+    ("regclass_out", ["BIGINT"], "VARCHAR"),
+    ("regnamespace_out", ["BIGINT"], "VARCHAR"),
+    ("size_pretty", ["BIGINT"], "VARCHAR"),
+    ("sleep", ["DOUBLE"], "VARCHAR"),
+)
+
+
+def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) -> Callable[..., Any]:
+    """A function of exactly ``arity`` arguments (DuckDB reads the signature) calling ``name``."""
+    if arity == 1:
+
+        def one(a: Any) -> Any:
+            return getattr(current(), name)(a)
+
+        return one
+
+    def two(a: Any, b: Any) -> Any:
+        return getattr(current(), name)(a, b)
+
+    return two
+
+
+def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunctions]) -> None:
+    """Create the ``nyf_*`` functions and the ``pgf_*`` macros on ``duck``.
+
+    Each call goes to ``current()``, the CatalogFunctions of the session whose
+    query is running, so one DuckDB can serve every session.
+    """
+    for name, params, returns in _UDFS:
+        duck.create_function(
+            _UDF + name,
+            _dispatch(current, name, len(params)),
+            params,
+            returns,
+            null_handling="special",
+        )
+    for statement in create_statements():
+        duck.execute(statement)
 
 
 MACROS: dict[str, str] = {

@@ -11,8 +11,10 @@ comments or the session's settings changed since the last such statement.
 
 from __future__ import annotations
 
+import atexit
 import decimal
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -434,16 +436,26 @@ def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any
     return to_wire(array, oid), oid
 
 
-class SystemCatalog:
-    """One session's in-memory DuckDB holding the emulated catalogs."""
+_CURRENT = threading.local()
+_SHARED_LOCK = threading.Lock()
+_SHARED: list[duckdb.DuckDBPyConnection] = []
 
-    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
-        self._duck: duckdb.DuckDBPyConnection | None = None
-        self._key: object = None
-        self._functions = pg_functions.CatalogFunctions(is_cancelled)
 
-    def _connection(self) -> duckdb.DuckDBPyConnection:
-        if self._duck is None:
+def _current_functions() -> pg_functions.CatalogFunctions:
+    functions: pg_functions.CatalogFunctions = _CURRENT.functions
+    return functions
+
+
+def _shared_database() -> duckdb.DuckDBPyConnection:
+    """The one in-memory DuckDB holding the catalog views, macros and functions.
+
+    Each session works on a cursor of it with its own rows registered under
+    the names the views read, so a session's first catalog query costs a
+    cursor, not a database.  It runs on one thread, so the catalog functions
+    run on the calling session's thread and find its lookups in ``_CURRENT``.
+    """
+    with _SHARED_LOCK:
+        if not _SHARED:
             duck = duckdb.connect(config={"enable_external_access": False, "threads": 1})
             ddl = [
                 "SET TimeZone = 'UTC'",
@@ -459,9 +471,28 @@ class SystemCatalog:
                 f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
                 for name, body in INFORMATION_SCHEMA_VIEWS.items()
             ]
-            self._functions.register(duck)
+            pg_functions.register(duck, _current_functions)
             duck.execute(";\n".join(ddl))
+            _SHARED.append(duck)
+            atexit.register(duck.close)
+        return _SHARED[0]
+
+
+class SystemCatalog:
+    """One session's in-memory DuckDB holding the emulated catalogs."""
+
+    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+        self._duck: duckdb.DuckDBPyConnection | None = None
+        self._key: object = None
+        self._functions = pg_functions.CatalogFunctions(is_cancelled)
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._duck is None:
+            duck = _shared_database().cursor()
+            for name, columns in RELATIONS.items():
+                duck.register(_rows_name(name), _arrow_rows(columns, []))
             self._duck = duck
+        _CURRENT.functions = self._functions
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:

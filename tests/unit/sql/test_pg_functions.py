@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 from sql.pg_catalog import catalog_rows, constraint_oid, index_oid
-from sql.pg_functions import CatalogFunctions, names
+from sql.pg_functions import CatalogFunctions, names, register
 from storage import types as t
 from tests.unit.sql.conftest import make_table
 
@@ -63,7 +63,7 @@ def test_size_pretty_rounds_as_postgresql():
 def test_registered_macros_answer_with_optional_arguments(functions):
     duck = duckdb.connect()
     try:
-        functions.register(duck)
+        register(duck, lambda: functions)
         (row,) = duck.sql(
             f"select pgf_pg_get_indexdef({index_oid(ORDERS)}), "
             f"pgf_pg_get_indexdef({index_oid(ORDERS)}, 1, true), pgf_format_type(21, NULL)"

@@ -138,3 +138,37 @@ def test_catalog_errors_carry_postgresql_sqlstates(tmp_path):
     finally:
         session.close()
         db.close()
+
+
+def test_sessions_in_parallel_each_see_their_own_catalog_state(tmp_path):
+    import threading
+
+    from sql.database import Database
+
+    db = Database.open(tmp_path, fsync=False)
+    failures: list[BaseException] = []
+
+    def work(n: int) -> None:
+        session = db.session(f"user{n}", "nyala", {"application_name": f"app{n}"})
+        try:
+            for _ in range(20):
+                (result,) = list(
+                    session.execute(
+                        "select pg_catalog.current_setting('application_name'), "
+                        "pg_get_userbyid(10), (select count(*) from pg_catalog.pg_cursors)"
+                    )
+                )
+                got = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+                assert got == [(f"app{n}", f"user{n}", 0)], got
+        except BaseException as exc:  # reported below, from the main thread
+            failures.append(exc)
+        finally:
+            session.close()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    db.close()
+    assert failures == []

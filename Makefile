@@ -17,6 +17,8 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 RUN_STAMP  := $(VENV)/.nyala-installed
 TEST_STAMP := $(VENV)/.nyala-installed-test
+# pgjdbc as Debian packages it, for tests/e2e/test_pgjdbc.py (Java 17 is on the machine).
+JDBC_JAR   := /usr/share/java/postgresql.jar
 
 .DEFAULT_GOAL := help
 .PHONY: help serve install install-test test lint unit e2e bench bench-quick clean distclean
@@ -45,7 +47,11 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(RUN_STAMP)
 
-install-test: $(TEST_STAMP)
+install-test: $(TEST_STAMP) $(JDBC_JAR)
+
+$(JDBC_JAR):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpostgresql-jdbc-java
 
 serve: $(RUN_STAMP)
 	$(BIN)/nyala serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
@@ -57,10 +63,10 @@ lint: $(TEST_STAMP)
 unit: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)
 
-e2e: $(TEST_STAMP)
+e2e: $(TEST_STAMP) $(JDBC_JAR)
 	$(BIN)/python -m pytest -m e2e $(PYTEST_ARGS)
 
-test: lint
+test: lint $(JDBC_JAR)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # BENCH_ARGS adds flags, e.g. BENCH_ARGS="--only tpch,pushdown".

@@ -467,6 +467,14 @@ class Connection(Startup):
             self.send(m.ParameterDescription(statement.param_oids))
             columns = statement.columns
             formats: tuple[int, ...] = (0,) * len(columns or ())
+        elif (
+            message.name not in self._registry.portals
+            and self._session is not None
+            and (self._session.has_cursor(message.name))
+        ):
+            # A cursor made with SQL DECLARE is a portal too (psycopg describes it so).
+            columns = self._session.cursor_columns(message.name)
+            formats = (0,) * len(columns)
         else:
             portal = self._registry.portal(message.name)
             columns = portal.columns()

@@ -84,13 +84,14 @@ def encode_rows(
     type_oids: Sequence[int],
     formats: Sequence[int],
     type_code: bytes = b"D",
+    extra_float_digits: int = 1,
 ) -> bytes:
     """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``.
 
     With ``type_code`` b"d" the same bytes are binary COPY tuples in CopyData messages.
     """
     columns = [
-        encode_column(batch.column(idx), type_oids[idx], formats[idx])
+        encode_column(batch.column(idx), type_oids[idx], formats[idx], extra_float_digits)
         for idx in range(batch.num_columns)
     ]
     return encode_data_rows(columns, batch.num_rows, type_code)
@@ -105,7 +106,9 @@ def text_column(array: pa.Array, type_oid: int) -> pa.Array:
     return _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
 
 
-def encode_column(array: pa.Array, type_oid: int, format_code: int) -> ColumnValues:
+def encode_column(
+    array: pa.Array, type_oid: int, format_code: int, extra_float_digits: int = 1
+) -> ColumnValues:
     """Encode one result column in text (0) or binary (1) format."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -113,6 +116,10 @@ def encode_column(array: pa.Array, type_oid: int, format_code: int) -> ColumnVal
         array = array.dictionary_decode()
     if format_code == 1 and type_oid in _BINARY_ENCODERS:
         return _BINARY_ENCODERS[type_oid](array)
+    if extra_float_digits <= 0 and type_oid in (FLOAT4, FLOAT8):
+        return _from_binary_array(
+            _text_float_rounded(array, type_oid == FLOAT4, extra_float_digits)
+        )
     encoder = _TEXT_ENCODERS.get(type_oid, _fallback_text)
     return _from_binary_array(encoder(array))
 
@@ -405,6 +412,19 @@ def _text_float(array: pa.Array, is_float4: bool) -> pa.Array:
         text = pc.replace_substring_regex(text, r"^(-?)inf$", r"\1Infinity")
         text = pc.replace_substring(text, "nan", "NaN")
     return text
+
+
+def _text_float_rounded(array: pa.Array, is_float4: bool, extra_float_digits: int) -> pa.Array:
+    """float4out/float8out for extra_float_digits <= 0: ``%.{FLT_DIG|DBL_DIG + n}g``."""
+    digits = max((6 if is_float4 else 15) + extra_float_digits, 1)
+    arrow_type = pa.float32() if is_float4 else pa.float64()
+    values = _numbers(array, arrow_type)
+    text = np.char.mod(f"%.{digits}g", values.astype(np.float64))
+    text = np.where(np.isnan(values), "NaN", text)
+    text = np.where(np.isposinf(values), "Infinity", text)
+    text = np.where(np.isneginf(values), "-Infinity", text)
+    mask = None if not array.null_count else ~array.is_valid().to_numpy(zero_copy_only=False)
+    return pa.array(text, pa.string(), mask=mask)
 
 
 _ONE_DIGIT_EXPONENT = pc.ReplaceSubstringOptions(r"e([+-])(\d)$", r"e\10\2")

@@ -100,7 +100,14 @@ class ResultStream:
             batch = self.rows.take(max_rows - count)
             if batch is None:
                 break
-            parts.append(pgtypes.encode_rows(batch, self.type_oids, self.formats))
+            parts.append(
+                pgtypes.encode_rows(
+                    batch,
+                    self.type_oids,
+                    self.formats,
+                    extra_float_digits=self.result.extra_float_digits,
+                )
+            )
             count += batch.num_rows
         return Fetched(b"".join(parts), count, self.rows.is_exhausted)
 

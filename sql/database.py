@@ -11,6 +11,7 @@ import duckdb
 from catalog.catalog import Catalog
 from catalog.roles import RoleStore
 from catalog.store import CatalogStore
+from sql.comments import Comments
 from sql.session import Session
 from sql.settings import SERVER_VERSION
 from storage.engine import StorageEngine
@@ -25,8 +26,11 @@ class Database:
 
     roles: RoleStore | None = None
 
-    def __init__(self, name: str, engine: StorageEngine, catalog: Catalog) -> None:
+    def __init__(
+        self, name: str, engine: StorageEngine, catalog: Catalog, comments: Comments | None = None
+    ) -> None:
         self.name = name
+        self.comments = comments if comments is not None else Comments(None)
         self.engine = engine
         self.catalog = catalog
         self.version_string = (
@@ -47,7 +51,7 @@ class Database:
         engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
         catalog = Catalog(engine, CatalogStore(data_dir, fsync=fsync))
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
-        database = cls(name, engine, catalog)
+        database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         database.roles = RoleStore(data_dir, fsync=fsync)
         return database
 

@@ -39,7 +39,9 @@ class Result:
     ``UPDATE 2`` even with RETURNING) set it.  ``is_empty_query`` marks a query
     string with no statement in it (EmptyQueryResponse).  ``deallocate`` asks the
     server to drop protocol-level prepared statements (DEALLOCATE, DISCARD ALL):
-    ``""`` for all of them, else the one named.
+    ``""`` for all of them, else the one named.  ``extra_float_digits`` is the
+    session's setting when the statement ran: at 0 or below, float text output
+    is rounded as PostgreSQL rounds it.
 
     COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
     to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
@@ -54,6 +56,7 @@ class Result:
     deallocate: str | None = None
     copy_in: Any = None
     copy_out: Any = None
+    extra_float_digits: int = 1
 
 
 @dataclass(slots=True)

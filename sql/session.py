@@ -13,6 +13,7 @@ DDL takes effect at once, also inside a block (it is not transactional yet).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import threading
@@ -24,7 +25,18 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql import copy, ddl, dml, explain, parser, partition_ddl, roles
+from sql import (
+    comments,
+    copy,
+    cursor,
+    ddl,
+    dml,
+    explain,
+    parser,
+    partition_ddl,
+    roles,
+    system_query,
+)
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.dialect import AlterRangePartitions, DetachPartition
@@ -34,6 +46,7 @@ from sql.parser import ParsedStatement
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.settings import SessionSettings
+from sql.transaction_modes import TransactionModes
 from sql.transpile import SessionFacts
 from sql.utility import Utility, recognise
 from storage.errors import (
@@ -69,6 +82,9 @@ class Plan:
     role: roles.RoleStatement | None = None
     catalog_version: int = 0
     explain: explain.ExplainOptions | None = None
+    system: system_query.SystemQuery | None = None
+    cursor: cursor.CursorStatement | None = None
+    inner: Plan | None = None
 
 
 class Session:
@@ -89,6 +105,9 @@ class Session:
         self._in_block = False
         self._failed = False
         self._facts = SessionFacts(db.version_string, db.name, user)
+        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self._cursors = cursor.Cursors()
+        self._modes = TransactionModes(self.settings)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -115,6 +134,8 @@ class Session:
         if self._txn is not None:
             self._txn.rollback()
             self._txn = None
+        self._cursors.close_all()
+        self._system.close()
         self._duck.close()
 
     # -- transactions ----------------------------------------------------------------------
@@ -155,6 +176,8 @@ class Session:
                 log.exception("rollback after a failed statement also failed")
         if self._in_block:
             self._failed = True
+        else:
+            self._cursors.end_transaction(committed=False)
 
     # -- simple query ----------------------------------------------------------------------
 
@@ -185,6 +208,7 @@ class Session:
                     self._on_error()
                     raise
                 result = self._run(plan, [])
+                result.extra_float_digits = int(self.settings.get("extra_float_digits"))
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
                     result.batches = iter(list(result.batches))
@@ -229,11 +253,17 @@ class Session:
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
             stmt.plan = plan
-        return self._run(plan, list(params), deferred=True)
+        result = self._run(plan, list(params), deferred=True)
+        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        return result
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         if plan.query is not None:
             return plan.query.param_oids
+        if plan.system is not None:
+            return plan.system.param_oids
+        if plan.inner is not None:
+            return self._param_oids(plan.inner, declared)
         if plan.write is not None:
             return plan.write.param_oids
         return [oid or OID_TEXT for oid in declared]
@@ -243,6 +273,12 @@ class Session:
             return explain.COLUMNS
         if plan.kind == "QUERY" and plan.query is not None:
             return self._runner.describe(plan.query)
+        if plan.kind == "SYSTEM" and plan.system is not None:
+            self._refresh_system()
+            return self._system.describe(plan.system)
+        if plan.kind == "CURSOR" and plan.cursor is not None and plan.cursor.kind == "FETCH":
+            with contextlib.suppress(DbError):
+                return self._cursors.columns(plan.cursor.name)
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
             return self._runner.describe(plan.write.returning)
         if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
@@ -258,6 +294,12 @@ class Session:
             utility = recognise(tokens)
         if utility is not None:
             return Plan("UTILITY", utility=utility)
+        statement_text = sql[tokens[0].start : tokens[-1].end + 1]
+        if statement_text.lstrip()[:7].lower() == "comment":
+            return Plan("DDL", comments.parse(statement_text))
+        cursor_statement = cursor.recognise(statement_text)
+        if cursor_statement is not None:
+            return self._plan_cursor(cursor_statement, declared)
         if self._failed:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
@@ -277,6 +319,13 @@ class Session:
         ast = statement.ast
         version = self._db.catalog_version
         declared_list = list(declared)
+        if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
+            ast, self._has_user_table
+        ):
+            system = system_query.compile_system_query(
+                ast, self._facts, self._has_user_table, declared_list
+            )
+            return Plan("SYSTEM", ast, system=system, catalog_version=version)
         if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
             if isinstance(ast, exp.Values):
                 ast = _values_query(ast)
@@ -290,7 +339,9 @@ class Session:
             write = dml.plan_update(ast, self._runner, self._facts, declared_list)
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, (exp.Create, exp.Drop, AlterRangePartitions, DetachPartition)):
+        elif isinstance(
+            ast, (exp.Create, exp.Drop, exp.Comment, AlterRangePartitions, DetachPartition)
+        ):
             return Plan("DDL", ast)
         elif isinstance(ast, exp.TruncateTable):
             for node in ast.expressions:
@@ -299,6 +350,51 @@ class Session:
         else:
             raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
         return Plan("WRITE", ast, write=write, catalog_version=version)
+
+    def _plan_cursor(self, statement: cursor.CursorStatement, declared: Sequence[int]) -> Plan:
+        inner = None
+        if statement.kind == "DECLARE":
+            chunks = parser.split(statement.query)
+            if len(chunks) != 1:
+                raise SqlSyntaxError("DECLARE CURSOR needs exactly one query")
+            inner = self._plan(statement.query, chunks[0], None, declared)
+            if inner.kind not in ("QUERY", "SYSTEM"):
+                raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
+        return Plan("CURSOR", cursor=statement, inner=inner)
+
+    def _run_cursor(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        statement = plan.cursor
+        assert statement is not None, "cursor plans carry their statement"
+        if statement.kind == "CLOSE":
+            return self._cursors.close(statement)
+        if statement.kind in ("FETCH", "MOVE"):
+            return self._cursors.fetch(statement)
+        inner = plan.inner
+        assert inner is not None, "DECLARE plans carry their query"
+        txn = self._current_txn()
+        if inner.kind == "SYSTEM" and inner.system is not None:
+            self._refresh_system()
+            columns, batches = self._system.run(inner.system, params)
+        else:
+            assert inner.query is not None, "query plans carry a compiled query"
+            columns, batches = self._runner.run(inner.query, txn, params, self._txn_start)
+        result = self._cursors.declare(statement, columns, batches, self._in_block)
+        if not deferred:
+            self._finish_autocommit()
+        return result
+
+    def has_cursor(self, name: str) -> bool:
+        """Whether a SQL cursor (DECLARE) of this name is open: it is also a protocol portal."""
+        return self._cursors.has(name)
+
+    def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
+        return self._cursors.columns(name)
+
+    def _has_user_table(self, name: str) -> bool:
+        return self._db.catalog.find_table(name) is not None
+
+    def _refresh_system(self) -> None:
+        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
 
     # -- execution -------------------------------------------------------------------------
 
@@ -320,6 +416,13 @@ class Session:
             if plan.kind == "COPY":
                 assert plan.copy is not None, "COPY plans carry their statement"
                 return self._run_copy(plan.copy, deferred)
+            if plan.kind == "CURSOR":
+                return self._run_cursor(plan, params, deferred)
+            if plan.kind == "SYSTEM":
+                assert plan.system is not None, "system plans carry a SystemQuery"
+                self._refresh_system()
+                columns, batches = self._system.run(plan.system, params)
+                return Result(columns=columns, batches=batches)
             txn = self._current_txn()
             now = self._txn_start
             if plan.explain is not None:
@@ -393,6 +496,9 @@ class Session:
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
+        if isinstance(ast, exp.Comment):
+            self._db.comments.apply(ast, self._db.catalog)
+            return Result(command_tag="COMMENT")
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
@@ -455,6 +561,7 @@ class Session:
                 self._in_block = True
                 if self._txn is None:
                     self._begin_transaction()
+                self._modes.begin(utility.modes, self._txn)
             return Result(command_tag="BEGIN", notices=notices)
         if kind in ("COMMIT", "ROLLBACK"):
             notices = []
@@ -466,6 +573,7 @@ class Session:
             txn, self._txn = self._txn, None
             self._in_block = False
             self._failed = False
+            self._cursors.end_transaction(committed=kind == "COMMIT" and tag == "COMMIT")
             if txn is not None:
                 if kind == "COMMIT" and tag == "COMMIT":
                     txn.commit()
@@ -480,8 +588,8 @@ class Session:
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
         if kind == "SET":
-            if utility.name == "transaction":
-                return Result(command_tag="SET")
+            if utility.name in ("transaction", "characteristics"):
+                return self._modes.set(utility, self._in_block, self._txn)
             if utility.value.lower() == "default":
                 self.settings.reset(utility.name)
             else:
@@ -514,7 +622,7 @@ class Session:
                     names=["name", "setting", "description"],
                 )
             else:
-                value = self.settings.get(utility.name)
+                value = self._modes.show(utility.name, self._in_block, self._txn)
                 batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
             return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
         raise FeatureNotSupported(f"{kind} is not supported")

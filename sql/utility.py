@@ -8,6 +8,7 @@ them here, by keyword, before handing anything else to the parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot.tokens import Token, TokenType
@@ -49,7 +50,8 @@ def _value_text(tokens: list[Token]) -> str:
     text = ""
     for part in parts:
         text += part if part == "," or not text else (" " + part if text[-1] != "," else " " + part)
-    return text.replace(" ,", ",")
+    text = text.replace(" ,", ",")
+    return re.sub(r"^([-+]) (?=\d)", r"\1", text)  # SET extra_float_digits = -3
 
 
 def _modes(words: list[str]) -> tuple[str, ...]:
@@ -122,6 +124,8 @@ def recognise(tokens: list[Token]) -> Utility | None:
         ):
             rest = rest[1:]
         rest_words = _words(rest)
+        if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
+            return Utility("SET", name="characteristics", modes=_modes(rest_words[4:]))
         if rest_words[:2] == ["time", "zone"]:
             return Utility("SET", name="TimeZone", value=_value_text(rest[2:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):

@@ -56,6 +56,12 @@ class FakeSession:
     def cancel(self) -> None:
         self.cancelled = True
 
+    def has_cursor(self, name: str) -> bool:
+        return False
+
+    def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
+        raise AssertionError("the fake session has no SQL cursors")
+
     def sync(self) -> None:
         self.syncs = getattr(self, "syncs", 0) + 1
 

@@ -252,3 +252,35 @@ def test_timestamps_beyond_year_9999_fall_back_to_the_regex():
 def test_numeric_text_with_a_negative_scale_is_written_out():
     array = pa.array([Decimal("12300")], pa.decimal128(5, -2))
     assert encoded(array, t.NUMERIC, 0) == [b"12300"]
+
+
+def test_float_text_with_extra_float_digits_at_or_below_zero_rounds_as_postgresql():
+    import pyarrow as pa
+
+    from server import pgtypes
+
+    def texts(array, oid, digits):
+        values = pgtypes.encode_column(array, oid, 0, digits)
+        out, start = [], 0
+        for length in values.lengths:
+            if length < 0:
+                out.append(None)
+                continue
+            out.append(bytes(values.data[start : start + length]).decode())
+            start += length
+        return out
+
+    doubles = pa.array([0.1 + 0.2, 1 / 3, 1e20, -2.5e-7, None, float("inf"), float("nan")])
+    assert texts(doubles, 701, 0) == [
+        "0.3",
+        "0.333333333333333",
+        "1e+20",
+        "-2.5e-07",
+        None,
+        "Infinity",
+        "NaN",
+    ]
+    assert texts(doubles, 701, -10)[:2] == ["0.3", "0.33333"]
+    reals = pa.array([1 / 3, 100000.5], pa.float32())
+    assert texts(reals, 700, 0) == ["0.333333", "100000"]
+    assert texts(doubles, 701, 1)[0] == "0.30000000000000004"

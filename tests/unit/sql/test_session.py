@@ -195,11 +195,39 @@ def test_schema_qualified_names(session):
     assert rows(session, "select n from q") == [(5,)]
     with pytest.raises(errors.InvalidSchemaName):
         tags(session, "select * from elsewhere.q")
+    assert rows(session, "select relname from pg_catalog.pg_class where relname = 'q'") == [("q",)]
     with pytest.raises(errors.FeatureNotSupported):
-        tags(session, "select relname from pg_catalog.pg_class")
+        tags(session, "select relname from pg_catalog.pg_class, q")
     tags(session, "drop table public.q")
 
 
 def test_queries_cannot_reach_the_servers_files(session):
     with pytest.raises(errors.InsufficientPrivilege):
         tags(session, "select * from read_csv('/etc/passwd')")
+
+
+def test_transaction_characteristics_and_read_only_blocks(session):
+    tags(session, "create table ro (id int primary key)")
+    assert tags(
+        session, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+    ) == ["SET"]
+    assert rows(session, "show transaction isolation level") == [("repeatable read",)]
+    tags(session, "begin read only, isolation level serializable")
+    assert rows(session, "show transaction_isolation") == [("serializable",)]
+    assert rows(session, "show transaction_read_only") == [("on",)]
+    with pytest.raises(errors.ReadOnlySqlTransaction):
+        tags(session, "insert into ro values (1)")
+    tags(session, "rollback")
+    assert rows(session, "show transaction_read_only") == [("off",)]
+
+
+def test_sql_cursors_in_a_block(session):
+    tags(session, "create table cu (id int primary key)")
+    tags(session, "insert into cu select g from generate_series(1, 5) g")
+    tags(session, "begin")
+    assert tags(session, "declare c cursor for select id from cu order by id") == ["DECLARE CURSOR"]
+    assert session.has_cursor("c")
+    assert rows(session, "fetch 2 from c") == [(1,), (2,)]
+    assert rows(session, "fetch all from c") == [(3,), (4,), (5,)]
+    tags(session, "commit")
+    assert not session.has_cursor("c")

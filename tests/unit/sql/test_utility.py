@@ -59,3 +59,11 @@ def test_show_transaction_isolation_level_names_the_setting():
 def test_ordinary_statements_are_not_utilities():
     assert _utility("select 1") is None
     assert _utility("insert into t values (1)") is None
+
+
+def test_a_negative_set_value_keeps_its_sign():
+    from sql import parser
+    from sql.utility import recognise
+
+    utility = recognise(parser.split("set extra_float_digits = -3")[0])
+    assert (utility.name, utility.value) == ("extra_float_digits", "-3")

@@ -1,0 +1,84 @@
+"""information_schema views (SQL-standard metadata) defined over the emulated pg_catalog.
+
+Each entry is the SELECT a view in DuckDB's ``infos`` schema runs over the
+``pgc`` relations, with PostgreSQL 15's column names for the columns tools read.
+"""
+
+from __future__ import annotations
+
+VIEWS: dict[str, str] = {
+    "schemata": """
+        SELECT current_database() AS catalog_name, n.nspname AS schema_name,
+               'nyala' AS schema_owner, NULL::VARCHAR AS default_character_set_catalog,
+               NULL::VARCHAR AS default_character_set_schema,
+               NULL::VARCHAR AS default_character_set_name, NULL::VARCHAR AS sql_path
+        FROM pgc.pg_namespace n""",
+    "tables": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               n.nspname AS table_schema, c.relname AS table_name,
+               CASE WHEN n.nspname = 'pg_catalog' AND c.relkind = 'v' THEN 'VIEW'
+                    WHEN n.nspname = 'pg_catalog' THEN 'BASE TABLE'
+                    WHEN c.relkind = 'v' THEN 'VIEW' ELSE 'BASE TABLE' END AS table_type,
+               NULL::VARCHAR AS self_referencing_column_name,
+               NULL::VARCHAR AS reference_generation, NULL::VARCHAR AS user_defined_type_catalog,
+               NULL::VARCHAR AS user_defined_type_schema, NULL::VARCHAR AS user_defined_type_name,
+               'YES' AS is_insertable_into, 'NO' AS is_typed, NULL::VARCHAR AS commit_action
+        FROM pgc.pg_class c JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind IN ('r', 'v', 'p')""",
+    "columns": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               n.nspname AS table_schema, c.relname AS table_name, a.attname AS column_name,
+               a.attnum::INTEGER AS ordinal_position, d.adbin AS column_default,
+               CASE WHEN a.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
+               CASE WHEN t.typcategory = 'A' THEN 'ARRAY'
+                    ELSE regexp_replace(pgf_format_type(a.atttypid, NULL), '\\(.*\\)', '')
+               END AS data_type,
+               CASE WHEN a.atttypid IN (1043, 1042) AND a.atttypmod >= 4
+                    THEN a.atttypmod - 4 END AS character_maximum_length,
+               CASE WHEN a.atttypid IN (1043, 1042, 25) THEN 1073741824 END
+                    AS character_octet_length,
+               CASE a.atttypid WHEN 21 THEN 16 WHEN 23 THEN 32 WHEN 20 THEN 64
+                    WHEN 700 THEN 24 WHEN 701 THEN 53
+                    WHEN 1700 THEN CASE WHEN a.atttypmod >= 4 THEN (a.atttypmod - 4) >> 16 END
+               END AS numeric_precision,
+               CASE WHEN a.atttypid IN (21, 23, 20, 1700) THEN 10
+                    WHEN a.atttypid IN (700, 701) THEN 2 END AS numeric_precision_radix,
+               CASE WHEN a.atttypid IN (21, 23, 20) THEN 0
+                    WHEN a.atttypid = 1700 AND a.atttypmod >= 4
+                    THEN (a.atttypmod - 4) & 65535 END AS numeric_scale,
+               CASE WHEN a.atttypid IN (1082) THEN 0 WHEN a.atttypid IN (1114, 1184) THEN 6
+               END AS datetime_precision,
+               t.typname AS udt_name, 'pg_catalog' AS udt_schema,
+               'NO' AS is_identity, 'NEVER' AS is_generated, 'YES' AS is_updatable
+        FROM pgc.pg_attribute a
+        JOIN pgc.pg_class c ON c.oid = a.attrelid
+        JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+        JOIN pgc.pg_type t ON t.oid = a.atttypid
+        LEFT JOIN pgc.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE c.relkind IN ('r', 'v', 'p') AND a.attnum > 0 AND NOT a.attisdropped""",
+    "table_constraints": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
+               n.nspname AS constraint_schema, con.conname AS constraint_name,
+               (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               n.nspname AS table_schema, c.relname AS table_name,
+               CASE con.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE'
+                    WHEN 'f' THEN 'FOREIGN KEY' WHEN 'c' THEN 'CHECK' END AS constraint_type,
+               'NO' AS is_deferrable, 'NO' AS initially_deferred, 'YES' AS enforced
+        FROM pgc.pg_constraint con
+        JOIN pgc.pg_class c ON c.oid = con.conrelid
+        JOIN pgc.pg_namespace n ON n.oid = c.relnamespace""",
+    "key_column_usage": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
+               n.nspname AS constraint_schema, con.conname AS constraint_name,
+               (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               n.nspname AS table_schema, c.relname AS table_name, a.attname AS column_name,
+               k.pos::INTEGER AS ordinal_position,
+               NULL::INTEGER AS position_in_unique_constraint
+        FROM (SELECT oid, conname, conrelid, unnest(conkey) AS attnum,
+                     generate_subscripts(conkey, 1) AS pos
+              FROM pgc.pg_constraint) k
+        JOIN pgc.pg_constraint con ON con.oid = k.oid
+        JOIN pgc.pg_class c ON c.oid = con.conrelid
+        JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+        JOIN pgc.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum""",
+}

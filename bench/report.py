@@ -102,7 +102,7 @@ def chart(figures: Figures, path: Path, title: str) -> None:
             axes.set_xlim(auto=True)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(figure)
 
 

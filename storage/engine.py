@@ -183,8 +183,17 @@ class StorageEngine:
                     self.tablet(tablet_id).flush(snapshot, cutoff)
                 except UndefinedTable:
                     continue
+                except OSError:
+                    if self.has_tablet(tablet_id):
+                        raise
+                    log.info("tablet %s was dropped during the checkpoint", tablet_id)
             self.wal.rotate()
             return self._remove_flushed_segments()
+
+    def tablet_stats(self, tablet_id: TabletId) -> dict[str, object]:
+        """A tablet's DiskRowSets (id, min/max key, rows, bytes on disk, REDO/UNDO delta file
+        counts) and its totals; see ``Tablet.rowset_stats``."""
+        return self.tablet(tablet_id).rowset_stats()
 
     def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
         """Flush each of these tablets whose MemRowSet passed the size threshold."""

@@ -14,6 +14,7 @@ transactions on its own thread.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from pathlib import Path
@@ -44,6 +45,8 @@ from storage.wal import Wal
 
 log = logging.getLogger(__name__)
 
+RECENT_SCANS = 256
+
 
 class StorageEngine:
     """One database's storage: its tablets, WAL, clock and MVCC state."""
@@ -67,6 +70,11 @@ class StorageEngine:
         self._tablets_lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._is_closed = False
+        self.recent_scans: collections.deque[tuple[TabletId, object, object]] = collections.deque(
+            maxlen=RECENT_SCANS
+        )
+        """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view;
+        a scan's stats keep filling in while it runs."""
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:

@@ -229,3 +229,13 @@ def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
     assert all(bloom.may_contain(k) for k in keys)
     false_positives = sum(bloom.may_contain(i.to_bytes(8, "big")) for i in range(1, 20_000, 2))
     assert false_positives < 300
+
+
+def test_recent_scans_keep_each_scans_statistics(engine):
+    _commit(engine, "insert", _rows(range(10)))
+    engine.checkpoint()
+    spec = ScanSpec((K,), (ColumnPredicate.equality(C, "red"),))
+    assert len(_scan(engine, spec)) == 10
+    tablet_id, seen_spec, stats = engine.recent_scans[-1]
+    assert tablet_id == TID and seen_spec == spec
+    assert stats.rowsets_read == 1 and stats.rows_returned == 10 and stats.predicates_on_encoded == 1

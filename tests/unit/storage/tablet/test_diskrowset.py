@@ -221,16 +221,6 @@ def test_debris_of_a_crashed_flush_is_removed_on_open(tmp_path):
     engine.close()
 
 
-def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
-    from storage.tablet.bloom import BloomFilter
-
-    keys = [i.to_bytes(8, "big") for i in range(0, 20_000, 2)]
-    bloom = BloomFilter.from_bytes(BloomFilter.build(keys).to_bytes())
-    assert all(bloom.may_contain(k) for k in keys)
-    false_positives = sum(bloom.may_contain(i.to_bytes(8, "big")) for i in range(1, 20_000, 2))
-    assert false_positives < 300
-
-
 def test_recent_scans_keep_each_scans_statistics(engine):
     _commit(engine, "insert", _rows(range(10)))
     engine.checkpoint()

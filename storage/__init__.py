@@ -10,9 +10,12 @@ tablet is a set of *rowsets*, each holding a disjoint set of primary keys:
   primary key (``key_encoding.py``: bytes that sort like the key tuples) to
   the row as inserted plus its chain of mutations (UPDATE, DELETE,
   REINSERT).  Every insert goes here.
-- later, **DiskRowSets**: a MemRowSet flushed to per-column files, with
-  UNDO deltas for history and REDO delta stores (DeltaMemStore, delta
-  files) for updates that arrive after the flush; compactions merge them.
+- **DiskRowSets** (``tablet/diskrowset.py``): a MemRowSet flushed
+  (``tablet/flush.py``, on a size threshold or ``StorageEngine.checkpoint()``)
+  to per-column files (``cfile/``), with a key index, a bloom filter, UNDO
+  delta files for history and REDO delta stores (DeltaMemStore, delta files,
+  ``tablet/deltas.py``) for changes that arrive after the flush.  Compactions
+  that merge them do not exist yet.
 
 Every change is tagged with the transaction that made it (``mvcc.TxnState``).
 A transaction (``transaction.py``) writes provisionally at once; at commit it

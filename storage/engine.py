@@ -14,6 +14,7 @@ transactions on its own thread.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from pathlib import Path
@@ -44,6 +45,8 @@ from storage.wal import Wal
 
 log = logging.getLogger(__name__)
 
+RECENT_SCANS = 256
+
 
 class StorageEngine:
     """One database's storage: its tablets, WAL, clock and MVCC state."""
@@ -67,6 +70,11 @@ class StorageEngine:
         self._tablets_lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._is_closed = False
+        self.recent_scans: collections.deque[tuple[TabletId, object, object]] = collections.deque(
+            maxlen=RECENT_SCANS
+        )
+        """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view;
+        a scan's stats keep filling in while it runs."""
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:
@@ -183,8 +191,17 @@ class StorageEngine:
                     self.tablet(tablet_id).flush(snapshot, cutoff)
                 except UndefinedTable:
                     continue
+                except OSError:
+                    if self.has_tablet(tablet_id):
+                        raise
+                    log.info("tablet %s was dropped during the checkpoint", tablet_id)
             self.wal.rotate()
             return self._remove_flushed_segments()
+
+    def tablet_stats(self, tablet_id: TabletId) -> dict[str, object]:
+        """A tablet's DiskRowSets (id, min/max key, rows, bytes on disk, REDO/UNDO delta file
+        counts) and its totals; see ``Tablet.rowset_stats``."""
+        return self.tablet(tablet_id).rowset_stats()
 
     def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
         """Flush each of these tablets whose MemRowSet passed the size threshold."""

@@ -102,9 +102,12 @@ class Transaction:
     ) -> Iterator[pa.RecordBatch]:
         """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included;
         or, when ``spec.snapshot`` is set, as the tablet was then (SnapshotTooOld, 72000, if
-        that is older than ``history_max_age_s``).  ``stats`` collects what the scan read."""
+        that is older than ``history_max_age_s``).  ``stats`` collects what the scan read; the
+        engine also keeps it, with the tablet and spec, in ``recent_scans``."""
         self._check_active()
         tablet = self._engine.tablet(tablet_id)
+        stats = stats if stats is not None else ScanStats()
+        self._engine.recent_scans.append((tablet_id, spec, stats))
         if spec.snapshot is not None:
             self._engine.check_snapshot(Timestamp(spec.snapshot))
             return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)

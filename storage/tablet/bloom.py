@@ -34,18 +34,23 @@ class BloomFilter:
         k = max(1, round(m / n * math.log(2)))
         bloom = cls(np.zeros((m + 7) // 8, np.uint8), k)
         if keys:
-            positions = np.concatenate([bloom._positions(key) for key in keys])
+            # Per-key Python only for the two CRCs; the probes are computed and set by numpy.
+            h1 = np.fromiter((crc32c.crc32c(key) for key in keys), np.int64, len(keys))
+            h2 = np.fromiter((crc32c.crc32c(key, _SEED) | 1 for key in keys), np.int64, len(keys))
+            probes = h1[:, None] + np.arange(k, dtype=np.int64) * h2[:, None]
+            positions = (probes % bloom._m).ravel()
             np.bitwise_or.at(bloom._bits, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
         return bloom
 
-    def _positions(self, key: bytes) -> np.ndarray:
+    def may_contain(self, key: bytes) -> bool:
         h1 = crc32c.crc32c(key)
         h2 = crc32c.crc32c(key, _SEED) | 1
-        return (h1 + np.arange(self._k, dtype=np.int64) * h2) % self._m
-
-    def may_contain(self, key: bytes) -> bool:
-        positions = self._positions(key)
-        return bool(np.all(self._bits[positions >> 3] & (1 << (positions & 7)).astype(np.uint8)))
+        bits = self._bits
+        for i in range(self._k):
+            position = (h1 + i * h2) % self._m
+            if not bits[position >> 3] & (1 << (position & 7)):
+                return False
+        return True
 
     def to_bytes(self) -> bytes:
         return _HEADER.pack(self._k) + self._bits.tobytes()

@@ -18,6 +18,7 @@ Kudu stores per-column changes; nyala stores whole-row images, which makes a
 lookup one search instead of a chain walk, at the cost of bytes per change.
 A delta file is an Arrow IPC file with columns ``rowid`` (u32), ``ts`` (i64),
 ``live`` (bool) and one column per schema column, sorted by (rowid, ts); its
+buffers are LZ4-compressed (Arrow IPC body compression); its
 timestamp range is kept in the tablet metadata so a scan that needs no
 history never opens it.
 """
@@ -59,7 +60,11 @@ def write_delta_file(path: Path, schema: Schema, images: list[DeltaImage], *, fs
         columns.append(from_storage_values(values, column.type))
     names = ["rowid", "ts", "live", *(str(c.id) for c in schema.columns)]
     table = pa.Table.from_arrays(columns, names=names)
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema, options=options) as writer,
+    ):
         writer.write_table(table)
     if fsync:
         fd = os.open(path, os.O_RDONLY)

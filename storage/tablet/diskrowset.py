@@ -117,6 +117,7 @@ def write_rowset(
         keys,
         BINARY,
         EncodingType.PLAIN_ENCODING,
+        CompressionType.LZ4,
         fsync=fsync,
         block_rows=block_rows,
     )

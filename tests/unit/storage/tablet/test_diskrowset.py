@@ -219,3 +219,13 @@ def test_debris_of_a_crashed_flush_is_removed_on_open(tmp_path):
     assert not (tablet_dir / "rowset-1" / "redo-9.arrow").exists()
     assert len(_scan(engine)) == 10
     engine.close()
+
+
+def test_recent_scans_keep_each_scans_statistics(engine):
+    _commit(engine, "insert", _rows(range(10)))
+    engine.checkpoint()
+    spec = ScanSpec((K,), (ColumnPredicate.equality(C, "red"),))
+    assert len(_scan(engine, spec)) == 10
+    tablet_id, seen_spec, stats = engine.recent_scans[-1]
+    assert tablet_id == TID and seen_spec == spec
+    assert stats.rowsets_read == 1 and stats.rows_returned == 10 and stats.predicates_on_encoded == 1

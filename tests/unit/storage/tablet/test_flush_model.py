@@ -118,7 +118,7 @@ def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
     return txn.commit()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_every_snapshot_matches_the_model(sequence):
     with tempfile.TemporaryDirectory() as tmp:

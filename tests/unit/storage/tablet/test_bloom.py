@@ -1,0 +1,22 @@
+"""BloomFilter: no false negatives, a false-positive rate near its target, a stable byte form."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.errors import DataCorrupted
+from storage.tablet.bloom import BloomFilter
+
+
+def test_no_false_negatives_and_few_false_positives():
+    keys = [i.to_bytes(8, "big") for i in range(0, 20_000, 2)]
+    bloom = BloomFilter.from_bytes(BloomFilter.build(keys).to_bytes())
+    assert all(bloom.may_contain(k) for k in keys)
+    false_positives = sum(bloom.may_contain(i.to_bytes(8, "big")) for i in range(1, 20_000, 2))
+    assert false_positives < 300
+
+
+def test_empty_filter_and_truncated_bytes():
+    assert not BloomFilter.build([]).may_contain(b"x")
+    with pytest.raises(DataCorrupted):
+        BloomFilter.from_bytes(b"\x01\x00")

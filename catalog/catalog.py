@@ -98,10 +98,11 @@ class Catalog:
                 raise DuplicateTable(f'relation "{name}" already exists')
             declared = [
                 ColumnSchema(
-                    ColumnId(i), col_name, col_type, nullable and col_name not in key, default
+                    ColumnId(i), col_name, col_type, nullable and col_name not in key, default,
+                    *(storage or {}).get(col_name, ("AUTO_ENCODING", "DEFAULT_COMPRESSION")),
                 )
                 for i, (col_name, col_type, nullable, default) in enumerate(columns)
-            ]
+            ]  # fmt: skip
             by_name = {c.name: c for c in declared}
             key_columns = [by_name[k] for k in key]
             schema = Schema(

@@ -77,6 +77,11 @@ class Catalog:
     def tables(self) -> list[TableInfo]:
         return sorted(self._tables.values(), key=lambda t: t.table_id)
 
+    @property
+    def engine(self) -> StorageEngine:
+        """The storage engine whose tablets this catalog's tables own (system views read it)."""
+        return self._engine
+
     def create_table(
         self,
         name: str,

@@ -1,4 +1,4 @@
-"""nyala's own system views (``nyala_tablets``): catalog and storage facts queryable with SQL.
+"""nyala's own system views (``nyala_tablets``, ``nyala_rowsets``): storage facts as SQL tables.
 
 A system view looks like a table to the binder (a ``TableInfo`` with no
 tablets) and, when a query runs, is registered on DuckDB as an Arrow table
@@ -20,6 +20,7 @@ from storage.transaction import Transaction
 from storage.types import ColumnId
 
 TABLETS = "nyala_tablets"
+ROWSETS = "nyala_rowsets"
 
 _TABLETS_COLUMNS = (
     ("table_name", t.STRING),
@@ -29,6 +30,20 @@ _TABLETS_COLUMNS = (
     ("partition_name", t.STRING),
     ("rows", t.INT64),
     ("bytes_on_disk", t.INT64),
+)
+
+_ROWSETS_COLUMNS = (
+    ("table_name", t.STRING),
+    ("tablet_id", t.INT64),
+    ("kind", t.STRING),
+    ("rowset_id", t.INT64),
+    ("min_key", t.STRING),
+    ("max_key", t.STRING),
+    ("rows", t.INT64),
+    ("bytes_on_disk", t.INT64),
+    ("redo_delta_files", t.INT64),
+    ("undo_delta_files", t.INT64),
+    ("delta_memstore_rows", t.INT64),
 )
 
 
@@ -45,7 +60,10 @@ def _view(
     return TableInfo(TableId(view_id), name, schema, (), len(columns), schema.column_ids)
 
 
-_VIEWS = {TABLETS: _view(-1, TABLETS, _TABLETS_COLUMNS, 2)}
+_VIEWS = {
+    TABLETS: _view(-1, TABLETS, _TABLETS_COLUMNS, 2),
+    ROWSETS: _view(-2, ROWSETS, _ROWSETS_COLUMNS, 3),
+}
 
 
 def find(name: str) -> TableInfo | None:
@@ -74,13 +92,47 @@ def _tablets(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
             )
             out["partition_name"].append(partition.name if partition else None)
             out["rows"].append(rows)
-            # Every tablet lives in memory (MemRowSet + WAL) until DiskRowSets land.
-            out["bytes_on_disk"].append(0)
+            out["bytes_on_disk"].append(catalog.engine.tablet_stats(tablet_id)["bytes_on_disk"])
     return out
+
+
+def _rowsets(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
+    """One row per rowset: the tablet's MemRowSet, then its DiskRowSets (keys as encoded hex)."""
+    out: dict[str, list[object]] = {name: [] for name, _ in _ROWSETS_COLUMNS}
+
+    def add(table: str, tablet_id: int, kind: str, **values: object) -> None:
+        out["table_name"].append(table)
+        out["tablet_id"].append(tablet_id)
+        out["kind"].append(kind)
+        for name, _ in _ROWSETS_COLUMNS[3:]:
+            out[name].append(values.get(name))
+
+    for table in catalog.tables():
+        for tablet_id in table.tablet_ids:
+            stats = catalog.engine.tablet_stats(tablet_id)
+            add(table.name, tablet_id, "MemRowSet", rows=stats["memrowset_rows"], bytes_on_disk=0)
+            for rowset in stats["rowsets"]:  # type: ignore[attr-defined]
+                add(
+                    table.name, tablet_id, "DiskRowSet",
+                    rowset_id=rowset["rowset_id"],
+                    min_key=_hex(rowset["min_key"]), max_key=_hex(rowset["max_key"]),
+                    rows=rowset["rows"], bytes_on_disk=rowset["bytes_on_disk"],
+                    redo_delta_files=rowset["redo_delta_files"],
+                    undo_delta_files=rowset["undo_delta_files"],
+                    delta_memstore_rows=rowset["delta_memstore_rows"],
+                )  # fmt: skip
+    return out
+
+
+def _hex(key: object) -> str | None:
+    if key is None:
+        return None
+    return key.hex() if isinstance(key, bytes) else str(key)
 
 
 _PRODUCERS: dict[str, Callable[[Catalog, Transaction], dict[str, list[object]]]] = {
     TABLETS: _tablets,
+    ROWSETS: _rowsets,
 }
 
 

@@ -72,11 +72,9 @@ def make_dir(path: Path, *, fsync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + _TMP_SUFFIX)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def write_file(path: Path, data: bytes | bytearray, *, fsync: bool = True) -> None:
+    """Write ``data`` as the whole of ``path`` and, with ``fsync``, sync the file's contents."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
         while view:
@@ -85,6 +83,13 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + _TMP_SUFFIX)
+    write_file(tmp, data, fsync=fsync)
     os.replace(tmp, path)
     if fsync:
         fsync_dir(path.parent)

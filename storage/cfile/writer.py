@@ -21,7 +21,6 @@ count, min and max.
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from storage.cfile.encoding import (
     to_physical,
     var_buffers,
 )
+from storage.fs import write_file
 from storage.types import DataType, TypeKind
 
 MAGIC = b"NYCFILE1"
@@ -114,7 +114,7 @@ def write_cfile(
         footer["dictionary"] = [offset, len(out) - offset, len(dictionary)]
     doc = json.dumps(footer, separators=(",", ":")).encode()
     out += doc + TRAILER.pack(len(doc), crc32c.crc32c(doc), MAGIC)
-    _write_durably(Path(path), out, fsync=fsync)
+    write_file(Path(path), out, fsync=fsync)
     return len(out)
 
 
@@ -156,13 +156,3 @@ def _min_max(chunk: pa.Array, values: object, data_type: DataType) -> tuple[obje
     return values.min().item(), values.max().item()
 
 
-def _write_durably(path: Path, data: bytes | bytearray, *, fsync: bool) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)

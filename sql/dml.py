@@ -351,19 +351,114 @@ def execute_write(
     rows = rows.rename_columns(names + rows.column_names[len(names) :])
     if plan.conflict is not None:
         return _write_with_conflicts(plan, txn, rows, plan.conflict)
+    if plan.kind == "INSERT":
+        _check_constraints(plan.table, rows, plan.written)
+        count = 0
+        for tablet_id, batch in by_tablet(plan.table, _storage_batch(rows, plan.written)):
+            count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
+        return count, rows
+    return _modify(plan, runner, txn, params, now, rows)
+
+
+def _modify(
+    plan: WritePlan,
+    runner: QueryRunner,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    rows: pa.Table,
+) -> tuple[int, pa.Table | None]:
+    """UPDATE or DELETE ``rows``, re-reading the rows a concurrent transaction changed.
+
+    Rows changed and committed by another transaction after this statement's
+    snapshot (found while writing, after waiting for their lock if need be) are
+    not written.  As PostgreSQL's READ COMMITTED does, the statement then reads
+    just those rows again at a fresh snapshot, re-evaluating its WHERE and SET
+    against their newest versions, and writes what still matches.  Under
+    REPEATABLE READ the storage transaction fails with 40001 instead.
+    """
+    key_names = (
+        [f"{_OLD_KEY}{i}" for i in range(len(plan.table.schema.key_columns))]
+        if plan.changes_key
+        else [c.name for c in plan.table.schema.key_columns]
+    )
+    names = [c.name for c in plan.table.schema.columns]
+    count = 0
+    written: list[pa.Table] = []
+    while True:
+        if plan.changes_key:
+            done, conflicts = _move_rows(plan, txn, rows)
+        else:
+            done, conflicts = _apply_rows(plan, txn, rows)
+        count += done
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[conflicts] = False
+        written.append(rows.filter(pa.array(keep)) if conflicts else rows)
+        if not conflicts:
+            break
+        retry = rows.take(pa.array(conflicts)).select(key_names)
+        txn.refresh_snapshot()
+        again = runner.run_to_table(plan.source, txn, params, now)
+        if again is None:
+            break
+        again = again.rename_columns(names + again.column_names[len(names) :])
+        rows = _rows_with_keys(again, retry, key_names)
+        if rows.num_rows == 0:
+            break
     if plan.changes_key:
-        return _move_rows(plan, txn, rows)
-    if plan.kind != "DELETE":
+        written = [t.select(names) for t in written]
+    out = pa.concat_tables(written) if len(written) > 1 else written[0]
+    return count, out
+
+
+def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
+    """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
+    in ``rows`` of the rows left unwritten because of a concurrent change."""
+    if plan.kind == "UPDATE":
         _check_constraints(plan.table, rows, plan.written)
     count = 0
-    for tablet_id, batch in by_tablet(plan.table, _storage_batch(rows, plan.written)):
-        if plan.kind == "INSERT":
-            count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
-        elif plan.kind == "UPDATE":
-            count += txn.update(tablet_id, batch)
+    conflicts: list[int] = []
+    for tablet_id, batch, positions in _routed(plan.table, rows, plan.written):
+        found: list[int] = []
+        if plan.kind == "UPDATE":
+            count += txn.update(tablet_id, batch, conflicts=found)
         else:
-            count += txn.delete(tablet_id, batch)
-    return count, rows
+            count += txn.delete(tablet_id, batch, conflicts=found)
+        conflicts.extend(positions[found].tolist())
+    return count, sorted(conflicts)
+
+
+def _routed(
+    table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]
+) -> list[tuple[TabletId, pa.RecordBatch, np.ndarray]]:
+    """``by_tablet`` that also gives, per tablet batch, each row's position in ``rows``."""
+    batch = _storage_batch(rows, columns)
+    position_name = "__nyala_position"
+    numbered = batch.append_column(position_name, pa.array(np.arange(batch.num_rows)))
+    out = []
+    for tablet_id, part in by_tablet(table, numbered):
+        index = part.schema.get_field_index(position_name)
+        positions = part.column(index).to_numpy()
+        out.append((tablet_id, part.remove_column(index), positions))
+    return out
+
+
+def _rows_with_keys(rows: pa.Table, keys: pa.Table, key_names: list[str]) -> pa.Table:
+    """The rows of ``rows`` whose ``key_names`` values are one of ``keys``' rows."""
+    mask = None
+    for name in key_names:
+        column_mask = pc.is_in(rows.column(name), value_set=keys.column(name).combine_chunks())
+        mask = column_mask if mask is None else pc.and_(mask, column_mask)
+    candidates = rows.filter(mask)
+    if len(key_names) == 1 or candidates.num_rows == 0:
+        return candidates
+    # Per-row Python over the few candidates that matched every key column on its own.
+    wanted = set(zip(*(keys.column(n).to_pylist() for n in key_names)))
+    exact = [
+        tuple(values) in wanted
+        for values in zip(*(candidates.column(n).to_pylist() for n in key_names))
+    ]
+    return candidates.filter(pa.array(exact, pa.bool_()))
 
 
 def _insert(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
@@ -392,20 +487,28 @@ def _write_with_conflicts(
     return count, out if out.num_rows else None
 
 
-def _move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, pa.Table | None]:
+def _move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
     """An UPDATE that changes key columns: delete the old keys, insert the new rows (23505 on a
-    collision), as PostgreSQL allows and Kudu does not."""
+    collision), as PostgreSQL allows and Kudu does not.  Returns the count and the positions
+    of rows a concurrent change kept from being moved (see ``_modify``)."""
     table = plan.table
     keys = table.schema.key_columns
     old = rows.select([f"{_OLD_KEY}{i}" for i in range(len(keys))]).rename_columns(
         [c.name for c in keys]
     )
     count = 0
-    for tablet_id, batch in by_tablet(table, _storage_batch(old, list(keys))):
-        count += txn.delete(tablet_id, batch)
+    conflicts: list[int] = []
+    for tablet_id, batch, positions in _routed(table, old, list(keys)):
+        found: list[int] = []
+        count += txn.delete(tablet_id, batch, conflicts=found)
+        conflicts.extend(positions[found].tolist())
     images = rows.select([c.name for c in table.schema.columns])
+    if conflicts:
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[conflicts] = False
+        images = images.filter(pa.array(keep))
     _insert(table, txn, images)
-    return count, images
+    return count, sorted(conflicts)
 
 
 def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None:

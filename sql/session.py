@@ -45,8 +45,8 @@ from sql.names import table_name
 from sql.parser import ParsedStatement
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
-from sql.settings import SessionSettings
-from sql.transaction_modes import TransactionModes
+from sql.settings import SessionSettings, duration_ms
+from sql.transaction_modes import TransactionModes, is_repeatable_read
 from sql.transpile import SessionFacts
 from sql.utility import Utility, recognise
 from storage.errors import (
@@ -54,6 +54,7 @@ from storage.errors import (
     DbError,
     FeatureNotSupported,
     InFailedSqlTransaction,
+    InvalidSavepointSpecification,
     NoActiveSqlTransaction,
     QueryCanceled,
     SqlSyntaxError,
@@ -143,14 +144,15 @@ class Session:
     def _begin_transaction(self) -> Transaction:
         read_only = self.settings.get("default_transaction_read_only") == "on"
         self._txn = self._db.engine.begin(read_only=read_only)
+        self._txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self._txn_start = dt.datetime.now(dt.UTC)
         return self._txn
 
     def _current_txn(self) -> Transaction:
-        if self._txn is None:
-            return self._begin_transaction()
-        self._txn.refresh_snapshot()
-        return self._txn
+        txn = self._txn if self._txn is not None else self._begin_transaction()
+        txn.begin_statement()
+        txn.lock_timeout_ms = duration_ms(self.settings.get("lock_timeout")) or None
+        return txn
 
     def sync(self) -> None:
         """End the implicit transaction of the extended-protocol messages before this Sync.
@@ -168,6 +170,10 @@ class Session:
             txn.commit()
 
     def _on_error(self) -> None:
+        if self._in_block and self._txn is not None and self._txn.has_savepoints:
+            # ROLLBACK TO SAVEPOINT may still rescue the block: keep its writes until then.
+            self._failed = True
+            return
         if self._txn is not None:
             txn, self._txn = self._txn, None
             try:
@@ -231,7 +237,9 @@ class Session:
         if len(chunks) > 1:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = recognise(chunks[0])
-        if self._failed and (utility is None or utility.kind not in ("COMMIT", "ROLLBACK")):
+        if self._failed and (
+            utility is None or utility.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO")
+        ):
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
@@ -561,7 +569,7 @@ class Session:
                 self._in_block = True
                 if self._txn is None:
                     self._begin_transaction()
-                self._modes.begin(utility.modes, self._txn)
+                notices.extend(self._modes.begin(utility.modes, self._txn))
             return Result(command_tag="BEGIN", notices=notices)
         if kind in ("COMMIT", "ROLLBACK"):
             notices = []
@@ -580,10 +588,14 @@ class Session:
                 else:
                     txn.rollback()
             return Result(command_tag=tag, notices=notices)
+        if kind == "ROLLBACK TO":
+            return self._rollback_to(utility.name)
         if self._failed:
             raise InFailedSqlTransaction(
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
+        if kind in ("SAVEPOINT", "RELEASE"):
+            return self._savepoint(kind, utility.name)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
@@ -626,6 +638,32 @@ class Session:
                 batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
             return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
         raise FeatureNotSupported(f"{kind} is not supported")
+
+    def _savepoint(self, kind: str, name: str) -> Result:
+        if not self._in_block:
+            what = "SAVEPOINT" if kind == "SAVEPOINT" else "RELEASE SAVEPOINT"
+            raise NoActiveSqlTransaction(
+                f"{what} can only be used in transaction blocks", severity="ERROR"
+            )
+        txn = self._txn if self._txn is not None else self._begin_transaction()
+        if kind == "SAVEPOINT":
+            txn.savepoint(name)
+        else:
+            txn.release(name)
+        return Result(command_tag=kind)
+
+    def _rollback_to(self, name: str) -> Result:
+        """ROLLBACK TO SAVEPOINT: undo the block's writes since the savepoint and, if the
+        block had failed, make it usable again."""
+        if not self._in_block and not self._failed:
+            raise NoActiveSqlTransaction(
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks", severity="ERROR"
+            )
+        if self._txn is None or not self._txn.has_savepoints:
+            raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
+        self._txn.rollback_to(name)
+        self._failed = False
+        return Result(command_tag="ROLLBACK")
 
     def _show_columns(self, utility: Utility) -> tuple[ResultColumn, ...]:
         if utility.name.lower() == "all":

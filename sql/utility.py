@@ -21,7 +21,7 @@ class Utility:
     """A recognised utility statement.
 
     ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
-    CHECKPOINT;
+    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint);
     ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
     ``name`` is the statement, empty for ALL); ``modes`` the transaction
     modes (e.g. ``isolation level repeatable read``, ``read only``).
@@ -92,6 +92,16 @@ def recognise(tokens: list[Token]) -> Utility | None:
         return Utility("COMMIT")
     if head in ("rollback", "abort") and all(w in ("work", "transaction") for w in words[1:]):
         return Utility("ROLLBACK")
+    if head == "rollback":
+        rest = tokens[1:]
+        while rest and rest[0].text.lower() in ("work", "transaction"):
+            rest = rest[1:]
+        if rest and rest[0].text.lower() == "to":
+            return Utility("ROLLBACK TO", name=_savepoint_name(rest[1:]))
+    if head == "savepoint":
+        return Utility("SAVEPOINT", name=_savepoint_name(tokens[1:], optional_keyword=False))
+    if head == "release":
+        return Utility("RELEASE", name=_savepoint_name(tokens[1:]))
     if head == "show" and len(words) >= 2:
         name = " ".join(words[1:])
         if name == "transaction isolation level":
@@ -134,3 +144,17 @@ def recognise(tokens: list[Token]) -> Utility | None:
             return Utility("SET", name="transaction", modes=_modes(rest_words[1:]))
         return None
     return None
+
+
+def _savepoint_name(tokens: list[Token], *, optional_keyword: bool = True) -> str:
+    """The savepoint a SAVEPOINT, ROLLBACK TO or RELEASE names: folded to lower case unless
+    quoted, as PostgreSQL folds identifiers."""
+    if optional_keyword and len(tokens) > 1 and tokens[0].text.lower() == "savepoint":
+        tokens = tokens[1:]
+    if len(tokens) != 1:
+        near = tokens[1].text if len(tokens) > 1 else "end of input"
+        raise SqlSyntaxError(f'syntax error at or near "{near}"')
+    token = tokens[0]
+    if token.token_type is TokenType.IDENTIFIER:
+        return token.text
+    return token.text.lower()

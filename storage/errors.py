@@ -171,6 +171,15 @@ class InvalidPassword(InvalidAuthorizationSpecification, sqlstate="28P01"):
     pass
 
 
+# 3B: savepoint exception
+class SavepointException(DbError, sqlstate="3B000"):
+    pass
+
+
+class InvalidSavepointSpecification(SavepointException, sqlstate="3B001"):
+    pass
+
+
 # 3D: invalid catalog name
 class InvalidCatalogName(DbError, sqlstate="3D000"):
     severity = "FATAL"

@@ -18,11 +18,19 @@ A transaction reads at a snapshot and writes provisionally:
   nothing writes nothing to the WAL.
 - ``rollback`` removes the provisional writes and wakes waiters.
 
-Known gap (PostgreSQL's EvalPlanQual): after a lock wait, an UPDATE's new
-values, computed by the SQL layer from its snapshot, are written over the
-newer version as they are; ``SET x = x + 1`` from two sessions can lose one
-increment.  A deadlock or lock-timeout error rolls the transaction back at
-once, releasing its locks, as PostgreSQL does on any error.
+- ``update`` / ``delete`` with ``conflicts=`` check each row against the
+  snapshot: a row another transaction changed and committed after it is not
+  written.  Under REPEATABLE READ that is 40001; under READ COMMITTED the
+  rows are handed back, and the SQL layer re-reads them at a fresh snapshot
+  and re-applies its WHERE and SET (PostgreSQL's EvalPlanQual), so
+  ``SET x = x + 1`` from two sessions loses nothing.
+- ``savepoint`` / ``rollback_to`` / ``release`` mark a point in the write
+  log; rolling back to it undoes each later write, newest first (every write
+  adds exactly one provisional entry per row it changed).
+
+A deadlock or lock-timeout error rolls the transaction back at once,
+releasing its locks, unless it has savepoints (then, as in PostgreSQL, the
+locks stay until the client rolls back).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from storage import commit_record
@@ -39,9 +48,11 @@ from storage.commit_record import OpKind, WriteOp
 from storage.errors import (
     DbError,
     InFailedSqlTransaction,
+    InvalidSavepointSpecification,
     LockNotAvailable,
     ProgramLimitExceeded,
     ReadOnlySqlTransaction,
+    SerializationFailure,
 )
 from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
@@ -68,7 +79,14 @@ class Transaction:
         self.read_only = read_only
         self._snapshot = engine.mvcc.safe_time()
         self._ops: list[WriteOp] = []
+        self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
+        self._savepoints: list[tuple[str, int]] = []
+        self.repeatable_read = False
+        """One snapshot for the whole transaction, taken by its first statement."""
+        self._snapshot_fixed = False
+        self.lock_timeout_ms: int | None = None
+        """How long to wait for a row lock (0: forever); None: the engine's option."""
         self.cancel_check: Callable[[], None] | None = None
         """Called now and then while waiting for a row lock; raise QueryCanceled to stop."""
 
@@ -92,8 +110,21 @@ class Transaction:
     def has_writes(self) -> bool:
         return bool(self._ops)
 
+    @property
+    def has_snapshot(self) -> bool:
+        """Whether a statement has run (and, under REPEATABLE READ, fixed the snapshot)."""
+        return self._snapshot_fixed
+
+    def begin_statement(self) -> Timestamp:
+        """The snapshot a statement reads at: a fresh one under READ COMMITTED; under
+        REPEATABLE READ the first statement's, for the whole transaction."""
+        if not (self.repeatable_read and self._snapshot_fixed):
+            self._snapshot = self._engine.mvcc.safe_time()
+        self._snapshot_fixed = True
+        return self._snapshot
+
     def refresh_snapshot(self) -> Timestamp:
-        """Read at the current safe time from now on (READ COMMITTED: once per statement)."""
+        """Read at the current safe time from now on (an EvalPlanQual re-read)."""
         self._snapshot = self._engine.mvcc.safe_time()
         return self._snapshot
 
@@ -134,31 +165,96 @@ class Transaction:
         result = tablet.insert(self._state, batch, self._wait_for, constraint_name)
         return self._record(tablet, OpKind.INSERT, batch, result)
 
-    def update(self, tablet_id: TabletId, batch: pa.RecordBatch) -> int:
+    def update(
+        self, tablet_id: TabletId, batch: pa.RecordBatch, *, conflicts: list[int] | None = None
+    ) -> int:
         """Set the non-key columns in ``batch`` on the rows its key columns name.
 
         Rows whose key is absent or deleted at the newest version are skipped;
         returns the rows updated.  Key columns cannot change (delete + insert).
+        With ``conflicts`` (a list to fill), rows changed by a transaction that
+        committed after this snapshot are not written: REPEATABLE READ raises
+        SerializationFailure (40001); READ COMMITTED appends their batch row
+        numbers to ``conflicts``, for the caller to re-read and retry.
         """
         self._check_writable("UPDATE")
         tablet = self._engine.tablet(tablet_id)
-        result = tablet.update(self._state, batch, self._wait_for)
-        return self._record(tablet, OpKind.UPDATE, batch, result)
+        result = tablet.update(self._state, batch, self._wait_for, self._conflict_ts(conflicts))
+        return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
 
-    def delete(self, tablet_id: TabletId, keys: pa.RecordBatch) -> int:
-        """Delete the rows whose key columns ``keys`` holds; return the rows deleted."""
+    def delete(
+        self, tablet_id: TabletId, keys: pa.RecordBatch, *, conflicts: list[int] | None = None
+    ) -> int:
+        """Delete the rows whose key columns ``keys`` holds; return the rows deleted.
+        ``conflicts`` as for ``update``."""
         self._check_writable("DELETE")
         tablet = self._engine.tablet(tablet_id)
-        result = tablet.delete(self._state, keys, self._wait_for)
-        return self._record(tablet, OpKind.DELETE, keys, result)
+        result = tablet.delete(self._state, keys, self._wait_for, self._conflict_ts(conflicts))
+        return self._record(tablet, OpKind.DELETE, keys, result, conflicts)
+
+    def _conflict_ts(self, conflicts: list[int] | None) -> Timestamp | None:
+        return self._snapshot if conflicts is not None or self.repeatable_read else None
 
     def _record(
-        self, tablet: Tablet, kind: OpKind, batch: pa.RecordBatch, result: WriteResult
+        self,
+        tablet: Tablet,
+        kind: OpKind,
+        batch: pa.RecordBatch,
+        result: WriteResult,
+        conflicts: list[int] | None = None,
     ) -> int:
+        if result.conflicts:
+            if self.repeatable_read:
+                self._undo_writes(tablet, result.keys)
+                raise SerializationFailure("could not serialize access due to concurrent update")
+            assert conflicts is not None, "conflicts are only checked for a caller that asks"
+            conflicts.extend(result.conflicts)
+            keep = np.ones(batch.num_rows, dtype=bool)
+            keep[result.conflicts] = False
+            batch = batch.filter(pa.array(keep))
         if result.count:
             self._ops.append(WriteOp(tablet.tablet_id, kind, batch))
+            self._undo_log.append((tablet, result.keys))
             self._written.setdefault(tablet.tablet_id, (tablet, set()))[1].update(result.keys)
         return result.count
+
+    def _undo_writes(self, tablet: Tablet, keys: list[bytes]) -> None:
+        if keys:
+            tablet.pop_provisional(self._state, keys)
+
+    # -- savepoints ------------------------------------------------------------------------
+
+    def savepoint(self, name: str) -> None:
+        """Mark the current point of the write log under ``name`` (names may repeat)."""
+        self._check_active()
+        self._savepoints.append((name, len(self._ops)))
+
+    def _find_savepoint(self, name: str) -> int:
+        for index in range(len(self._savepoints) - 1, -1, -1):
+            if self._savepoints[index][0] == name:
+                return index
+        raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
+
+    def rollback_to(self, name: str) -> None:
+        """Undo every write since savepoint ``name``, newest first; the savepoint stays,
+        later ones go."""
+        self._check_active()
+        index = self._find_savepoint(name)
+        mark = self._savepoints[index][1]
+        del self._savepoints[index + 1 :]
+        while len(self._ops) > mark:
+            self._ops.pop()
+            tablet, keys = self._undo_log.pop()
+            self._undo_writes(tablet, keys)
+
+    def release(self, name: str) -> None:
+        """Forget savepoint ``name`` and every later one; their writes stay."""
+        self._check_active()
+        del self._savepoints[self._find_savepoint(name) :]
+
+    @property
+    def has_savepoints(self) -> bool:
+        return bool(self._savepoints)
 
     def commit(self) -> Timestamp | None:
         """Make every write durable and visible at once; return the commit timestamp (None if
@@ -194,6 +290,7 @@ class Transaction:
         engine.mvcc.wait_for_safe_time(commit_ts)
         written = list(self._written)
         self._ops.clear()
+        self._undo_log.clear()
         self._written.clear()
         try:
             engine.maybe_flush(written)
@@ -209,7 +306,9 @@ class Transaction:
         for tablet, keys in self._written.values():
             tablet.remove_provisional(self._state, keys)
         self._ops.clear()
+        self._undo_log.clear()
         self._written.clear()
+        self._savepoints.clear()
         self._state.mark_aborted()
 
     def _wait_for(self, holder: TxnState) -> None:
@@ -218,7 +317,9 @@ class Transaction:
         try:
             engine.waits_for.add_wait(self._state, holder)
             try:
-                timeout_ms = engine.options.lock_timeout_ms
+                timeout_ms = self.lock_timeout_ms
+                if timeout_ms is None:
+                    timeout_ms = engine.options.lock_timeout_ms
                 deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
                 while True:
                     wait_s = _LOCK_WAIT_SLICE_S
@@ -233,7 +334,8 @@ class Transaction:
             finally:
                 engine.waits_for.remove_wait(self._state)
         except DbError:
-            self.rollback()
+            if not self._savepoints:
+                self.rollback()
             raise
 
     def _check_active(self) -> None:

@@ -155,6 +155,14 @@ class DeltaMemStore:
         if not chain:
             del self.chains[rowid]
 
+    def pop_provisional(self, rowid: int, txn: object) -> None:
+        """Undo ``txn``'s newest uncommitted mutation of ``rowid`` (ROLLBACK TO SAVEPOINT)."""
+        chain = self.chains.get(rowid)
+        if chain and chain[-1].txn is txn:
+            chain.pop()
+            if not chain:
+                del self.chains[rowid]
+
     def split_committed(self, snapshot: Timestamp) -> dict[int, list[Mutation]]:
         """Remove and return, per row, the leading mutations committed at or before ``snapshot``."""
         flushed: dict[int, list[Mutation]] = {}

@@ -331,6 +331,20 @@ class DiskRowSet:
     def remove_provisional(self, rowid: int, txn: TxnState) -> None:
         self.dms.remove_provisional(rowid, txn)
 
+    def pop_provisional(self, rowid: int, txn: TxnState) -> None:
+        self.dms.pop_provisional(rowid, txn)
+
+    def changed_after(self, rowid: int, ts: int) -> bool:
+        """Whether a change to ``rowid`` was committed after ``ts``: in the DeltaMemStore, a
+        REDO file, or (when the flush came after ``ts``) the UNDO history."""
+        for mutation in self.dms.chains.get(rowid, ()):
+            if mutation.txn.commit_ts is not None and mutation.txn.commit_ts > ts:
+                return True
+        for delta in (*self.redo, *(self.undo if self.base_ts > ts else ())):
+            if delta.max_ts > ts and delta.first_after(rowid, ts) is not None:
+                return True
+        return False
+
     # --- REDO flush ------------------------------------------------------------------------------
 
     def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict | None:

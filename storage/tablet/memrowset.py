@@ -135,6 +135,28 @@ class MemRowSet:
             return Probe(last, False)
         return Probe(None, _latest(row) is not None)
 
+    def changed_after(self, key: bytes, ts: Timestamp) -> bool:
+        """Whether another transaction committed a change to ``key`` after ``ts`` (a write
+        conflict for a writer whose snapshot is ``ts``)."""
+        row = self._rows.get(key)
+        if row is None:
+            return False
+        for state in (row.txn, *(m.txn for m in row.mutations)):
+            if state.commit_ts is not None and state.commit_ts > ts:
+                return True
+        return False
+
+    def pop_provisional(self, key: bytes, txn: TxnState) -> None:
+        """Undo ``txn``'s newest uncommitted entry at ``key`` (ROLLBACK TO SAVEPOINT)."""
+        row = self._rows.get(key)
+        if row is None:
+            return
+        if row.mutations:
+            if row.mutations[-1].txn is txn:
+                row.mutations.pop()
+        elif row.txn is txn:
+            del self._rows[key]
+
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""
         row = self._rows.get(key)

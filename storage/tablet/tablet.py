@@ -68,6 +68,9 @@ class WriteResult:
 
     count: int
     keys: list[bytes]
+    conflicts: list[int] = dataclasses.field(default_factory=list)
+    """Batch rows not written because another transaction changed them after the writer's
+    snapshot (see ``Tablet.update``'s ``conflict_ts``)."""
 
 
 class Tablet:
@@ -207,8 +210,18 @@ class Tablet:
                     return WriteResult(len(keys), keys)
             wait_for(blocker)
 
-    def update(self, txn: TxnState, batch: pa.RecordBatch, wait_for: WaitFor) -> WriteResult:
-        """Set the non-key columns of ``batch`` on the rows its keys name; skip absent rows."""
+    def update(
+        self,
+        txn: TxnState,
+        batch: pa.RecordBatch,
+        wait_for: WaitFor,
+        conflict_ts: Timestamp | None = None,
+    ) -> WriteResult:
+        """Set the non-key columns of ``batch`` on the rows its keys name; skip absent rows.
+
+        With ``conflict_ts``, a row another transaction changed after that timestamp is not
+        written but listed in ``WriteResult.conflicts`` (the SQL layer re-reads it, or fails
+        with 40001 under REPEATABLE READ)."""
         key_ids = set(self.schema.key_column_ids)
         named = [self._column_schema(name) for name in batch.schema.names]
         changed = [c for c in named if c.id not in key_ids]
@@ -219,12 +232,20 @@ class Tablet:
         values = [to_storage_values(columns[c.id], c.type) for c in changed]
         # Per-row Python: each row becomes one UPDATE mutation in its chain (an edge).
         changes = [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
-        return self._mutate(txn, keys, wait_for, changes)
+        return self._mutate(txn, keys, wait_for, changes, conflict_ts=conflict_ts)
 
-    def delete(self, txn: TxnState, batch: pa.RecordBatch, wait_for: WaitFor) -> WriteResult:
-        """Delete the rows whose keys ``batch`` holds (other columns are ignored)."""
+    def delete(
+        self,
+        txn: TxnState,
+        batch: pa.RecordBatch,
+        wait_for: WaitFor,
+        conflict_ts: Timestamp | None = None,
+    ) -> WriteResult:
+        """Delete the rows whose keys ``batch`` holds (other columns are ignored);
+        ``conflict_ts`` as for ``update``."""
         columns = self._columns_of(batch, self.schema.key_columns)
-        return self._mutate(txn, self._encode_keys(columns), wait_for, None, delete=True)
+        keys = self._encode_keys(columns)
+        return self._mutate(txn, keys, wait_for, None, delete=True, conflict_ts=conflict_ts)
 
     def _mutate(
         self,
@@ -234,6 +255,7 @@ class Tablet:
         changes: list[tuple[object, ...]] | None,
         *,
         delete: bool = False,
+        conflict_ts: Timestamp | None = None,
     ) -> WriteResult:
         mrs = self._memrowset
         while True:
@@ -241,15 +263,21 @@ class Tablet:
                 mrs = self._memrowset
                 blocker = None
                 locations = []
-                for key in keys:
+                conflicts = []
+                for row_idx, key in enumerate(keys):
                     probe, location = self._probe(key, txn)
                     blocker = probe.blocker
                     if blocker is not None:
                         break
                     locations.append(location)
+                    if conflict_ts is not None and self._changed_after(key, location, conflict_ts):
+                        conflicts.append(row_idx)
                 if blocker is None:
                     written = []
+                    skip = set(conflicts)
                     for row_idx, (key, location) in enumerate(zip(keys, locations)):
+                        if row_idx in skip:
+                            continue
                         change = changes[row_idx] if changes else ()
                         if location is not None:
                             rowset, rowid = location
@@ -264,8 +292,27 @@ class Tablet:
                             done = mrs.update(key, change, txn)
                         if done:
                             written.append(key)
-                    return WriteResult(len(written), written)
+                    return WriteResult(len(written), written, conflicts)
             wait_for(blocker)
+
+    def _changed_after(
+        self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
+    ) -> bool:
+        if location is None:
+            return self._memrowset.changed_after(key, ts)
+        return location[0].changed_after(location[1], int(ts))
+
+    def pop_provisional(self, txn: TxnState, keys: Iterable[bytes]) -> None:
+        """Undo ``txn``'s newest uncommitted entry at each of ``keys``: one write, undone
+        (ROLLBACK TO SAVEPOINT walks its writes back newest first)."""
+        with self._lock:
+            for key in keys:
+                if self._memrowset.contains(key):
+                    self._memrowset.pop_provisional(key, txn)
+                    continue
+                location = self._locate(key)
+                if location is not None:
+                    location[0].pop_provisional(location[1], txn)
 
     def remove_provisional(self, txn: TxnState, keys: Iterable[bytes]) -> None:
         """Undo ``txn``'s uncommitted writes at ``keys`` (rollback)."""

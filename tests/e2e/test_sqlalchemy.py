@@ -11,7 +11,6 @@ from __future__ import annotations
 import decimal
 
 import pandas as pd
-import psycopg
 import pytest
 import sqlalchemy as sa
 
@@ -24,9 +23,7 @@ def _url(server) -> str:
 
 
 def _engine(server) -> sa.Engine:
-    # The dialect's default hstore probe runs inside a SAVEPOINT (psycopg's nested
-    # transaction); savepoints are another item of this issue, tested below once they land.
-    return sa.create_engine(_url(server), use_native_hstore=False)
+    return sa.create_engine(_url(server))
 
 
 def _reflection_and_round_trip(engine: sa.Engine) -> dict[str, object]:
@@ -95,12 +92,8 @@ def test_sqlalchemy_and_pandas_match_postgresql(nyala_server, postgres_server):
     assert ours["frame"] == [[1, "a", 0.5], [2, None, 1.25], [3, "c", None]]
 
 
-def test_default_engine_initialisation_once_savepoints_exist(nyala_server, postgres_server):
-    with psycopg.connect(nyala_server.dsn) as conn:
-        try:
-            conn.execute("savepoint probe")
-        except psycopg.errors.FeatureNotSupported:
-            pytest.skip("SAVEPOINT is not implemented on this branch (issue 6 item 3, elsewhere)")
+def test_default_engine_initialisation(nyala_server, postgres_server):
+    """The dialect's default start-up probes hstore inside a SAVEPOINT."""
     for server in (nyala_server, postgres_server):
         engine = sa.create_engine(_url(server))
         with engine.connect() as conn:

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql import conflict
+from sql import conflict, key_writes
 from sql.datatypes import duckdb_type
 from sql.dialect import Upsert
 from sql.executor import ScanStats
@@ -57,6 +57,8 @@ class WritePlan:
     param_oids: list[int]
     conflict: conflict.ConflictAction | None = None
     changes_key: bool = False
+    key_write: key_writes.KeyWrite | None = None
+    """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
 
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:
@@ -130,6 +132,14 @@ def plan_insert(
                 raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
             targets.append(column)
     source = ast.expression
+    plain_values = (
+        source.copy()
+        if isinstance(source, exp.Values)
+        and ast.args.get("conflict") is None
+        and not isinstance(ast, Upsert)
+        and ast.args.get("returning") is None
+        else None
+    )
     src_alias = "__nyala_src"
     direct: dict[int, int] = {}
     first_key = table.schema.key_columns[0]
@@ -190,7 +200,12 @@ def plan_insert(
     )
     oids = _merge_oids(bound.param_oids, returning)
     columns = list(table.schema.columns)
-    return WritePlan("INSERT", table, compiled, columns, returning, oids, conflict=action)
+    fast = None
+    if plain_values is not None:
+        fast = key_writes.plan_insert(table, targets, plain_values, oids)
+    return WritePlan(
+        "INSERT", table, compiled, columns, returning, oids, conflict=action, key_write=fast
+    )
 
 
 def _source_width(source: exp.Expression) -> int | None:
@@ -281,7 +296,16 @@ def plan_update(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
     oids = _merge_oids(bound.param_oids, returning)
-    return WritePlan("UPDATE", table, compiled, written, returning, oids, changes_key=changes_key)
+    return WritePlan(
+        "UPDATE",
+        table,
+        compiled,
+        written,
+        returning,
+        oids,
+        changes_key=changes_key,
+        key_write=key_writes.plan_update(ast, table, oids),
+    )
 
 
 def plan_delete(
@@ -299,13 +323,15 @@ def plan_delete(
     returning = _plan_returning(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
+    oids = _merge_oids(bound.param_oids, returning)
     return WritePlan(
         "DELETE",
         table,
         compiled,
         list(table.schema.key_columns),
         returning,
-        _merge_oids(bound.param_oids, returning),
+        oids,
+        key_write=key_writes.plan_delete(ast, table, oids),
     )
 
 
@@ -344,6 +370,10 @@ def execute_write(
     stats: ScanStats | None = None,
 ) -> tuple[int, pa.Table | None]:
     """Apply the plan; return the row count and the rows RETURNING reads (if any)."""
+    if plan.key_write is not None and stats is None:
+        count = key_writes.execute(plan.key_write, txn, params)
+        if count is not None:
+            return count, None
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
     if rows is None or rows.num_rows == 0:
         return 0, None

@@ -26,7 +26,7 @@ from sql.binder import BoundQuery, bind_query
 from sql.datatypes import OID_VARCHAR, to_wire, wire_oid
 from sql.pushdown import ScanPlan, direct_columns, plan_scans
 from sql.result import ResultColumn
-from sql.transpile import OutputColumn, SessionFacts, to_duckdb
+from sql.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -50,12 +50,21 @@ class CompiledQuery:
     uses_now: bool = False
     columns: tuple[ResultColumn, ...] | None = None
     direct: list[ColumnSchema] | None = None
+    used_params: list[int] | None = None
+    """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
 
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
         if len(values) < len(self.param_oids):
             raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        if self.used_params is not None:
+            values = [values[n - 1] for n in self.used_params]
         return values + [now] if self.uses_now else values
+
+    @property
+    def duckdb_param_count(self) -> int:
+        used = len(self.param_oids) if self.used_params is None else len(self.used_params)
+        return used + self.uses_now
 
 
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
@@ -64,10 +73,13 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
         ViewBinding(executor.new_view_name(), r.table, r.columns, scan, r.snapshot)
         for r, scan in zip(bound.tables, scans, strict=True)
     ]
-    facts = dataclasses.replace(facts, now_param=len(bound.param_oids) + 1)
+    used = used_parameters(bound)
+    facts = dataclasses.replace(facts, now_param=len(used) + 1)
     direct = direct_columns(bound, scans)
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
-    return CompiledQuery(sql, views, outputs, bound.param_oids, uses_now, direct=direct)
+    return CompiledQuery(
+        sql, views, outputs, bound.param_oids, uses_now, direct=direct, used_params=used
+    )
 
 
 class QueryRunner:
@@ -124,9 +136,7 @@ class QueryRunner:
         if compiled.columns is None:
             cursor = self._cursor(compiled, None, None)
             try:
-                types = executor.describe(
-                    cursor, compiled.sql, len(compiled.param_oids) + compiled.uses_now
-                )
+                types = executor.describe(cursor, compiled.sql, compiled.duckdb_param_count)
             finally:
                 cursor.close()
             compiled.columns = _result_columns(compiled.outputs, types)

@@ -251,6 +251,11 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     return out
 
 
+def used_parameters(bound: BoundQuery) -> list[int]:
+    """The ``$n`` numbers the query names, ascending."""
+    return sorted({parameter_number(p) for p in parameters(bound.ast)})
+
+
 def to_duckdb(
     bound: BoundQuery, view_names: list[str], facts: SessionFacts
 ) -> tuple[str, list[OutputColumn], bool]:
@@ -272,6 +277,11 @@ def to_duckdb(
         type_name = oid_type_name(bound.param_oids[number - 1])
         if type_name is not None and not isinstance(param.parent, exp.Cast):
             param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
+    # DuckDB takes exactly the parameters a statement names, so the used ones are numbered
+    # densely (a client may declare some that only RETURNING, or nothing, uses).
+    dense = {old: new for new, old in enumerate(used_parameters(bound), start=1)}
+    for param in parameters(ast):
+        param.set("this", exp.Literal.number(dense[parameter_number(param)]))
 
     # Children before parents, so a rewritten node's operands are already rewritten.
     for node in reversed(list(ast.walk(bfs=False))):

@@ -1,0 +1,100 @@
+"""Row-at-a-time writes as drivers send them (bind parameters, one key), on nyala and on
+PostgreSQL 15: the same counts, rows and SQLSTATEs.  On nyala most of these take the
+DuckDB-free key-write path (sql/key_writes.py); the rest, the general one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(params=["nyala", "postgres"])
+def conn(request: pytest.FixtureRequest, nyala_server, postgres_server):  # noqa: ANN001
+    server = nyala_server if request.param == "nyala" else postgres_server
+    with psycopg.connect(server.dsn, autocommit=True) as connection:
+        connection.execute("drop table if exists kw")
+        connection.execute(
+            "create table kw (id bigint, tag text, n int default 5, s varchar(4) not null "
+            "default 'x', d numeric(6,2), f real, day date, at timestamptz, b boolean, "
+            "raw bytea, primary key (id, tag))"
+        )
+        yield connection
+
+
+ROW = (
+    1,
+    "a",
+    2,
+    "abc",
+    decimal.Decimal("12.345"),
+    1.5,
+    dt.date(2024, 2, 29),
+    dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+    True,
+    b"\x00\xff",
+)
+INSERT = "insert into kw values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+
+
+def _all(conn: psycopg.Connection) -> list[tuple]:
+    return conn.execute("select * from kw order by id, tag").fetchall()
+
+
+def test_insert_update_delete_by_key(conn):
+    cur = conn.cursor()
+    cur.execute(INSERT, ROW)
+    assert cur.statusmessage == "INSERT 0 1"
+    cur.executemany("insert into kw (id, tag) values (%s, %s)", [(2, "b"), (3, "c")])
+    cur.execute("insert into kw (id, tag, s) values (%s, %s, default)", (4, "d"))
+    cur.execute("update kw set n = %s, s = 'z', f = null where id = %s and tag = %s", (9, 2, "b"))
+    assert cur.statusmessage == "UPDATE 1"
+    cur.execute("update kw set n = %s where tag = %s and id = %s", (9, "nope", 2))
+    assert cur.statusmessage == "UPDATE 0"
+    cur.execute("delete from kw where id = %s and tag = %s", (3, "c"))
+    assert cur.statusmessage == "DELETE 1"
+    cur.execute("delete from kw where id = %s and tag = %s", (3, "c"))
+    assert cur.statusmessage == "DELETE 0"
+    assert _all(conn) == [
+        (1, "a", 2, "abc", decimal.Decimal("12.35"), 1.5, *ROW[6:]),
+        (2, "b", 9, "z", None, None, None, None, None, None),
+        (4, "d", 5, "x", None, None, None, None, None, None),
+    ]
+
+
+def test_returning_with_parameters(conn):
+    cur = conn.execute(
+        "insert into kw (id, tag) values (%s, %s) returning id, n + %s", (7, "r", 10)
+    )
+    assert cur.fetchall() == [(7, 15)]
+
+
+@pytest.mark.parametrize(
+    ("params", "sqlstate"),
+    [
+        ((1, "a", 2**31, "x", None, None, None, None, None, None), "22003"),
+        ((1, "a", 1, "abcde", None, None, None, None, None, None), "22001"),
+        ((1, "a", 1, None, None, None, None, None, None, None), "23502"),
+        ((1, "a", 1, "x", decimal.Decimal("10000"), None, None, None, None, None), "22003"),
+        ((1, "a", 1, "x", None, 1e39, None, None, None, None), "22003"),
+        ((None, "a", 1, "x", None, None, None, None, None, None), "23502"),
+    ],
+)
+def test_bad_values_fail_with_postgres_sqlstates(conn, params, sqlstate):
+    with pytest.raises(psycopg.Error) as failure:
+        conn.execute(INSERT, params)
+    assert failure.value.sqlstate == sqlstate
+    assert _all(conn) == []
+
+
+def test_duplicate_key_and_update_to_null(conn):
+    conn.execute(INSERT, ROW)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        conn.execute(INSERT, ROW)
+    with pytest.raises(psycopg.errors.NotNullViolation):
+        conn.execute("update kw set s = %s where id = %s and tag = %s", (None, 1, "a"))
+    assert _all(conn)[0][3] == "abc"

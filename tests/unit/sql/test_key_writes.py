@@ -1,0 +1,106 @@
+"""Which writes take the DuckDB-free key-write path, and that it answers as the general one."""
+
+from __future__ import annotations
+
+import decimal
+
+import pytest
+
+from sql.database import Database
+from storage import errors
+
+
+@pytest.fixture
+def session(tmp_path):
+    db = Database.open(tmp_path, fsync=False)
+    s = db.session("nyala", "nyala", {})
+    for _ in s.execute(
+        "create table kw (id int primary key, n int default 5, s varchar(4) not null default 'x', "
+        "d numeric(5,2), f real)"
+    ):
+        pass
+    yield s
+    s.close()
+    db.close()
+
+
+def _key_write(session, sql, oids=()):
+    stmt = session.prepare(sql, list(oids))
+    return stmt, stmt.plan.write.key_write
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "insert into kw values ($1, $2, $3, $4, $5)",
+        "insert into kw (id) values ($1)",
+        "insert into kw values ($1, default, 'ab', -1.5, null)",
+        "insert into kw (id, s) values (1, 'a'), (2, 'b')",
+        "update kw set n = $1, s = 'q' where id = $2",
+        "update kw set f = null where (id = 3)",
+        "delete from kw where id = $1",
+        "delete from kw k where k.id = 7",
+    ],
+)
+def test_simple_writes_qualify(session, sql):
+    assert _key_write(session, sql)[1] is not None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "insert into kw values ($1 + 1)",
+        "insert into kw (id) values ($1) returning id",
+        "insert into kw (id) values ($1) on conflict do nothing",
+        "insert into kw (id) select 1",
+        "update kw set n = n + 1 where id = $1",
+        "update kw set n = 1 where id > $1",
+        "update kw set n = 1 where id = $1 and n = 2",
+        "update kw set id = 2 where id = 1",
+        "delete from kw where id = $1 or id = 2",
+        "delete from kw",
+    ],
+)
+def test_other_writes_take_the_general_path(session, sql):
+    assert _key_write(session, sql)[1] is None
+
+
+def test_declared_parameter_type_other_than_the_column_is_general(session):
+    assert _key_write(session, "insert into kw (id, d) values ($1, $2)", [23, 701])[1] is None
+    assert _key_write(session, "insert into kw (id, d) values ($1, $2)", [20, 1700])[1] is not None
+
+
+def _run(session, stmt, params):
+    result = session.execute_prepared(stmt, params)
+    list(result.batches or [])
+    session.sync()
+    return result.command_tag
+
+
+def test_key_writes_apply_with_postgres_checks(session):
+    stmt, _ = _key_write(session, "insert into kw values ($1, $2, $3, $4, $5)")
+    assert _run(session, stmt, [1, 2, "ab", decimal.Decimal("1.005"), 1.5]) == "INSERT 0 1"
+    with pytest.raises(errors.UniqueViolation):
+        _run(session, stmt, [1, 2, "ab", None, None])
+    with pytest.raises(errors.NumericValueOutOfRange, match="integer out of range"):
+        _run(session, stmt, [2, 2**31, "ab", None, None])
+    with pytest.raises(errors.StringDataRightTruncation):
+        _run(session, stmt, [2, 1, "abcde", None, None])
+    with pytest.raises(errors.NotNullViolation):
+        _run(session, stmt, [2, 1, None, None, None])
+    with pytest.raises(errors.NumericValueOutOfRange, match="numeric field overflow"):
+        _run(session, stmt, [2, 1, "a", decimal.Decimal("1000"), None])
+    with pytest.raises(errors.NumericValueOutOfRange):
+        _run(session, stmt, [2, 1, "a", None, 1e39])
+    update, _ = _key_write(session, "update kw set n = $1 where id = $2")
+    assert _run(session, update, [7, 1]) == "UPDATE 1"
+    assert _run(session, update, [7, 99]) == "UPDATE 0"
+    delete, _ = _key_write(session, "delete from kw where id = $1")
+    rows = [
+        tuple(r.values())
+        for b in next(iter(session.execute("select id, n, s, d, f from kw"))).batches
+        for r in b.to_pylist()
+    ]
+    assert rows == [(1, 7, "ab", decimal.Decimal("1.01"), 1.5)]
+    assert _run(session, delete, [1]) == "DELETE 1"
+    assert _run(session, delete, [1]) == "DELETE 0"

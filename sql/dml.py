@@ -33,9 +33,11 @@ from storage.errors import (
     CheckViolation,
     FeatureNotSupported,
     NotNullViolation,
+    SerializationFailure,
     SqlSyntaxError,
     StringDataRightTruncation,
     UndefinedColumn,
+    UniqueViolation,
 )
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
@@ -380,7 +382,7 @@ def execute_write(
     names = [c.name for c in plan.table.schema.columns]
     rows = rows.rename_columns(names + rows.column_names[len(names) :])
     if plan.conflict is not None:
-        return _write_with_conflicts(plan, txn, rows, plan.conflict)
+        return _write_with_conflicts(plan, runner, txn, params, now, rows, plan.conflict)
     if plan.kind == "INSERT":
         _check_constraints(plan.table, rows, plan.written)
         count = 0
@@ -500,7 +502,58 @@ def _insert(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
     return count
 
 
+class _ConcurrentChange(Exception):
+    """A row this statement read changed in a transaction that committed after its snapshot."""
+
+
+_RETRY_SAVEPOINT = "__nyala_on_conflict"
+
+
 def _write_with_conflicts(
+    plan: WritePlan,
+    runner: QueryRunner,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    rows: pa.Table,
+    action: conflict.ConflictAction,
+) -> tuple[int, pa.Table | None]:
+    """INSERT ... ON CONFLICT / UPSERT, safe against concurrent writers of the same keys.
+
+    A key another transaction inserted, changed or deleted after this statement's
+    snapshot shows up as a 23505 on insert or as a write conflict on update.  Under
+    READ COMMITTED the statement's writes are then undone (an internal savepoint)
+    and it runs again at a fresh snapshot, where that row is visible, so concurrent
+    upserts of one key neither fail nor lose an update, as in PostgreSQL.  Under
+    REPEATABLE READ that is 40001.
+    """
+    names = [c.name for c in plan.table.schema.columns]
+    while True:
+        txn.savepoint(_RETRY_SAVEPOINT)
+        try:
+            result = _apply_conflict_rows(plan, txn, rows, action)
+        except (UniqueViolation, _ConcurrentChange) as exc:
+            txn.rollback_to(_RETRY_SAVEPOINT)
+            txn.release(_RETRY_SAVEPOINT)
+            if txn.repeatable_read:
+                raise SerializationFailure(
+                    "could not serialize access due to concurrent update"
+                ) from exc
+            txn.refresh_snapshot()
+            again = runner.run_to_table(plan.source, txn, params, now)
+            if again is None:
+                return 0, None
+            rows = again.rename_columns(names + again.column_names[len(names) :])
+            continue
+        except BaseException:
+            if txn.is_active:
+                txn.release(_RETRY_SAVEPOINT)
+            raise
+        txn.release(_RETRY_SAVEPOINT)
+        return result
+
+
+def _apply_conflict_rows(
     plan: WritePlan, txn: Transaction, rows: pa.Table, action: conflict.ConflictAction
 ) -> tuple[int, pa.Table | None]:
     table = plan.table
@@ -511,7 +564,10 @@ def _write_with_conflicts(
         columns = list(table.schema.columns)
         _check_constraints(table, updates, columns)
         for tablet_id, batch in by_tablet(table, _storage_batch(updates, columns)):
-            count += txn.update(tablet_id, batch)
+            conflicts: list[int] = []
+            count += txn.update(tablet_id, batch, conflicts=conflicts)
+            if conflicts:
+                raise _ConcurrentChange
         written.append(updates)
     out = pa.concat_tables(written)
     return count, out if out.num_rows else None

@@ -158,9 +158,11 @@ class FixedValues:
         self.run_lengths = run_lengths
 
     def materialise(self) -> np.ndarray:
+        """Every value; runs are expanded per call, never kept (blocks are shared, cached and
+        meant to stay run-length encoded)."""
         if self.values is None:
             assert self.run_values is not None and self.run_lengths is not None
-            self.values = np.repeat(self.run_values, self.run_lengths)
+            return np.repeat(self.run_values, self.run_lengths)
         return self.values
 
 

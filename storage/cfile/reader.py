@@ -18,6 +18,7 @@ import crc32c
 import numpy as np
 import pyarrow as pa
 
+from storage.cfile.block_cache import BLOCK_CACHE
 from storage.cfile.compression import CompressionType, decompress
 from storage.cfile.encoding import (
     EncodingType,
@@ -75,6 +76,7 @@ class CFileReader:
         self._first_rowids = np.array([b.first_rowid for b in self.blocks], dtype=np.int64)
         self._dict_entry = footer["dictionary"]
         self._dictionary: pa.Array | None = None
+        self._cache_owner = BLOCK_CACHE.new_owner()
 
     @property
     def size_bytes(self) -> int:
@@ -100,6 +102,12 @@ class CFileReader:
         return self._dictionary
 
     def read_block(self, idx: int) -> Block:
+        """Block ``idx``, decoded, from the process's block cache when it is there."""
+        return BLOCK_CACHE.get_or_load(
+            self._cache_owner, idx, lambda: self._decode_block(idx), Block.nbytes
+        )
+
+    def _decode_block(self, idx: int) -> Block:
         meta = self.blocks[idx]
         rows, null_count, payload, validity = self._read_frame(meta.offset, meta.size)
         if rows != meta.rows or null_count != meta.null_count:
@@ -168,6 +176,21 @@ class Block:
     def is_dictionary(self) -> bool:
         return self.codes is not None
 
+    def nbytes(self) -> int:
+        """Roughly the memory the decoded block holds (for the block cache's budget)."""
+        size = 256 + (self.validity.nbytes if self.validity is not None else 0)
+        if self.fixed is not None:
+            size += sum(
+                a.nbytes
+                for a in (self.fixed.values, self.fixed.run_values, self.fixed.run_lengths)
+                if a is not None
+            )
+        if self.var is not None:
+            size += self.var.nbytes
+        if self.codes is not None:
+            size += self.codes.nbytes
+        return size
+
     def evaluate(self, predicate: ColumnPredicate) -> tuple[np.ndarray, bool]:
         """A row mask where ``predicate`` holds, and whether it ran on encoded data
         (dictionary codewords or run-length runs) rather than decoded values."""
@@ -199,6 +222,8 @@ class Block:
     def to_arrow(self, selection: np.ndarray | None = None) -> pa.Array:
         """The block's values (or only the rows at ``selection``) as the column's Arrow type."""
         valid = self.validity
+        if selection is None and valid is None and self.var is not None:
+            return self.var
         if selection is None:
             selection = np.arange(self.rows)
         if valid is None:

@@ -58,7 +58,9 @@ from storage.types import BINARY, BOOL, DataType
 KEY_FILE = "key.cfile"
 DELETED_FILE = "deleted.cfile"
 BLOOM_FILE = "bloom.bin"
-_KEY_CACHE_BLOCKS = 2
+_FEW_ROWS = 64
+"""Up to this many candidate rows (and a small share of their block), predicates run on just
+those rows rather than on the whole block."""
 
 
 @dataclass(slots=True)
@@ -183,7 +185,6 @@ class DiskRowSet:
         self.undo = [self._open_delta(d) for d in meta["undo"]]
         self.redo = [self._open_delta(d) for d in meta["redo"]]
         self.dms = DeltaMemStore()
-        self._key_cache: dict[int, list[bytes]] = {}
 
     def _open_delta(self, doc: dict) -> DeltaFile:
         return DeltaFile(self.directory / doc["file"], self.schema, doc["min_ts"], doc["max_ts"])
@@ -199,14 +200,8 @@ class DiskRowSet:
 
     # --- finding keys ----------------------------------------------------------------------
 
-    def _key_block(self, idx: int) -> list[bytes]:
-        block = self._key_cache.get(idx)
-        if block is None:
-            block = self._keys.read_block(idx).to_arrow().to_pylist()
-            if len(self._key_cache) >= _KEY_CACHE_BLOCKS:
-                self._key_cache.pop(next(iter(self._key_cache)))
-            self._key_cache[idx] = block
-        return block
+    def _key_block(self, idx: int) -> _Keys:
+        return _Keys(self._keys.read_block(idx).to_arrow())
 
     def find(self, key: bytes) -> int | None:
         """The rowid holding ``key``, or None; bounds and bloom filter first, then the index."""
@@ -462,6 +457,19 @@ class DiskRowSet:
             if not block_may_match(predicate, reader.blocks[idx], reader.data_type):
                 stats.blocks_skipped += 1
                 return np.zeros_like(mask)
+        selected = np.flatnonzero(mask)
+        if len(selected) <= _FEW_ROWS and len(selected) * 16 < len(mask):
+            # A point or short key range: judge only the candidate rows.
+            for predicate in spec.predicates:
+                values = self._columns[predicate.column_id].read_block(idx).to_arrow(selected)
+                stats.blocks_read += 1
+                stats.predicates_on_decoded += 1
+                selected = selected[predicate.evaluate(values).to_numpy(zero_copy_only=False)]
+                if not len(selected):
+                    break
+            narrowed = np.zeros_like(mask)
+            narrowed[selected] = True
+            return narrowed
         for predicate in spec.predicates:
             block = self._columns[predicate.column_id].read_block(idx)
             stats.blocks_read += 1
@@ -531,6 +539,22 @@ class DiskRowSet:
                 mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
             batch = batch.filter(mask)
         return batch
+
+
+class _Keys:
+    """A key block's Arrow array as a sequence of bytes, for ``bisect`` without decoding the
+    whole block into Python objects."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __getitem__(self, index: int) -> bytes:
+        return self._array[index].as_py()
 
 
 def _is_fixed(data_type: DataType) -> bool:

@@ -435,3 +435,61 @@ def test_lock_timeout_setting(connect, table):
     assert _status(b.execute(f"update {table} set v = 30 where id = 2")) == "UPDATE 1"
     a.execute("commit")
     assert _values(a, table)[:2] == [(1, 10), (2, 30)]
+
+
+# -- INSERT ... ON CONFLICT under concurrency --------------------------------------------------
+
+
+def test_concurrent_upserts_count_every_increment(connect, table):
+    threads, per_thread = 3, 15
+    conns = [connect() for _ in range(threads)]
+
+    def work(conn: psycopg.Connection) -> None:
+        for _ in range(per_thread):
+            conn.execute(
+                f"insert into {table} as t values (100, 1) "
+                "on conflict (id) do update set v = t.v + 1"
+            )
+
+    workers = [threading.Thread(target=work, args=(c,)) for c in conns]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert _values(conns[0], table)[-1] == (100, threads * per_thread)
+
+
+def test_on_conflict_do_nothing_waits_for_a_concurrent_insert(connect, table, pool):
+    a, b = connect(), connect()
+    a.execute("begin")
+    a.execute(f"insert into {table} values (200, 1)")
+    pending = pool.submit(
+        lambda: _status(b.execute(f"insert into {table} values (200, 2) on conflict do nothing"))
+    )
+    assert _blocked(pending)
+    a.execute("commit")
+    assert pending.result(timeout=30) == "INSERT 0 0"
+    a.execute("begin")
+    a.execute(f"insert into {table} values (201, 1)")
+    pending = pool.submit(
+        lambda: _status(
+            b.execute(
+                f"insert into {table} as t values (201, 5) "
+                "on conflict (id) do update set v = t.v + excluded.v"
+            )
+        )
+    )
+    assert _blocked(pending)
+    a.execute("commit")
+    assert pending.result(timeout=30) == "INSERT 0 1"
+    assert _values(a, table)[-2:] == [(200, 1), (201, 6)]
+
+
+def test_on_conflict_under_repeatable_read_is_40001(connect, table):
+    a, b = connect(), connect()
+    a.execute("begin isolation level repeatable read")
+    a.execute(f"select count(*) from {table}")
+    b.execute(f"insert into {table} values (300, 1)")
+    with pytest.raises(errors.SerializationFailure):
+        a.execute(f"insert into {table} values (300, 2) on conflict do nothing")
+    a.execute("rollback")

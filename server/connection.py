@@ -297,7 +297,10 @@ class Connection(Startup):
         """Sync: end the implicit transaction of the messages before it, then ReadyForQuery."""
         assert self._session is not None, "queries run only after startup"
         try:
-            await self._run(self._session.sync)
+            if self._session.sync_writes:
+                await self._run(self._session.sync)
+            else:
+                self._session.sync()  # nothing to make durable: no worker round trip
         except Exception as exc:
             self.send(error_response(as_db_error(exc)))
         await self._ready_for_query()

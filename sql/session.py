@@ -164,6 +164,11 @@ class Session:
         if not self._in_block:
             self._finish_autocommit()
 
+    @property
+    def sync_writes(self) -> bool:
+        """Whether ``sync`` has a commit to make durable (else it is instant and never blocks)."""
+        return not self._in_block and self._txn is not None and self._txn.has_writes
+
     def _finish_autocommit(self) -> None:
         if not self._in_block and self._txn is not None:
             txn, self._txn = self._txn, None

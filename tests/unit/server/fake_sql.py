@@ -62,6 +62,8 @@ class FakeSession:
     def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
         raise AssertionError("the fake session has no SQL cursors")
 
+    sync_writes = False
+
     def sync(self) -> None:
         self.syncs = getattr(self, "syncs", 0) + 1
 

@@ -43,6 +43,7 @@ from sql.dialect import AlterRangePartitions, DetachPartition
 from sql.duckdb_errors import translate
 from sql.names import table_name
 from sql.parser import ParsedStatement
+from sql.plan_cache import PlanCache
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.settings import SessionSettings, duration_ms
@@ -109,6 +110,7 @@ class Session:
         self._system = system_query.SystemCatalog(self._cancel.is_set)
         self._cursors = cursor.Cursors()
         self._modes = TransactionModes(self.settings)
+        self._plan_cache: PlanCache[Plan] = PlanCache()
 
     # -- state -----------------------------------------------------------------------------
 
@@ -214,7 +216,7 @@ class Session:
         try:
             for chunk, utility in zip(chunks, utilities, strict=True):
                 try:
-                    plan = self._plan(sql, chunk, utility, ())
+                    plan = self._plan_reusing(sql, chunk, utility, ())
                 except BaseException:
                     self._on_error()
                     raise
@@ -249,7 +251,7 @@ class Session:
                 "current transaction is aborted, commands ignored until end of transaction block"
             )
         try:
-            plan = self._plan(sql, chunks[0], utility, tuple(param_oids))
+            plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
             return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
         except BaseException:
@@ -299,6 +301,22 @@ class Session:
         return None
 
     # -- planning --------------------------------------------------------------------------
+
+    def _plan_reusing(
+        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+    ) -> Plan:
+        """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
+        if utility is not None or self._failed:
+            return self._plan(sql, tokens, utility, declared)
+        text = sql[tokens[0].start : tokens[-1].end + 1]
+        version = self._db.catalog_version
+        plan = self._plan_cache.get(text, declared, version)
+        if plan is not None:
+            return plan
+        plan = self._plan(sql, tokens, utility, declared)
+        if _reusable(plan) and plan.catalog_version == version:
+            self._plan_cache.put(text, declared, version, plan)
+        return plan
 
     def _plan(
         self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
@@ -675,6 +693,11 @@ class Session:
             return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
         self.settings.get(utility.name)
         return (ResultColumn(self.settings.canonical_name(utility.name).lower(), OID_TEXT),)
+
+
+def _reusable(plan: Plan) -> bool:
+    """Queries and writes (not EXPLAIN, whose options are set on the plan)."""
+    return plan.explain is None and plan.kind in ("QUERY", "WRITE")
 
 
 def _values_query(values: exp.Values) -> exp.Select:

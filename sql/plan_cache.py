@@ -1,0 +1,52 @@
+"""PlanCache: a session's recently planned statements, by their text, reused while the catalog
+stays the same.
+
+Planning (sqlglot parse, qualify and transpile, DuckDB describe) costs
+milliseconds, often more than running a point query or a small aggregate.
+Clients repeat the same text: dashboards and BI tools re-send their
+queries, and drivers send an unnamed Parse for every execution until they
+prepare.  A plan depends only on the text, the declared parameter types and
+the catalog (its version changes with every DDL); the values that vary per
+execution (parameters, now(), the snapshot) are bound when it runs, so a
+compiled query or write may run again as a prepared statement's does.
+(A time-travel read names its time as a literal, part of the text; whether
+that time is still within the history kept is checked when it runs.)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+P = TypeVar("P")
+
+DEFAULT_ENTRIES = 128
+
+
+class PlanCache(Generic[P]):
+    """An LRU of plans keyed by (statement text, declared parameter types)."""
+
+    def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
+        self._entries: OrderedDict[tuple[str, tuple[int, ...]], tuple[int, P]] = OrderedDict()
+        self._capacity = entries
+        self.hits = 0
+
+    def get(self, text: str, declared: Sequence[int], catalog_version: int) -> P | None:
+        key = (text, tuple(declared))
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry[0] != catalog_version:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[1]
+
+    def put(self, text: str, declared: Sequence[int], catalog_version: int, plan: P) -> None:
+        key = (text, tuple(declared))
+        self._entries[key] = (catalog_version, plan)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)

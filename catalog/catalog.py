@@ -15,6 +15,7 @@ from storage.errors import (
     DuplicateTable,
     FeatureNotSupported,
     InvalidObjectDefinition,
+    ObjectNotInPrerequisiteState,
     UndefinedObject,
     UndefinedTable,
 )
@@ -45,6 +46,7 @@ class Catalog:
         self._next_table_id = int(doc["next_table_id"])  # type: ignore[call-overload]
         self._next_tablet_id = int(doc["next_tablet_id"])  # type: ignore[call-overload]
         self._remove_orphan_tablets()
+        self._align_tablet_schemas()
 
     def _remove_orphan_tablets(self) -> None:
         named = {tid for t in self._tables.values() for tid in t.tablet_ids}
@@ -199,6 +201,30 @@ class Catalog:
                 if partition.range in set(drop):
                     self._engine.drop_tablet(partition.tablet_id)
             return new
+
+    def replace_table(self, old: TableInfo, new: TableInfo) -> TableInfo:
+        """Make ``new`` (same table ID and tablets, possibly renamed) the table's definition:
+        its tablets take the new schema first, then the catalog names it; ``open`` brings
+        tablets back in line with the catalog if a crash came in between."""
+        with self._lock:
+            if self._tables.get(old.name) is not old:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{old.name}" was changed by another statement; try again'
+                )
+            if new.name != old.name and new.name in self._tables:
+                raise DuplicateTable(f'relation "{new.name}" already exists')
+            for tablet_id in new.tablet_ids:
+                self._engine.alter_tablet(tablet_id, new.schema)
+            del self._tables[old.name]
+            self._tables[new.name] = new
+            self._save()
+            return new
+
+    def _align_tablet_schemas(self) -> None:
+        for table in self._tables.values():
+            for tablet_id in table.tablet_ids:
+                if self._engine.has_tablet(tablet_id):
+                    self._engine.alter_tablet(tablet_id, table.schema)
 
     def partition_owner(self, partition_name: str) -> TableInfo | None:
         """The table that has a range partition called ``partition_name``."""

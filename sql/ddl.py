@@ -9,6 +9,7 @@ order, as Kudu requires.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -52,6 +53,56 @@ def _is_constant(node: exp.Expression) -> bool:
     return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnDefinition:
+    """One column as a CREATE TABLE or ALTER TABLE ADD COLUMN declares it."""
+
+    name: str
+    type: DataType
+    nullable: bool
+    default: str | None
+    is_key: bool
+    attributes: dict[str, str]
+
+
+def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
+    """Read a column definition: type, NOT NULL, constant DEFAULT, PRIMARY KEY, and Impala's
+    ENCODING / COMPRESSION words (checked later, with the type, by check_storage_attributes)."""
+    col_name = identifier_name(item.this)
+    if item.args.get("kind") is None:
+        raise InvalidTableDefinition(f'column "{col_name}" has no type')
+    dtype = column_type(item.args["kind"])
+    nullable, default, is_key = True, None, False
+    attributes: dict[str, str] = {}
+    for constraint in item.constraints:
+        kind = constraint.kind
+        if isinstance(kind, exp.NotNullColumnConstraint):
+            nullable = bool(kind.args.get("allow_null"))
+        elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            is_key = True
+        elif isinstance(kind, (ColumnEncoding, ColumnCompression)):
+            word = "encoding" if isinstance(kind, ColumnEncoding) else "compression"
+            attributes[word] = kind.name.upper()
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            default = constant_default(kind.this, col_name, dtype, check_default)
+        else:
+            raise FeatureNotSupported(
+                f"column constraint {kind.sql(dialect='postgres')} is not supported"
+            )
+    return ColumnDefinition(col_name, dtype, nullable, default, is_key, attributes)
+
+
+def constant_default(
+    node: exp.Expression, column: str, dtype: DataType, check_default: DefaultChecker
+) -> str:
+    """A DEFAULT's SQL text, once checked to be a constant of the column's type."""
+    if not _is_constant(node):
+        raise FeatureNotSupported(f'default for column "{column}" must be a constant')
+    default = node.sql(dialect="postgres")
+    check_default(default, dtype)
+    return default
+
+
 def create_table(
     ast: exp.Create,
     catalog: Catalog,
@@ -77,39 +128,19 @@ def create_table(
     key: list[str] = []
     for item in schema_node.expressions:
         if isinstance(item, exp.ColumnDef):
-            col_name = identifier_name(item.this)
+            column = column_definition(item, check_default)
+            col_name = column.name
             if col_name in columns:
                 raise DuplicateColumn(f'column "{col_name}" specified more than once')
-            if item.args.get("kind") is None:
-                raise InvalidTableDefinition(f'column "{col_name}" has no type')
-            dtype = column_type(item.args["kind"])
-            nullable, default = True, None
-            for constraint in item.constraints:
-                kind = constraint.kind
-                if isinstance(kind, exp.NotNullColumnConstraint):
-                    nullable = bool(kind.args.get("allow_null"))
-                elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
-                    if key:
-                        raise InvalidTableDefinition(
-                            f'multiple primary keys for table "{name}" are not allowed'
-                        )
-                    key = [col_name]
-                elif isinstance(kind, (ColumnEncoding, ColumnCompression)):
-                    attributes.setdefault(col_name, {})[
-                        "encoding" if isinstance(kind, ColumnEncoding) else "compression"
-                    ] = kind.name.upper()
-                elif isinstance(kind, exp.DefaultColumnConstraint):
-                    if not _is_constant(kind.this):
-                        raise FeatureNotSupported(
-                            f'default for column "{col_name}" must be a constant'
-                        )
-                    default = kind.this.sql(dialect="postgres")
-                    check_default(default, dtype)
-                else:
-                    raise FeatureNotSupported(
-                        f"column constraint {kind.sql(dialect='postgres')} is not supported"
+            if column.is_key:
+                if key:
+                    raise InvalidTableDefinition(
+                        f'multiple primary keys for table "{name}" are not allowed'
                     )
-            columns[col_name] = (dtype, nullable, default)
+                key = [col_name]
+            if column.attributes:
+                attributes[col_name] = column.attributes
+            columns[col_name] = (column.type, column.nullable, column.default)
         elif isinstance(item, exp.PrimaryKey):
             if key:
                 raise InvalidTableDefinition(

@@ -26,6 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sql import (
+    alter_table,
     comments,
     copy,
     cursor,
@@ -267,6 +268,9 @@ class Session:
         if plan.kind in ("QUERY", "WRITE") and plan.catalog_version != self._db.catalog_version:
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
+            if _row_types(self._describe(plan)) != _row_types(stmt.columns):
+                # The client holds the old RowDescription, as PostgreSQL's plan cache says.
+                raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
         result = self._run(plan, list(params), deferred=True)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
@@ -371,8 +375,10 @@ class Session:
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
         elif isinstance(
-            ast, (exp.Create, exp.Drop, exp.Comment, AlterRangePartitions, DetachPartition)
+            ast, (exp.Create, exp.Drop, exp.Comment, exp.Alter, AlterRangePartitions, DetachPartition)
         ):
+            if isinstance(ast, exp.Alter):
+                ast.meta["statement_text"] = statement.text
             return Plan("DDL", ast)
         elif isinstance(ast, exp.TruncateTable):
             for node in ast.expressions:
@@ -540,11 +546,29 @@ class Session:
             result = partition_ddl.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
             result = partition_ddl.detach_partition(ast, self._db.catalog)
+        elif isinstance(ast, exp.Alter):
+            result = alter_table.alter_table(
+                ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
+                self._evaluate_constant, self._row_exists,
+            )  # fmt: skip
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = ddl.drop_table(ast, self._db.catalog)
         self._db.bump_catalog_version()
         return result
+
+    def _row_exists(self, sql: str) -> bool:
+        """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""
+        tokens = parser.split(sql)[0]
+        plan = self._plan(sql, tokens, None, ())
+        assert plan.query is not None, "row checks are queries"
+        txn = self._current_txn()
+        try:
+            table = self._runner.run_to_table(plan.query, txn, [], self._txn_start)
+        finally:
+            if not self._in_block:
+                self._finish_autocommit()
+        return table is not None and table.num_rows > 0
 
     def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
         """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
@@ -693,6 +717,10 @@ class Session:
             return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
         self.settings.get(utility.name)
         return (ResultColumn(self.settings.canonical_name(utility.name).lower(), OID_TEXT),)
+
+
+def _row_types(columns: Sequence[ResultColumn] | None) -> list[tuple[int, int]] | None:
+    return None if columns is None else [(c.type_oid, c.typmod) for c in columns]
 
 
 def _reusable(plan: Plan) -> bool:

@@ -142,6 +142,10 @@ class StorageEngine:
                 fsync_dir(metadata.parent)
             remove_dir(self.layout.tablet_dir(tablet_id), fsync=self.options.fsync)
 
+    def alter_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
+        """Give a tablet a new schema (ALTER TABLE); durable when this returns."""
+        self.tablet(tablet_id).alter_schema(schema)
+
     def has_tablet(self, tablet_id: TabletId) -> bool:
         with self._tablets_lock:
             return tablet_id in self._tablets

@@ -8,6 +8,7 @@ the old data.
 
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -23,7 +24,9 @@ class ColumnSchema:
     (PostgreSQL spelling), kept for DDL display and evaluated by the SQL layer.
     ``encoding`` and ``compression`` name the column's cfile encoding and block
     codec in Impala's words (``storage.cfile.encoding.EncodingType`` and
-    ``storage.cfile.compression.CompressionType`` values).
+    ``storage.cfile.compression.CompressionType`` values).  ``read_default`` is
+    what rows written before the column was added read (Kudu's read default),
+    as a MemRowSet value (``storage.tablet.memrowset.to_storage_values``).
     """
 
     id: ColumnId
@@ -33,6 +36,7 @@ class ColumnSchema:
     default_sql: str | None = None
     encoding: str = "AUTO_ENCODING"
     compression: str = "DEFAULT_COMPRESSION"
+    read_default: object = None
 
     def to_json(self) -> dict[str, object]:
         doc: dict[str, object] = {
@@ -47,6 +51,8 @@ class ColumnSchema:
             doc["encoding"] = self.encoding
         if self.compression != "DEFAULT_COMPRESSION":
             doc["compression"] = self.compression
+        if self.read_default is not None:
+            doc["read_default"] = _json_value(self.read_default)
         return doc
 
     @classmethod
@@ -59,7 +65,25 @@ class ColumnSchema:
             default_sql=doc.get("default_sql"),  # type: ignore[arg-type]
             encoding=str(doc.get("encoding", "AUTO_ENCODING")),
             compression=str(doc.get("compression", "DEFAULT_COMPRESSION")),
+            read_default=_from_json_value(doc.get("read_default")),
         )
+
+
+def _json_value(value: object) -> object:
+    """A MemRowSet value as JSON: bytes and decimals tagged, the rest as they are."""
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, decimal.Decimal):
+        return {"decimal": str(value)}
+    return value
+
+
+def _from_json_value(value: object) -> object:
+    if isinstance(value, dict):
+        if "bytes" in value:
+            return bytes.fromhex(str(value["bytes"]))
+        return decimal.Decimal(str(value["decimal"]))
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +119,10 @@ class Schema:
 
     def column(self, column_id: int) -> ColumnSchema:
         return self.columns[self._by_id[column_id]]
+
+    def find_id(self, column_id: int) -> ColumnSchema | None:
+        idx = self._by_id.get(column_id)
+        return None if idx is None else self.columns[idx]
 
     def index_of(self, column_id: int) -> int:
         return self._by_id[column_id]

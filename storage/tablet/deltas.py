@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +37,9 @@ from storage.errors import DataCorrupted
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.memrowset import Mutation, Row, from_storage_values, storage_arrow_type
 from storage.timestamp import Timestamp
+
+if TYPE_CHECKING:
+    from storage.tablet.schema_change import RowMapper
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,14 @@ class DeltaFile:
     def __len__(self) -> int:
         return len(self._rowids)
 
+    def with_schema(self, schema: Schema) -> DeltaFile:
+        """The same file read as ``schema``'s rows: a column it has no data for reads as its
+        read default (schema_change.py)."""
+        copy = object.__new__(DeltaFile)
+        copy.__dict__.update(self.__dict__)
+        copy._schema = schema
+        return copy
+
     def rowids_where(
         self, *, after: int | None = None, at_or_before: int | None = None
     ) -> np.ndarray:
@@ -127,7 +139,11 @@ class DeltaFile:
         row = self._table.slice(idx, 1)
         if not row.column("live")[0].as_py():
             return None
-        return tuple(_storage_value(row.column(str(c.id))[0], c) for c in self._schema.columns)
+        names = row.schema.names
+        return tuple(
+            _storage_value(row.column(str(c.id))[0], c) if str(c.id) in names else c.read_default
+            for c in self._schema.columns
+        )
 
 
 def _storage_value(scalar: pa.Scalar, column: ColumnSchema) -> object:
@@ -142,6 +158,14 @@ class DeltaMemStore:
 
     def __len__(self) -> int:
         return len(self.chains)
+
+    def with_schema(self, mapper: RowMapper) -> DeltaMemStore:
+        """A copy whose mutations hold another schema's positions (schema_change.py)."""
+        copy = DeltaMemStore()
+        copy.chains = {
+            rowid: [mapper.mutation(m) for m in chain] for rowid, chain in self.chains.items()
+        }
+        return copy
 
     def append(self, rowid: int, mutation: Mutation) -> None:
         self.chains.setdefault(rowid, []).append(mutation)

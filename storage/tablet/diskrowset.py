@@ -151,6 +151,7 @@ def write_rowset(
         "undo": undo_files,
         "redo": [],
         "next_delta": 1,
+        "columns": [c.id for c in schema.columns],
     }
 
 
@@ -174,8 +175,12 @@ class DiskRowSet:
         self.base_ts: int = meta["base_ts"]
         self.min_key = bytes.fromhex(meta["min_key"])
         self.max_key = bytes.fromhex(meta["max_key"])
+        # Columns added after this rowset was written have no file: they read their default.
+        written = meta.get("columns")
         self._columns = {
-            c.id: CFileReader(self.directory / f"col-{c.id}.cfile") for c in schema.columns
+            c.id: CFileReader(self.directory / f"col-{c.id}.cfile")
+            for c in schema.columns
+            if (c.id in written if written is not None else self._has_file(c.id))
         }
         self._keys = CFileReader(self.directory / KEY_FILE)
         self._block_max_keys = [bytes.fromhex(b.max) for b in self._keys.blocks]
@@ -186,11 +191,32 @@ class DiskRowSet:
         self.redo = [self._open_delta(d) for d in meta["redo"]]
         self.dms = DeltaMemStore()
 
+    def _has_file(self, column_id: int) -> bool:
+        return (self.directory / f"col-{column_id}.cfile").exists()
+
+    def with_schema(self, schema: Schema) -> DiskRowSet:
+        """This rowset read as ``schema`` (schema_change.py): same files, remapped
+        DeltaMemStore; the caller holds the tablet lock and swaps the copy in."""
+        from storage.tablet.schema_change import RowMapper
+
+        copy = object.__new__(DiskRowSet)
+        copy.__dict__.update(self.__dict__)
+        copy.schema = schema
+        copy._columns = {c.id: self._columns[c.id] for c in schema.columns if c.id in self._columns}
+        copy.dms = self.dms.with_schema(RowMapper(self.schema, schema))
+        copy.undo = [d.with_schema(schema) for d in self.undo]
+        copy.redo = [d.with_schema(schema) for d in self.redo]
+        return copy
+
+    def _default_array(self, column_id: int, rows: int) -> pa.Array:
+        column = self.schema.column(column_id)
+        return from_storage_values([column.read_default] * rows, column.type)
+
     def _open_delta(self, doc: dict) -> DeltaFile:
         return DeltaFile(self.directory / doc["file"], self.schema, doc["min_ts"], doc["max_ts"])
 
     def known_files(self) -> set[str]:
-        names = {f"col-{c.id}.cfile" for c in self.schema.columns}
+        names = {f"col-{column_id}.cfile" for column_id in self._columns}
         names |= {KEY_FILE, DELETED_FILE, BLOOM_FILE}
         return names | {d["file"] for d in (*self.meta["undo"], *self.meta["redo"])}
 
@@ -250,7 +276,10 @@ class DiskRowSet:
             return []
         columns = []
         for column in self.schema.columns:
-            reader = self._columns[column.id]
+            reader = self._columns.get(column.id)
+            if reader is None:
+                columns.append([column.read_default] * len(rowids))
+                continue
             parts = []
             blocks = (
                 np.searchsorted([b.first_rowid for b in reader.blocks], rowids, side="right") - 1
@@ -453,7 +482,11 @@ class DiskRowSet:
         self, idx: int, spec: ScanSpec, mask: np.ndarray, stats: ScanStats
     ) -> np.ndarray:
         for predicate in spec.predicates:
-            reader = self._columns[predicate.column_id]
+            reader = self._columns.get(predicate.column_id)
+            if reader is None:
+                if not predicate.evaluate(self._default_array(predicate.column_id, 1))[0].as_py():
+                    return np.zeros_like(mask)
+                continue
             if not block_may_match(predicate, reader.blocks[idx], reader.data_type):
                 stats.blocks_skipped += 1
                 return np.zeros_like(mask)
@@ -461,6 +494,8 @@ class DiskRowSet:
         if len(selected) <= _FEW_ROWS and len(selected) * 16 < len(mask):
             # A point or short key range: judge only the candidate rows.
             for predicate in spec.predicates:
+                if predicate.column_id not in self._columns:
+                    continue  # a read default, judged above
                 values = self._columns[predicate.column_id].read_block(idx).to_arrow(selected)
                 stats.blocks_read += 1
                 stats.predicates_on_decoded += 1
@@ -471,6 +506,8 @@ class DiskRowSet:
             narrowed[selected] = True
             return narrowed
         for predicate in spec.predicates:
+            if predicate.column_id not in self._columns:
+                continue
             block = self._columns[predicate.column_id].read_block(idx)
             stats.blocks_read += 1
             matches, on_encoded = block.evaluate(predicate)
@@ -495,7 +532,10 @@ class DiskRowSet:
             return _empty_projection(len(selected))
         arrays = []
         for column_id in spec.projection:
-            reader = self._columns[column_id]
+            reader = self._columns.get(column_id)
+            if reader is None:
+                arrays.append(self._default_array(column_id, len(selected)))
+                continue
             arrays.append(reader.read_block(idx).to_arrow(selected))
             stats.blocks_read += 1
             if not _is_fixed(reader.data_type):

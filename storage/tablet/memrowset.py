@@ -122,6 +122,19 @@ class MemRowSet:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def with_schema(self, schema: Schema) -> MemRowSet:
+        """A copy whose rows and chains hold ``schema``'s columns (schema_change.py); the
+        caller holds the tablet lock and swaps the copy in."""
+        from storage.tablet.schema_change import RowMapper
+
+        mapper = RowMapper(self._schema, schema)
+        copy = MemRowSet(schema, self._lock)
+        for key, row in self._rows.items():
+            moved = MemRowSetRow(row.txn, mapper.row(row.values))
+            moved.mutations = [mapper.mutation(m) for m in row.mutations]
+            copy._rows[key] = moved
+        return copy
+
     def contains(self, key: bytes) -> bool:
         return key in self._rows
 

@@ -50,6 +50,7 @@ from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.memrowset import MemRowSet, Probe, to_storage_values
+from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 from storage.types import TabletId
 
@@ -139,6 +140,21 @@ class Tablet:
         remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
         return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
 
+    def alter_schema(self, schema: Schema) -> None:
+        """Take ``schema`` (same key columns; columns added, dropped or renamed by ID) and
+        write it to the metadata; nothing on disk is rewritten (schema_change.py)."""
+        with self._lock:
+            if schema == self.schema:
+                return
+            old_key = [(c.id, c.type) for c in self.schema.key_columns]
+            if [(c.id, c.type) for c in schema.key_columns] != old_key:
+                raise InternalError(f"tablet {self.tablet_id}: the primary key cannot change")
+            self._memrowset = self._memrowset.with_schema(schema)
+            self.rowsets = [r.with_schema(schema) for r in self.rowsets]
+            self.schema = schema
+            if self.directory is not None:
+                self.write_metadata()
+
     def flush(self, snapshot: Timestamp, history_cutoff: int) -> bool:
         """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py)."""
         from storage.tablet.flush import flush_tablet
@@ -178,6 +194,7 @@ class Tablet:
         constraint_name: str | None = None,
     ) -> WriteResult:
         """Insert every row of ``batch`` (all columns), or none if any key is live (23505)."""
+        batch = conform_batch(batch, self.schema, fill=True)
         columns = self._columns_of(batch, self.schema.columns, require_all=True)
         self._check_cell_sizes(columns)
         keys = self._encode_keys(columns)
@@ -222,6 +239,7 @@ class Tablet:
         With ``conflict_ts``, a row another transaction changed after that timestamp is not
         written but listed in ``WriteResult.conflicts`` (the SQL layer re-reads it, or fails
         with 40001 under REPEATABLE READ)."""
+        batch = conform_batch(batch, self.schema, fill=False)
         key_ids = set(self.schema.key_column_ids)
         named = [self._column_schema(name) for name in batch.schema.names]
         changed = [c for c in named if c.id not in key_ids]

@@ -23,6 +23,12 @@ class EngineDouble:
     def tablet_ids(self):
         return sorted(self.tablets)
 
+    def has_tablet(self, tablet_id) -> bool:
+        return tablet_id in self.tablets
+
+    def alter_tablet(self, tablet_id, schema) -> None:
+        self.tablets[tablet_id] = schema
+
 
 COLUMNS = [("a", t.STRING, True, None), ("id", t.INT64, True, None), ("n", t.INT32, False, "7")]
 
@@ -63,3 +69,23 @@ def test_tablets_no_table_names_are_removed_on_open(tmp_path):
     engine.create_tablet(41, None)  # as if a crash hit between tablet and catalog writes
     Catalog(engine, CatalogStore(tmp_path, fsync=False))
     assert engine.tablet_ids() == []
+
+
+def test_replace_table_renames_and_realigns_tablets_on_open(tmp_path):
+    import dataclasses
+
+    from storage.schema import ColumnSchema, Schema
+    from storage.types import ColumnId
+
+    engine = EngineDouble()
+    catalog = Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    table = catalog.create_table("t", COLUMNS, ["id"])
+    added = ColumnSchema(ColumnId(3), "extra", t.INT32, read_default=5)
+    schema = Schema((*table.schema.columns, added), table.schema.num_key_columns)
+    new = dataclasses.replace(table, name="u", schema=schema, next_column_id=4)
+    catalog.replace_table(table, new)
+    assert catalog.find_table("t") is None and catalog.get_table("u").schema == schema
+    assert engine.tablets[table.tablet_ids[0]] == schema
+    engine.tablets[table.tablet_ids[0]] = table.schema  # as if a crash hit before the tablet
+    Catalog(engine, CatalogStore(tmp_path, fsync=False))
+    assert engine.tablets[table.tablet_ids[0]] == schema

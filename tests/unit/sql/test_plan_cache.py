@@ -49,3 +49,17 @@ def test_repeated_text_reuses_the_plan_until_ddl(session):
     rows(session, "create table pc (id int primary key, w int, v text)")
     rows(session, "insert into pc values (2, 7, 'b')")
     assert rows(session, "select * from pc") == [(2, 7, "b")]
+
+
+def test_a_prepared_statement_whose_result_shape_changed_is_0a000(session):
+    from storage.errors import FeatureNotSupported
+
+    rows(session, "create table ps (id int primary key, v text)")
+    rows(session, "insert into ps values (1, 'x')")
+    stmt = session.prepare("select * from ps", [])
+    rows(session, "alter table ps rename column v to w")
+    result = session.execute_prepared(stmt, [])
+    assert [tuple(r.values()) for b in result.batches for r in b.to_pylist()] == [(1, "x")]
+    rows(session, "alter table ps add column n int")
+    with pytest.raises(FeatureNotSupported, match="cached plan must not change result type"):
+        session.execute_prepared(stmt, [])

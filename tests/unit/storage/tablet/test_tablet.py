@@ -100,7 +100,7 @@ def test_update_sets_only_given_columns_and_skips_missing_rows(tablet):
 
 def test_malformed_batches_are_refused(tablet):
     with pytest.raises(InternalError):
-        tablet.insert(TxnState(), _batch(a=[1], b=["x"]), never_wait)
+        tablet.insert(TxnState(), _batch(a=[1], v=["x"]), never_wait)
     with pytest.raises(NotNullViolation):
         tablet.insert(TxnState(), _batch(a=[1], b=[None], v=["x"]), never_wait)
     with pytest.raises(InternalError):
@@ -143,8 +143,18 @@ def test_columns_of_another_type_are_cast_and_overflow_is_22003(tablet):
         tablet.insert(txn, too_big, never_wait)
 
 
-def test_unknown_fields_are_refused(tablet):
+def test_unknown_fields_are_refused_and_dropped_columns_ignored(tablet):
     with pytest.raises(InternalError):
         tablet.update(
             TxnState(), _batch(a=[1], b=["x"]).append_column("zz", pa.array([1])), never_wait
         )
+    txn = TxnState()
+    tablet.insert(
+        txn, _batch(a=[1], b=["x"], v=["v"]).append_column("99", pa.array([1])), never_wait
+    )
+    assert (
+        tablet.update(
+            txn, _batch(a=[1], b=["x"]).append_column("99", pa.array([2])), never_wait
+        ).count
+        == 1
+    )

@@ -21,7 +21,7 @@ TEST_STAMP := $(VENV)/.nyala-installed-test
 JDBC_JAR   := /usr/share/java/postgresql.jar
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e bench bench-quick clean distclean
+.PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -77,6 +77,9 @@ bench: $(TEST_STAMP)
 
 bench-quick: $(TEST_STAMP)
 	$(BIN)/python -m bench --scale 0.05 --mixed-seconds 5 --op-seconds 1.5 $(BENCH_ARGS)
+
+bench-encodings: $(TEST_STAMP)
+	$(BIN)/python -m bench.encodings --rows 1000000 --out bench/results/encodings.json
 
 clean:
 	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info bench/results/*.tmp

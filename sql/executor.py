@@ -22,6 +22,7 @@ from catalog.table import TableInfo
 from sql.duckdb_errors import translate, translate_arrow
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
+from storage.scan_stats import ScanStats as TabletScanStats
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.types import TabletId
@@ -33,14 +34,20 @@ _view_ids = itertools.count(1)
 
 @dataclass(slots=True)
 class ScanStats:
-    """What EXPLAIN ANALYZE reports about the scans: rows returned by each tablet, and time."""
+    """What EXPLAIN ANALYZE reports about the scans: rows returned by each tablet, what its
+    storage read and skipped, and time."""
 
     rows_by_tablet: dict[tuple[str, TabletId], int] = field(default_factory=dict)
     seconds: float = 0.0
+    storage_by_tablet: dict[tuple[str, TabletId], TabletScanStats] = field(default_factory=dict)
+    """What each tablet's storage scans read and skipped (rowsets, blocks, encoded predicates)."""
 
     def add(self, table: str, tablet_id: TabletId, rows: int) -> None:
         key = (table, tablet_id)
         self.rows_by_tablet[key] = self.rows_by_tablet.get(key, 0) + rows
+
+    def tablet(self, table: str, tablet_id: TabletId) -> TabletScanStats:
+        return self.storage_by_tablet.setdefault((table, tablet_id), TabletScanStats())
 
 
 class ScanSource:
@@ -80,7 +87,8 @@ class ScanSource:
         for tablet_id in self._tablet_ids:
             if stats is not None:
                 stats.add(self._table.name, tablet_id, 0)
-            for batch in self._txn.scan(tablet_id, self._spec):
+            storage = stats.tablet(self._table.name, tablet_id) if stats is not None else None
+            for batch in self._txn.scan(tablet_id, self._spec, stats=storage):
                 self._check_cancel()
                 if stats is not None:
                     stats.add(self._table.name, tablet_id, batch.num_rows)

@@ -18,7 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from catalog.table import TableInfo
 from sql import dml, parser
-from sql.executor import ScanStats
+from sql.executor import ScanStats, TabletScanStats
 from sql.query import CompiledQuery, QueryRunner
 from sql.result import Result, ResultColumn
 from storage.errors import SqlSyntaxError
@@ -147,8 +147,25 @@ def run_explain(
             count = 0 if table is None else table.num_rows
         elapsed_ms = (time.perf_counter() - started) * 1000
         for (table_name, tablet_id), rows in stats.rows_by_tablet.items():
-            lines.append(f"Tablet {tablet_id} of {table_name}: {rows} rows read")
+            line = f"Tablet {tablet_id} of {table_name}: {rows} rows read"
+            storage = stats.storage_by_tablet.get((table_name, tablet_id))
+            if storage is not None:
+                line += "; " + _storage_line(storage)
+            lines.append(line)
         lines.append(f"Rows: {count}")
         lines.append(f"Execution Time: {elapsed_ms:.3f} ms")
     batch = pa.RecordBatch.from_arrays([pa.array(lines, pa.string())], names=["QUERY PLAN"])
     return Result(columns=COLUMNS, batches=iter([batch]), command_tag="EXPLAIN")
+
+
+def _storage_line(stats: TabletScanStats) -> str:
+    """What a tablet's storage did for the scan: where the rows came from, what was skipped,
+    and whether predicates ran on encoded data (dictionary codewords, run-length runs)."""
+    return (
+        f"MemRowSet rows {stats.memrowset_rows_scanned}, "
+        f"rowsets {stats.rowsets_read} read / {stats.rowsets_skipped} skipped, "
+        f"blocks {stats.blocks_read} read / {stats.blocks_skipped} skipped, "
+        f"predicates {stats.predicates_on_encoded} on encoded data / "
+        f"{stats.predicates_on_decoded} on decoded values, "
+        f"delta rows {stats.delta_rows}, strings materialised {stats.strings_materialised}"
+    )

@@ -14,14 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql import conflict, key_writes
+from sql import conflict, key_writes, recheck
 from sql.datatypes import duckdb_type
 from sql.dialect import Upsert
 from sql.executor import ScanStats
@@ -29,22 +27,15 @@ from sql.names import identifier_name, table_name
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
 from sql.transpile import SessionFacts
+from sql.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
 from storage.errors import (
-    CheckViolation,
     FeatureNotSupported,
-    NotNullViolation,
-    SerializationFailure,
     SqlSyntaxError,
-    StringDataRightTruncation,
     UndefinedColumn,
-    UniqueViolation,
 )
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import TabletId, TypeKind
-
-_OLD_KEY = "__nyala_old_key_"
 
 
 @dataclass(slots=True)
@@ -277,7 +268,7 @@ def plan_update(
     changes_key = any(c in table.schema.key_column_ids for c in changes)
     if changes_key:
         projections.extend(
-            exp.alias_(_col(alias, c), f"{_OLD_KEY}{i}", quoted=True)
+            exp.alias_(_col(alias, c), f"{OLD_KEY}{i}", quoted=True)
             for i, c in enumerate(table.schema.key_columns)
         )
     select = exp.select(*projections).from_(ast.this.copy())
@@ -337,32 +328,6 @@ def plan_delete(
     )
 
 
-def _check_constraints(table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]) -> None:
-    for column in columns:
-        array = rows.column(column.name)
-        if not column.nullable and array.null_count:
-            raise NotNullViolation(
-                f'null value in column "{column.name}" of relation "{table.name}" '
-                "violates not-null constraint"
-            )
-        if column.type.kind is TypeKind.VARCHAR and column.type.length is not None:
-            longest = pc.max(pc.utf8_length(array)).as_py()
-            if longest is not None and longest > column.type.length:
-                raise StringDataRightTruncation(
-                    f"value too long for type character varying({column.type.length})"
-                )
-
-
-def _storage_batch(rows: pa.Table, columns: list[ColumnSchema]) -> pa.RecordBatch:
-    arrays = [rows.column(c.name).cast(c.type.arrow_type) for c in columns]
-    table = pa.Table.from_arrays(arrays, names=[str(c.id) for c in columns])
-    return (
-        table.combine_chunks().to_batches()[0]
-        if table.num_rows
-        else pa.RecordBatch.from_pylist([], schema=table.schema)
-    )
-
-
 def execute_write(
     plan: WritePlan,
     runner: QueryRunner,
@@ -382,219 +347,14 @@ def execute_write(
     names = [c.name for c in plan.table.schema.columns]
     rows = rows.rename_columns(names + rows.column_names[len(names) :])
     if plan.conflict is not None:
-        return _write_with_conflicts(plan, runner, txn, params, now, rows, plan.conflict)
+        return recheck.write_with_conflicts(plan, runner, txn, params, now, rows, plan.conflict)
     if plan.kind == "INSERT":
-        _check_constraints(plan.table, rows, plan.written)
+        check_constraints(plan.table, rows, plan.written)
         count = 0
-        for tablet_id, batch in by_tablet(plan.table, _storage_batch(rows, plan.written)):
+        for tablet_id, batch in by_tablet(plan.table, storage_batch(rows, plan.written)):
             count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
         return count, rows
-    return _modify(plan, runner, txn, params, now, rows)
-
-
-def _modify(
-    plan: WritePlan,
-    runner: QueryRunner,
-    txn: Transaction,
-    params: list[Any],
-    now: Any,
-    rows: pa.Table,
-) -> tuple[int, pa.Table | None]:
-    """UPDATE or DELETE ``rows``, re-reading the rows a concurrent transaction changed.
-
-    Rows changed and committed by another transaction after this statement's
-    snapshot (found while writing, after waiting for their lock if need be) are
-    not written.  As PostgreSQL's READ COMMITTED does, the statement then reads
-    just those rows again at a fresh snapshot, re-evaluating its WHERE and SET
-    against their newest versions, and writes what still matches.  Under
-    REPEATABLE READ the storage transaction fails with 40001 instead.
-    """
-    key_names = (
-        [f"{_OLD_KEY}{i}" for i in range(len(plan.table.schema.key_columns))]
-        if plan.changes_key
-        else [c.name for c in plan.table.schema.key_columns]
-    )
-    names = [c.name for c in plan.table.schema.columns]
-    count = 0
-    written: list[pa.Table] = []
-    while True:
-        if plan.changes_key:
-            done, conflicts = _move_rows(plan, txn, rows)
-        else:
-            done, conflicts = _apply_rows(plan, txn, rows)
-        count += done
-        keep = np.ones(rows.num_rows, dtype=bool)
-        keep[conflicts] = False
-        written.append(rows.filter(pa.array(keep)) if conflicts else rows)
-        if not conflicts:
-            break
-        retry = rows.take(pa.array(conflicts)).select(key_names)
-        txn.refresh_snapshot()
-        again = runner.run_to_table(plan.source, txn, params, now)
-        if again is None:
-            break
-        again = again.rename_columns(names + again.column_names[len(names) :])
-        rows = _rows_with_keys(again, retry, key_names)
-        if rows.num_rows == 0:
-            break
-    if plan.changes_key:
-        written = [t.select(names) for t in written]
-    out = pa.concat_tables(written) if len(written) > 1 else written[0]
-    return count, out
-
-
-def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
-    """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
-    in ``rows`` of the rows left unwritten because of a concurrent change."""
-    if plan.kind == "UPDATE":
-        _check_constraints(plan.table, rows, plan.written)
-    count = 0
-    conflicts: list[int] = []
-    for tablet_id, batch, positions in _routed(plan.table, rows, plan.written):
-        found: list[int] = []
-        if plan.kind == "UPDATE":
-            count += txn.update(tablet_id, batch, conflicts=found)
-        else:
-            count += txn.delete(tablet_id, batch, conflicts=found)
-        conflicts.extend(positions[found].tolist())
-    return count, sorted(conflicts)
-
-
-def _routed(
-    table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]
-) -> list[tuple[TabletId, pa.RecordBatch, np.ndarray]]:
-    """``by_tablet`` that also gives, per tablet batch, each row's position in ``rows``."""
-    batch = _storage_batch(rows, columns)
-    position_name = "__nyala_position"
-    numbered = batch.append_column(position_name, pa.array(np.arange(batch.num_rows)))
-    out = []
-    for tablet_id, part in by_tablet(table, numbered):
-        index = part.schema.get_field_index(position_name)
-        positions = part.column(index).to_numpy()
-        out.append((tablet_id, part.remove_column(index), positions))
-    return out
-
-
-def _rows_with_keys(rows: pa.Table, keys: pa.Table, key_names: list[str]) -> pa.Table:
-    """The rows of ``rows`` whose ``key_names`` values are one of ``keys``' rows."""
-    mask = None
-    for name in key_names:
-        column_mask = pc.is_in(rows.column(name), value_set=keys.column(name).combine_chunks())
-        mask = column_mask if mask is None else pc.and_(mask, column_mask)
-    candidates = rows.filter(mask)
-    if len(key_names) == 1 or candidates.num_rows == 0:
-        return candidates
-    # Per-row Python over the few candidates that matched every key column on its own.
-    wanted = set(zip(*(keys.column(n).to_pylist() for n in key_names)))
-    exact = [
-        tuple(values) in wanted
-        for values in zip(*(candidates.column(n).to_pylist() for n in key_names))
-    ]
-    return candidates.filter(pa.array(exact, pa.bool_()))
-
-
-def _insert(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
-    columns = list(table.schema.columns)
-    _check_constraints(table, rows, columns)
-    count = 0
-    for tablet_id, batch in by_tablet(table, _storage_batch(rows, columns)):
-        count += txn.insert(tablet_id, batch, constraint_name=f"{table.name}_pkey")
-    return count
-
-
-class _ConcurrentChange(Exception):
-    """A row this statement read changed in a transaction that committed after its snapshot."""
-
-
-_RETRY_SAVEPOINT = "__nyala_on_conflict"
-
-
-def _write_with_conflicts(
-    plan: WritePlan,
-    runner: QueryRunner,
-    txn: Transaction,
-    params: list[Any],
-    now: Any,
-    rows: pa.Table,
-    action: conflict.ConflictAction,
-) -> tuple[int, pa.Table | None]:
-    """INSERT ... ON CONFLICT / UPSERT, safe against concurrent writers of the same keys.
-
-    A key another transaction inserted, changed or deleted after this statement's
-    snapshot shows up as a 23505 on insert or as a write conflict on update.  Under
-    READ COMMITTED the statement's writes are then undone (an internal savepoint)
-    and it runs again at a fresh snapshot, where that row is visible, so concurrent
-    upserts of one key neither fail nor lose an update, as in PostgreSQL.  Under
-    REPEATABLE READ that is 40001.
-    """
-    names = [c.name for c in plan.table.schema.columns]
-    while True:
-        txn.savepoint(_RETRY_SAVEPOINT)
-        try:
-            result = _apply_conflict_rows(plan, txn, rows, action)
-        except (UniqueViolation, _ConcurrentChange) as exc:
-            txn.rollback_to(_RETRY_SAVEPOINT)
-            txn.release(_RETRY_SAVEPOINT)
-            if txn.repeatable_read:
-                raise SerializationFailure(
-                    "could not serialize access due to concurrent update"
-                ) from exc
-            txn.refresh_snapshot()
-            again = runner.run_to_table(plan.source, txn, params, now)
-            if again is None:
-                return 0, None
-            rows = again.rename_columns(names + again.column_names[len(names) :])
-            continue
-        except BaseException:
-            if txn.is_active:
-                txn.release(_RETRY_SAVEPOINT)
-            raise
-        txn.release(_RETRY_SAVEPOINT)
-        return result
-
-
-def _apply_conflict_rows(
-    plan: WritePlan, txn: Transaction, rows: pa.Table, action: conflict.ConflictAction
-) -> tuple[int, pa.Table | None]:
-    table = plan.table
-    inserts, updates = conflict.split(table, rows, action)
-    count = _insert(table, txn, inserts) if inserts.num_rows else 0
-    written = [inserts]
-    if updates is not None and updates.num_rows:
-        columns = list(table.schema.columns)
-        _check_constraints(table, updates, columns)
-        for tablet_id, batch in by_tablet(table, _storage_batch(updates, columns)):
-            conflicts: list[int] = []
-            count += txn.update(tablet_id, batch, conflicts=conflicts)
-            if conflicts:
-                raise _ConcurrentChange
-        written.append(updates)
-    out = pa.concat_tables(written)
-    return count, out if out.num_rows else None
-
-
-def _move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
-    """An UPDATE that changes key columns: delete the old keys, insert the new rows (23505 on a
-    collision), as PostgreSQL allows and Kudu does not.  Returns the count and the positions
-    of rows a concurrent change kept from being moved (see ``_modify``)."""
-    table = plan.table
-    keys = table.schema.key_columns
-    old = rows.select([f"{_OLD_KEY}{i}" for i in range(len(keys))]).rename_columns(
-        [c.name for c in keys]
-    )
-    count = 0
-    conflicts: list[int] = []
-    for tablet_id, batch, positions in _routed(table, old, list(keys)):
-        found: list[int] = []
-        count += txn.delete(tablet_id, batch, conflicts=found)
-        conflicts.extend(positions[found].tolist())
-    images = rows.select([c.name for c in table.schema.columns])
-    if conflicts:
-        keep = np.ones(rows.num_rows, dtype=bool)
-        keep[conflicts] = False
-        images = images.filter(pa.array(keep))
-    _insert(table, txn, images)
-    return count, sorted(conflicts)
+    return recheck.modify(plan, runner, txn, params, now, rows)
 
 
 def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None:
@@ -609,31 +369,3 @@ def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None
                 txn.delete(
                     tablet_id, pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
                 )
-
-
-def by_tablet(table: TableInfo, batch: pa.RecordBatch) -> list[tuple[TabletId, pa.RecordBatch]]:
-    """Split a write batch (fields named by column ID) by the tablet each row belongs to.
-
-    Every row is routed before anything is written: a row outside every range
-    fails the statement with 23514 and nothing of it is applied.
-    """
-    partitioning = table.partition_schema
-    if partitioning is None:
-        return [(table.tablet_ids[0], batch)]
-    names = batch.schema.names
-    columns = {
-        column.id: batch.column(names.index(str(column.id)))
-        for column in table.schema.key_columns
-        if str(column.id) in names
-    }
-    index = partitioning.route(table.schema, table.partitions, columns)
-    if (index < 0).any():
-        raise CheckViolation(
-            f'no partition of relation "{table.name}" found for row',
-            detail="The row's key falls outside every range partition of the table.",
-        )
-    out = []
-    for position in np.unique(index):
-        mask = pa.array(index == position)
-        out.append((table.partitions[int(position)].tablet_id, batch.filter(mask)))
-    return out

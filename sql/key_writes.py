@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.names import identifier_name
+from sql.write_batches import by_tablet
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -204,8 +205,6 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
 
 def execute(write: KeyWrite, txn: Transaction, params: list[Any]) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
-    from sql.dml import by_tablet
-
     try:
         batch = _batch(write, params)
     except _Fallback:

@@ -220,7 +220,7 @@ class Transaction:
 
     def _undo_writes(self, tablet: Tablet, keys: list[bytes]) -> None:
         if keys:
-            tablet.pop_provisional(self._state, keys)
+            tablet.remove_provisional(self._state, keys, newest_only=True)
 
     # -- savepoints ------------------------------------------------------------------------
 

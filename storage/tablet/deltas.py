@@ -26,6 +26,7 @@ history never opens it.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,6 +80,34 @@ def write_delta_file(path: Path, schema: Schema, images: list[DeltaImage], *, fs
     return path.stat().st_size
 
 
+class _Contents:
+    """A delta file's records, read on first use: a scan that needs no history never opens
+    the UNDO files, so a flushed rowset's history costs no memory until someone asks."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._loaded: tuple[pa.Table, np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
+        try:
+            pa.ipc.open_file(pa.memory_map(str(path), "r"))  # the footer only: fail early
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise DataCorrupted(f"delta file {path} is unreadable: {exc}") from exc
+
+    def load(self) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._loaded is None:
+                try:
+                    table = pa.ipc.open_file(pa.memory_map(str(self._path), "r")).read_all()
+                except (OSError, pa.ArrowInvalid) as exc:
+                    raise DataCorrupted(f"delta file {self._path} is unreadable: {exc}") from exc
+                self._loaded = (
+                    table,
+                    table.column("rowid").to_numpy(),
+                    table.column("ts").to_numpy(),
+                )
+            return self._loaded
+
+
 class DeltaFile:
     """An opened, memory-mapped delta file and its timestamp range."""
 
@@ -86,13 +115,20 @@ class DeltaFile:
         self.path = path
         self.min_ts = min_ts
         self.max_ts = max_ts
-        try:
-            self._table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise DataCorrupted(f"delta file {path} is unreadable: {exc}") from exc
-        self._rowids = self._table.column("rowid").to_numpy()
-        self._ts = self._table.column("ts").to_numpy()
+        self._contents = _Contents(path)
         self._schema = schema
+
+    @property
+    def _table(self) -> pa.Table:
+        return self._contents.load()[0]
+
+    @property
+    def _rowids(self) -> np.ndarray:
+        return self._contents.load()[1]
+
+    @property
+    def _ts(self) -> np.ndarray:
+        return self._contents.load()[2]
 
     @property
     def size_bytes(self) -> int:

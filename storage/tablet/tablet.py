@@ -320,28 +320,28 @@ class Tablet:
             return self._memrowset.changed_after(key, ts)
         return location[0].changed_after(location[1], int(ts))
 
-    def pop_provisional(self, txn: TxnState, keys: Iterable[bytes]) -> None:
-        """Undo ``txn``'s newest uncommitted entry at each of ``keys``: one write, undone
-        (ROLLBACK TO SAVEPOINT walks its writes back newest first)."""
+    def remove_provisional(
+        self, txn: TxnState, keys: Iterable[bytes], *, newest_only: bool = False
+    ) -> None:
+        """Undo ``txn``'s uncommitted writes at ``keys`` (rollback); with ``newest_only``, just
+        its newest entry at each key: one write undone (ROLLBACK TO SAVEPOINT walks its writes
+        back newest first)."""
         with self._lock:
             for key in keys:
                 if self._memrowset.contains(key):
-                    self._memrowset.pop_provisional(key, txn)
+                    if newest_only:
+                        self._memrowset.pop_provisional(key, txn)
+                    else:
+                        self._memrowset.remove_provisional(key, txn)
                     continue
                 location = self._locate(key)
-                if location is not None:
-                    location[0].pop_provisional(location[1], txn)
-
-    def remove_provisional(self, txn: TxnState, keys: Iterable[bytes]) -> None:
-        """Undo ``txn``'s uncommitted writes at ``keys`` (rollback)."""
-        with self._lock:
-            for key in keys:
-                if self._memrowset.contains(key):
-                    self._memrowset.remove_provisional(key, txn)
+                if location is None:
                     continue
-                location = self._locate(key)
-                if location is not None:
-                    location[0].remove_provisional(location[1], txn)
+                rowset, rowid = location
+                if newest_only:
+                    rowset.pop_provisional(rowid, txn)
+                else:
+                    rowset.remove_provisional(rowid, txn)
 
     def scan(
         self,

@@ -21,7 +21,7 @@ TEST_STAMP := $(VENV)/.nyala-installed-test
 JDBC_JAR   := /usr/share/java/postgresql.jar
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings clean distclean
+.PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings bench-memory clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -31,6 +31,8 @@ help:
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
 	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
 	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
+	@echo "make bench-encodings on-disk bytes per column encoding and compression (bench data)"
+	@echo "make bench-memory server RSS loading 10M rows through COPY, and after CHECKPOINT"
 	@echo "make clean      remove caches and build leftovers (keeps .venv and $(DATA_DIR))"
 	@echo "make distclean  clean, and remove .venv too"
 
@@ -80,6 +82,9 @@ bench-quick: $(TEST_STAMP)
 
 bench-encodings: $(TEST_STAMP)
 	$(BIN)/python -m bench.encodings --rows 1000000 --out bench/results/encodings.json
+
+bench-memory: $(TEST_STAMP)
+	$(BIN)/python -m bench.memory --rows 10000000 --out bench/results/memory.json
 
 clean:
 	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info bench/results/*.tmp

@@ -18,7 +18,6 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -36,16 +35,19 @@ from sql import (
     parser,
     partition_ddl,
     roles,
+    setting_statements,
     system_query,
 )
+from sql import plan as plan_mod
 from sql.copy_in import CopyIn
 from sql.datatypes import OID_TEXT, duckdb_type
 from sql.dialect import AlterRangePartitions, DetachPartition
 from sql.duckdb_errors import translate
 from sql.names import table_name
 from sql.parser import ParsedStatement
+from sql.plan import Plan
 from sql.plan_cache import PlanCache
-from sql.query import CompiledQuery, QueryRunner, compile_query
+from sql.query import QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.settings import SessionSettings, duration_ms
 from sql.transaction_modes import TransactionModes, is_repeatable_read
@@ -70,24 +72,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
-
-
-@dataclass(slots=True)
-class Plan:
-    """A statement ready to execute: what kind it is and what was compiled for it."""
-
-    kind: str
-    ast: exp.Expression | None = None
-    utility: Utility | None = None
-    query: CompiledQuery | None = None
-    write: dml.WritePlan | None = None
-    copy: copy.CopyStatement | None = None
-    role: roles.RoleStatement | None = None
-    catalog_version: int = 0
-    explain: explain.ExplainOptions | None = None
-    system: system_query.SystemQuery | None = None
-    cursor: cursor.CursorStatement | None = None
-    inner: Plan | None = None
 
 
 class Session:
@@ -268,7 +252,7 @@ class Session:
         if plan.kind in ("QUERY", "WRITE") and plan.catalog_version != self._db.catalog_version:
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
-            if _row_types(self._describe(plan)) != _row_types(stmt.columns):
+            if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(stmt.columns):
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
@@ -301,7 +285,7 @@ class Session:
         if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
             return self._runner.describe(plan.write.returning)
         if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
-            return self._show_columns(plan.utility)
+            return setting_statements.show_columns(plan.utility, self.settings)
         return None
 
     # -- planning --------------------------------------------------------------------------
@@ -318,7 +302,7 @@ class Session:
         if plan is not None:
             return plan
         plan = self._plan(sql, tokens, utility, declared)
-        if _reusable(plan) and plan.catalog_version == version:
+        if plan_mod.reusable(plan) and plan.catalog_version == version:
             self._plan_cache.put(text, declared, version, plan)
         return plan
 
@@ -363,7 +347,7 @@ class Session:
             return Plan("SYSTEM", ast, system=system, catalog_version=version)
         if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
             if isinstance(ast, exp.Values):
-                ast = _values_query(ast)
+                ast = plan_mod.values_query(ast)
             bound = self._runner.bind(ast, declared_list)
             return Plan(
                 "QUERY", ast, query=compile_query(bound, self._facts), catalog_version=version
@@ -375,7 +359,8 @@ class Session:
         elif isinstance(ast, exp.Delete):
             write = dml.plan_delete(ast, self._runner, self._facts, declared_list)
         elif isinstance(
-            ast, (exp.Create, exp.Drop, exp.Comment, exp.Alter, AlterRangePartitions, DetachPartition)
+            ast,
+            (exp.Create, exp.Drop, exp.Comment, exp.Alter, AlterRangePartitions, DetachPartition),
         ):
             if isinstance(ast, exp.Alter):
                 ast.meta["statement_text"] = statement.text
@@ -385,7 +370,9 @@ class Session:
                 self._db.catalog.get_table(table_name(node))
             return Plan("TRUNCATE", ast)
         else:
-            raise FeatureNotSupported(f"statement is not supported: {_statement_name(statement)}")
+            raise FeatureNotSupported(
+                f"statement is not supported: {plan_mod.statement_name(statement)}"
+            )
         return Plan("WRITE", ast, write=write, catalog_version=version)
 
     def _plan_cursor(self, statement: cursor.CursorStatement, declared: Sequence[int]) -> Plan:
@@ -646,44 +633,10 @@ class Session:
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
-        if kind == "SET":
-            if utility.name in ("transaction", "characteristics"):
-                return self._modes.set(utility, self._in_block, self._txn)
-            if utility.value.lower() == "default":
-                self.settings.reset(utility.name)
-            else:
-                self.settings.set(utility.name, utility.value)
-            return Result(command_tag="SET")
-        if kind == "DEALLOCATE":
-            tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"
-            return Result(command_tag=tag, deallocate=utility.name)
-        if kind == "DISCARD":
-            if self._in_block:
-                raise ActiveSqlTransaction("DISCARD ALL cannot run inside a transaction block")
-            self.settings.reset_all()
-            return Result(command_tag="DISCARD ALL", deallocate="")
-        if kind == "RESET":
-            if utility.name.lower() == "all":
-                self.settings.reset_all()
-            else:
-                self.settings.reset(utility.name)
-            return Result(command_tag="RESET")
-        if kind == "SHOW":
-            columns = self._show_columns(utility)
-            if utility.name.lower() == "all":
-                rows = self.settings.all()
-                batch = pa.RecordBatch.from_arrays(
-                    [
-                        pa.array([r[0] for r in rows]),
-                        pa.array([r[1] for r in rows]),
-                        pa.array([""] * len(rows)),
-                    ],
-                    names=["name", "setting", "description"],
-                )
-            else:
-                value = self._modes.show(utility.name, self._in_block, self._txn)
-                batch = pa.RecordBatch.from_arrays([pa.array([value])], names=[columns[0].name])
-            return Result(columns=columns, batches=iter([batch]), command_tag="SHOW")
+        if kind in setting_statements.KINDS:
+            return setting_statements.run(
+                utility, self.settings, self._modes, self._in_block, self._txn
+            )
         raise FeatureNotSupported(f"{kind} is not supported")
 
     def _savepoint(self, kind: str, name: str) -> Result:
@@ -711,39 +664,3 @@ class Session:
         self._txn.rollback_to(name)
         self._failed = False
         return Result(command_tag="ROLLBACK")
-
-    def _show_columns(self, utility: Utility) -> tuple[ResultColumn, ...]:
-        if utility.name.lower() == "all":
-            return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
-        self.settings.get(utility.name)
-        return (ResultColumn(self.settings.canonical_name(utility.name).lower(), OID_TEXT),)
-
-
-def _row_types(columns: Sequence[ResultColumn] | None) -> list[tuple[int, int]] | None:
-    return None if columns is None else [(c.type_oid, c.typmod) for c in columns]
-
-
-def _reusable(plan: Plan) -> bool:
-    """Queries and writes (not EXPLAIN, whose options are set on the plan)."""
-    return plan.explain is None and plan.kind in ("QUERY", "WRITE")
-
-
-def _values_query(values: exp.Values) -> exp.Select:
-    """``VALUES ...`` as a query, its columns named column1, column2, ... as PostgreSQL names them."""
-    width = len(values.expressions[0].expressions) if values.expressions else 0
-    values.set(
-        "alias",
-        exp.TableAlias(
-            this=exp.to_identifier("*VALUES*", quoted=True),
-            columns=[exp.to_identifier(f"column{i + 1}") for i in range(width)],
-        ),
-    )
-    return exp.select("*").from_(values)
-
-
-def _statement_name(statement: ParsedStatement) -> str:
-    """The statement's leading keywords, as PostgreSQL names commands (``ALTER TABLE``)."""
-    words = statement.text.upper().split()[:2]
-    if words and words[0] in ("CREATE", "DROP", "ALTER"):
-        return " ".join(words)
-    return words[0] if words else ""

@@ -64,11 +64,6 @@ class BlockCache(Generic[V]):
                     self._bytes -= evicted
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
 
 BLOCK_CACHE: BlockCache = BlockCache()
 """The process's cache (128 MiB)."""

@@ -7,7 +7,10 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from catalog.partition import Partition, PartitionSchema, RangeBounds
+from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from storage.engine import StorageEngine
@@ -20,9 +23,23 @@ from storage.errors import (
     UndefinedTable,
 )
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, DataType, TabletId
+from storage.types import INT64, ColumnId, DataType, TabletId
 
 log = logging.getLogger(__name__)
+
+HIDDEN_KEY = "auto_incrementing_id"
+_NAME_LIMIT = 63
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SerialSpec:
+    """A SERIAL or IDENTITY column as declared: the catalog names and creates its sequence."""
+
+    column: str
+    type_name: str
+    identity: str = ""
+    start: int = 1
+    increment: int = 1
 
 
 class Catalog:
@@ -34,9 +51,15 @@ class Catalog:
     leaves only tablets no table names, which ``open`` removes.
     """
 
-    def __init__(self, engine: StorageEngine, store: CatalogStore) -> None:
+    def __init__(
+        self,
+        engine: StorageEngine,
+        store: CatalogStore,
+        counters: SequenceCounters | None = None,
+    ) -> None:
         self._engine = engine
         self._store = store
+        self._counters = counters if counters is not None else SequenceCounters(None)
         self._lock = threading.Lock()
         doc = store.load()
         self._tables: dict[str, TableInfo] = {
@@ -76,6 +99,48 @@ class Catalog:
     def find_table(self, name: str) -> TableInfo | None:
         return self._tables.get(name)
 
+    def find_sequence(self, name: str) -> tuple[TableInfo, SequenceInfo] | None:
+        """The table owning the sequence called ``name``, and the sequence."""
+        for table in self._tables.values():
+            for info in table.sequences:
+                if info.name == name:
+                    return table, info
+        return None
+
+    def get_sequence(self, name: str) -> tuple[TableInfo, SequenceInfo]:
+        found = self.find_sequence(name)
+        if found is None:
+            raise UndefinedTable(f'relation "{name}" does not exist')
+        return found
+
+    def nextval(self, name: str, count: int = 1) -> np.ndarray:
+        """The next ``count`` values of a sequence; never handed out again."""
+        table, info = self.get_sequence(name)
+        return self._counters.take(table.counter_key(info), info, count)
+
+    def setval(self, name: str, value: int, is_called: bool = True) -> None:
+        table, info = self.get_sequence(name)
+        self._counters.set(table.counter_key(info), info, value, is_called)
+
+    def restart_sequences(self, table: TableInfo) -> None:
+        """Start a table's sequences over (TRUNCATE ... RESTART IDENTITY)."""
+        self._counters.restart([table.counter_key(i) for i in table.sequences])
+
+    def _relation_names(self) -> set[str]:
+        names = set(self._tables)
+        names.update(i.name for t in self._tables.values() for i in t.sequences)
+        return names
+
+    def _sequence_name(self, table: str, column: str, taken: set[str]) -> str:
+        """PostgreSQL's choice: ``<table>_<column>_seq``, then with 1, 2 ... appended."""
+        base = f"{table}_{column}"[: _NAME_LIMIT - 4] + "_seq"
+        name, n = base, 0
+        while name in taken:
+            n += 1
+            name = f"{base[: _NAME_LIMIT - len(str(n))]}{n}"
+        taken.add(name)
+        return name
+
     def tables(self) -> list[TableInfo]:
         return sorted(self._tables.values(), key=lambda t: t.table_id)
 
@@ -91,21 +156,44 @@ class Catalog:
         key: Sequence[str],
         partitioning: Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]] | None = None,
         storage: dict[str, tuple[str, str]] | None = None,
+        serials: Sequence[SerialSpec] = (),
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
         Column IDs follow the declared order; the storage schema puts the ``key``
-        columns first, in key order, and makes them NOT NULL.  ``partitioning``
-        turns the schema into a PartitionSchema and its initial ranges; the table
-        gets one tablet per bucket combination and range.  ``storage`` maps column
-        names to their (encoding, compression) as declared.
+        columns first, in key order, and makes them NOT NULL.  An empty ``key``
+        gives the table the hidden auto-increment key (see TableInfo).
+        ``partitioning`` turns the schema into a PartitionSchema and its initial
+        ranges; the table gets one tablet per bucket combination and range.
+        ``storage`` maps column names to their (encoding, compression) as
+        declared.  Each of ``serials`` gets a sequence named as PostgreSQL names
+        it, which becomes the column's default.
         """
         with self._lock:
-            if name in self._tables:
+            taken = self._relation_names()
+            if name in taken:
                 raise DuplicateTable(f'relation "{name}" already exists')
+            columns = list(columns)
+            shown = len(columns)
+            if not key:
+                columns.append((HIDDEN_KEY, INT64, False, None))
+                key = [HIDDEN_KEY]
+                serials = [*serials, SerialSpec(HIDDEN_KEY, "bigint")]
+            ids = {col_name: i for i, (col_name, *_rest) in enumerate(columns)}
+            sequences = tuple(
+                SequenceInfo.for_type(
+                    self._sequence_name(name, spec.column, taken), ids[spec.column],
+                    spec.type_name, identity=spec.identity, start=spec.start,
+                    min_value=min(1, spec.start), increment=spec.increment,
+                    hidden=spec.column == HIDDEN_KEY and ids[spec.column] >= shown,
+                )
+                for spec in serials
+            )  # fmt: skip
+            defaults = {info.column_id: info.default_sql for info in sequences}
             declared = [
                 ColumnSchema(
-                    ColumnId(i), col_name, col_type, nullable and col_name not in key, default,
+                    ColumnId(i), col_name, col_type, nullable and col_name not in key,
+                    defaults.get(i, default),
                     *(storage or {}).get(col_name, ("AUTO_ENCODING", "DEFAULT_COMPRESSION")),
                 )
                 for i, (col_name, col_type, nullable, default) in enumerate(columns)
@@ -125,12 +213,13 @@ class Catalog:
                 schema=schema,
                 tablet_ids=tuple(p.tablet_id for p in partitions),
                 next_column_id=len(columns),
-                column_order=tuple(c.id for c in declared),
+                column_order=tuple(c.id for c in declared[:shown]),
                 partition_schema=partition_schema,
                 partitions=tuple(partitions) if partition_schema is not None else (),
                 column_storage=tuple(
                     (by_name[n].id, enc, comp) for n, (enc, comp) in (storage or {}).items()
                 ),
+                sequences=sequences,
             )
             self._next_table_id += 1
             for partition in partitions:
@@ -211,7 +300,7 @@ class Catalog:
                 raise ObjectNotInPrerequisiteState(
                     f'relation "{old.name}" was changed by another statement; try again'
                 )
-            if new.name != old.name and new.name in self._tables:
+            if new.name != old.name and new.name in self._relation_names():
                 raise DuplicateTable(f'relation "{new.name}" already exists')
             for tablet_id in new.tablet_ids:
                 self._engine.alter_tablet(tablet_id, new.schema)
@@ -268,4 +357,5 @@ class Catalog:
             self._save()
             for tablet_id in table.tablet_ids:
                 self._engine.drop_tablet(tablet_id)
+            self._counters.drop([table.counter_key(i) for i in table.sequences])
             return table

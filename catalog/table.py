@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import NewType
 
 from catalog.partition import Partition, PartitionSchema
+from catalog.sequences import SequenceInfo
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, TabletId
 
@@ -26,7 +27,13 @@ class TableInfo:
     A partitioned table has a ``partition_schema`` and one ``Partition`` per
     tablet, in ``tablet_ids`` order; an unpartitioned one has one tablet.
     ``column_storage`` holds (column ID, encoding, compression) for columns
-    declared with Impala's ENCODING / COMPRESSION attributes.
+    declared with Impala's ENCODING / COMPRESSION attributes.  ``sequences``
+    are the sequences of its SERIAL and IDENTITY columns and of its hidden key.
+
+    A table created without a primary key gets Kudu 1.17's hidden key: a
+    bigint ``auto_incrementing_id`` column that is the whole key, filled from
+    the table's sequence, absent from ``column_order`` and so from ``SELECT *``,
+    the catalogs and COPY, but readable by name and used by UPDATE and DELETE.
     """
 
     table_id: TableId
@@ -38,15 +45,40 @@ class TableInfo:
     partition_schema: PartitionSchema | None = None
     partitions: tuple[Partition, ...] = ()
     column_storage: tuple[tuple[ColumnId, str, str], ...] = ()
+    sequences: tuple[SequenceInfo, ...] = ()
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
         """Columns in the order users declared them."""
         return tuple(self.schema.column(i) for i in self.column_order)
 
+    @property
+    def hidden_columns(self) -> tuple[ColumnSchema, ...]:
+        """Columns in the storage schema that users do not see (the hidden key)."""
+        shown = set(self.column_order)
+        return tuple(c for c in self.schema.columns if c.id not in shown)
+
+    @property
+    def readable_columns(self) -> tuple[ColumnSchema, ...]:
+        """Every column a query may name: the declared ones, then the hidden ones."""
+        return self.columns + self.hidden_columns
+
     def attnum(self, column_id: ColumnId) -> int:
-        """1-based position of a column as PostgreSQL numbers it (pg_attribute.attnum)."""
+        """1-based position of a column as PostgreSQL numbers it (pg_attribute.attnum);
+        0 for a hidden column, which has no place in the row users see."""
+        if column_id not in self.column_order:
+            return 0
         return self.column_order.index(column_id) + 1
+
+    def sequence_of(self, column_id: ColumnId) -> SequenceInfo | None:
+        for info in self.sequences:
+            if info.column_id == column_id:
+                return info
+        return None
+
+    def counter_key(self, info: SequenceInfo) -> str:
+        """The sequence's key in the counters file: table ID and column ID never recur."""
+        return f"{self.table_id}.{info.column_id}"
 
     @property
     def oid(self) -> int:
@@ -66,6 +98,7 @@ class TableInfo:
             else self.partition_schema.to_json(),
             "partitions": [p.to_json() for p in self.partitions],
             "column_storage": [list(entry) for entry in self.column_storage],
+            "sequences": [info.to_json() for info in self.sequences],
         }
 
     @classmethod
@@ -84,5 +117,9 @@ class TableInfo:
             column_storage=tuple(
                 (ColumnId(int(c)), str(e), str(z))
                 for c, e, z in doc.get("column_storage") or ()  # type: ignore[attr-defined]
+            ),
+            sequences=tuple(
+                SequenceInfo.from_json(d)
+                for d in doc.get("sequences") or ()  # type: ignore[attr-defined]
             ),
         )

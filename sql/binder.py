@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
@@ -126,6 +126,11 @@ def _find_identifier_position(ast: exp.Expression, name: str) -> int | None:
     return None
 
 
+def _readable(table: Any) -> tuple[Any, ...]:
+    """The columns a query may name: a catalog table's hidden key too (system views have none)."""
+    return getattr(table, "readable_columns", table.columns)  # type: ignore[no-any-return]
+
+
 def bind_query(
     ast: exp.Expression,
     catalog: Catalog,
@@ -141,6 +146,8 @@ def bind_query(
             column.set("db", None)
     refs: list[TableRef] = []
     mapping: dict[str, dict[str, str]] = {}
+    # A hidden key column can be named but is not part of ``*`` (sqlglot's visible columns).
+    visible: dict[str, set[str]] = {}
     for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):
         position = _name_position(orig_node)
         table = (
@@ -148,9 +155,14 @@ def bind_query(
             or system_views.find(node.name)
             or catalog.get_table(node.name, position=position)
         )
-        mapping[table.name] = {c.name: c.type.pg_name() for c in table.columns}
+        mapping[table.name] = {c.name: c.type.pg_name() for c in _readable(table)}
+        visible[table.name] = {c.name for c in table.columns}
         refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
-    schema = MappingSchema(mapping, dialect=DIALECT) if mapping else MappingSchema(dialect=DIALECT)
+    schema = (
+        MappingSchema(mapping, visible=visible, dialect=DIALECT)
+        if mapping
+        else MappingSchema(dialect=DIALECT)
+    )
     try:
         ast = qualify(
             ast,
@@ -181,7 +193,7 @@ def bind_query(
         ref.node = node
         ref.alias = node.alias_or_name
         wanted = by_alias.get(ref.alias, set())
-        ref.columns = [c for c in ref.table.columns if c.name in wanted]
+        ref.columns = [c for c in _readable(ref.table) if c.name in wanted]
     param_oids = infer_parameter_types(ast, declared_param_oids)
     return BoundQuery(ast, refs, param_oids)
 

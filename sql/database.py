@@ -10,7 +10,9 @@ import duckdb
 
 from catalog.catalog import Catalog
 from catalog.roles import RoleStore
+from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
+from sql import sequence_functions
 from sql.comments import Comments
 from sql.session import Session
 from sql.settings import SERVER_VERSION
@@ -40,6 +42,7 @@ class Database:
         # DuckDB only ever reads the scan streams nyala registers; no SQL may reach its files.
         self.duckdb = duckdb.connect(config={"threads": 2, "enable_external_access": False})
         self.duckdb.execute("SET TimeZone = 'UTC'")
+        sequence_functions.register(self.duckdb)
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 
@@ -49,7 +52,9 @@ class Database:
         data_dir = Path(data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
-        catalog = Catalog(engine, CatalogStore(data_dir, fsync=fsync))
+        catalog = Catalog(
+            engine, CatalogStore(data_dir, fsync=fsync), SequenceCounters(data_dir, fsync=fsync)
+        )
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
         database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         database.roles = RoleStore(data_dir, fsync=fsync)

@@ -1,9 +1,12 @@
 """CREATE TABLE and DROP TABLE: validate the definition, then change the catalog.
 
-Kudu's rules apply on top of PostgreSQL's grammar: every table has a primary
-key, key columns are NOT NULL and cannot be boolean, real or double
-precision, and defaults are constants.  Key columns are stored first, in key
-order, as Kudu requires.
+Kudu's rules apply on top of PostgreSQL's grammar: key columns are NOT NULL
+and cannot be boolean, real or double precision, and defaults are constants
+or a sequence (SERIAL, IDENTITY).  Key columns are stored first, in key
+order, as Kudu requires.  A table declared without a primary key gets Kudu
+1.17's hidden auto-incrementing key.  ``PRIMARY KEY (...)`` may also follow
+the column list, before ``PARTITION BY``, so Spark's ``createTableOptions``
+can key and partition the tables it creates.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from catalog.catalog import Catalog
+from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
 from sql import partition_ddl
 from sql.datatypes import column_type
-from sql.dialect import ColumnCompression, ColumnEncoding
+from sql.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from sql.names import identifier_name, table_name
 from sql.result import Result
 from storage.errors import (
@@ -29,7 +32,15 @@ from storage.errors import (
     UndefinedColumn,
     UndefinedTable,
 )
+from storage import types
 from storage.types import DataType, TypeKind
+
+_SERIAL_TYPES = {
+    exp.DataType.Type.SMALLSERIAL: (types.INT16, "smallint"),
+    exp.DataType.Type.SERIAL: (types.INT32, "integer"),
+    exp.DataType.Type.BIGSERIAL: (types.INT64, "bigint"),
+}
+_IDENTITY_TYPES = {TypeKind.INT16: "smallint", TypeKind.INT32: "integer", TypeKind.INT64: "bigint"}
 
 _KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
 
@@ -63,16 +74,24 @@ class ColumnDefinition:
     default: str | None
     is_key: bool
     attributes: dict[str, str]
+    serial: SerialSpec | None = None
 
 
 def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
-    """Read a column definition: type, NOT NULL, constant DEFAULT, PRIMARY KEY, and Impala's
-    ENCODING / COMPRESSION words (checked later, with the type, by check_storage_attributes)."""
+    """Read a column definition: type, NOT NULL, constant DEFAULT, PRIMARY KEY, SERIAL types
+    and GENERATED ... AS IDENTITY, and Impala's ENCODING / COMPRESSION words (checked later,
+    with the type, by check_storage_attributes)."""
     col_name = identifier_name(item.this)
-    if item.args.get("kind") is None:
+    kind_node = item.args.get("kind")
+    if kind_node is None:
         raise InvalidTableDefinition(f'column "{col_name}" has no type')
-    dtype = column_type(item.args["kind"])
-    nullable, default, is_key = True, None, False
+    serial = None
+    if kind_node.this in _SERIAL_TYPES:
+        dtype, type_name = _SERIAL_TYPES[kind_node.this]
+        serial = SerialSpec(col_name, type_name)
+    else:
+        dtype = column_type(kind_node)
+    nullable, default, is_key = serial is None, None, False
     attributes: dict[str, str] = {}
     for constraint in item.constraints:
         kind = constraint.kind
@@ -84,12 +103,59 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
             word = "encoding" if isinstance(kind, ColumnEncoding) else "compression"
             attributes[word] = kind.name.upper()
         elif isinstance(kind, exp.DefaultColumnConstraint):
+            if serial is not None:
+                raise InvalidTableDefinition(
+                    f'multiple default values specified for column "{col_name}" of table'
+                )
             default = constant_default(kind.this, col_name, dtype, check_default)
+        elif isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
+            serial = _identity(kind, col_name, dtype, serial, default)
+            nullable = False
         else:
             raise FeatureNotSupported(
                 f"column constraint {kind.sql(dialect='postgres')} is not supported"
             )
-    return ColumnDefinition(col_name, dtype, nullable, default, is_key, attributes)
+    if serial is not None and default is not None:
+        raise InvalidTableDefinition(
+            f'multiple default values specified for column "{col_name}" of table'
+        )
+    return ColumnDefinition(col_name, dtype, nullable, default, is_key, attributes, serial)
+
+
+def _identity(
+    kind: exp.GeneratedAsIdentityColumnConstraint,
+    column: str,
+    dtype: DataType,
+    serial: SerialSpec | None,
+    default: str | None,
+) -> SerialSpec:
+    """``GENERATED ALWAYS | BY DEFAULT AS IDENTITY [(START WITH n INCREMENT BY m)]``."""
+    if serial is not None or default is not None:
+        raise InvalidTableDefinition(
+            f'multiple default values specified for column "{column}" of table'
+        )
+    type_name = _IDENTITY_TYPES.get(dtype.kind)
+    if type_name is None:
+        raise InvalidTableDefinition(
+            f"identity column type must be smallint, integer, or bigint, not {dtype.pg_name()}"
+        )
+    if kind.args.get("expression") is not None:
+        raise FeatureNotSupported("generated columns are not supported")
+    options = {}
+    for word in ("start", "increment"):
+        node = kind.args.get(word)
+        if node is not None:
+            text = node.sql(dialect="postgres")
+            if not text.lstrip("-").isdigit():
+                raise InvalidParameterValue(f"{word.upper()} must be an integer")
+            options[word] = int(text)
+    unsupported = [w for w in ("minvalue", "maxvalue", "cycle") if kind.args.get(w)]
+    if unsupported:
+        raise FeatureNotSupported(f"identity option {unsupported[0].upper()} is not supported")
+    if options.get("increment", 1) <= 0:
+        raise FeatureNotSupported("identity columns count upwards: INCREMENT BY must be positive")
+    identity = "a" if kind.this else "d"
+    return SerialSpec(column, type_name, identity, **options)
 
 
 def constant_default(
@@ -125,8 +191,13 @@ def create_table(
         return Result(command_tag="CREATE TABLE", notices=[notice])
     columns: dict[str, tuple[DataType, bool, str | None]] = {}
     attributes: dict[str, dict[str, str]] = {}
+    serials: list[SerialSpec] = []
     key: list[str] = []
-    for item in schema_node.expressions:
+    items = list(schema_node.expressions)
+    trailing = _trailing_primary_key(ast)
+    if trailing is not None:
+        items.append(trailing)
+    for item in items:
         if isinstance(item, exp.ColumnDef):
             column = column_definition(item, check_default)
             col_name = column.name
@@ -140,6 +211,8 @@ def create_table(
                 key = [col_name]
             if column.attributes:
                 attributes[col_name] = column.attributes
+            if column.serial is not None:
+                serials.append(column.serial)
             columns[col_name] = (column.type, column.nullable, column.default)
         elif isinstance(item, exp.PrimaryKey):
             if key:
@@ -151,10 +224,11 @@ def create_table(
             raise FeatureNotSupported(
                 f"table element {item.sql(dialect='postgres')} is not supported"
             )
-    if not key:
-        raise InvalidTableDefinition(
-            f'table "{name}" needs a primary key',
-            hint="Add PRIMARY KEY (columns): every nyala table is keyed, as in Kudu.",
+    if not key and HIDDEN_KEY in columns:
+        raise DuplicateColumn(
+            f'column "{HIDDEN_KEY}" is reserved for the hidden key of a table without a '
+            "primary key",
+            hint="Declare a PRIMARY KEY, or rename the column.",
         )
     if len(set(key)) != len(key):
         raise DuplicateColumn("column appears twice in primary key constraint")
@@ -172,8 +246,19 @@ def create_table(
     if clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partition_ddl.build_partitioning(clause, evaluate)
-    catalog.create_table(name, declared, key, partitioning, storage)
+    catalog.create_table(name, declared, key, partitioning, storage, serials)
     return Result(command_tag="CREATE TABLE")
+
+
+def _trailing_primary_key(ast: exp.Create) -> exp.PrimaryKey | None:
+    """``CREATE TABLE t (...) PRIMARY KEY (cols) ...``: the key after the column list."""
+    properties = ast.args.get("properties")
+    if properties is None:
+        return None
+    found = [p for p in properties.expressions if isinstance(p, TrailingPrimaryKey)]
+    if len(found) > 1:
+        raise InvalidTableDefinition("multiple primary keys are not allowed")
+    return exp.PrimaryKey(expressions=found[0].expressions) if found else None
 
 
 _ENCODINGS_BY_KIND = {

@@ -93,6 +93,13 @@ class ColumnCompression(exp.Expression):
     arg_types = {"this": True}
 
 
+class TrailingPrimaryKey(exp.Expression):
+    """``PRIMARY KEY (cols)`` written after a CREATE TABLE's column list (Spark's
+    ``createTableOptions`` can only append text there)."""
+
+    arg_types = {"expressions": True}
+
+
 class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
@@ -101,6 +108,9 @@ class NyalaParser(PostgresParser):
     PROPERTY_PARSERS = {
         **PostgresParser.PROPERTY_PARSERS,
         "PARTITION BY": lambda self: self._parse_nyala_partition_by(),
+        "PRIMARY KEY": lambda self: self.expression(
+            TrailingPrimaryKey(expressions=self._parse_wrapped_id_vars())
+        ),
     }
     CONSTRAINT_PARSERS = {
         **PostgresParser.CONSTRAINT_PARSERS,

@@ -26,10 +26,12 @@ from sql.executor import ScanStats
 from sql.names import identifier_name, table_name
 from sql.query import CompiledQuery, QueryRunner, compile_query
 from sql.result import ResultColumn
+from sql.sequence_functions import SessionSequences
 from sql.transpile import SessionFacts
 from sql.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
 from storage.errors import (
     FeatureNotSupported,
+    GeneratedAlways,
     SqlSyntaxError,
     UndefinedColumn,
 )
@@ -125,6 +127,11 @@ def plan_insert(
                 raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
             targets.append(column)
     source = ast.expression
+    if source is None and ast.args.get("default"):
+        source = exp.Values(
+            expressions=[exp.Tuple(expressions=[exp.var("DEFAULT") for _ in targets])]
+        )
+    _check_generated_always(table, targets, source)
     plain_values = (
         source.copy()
         if isinstance(source, exp.Values)
@@ -201,6 +208,33 @@ def plan_insert(
     )
 
 
+def _is_default(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
+
+
+def _always_identity(table: TableInfo, column: ColumnSchema) -> bool:
+    info = table.sequence_of(column.id)
+    return info is not None and info.identity == "a"
+
+
+def _check_generated_always(
+    table: TableInfo, targets: list[ColumnSchema], source: exp.Expression | None
+) -> None:
+    """PostgreSQL refuses a value for a GENERATED ALWAYS identity column (428C9)."""
+    for index, column in enumerate(targets):
+        if not _always_identity(table, column):
+            continue
+        if isinstance(source, exp.Values) and all(
+            index >= len(row.expressions) or _is_default(row.expressions[index])
+            for row in source.expressions
+        ):
+            continue
+        raise GeneratedAlways(
+            f'cannot insert a non-DEFAULT value into column "{column.name}"',
+            detail=f'Column "{column.name}" is an identity column defined as GENERATED ALWAYS.',
+        )
+
+
 def _source_width(source: exp.Expression) -> int | None:
     """How many columns an INSERT's SELECT yields, when that is known before binding."""
     first = source
@@ -256,7 +290,12 @@ def plan_update(
         if column is None:
             raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
         value = assignment.expression
-        if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
+        if _always_identity(table, column) and not _is_default(value):
+            raise GeneratedAlways(
+                f'column "{column.name}" can only be updated to DEFAULT',
+                detail=f'Column "{column.name}" is an identity column defined as GENERATED ALWAYS.',
+            )
+        if _is_default(value):
             value = _default(column)
         _note_parameter(value, column, direct)
         changes[column.id] = value
@@ -335,10 +374,12 @@ def execute_write(
     params: list[Any],
     now: Any,
     stats: ScanStats | None = None,
+    sequences: SessionSequences | None = None,
 ) -> tuple[int, pa.Table | None]:
-    """Apply the plan; return the row count and the rows RETURNING reads (if any)."""
-    if plan.key_write is not None and stats is None:
-        count = key_writes.execute(plan.key_write, txn, params)
+    """Apply the plan; return the row count and the rows RETURNING reads (if any).
+    ``sequences`` lets a key write draw its SERIAL values without DuckDB."""
+    if plan.key_write is not None and stats is None and sequences is not None:
+        count = key_writes.execute(plan.key_write, txn, params, sequences)
         if count is not None:
             return count, None
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
@@ -358,9 +399,14 @@ def execute_write(
 
 
 def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None:
-    """Delete every row of the named tables in this transaction (all or nothing with it)."""
+    """Delete every row of the named tables in this transaction (all or nothing with it).
+
+    ``ONLY`` changes nothing (no table inherits from another).  ``RESTART IDENTITY``
+    starts the tables' sequences over at once, whatever becomes of the transaction."""
     tables = [catalog.get_table(table_name(t)) for t in ast.expressions]
     for table in tables:
+        if (ast.args.get("identity") or "").upper() == "RESTART":
+            catalog.restart_sequences(table)
         key_ids = table.schema.key_column_ids
         spec = ScanSpec(projection=key_ids)
         for tablet_id in table.tablet_ids:

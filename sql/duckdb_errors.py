@@ -13,6 +13,8 @@ import duckdb
 from storage import errors as e
 
 _PREFIX = re.compile(r"^[A-Za-z ]+ Error: ")
+# A DbError raised inside one of nyala's Python functions (sequence functions ...).
+_UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
 
 
 def _clean(message: str) -> str:
@@ -23,6 +25,11 @@ def _clean(message: str) -> str:
 def translate(exc: duckdb.Error) -> e.DbError:
     """Return the DbError a DuckDB exception stands for."""
     raw = str(exc)
+    raised = _UDF_ERROR.search(raw)
+    if raised is not None:
+        cls = getattr(e, raised.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, e.DbError):
+            return cls(raised.group(2).strip().split("\n", 1)[0])
     message = _clean(raw)
     lowered = message.lower()
     if "division by zero" in lowered:

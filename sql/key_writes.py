@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.names import identifier_name
+from sql.sequence_functions import SessionSequences
 from sql.write_batches import by_tablet
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.schema import ColumnSchema
@@ -51,10 +52,12 @@ class _Fallback(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """Where a written column's value comes from: parameter ``param`` (0-based) or ``value``."""
+    """Where a written column's value comes from: parameter ``param`` (0-based), ``value``,
+    or the next value of the sequence ``sequence`` (a SERIAL or hidden-key default)."""
 
     param: int | None
     value: object = None
+    sequence: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ def plan_insert(
         for column in columns:
             node = given.get(column.id)
             if node is None or (isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"):
-                cell = _default_cell(column)
+                cell = _default_cell(column, table)
             else:
                 cell = _cell(node, column, oids)
             if cell is None:
@@ -152,9 +155,12 @@ def _key_cells(
     return found
 
 
-def _default_cell(column: ColumnSchema) -> Cell | None:
+def _default_cell(column: ColumnSchema, table: TableInfo) -> Cell | None:
     if column.default_sql is None:
         return Cell(None, None)
+    info = table.sequence_of(column.id)
+    if info is not None and column.default_sql == info.default_sql:
+        return Cell(None, sequence=info.name)
     node = exp.maybe_parse(column.default_sql, dialect="postgres")
     return _cell(node, column, [])
 
@@ -203,10 +209,12 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
     return oid == column.type.pg_oid
 
 
-def execute(write: KeyWrite, txn: Transaction, params: list[Any]) -> int | None:
+def execute(
+    write: KeyWrite, txn: Transaction, params: list[Any], sequences: SessionSequences
+) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
     try:
-        batch = _batch(write, params)
+        batch = _batch(write, params, sequences)
     except _Fallback:
         return None
     count = 0
@@ -231,11 +239,29 @@ def execute(write: KeyWrite, txn: Transaction, params: list[Any]) -> int | None:
     return count
 
 
-def _batch(write: KeyWrite, params: list[Any]) -> pa.RecordBatch:
-    arrays = []
+def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> pa.RecordBatch:
+    arrays: list[pa.Array | None] = []
+    drawn: list[int] = []
     for position, column in enumerate(write.columns):
+        if any(row[position].sequence is not None for row in write.rows):
+            drawn.append(position)
+            arrays.append(None)
+            continue
         values = [_value(row[position], params) for row in write.rows]
         arrays.append(_array(values, column, write.table))
+    # Sequence values last: a value the checks above would have made us fall back from is
+    # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
+    for position in drawn:
+        column = write.columns[position]
+        cells = [row[position] for row in write.rows]
+        names = {c.sequence for c in cells if c.sequence is not None}
+        fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
+                 for name in names}  # fmt: skip
+        values = [
+            int(next(fresh[c.sequence])) if c.sequence is not None else _value(c, params)
+            for c in cells
+        ]
+        arrays[position] = _array(values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
 
 

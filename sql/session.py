@@ -49,6 +49,7 @@ from sql.plan import Plan
 from sql.plan_cache import PlanCache
 from sql.query import QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
+from sql.sequence_functions import SessionSequences
 from sql.settings import SessionSettings, duration_ms
 from sql.transaction_modes import TransactionModes, is_repeatable_read
 from sql.transpile import SessionFacts
@@ -91,7 +92,10 @@ class Session:
         self._txn_start: dt.datetime | None = None
         self._in_block = False
         self._failed = False
-        self._facts = SessionFacts(db.version_string, db.name, user)
+        self.sequences = SessionSequences(db.catalog)
+        self._facts = SessionFacts(
+            db.version_string, db.name, user, session_id=self.sequences.session_id
+        )
         self._system = system_query.SystemCatalog(self._cancel.is_set)
         self._cursors = cursor.Cursors()
         self._modes = TransactionModes(self.settings)
@@ -484,7 +488,9 @@ class Session:
     def _run_write(
         self, plan: dml.WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
     ) -> Result:
-        count, rows = dml.execute_write(plan, self._runner, txn, params, now)
+        count, rows = dml.execute_write(
+            plan, self._runner, txn, params, now, sequences=self.sequences
+        )
         tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
         columns = None
         batches: list[pa.RecordBatch] = []

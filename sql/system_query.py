@@ -31,6 +31,7 @@ from sql.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.names import identifier_name
 from sql.pg_catalog import RELATIONS, CatalogRows, catalog_rows
 from sql.result import ResultColumn
+from sql.sequence_functions import FUNCTIONS as SEQUENCES
 from sql.transpile import SessionFacts, output_name
 from storage import errors
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
@@ -144,7 +145,9 @@ def is_system_query(ast: exp.Expression, has_user_table: Callable[[str], bool]) 
         if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _FUNCTIONS:
             return True
         if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
-            return True
+            parent = node.parent
+            if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
+                return True
     return False
 
 

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sql.binder import BoundQuery, parameter_number, parameters
 from sql.datatypes import oid_type_name
+from sql.sequence_functions import FUNCTIONS as SEQUENCE_FUNCTIONS
 from storage.errors import InvalidTextRepresentation
 
 DT = exp.DataType.Type
@@ -82,6 +83,7 @@ class SessionFacts:
     database: str
     user: str
     now_param: int = 0
+    session_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,26 @@ def _session_function(node: exp.Expression, facts: SessionFacts) -> exp.Expressi
     return None
 
 
+def _sequence_function(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+    """``nextval('s'[::regclass])`` and friends become the nyf_ functions, told the session."""
+    if not isinstance(node, exp.Anonymous):
+        return None
+    target = SEQUENCE_FUNCTIONS.get(node.name.lower())
+    if target is None:
+        return None
+    args = [_without_regclass(a) for a in node.expressions]
+    if node.name.lower() == "setval" and len(args) == 2:
+        args.append(exp.true())
+    args.append(exp.Literal.number(facts.session_id))
+    return exp.Anonymous(this=target, expressions=args)
+
+
+def _without_regclass(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Cast) and "regclass" in node.to.sql().lower():
+        return exp.cast(node.this, exp.DataType.build("VARCHAR"))
+    return node
+
+
 def output_name(projection: exp.Expression) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
@@ -288,6 +310,8 @@ def to_duckdb(
         replaced = _session_function(node, facts)
         if replaced is not None and replaced.find(exp.Parameter):
             uses_now = True
+        if replaced is None:
+            replaced = _sequence_function(node, facts)
         if replaced is None:
             replaced = _rewrite_arithmetic(_rewrite_bytea(node))
         if replaced is not node:

@@ -103,6 +103,10 @@ class CharacterNotInRepertoire(DataException, sqlstate="22021"):
     pass
 
 
+class SequenceGeneratorLimitExceeded(DataException, sqlstate="2200H"):
+    pass
+
+
 class InvalidTextRepresentation(DataException, sqlstate="22P02"):
     pass
 
@@ -213,6 +217,10 @@ class SqlSyntaxError(SyntaxErrorOrAccessRuleViolation, sqlstate="42601"):
 
 
 class InvalidColumnDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42611"):
+    pass
+
+
+class GeneratedAlways(SyntaxErrorOrAccessRuleViolation, sqlstate="428C9"):
     pass
 
 

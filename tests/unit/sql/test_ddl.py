@@ -34,7 +34,6 @@ def test_table_constraint_key_and_inline_key(session):
 @pytest.mark.parametrize(
     ("sql", "error"),
     [
-        ("create table t (a int)", errors.InvalidTableDefinition),
         ("create table t (a int primary key, b int primary key)", errors.InvalidTableDefinition),
         ("create table t (a boolean primary key)", errors.InvalidTableDefinition),
         ("create table t (a real primary key)", errors.InvalidTableDefinition),

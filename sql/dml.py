@@ -154,7 +154,7 @@ def plan_insert(
             for index, value in enumerate(values):
                 column = targets[index]
                 _note_parameter(value, column, direct)
-                if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
+                if _is_default(value):
                     value = _default(column)
                 if column.id == first_key.id and key_values is not None:
                     key_values.append(value.copy())
@@ -209,6 +209,9 @@ def plan_insert(
 
 
 def _is_default(node: exp.Expression) -> bool:
+    """The DEFAULT keyword: a Var in VALUES, an unquoted column named default in SET."""
+    if isinstance(node, exp.Column) and not node.table:
+        return not node.this.quoted and node.name.upper() == "DEFAULT"
     return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
 
 

@@ -49,7 +49,10 @@ VIEWS: dict[str, str] = {
                CASE WHEN a.atttypid IN (1082) THEN 0 WHEN a.atttypid IN (1114, 1184) THEN 6
                END AS datetime_precision,
                t.typname AS udt_name, 'pg_catalog' AS udt_schema,
-               'NO' AS is_identity, 'NEVER' AS is_generated, 'YES' AS is_updatable
+               CASE WHEN a.attidentity IN ('a', 'd') THEN 'YES' ELSE 'NO' END AS is_identity,
+               CASE a.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' END
+                    AS identity_generation,
+               'NEVER' AS is_generated, 'YES' AS is_updatable
         FROM pgc.pg_attribute a
         JOIN pgc.pg_class c ON c.oid = a.attrelid
         JOIN pgc.pg_namespace n ON n.oid = c.relnamespace

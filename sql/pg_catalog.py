@@ -19,8 +19,11 @@ import sqlglot
 import sqlglot.errors
 from sqlglot import exp
 
+from catalog.roles import Role
 from catalog.table import TableInfo
+from sql import pg_sequences
 from sql.pg_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
+from sql.roles import pg_roles_rows
 from storage.types import DataType, TypeKind
 
 PG_CATALOG_OID = 11
@@ -358,7 +361,8 @@ def _storage(info: BuiltinType) -> str:
 
 
 def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
-    keys = table.schema.key_columns
+    # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
+    keys = () if table.hidden_columns else table.schema.key_columns
     _class_row(
         rows,
         oid=table.oid,
@@ -372,6 +376,8 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
     for attnum, column in enumerate(table.columns, start=1):
         dtype = column.type
         info = TYPE_BY_OID[dtype.pg_oid]
+        sequence = table.sequence_of(column.id)
+        identity = sequence.identity if sequence is not None else ""
         _attribute_row(
             rows,
             attrelid=table.oid,
@@ -383,10 +389,11 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             attbyval=info.length in (1, 2, 4, 8),
             attstorage=_storage(info),
             attnotnull=not column.nullable,
-            atthasdef=column.default_sql is not None,
+            atthasdef=column.default_sql is not None and not identity,
+            attidentity=identity,
             attcollation=DEFAULT_COLLATION_OID if dtype.kind in _COLLATABLE else 0,
         )
-        if column.default_sql is not None:
+        if column.default_sql is not None and not identity:
             rows.add(
                 "pg_attrdef",
                 oid=table.oid * 1000 + attnum,
@@ -575,20 +582,6 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         datctype="C",
     )
     rows.add(
-        "pg_roles",
-        rolname=user,
-        rolsuper=True,
-        rolinherit=True,
-        rolcreaterole=False,
-        rolcreatedb=False,
-        rolcanlogin=True,
-        rolreplication=False,
-        rolconnlimit=-1,
-        rolpassword="********",
-        rolbypassrls=False,
-        oid=SUPERUSER_OID,
-    )
-    rows.add(
         "pg_collation",
         oid=DEFAULT_COLLATION_OID,
         collname="default",
@@ -621,12 +614,21 @@ def catalog_rows(
     settings: Iterable[tuple[str, str]],
     comments: dict[tuple[int, int], str],
     cursors: Iterable[tuple[str, str, bool]] = (),
+    roles: Iterable[Role] = (),
 ) -> CatalogRows:
-    """Every pg_catalog row for this database, user and session settings."""
+    """Every pg_catalog row for this database, user and session settings; ``roles`` are
+    the role store's roles (none: the session user is the one superuser)."""
     rows = CatalogRows({name: [] for name in RELATIONS})
     _static_rows(rows, database, user)
+    for role_row in pg_roles_rows(list(roles), user, SUPERUSER_OID):
+        rows.add("pg_roles", **role_row)
     for table in tables:
         _table_rows(rows, table, comments)
+        for row in pg_sequences.rows(table):
+            if row.relation == "pg_class":
+                _class_row(rows, **row.values)
+            else:
+                rows.add(row.relation, **row.values)
     for name, value in settings:
         rows.add(
             "pg_settings",

@@ -27,7 +27,7 @@ from sql.pg_catalog import (
     CatalogRows,
 )
 from sql.pg_types import TYPE_BY_OID
-from storage.errors import QueryCanceled, UndefinedObject, UndefinedTable
+from storage.errors import QueryCanceled, UndefinedColumn, UndefinedObject, UndefinedTable
 
 PREFIX = "pgf_"
 _UDF = "nyf_"
@@ -75,6 +75,11 @@ class CatalogFunctions:
         }
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._sequence_of = {
+            (r["refobjid"], r["refobjsubid"]): r["objid"]
+            for r in _rows(rows, "pg_depend")
+            if r["deptype"] in ("a", "i")
+        }
 
     # -- the functions ---------------------------------------------------------------------
 
@@ -145,6 +150,18 @@ class CatalogFunctions:
         base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
         oid = self._types.get(("_" + base) if array else base)
         return oid
+
+    def serial_sequence(self, table: str | None, column: str | None) -> str | None:
+        """pg_get_serial_sequence: the sequence a column's pg_depend row names."""
+        if table is None or column is None:
+            return None
+        oid = self.regclass_in(table)
+        for (relid, attnum), sequence in self._sequence_of.items():
+            if relid == oid and self._attnames.get((relid, attnum)) == column:
+                return "public." + self._classes[sequence]["relname"]
+        if column not in {n for (r, _), n in self._attnames.items() if r == oid}:
+            raise UndefinedColumn(f'column "{column}" of relation "{table}" does not exist')
+        return None
 
     def regclass_in(self, name: str | None) -> int | None:
         """``'name'::regclass``: the relation's OID, 42P01 when there is none."""
@@ -219,6 +236,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("current_setting", ["VARCHAR"], "VARCHAR"),
     ("to_regtype", ["VARCHAR"], "UINTEGER"),
     ("regclass_in", ["VARCHAR"], "UINTEGER"),
+    ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
     ("regclass_out", ["BIGINT"], "VARCHAR"),
@@ -272,7 +290,7 @@ MACROS: dict[str, str] = {
     "pg_get_triggerdef(t, p := false)": "NULL::VARCHAR",
     "pg_get_statisticsobjdef_columns(s)": "NULL::VARCHAR",
     "pg_relation_is_publishable(r)": "false",
-    "pg_get_serial_sequence(t, c)": "NULL::VARCHAR",
+    "pg_get_serial_sequence(t, c)": "nyf_serial_sequence(t, c)",
     "pg_collation_is_visible(c)": "true",
     "pg_encoding_to_char(e)": "CASE WHEN e = 6 THEN 'UTF8' ELSE 'SQL_ASCII' END",
     "obj_description(o, k := 'pg_class')": "nyf_description(o, 0)",

@@ -523,11 +523,12 @@ class SystemCatalog:
         """Refresh from the database's catalog and comments and the session's state."""
         settings = tuple(settings)
         comments = db.comments
-        key = (db.catalog_version, comments.version, user, settings, cursors)
+        roles = tuple(db.roles.all()) if db.roles is not None else ()
+        key = (db.catalog_version, comments.version, user, settings, cursors, roles)
         self.refresh(
             key,
             lambda: catalog_rows(
-                db.catalog.tables(), db.name, user, settings, comments.all(), cursors
+                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles
             ),
         )
 

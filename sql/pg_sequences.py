@@ -1,0 +1,81 @@
+"""How sequences appear in pg_catalog: pg_class rows of relkind 'S', pg_sequence, pg_depend.
+
+A SERIAL column's sequence depends on its column automatically (deptype 'a'),
+an IDENTITY column's internally ('i'), as PostgreSQL records them; psql's
+``\\d`` and ``pg_get_serial_sequence`` find a column's sequence through that
+pg_depend row.  The sequence of a hidden key is not shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.table import TableInfo
+
+_SEQUENCE_OID_BASE = 1_200_000_000
+_TYPE_OIDS = {"smallint": 21, "integer": 23, "bigint": 20}
+PG_CLASS_OID = 1259
+PUBLIC_OID = 2200
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    relation: str
+    values: dict[str, Any]
+
+
+def sequence_oid(table: TableInfo, column_id: int) -> int:
+    return _SEQUENCE_OID_BASE + table.table_id * 1000 + column_id
+
+
+def rows(table: TableInfo) -> list[Row]:
+    """The catalog rows of the table's visible sequences."""
+    out = []
+    for info in table.sequences:
+        if info.hidden:
+            continue
+        oid = sequence_oid(table, info.column_id)
+        out.append(
+            Row(
+                "pg_class",
+                {
+                    "oid": oid,
+                    "relname": info.name,
+                    "relnamespace": PUBLIC_OID,
+                    "relam": 0,
+                    "relkind": "S",
+                    "relnatts": 3,
+                },
+            )
+        )
+        out.append(
+            Row(
+                "pg_sequence",
+                {
+                    "seqrelid": oid,
+                    "seqtypid": _TYPE_OIDS[info.type_name],
+                    "seqstart": info.start,
+                    "seqincrement": info.increment,
+                    "seqmax": info.max_value,
+                    "seqmin": info.min_value,
+                    "seqcache": 1,
+                    "seqcycle": False,
+                },
+            )
+        )
+        out.append(
+            Row(
+                "pg_depend",
+                {
+                    "classid": PG_CLASS_OID,
+                    "objid": oid,
+                    "objsubid": 0,
+                    "refclassid": PG_CLASS_OID,
+                    "refobjid": table.oid,
+                    "refobjsubid": table.attnum(info.column_id),
+                    "deptype": "i" if info.identity else "a",
+                },
+            )
+        )
+    return out

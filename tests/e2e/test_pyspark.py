@@ -4,9 +4,11 @@ Reads of a whole table, partitioned reads (partitionColumn, bounds,
 numPartitions), filters and column selections Spark pushes down, the
 ``query`` and subquery ``dbtable`` options with a small fetch size, and
 writes in modes append, ignore and errorifexists to an existing table must
-give the same results on both servers.  Spark's writes that create tables
-(overwrite without truncate, errorifexists to a new table) make tables with no
-primary key, which nyala cannot store yet; they are not tested here.
+give the same results on both servers.  So must the writes that make Spark
+create the table (errorifexists to a new table, overwrite with and without
+truncate): Spark's CREATE TABLE has no primary key, and nyala gives the table
+a hidden one.  ``createTableOptions`` with nyala's ``PRIMARY KEY (...)
+PARTITION BY ...`` makes a keyed, partitioned table (nyala only).
 """
 
 from __future__ import annotations
@@ -168,3 +170,76 @@ def test_spark_jdbc_reads_and_writes_match_postgresql(spark, nyala_server, postg
     assert ours["errorifexists"] in ("TABLE_OR_VIEW_ALREADY_EXISTS", "_LEGACY_ERROR_TEMP_1288")
     assert ours["missing"][1] is True, ours["missing"]
     assert [r[0] for r in ours["written"]] == [100, 101, 102, 103, 104]
+
+
+def _rows(spark, url: str, table: str) -> list[tuple[object, ...]]:
+    return sorted(tuple(r) for r in spark.read.jdbc(url, table, properties=PROPS).collect())
+
+
+def _observe_creating_writes(spark, server) -> dict[str, object]:
+    """Writes that make Spark create the table: it sends CREATE TABLE without a primary key."""
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists spark_new")
+    url = _url(server)
+    seen: dict[str, object] = {}
+    first = spark.createDataFrame(
+        [(i, f"n{i}", i * 0.5, i % 2 == 0, dt.date(2024, 1, i + 1)) for i in range(4)],
+        "id int, name string, score double, flag boolean, day date",
+    )
+    first.write.jdbc(url, "spark_new", mode="errorifexists", properties=PROPS)
+    seen["created"] = _rows(spark, url, "spark_new")
+    first.write.jdbc(url, "spark_new", mode="append", properties=PROPS)
+    seen["appended twice"] = _rows(spark, url, "spark_new")
+    first.write.jdbc(url, "spark_new", mode="ignore", properties=PROPS)
+    seen["ignored"] = _rows(spark, url, "spark_new")
+    second = spark.createDataFrame([(9, "nine")], "id int, name string")
+    second.write.option("truncate", "true").jdbc(
+        url, "spark_new", mode="overwrite", properties=PROPS
+    )
+    seen["truncated"] = spark.read.jdbc(url, "spark_new", properties=PROPS).collect()
+    seen["columns after truncate"] = spark.read.jdbc(url, "spark_new", properties=PROPS).columns
+    second.write.jdbc(url, "spark_new", mode="overwrite", properties=PROPS)
+    seen["recreated"] = _rows(spark, url, "spark_new")
+    seen["columns after recreate"] = spark.read.jdbc(url, "spark_new", properties=PROPS).columns
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        seen["catalog"] = conn.execute(
+            "select column_name, data_type, is_nullable from information_schema.columns "
+            "where table_name = 'spark_new' order by ordinal_position"
+        ).fetchall()
+        conn.execute("update spark_new set name = 'changed' where id = 9")
+        seen["updated"] = conn.execute("select * from spark_new").fetchall()
+    return seen
+
+
+def test_spark_writes_that_create_tables_match_postgresql(spark, nyala_server, postgres_server):
+    theirs = _observe_creating_writes(spark, postgres_server)
+    ours = _observe_creating_writes(spark, nyala_server)
+    assert ours == theirs
+    assert len(ours["appended twice"]) == 8
+    assert ours["columns after truncate"] == ["id", "name", "score", "flag", "day"]
+    assert ours["columns after recreate"] == ["id", "name"]
+
+
+def test_spark_create_table_options_key_and_partition_the_table(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists spark_keyed")
+    url = _url(nyala_server)
+    df = spark.createDataFrame([(i, f"k{i}") for i in range(30)], "id int, name string")
+    df.write.option(
+        "createTableOptions", "PRIMARY KEY (id) PARTITION BY HASH (id) PARTITIONS 3"
+    ).jdbc(url, "spark_keyed", mode="overwrite", properties=PROPS)
+    assert _rows(spark, url, "spark_keyed") == [(i, f"k{i}") for i in range(30)]
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        tablets = conn.execute(
+            "select count(*) from nyala_tablets where table_name = 'spark_keyed'"
+        ).fetchone()
+        assert tablets == (3,)
+        key = conn.execute(
+            "select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid "
+            "and a.attnum = any(i.indkey) where i.indrelid = 'spark_keyed'::regclass"
+        ).fetchall()
+        assert key == [("id",)]
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("insert into spark_keyed values (1, 'again')")
+    with pytest.raises(Exception, match="duplicate key value"):
+        df.limit(1).write.jdbc(url, "spark_keyed", mode="append", properties=PROPS)

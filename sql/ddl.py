@@ -22,6 +22,7 @@ from sql.datatypes import column_type
 from sql.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from sql.names import identifier_name, table_name
 from sql.result import Result
+from storage import types
 from storage.errors import (
     DbError,
     DuplicateColumn,
@@ -32,7 +33,6 @@ from storage.errors import (
     UndefinedColumn,
     UndefinedTable,
 )
-from storage import types
 from storage.types import DataType, TypeKind
 
 _SERIAL_TYPES = {

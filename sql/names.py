@@ -6,6 +6,8 @@ the same table, and any other schema is an error rather than a silent match.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from storage.errors import FeatureNotSupported, InvalidSchemaName
@@ -42,3 +44,13 @@ def strip_schema(node: exp.Table) -> None:
     """Drop a checked ``public.`` qualifier, so the reference binds like an unqualified one."""
     table_name(node)
     node.set("db", None)
+
+
+_PLAIN = re.compile(r"^[a-z_][a-z0-9_$]*$")
+
+
+def quote_ident(name: str) -> str:
+    """PostgreSQL's quote_ident: quoted only when it must be (upper case, spaces ...)."""
+    if _PLAIN.match(name):
+        return name
+    return '"' + name.replace('"', '""') + '"'

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from catalog.roles import Role
 from catalog.table import TableInfo
-from sql import pg_sequences
+from sql import partition_ddl, pg_sequences
 from sql.pg_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.roles import pg_roles_rows
 from storage.types import DataType, TypeKind
@@ -251,6 +251,10 @@ class CatalogRows:
     """Rows per relation, as lists of tuples in ``RELATIONS`` column order."""
 
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    index_suffixes: dict[int, str] = field(default_factory=dict)
+    """What pg_get_indexdef adds after a primary-key index's columns: the table's
+    partitioning, so psql's ``\\d`` shows it on the index line (as YugabyteDB shows
+    its hash sharding there)."""
 
     def add(self, relation: str, **values: Any) -> None:
         names = [c for c, _ in RELATIONS[relation]]
@@ -402,6 +406,9 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 adbin=default_expr(column.default_sql, dtype),
             )
     if keys:
+        clause = partition_ddl.partitioning_clause(table)
+        if clause is not None:
+            rows.index_suffixes[index_oid(table)] = clause
         key_attnums = [table.attnum(c.id) for c in keys]
         name = f"{table.name}_pkey"
         _class_row(

@@ -75,6 +75,7 @@ class CatalogFunctions:
         }
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._index_suffixes = rows.index_suffixes
         self._sequence_of = {
             (r["refobjid"], r["refobjsubid"]): r["objid"]
             for r in _rows(rows, "pg_depend")
@@ -116,9 +117,11 @@ class CatalogFunctions:
         if column:
             return names[column - 1] if 0 < column <= len(names) else ""
         unique = "UNIQUE " if index["indisunique"] else ""
+        suffix = self._index_suffixes.get(oid)
         return (
             f"CREATE {unique}INDEX {self._classes[oid]['relname']} ON "
             f"public.{self._classes[table]['relname']} USING btree ({', '.join(names)})"
+            + (f" {suffix}" if suffix else "")
         )
 
     def constraintdef(self, oid: int | None) -> str | None:

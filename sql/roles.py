@@ -10,12 +10,11 @@ roles, and any role may change its own password.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot.tokens import Token, TokenType
-
-import zlib
-from typing import Any
 
 from catalog.roles import Role, RoleStore, password_verifier
 from sql.result import Result
@@ -246,7 +245,11 @@ def pg_roles_rows(roles: list[Role], user: str, owner_oid: int) -> list[dict[str
     owner = next((r.name for r in roles if r.superuser), roles[0].name)
     out = []
     for role in roles:
-        oid = owner_oid if role.name == owner else 2_000_000_000 + zlib.crc32(role.name.encode()) % 10**8
+        oid = (
+            owner_oid
+            if role.name == owner
+            else 2_000_000_000 + zlib.crc32(role.name.encode()) % 10**8
+        )
         out.append(
             {
                 "rolname": role.name,

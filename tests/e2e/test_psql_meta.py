@@ -127,3 +127,52 @@ def test_comments_survive_a_restart(fresh_nyala_server):
     fresh_nyala_server.restart()
     out = fresh_nyala_server.psql(["-c", r"\dt+ kept"], check=True).stdout
     assert re.search(r"^ public \| kept .*\| kept$", out, re.M), out
+
+
+def test_describe_shows_nyala_partitioning_on_the_key_line(nyala_server):
+    nyala_server.psql(
+        [
+            "-c",
+            "drop table if exists meta_parted",
+            "-c",
+            "create table meta_parted (host text, ts bigint, v double precision, "
+            "primary key (host, ts)) partition by hash (host) partitions 4, "
+            "range (ts) (partition values < 100, partition 100 <= values < 200)",
+        ],
+        check=True,
+    )
+    out = nyala_server.psql(["-c", r"\d meta_parted"], check=True).stdout
+    assert (
+        '"meta_parted_pkey" PRIMARY KEY, btree (host, ts) PARTITION BY HASH (host) '
+        "PARTITIONS 4, RANGE (ts) (PARTITION VALUES < 100, PARTITION 100 <= VALUES < 200)"
+    ) in out, out
+    assert re.search(r"^ host\s+\| text\s+\|\s+\| not null \|", out, re.M), out
+
+
+def test_role_list_shows_the_roles_created(nyala_server, postgres_server):
+    statements = [
+        "create user meta_alice with password 'pw-alice'",
+        "create role meta_bob with superuser login",
+        "create role meta_carol",
+    ]
+    listed = []
+    for server in (nyala_server, postgres_server):
+        for name in ("meta_alice", "meta_bob", "meta_carol"):
+            server.psql(["-c", f"drop role if exists {name}"])
+        server.psql([a for s in statements for a in ("-c", s)], check=True)
+        out = server.psql(["-c", r"\du meta_*"], check=True).stdout
+        listed.append([_normalise(line, "nyala") for line in out.splitlines() if "meta_" in line])
+        rows = server.psql(
+            [
+                "-At",
+                "-c",
+                "select rolname, rolsuper, rolcanlogin from pg_roles "
+                "where rolname like 'meta%' order by 1",
+            ],
+            check=True,
+        ).stdout
+        listed.append(rows)
+        for name in ("meta_alice", "meta_bob", "meta_carol"):
+            server.psql(["-c", f"drop role {name}"], check=True)
+    assert listed[0] == listed[2] and listed[1] == listed[3], listed
+    assert len(listed[0]) == 3

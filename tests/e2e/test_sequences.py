@@ -185,9 +185,8 @@ def test_a_table_without_a_primary_key_gets_a_hidden_key(nyala_server, postgres_
         assert [d.name for d in cur.description] == ["a", "b"]
         keys = conn.execute("select auto_incrementing_id from nokey order by 1").fetchall()
         assert len(keys) == 3 and len(set(keys)) == 3
-        with conn.cursor() as copy_cur:
-            with copy_cur.copy("copy nokey from stdin") as copy:
-                copy.write("7\tcopied\n8\tcopied\n")
+        with conn.cursor() as copy_cur, copy_cur.copy("copy nokey from stdin") as copy:
+            copy.write("7\tcopied\n8\tcopied\n")
         assert conn.execute("select count(*) from nokey where b = 'copied'").fetchone() == (2,)
         with pytest.raises(errors.DuplicateColumn):
             conn.execute("create table nokey2 (auto_incrementing_id bigint, v text)")

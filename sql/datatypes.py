@@ -53,6 +53,14 @@ def column_type(node: exp.DataType) -> DataType:
     kind = node.this
     if kind in _SIMPLE and not node.expressions:
         return _SIMPLE[kind]
+    if kind in (DT.FLOAT, DT.DOUBLE) and len(node.expressions) == 1:
+        # float(p): real up to 24 bits of precision, double precision up to 53 (PostgreSQL).
+        bits = _int_arg(node.expressions[0], "precision")
+        if bits < 1:
+            raise InvalidParameterValue("precision for type float must be at least 1 bit")
+        if bits > 53:
+            raise InvalidParameterValue("precision for type float must be less than 54 bits")
+        return t.FLOAT if bits <= 24 else t.DOUBLE
     if kind is DT.VARCHAR:
         if not node.expressions:
             return t.varchar(None)

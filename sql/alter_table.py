@@ -197,6 +197,11 @@ class _TableChange:
                 f'cannot add primary key column "{definition.name}"',
                 detail="A table's primary key is fixed when it is created, as in Kudu.",
             )
+        if definition.serial is not None:
+            raise FeatureNotSupported(
+                f'cannot add serial or identity column "{definition.name}" to an existing table',
+                hint="Create the table with it, or add a plain column and fill it.",
+            )
         encoding, compression = ddl.check_storage_attributes(
             definition.name, definition.type, definition.attributes
         )
@@ -292,4 +297,5 @@ class _TableChange:
             next_column_id=self._next_id,
             column_order=tuple(self._order),
             column_storage=tuple(self._storage),
+            sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
         )

@@ -240,13 +240,14 @@ def test_errors_carry_their_sqlstate_and_change_nothing(conn, pg, sql, error):
     ("sql", "error"),
     [
         ("create index i on e (name)", errors.FeatureNotSupported),
-        ("create table nokey (a int)", errors.InvalidTableDefinition),
+        ("create table nokey (a int, auto_incrementing_id bigint)", errors.DuplicateColumn),
         ("create table fkey (f double precision primary key)", errors.InvalidTableDefinition),
         ("create table j (id int primary key, doc json)", errors.FeatureNotSupported),
     ],
 )
 def test_what_kudu_cannot_store_is_refused(conn, sql, error):
-    """Differs from PostgreSQL on purpose: Kudu tables need a key and Kudu's types."""
+    """Differs from PostgreSQL on purpose: Kudu's key types, Kudu's types, and the name
+    Kudu reserves for the hidden key of a table without a primary key."""
     with pytest.raises(error):
         conn.execute(sql)
 

@@ -209,3 +209,19 @@ def test_hidden_key_survives_a_restart(fresh_nyala_server):
         rows = conn.execute("select auto_incrementing_id, v from nokey_durable").fetchall()
         assert len(rows) == 3 and len({r[0] for r in rows}) == 3
         assert conn.execute("select * from nokey_durable").fetchall() == [("a",)] * 3
+
+
+def test_alter_table_with_serial_columns(nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists seq_altered")
+        conn.execute("create table seq_altered (id int primary key, n serial, v text)")
+        with pytest.raises(errors.FeatureNotSupported):
+            conn.execute("alter table seq_altered add column m bigserial")
+        conn.execute("insert into seq_altered (id, v) values (1, 'a')")
+        conn.execute("alter table seq_altered drop column n")
+        assert conn.execute(
+            "select count(*) from pg_class where relname = 'seq_altered_n_seq'"
+        ).fetchone() == (0,)
+        with pytest.raises(errors.UndefinedTable):
+            conn.execute("select nextval('seq_altered_n_seq')")
+        assert conn.execute("select * from seq_altered").fetchall() == [(1, "a")]

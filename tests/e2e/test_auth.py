@@ -12,6 +12,7 @@ import os
 import socket
 import struct
 import subprocess
+import time
 
 import psycopg
 import pytest
@@ -68,6 +69,10 @@ def test_unknown_user_and_wrong_password_fail_alike_with_a_log_line(server):
     wrong = login_error(dsn_for(server, "nyala", "wrong"))
     unknown = login_error(dsn_for(server, "nobody", "wrong"))
     assert str(wrong).replace('"nyala"', "U") == str(unknown).replace('"nobody"', "U")
+    # The server logs after it has answered, and its log reaches us through a pipe.
+    deadline = time.monotonic() + 10
+    while 'Role "nobody" does not exist' not in server.log and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert 'password authentication failed for user "nobody"' in server.log
     assert 'Role "nobody" does not exist' in server.log
 

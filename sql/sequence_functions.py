@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -21,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.catalog import Catalog
-from storage.errors import ObjectNotInPrerequisiteState
+from storage.errors import ObjectNotInPrerequisiteState, ReadOnlySqlTransaction
 
 FUNCTIONS = {"nextval": "nyf_nextval", "currval": "nyf_currval", "setval": "nyf_setval",
              "lastval": "nyf_lastval"}  # fmt: skip
@@ -44,15 +45,22 @@ def sequence_name(text: str) -> str:
 class SessionSequences:
     """One session's view of the sequences: draws values and remembers the last ones."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, read_only: Callable[[], bool] = lambda: False) -> None:
         self._catalog = catalog
+        self._read_only = read_only
         self._last: dict[str, int] = {}
         self._last_name: str | None = None
         with _LOCK:
             self.session_id = next(_IDS)
             _SESSIONS[self.session_id] = self
 
+    def _check_writable(self, function: str) -> None:
+        """A sequence advance is a write: PostgreSQL refuses it in a read-only transaction."""
+        if self._read_only():
+            raise ReadOnlySqlTransaction(f"cannot execute {function}() in a read-only transaction")
+
     def nextval(self, name: str, count: int = 1) -> np.ndarray:
+        self._check_writable("nextval")
         name = sequence_name(name)
         values = self._catalog.nextval(name, count)
         if len(values):
@@ -70,6 +78,7 @@ class SessionSequences:
         return self._last[name]
 
     def setval(self, name: str, value: int, is_called: bool = True) -> int:
+        self._check_writable("setval")
         name = sequence_name(name)
         self._catalog.setval(name, value, is_called)
         if is_called:

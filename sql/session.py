@@ -92,7 +92,9 @@ class Session:
         self._txn_start: dt.datetime | None = None
         self._in_block = False
         self._failed = False
-        self.sequences = SessionSequences(db.catalog)
+        self.sequences = SessionSequences(
+            db.catalog, lambda: self._txn is not None and self._txn.read_only
+        )
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )

@@ -45,6 +45,13 @@ SCENARIO = [
     "select setval('seq_items_id_seq', 50)",
     "insert into seq_items (name) values ('after setval') returning id",
     "select setval('seq_items_id_seq', 60, false)",
+    "begin read only",
+    "select nextval('seq_items_id_seq')",
+    "rollback",
+    "set default_transaction_read_only = on",
+    "select setval('seq_items_id_seq', 5)",
+    "select currval('seq_items_id_seq')",
+    "reset default_transaction_read_only",
     "insert into seq_items (name) values ('at 60') returning id",
     "select pg_get_serial_sequence('seq_items', 'id'), pg_get_serial_sequence('seq_items', 'big'),"
     " pg_get_serial_sequence('seq_items', 'name')",

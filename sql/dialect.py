@@ -199,6 +199,28 @@ class NyalaParser(PostgresParser):
             self.raise_error("Expecting a number of partitions")
         return number
 
+    def _parse_insert_table(self) -> exp.Expression | None:
+        """PostgreSQL's ``OVERRIDING {SYSTEM | USER} VALUE`` after the column list."""
+        this = super()._parse_insert_table()
+        if self._match_text_seq("OVERRIDING"):
+            if self._match_text_seq("SYSTEM", "VALUE"):
+                self._overriding.append("SYSTEM")
+            elif self._match_text_seq("USER", "VALUE"):
+                self._overriding.append("USER")
+            else:
+                self.raise_error("Expected SYSTEM VALUE or USER VALUE after OVERRIDING")
+        return this
+
+    def _parse_insert(self) -> exp.Expression:
+        """An INSERT, with its OVERRIDING clause (if any) as the ``overriding`` arg."""
+        if not hasattr(self, "_overriding"):
+            self._overriding: list[str] = []
+        depth = len(self._overriding)
+        insert = super()._parse_insert()
+        if len(self._overriding) > depth:
+            insert.set("overriding", self._overriding.pop())
+        return insert
+
     def _parse_statement(self) -> exp.Expression | None:
         if self._curr is not None and self._curr.text.upper() == "UPSERT":
             self._advance()

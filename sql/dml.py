@@ -131,7 +131,10 @@ def plan_insert(
         source = exp.Values(
             expressions=[exp.Tuple(expressions=[exp.var("DEFAULT") for _ in targets])]
         )
-    _check_generated_always(table, targets, source)
+    overriding = ast.args.get("overriding")
+    ignored = _user_values_ignored(table, targets, source) if overriding == "USER" else set()
+    if overriding is None:
+        _check_generated_always(table, targets, source)
     plain_values = (
         source.copy()
         if isinstance(source, exp.Values)
@@ -182,7 +185,7 @@ def plan_insert(
     by_id = {c.id: i for i, c in enumerate(targets)}
     projections = []
     for column in table.schema.columns:
-        if column.id in by_id:
+        if column.id in by_id and column.id not in ignored:
             expr: exp.Expression = exp.column(src_names[by_id[column.id]], src_alias, quoted=True)
         else:
             expr = _default(column)
@@ -213,6 +216,28 @@ def _is_default(node: exp.Expression) -> bool:
     if isinstance(node, exp.Column) and not node.table:
         return not node.this.quoted and node.name.upper() == "DEFAULT"
     return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
+
+
+def _user_values_ignored(
+    table: TableInfo, targets: list[ColumnSchema], source: exp.Expression | None
+) -> set[int]:
+    """OVERRIDING USER VALUE: identity columns take their sequence's value whatever is given.
+
+    In VALUES the given values become DEFAULT (so the key-write path sees them so too);
+    a SELECT's are dropped when the rows are projected: those are the ids returned.
+    """
+    ids = {c.id for c in targets if (info := table.sequence_of(c.id)) and info.identity}
+    if not isinstance(source, exp.Values):
+        return ids
+    for row in source.expressions:
+        row.set(
+            "expressions",
+            [
+                exp.var("DEFAULT") if i < len(targets) and targets[i].id in ids else value
+                for i, value in enumerate(row.expressions)
+            ],
+        )
+    return set()
 
 
 def _always_identity(table: TableInfo, column: ColumnSchema) -> bool:

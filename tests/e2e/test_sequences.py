@@ -71,6 +71,12 @@ SCENARIO = [
     "insert into seq_ids (id, v) values (7, 'x')",
     "insert into seq_ids (d, v) values (1000, 'own d') returning id, d",
     "insert into seq_ids values (default, default, 'all defaults') returning id, d",
+    "insert into seq_ids (id, v) overriding system value values (70, 'system') returning id, d",
+    "insert into seq_ids (id, d, v) overriding user value values (500, 600, 'user') "
+    "returning id, d, v",
+    "insert into seq_ids (id, v) overriding user value select 900, 'selected' returning id, v",
+    "insert into seq_ids (d, v) overriding system value values (77, 'by default') returning d",
+    "insert into seq_ids (id, v) overriding nothing values (1, 'x')",
     "update seq_ids set id = 99 where v = 'a'",
     "update seq_ids set d = default where v = 'a' returning d",
     "select column_name, column_default, is_identity, identity_generation "

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import pytest
 from sqlglot import exp
 
 from sql import parser
+from storage.errors import SqlSyntaxError
 
 
 def test_adjacent_parameters_are_not_a_dollar_quote():
@@ -60,3 +62,24 @@ def test_alter_range_partitions_detach_upsert_and_column_attributes():
     kinds = [c.kind for c in create.ast.find(exp.ColumnDef).constraints]
     assert isinstance(kinds[1], ColumnEncoding) and kinds[1].name.upper() == "RLE"
     assert isinstance(kinds[2], ColumnCompression) and kinds[2].name.upper() == "LZ4"
+
+
+def test_insert_overriding_clause_is_kept_on_the_insert():
+    cases = {
+        "insert into t (id, v) overriding system value values (1, 'a')": "SYSTEM",
+        "insert into t overriding user value select 1, 2 returning id": "USER",
+        "with x as (select 1) insert into t (id) select * from x": None,
+    }
+    for sql, expected in cases.items():
+        (statement,) = parser.parse(sql)
+        insert = (
+            statement.ast
+            if isinstance(statement.ast, exp.Insert)
+            else statement.ast.find(exp.Insert)
+        )
+        assert insert.args.get("overriding") == expected, sql
+
+
+def test_overriding_needs_system_or_user_value():
+    with pytest.raises(SqlSyntaxError, match="nothing"):
+        parser.parse("insert into t (id) overriding nothing values (1)")

@@ -64,11 +64,27 @@ class TableInfo:
         return self.columns + self.hidden_columns
 
     def attnum(self, column_id: ColumnId) -> int:
-        """1-based position of a column as PostgreSQL numbers it (pg_attribute.attnum);
-        0 for a hidden column, which has no place in the row users see."""
+        """A column's number as PostgreSQL gives it (pg_attribute.attnum); 0 for a hidden column.
+
+        It is the column's place in creation order, dropped columns included, so,
+        as in PostgreSQL, it never changes while the column exists: column IDs
+        are handed out in that order and never reused; only the hidden key's ID
+        is skipped.
+        """
         if column_id not in self.column_order:
             return 0
-        return self.column_order.index(column_id) + 1
+        return column_id + 1 - sum(1 for c in self.hidden_columns if c.id < column_id)
+
+    @property
+    def dropped_attnums(self) -> tuple[int, ...]:
+        """The attnums of dropped columns, which PostgreSQL keeps as ``attisdropped`` rows."""
+        present = {c.id for c in self.schema.columns}
+        hidden = [c.id for c in self.hidden_columns]
+        return tuple(
+            i + 1 - sum(1 for h in hidden if h < i)
+            for i in range(self.next_column_id)
+            if i not in present
+        )
 
     def sequence_of(self, column_id: ColumnId) -> SequenceInfo | None:
         for info in self.sequences:

@@ -374,10 +374,21 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relnamespace=PUBLIC_OID,
         relam=HEAP_AM,
         relkind="r",
-        relnatts=len(table.columns),
+        relnatts=len(table.columns) + len(table.dropped_attnums),
         relhasindex=bool(keys),
     )
-    for attnum, column in enumerate(table.columns, start=1):
+    for attnum in table.dropped_attnums:
+        _attribute_row(
+            rows,
+            attrelid=table.oid,
+            attname=f"........pg.dropped.{attnum}........",
+            atttypid=0,
+            attlen=-1,
+            attnum=attnum,
+            attisdropped=True,
+        )
+    for column in table.columns:
+        attnum = table.attnum(column.id)
         dtype = column.type
         info = TYPE_BY_OID[dtype.pg_oid]
         sequence = table.sequence_of(column.id)

@@ -81,3 +81,39 @@ def test_catalog_shows_the_new_shape(nyala_server, psql):
     ]
     described = nyala_server.psql(["-c", r"\d shape"]).stdout
     assert "added" in described and "gone" not in described
+
+
+ATTNUM_SCENARIO = [
+    "drop table if exists renumbered",
+    "create table renumbered (id int primary key, gone text, kept int, later text)",
+    "comment on column renumbered.kept is 'kept column'",
+    "alter table renumbered drop column gone",
+    "alter table renumbered add column added int",
+]
+ATTNUM_QUERIES = [
+    "select attnum, attname, attisdropped, atttypid from pg_attribute "
+    "where attrelid = 'renumbered'::regclass and attnum > 0 order by attnum",
+    "select relnatts from pg_class where relname = 'renumbered'",
+    "select column_name, ordinal_position from information_schema.columns "
+    "where table_name = 'renumbered' order by ordinal_position",
+    "select a.attname, col_description(a.attrelid, a.attnum) from pg_attribute a "
+    "where a.attrelid = 'renumbered'::regclass and a.attnum > 0 and not a.attisdropped "
+    "order by a.attnum",
+]
+
+
+def test_attnums_stay_put_after_drop_column_as_in_postgresql(nyala_server, postgres_server):
+    """PostgreSQL never renumbers columns: a dropped one leaves an attisdropped row behind, and
+    the row description's column numbers keep pointing at the same columns."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            for sql in ATTNUM_SCENARIO:
+                conn.execute(sql)
+            rows = [conn.execute(sql).fetchall() for sql in ATTNUM_QUERIES]
+            cur = conn.execute("select later, id, added from renumbered")
+            rows.append([cur.pgresult.ftablecol(i) for i in range(3)])
+            answers.append(rows)
+    ours, theirs = answers
+    for sql, mine, reference in zip([*ATTNUM_QUERIES, "ftablecol"], ours, theirs, strict=True):
+        assert mine == reference, sql

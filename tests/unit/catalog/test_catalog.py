@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from catalog.catalog import Catalog
 from catalog.store import CatalogStore
 from storage import types as t
 from storage.errors import DuplicateTable, UndefinedTable
+from storage.schema import ColumnSchema, Schema
+from storage.types import ColumnId
 
 
 class EngineDouble:
@@ -40,6 +44,26 @@ def test_key_columns_are_stored_first_but_declared_order_is_kept(tmp_path):
     assert [c.name for c in table.columns] == ["a", "id", "n"]
     assert table.schema.column(table.schema.key_column_ids[0]).nullable is False
     assert table.attnum(table.schema.find("id").id) == 2
+
+
+def test_attnums_count_dropped_columns_but_not_the_hidden_key(tmp_path):
+    catalog = Catalog(EngineDouble(), CatalogStore(tmp_path, fsync=False))
+    hidden = catalog.create_table("h", COLUMNS, [])
+    key = hidden.schema.key_columns[0]
+    gone = hidden.schema.find("id")
+    added = ColumnSchema(ColumnId(hidden.next_column_id), "added", t.INT32, True, None)
+    kept = [c for c in hidden.schema.columns if c.id != gone.id]
+    altered = dataclasses.replace(
+        hidden,
+        schema=Schema((*kept, added), 1),
+        next_column_id=hidden.next_column_id + 1,
+        column_order=(*(i for i in hidden.column_order if i != gone.id), added.id),
+    )
+    assert [(c.name, altered.attnum(c.id)) for c in altered.columns] == [
+        ("a", 1), ("n", 3), ("added", 4)
+    ]  # fmt: skip
+    assert altered.attnum(key.id) == 0
+    assert altered.dropped_attnums == (2,)
 
 
 def test_catalog_survives_reopen_and_ids_are_never_reused(tmp_path):

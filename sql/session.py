@@ -49,7 +49,7 @@ from sql.plan import Plan
 from sql.plan_cache import PlanCache
 from sql.query import QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
-from sql.sequence_functions import SessionSequences
+from sql.sequence_functions import SessionSequences, fold_serial_sequences
 from sql.settings import SessionSettings, duration_ms
 from sql.transaction_modes import TransactionModes, is_repeatable_read
 from sql.transpile import SessionFacts
@@ -344,6 +344,7 @@ class Session:
         ast = statement.ast
         version = self._db.catalog_version
         declared_list = list(declared)
+        fold_serial_sequences(ast, self._db.catalog)
         if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
             ast, self._has_user_table
         ):

@@ -1,21 +1,13 @@
-"""Session: one client's transaction-block state, settings and prepared plans.
+"""Session: one client's statements, settings, cursors and prepared plans.
 
-Transaction blocks follow PostgreSQL.  Outside a block every statement runs
-in its own transaction (autocommit); the statements of one multi-statement
-Query run in one implicit transaction.  Inside BEGIN ... COMMIT each
-statement takes a fresh snapshot (READ COMMITTED) and sees the block's own
-writes.  After an error inside a block the session is *failed*: everything
-but ROLLBACK (or COMMIT, which then rolls back) is refused with 25P02 and
-ReadyForQuery reports ``E``.
-
-DDL takes effect at once, also inside a block (it is not transactional yet).
+Its transaction and the block state around it are a TransactionBlock
+(transaction_block.py).  DDL takes effect at once, also inside a block (it is
+not transactional yet).
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import logging
 import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -50,33 +42,23 @@ from sql.plan_cache import PlanCache
 from sql.query import QueryRunner, compile_query
 from sql.result import PreparedStatement, Result, ResultColumn
 from sql.sequence_functions import SessionSequences, fold_serial_sequences
-from sql.settings import SessionSettings, duration_ms
-from sql.transaction_modes import TransactionModes, is_repeatable_read
+from sql.settings import SessionSettings
+from sql.transaction_block import TransactionBlock
+from sql.transaction_modes import TransactionModes
 from sql.transpile import SessionFacts
 from sql.utility import Utility, recognise
-from storage.errors import (
-    ActiveSqlTransaction,
-    DbError,
-    FeatureNotSupported,
-    InFailedSqlTransaction,
-    InvalidSavepointSpecification,
-    NoActiveSqlTransaction,
-    QueryCanceled,
-    SqlSyntaxError,
-)
+from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
 from storage.types import DataType
 
 if TYPE_CHECKING:
     from sql.database import Database
     from storage.transaction import Transaction
 
-log = logging.getLogger(__name__)
-
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
 
 class Session:
-    """A client's session: runs statements, owns the current transaction."""
+    """A client's session: plans and runs statements in its TransactionBlock."""
 
     def __init__(self, db: Database, user: str, startup: dict[str, str]) -> None:
         self._db = db
@@ -88,28 +70,21 @@ class Session:
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
-        self._txn: Transaction | None = None
-        self._txn_start: dt.datetime | None = None
-        self._in_block = False
-        self._failed = False
-        self.sequences = SessionSequences(
-            db.catalog, lambda: self._txn is not None and self._txn.read_only
-        )
+        self._cursors = cursor.Cursors()
+        self._modes = TransactionModes(self.settings)
+        self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
+        self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
         self._system = system_query.SystemCatalog(self._cancel.is_set)
-        self._cursors = cursor.Cursors()
-        self._modes = TransactionModes(self.settings)
         self._plan_cache: PlanCache[Plan] = PlanCache()
 
     # -- state -----------------------------------------------------------------------------
 
     @property
     def transaction_status(self) -> str:
-        if self._failed:
-            return "E"
-        return "T" if self._in_block else "I"
+        return self._block.status
 
     def reported_parameters(self) -> dict[str, str]:
         return self.settings.reported()
@@ -125,27 +100,12 @@ class Session:
             raise QueryCanceled("canceling statement due to user request")
 
     def close(self) -> None:
-        if self._txn is not None:
-            self._txn.rollback()
-            self._txn = None
+        self._block.close()
         self._cursors.close_all()
         self._system.close()
         self._duck.close()
 
     # -- transactions ----------------------------------------------------------------------
-
-    def _begin_transaction(self) -> Transaction:
-        read_only = self.settings.get("default_transaction_read_only") == "on"
-        self._txn = self._db.engine.begin(read_only=read_only)
-        self._txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
-        self._txn_start = dt.datetime.now(dt.UTC)
-        return self._txn
-
-    def _current_txn(self) -> Transaction:
-        txn = self._txn if self._txn is not None else self._begin_transaction()
-        txn.begin_statement()
-        txn.lock_timeout_ms = duration_ms(self.settings.get("lock_timeout")) or None
-        return txn
 
     def sync(self) -> None:
         """End the implicit transaction of the extended-protocol messages before this Sync.
@@ -154,34 +114,13 @@ class Session:
         block runs in one implicit transaction, committed here (rolled back
         already if one of them failed).
         """
-        if not self._in_block:
-            self._finish_autocommit()
+        if not self._block.in_block:
+            self._block.finish_autocommit()
 
     @property
     def sync_writes(self) -> bool:
         """Whether ``sync`` has a commit to make durable (else it is instant and never blocks)."""
-        return not self._in_block and self._txn is not None and self._txn.has_writes
-
-    def _finish_autocommit(self) -> None:
-        if not self._in_block and self._txn is not None:
-            txn, self._txn = self._txn, None
-            txn.commit()
-
-    def _on_error(self) -> None:
-        if self._in_block and self._txn is not None and self._txn.has_savepoints:
-            # ROLLBACK TO SAVEPOINT may still rescue the block: keep its writes until then.
-            self._failed = True
-            return
-        if self._txn is not None:
-            txn, self._txn = self._txn, None
-            try:
-                txn.rollback()
-            except Exception:  # the statement's own error is the one to report
-                log.exception("rollback after a failed statement also failed")
-        if self._in_block:
-            self._failed = True
-        else:
-            self._cursors.end_transaction(committed=False)
+        return self._block.has_writes_to_commit
 
     # -- simple query ----------------------------------------------------------------------
 
@@ -191,7 +130,7 @@ class Session:
         try:
             chunks = parser.split(sql)
         except DbError:
-            self._on_error()
+            self._block.on_error()
             raise
         if not chunks:
             yield Result(is_empty_query=True)
@@ -199,17 +138,17 @@ class Session:
         utilities = [recognise(c) for c in chunks]
         implicit = (
             len(chunks) > 1
-            and not self._in_block
+            and not self._block.in_block
             and not any(u is not None and u.kind in _TRANSACTION_CONTROL for u in utilities)
         )
         if implicit:
-            self._in_block = True
+            self._block.in_block = True
         try:
             for chunk, utility in zip(chunks, utilities, strict=True):
                 try:
                     plan = self._plan_reusing(sql, chunk, utility, ())
                 except BaseException:
-                    self._on_error()
+                    self._block.on_error()
                     raise
                 result = self._run(plan, [])
                 result.extra_float_digits = int(self.settings.get("extra_float_digits"))
@@ -219,12 +158,12 @@ class Session:
                 yield result
         except BaseException:
             if implicit:
-                self._in_block = False
-                self._failed = False
+                self._block.in_block = False
+                self._block.failed = False
             raise
         if implicit:
-            self._in_block = False
-            self._finish_autocommit()
+            self._block.in_block = False
+            self._block.finish_autocommit()
 
     # -- extended protocol -----------------------------------------------------------------
 
@@ -235,18 +174,14 @@ class Session:
         if len(chunks) > 1:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = recognise(chunks[0])
-        if self._failed and (
-            utility is None or utility.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO")
-        ):
-            raise InFailedSqlTransaction(
-                "current transaction is aborted, commands ignored until end of transaction block"
-            )
+        if utility is None or utility.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
+            self._block.check_not_failed()
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
             return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
         except BaseException:
-            self._on_error()
+            self._block.on_error()
             raise
 
     def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
@@ -300,7 +235,7 @@ class Session:
         self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
     ) -> Plan:
         """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
-        if utility is not None or self._failed:
+        if utility is not None or self._block.failed:
             return self._plan(sql, tokens, utility, declared)
         text = sql[tokens[0].start : tokens[-1].end + 1]
         version = self._db.catalog_version
@@ -325,10 +260,7 @@ class Session:
         cursor_statement = cursor.recognise(statement_text)
         if cursor_statement is not None:
             return self._plan_cursor(cursor_statement, declared)
-        if self._failed:
-            raise InFailedSqlTransaction(
-                "current transaction is aborted, commands ignored until end of transaction block"
-            )
+        self._block.check_not_failed()
         if tokens and tokens[0].text.lower() == "copy":
             return Plan("COPY", copy=copy.parse_copy(sql, tokens))
         if tokens and tokens[0].text.upper() == "EXPLAIN":
@@ -402,16 +334,16 @@ class Session:
             return self._cursors.fetch(statement)
         inner = plan.inner
         assert inner is not None, "DECLARE plans carry their query"
-        txn = self._current_txn()
+        txn = self._block.current()
         if inner.kind == "SYSTEM" and inner.system is not None:
             self._refresh_system()
             columns, batches = self._system.run(inner.system, params)
         else:
             assert inner.query is not None, "query plans carry a compiled query"
-            columns, batches = self._runner.run(inner.query, txn, params, self._txn_start)
-        result = self._cursors.declare(statement, columns, batches, self._in_block)
+            columns, batches = self._runner.run(inner.query, txn, params, self._block.started)
+        result = self._cursors.declare(statement, columns, batches, self._block.in_block)
         if not deferred:
-            self._finish_autocommit()
+            self._block.finish_autocommit()
         return result
 
     def has_cursor(self, name: str) -> bool:
@@ -434,10 +366,7 @@ class Session:
         if plan.kind == "UTILITY":
             assert plan.utility is not None, "utility plans carry their statement"
             return self._run_utility(plan.utility)
-        if self._failed:
-            raise InFailedSqlTransaction(
-                "current transaction is aborted, commands ignored until end of transaction block"
-            )
+        self._block.check_not_failed()
         try:
             if plan.kind == "DDL":
                 return self._run_ddl(plan.ast)
@@ -454,19 +383,19 @@ class Session:
                 self._refresh_system()
                 columns, batches = self._system.run(plan.system, params)
                 return Result(columns=columns, batches=batches)
-            txn = self._current_txn()
-            now = self._txn_start
+            txn = self._block.current()
+            now = self._block.started
             if plan.explain is not None:
                 result = explain.run_explain(
                     plan.explain, plan.query, plan.write, self._runner, txn, params, now
                 )
                 if not deferred:
-                    self._finish_autocommit()
+                    self._block.finish_autocommit()
                 return result
             if plan.kind == "TRUNCATE":
                 dml.truncate(plan.ast, self._db.catalog, txn)  # type: ignore[arg-type]
                 if not deferred:
-                    self._finish_autocommit()
+                    self._block.finish_autocommit()
                 return Result(command_tag="TRUNCATE TABLE")
             if plan.kind == "QUERY":
                 assert plan.query is not None, "query plans carry a compiled query"
@@ -475,7 +404,7 @@ class Session:
             assert plan.write is not None, "write plans carry a WritePlan"
             return self._run_write(plan.write, txn, params, now, deferred)
         except BaseException:
-            self._on_error()
+            self._block.on_error()
             raise
 
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
@@ -483,10 +412,10 @@ class Session:
         try:
             yield from batches
         except BaseException:
-            self._on_error()
+            self._block.on_error()
             raise
         if not deferred:
-            self._finish_autocommit()
+            self._block.finish_autocommit()
 
     def _run_write(
         self, plan: dml.WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
@@ -506,7 +435,7 @@ class Session:
                 columns = out
                 batches = list(stream)
         if not deferred:
-            self._finish_autocommit()
+            self._block.finish_autocommit()
         return Result(columns=columns, batches=iter(batches), command_tag=tag)
 
     def _run_copy(self, statement: copy.CopyStatement, deferred: bool) -> Result:
@@ -522,10 +451,10 @@ class Session:
             result.copy_out = statement.options
             return result
         table = self._db.catalog.get_table(table_name(copy.table_reference(statement)))
-        sink = CopyIn(statement, table, self._runner, self._facts, self._current_txn(),
-                      self._txn_start, self._check_cancel,
-                      on_done=None if deferred else self._finish_autocommit,
-                      on_error=self._on_error)  # fmt: skip
+        sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
+                      self._block.started, self._check_cancel,
+                      on_done=None if deferred else self._block.finish_autocommit,
+                      on_error=self._block.on_error)  # fmt: skip
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
@@ -558,12 +487,12 @@ class Session:
         tokens = parser.split(sql)[0]
         plan = self._plan(sql, tokens, None, ())
         assert plan.query is not None, "row checks are queries"
-        txn = self._current_txn()
+        txn = self._block.current()
         try:
-            table = self._runner.run_to_table(plan.query, txn, [], self._txn_start)
+            table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
         finally:
-            if not self._in_block:
-                self._finish_autocommit()
+            if not self._block.in_block:
+                self._block.finish_autocommit()
         return table is not None and table.num_rows > 0
 
     def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
@@ -601,75 +530,19 @@ class Session:
     def _run_utility(self, utility: Utility) -> Result:
         kind = utility.kind
         if kind == "BEGIN":
-            notices: list[DbError] = []
-            if self._in_block:
-                notices.append(ActiveSqlTransaction("there is already a transaction in progress"))
-            elif self._failed:
-                raise InFailedSqlTransaction(
-                    "current transaction is aborted, commands ignored until end of transaction block"
-                )
-            else:
-                self._in_block = True
-                if self._txn is None:
-                    self._begin_transaction()
-                notices.extend(self._modes.begin(utility.modes, self._txn))
-            return Result(command_tag="BEGIN", notices=notices)
+            return self._block.begin(utility.modes)
         if kind in ("COMMIT", "ROLLBACK"):
-            notices = []
-            tag = kind
-            if not self._in_block and not self._failed:
-                notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
-            if self._failed:
-                tag = "ROLLBACK"
-            txn, self._txn = self._txn, None
-            self._in_block = False
-            self._failed = False
-            self._cursors.end_transaction(committed=kind == "COMMIT" and tag == "COMMIT")
-            if txn is not None:
-                if kind == "COMMIT" and tag == "COMMIT":
-                    txn.commit()
-                else:
-                    txn.rollback()
-            return Result(command_tag=tag, notices=notices)
+            return self._block.end(kind)
         if kind == "ROLLBACK TO":
-            return self._rollback_to(utility.name)
-        if self._failed:
-            raise InFailedSqlTransaction(
-                "current transaction is aborted, commands ignored until end of transaction block"
-            )
+            return self._block.rollback_to(utility.name)
+        self._block.check_not_failed()
         if kind in ("SAVEPOINT", "RELEASE"):
-            return self._savepoint(kind, utility.name)
+            return self._block.savepoint(kind, utility.name)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
         if kind in setting_statements.KINDS:
             return setting_statements.run(
-                utility, self.settings, self._modes, self._in_block, self._txn
+                utility, self.settings, self._modes, self._block.in_block, self._block.txn
             )
         raise FeatureNotSupported(f"{kind} is not supported")
-
-    def _savepoint(self, kind: str, name: str) -> Result:
-        if not self._in_block:
-            what = "SAVEPOINT" if kind == "SAVEPOINT" else "RELEASE SAVEPOINT"
-            raise NoActiveSqlTransaction(
-                f"{what} can only be used in transaction blocks", severity="ERROR"
-            )
-        txn = self._txn if self._txn is not None else self._begin_transaction()
-        if kind == "SAVEPOINT":
-            txn.savepoint(name)
-        else:
-            txn.release(name)
-        return Result(command_tag=kind)
-
-    def _rollback_to(self, name: str) -> Result:
-        """ROLLBACK TO SAVEPOINT: undo the block's writes since the savepoint and, if the
-        block had failed, make it usable again."""
-        if not self._in_block and not self._failed:
-            raise NoActiveSqlTransaction(
-                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks", severity="ERROR"
-            )
-        if self._txn is None or not self._txn.has_savepoints:
-            raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
-        self._txn.rollback_to(name)
-        self._failed = False
-        return Result(command_tag="ROLLBACK")

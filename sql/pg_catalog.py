@@ -2,8 +2,8 @@
 
 Clients (psql's backslash commands, pgjdbc's DatabaseMetaData, SQLAlchemy's
 reflection) read these relations to learn what tables, columns, keys and types
-exist.  ``RELATIONS`` gives each relation's columns and DuckDB types;
-``catalog_rows`` computes the rows for the tables that exist right now.  OIDs
+exist.  ``RELATIONS`` (pg_relations.py) gives each relation's columns and
+DuckDB types; ``catalog_rows`` computes the rows for the tables that exist right now.  OIDs
 are stable: a table is ``TableInfo.oid``, its primary-key index and
 constraint are derived from the table ID (``index_oid``, ``constraint_oid``).
 """
@@ -22,6 +22,7 @@ from sqlglot import exp
 from catalog.roles import Role
 from catalog.table import TableInfo
 from sql import partition_ddl, pg_sequences
+from sql.pg_relations import RELATIONS, relation_oid
 from sql.pg_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.roles import pg_roles_rows
 from storage.types import DataType, TypeKind
@@ -48,202 +49,6 @@ def index_oid(table: TableInfo) -> int:
 def constraint_oid(table: TableInfo) -> int:
     """OID of a table's primary-key constraint (pg_constraint)."""
     return _CONSTRAINT_OID_BASE + table.table_id
-
-
-def _cols(spec: str) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for item in spec.split(","):
-        name, dtype = item.split()
-        pairs.append((name, dtype.replace("_ARR", "[]")))
-    return tuple(pairs)
-
-
-# Column lists as in PostgreSQL 15's catalogs; "oid"-typed columns are UINTEGER.
-RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "pg_namespace": _cols("oid UINTEGER, nspname VARCHAR, nspowner UINTEGER, nspacl VARCHAR_ARR"),
-    "pg_class": _cols(
-        "oid UINTEGER, relname VARCHAR, relnamespace UINTEGER, reltype UINTEGER, "
-        "reloftype UINTEGER, relowner UINTEGER, relam UINTEGER, relfilenode UINTEGER, "
-        "reltablespace UINTEGER, relpages INTEGER, reltuples REAL, relallvisible INTEGER, "
-        "reltoastrelid UINTEGER, relhasindex BOOLEAN, relisshared BOOLEAN, "
-        "relpersistence VARCHAR, relkind VARCHAR, relnatts SMALLINT, relchecks SMALLINT, "
-        "relhasrules BOOLEAN, relhastriggers BOOLEAN, relhassubclass BOOLEAN, "
-        "relrowsecurity BOOLEAN, relforcerowsecurity BOOLEAN, relispopulated BOOLEAN, "
-        "relreplident VARCHAR, relispartition BOOLEAN, relrewrite UINTEGER, "
-        "relfrozenxid UINTEGER, relminmxid UINTEGER, relacl VARCHAR_ARR, "
-        "reloptions VARCHAR_ARR, relpartbound VARCHAR"
-    ),
-    "pg_attribute": _cols(
-        "attrelid UINTEGER, attname VARCHAR, atttypid UINTEGER, attstattarget INTEGER, "
-        "attlen SMALLINT, attnum SMALLINT, attndims INTEGER, attcacheoff INTEGER, "
-        "atttypmod INTEGER, attbyval BOOLEAN, attalign VARCHAR, attstorage VARCHAR, "
-        "attcompression VARCHAR, attnotnull BOOLEAN, atthasdef BOOLEAN, atthasmissing BOOLEAN, "
-        "attidentity VARCHAR, attgenerated VARCHAR, attisdropped BOOLEAN, attislocal BOOLEAN, "
-        "attinhcount INTEGER, attcollation UINTEGER, attacl VARCHAR_ARR, attoptions VARCHAR_ARR, "
-        "attfdwoptions VARCHAR_ARR, attmissingval VARCHAR"
-    ),
-    "pg_attrdef": _cols("oid UINTEGER, adrelid UINTEGER, adnum SMALLINT, adbin VARCHAR"),
-    "pg_type": _cols(
-        "oid UINTEGER, typname VARCHAR, typnamespace UINTEGER, typowner UINTEGER, "
-        "typlen SMALLINT, typbyval BOOLEAN, typtype VARCHAR, typcategory VARCHAR, "
-        "typispreferred BOOLEAN, typisdefined BOOLEAN, typdelim VARCHAR, typrelid UINTEGER, "
-        "typsubscript VARCHAR, typelem UINTEGER, typarray UINTEGER, typinput VARCHAR, "
-        "typoutput VARCHAR, typreceive VARCHAR, typsend VARCHAR, typmodin VARCHAR, "
-        "typmodout VARCHAR, typanalyze VARCHAR, typalign VARCHAR, typstorage VARCHAR, "
-        "typnotnull BOOLEAN, typbasetype UINTEGER, typtypmod INTEGER, typndims INTEGER, "
-        "typcollation UINTEGER, typdefaultbin VARCHAR, typdefault VARCHAR, typacl VARCHAR_ARR"
-    ),
-    "pg_index": _cols(
-        "indexrelid UINTEGER, indrelid UINTEGER, indnatts SMALLINT, indnkeyatts SMALLINT, "
-        "indisunique BOOLEAN, indnullsnotdistinct BOOLEAN, indisprimary BOOLEAN, "
-        "indisexclusion BOOLEAN, indimmediate BOOLEAN, indisclustered BOOLEAN, "
-        "indisvalid BOOLEAN, indcheckxmin BOOLEAN, indisready BOOLEAN, indislive BOOLEAN, "
-        "indisreplident BOOLEAN, indkey SMALLINT_ARR, indcollation UINTEGER_ARR, "
-        "indclass UINTEGER_ARR, indoption SMALLINT_ARR, indexprs VARCHAR, indpred VARCHAR"
-    ),
-    "pg_constraint": _cols(
-        "oid UINTEGER, conname VARCHAR, connamespace UINTEGER, contype VARCHAR, "
-        "condeferrable BOOLEAN, condeferred BOOLEAN, convalidated BOOLEAN, conrelid UINTEGER, "
-        "contypid UINTEGER, conindid UINTEGER, conparentid UINTEGER, confrelid UINTEGER, "
-        "confupdtype VARCHAR, confdeltype VARCHAR, confmatchtype VARCHAR, conislocal BOOLEAN, "
-        "coninhcount INTEGER, connoinherit BOOLEAN, conkey SMALLINT_ARR, confkey SMALLINT_ARR, "
-        "conpfeqop UINTEGER_ARR, conppeqop UINTEGER_ARR, conffeqop UINTEGER_ARR, "
-        "confdelsetcols SMALLINT_ARR, conexclop UINTEGER_ARR, conbin VARCHAR"
-    ),
-    "pg_description": _cols(
-        "objoid UINTEGER, classoid UINTEGER, objsubid INTEGER, description VARCHAR"
-    ),
-    "pg_am": _cols("oid UINTEGER, amname VARCHAR, amhandler VARCHAR, amtype VARCHAR"),
-    "pg_database": _cols(
-        "oid UINTEGER, datname VARCHAR, datdba UINTEGER, encoding INTEGER, "
-        "datlocprovider VARCHAR, datistemplate BOOLEAN, datallowconn BOOLEAN, "
-        "datconnlimit INTEGER, datfrozenxid UINTEGER, datminmxid UINTEGER, "
-        "dattablespace UINTEGER, datcollate VARCHAR, datctype VARCHAR, daticulocale VARCHAR, "
-        "datcollversion VARCHAR, datacl VARCHAR_ARR"
-    ),
-    "pg_roles": _cols(
-        "rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, "
-        "rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, "
-        "rolconnlimit INTEGER, rolpassword VARCHAR, rolvaliduntil TIMESTAMPTZ, "
-        "rolbypassrls BOOLEAN, rolconfig VARCHAR_ARR, oid UINTEGER"
-    ),
-    "pg_auth_members": _cols(
-        "roleid UINTEGER, member UINTEGER, grantor UINTEGER, admin_option BOOLEAN"
-    ),
-    "pg_settings": _cols(
-        "name VARCHAR, setting VARCHAR, unit VARCHAR, category VARCHAR, short_desc VARCHAR, "
-        "extra_desc VARCHAR, context VARCHAR, vartype VARCHAR, source VARCHAR, "
-        "min_val VARCHAR, max_val VARCHAR, enumvals VARCHAR_ARR, boot_val VARCHAR, "
-        "reset_val VARCHAR, sourcefile VARCHAR, sourceline INTEGER, pending_restart BOOLEAN"
-    ),
-    "pg_sequence": _cols(
-        "seqrelid UINTEGER, seqtypid UINTEGER, seqstart BIGINT, seqincrement BIGINT, "
-        "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN"
-    ),
-    "pg_inherits": _cols(
-        "inhrelid UINTEGER, inhparent UINTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN"
-    ),
-    "pg_collation": _cols(
-        "oid UINTEGER, collname VARCHAR, collnamespace UINTEGER, collowner UINTEGER, "
-        "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
-        "collcollate VARCHAR, collctype VARCHAR, colliculocale VARCHAR, collversion VARCHAR"
-    ),
-    "pg_tablespace": _cols(
-        "oid UINTEGER, spcname VARCHAR, spcowner UINTEGER, spcacl VARCHAR_ARR, "
-        "spcoptions VARCHAR_ARR"
-    ),
-    "pg_opclass": _cols(
-        "oid UINTEGER, opcmethod UINTEGER, opcname VARCHAR, opcnamespace UINTEGER, "
-        "opcowner UINTEGER, opcfamily UINTEGER, opcintype UINTEGER, opcdefault BOOLEAN, "
-        "opckeytype UINTEGER"
-    ),
-    "pg_policy": _cols(
-        "oid UINTEGER, polname VARCHAR, polrelid UINTEGER, polcmd VARCHAR, "
-        "polpermissive BOOLEAN, polroles UINTEGER_ARR, polqual VARCHAR, polwithcheck VARCHAR"
-    ),
-    "pg_statistic_ext": _cols(
-        "oid UINTEGER, stxrelid UINTEGER, stxname VARCHAR, stxnamespace UINTEGER, "
-        "stxowner UINTEGER, stxstattarget INTEGER, stxkeys SMALLINT_ARR, stxkind VARCHAR_ARR, "
-        "stxexprs VARCHAR"
-    ),
-    "pg_publication": _cols(
-        "oid UINTEGER, pubname VARCHAR, pubowner UINTEGER, puballtables BOOLEAN, "
-        "pubinsert BOOLEAN, pubupdate BOOLEAN, pubdelete BOOLEAN, pubtruncate BOOLEAN, "
-        "pubviaroot BOOLEAN"
-    ),
-    "pg_publication_namespace": _cols("oid UINTEGER, pnpubid UINTEGER, pnnspid UINTEGER"),
-    "pg_publication_rel": _cols(
-        "oid UINTEGER, prpubid UINTEGER, prrelid UINTEGER, prqual VARCHAR, prattrs SMALLINT_ARR"
-    ),
-    "pg_trigger": _cols(
-        "oid UINTEGER, tgrelid UINTEGER, tgparentid UINTEGER, tgname VARCHAR, "
-        "tgfoid UINTEGER, tgtype SMALLINT, tgenabled VARCHAR, tgisinternal BOOLEAN, "
-        "tgconstrrelid UINTEGER, tgconstrindid UINTEGER, tgconstraint UINTEGER, "
-        "tgdeferrable BOOLEAN, tginitdeferred BOOLEAN, tgnargs SMALLINT"
-    ),
-    "pg_rewrite": _cols(
-        "oid UINTEGER, rulename VARCHAR, ev_class UINTEGER, ev_type VARCHAR, "
-        "ev_enabled VARCHAR, is_instead BOOLEAN"
-    ),
-    "pg_proc": _cols(
-        "oid UINTEGER, proname VARCHAR, pronamespace UINTEGER, proowner UINTEGER, "
-        "prolang UINTEGER, prokind VARCHAR, proretset BOOLEAN, provolatile VARCHAR, "
-        "pronargs SMALLINT, prorettype UINTEGER, proargtypes UINTEGER_ARR, "
-        "proallargtypes UINTEGER_ARR, proargmodes VARCHAR_ARR, proargnames VARCHAR_ARR, "
-        "prosrc VARCHAR"
-    ),
-    "pg_extension": _cols(
-        "oid UINTEGER, extname VARCHAR, extowner UINTEGER, extnamespace UINTEGER, "
-        "extrelocatable BOOLEAN, extversion VARCHAR"
-    ),
-    "pg_enum": _cols("oid UINTEGER, enumtypid UINTEGER, enumsortorder REAL, enumlabel VARCHAR"),
-    "pg_cursors": _cols(
-        "name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN, "
-        "is_scrollable BOOLEAN, creation_time TIMESTAMPTZ"
-    ),
-    "pg_depend": _cols(
-        "classid UINTEGER, objid UINTEGER, objsubid INTEGER, refclassid UINTEGER, "
-        "refobjid UINTEGER, refobjsubid INTEGER, deptype VARCHAR"
-    ),
-}
-
-# Well-known OIDs of the catalogs themselves, as clients write them ('pg_class'::regclass).
-_RELATION_OIDS = {
-    "pg_type": 1247,
-    "pg_attribute": 1249,
-    "pg_proc": 1255,
-    "pg_class": 1259,
-    "pg_database": 1262,
-    "pg_authid": 1260,
-    "pg_attrdef": 2604,
-    "pg_constraint": 2606,
-    "pg_description": 2609,
-    "pg_index": 2610,
-    "pg_inherits": 2611,
-    "pg_namespace": 2615,
-    "pg_am": 2601,
-    "pg_rewrite": 2618,
-    "pg_trigger": 2620,
-    "pg_tablespace": 1213,
-    "pg_collation": 3456,
-    "pg_opclass": 2616,
-    "pg_policy": 3256,
-    "pg_statistic_ext": 3381,
-    "pg_publication": 6104,
-    "pg_publication_namespace": 6237,
-    "pg_publication_rel": 6106,
-    "pg_sequence": 2224,
-    "pg_extension": 3079,
-    "pg_enum": 3501,
-    "pg_depend": 2608,
-    "pg_auth_members": 1261,
-    "pg_roles": 12_001,
-    "pg_settings": 12_002,
-}
-
-
-def relation_oid(name: str) -> int:
-    return _RELATION_OIDS.get(name, 12_100 + sorted(RELATIONS).index(name))
 
 
 @dataclass(slots=True)

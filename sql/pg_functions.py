@@ -19,13 +19,8 @@ from typing import Any
 
 import duckdb
 
-from sql.pg_catalog import (
-    INFORMATION_SCHEMA_OID,
-    PG_CATALOG_OID,
-    PUBLIC_OID,
-    RELATIONS,
-    CatalogRows,
-)
+from sql.pg_catalog import INFORMATION_SCHEMA_OID, PG_CATALOG_OID, PUBLIC_OID, CatalogRows
+from sql.pg_relations import RELATIONS
 from sql.pg_types import TYPE_BY_OID
 from storage.errors import QueryCanceled, UndefinedColumn, UndefinedObject, UndefinedTable
 

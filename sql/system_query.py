@@ -29,7 +29,8 @@ from sql.datatypes import to_wire, wire_oid
 from sql.duckdb_errors import translate
 from sql.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.names import identifier_name
-from sql.pg_catalog import RELATIONS, CatalogRows, catalog_rows
+from sql.pg_catalog import CatalogRows, catalog_rows
+from sql.pg_relations import RELATIONS
 from sql.result import ResultColumn
 from sql.sequence_functions import FUNCTIONS as SEQUENCES
 from sql.transpile import SessionFacts, output_name

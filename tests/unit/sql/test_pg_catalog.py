@@ -2,15 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql.pg_catalog import (
-    PUBLIC_OID,
-    RELATIONS,
-    CatalogRows,
-    catalog_rows,
-    constraint_oid,
-    index_oid,
-    relation_oid,
-)
+from sql.pg_catalog import PUBLIC_OID, CatalogRows, catalog_rows, constraint_oid, index_oid
+from sql.pg_relations import RELATIONS, relation_oid
 from storage import types as t
 from tests.unit.sql.conftest import make_table
 

@@ -73,18 +73,20 @@ class TableInfo:
         """
         if column_id not in self.column_order:
             return 0
-        return column_id + 1 - sum(1 for c in self.hidden_columns if c.id < column_id)
+        return self._creation_number(column_id)
 
     @property
     def dropped_attnums(self) -> tuple[int, ...]:
         """The attnums of dropped columns, which PostgreSQL keeps as ``attisdropped`` rows."""
         present = {c.id for c in self.schema.columns}
-        hidden = [c.id for c in self.hidden_columns]
         return tuple(
-            i + 1 - sum(1 for h in hidden if h < i)
+            self._creation_number(ColumnId(i))
             for i in range(self.next_column_id)
             if i not in present
         )
+
+    def _creation_number(self, column_id: ColumnId) -> int:
+        return column_id + 1 - sum(1 for c in self.hidden_columns if c.id < column_id)
 
     def sequence_of(self, column_id: ColumnId) -> SequenceInfo | None:
         for info in self.sequences:

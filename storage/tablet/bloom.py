@@ -19,6 +19,14 @@ _HEADER = struct.Struct("<I")
 _SEED = 0x9747B28C
 
 
+def key_hashes(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The two CRC32C hashes every probe of a key derives from.  They do not depend on the
+    filter, so a batch of keys is hashed once for all the rowsets it is probed against."""
+    h1 = np.fromiter((crc32c.crc32c(key) for key in keys), np.int64, len(keys))
+    h2 = np.fromiter((crc32c.crc32c(key, _SEED) | 1 for key in keys), np.int64, len(keys))
+    return h1, h2
+
+
 class BloomFilter:
     """A fixed-size bit array with ``k`` probes per key."""
 
@@ -35,8 +43,7 @@ class BloomFilter:
         bloom = cls(np.zeros((m + 7) // 8, np.uint8), k)
         if keys:
             # Per-key Python only for the two CRCs; the probes are computed and set by numpy.
-            h1 = np.fromiter((crc32c.crc32c(key) for key in keys), np.int64, len(keys))
-            h2 = np.fromiter((crc32c.crc32c(key, _SEED) | 1 for key in keys), np.int64, len(keys))
+            h1, h2 = key_hashes(keys)
             probes = h1[:, None] + np.arange(k, dtype=np.int64) * h2[:, None]
             positions = (probes % bloom._m).ravel()
             np.bitwise_or.at(bloom._bits, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
@@ -51,6 +58,14 @@ class BloomFilter:
             if not bits[position >> 3] & (1 << (position & 7)):
                 return False
         return True
+
+    def may_contain_hashed(self, h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+        """``may_contain`` for many keys at once, given their ``key_hashes``."""
+        out = np.ones(len(h1), dtype=bool)
+        for i in range(self._k):
+            positions = (h1 + i * h2) % self._m
+            out &= ((self._bits[positions >> 3] >> (positions & 7)) & 1).astype(bool)
+        return out
 
     def to_bytes(self) -> bytes:
         return _HEADER.pack(self._k) + self._bits.tobytes()

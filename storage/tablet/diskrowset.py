@@ -186,7 +186,7 @@ class DiskRowSet:
         self._block_max_keys = [bytes.fromhex(b.max) for b in self._keys.blocks]
         deleted = CFileReader(self.directory / DELETED_FILE)
         self._deleted = deleted.read_all().to_numpy(zero_copy_only=False).astype(bool)
-        self._bloom = BloomFilter.from_bytes((self.directory / BLOOM_FILE).read_bytes())
+        self.bloom = BloomFilter.from_bytes((self.directory / BLOOM_FILE).read_bytes())
         self.undo = [self._open_delta(d) for d in meta["undo"]]
         self.redo = [self._open_delta(d) for d in meta["redo"]]
         self.dms = DeltaMemStore()
@@ -231,14 +231,28 @@ class DiskRowSet:
 
     def find(self, key: bytes) -> int | None:
         """The rowid holding ``key``, or None; bounds and bloom filter first, then the index."""
-        if key < self.min_key or key > self.max_key or not self._bloom.may_contain(key):
+        if key < self.min_key or key > self.max_key or not self.bloom.may_contain(key):
             return None
-        idx = bisect.bisect_left(self._block_max_keys, key)
-        block = self._key_block(idx)
-        pos = bisect.bisect_left(block, key)
-        if pos < len(block) and block[pos] == key:
-            return self._keys.blocks[idx].first_rowid + pos
-        return None
+        return self.lookup_sorted([key])[0]
+
+    def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:
+        """The rowid of each of ``keys`` (in ascending order) from the key index alone, reading
+        each key block once however many of the keys fall in it."""
+        out: list[int | None] = []
+        loaded = -1
+        block = None
+        for key in keys:
+            idx = bisect.bisect_left(self._block_max_keys, key)
+            if idx >= len(self._block_max_keys):
+                out.append(None)
+                continue
+            if idx != loaded:
+                block, loaded = self._key_block(idx), idx
+            assert block is not None, "a key block is loaded before it is searched"
+            pos = bisect.bisect_left(block, key)
+            found = pos < len(block) and block[pos] == key
+            out.append(self._keys.blocks[idx].first_rowid + pos if found else None)
+        return out
 
     def lower_bound(self, key: bytes | None) -> int:
         """The first rowid whose key is >= ``key`` (rows if none)."""

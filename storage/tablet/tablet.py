@@ -22,6 +22,7 @@ versions.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import json
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -48,6 +50,7 @@ from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
+from storage.tablet.bloom import key_hashes
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.memrowset import MemRowSet, Probe, to_storage_values
 from storage.tablet.schema_change import conform_batch
@@ -59,6 +62,8 @@ MAX_CELL_BYTES = 64 * 1024
 MAX_KEY_BYTES = 16 * 1024
 _ROW_OVERHEAD_BYTES = 200
 """Rough Python cost of one MemRowSet row beyond its Arrow bytes (tuple, objects, map entry)."""
+_BATCH_PROBE_MIN = 8
+"""Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
 WaitFor = Callable[[TxnState], None]
 
@@ -182,6 +187,51 @@ class Tablet:
             return Probe(None, False), None
         return location[0].probe(location[1], txn), location
 
+    def _probe_many(
+        self, keys: list[bytes], txn: TxnState
+    ) -> Iterator[tuple[Probe, tuple[DiskRowSet, int] | None]]:
+        """``_probe`` of each key in turn.  A batch finds its keys in the DiskRowSets with one
+        pass per rowset: bounds by bisecting the sorted keys, the bloom filter as numpy over
+        hashes computed once, then the key index for the few keys that pass."""
+        mrs = self._memrowset
+        if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
+            for key in keys:
+                yield self._probe(key, txn)
+            return
+        in_memory = [mrs.contains(key) for key in keys]
+        order = sorted(
+            (i for i, inside in enumerate(in_memory) if not inside), key=keys.__getitem__
+        )
+        located = self._locate_sorted([keys[i] for i in order])
+        locations = dict(zip(order, located, strict=True))
+        for index, key in enumerate(keys):
+            location = locations.get(index)
+            if in_memory[index]:
+                yield mrs.probe(key, txn), None
+            elif location is None:
+                yield Probe(None, False), None
+            else:
+                yield location[0].probe(location[1], txn), location
+
+    def _locate_sorted(self, keys: list[bytes]) -> list[tuple[DiskRowSet, int] | None]:
+        """``_locate`` of each of ``keys``, which are in ascending order."""
+        out: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
+        h1, h2 = key_hashes(keys)
+        unfound = np.ones(len(keys), dtype=bool)
+        for rowset in self.rowsets:
+            lo = bisect.bisect_left(keys, rowset.min_key)
+            hi = bisect.bisect_right(keys, rowset.max_key)
+            if lo >= hi:
+                continue
+            maybe = unfound[lo:hi] & rowset.bloom.may_contain_hashed(h1[lo:hi], h2[lo:hi])
+            candidates = (np.flatnonzero(maybe) + lo).tolist()
+            rowids = rowset.lookup_sorted([keys[i] for i in candidates])
+            for index, rowid in zip(candidates, rowids, strict=True):
+                if rowid is not None:
+                    out[index] = (rowset, rowid)
+                    unfound[index] = False
+        return out
+
     @property
     def memrowset(self) -> MemRowSet:
         return self._memrowset
@@ -209,8 +259,7 @@ class Tablet:
                 mrs = self._memrowset
                 blocker = None
                 locations = []
-                for row_idx, key in enumerate(keys):
-                    probe, location = self._probe(key, txn)
+                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
                     if probe.blocker is not None:
                         blocker = probe.blocker
                         break
@@ -282,8 +331,8 @@ class Tablet:
                 blocker = None
                 locations = []
                 conflicts = []
-                for row_idx, key in enumerate(keys):
-                    probe, location = self._probe(key, txn)
+                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
+                    key = keys[row_idx]
                     blocker = probe.blocker
                     if blocker is not None:
                         break

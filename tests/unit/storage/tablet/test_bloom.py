@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import DataCorrupted
-from storage.tablet.bloom import BloomFilter
+from storage.tablet.bloom import BloomFilter, key_hashes
 
 
 def test_no_false_negatives_and_few_false_positives():
@@ -20,3 +20,11 @@ def test_empty_filter_and_truncated_bytes():
     assert not BloomFilter.build([]).may_contain(b"x")
     with pytest.raises(DataCorrupted):
         BloomFilter.from_bytes(b"\x01\x00")
+
+
+def test_hashed_batch_probe_answers_as_may_contain():
+    keys = [i.to_bytes(8, "big") for i in range(0, 4_000, 3)]
+    bloom = BloomFilter.build(keys)
+    probes = [i.to_bytes(8, "big") for i in range(4_000)]
+    h1, h2 = key_hashes(probes)
+    assert bloom.may_contain_hashed(h1, h2).tolist() == [bloom.may_contain(k) for k in probes]

@@ -228,4 +228,28 @@ def test_recent_scans_keep_each_scans_statistics(engine):
     assert len(_scan(engine, spec)) == 10
     tablet_id, seen_spec, stats = engine.recent_scans[-1]
     assert tablet_id == TID and seen_spec == spec
-    assert stats.rowsets_read == 1 and stats.rows_returned == 10 and stats.predicates_on_encoded == 1
+    assert (
+        stats.rowsets_read == 1 and stats.rows_returned == 10 and stats.predicates_on_encoded == 1
+    )
+
+
+def test_batched_writes_find_their_rows_across_rowsets(engine):
+    """Batches large enough for the batched key probe: keys spread over four DiskRowSets with
+    overlapping bounds, the MemRowSet, and nowhere."""
+    for start in range(4):
+        _commit(engine, "insert", _rows(range(start, 400, 4)))
+        engine.checkpoint()
+    _commit(engine, "insert", _rows(range(1000, 1010)))
+    assert len(engine.tablet(TID).rowsets) == 4
+    with pytest.raises(UniqueViolation):
+        _commit(engine, "insert", _rows([*range(2000, 2020), 397]))
+    assert _commit(engine, "insert", _rows(range(400, 430))) == 30
+    touched = [*range(0, 400, 7), *range(1000, 1010), 5000, 5001]
+    assert _commit(engine, "update", _rows(touched, color="blue", n=1)) == len(touched) - 2
+    gone = [*range(3, 400, 9), 1001, 9999]
+    assert _commit(engine, "delete", _keys(gone)) == len(gone) - 1
+    expected = {k: ("red", 0) for k in [*range(400), *range(1000, 1010), *range(400, 430)]}
+    expected.update({k: ("blue", 1) for k in touched if k in expected})
+    for k in gone:
+        expected.pop(k, None)
+    assert _scan(engine) == sorted((k, c, n) for k, (c, n) in expected.items())

@@ -41,9 +41,10 @@ values = st.tuples(
 )
 ops = st.lists(
     st.one_of(
-        st.tuples(st.just("insert"), st.lists(st.tuples(keys, values), min_size=1, max_size=4)),
-        st.tuples(st.just("update"), st.lists(st.tuples(keys, values), min_size=1, max_size=4)),
-        st.tuples(st.just("delete"), st.lists(keys, min_size=1, max_size=4)),
+        # Up to 12 rows, so that batches take both the per-key and the batched key probe.
+        st.tuples(st.just("insert"), st.lists(st.tuples(keys, values), min_size=1, max_size=12)),
+        st.tuples(st.just("update"), st.lists(st.tuples(keys, values), min_size=1, max_size=12)),
+        st.tuples(st.just("delete"), st.lists(keys, min_size=1, max_size=12)),
         st.tuples(
             st.just("abort_insert"), st.lists(st.tuples(keys, values), min_size=1, max_size=3)
         ),

@@ -40,7 +40,11 @@ class Database:
             "compiled by Python, 64-bit"
         )
         # DuckDB only ever reads the scan streams nyala registers; no SQL may reach its files.
-        self.duckdb = duckdb.connect(config={"threads": 2, "enable_external_access": False})
+        # integer_division: int / int truncates as in PostgreSQL also where the planner cannot
+        # type the operands (a table function's columns, say) to rewrite them.
+        self.duckdb = duckdb.connect(
+            config={"threads": 2, "enable_external_access": False, "integer_division": True}
+        )
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequence_functions.register(self.duckdb)
         self._version_lock = threading.Lock()

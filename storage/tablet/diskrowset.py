@@ -20,7 +20,6 @@ immutable files plus the DeltaMemStore under that lock.
 
 from __future__ import annotations
 
-import bisect
 import os
 import shutil
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from storage.scan_stats import ScanStats
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
+from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import (
     Mutation,
     MutationKind,
@@ -182,8 +182,7 @@ class DiskRowSet:
             for c in schema.columns
             if (c.id in written if written is not None else self._has_file(c.id))
         }
-        self._keys = CFileReader(self.directory / KEY_FILE)
-        self._block_max_keys = [bytes.fromhex(b.max) for b in self._keys.blocks]
+        self.key_index = KeyIndex(self.directory / KEY_FILE)
         deleted = CFileReader(self.directory / DELETED_FILE)
         self._deleted = deleted.read_all().to_numpy(zero_copy_only=False).astype(bool)
         self.bloom = BloomFilter.from_bytes((self.directory / BLOOM_FILE).read_bytes())
@@ -226,33 +225,11 @@ class DiskRowSet:
 
     # --- finding keys ----------------------------------------------------------------------
 
-    def _key_block(self, idx: int) -> _Keys:
-        return _Keys(self._keys.read_block(idx).to_arrow())
-
     def find(self, key: bytes) -> int | None:
         """The rowid holding ``key``, or None; bounds and bloom filter first, then the index."""
         if key < self.min_key or key > self.max_key or not self.bloom.may_contain(key):
             return None
-        return self.lookup_sorted([key])[0]
-
-    def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:
-        """The rowid of each of ``keys`` (in ascending order) from the key index alone, reading
-        each key block once however many of the keys fall in it."""
-        out: list[int | None] = []
-        loaded = -1
-        block = None
-        for key in keys:
-            idx = bisect.bisect_left(self._block_max_keys, key)
-            if idx >= len(self._block_max_keys):
-                out.append(None)
-                continue
-            if idx != loaded:
-                block, loaded = self._key_block(idx), idx
-            assert block is not None, "a key block is loaded before it is searched"
-            pos = bisect.bisect_left(block, key)
-            found = pos < len(block) and block[pos] == key
-            out.append(self._keys.blocks[idx].first_rowid + pos if found else None)
-        return out
+        return self.key_index.lookup_sorted([key])[0]
 
     def lower_bound(self, key: bytes | None) -> int:
         """The first rowid whose key is >= ``key`` (rows if none)."""
@@ -260,9 +237,7 @@ class DiskRowSet:
             return 0
         if key > self.max_key:
             return self.rows
-        idx = bisect.bisect_left(self._block_max_keys, key)
-        block = self._key_block(idx)
-        return self._keys.blocks[idx].first_rowid + bisect.bisect_left(block, key)
+        return self.key_index.lower_bound(key)
 
     # --- row state ----------------------------------------------------------------------------
 
@@ -465,7 +440,7 @@ class DiskRowSet:
         delta_rowids = self._delta_rowids(snapshot)
         arrow_schema = self.schema.arrow_schema(spec.projection)
         history = snapshot < self.base_ts
-        for idx, meta in enumerate(self._keys.blocks):
+        for idx, meta in enumerate(self.key_index.blocks):
             first, end = meta.first_rowid, meta.first_rowid + meta.rows
             if end <= lo or first >= hi:
                 continue
@@ -593,22 +568,6 @@ class DiskRowSet:
                 mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
             batch = batch.filter(mask)
         return batch
-
-
-class _Keys:
-    """A key block's Arrow array as a sequence of bytes, for ``bisect`` without decoding the
-    whole block into Python objects."""
-
-    __slots__ = ("_array",)
-
-    def __init__(self, array: pa.Array) -> None:
-        self._array = array
-
-    def __len__(self) -> int:
-        return len(self._array)
-
-    def __getitem__(self, index: int) -> bytes:
-        return self._array[index].as_py()
 
 
 def _is_fixed(data_type: DataType) -> bool:

@@ -225,7 +225,7 @@ class Tablet:
                 continue
             maybe = unfound[lo:hi] & rowset.bloom.may_contain_hashed(h1[lo:hi], h2[lo:hi])
             candidates = (np.flatnonzero(maybe) + lo).tolist()
-            rowids = rowset.lookup_sorted([keys[i] for i in candidates])
+            rowids = rowset.key_index.lookup_sorted([keys[i] for i in candidates])
             for index, rowid in zip(candidates, rowids, strict=True):
                 if rowid is not None:
                     out[index] = (rowset, rowid)

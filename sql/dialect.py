@@ -211,10 +211,12 @@ class NyalaParser(PostgresParser):
                 self.raise_error("Expected SYSTEM VALUE or USER VALUE after OVERRIDING")
         return this
 
+    def reset(self) -> None:
+        super().reset()
+        self._overriding: list[str] = []
+
     def _parse_insert(self) -> exp.Expression:
         """An INSERT, with its OVERRIDING clause (if any) as the ``overriding`` arg."""
-        if not hasattr(self, "_overriding"):
-            self._overriding: list[str] = []
         depth = len(self._overriding)
         insert = super()._parse_insert()
         if len(self._overriding) > depth:

@@ -114,8 +114,7 @@ class Session:
         block runs in one implicit transaction, committed here (rolled back
         already if one of them failed).
         """
-        if not self._block.in_block:
-            self._block.finish_autocommit()
+        self._block.finish_autocommit()
 
     @property
     def sync_writes(self) -> bool:
@@ -491,8 +490,7 @@ class Session:
         try:
             table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
         finally:
-            if not self._block.in_block:
-                self._block.finish_autocommit()
+            self._block.finish_autocommit()
         return table is not None and table.num_rows > 0
 
     def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:

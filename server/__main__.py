@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from server.auth import Authenticator, ScramAuthenticator, TrustAuthenticator
 from server.config import Config, add_arguments, from_namespace
 from server.server import Server
-from sql.database import Database
+from sql.session.database import Database
 
 log = logging.getLogger("server")
 

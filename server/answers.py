@@ -5,7 +5,7 @@ from __future__ import annotations
 from server import codec, pgtypes
 from server import messages as m
 from server.errors import notice_response
-from sql.result import Result, ResultColumn
+from sql.common.result import Result, ResultColumn
 
 
 def notices(result: Result) -> bytes:

@@ -42,7 +42,7 @@ from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import Startup
 from server.steps import QueryProgress, Step
-from sql.result import Result
+from sql.common.result import Result
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -52,8 +52,8 @@ from storage.errors import (
 )
 
 if TYPE_CHECKING:
-    from sql.database import Database
-    from sql.session import Session
+    from sql.session.database import Database
+    from sql.session.session import Session
 
 log = logging.getLogger(__name__)
 

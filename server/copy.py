@@ -27,8 +27,8 @@ from server import messages as m
 from server import pgtypes
 from server.codec import encode
 from server.portal import Fetched, ResultStream
-from sql.copy import CopyOptions
-from sql.result import Result
+from sql.common.result import Result
+from sql.copy.copy_statement import CopyOptions
 from storage.errors import ProtocolViolation, QueryCanceled
 
 FEED_BYTES = 1024 * 1024

@@ -21,11 +21,11 @@ import pyarrow as pa
 
 from server import pgtypes
 from server.errors import coded_error
-from sql.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import PreparedStatement, Result, ResultColumn
 from storage.errors import InvalidCursorName, InvalidSqlStatementName, ProtocolViolation
 
 if TYPE_CHECKING:
-    from sql.session import Session
+    from sql.session.session import Session
 
 
 def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, ...]:

@@ -26,7 +26,7 @@ from server.config import Config
 from server.connection import Connection
 
 if TYPE_CHECKING:
-    from sql.database import Database
+    from sql.session.database import Database
 
 log = logging.getLogger(__name__)
 

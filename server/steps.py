@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.portal import ResultStream
-from sql.result import Result
+from sql.common.result import Result
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 
 from server.errors import coded_error
-from sql.settings import duration_ms
+from sql.session.settings import duration_ms
 from storage.errors import DbError, QueryCanceled
 
 STATEMENT_TIMEOUT_MESSAGE = "canceling statement due to statement timeout"

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
-from sql.result import PreparedStatement, Result, ResultColumn
-from sql.settings import SessionSettings
+from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.session.settings import SessionSettings
 from storage.errors import (
     ActiveSqlTransaction,
     DivisionByZero,

@@ -4,7 +4,7 @@ import pyarrow as pa
 
 from server import answers
 from server import messages as m
-from sql.result import Result, ResultColumn
+from sql.common.result import Result, ResultColumn
 from storage.errors import UndefinedTable
 
 

@@ -10,9 +10,9 @@ import pytest
 from server import codec
 from server import copy as server_copy
 from server import messages as m
-from sql import parser
-from sql.copy import parse_copy
-from sql.result import Result, ResultColumn
+from sql.common.result import Result, ResultColumn
+from sql.copy.copy_statement import parse_copy
+from sql.frontend import parser
 from storage.errors import ProtocolViolation
 
 INT4, TEXT = 23, 25

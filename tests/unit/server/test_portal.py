@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from server.portal import Portal, PortalRegistry, ResultStream, RowStream, resolve_formats
-from sql.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import PreparedStatement, Result, ResultColumn
 from storage.errors import DbError, InvalidCursorName, InvalidSqlStatementName, ProtocolViolation
 
 

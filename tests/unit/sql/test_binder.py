@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql import parser
-from sql.binder import bind_query
+from sql.frontend import parser
+from sql.planner.binder import bind_query
 from storage.errors import UndefinedColumn, UndefinedTable
 
 

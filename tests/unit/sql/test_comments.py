@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.comments import Comments, parse
+from sql.ddl.comments import Comments, parse
 from storage import errors
 from storage import types as t
 from tests.unit.sql.conftest import CatalogDouble, make_table

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sql.conflict import DO_UPDATE, EXISTS, ConflictAction, split
+from sql.dml.conflict import DO_UPDATE, EXISTS, ConflictAction, split
 from storage import errors
 from storage import types as t
 from tests.unit.sql.conftest import make_table

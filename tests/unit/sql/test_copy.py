@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql import parser
-from sql.copy import parse_copy
+from sql.copy.copy_statement import parse_copy
+from sql.frontend import parser
 from storage import errors
 
 

@@ -8,11 +8,11 @@ import struct
 import numpy as np
 import pytest
 
-from sql import copy_binary
-from sql.datatypes import OID_BOOL, OID_DATE, OID_INT4, OID_NUMERIC, OID_TEXT, OID_TIMESTAMP
+from sql.common.datatypes import OID_BOOL, OID_DATE, OID_INT4, OID_NUMERIC, OID_TEXT, OID_TIMESTAMP
+from sql.copy import binary_format
 from storage import errors
 
-HEADER = copy_binary.SIGNATURE + struct.pack("!ii", 0, 0)
+HEADER = binary_format.SIGNATURE + struct.pack("!ii", 0, 0)
 
 
 def tuple_bytes(*fields: bytes | None) -> bytes:
@@ -23,26 +23,26 @@ def tuple_bytes(*fields: bytes | None) -> bytes:
 
 
 def test_header_length_waits_for_the_whole_header_and_checks_the_signature():
-    assert copy_binary.header_length(HEADER[:5]) is None
-    assert copy_binary.header_length(HEADER) == len(HEADER)
+    assert binary_format.header_length(HEADER[:5]) is None
+    assert binary_format.header_length(HEADER) == len(HEADER)
     with pytest.raises(errors.BadCopyFileFormat, match="signature"):
-        copy_binary.header_length(b"X" * 30)
+        binary_format.header_length(b"X" * 30)
 
 
 def test_split_stops_at_a_partial_tuple_and_at_the_trailer():
     rows = tuple_bytes(struct.pack("!i", 1), b"ab") + tuple_bytes(None, b"")
     data = HEADER + rows + tuple_bytes(struct.pack("!i", 3), b"c")[:-2]
-    fields = copy_binary.split_tuples(data, len(HEADER), 2, 0)
+    fields = binary_format.split_tuples(data, len(HEADER), 2, 0)
     assert (fields.rows, fields.consumed, fields.saw_trailer) == (2, len(HEADER) + len(rows), False)
     assert fields.lengths.tolist() == [[4, 2], [-1, 0]]
-    done = copy_binary.split_tuples(HEADER + rows + b"\xff\xff", len(HEADER), 2, 0)
+    done = binary_format.split_tuples(HEADER + rows + b"\xff\xff", len(HEADER), 2, 0)
     assert done.saw_trailer and done.rows == 2
 
 
 def test_field_count_mismatch_names_the_tuple():
     data = tuple_bytes(b"x") + tuple_bytes(b"a", b"b")
     with pytest.raises(errors.BadCopyFileFormat) as info:
-        copy_binary.split_tuples(data, 0, 1, 10)
+        binary_format.split_tuples(data, 0, 1, 10)
     assert info.value.message == "row field count is 2, expected 1"
     assert info.value.copy_line == 12
 
@@ -51,7 +51,7 @@ def decode(values: list[bytes | None], oid: int) -> list:
     data = b"".join(v or b"" for v in values)
     lengths = np.array([-1 if v is None else len(v) for v in values])
     starts = np.cumsum([0] + [max(n, 0) for n in lengths[:-1]])
-    return copy_binary.decode_column(data, starts, lengths, oid).to_pylist()
+    return binary_format.decode_column(data, starts, lengths, oid).to_pylist()
 
 
 def test_fixed_width_columns():

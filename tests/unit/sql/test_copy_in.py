@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sql import copy_in
-from sql.database import Database
+from sql.copy import copy_from as copy_from_module
+from sql.session.database import Database
 from storage import errors
 
 
@@ -90,7 +90,7 @@ def test_copy_fail_aborts(session):
 
 def test_unescape_is_vectorised_over_the_column():
     column = pa.array(["plain", "a\x00Bn", "tab\\there", None, "\\q", "\\101\\x42\x00B", "a\x00Db"])
-    assert copy_in._unescape_text(column, ",").to_pylist() == [
+    assert copy_from_module._unescape_text(column, ",").to_pylist() == [
         "plain", "a\\n", "tab\there", None, "q", "AB\\", "a,b",
     ]  # fmt: skip
 

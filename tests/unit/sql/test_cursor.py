@@ -3,8 +3,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sql.cursor import Cursors, CursorStatement, recognise
-from sql.result import ResultColumn
+from sql.common.result import ResultColumn
+from sql.session.cursors import Cursors, CursorStatement, recognise
 from storage import errors
 
 

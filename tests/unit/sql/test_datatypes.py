@@ -4,7 +4,7 @@ import pyarrow as pa
 import pytest
 from sqlglot import exp
 
-from sql.datatypes import column_type, to_wire, wire_oid
+from sql.common.datatypes import column_type, to_wire, wire_oid
 from storage import types as t
 from storage.errors import FeatureNotSupported, InvalidParameterValue
 

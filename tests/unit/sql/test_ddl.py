@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql.database import Database
+from sql.session.database import Database
 from storage import errors
 from storage.types import TypeKind
 
@@ -60,7 +60,7 @@ def test_if_not_exists_and_if_exists_give_notices(session):
 
 
 def test_encoding_and_compression_words_are_checked_per_type():
-    from sql.ddl import check_storage_attributes
+    from sql.ddl.tables import check_storage_attributes
     from storage import types as t
     from storage.errors import InvalidParameterValue, InvalidTableDefinition
 

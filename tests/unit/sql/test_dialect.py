@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sql import parser
+from sql.frontend import parser
 from storage.errors import SqlSyntaxError
 
 
@@ -19,7 +19,7 @@ def test_dollar_quoted_strings_still_work():
 
 
 def test_kudu_partition_by_parses_hash_levels_and_ranges():
-    from sql.dialect import HashPartitionLevel, NyalaPartitionBy, RangePartitionLevel
+    from sql.frontend.dialect import HashPartitionLevel, NyalaPartitionBy, RangePartitionLevel
 
     (statement,) = parser.parse(
         "create table t (a int, b text, primary key (a, b)) partition by hash (a) partitions 4, "
@@ -39,7 +39,7 @@ def test_kudu_partition_by_parses_hash_levels_and_ranges():
 
 
 def test_alter_range_partitions_detach_upsert_and_column_attributes():
-    from sql.dialect import (
+    from sql.frontend.dialect import (
         AlterRangePartitions,
         ColumnCompression,
         ColumnEncoding,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from sql.duckdb_errors import translate
+from sql.common.duckdb_errors import translate
 from storage import errors
 
 

@@ -4,8 +4,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from sql.database import Database
-from sql.executor import ScanSource, run
+from sql.execution.executor import ScanSource, run
+from sql.session.database import Database
 from storage.errors import DivisionByZero
 from storage.predicate import ScanSpec
 

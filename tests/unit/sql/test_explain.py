@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql.database import Database
+from sql.session.database import Database
 from storage import errors
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sql.information_schema import VIEWS
+from sql.pg_catalog.information_schema import VIEWS
 
 
 def test_the_views_tools_read_exist():

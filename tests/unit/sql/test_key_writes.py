@@ -6,7 +6,7 @@ import decimal
 
 import pytest
 
-from sql.database import Database
+from sql.session.database import Database
 from storage import errors
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sql.names import identifier_name
+from sql.common.names import identifier_name
 
 
 def test_unquoted_names_fold_to_lower_case_and_quoted_names_are_kept():
@@ -14,7 +14,7 @@ def test_unquoted_names_fold_to_lower_case_and_quoted_names_are_kept():
 def test_public_is_the_only_schema():
     import pytest
 
-    from sql.names import table_name
+    from sql.common.names import table_name
     from storage.errors import FeatureNotSupported, InvalidSchemaName
 
     assert table_name(exp.to_table("public.T")) == "t"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sql import parser
+from sql.frontend import parser
 from storage.errors import SqlSyntaxError
 
 

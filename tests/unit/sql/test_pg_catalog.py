@@ -2,8 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from sql.pg_catalog import PUBLIC_OID, CatalogRows, catalog_rows, constraint_oid, index_oid
-from sql.pg_relations import RELATIONS, relation_oid
+from sql.pg_catalog.catalog_rows import (
+    PUBLIC_OID,
+    CatalogRows,
+    catalog_rows,
+    constraint_oid,
+    index_oid,
+)
+from sql.pg_catalog.relations import RELATIONS, relation_oid
 from storage import types as t
 from tests.unit.sql.conftest import make_table
 
@@ -82,6 +88,6 @@ def test_an_unknown_column_is_refused():
     ],
 )
 def test_defaults_are_shown_as_pg_get_expr_shows_them(default, dtype, shown):
-    from sql.pg_catalog import default_expr
+    from sql.pg_catalog.catalog_rows import default_expr
 
     assert default_expr(default, dtype) == shown

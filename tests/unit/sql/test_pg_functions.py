@@ -3,8 +3,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from sql.pg_catalog import catalog_rows, constraint_oid, index_oid
-from sql.pg_functions import CatalogFunctions, names, register
+from sql.pg_catalog.catalog_rows import catalog_rows, constraint_oid, index_oid
+from sql.pg_catalog.functions import CatalogFunctions, names, register
 from storage import types as t
 from tests.unit.sql.conftest import make_table
 

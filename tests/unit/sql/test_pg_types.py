@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sql.pg_types import BUILTIN_TYPES, TYPE_BY_OID
+from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID
 
 
 def test_every_oid_is_listed_once_and_arrays_point_back_at_their_element():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql.database import Database
-from sql.plan_cache import PlanCache
+from sql.session.database import Database
+from sql.session.plan_cache import PlanCache
 
 
 def test_lru_and_catalog_version():

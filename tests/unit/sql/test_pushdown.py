@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from sql import parser
-from sql.binder import bind_query
-from sql.pushdown import plan_scans
+from sql.frontend import parser
+from sql.planner.binder import bind_query
+from sql.planner.pushdown import plan_scans
 from storage import types as t
 from storage.predicate import PredicateKind
 from tests.unit.sql.conftest import CatalogDouble, make_table
@@ -111,7 +111,7 @@ def test_each_scope_pushes_its_own_where(cat):
 
 
 def test_direct_columns_only_for_queries_the_scan_answers_alone(cat):
-    from sql.pushdown import direct_columns
+    from sql.planner.pushdown import direct_columns
 
     def direct(sql):
         bound = bind_query(parser.parse(sql)[0].ast, cat)

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from sql import parser
-from sql.database import Database
-from sql.query import compile_query
+from sql.execution.runner import compile_query
+from sql.frontend import parser
+from sql.session.database import Database
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sql.result import Result, ResultColumn
+from sql.common.result import Result, ResultColumn
 
 
 def test_a_result_without_columns_has_no_rows():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from catalog.roles import Role, RoleStore
-from sql import parser
-from sql.roles import execute_role_statement, is_role_statement, parse_role_statement
+from sql.ddl.roles import execute_role_statement, is_role_statement, parse_role_statement
+from sql.frontend import parser
 from storage import errors
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql.settings import SessionSettings
+from sql.session.settings import SessionSettings
 from storage.errors import FeatureNotSupported, InvalidParameterValue, UndefinedObject
 
 
@@ -48,7 +48,7 @@ def test_reset_restores_the_default():
 
 
 def test_durations_show_in_the_largest_unit_that_divides_them():
-    from sql.settings import SessionSettings, duration_ms
+    from sql.session.settings import SessionSettings, duration_ms
 
     settings = SessionSettings("nyala", {})
     for given, shown in [("200", "200ms"), ("5000", "5s"), ("1min", "1min"), ("90s", "90s"),

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.system_query import _pg_array_text, is_system_query, rewrite
-from sql.transpile import SessionFacts
+from sql.pg_catalog.system_query import _pg_array_text, is_system_query, rewrite
+from sql.planner.transpile import SessionFacts
 from storage import errors
 
 FACTS = SessionFacts("PostgreSQL 15.0", "nyala", "nyala")
@@ -65,7 +65,7 @@ def test_arrays_are_sent_in_postgresql_text_form():
 
 
 def test_session_queries_over_the_catalogs(tmp_path):
-    from sql.database import Database
+    from sql.session.database import Database
 
     db = Database.open(tmp_path, fsync=False)
     session = db.session("nyala", "nyala", {})
@@ -124,7 +124,7 @@ def test_partition_ancestors_of_a_table_are_the_table_itself():
 
 
 def test_catalog_errors_carry_postgresql_sqlstates(tmp_path):
-    from sql.database import Database
+    from sql.session.database import Database
 
     db = Database.open(tmp_path, fsync=False)
     session = db.session("nyala", "nyala", {})
@@ -143,7 +143,7 @@ def test_catalog_errors_carry_postgresql_sqlstates(tmp_path):
 def test_sessions_in_parallel_each_see_their_own_catalog_state(tmp_path):
     import threading
 
-    from sql.database import Database
+    from sql.session.database import Database
 
     db = Database.open(tmp_path, fsync=False)
     failures: list[BaseException] = []

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from sql import system_views
-from sql.database import Database
+from sql.planner import system_views
+from sql.session.database import Database
 
 
 def test_nyala_tablets_lists_every_tablet_with_its_rows(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sql.time_travel import snapshot_of
+from sql.planner.time_travel import snapshot_of
 from storage.errors import FeatureNotSupported, InvalidDatetimeFormat
 from storage.timestamp import from_datetime
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sql.settings import SessionSettings
-from sql.transaction_modes import TransactionModes
-from sql.utility import Utility
+from sql.frontend.utility import Utility
+from sql.session.settings import SessionSettings
+from sql.session.transaction_modes import TransactionModes
 
 
 def test_session_characteristics_become_the_defaults_of_later_blocks():

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from sql import parser
-from sql.binder import bind_query
-from sql.transpile import SessionFacts, output_name, to_duckdb
+from sql.frontend import parser
+from sql.planner.binder import bind_query
+from sql.planner.transpile import SessionFacts, output_name, to_duckdb
 
 FACTS = SessionFacts("PostgreSQL 15.0 (nyala)", "nyala", "alice", now_param=9)
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql import parser
-from sql.utility import recognise
+from sql.frontend import parser
+from sql.frontend.utility import recognise
 from storage.errors import SqlSyntaxError
 
 
@@ -62,8 +62,8 @@ def test_ordinary_statements_are_not_utilities():
 
 
 def test_a_negative_set_value_keeps_its_sign():
-    from sql import parser
-    from sql.utility import recognise
+    from sql.frontend import parser
+    from sql.frontend.utility import recognise
 
     utility = recognise(parser.split("set extra_float_digits = -3")[0])
     assert (utility.name, utility.value) == ("extra_float_digits", "-3")

@@ -1,0 +1,1 @@
+"""sql.copy.copy_statement."""

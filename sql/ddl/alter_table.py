@@ -1,0 +1,302 @@
+"""ALTER TABLE: rename the table or its columns, add and drop columns, set and drop defaults.
+
+Schema changes follow kudu-schema-changes.txt: columns are known by internal
+ID, so a rename changes only names, an added column gets a fresh ID (a
+column dropped and added again under its old name never sees the old data)
+and existing rows read it as its *read default*, the DEFAULT given when it
+was added, without rewriting anything.  A later SET DEFAULT changes only
+what new rows get, as in PostgreSQL.
+
+All actions of one statement are checked first and then applied as one new
+table definition, so either all of them take effect or none.  What Kudu
+cannot do in place is refused with 0A000 and the reason: changing the
+primary key, a column's type, or the partitioning (beyond ADD/DROP RANGE
+PARTITION, partition_ddl.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pyarrow as pa
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from catalog.catalog import Catalog
+from catalog.table import TableInfo
+from sql.common.names import identifier_name, table_name
+from sql.common.result import Result
+from sql.ddl import tables
+from sql.frontend import parser
+from storage.errors import (
+    DbError,
+    DuplicateColumn,
+    DuplicateTable,
+    FeatureNotSupported,
+    InvalidTableDefinition,
+    NotNullViolation,
+    SqlSyntaxError,
+    UndefinedColumn,
+    UndefinedTable,
+)
+from storage.schema import ColumnSchema, Schema
+from storage.tablet.memrowset import to_storage_values
+from storage.types import ColumnId, DataType
+
+Evaluator = Callable[[exp.Expression, DataType], object]
+RowExists = Callable[[str], bool]
+"""Runs a SELECT and says whether it returned a row (is the table empty, any NULLs, ...)."""
+
+
+def alter_table(
+    ast: exp.Alter,
+    statement_text: str,
+    catalog: Catalog,
+    check_default: tables.DefaultChecker,
+    evaluate: Evaluator,
+    row_exists: RowExists,
+) -> Result:
+    name = table_name(ast.this)
+    table = catalog.find_table(name)
+    if table is None:
+        if ast.args.get("exists"):
+            notice = UndefinedTable(
+                f'relation "{name}" does not exist, skipping', severity="NOTICE"
+            )
+            return Result(command_tag="ALTER TABLE", notices=[notice])
+        raise UndefinedTable(f'relation "{name}" does not exist')
+    actions = list(ast.args.get("actions") or [])
+    change = _TableChange(table, catalog, check_default, evaluate, row_exists)
+    if len(actions) > 1 and any(
+        isinstance(a, (exp.AlterRename, exp.RenameColumn)) for a in actions
+    ):
+        raise SqlSyntaxError(
+            'syntax error at or near "RENAME"'
+        )  # as PostgreSQL: RENAME stands alone
+    renames = [a for a in actions if isinstance(a, exp.AlterRename)]
+    if renames:
+        column_rename = _column_rename_without_keyword(statement_text)
+        if column_rename is not None:
+            change.rename_column(*column_rename)
+        else:
+            change.rename_to(table_name(renames[0].this))
+    for action in actions:
+        if isinstance(action, exp.AlterRename):
+            continue
+        if isinstance(action, exp.RenameColumn):
+            change.rename_column(identifier_name(action.this), identifier_name(action.args["to"]))
+        elif isinstance(action, exp.ColumnDef):
+            change.add_column(action)
+        elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "COLUMN":
+            for column in action.args.get("tables") or []:
+                change.drop_column(
+                    identifier_name(column), if_exists=bool(action.args.get("exists"))
+                )
+        elif isinstance(action, exp.AlterColumn):
+            change.alter_column(action)
+        elif isinstance(action, exp.AddConstraint) or (
+            isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT"
+        ):
+            raise FeatureNotSupported(
+                "changing the primary key is not supported",
+                detail="A table's primary key is fixed when it is created, as in Kudu.",
+            )
+        else:
+            raise FeatureNotSupported(
+                f"ALTER TABLE {action.sql(dialect='postgres')} is not supported"
+            )
+    if change.changed:
+        catalog.replace_table(table, change.result())
+    return Result(command_tag="ALTER TABLE", notices=change.notices)
+
+
+def _column_rename_without_keyword(text: str) -> tuple[str, str] | None:
+    """``RENAME a TO b`` (COLUMN left out), which sqlglot reads as a table rename."""
+    tokens = parser.tokenize(text)
+    for idx, token in enumerate(tokens[:-3]):
+        if token.text.upper() == "RENAME" and tokens[idx + 2].text.upper() == "TO":
+            first, target = tokens[idx + 1], tokens[idx + 3]
+            if first.text.upper() not in ("TO", "COLUMN"):
+                return _identifier(first), _identifier(target)
+    return None
+
+
+def _identifier(token: object) -> str:
+    text = token.text  # type: ignore[attr-defined]
+    return text if token.token_type is TokenType.IDENTIFIER else text.lower()  # type: ignore[attr-defined]
+
+
+class _TableChange:
+    """The table definition the actions build, checked as each action is added."""
+
+    def __init__(
+        self,
+        table: TableInfo,
+        catalog: Catalog,
+        check_default: tables.DefaultChecker,
+        evaluate: Evaluator,
+        row_exists: RowExists,
+    ) -> None:
+        self._table = table
+        self._catalog = catalog
+        self._check_default = check_default
+        self._evaluate = evaluate
+        self._row_exists = row_exists
+        self._name = table.name
+        self._columns: dict[ColumnId, ColumnSchema] = {c.id: c for c in table.schema.columns}
+        self._order = list(table.column_order)
+        self._next_id = table.next_column_id
+        self._storage = list(table.column_storage)
+        self._is_empty: bool | None = None
+        self.notices: list[DbError] = []
+        self.changed = False
+
+    def _find(self, name: str) -> ColumnSchema | None:
+        return next((c for c in self._columns.values() if c.name == name), None)
+
+    def _column(self, name: str) -> ColumnSchema:
+        column = self._find(name)
+        if column is None:
+            raise UndefinedColumn(f'column "{name}" of relation "{self._name}" does not exist')
+        return column
+
+    def _key(self, column: ColumnSchema) -> bool:
+        return column.id in self._table.schema.key_column_ids
+
+    def _table_is_empty(self) -> bool:
+        if self._is_empty is None:
+            self._is_empty = not self._row_exists(f'SELECT 1 FROM "{self._table.name}" LIMIT 1')
+        return self._is_empty
+
+    def _set(self, column: ColumnSchema) -> None:
+        self._columns[column.id] = column
+        self.changed = True
+
+    def rename_to(self, new_name: str) -> None:
+        if new_name != self._name and self._catalog.find_table(new_name) is not None:
+            raise DuplicateTable(f'relation "{new_name}" already exists')
+        self._name = new_name
+        self.changed = True
+
+    def rename_column(self, old: str, new: str) -> None:
+        column = self._column(old)
+        if old != new and self._find(new) is not None:
+            raise DuplicateColumn(f'column "{new}" of relation "{self._name}" already exists')
+        self._set(dataclasses.replace(column, name=new))
+
+    def add_column(self, node: exp.ColumnDef) -> None:
+        definition = tables.column_definition(node, self._check_default)
+        if self._find(definition.name) is not None:
+            message = f'column "{definition.name}" of relation "{self._name}" already exists'
+            if node.args.get("exists"):
+                self.notices.append(DuplicateColumn(message + ", skipping", severity="NOTICE"))
+                return
+            raise DuplicateColumn(message)
+        if definition.is_key:
+            raise FeatureNotSupported(
+                f'cannot add primary key column "{definition.name}"',
+                detail="A table's primary key is fixed when it is created, as in Kudu.",
+            )
+        if definition.serial is not None:
+            raise FeatureNotSupported(
+                f'cannot add serial or identity column "{definition.name}" to an existing table',
+                hint="Create the table with it, or add a plain column and fill it.",
+            )
+        encoding, compression = tables.check_storage_attributes(
+            definition.name, definition.type, definition.attributes
+        )
+        read_default = None
+        if definition.default is not None:
+            value = self._evaluate(
+                exp.maybe_parse(definition.default, dialect="postgres"), definition.type
+            )
+            read_default = to_storage_values(
+                pa.array([value], definition.type.arrow_type), definition.type
+            )[0]
+        if not definition.nullable and read_default is None and not self._table_is_empty():
+            raise NotNullViolation(
+                f'column "{definition.name}" of relation "{self._name}" contains null values'
+            )
+        column_id = ColumnId(self._next_id)
+        self._next_id += 1
+        self._order.append(column_id)
+        if definition.attributes:
+            self._storage.append((column_id, encoding, compression))
+        self._set(
+            ColumnSchema(
+                column_id, definition.name, definition.type, definition.nullable,
+                definition.default, encoding, compression, read_default,
+            )
+        )  # fmt: skip
+
+    def drop_column(self, name: str, *, if_exists: bool) -> None:
+        column = self._find(name)
+        if column is None:
+            message = f'column "{name}" of relation "{self._name}" does not exist'
+            if if_exists:
+                self.notices.append(UndefinedColumn(message + ", skipping", severity="NOTICE"))
+                return
+            raise UndefinedColumn(message)
+        if self._key(column):
+            raise FeatureNotSupported(
+                f'cannot drop primary key column "{name}"',
+                detail="A table's primary key is fixed when it is created, as in Kudu.",
+            )
+        del self._columns[column.id]
+        self._order.remove(column.id)
+        self._storage = [entry for entry in self._storage if entry[0] != column.id]
+        self.changed = True
+
+    def alter_column(self, node: exp.AlterColumn) -> None:
+        column = self._column(identifier_name(node.this))
+        if node.args.get("dtype") is not None:
+            raise FeatureNotSupported(
+                f'cannot change the type of column "{column.name}"',
+                detail="Column types cannot change in place (Kudu); add a new column instead.",
+            )
+        if node.args.get("allow_null") is not None:
+            self._set_nullable(column, bool(node.args["allow_null"]))
+        elif node.args.get("drop"):
+            self._set(dataclasses.replace(column, default_sql=None))
+        elif node.args.get("default") is not None:
+            default = tables.constant_default(
+                node.args["default"], column.name, column.type, self._check_default
+            )
+            self._set(dataclasses.replace(column, default_sql=default))
+        else:
+            raise FeatureNotSupported(
+                f"ALTER TABLE {node.sql(dialect='postgres')} is not supported"
+            )
+
+    def _set_nullable(self, column: ColumnSchema, nullable: bool) -> None:
+        if self._key(column):
+            if nullable:
+                raise InvalidTableDefinition(f'column "{column.name}" is in a primary key')
+            return
+        original = self._table.schema.find_id(column.id)
+        if (
+            not nullable
+            and original is not None
+            and self._row_exists(
+                f'SELECT 1 FROM "{self._table.name}" WHERE "{original.name}" IS NULL LIMIT 1'
+            )
+        ):
+            raise NotNullViolation(
+                f'column "{column.name}" of relation "{self._name}" contains null values'
+            )
+        self._set(dataclasses.replace(column, nullable=nullable))
+
+    def result(self) -> TableInfo:
+        schema = self._table.schema
+        key = [self._columns[c.id] for c in schema.key_columns]
+        rest = [self._columns[c] for c in self._order if c not in schema.key_column_ids]
+        return dataclasses.replace(
+            self._table,
+            name=self._name,
+            schema=Schema(tuple(key + rest), schema.num_key_columns),
+            next_column_id=self._next_id,
+            column_order=tuple(self._order),
+            column_storage=tuple(self._storage),
+            sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
+        )

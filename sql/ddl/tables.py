@@ -1,0 +1,338 @@
+"""CREATE TABLE and DROP TABLE: validate the definition, then change the catalog.
+
+Kudu's rules apply on top of PostgreSQL's grammar: key columns are NOT NULL
+and cannot be boolean, real or double precision, and defaults are constants
+or a sequence (SERIAL, IDENTITY).  Key columns are stored first, in key
+order, as Kudu requires.  A table declared without a primary key gets Kudu
+1.17's hidden auto-incrementing key.  ``PRIMARY KEY (...)`` may also follow
+the column list, before ``PARTITION BY``, so Spark's ``createTableOptions``
+can key and partition the tables it creates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
+from sql.common.datatypes import column_type
+from sql.common.names import identifier_name, table_name
+from sql.common.result import Result
+from sql.ddl import partitions
+from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
+from storage import types
+from storage.errors import (
+    DbError,
+    DuplicateColumn,
+    DuplicateTable,
+    FeatureNotSupported,
+    InvalidParameterValue,
+    InvalidTableDefinition,
+    UndefinedColumn,
+    UndefinedTable,
+)
+from storage.types import DataType, TypeKind
+
+_SERIAL_TYPES = {
+    exp.DataType.Type.SMALLSERIAL: (types.INT16, "smallint"),
+    exp.DataType.Type.SERIAL: (types.INT32, "integer"),
+    exp.DataType.Type.BIGSERIAL: (types.INT64, "bigint"),
+}
+_IDENTITY_TYPES = {TypeKind.INT16: "smallint", TypeKind.INT32: "integer", TypeKind.INT64: "bigint"}
+
+_KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
+
+# Checks that a constant default converts to the column type; raises the conversion's DbError.
+DefaultChecker = Callable[[str, DataType], None]
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    allowed = (
+        exp.Literal,
+        exp.Null,
+        exp.Boolean,
+        exp.Cast,
+        exp.Neg,
+        exp.Paren,
+        exp.DataType,
+        exp.Binary,
+        exp.DataTypeParam,
+        exp.Identifier,
+    )
+    return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDefinition:
+    """One column as a CREATE TABLE or ALTER TABLE ADD COLUMN declares it."""
+
+    name: str
+    type: DataType
+    nullable: bool
+    default: str | None
+    is_key: bool
+    attributes: dict[str, str]
+    serial: SerialSpec | None = None
+
+
+def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
+    """Read a column definition: type, NOT NULL, constant DEFAULT, PRIMARY KEY, SERIAL types
+    and GENERATED ... AS IDENTITY, and Impala's ENCODING / COMPRESSION words (checked later,
+    with the type, by check_storage_attributes)."""
+    col_name = identifier_name(item.this)
+    kind_node = item.args.get("kind")
+    if kind_node is None:
+        raise InvalidTableDefinition(f'column "{col_name}" has no type')
+    serial = None
+    if kind_node.this in _SERIAL_TYPES:
+        dtype, type_name = _SERIAL_TYPES[kind_node.this]
+        serial = SerialSpec(col_name, type_name)
+    else:
+        dtype = column_type(kind_node)
+    nullable, default, is_key = serial is None, None, False
+    attributes: dict[str, str] = {}
+    for constraint in item.constraints:
+        kind = constraint.kind
+        if isinstance(kind, exp.NotNullColumnConstraint):
+            nullable = bool(kind.args.get("allow_null"))
+        elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+            is_key = True
+        elif isinstance(kind, (ColumnEncoding, ColumnCompression)):
+            word = "encoding" if isinstance(kind, ColumnEncoding) else "compression"
+            attributes[word] = kind.name.upper()
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            if serial is not None:
+                raise InvalidTableDefinition(
+                    f'multiple default values specified for column "{col_name}" of table'
+                )
+            default = constant_default(kind.this, col_name, dtype, check_default)
+        elif isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
+            serial = _identity(kind, col_name, dtype, serial, default)
+            nullable = False
+        else:
+            raise FeatureNotSupported(
+                f"column constraint {kind.sql(dialect='postgres')} is not supported"
+            )
+    if serial is not None and default is not None:
+        raise InvalidTableDefinition(
+            f'multiple default values specified for column "{col_name}" of table'
+        )
+    return ColumnDefinition(col_name, dtype, nullable, default, is_key, attributes, serial)
+
+
+def _identity(
+    kind: exp.GeneratedAsIdentityColumnConstraint,
+    column: str,
+    dtype: DataType,
+    serial: SerialSpec | None,
+    default: str | None,
+) -> SerialSpec:
+    """``GENERATED ALWAYS | BY DEFAULT AS IDENTITY [(START WITH n INCREMENT BY m)]``."""
+    if serial is not None or default is not None:
+        raise InvalidTableDefinition(
+            f'multiple default values specified for column "{column}" of table'
+        )
+    type_name = _IDENTITY_TYPES.get(dtype.kind)
+    if type_name is None:
+        raise InvalidTableDefinition(
+            f"identity column type must be smallint, integer, or bigint, not {dtype.pg_name()}"
+        )
+    if kind.args.get("expression") is not None:
+        raise FeatureNotSupported("generated columns are not supported")
+    options = {}
+    for word in ("start", "increment"):
+        node = kind.args.get(word)
+        if node is not None:
+            text = node.sql(dialect="postgres")
+            if not text.lstrip("-").isdigit():
+                raise InvalidParameterValue(f"{word.upper()} must be an integer")
+            options[word] = int(text)
+    unsupported = [w for w in ("minvalue", "maxvalue", "cycle") if kind.args.get(w)]
+    if unsupported:
+        raise FeatureNotSupported(f"identity option {unsupported[0].upper()} is not supported")
+    if options.get("increment", 1) <= 0:
+        raise FeatureNotSupported("identity columns count upwards: INCREMENT BY must be positive")
+    identity = "a" if kind.this else "d"
+    return SerialSpec(column, type_name, identity, **options)
+
+
+def constant_default(
+    node: exp.Expression, column: str, dtype: DataType, check_default: DefaultChecker
+) -> str:
+    """A DEFAULT's SQL text, once checked to be a constant of the column's type."""
+    if not _is_constant(node):
+        raise FeatureNotSupported(f'default for column "{column}" must be a constant')
+    default = node.sql(dialect="postgres")
+    check_default(default, dtype)
+    return default
+
+
+def create_table(
+    ast: exp.Create,
+    catalog: Catalog,
+    check_default: DefaultChecker,
+    evaluate: partitions.Evaluator | None = None,
+) -> Result:
+    schema_node = ast.this
+    properties = ast.args.get("properties")
+    if properties is not None and any(
+        isinstance(p, exp.PartitionedOfProperty) for p in properties.expressions
+    ):
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        return partitions.create_partition_of(ast, catalog, evaluate)
+    clause = partitions.partitioning_of(ast)
+    if not isinstance(schema_node, exp.Schema):
+        raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
+    name = table_name(schema_node.this)
+    if ast.args.get("exists") and catalog.find_table(name) is not None:
+        notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")
+        return Result(command_tag="CREATE TABLE", notices=[notice])
+    columns: dict[str, tuple[DataType, bool, str | None]] = {}
+    attributes: dict[str, dict[str, str]] = {}
+    serials: list[SerialSpec] = []
+    key: list[str] = []
+    items = list(schema_node.expressions)
+    trailing = _trailing_primary_key(ast)
+    if trailing is not None:
+        items.append(trailing)
+    for item in items:
+        if isinstance(item, exp.ColumnDef):
+            column = column_definition(item, check_default)
+            col_name = column.name
+            if col_name in columns:
+                raise DuplicateColumn(f'column "{col_name}" specified more than once')
+            if column.is_key:
+                if key:
+                    raise InvalidTableDefinition(
+                        f'multiple primary keys for table "{name}" are not allowed'
+                    )
+                key = [col_name]
+            if column.attributes:
+                attributes[col_name] = column.attributes
+            if column.serial is not None:
+                serials.append(column.serial)
+            columns[col_name] = (column.type, column.nullable, column.default)
+        elif isinstance(item, exp.PrimaryKey):
+            if key:
+                raise InvalidTableDefinition(
+                    f'multiple primary keys for table "{name}" are not allowed'
+                )
+            key = [identifier_name(e) for e in item.expressions]
+        else:
+            raise FeatureNotSupported(
+                f"table element {item.sql(dialect='postgres')} is not supported"
+            )
+    if not key and HIDDEN_KEY in columns:
+        raise DuplicateColumn(
+            f'column "{HIDDEN_KEY}" is reserved for the hidden key of a table without a '
+            "primary key",
+            hint="Declare a PRIMARY KEY, or rename the column.",
+        )
+    if len(set(key)) != len(key):
+        raise DuplicateColumn("column appears twice in primary key constraint")
+    for col_name in key:
+        if col_name not in columns:
+            raise UndefinedColumn(f'column "{col_name}" named in key does not exist')
+        dtype = columns[col_name][0]
+        if dtype.kind in _KEY_FORBIDDEN:
+            raise InvalidTableDefinition(
+                f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
+            )
+    storage = {n: check_storage_attributes(n, columns[n][0], a) for n, a in attributes.items()}
+    declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
+    partitioning = None
+    if clause is not None:
+        assert evaluate is not None, "partition DDL evaluates its bounds"
+        partitioning = partitions.build_partitioning(clause, evaluate)
+    catalog.create_table(name, declared, key, partitioning, storage, serials)
+    return Result(command_tag="CREATE TABLE")
+
+
+def _trailing_primary_key(ast: exp.Create) -> exp.PrimaryKey | None:
+    """``CREATE TABLE t (...) PRIMARY KEY (cols) ...``: the key after the column list."""
+    properties = ast.args.get("properties")
+    if properties is None:
+        return None
+    found = [p for p in properties.expressions if isinstance(p, TrailingPrimaryKey)]
+    if len(found) > 1:
+        raise InvalidTableDefinition("multiple primary keys are not allowed")
+    return exp.PrimaryKey(expressions=found[0].expressions) if found else None
+
+
+_ENCODINGS_BY_KIND = {
+    "AUTO_ENCODING": None,
+    "PLAIN_ENCODING": None,
+    "BIT_SHUFFLE": {
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.FLOAT,
+        TypeKind.DOUBLE,
+        TypeKind.DECIMAL,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "RLE": {
+        TypeKind.BOOL,
+        TypeKind.INT8,
+        TypeKind.INT16,
+        TypeKind.INT32,
+        TypeKind.INT64,
+        TypeKind.DATE,
+        TypeKind.TIMESTAMP,
+    },
+    "DICT_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+    "PREFIX_ENCODING": {TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY},
+}
+_COMPRESSIONS = {"DEFAULT_COMPRESSION", "NO_COMPRESSION", "LZ4", "SNAPPY", "ZLIB", "ZSTD"}
+
+
+def check_storage_attributes(
+    column: str, dtype: DataType, attributes: dict[str, str]
+) -> tuple[str, str]:
+    """Validate Impala's ENCODING and COMPRESSION words for a column (Kudu's per-type rules);
+    return (encoding, compression), AUTO_ENCODING / DEFAULT_COMPRESSION when not given."""
+    encoding = attributes.get("encoding", "AUTO_ENCODING")
+    compression = attributes.get("compression", "DEFAULT_COMPRESSION")
+    if encoding not in _ENCODINGS_BY_KIND:
+        raise InvalidParameterValue(
+            f'unknown encoding "{encoding}" for column "{column}"',
+            hint="Use one of " + ", ".join(_ENCODINGS_BY_KIND) + ".",
+        )
+    kinds = _ENCODINGS_BY_KIND[encoding]
+    if kinds is not None and dtype.kind not in kinds:
+        raise InvalidTableDefinition(
+            f'encoding {encoding} is not supported for column "{column}" of type {dtype.pg_name()}'
+        )
+    if compression not in _COMPRESSIONS:
+        raise InvalidParameterValue(
+            f'unknown compression "{compression}" for column "{column}"',
+            hint="Use one of " + ", ".join(sorted(_COMPRESSIONS)) + ".",
+        )
+    return encoding, compression
+
+
+def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
+    if (ast.args.get("kind") or "").upper() != "TABLE":
+        raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
+    names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
+    notices: list[DbError] = []
+    missing = [
+        n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None
+    ]
+    if missing and not ast.args.get("exists"):
+        raise UndefinedTable(f'table "{missing[0]}" does not exist')
+    for name in names:
+        if name in missing:
+            notices.append(
+                UndefinedTable(f'table "{name}" does not exist, skipping', severity="NOTICE")
+            )
+            continue
+        if catalog.find_table(name) is None:
+            partitions.drop_partition_table(name, catalog)
+        else:
+            catalog.drop_table(name)
+    return Result(command_tag="DROP TABLE", notices=notices)

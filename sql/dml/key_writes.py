@@ -1,0 +1,313 @@
+"""Key writes: INSERT ... VALUES, and UPDATE / DELETE by the whole primary key, without DuckDB.
+
+The general write path (dml.py) runs each statement as a DuckDB query, which
+costs milliseconds of binding, planning and Arrow round trips: most of a
+single-row INSERT or a point UPDATE.  The statements drivers send one row at
+a time rarely need any of it: every value is a bind parameter or a plain
+literal, and an UPDATE or DELETE names its row by the whole primary key.
+Those are recognised at plan time and applied as Kudu's operations straight
+from the parameters, with PostgreSQL's range, length and NOT NULL checks.
+
+Anything else (expressions, RETURNING, ON CONFLICT, a default that is not a
+constant, a parameter whose declared type differs from its column's, or a
+value the checks here cannot judge, such as a NaN numeric) takes the general
+path, so both paths give the same answers.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from catalog.table import TableInfo
+from sql.common.names import identifier_name
+from sql.dml.write_batches import by_tablet
+from sql.execution.sequences import SessionSequences
+from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
+from storage.schema import ColumnSchema
+from storage.transaction import Transaction
+from storage.types import TypeKind
+
+_INT_OIDS = {20, 21, 23}
+_FLOAT_OIDS = {700, 701}
+_TEXT_OIDS = {25, 1043}
+_INT_LIMITS = {
+    TypeKind.INT8: (2**7, "smallint"),
+    TypeKind.INT16: (2**15, "smallint"),
+    TypeKind.INT32: (2**31, "integer"),
+    TypeKind.INT64: (2**63, "bigint"),
+}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class _Fallback(Exception):
+    """A value the key-write path cannot judge: run the statement the general way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """Where a written column's value comes from: parameter ``param`` (0-based), ``value``,
+    or the next value of the sequence ``sequence`` (a SERIAL or hidden-key default)."""
+
+    param: int | None
+    value: object = None
+    sequence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyWrite:
+    """A statement the key-write path applies: its kind, the columns it writes, and per row
+    the cell of each of them."""
+
+    kind: str
+    table: TableInfo
+    columns: list[ColumnSchema]
+    rows: list[list[Cell]]
+
+
+def plan_insert(
+    table: TableInfo, targets: list[ColumnSchema], values: exp.Values, oids: list[int]
+) -> KeyWrite | None:
+    """An ``INSERT ... VALUES`` of parameters and literals, with constant defaults."""
+    columns = list(table.schema.columns)
+    rows = []
+    for row in values.expressions:
+        if len(row.expressions) > len(targets):
+            return None
+        given = dict(zip((c.id for c in targets), row.expressions, strict=False))
+        cells = []
+        for column in columns:
+            node = given.get(column.id)
+            if node is None or (isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"):
+                cell = _default_cell(column, table)
+            else:
+                cell = _cell(node, column, oids)
+            if cell is None:
+                return None
+            cells.append(cell)
+        rows.append(cells)
+    return KeyWrite("INSERT", table, columns, rows)
+
+
+def plan_update(ast: exp.Update, table: TableInfo, oids: list[int]) -> KeyWrite | None:
+    """``UPDATE t SET col = $n|literal, ... WHERE key1 = ... AND ...`` (the whole key)."""
+    if ast.args.get("from_") is not None or ast.args.get("returning") is not None:
+        return None
+    key = _key_cells(ast.args.get("where"), table, ast.this.alias_or_name, oids)
+    if key is None:
+        return None
+    columns = list(table.schema.key_columns)
+    cells = [key[c.id] for c in columns]
+    for assignment in ast.expressions:
+        column = table.schema.find(identifier_name(assignment.this))
+        if column is None or column.id in key or column in columns:
+            return None
+        cell = _cell(assignment.expression, column, oids)
+        if cell is None:
+            return None
+        columns.append(column)
+        cells.append(cell)
+    return KeyWrite("UPDATE", table, columns, [cells])
+
+
+def plan_delete(ast: exp.Delete, table: TableInfo, oids: list[int]) -> KeyWrite | None:
+    """``DELETE FROM t WHERE key1 = ... AND ...`` (the whole key)."""
+    if ast.args.get("using") or ast.args.get("returning") is not None:
+        return None
+    key = _key_cells(ast.args.get("where"), table, ast.this.alias_or_name, oids)
+    if key is None:
+        return None
+    columns = list(table.schema.key_columns)
+    return KeyWrite("DELETE", table, columns, [[key[c.id] for c in columns]])
+
+
+def _key_cells(
+    where: exp.Where | None, table: TableInfo, alias: str, oids: list[int]
+) -> dict[int, Cell] | None:
+    if where is None:
+        return None
+    found: dict[int, Cell] = {}
+    for term in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        while isinstance(term, exp.Paren):
+            term = term.this
+        if not isinstance(term, exp.EQ):
+            return None
+        left, right = term.this, term.expression
+        if not isinstance(left, exp.Column):
+            left, right = right, left
+        if not isinstance(left, exp.Column) or (left.table and left.table != alias):
+            return None
+        column = table.schema.find(left.name)
+        if column is None or column.id not in table.schema.key_column_ids or column.id in found:
+            return None
+        cell = _cell(right, column, oids)
+        if cell is None or (cell.param is None and cell.value is None):
+            return None
+        found[column.id] = cell
+    if set(found) != set(table.schema.key_column_ids):
+        return None
+    return found
+
+
+def _default_cell(column: ColumnSchema, table: TableInfo) -> Cell | None:
+    if column.default_sql is None:
+        return Cell(None, None)
+    info = table.sequence_of(column.id)
+    if info is not None and column.default_sql == info.default_sql:
+        return Cell(None, sequence=info.name)
+    node = exp.maybe_parse(column.default_sql, dialect="postgres")
+    return _cell(node, column, [])
+
+
+def _cell(node: exp.Expression, column: ColumnSchema, oids: list[int]) -> Cell | None:
+    """The cell ``node`` gives ``column``, or None if only the general path can evaluate it."""
+    kind = column.type.kind
+    if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
+        index = int(node.this.name) - 1
+        if index >= len(oids) or not _compatible(oids[index], column):
+            return None
+        return Cell(index)
+    if isinstance(node, exp.Null):
+        return Cell(None, None)
+    if isinstance(node, exp.Boolean) and kind is TypeKind.BOOL:
+        return Cell(None, node.this)
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    if not isinstance(literal, exp.Literal):
+        return None
+    if literal.is_string:
+        if negative or kind not in (TypeKind.STRING, TypeKind.VARCHAR):
+            return None
+        return Cell(None, literal.this)
+    text = ("-" if negative else "") + literal.this
+    if kind in _INT_LIMITS and text.lstrip("-").isdigit():
+        return Cell(None, int(text))
+    if kind in (TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.DECIMAL):
+        try:
+            number = decimal.Decimal(text)
+        except decimal.InvalidOperation:
+            return None
+        return Cell(None, number if kind is TypeKind.DECIMAL else float(number))
+    return None
+
+
+def _compatible(oid: int, column: ColumnSchema) -> bool:
+    """Whether a parameter of type ``oid`` arrives as the Python value ``column`` stores."""
+    kind = column.type.kind
+    if kind in _INT_LIMITS:
+        return oid in _INT_OIDS
+    if kind in (TypeKind.FLOAT, TypeKind.DOUBLE):
+        return oid in _FLOAT_OIDS
+    if kind in (TypeKind.STRING, TypeKind.VARCHAR):
+        return oid in _TEXT_OIDS
+    return oid == column.type.pg_oid
+
+
+def execute(
+    write: KeyWrite, txn: Transaction, params: list[Any], sequences: SessionSequences
+) -> int | None:
+    """Apply the write; return its row count, or None when the general path must run it."""
+    try:
+        batch = _batch(write, params, sequences)
+    except _Fallback:
+        return None
+    count = 0
+    table = write.table
+    for tablet_id, part in by_tablet(table, batch):
+        if write.kind == "INSERT":
+            count += txn.insert(tablet_id, part, constraint_name=f"{table.name}_pkey")
+            continue
+        while True:
+            conflicts: list[int] = []
+            if write.kind == "UPDATE":
+                count += txn.update(tablet_id, part, conflicts=conflicts)
+            else:
+                count += txn.delete(tablet_id, part, conflicts=conflicts)
+            if not conflicts:
+                break
+            # READ COMMITTED: the row changed after the snapshot.  The WHERE names only the key
+            # and the SET only constants, so re-evaluating against the newest version gives the
+            # same row again: apply it at a fresh snapshot.
+            txn.refresh_snapshot()
+            part = part.take(pa.array(conflicts))
+    return count
+
+
+def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> pa.RecordBatch:
+    arrays: list[pa.Array | None] = []
+    drawn: list[int] = []
+    for position, column in enumerate(write.columns):
+        if any(row[position].sequence is not None for row in write.rows):
+            drawn.append(position)
+            arrays.append(None)
+            continue
+        values = [_value(row[position], params) for row in write.rows]
+        arrays.append(_array(values, column, write.table))
+    # Sequence values last: a value the checks above would have made us fall back from is
+    # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
+    for position in drawn:
+        column = write.columns[position]
+        cells = [row[position] for row in write.rows]
+        names = {c.sequence for c in cells if c.sequence is not None}
+        fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
+                 for name in names}  # fmt: skip
+        values = [
+            int(next(fresh[c.sequence])) if c.sequence is not None else _value(c, params)
+            for c in cells
+        ]
+        arrays[position] = _array(values, column, write.table)
+    return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+
+
+def _value(cell: Cell, params: list[Any]) -> object:
+    return params[cell.param] if cell.param is not None else cell.value
+
+
+def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.Array:
+    """``values`` as the column's Arrow type, checked as PostgreSQL checks an assignment."""
+    kind = column.type.kind
+    if not column.nullable and any(v is None for v in values):
+        raise NotNullViolation(
+            f'null value in column "{column.name}" of relation "{table.name}" '
+            "violates not-null constraint"
+        )
+    if kind in _INT_LIMITS:
+        limit, name = _INT_LIMITS[kind]
+        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]
+            raise NumericValueOutOfRange(f"{name} out of range")
+    elif kind is TypeKind.FLOAT:
+        for v in values:
+            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]
+                raise NumericValueOutOfRange("value out of range: overflow")
+    elif kind is TypeKind.DECIMAL:
+        values = [None if v is None else _numeric(v, column) for v in values]
+    elif kind is TypeKind.VARCHAR and column.type.length is not None:
+        limit = column.type.length
+        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]
+            raise StringDataRightTruncation(f"value too long for type character varying({limit})")
+    try:
+        return pa.array(values, type=column.type.arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        raise _Fallback from exc
+
+
+def _numeric(value: object, column: ColumnSchema) -> decimal.Decimal:
+    """Round to the column's scale (half away from zero, as PostgreSQL) and check precision."""
+    if not isinstance(value, decimal.Decimal) or not value.is_finite():
+        raise _Fallback
+    precision = column.type.precision or 38
+    scale = column.type.scale or 0
+    rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    if rounded.adjusted() >= precision - scale:
+        raise NumericValueOutOfRange(
+            "numeric field overflow",
+            detail=f"A field with precision {precision}, scale {scale} must round to an "
+            f"absolute value less than 10^{precision - scale}.",
+        )
+    return rounded

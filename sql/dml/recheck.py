@@ -1,0 +1,214 @@
+"""Re-checking rows a concurrent transaction changed: PostgreSQL's EvalPlanQual for nyala.
+
+A write finds, per row, whether another transaction committed a change to it
+after the statement's snapshot (storage/transaction.py).  Under READ
+COMMITTED, UPDATE and DELETE then read just those rows again at a fresh
+snapshot, re-evaluating WHERE and SET against the newest versions, and write
+what still matches; INSERT ... ON CONFLICT runs again at a fresh snapshot.
+Under REPEATABLE READ the storage transaction fails with 40001 instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sql.dml import conflict
+from sql.dml.write_batches import (
+    OLD_KEY,
+    by_tablet,
+    check_constraints,
+    insert_rows,
+    routed,
+    storage_batch,
+)
+from sql.execution.runner import QueryRunner
+from storage.errors import SerializationFailure, UniqueViolation
+from storage.transaction import Transaction
+
+if TYPE_CHECKING:
+    from sql.dml.writes import WritePlan
+
+
+def modify(
+    plan: WritePlan,
+    runner: QueryRunner,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    rows: pa.Table,
+) -> tuple[int, pa.Table | None]:
+    """UPDATE or DELETE ``rows``, re-reading the rows a concurrent transaction changed.
+
+    Rows changed and committed by another transaction after this statement's
+    snapshot (found while writing, after waiting for their lock if need be) are
+    not written.  As PostgreSQL's READ COMMITTED does, the statement then reads
+    just those rows again at a fresh snapshot, re-evaluating its WHERE and SET
+    against their newest versions, and writes what still matches.  Under
+    REPEATABLE READ the storage transaction fails with 40001 instead.
+    """
+    key_names = (
+        [f"{OLD_KEY}{i}" for i in range(len(plan.table.schema.key_columns))]
+        if plan.changes_key
+        else [c.name for c in plan.table.schema.key_columns]
+    )
+    names = [c.name for c in plan.table.schema.columns]
+    count = 0
+    written: list[pa.Table] = []
+    while True:
+        if plan.changes_key:
+            done, conflicts = move_rows(plan, txn, rows)
+        else:
+            done, conflicts = _apply_rows(plan, txn, rows)
+        count += done
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[conflicts] = False
+        written.append(rows.filter(pa.array(keep)) if conflicts else rows)
+        if not conflicts:
+            break
+        retry = rows.take(pa.array(conflicts)).select(key_names)
+        txn.refresh_snapshot()
+        again = runner.run_to_table(plan.source, txn, params, now)
+        if again is None:
+            break
+        again = again.rename_columns(names + again.column_names[len(names) :])
+        rows = _rows_with_keys(again, retry, key_names)
+        if rows.num_rows == 0:
+            break
+    if plan.changes_key:
+        written = [t.select(names) for t in written]
+    out = pa.concat_tables(written) if len(written) > 1 else written[0]
+    return count, out
+
+
+def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
+    """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
+    in ``rows`` of the rows left unwritten because of a concurrent change."""
+    if plan.kind == "UPDATE":
+        check_constraints(plan.table, rows, plan.written)
+    count = 0
+    conflicts: list[int] = []
+    for tablet_id, batch, positions in routed(plan.table, rows, plan.written):
+        found: list[int] = []
+        if plan.kind == "UPDATE":
+            count += txn.update(tablet_id, batch, conflicts=found)
+        else:
+            count += txn.delete(tablet_id, batch, conflicts=found)
+        conflicts.extend(positions[found].tolist())
+    return count, sorted(conflicts)
+
+
+def _rows_with_keys(rows: pa.Table, keys: pa.Table, key_names: list[str]) -> pa.Table:
+    """The rows of ``rows`` whose ``key_names`` values are one of ``keys``' rows."""
+    mask = None
+    for name in key_names:
+        column_mask = pc.is_in(rows.column(name), value_set=keys.column(name).combine_chunks())
+        mask = column_mask if mask is None else pc.and_(mask, column_mask)
+    candidates = rows.filter(mask)
+    if len(key_names) == 1 or candidates.num_rows == 0:
+        return candidates
+    # Per-row Python over the few candidates that matched every key column on its own.
+    wanted = set(zip(*(keys.column(n).to_pylist() for n in key_names)))
+    exact = [
+        tuple(values) in wanted
+        for values in zip(*(candidates.column(n).to_pylist() for n in key_names))
+    ]
+    return candidates.filter(pa.array(exact, pa.bool_()))
+
+
+class _ConcurrentChange(Exception):
+    """A row this statement read changed in a transaction that committed after its snapshot."""
+
+
+_RETRY_SAVEPOINT = "__nyala_on_conflict"
+
+
+def write_with_conflicts(
+    plan: WritePlan,
+    runner: QueryRunner,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    rows: pa.Table,
+    action: conflict.ConflictAction,
+) -> tuple[int, pa.Table | None]:
+    """INSERT ... ON CONFLICT / UPSERT, safe against concurrent writers of the same keys.
+
+    A key another transaction inserted, changed or deleted after this statement's
+    snapshot shows up as a 23505 on insert or as a write conflict on update.  Under
+    READ COMMITTED the statement's writes are then undone (an internal savepoint)
+    and it runs again at a fresh snapshot, where that row is visible, so concurrent
+    upserts of one key neither fail nor lose an update, as in PostgreSQL.  Under
+    REPEATABLE READ that is 40001.
+    """
+    names = [c.name for c in plan.table.schema.columns]
+    while True:
+        txn.savepoint(_RETRY_SAVEPOINT)
+        try:
+            result = _apply_conflict_rows(plan, txn, rows, action)
+        except (UniqueViolation, _ConcurrentChange) as exc:
+            txn.rollback_to(_RETRY_SAVEPOINT)
+            txn.release(_RETRY_SAVEPOINT)
+            if txn.repeatable_read:
+                raise SerializationFailure(
+                    "could not serialize access due to concurrent update"
+                ) from exc
+            txn.refresh_snapshot()
+            again = runner.run_to_table(plan.source, txn, params, now)
+            if again is None:
+                return 0, None
+            rows = again.rename_columns(names + again.column_names[len(names) :])
+            continue
+        except BaseException:
+            if txn.is_active:
+                txn.release(_RETRY_SAVEPOINT)
+            raise
+        txn.release(_RETRY_SAVEPOINT)
+        return result
+
+
+def _apply_conflict_rows(
+    plan: WritePlan, txn: Transaction, rows: pa.Table, action: conflict.ConflictAction
+) -> tuple[int, pa.Table | None]:
+    table = plan.table
+    inserts, updates = conflict.split(table, rows, action)
+    count = insert_rows(table, txn, inserts) if inserts.num_rows else 0
+    written = [inserts]
+    if updates is not None and updates.num_rows:
+        columns = list(table.schema.columns)
+        check_constraints(table, updates, columns)
+        for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
+            conflicts: list[int] = []
+            count += txn.update(tablet_id, batch, conflicts=conflicts)
+            if conflicts:
+                raise _ConcurrentChange
+        written.append(updates)
+    out = pa.concat_tables(written)
+    return count, out if out.num_rows else None
+
+
+def move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
+    """An UPDATE that changes key columns: delete the old keys, insert the new rows (23505 on a
+    collision), as PostgreSQL allows and Kudu does not.  Returns the count and the positions
+    of rows a concurrent change kept from being moved (see ``_modify``)."""
+    table = plan.table
+    keys = table.schema.key_columns
+    old = rows.select([f"{OLD_KEY}{i}" for i in range(len(keys))]).rename_columns(
+        [c.name for c in keys]
+    )
+    count = 0
+    conflicts: list[int] = []
+    for tablet_id, batch, positions in routed(table, old, list(keys)):
+        found: list[int] = []
+        count += txn.delete(tablet_id, batch, conflicts=found)
+        conflicts.extend(positions[found].tolist())
+    images = rows.select([c.name for c in table.schema.columns])
+    if conflicts:
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[conflicts] = False
+        images = images.filter(pa.array(keep))
+    insert_rows(table, txn, images)
+    return count, sorted(conflicts)

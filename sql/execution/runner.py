@@ -1,0 +1,270 @@
+"""Compile a bound query to DuckDB SQL once, then run it any number of times.
+
+A ``CompiledQuery`` remembers the DuckDB SQL, the scan views it reads (one per
+base-table reference), the PostgreSQL description of its output and its
+parameter types.  ``QueryRunner.run`` registers a fresh ``ScanSource`` per
+view at the transaction's snapshot (or an Arrow table standing in for a
+table, as RETURNING needs) on a new DuckDB cursor and streams the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from catalog.catalog import Catalog
+from catalog.table import TableInfo
+from sql.common.datatypes import OID_VARCHAR, to_wire, wire_oid
+from sql.common.result import ResultColumn
+from sql.execution import executor
+from sql.planner import system_views
+from sql.planner.binder import BoundQuery, bind_query
+from sql.planner.pushdown import ScanPlan, direct_columns, plan_scans
+from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
+from storage.errors import UndefinedParameter
+from storage.schema import ColumnSchema
+from storage.transaction import Transaction
+
+
+@dataclass(slots=True)
+class ViewBinding:
+    view: str
+    table: TableInfo
+    columns: list[ColumnSchema]
+    scan: ScanPlan
+    snapshot: int | None = None
+
+
+@dataclass(slots=True)
+class CompiledQuery:
+    sql: str
+    views: list[ViewBinding]
+    outputs: list[OutputColumn]
+    param_oids: list[int]
+    uses_now: bool = False
+    columns: tuple[ResultColumn, ...] | None = None
+    direct: list[ColumnSchema] | None = None
+    used_params: list[int] | None = None
+    """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
+
+    def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
+        values = list(params or [])
+        if len(values) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        if self.used_params is not None:
+            values = [values[n - 1] for n in self.used_params]
+        return values + [now] if self.uses_now else values
+
+    @property
+    def duckdb_param_count(self) -> int:
+        used = len(self.param_oids) if self.used_params is None else len(self.used_params)
+        return used + self.uses_now
+
+
+def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
+    scans = plan_scans(bound)
+    views = [
+        ViewBinding(executor.new_view_name(), r.table, r.columns, scan, r.snapshot)
+        for r, scan in zip(bound.tables, scans, strict=True)
+    ]
+    used = used_parameters(bound)
+    facts = dataclasses.replace(facts, now_param=len(used) + 1)
+    direct = direct_columns(bound, scans)
+    sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
+    return CompiledQuery(
+        sql, views, outputs, bound.param_oids, uses_now, direct=direct, used_params=used
+    )
+
+
+class QueryRunner:
+    """Runs compiled queries for one session on its DuckDB database."""
+
+    def __init__(
+        self,
+        duck: duckdb.DuckDBPyConnection,
+        catalog: Catalog,
+        check_cancel: Callable[[], None],
+    ) -> None:
+        self._duck = duck
+        self.catalog = catalog
+        self._check_cancel = check_cancel
+        self._running: list[duckdb.DuckDBPyConnection] = []
+
+    def bind(
+        self, ast: exp.Expression, declared_oids: list[int] | tuple[int, ...] = ()
+    ) -> BoundQuery:
+        return bind_query(ast, self.catalog, declared_oids)
+
+    def _cursor(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction | None,
+        overrides: dict[str, pa.Table] | None,
+        params: list[Any] | None = None,
+        stats: executor.ScanStats | None = None,
+    ) -> duckdb.DuckDBPyConnection:
+        cursor = self._duck.cursor()
+        for binding in compiled.views:
+            override = (overrides or {}).get(binding.table.name)
+            if system_views.is_system_view(binding.table):
+                override = system_views.contents(binding.table, self.catalog, txn)
+            if override is not None:
+                cursor.register(binding.view, override)
+            else:
+                spec = binding.scan.spec(params or ())
+                source = executor.ScanSource(
+                    txn,
+                    binding.table,
+                    binding.columns,
+                    spec,
+                    self._check_cancel,
+                    stats,
+                    binding.scan.tablet_ids(spec),
+                    snapshot=binding.snapshot,
+                )
+                cursor.register(binding.view, source)
+        return cursor
+
+    def describe(self, compiled: CompiledQuery) -> tuple[ResultColumn, ...]:
+        """The RowDescription of a query, worked out by DuckDB's binder without running it."""
+        if compiled.columns is None:
+            cursor = self._cursor(compiled, None, None)
+            try:
+                types = executor.describe(cursor, compiled.sql, compiled.duckdb_param_count)
+            finally:
+                cursor.close()
+            compiled.columns = _result_columns(compiled.outputs, types)
+        return compiled.columns
+
+    def _start(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None,
+        now: Any,
+        overrides: dict[str, pa.Table] | None,
+        stats: executor.ScanStats | None = None,
+    ) -> tuple[duckdb.DuckDBPyConnection, list[str], Iterator[pa.RecordBatch]]:
+        values = compiled.duckdb_params(params, now)
+        cursor = self._cursor(compiled, txn, overrides, params, stats)
+        self._running.append(cursor)
+        try:
+            types, batches = executor.run(cursor, compiled.sql, values)
+        except BaseException:
+            self._finish(cursor)
+            raise
+        return cursor, types, batches
+
+    def run(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """Start the query; return its RowDescription and a stream of wire-ready batches."""
+        if compiled.direct is not None and not overrides:
+            direct = self._run_direct(compiled, txn, params, now)
+            if direct is not None:
+                return direct
+        cursor, types, batches = self._start(compiled, txn, params, now, overrides)
+        columns = _result_columns(compiled.outputs, types)
+        compiled.columns = columns
+        oids = [c.type_oid for c in columns]
+
+        def stream() -> Iterator[pa.RecordBatch]:
+            try:
+                for batch in batches:
+                    self._check_cancel()
+                    arrays = [to_wire(a, oid) for a, oid in zip(batch.columns, oids, strict=True)]
+                    yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
+            finally:
+                self._finish(cursor)
+
+        return columns, stream()
+
+    def _run_direct(
+        self, compiled: CompiledQuery, txn: Transaction, params: list[Any] | None, now: Any
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
+        """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
+        None when a parameter kept a predicate or the limit from being pushed this time."""
+        compiled.duckdb_params(params, now)
+        if compiled.views[0].snapshot is not None:
+            return None  # time travel goes through ScanSource, which checks history_max_age
+        scan = compiled.views[0].scan
+        spec = scan.spec(params or ())
+        if len(spec.predicates) != len(scan.predicates) or (
+            scan.limit is not None and spec.limit is None
+        ):
+            return None
+        columns = self.describe(compiled)
+        assert compiled.direct is not None, "only direct queries come here"
+        positions = [spec.projection.index(c.id) for c in compiled.direct]
+        names = [c.name for c in columns]
+        oids = [c.type_oid for c in columns]
+        tablet_ids = scan.tablet_ids(spec)
+
+        def stream() -> Iterator[pa.RecordBatch]:
+            remaining = spec.limit
+            for tablet_id in tablet_ids:
+                if remaining == 0:
+                    return
+                for batch in txn.scan(tablet_id, spec):
+                    self._check_cancel()
+                    if remaining is not None:
+                        batch = batch.slice(0, remaining)
+                        remaining -= batch.num_rows
+                    arrays = [
+                        to_wire(batch.column(i), oid)
+                        for i, oid in zip(positions, oids, strict=True)
+                    ]
+                    yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+        return columns, stream()
+
+    def run_to_table(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+        stats: executor.ScanStats | None = None,
+    ) -> pa.Table | None:
+        """Run to completion, keeping DuckDB's own types; None when no rows came back."""
+        cursor, _, batches = self._start(compiled, txn, params, now, overrides, stats)
+        try:
+            collected = list(batches)
+        finally:
+            self._finish(cursor)
+        return pa.Table.from_batches(collected) if collected else None
+
+    def _finish(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        if cursor in self._running:
+            self._running.remove(cursor)
+        cursor.close()
+
+    def interrupt(self) -> None:
+        """Stop whatever DuckDB is running for this session (thread-safe)."""
+        for cursor in list(self._running):
+            with contextlib.suppress(duckdb.Error):
+                cursor.interrupt()
+
+
+def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[ResultColumn, ...]:
+    columns = []
+    for out, duck_type in zip(outputs, types, strict=False):
+        oid = wire_oid(duck_type)
+        if out.table_oid and out.is_varchar and oid == 25:
+            oid = OID_VARCHAR
+        typmod = out.typmod if out.table_oid else -1
+        columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
+    return tuple(columns)

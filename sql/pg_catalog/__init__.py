@@ -1,0 +1,1 @@
+"""sql.pg_catalog.catalog_rows."""

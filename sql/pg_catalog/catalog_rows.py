@@ -1,0 +1,477 @@
+"""The pg_catalog relations in PostgreSQL 15's shape, as rows built from the nyala catalog.
+
+Clients (psql's backslash commands, pgjdbc's DatabaseMetaData, SQLAlchemy's
+reflection) read these relations to learn what tables, columns, keys and types
+exist.  ``RELATIONS`` (pg_relations.py) gives each relation's columns and
+DuckDB types; ``catalog_rows`` computes the rows for the tables that exist right now.  OIDs
+are stable: a table is ``TableInfo.oid``, its primary-key index and
+constraint are derived from the table ID (``index_oid``, ``constraint_oid``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+
+from catalog.roles import Role
+from catalog.table import TableInfo
+from sql.ddl import partitions
+from sql.ddl.roles import pg_roles_rows
+from sql.pg_catalog import sequences
+from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
+from sql.pg_catalog.relations import RELATIONS, relation_oid
+from storage.types import DataType, TypeKind
+
+PG_CATALOG_OID = 11
+PUBLIC_OID = 2200
+INFORMATION_SCHEMA_OID = 13_000
+SUPERUSER_OID = 10
+DATABASE_OID = 16_383
+HEAP_AM, BTREE_AM = 2, 403
+PG_CLASS_OID = 1259
+DEFAULT_COLLATION_OID = 100
+INT4_OPS_OID = 1978
+
+_INDEX_OID_BASE = 1_000_000_000
+_CONSTRAINT_OID_BASE = 1_100_000_000
+
+
+def index_oid(table: TableInfo) -> int:
+    """OID of a table's primary-key index (relkind 'i')."""
+    return _INDEX_OID_BASE + table.table_id
+
+
+def constraint_oid(table: TableInfo) -> int:
+    """OID of a table's primary-key constraint (pg_constraint)."""
+    return _CONSTRAINT_OID_BASE + table.table_id
+
+
+@dataclass(slots=True)
+class CatalogRows:
+    """Rows per relation, as lists of tuples in ``RELATIONS`` column order."""
+
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    index_suffixes: dict[int, str] = field(default_factory=dict)
+    """What pg_get_indexdef adds after a primary-key index's columns: the table's
+    partitioning, so psql's ``\\d`` shows it on the index line (as YugabyteDB shows
+    its hash sharding there)."""
+
+    def add(self, relation: str, **values: Any) -> None:
+        names = [c for c, _ in RELATIONS[relation]]
+        unknown = set(values) - set(names)
+        if unknown:
+            raise KeyError(f"{relation} has no column {sorted(unknown)}")
+        self.rows.setdefault(relation, []).append(tuple(values.get(n) for n in names))
+
+
+def _class_row(rows: CatalogRows, **values: Any) -> None:
+    defaults: dict[str, Any] = dict(
+        reltype=0,
+        reloftype=0,
+        relowner=SUPERUSER_OID,
+        relfilenode=0,
+        reltablespace=0,
+        relpages=0,
+        reltuples=-1.0,
+        relallvisible=0,
+        reltoastrelid=0,
+        relhasindex=False,
+        relisshared=False,
+        relpersistence="p",
+        relchecks=0,
+        relhasrules=False,
+        relhastriggers=False,
+        relhassubclass=False,
+        relrowsecurity=False,
+        relforcerowsecurity=False,
+        relispopulated=True,
+        relreplident="d",
+        relispartition=False,
+        relrewrite=0,
+        relfrozenxid=0,
+        relminmxid=0,
+    )
+    defaults.update(values)
+    rows.add("pg_class", **defaults)
+
+
+def _attribute_row(rows: CatalogRows, **values: Any) -> None:
+    defaults: dict[str, Any] = dict(
+        attstattarget=-1,
+        attndims=0,
+        attcacheoff=-1,
+        atttypmod=-1,
+        attbyval=False,
+        attalign="i",
+        attstorage="p",
+        attcompression="",
+        attnotnull=False,
+        atthasdef=False,
+        atthasmissing=False,
+        attidentity="",
+        attgenerated="",
+        attisdropped=False,
+        attislocal=True,
+        attinhcount=0,
+        attcollation=0,
+    )
+    defaults.update(values)
+    rows.add("pg_attribute", **defaults)
+
+
+_COLLATABLE = {TypeKind.VARCHAR, TypeKind.STRING}
+_INT4_RANGE = range(-(2**31), 2**31)
+_INT8_RANGE = range(-(2**63), 2**63)
+
+
+def default_expr(default_sql: str, dtype: DataType) -> str:
+    """A constant default as PostgreSQL's pg_get_expr shows it.
+
+    Strings carry a cast to the column's type (``'abc'::text``, ``'x'::character
+    varying``), booleans are lower case, and a negative number is quoted with
+    the type of the literal (``'-1'::integer``, ``'-0.5'::numeric``).
+    """
+    try:
+        node = sqlglot.parse_one(default_sql, read="postgres")
+    except sqlglot.errors.ParseError:
+        return default_sql
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, exp.Literal) and node.is_string:
+        type_name = re.sub(r"\(.*\)", "", dtype.pg_name())
+        return "'" + node.this.replace("'", "''") + "'::" + type_name
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number:
+        text = "-" + node.this.this
+        if re.fullmatch(r"-\d+", text):
+            value = int(text)
+            kind = (
+                "integer"
+                if value in _INT4_RANGE
+                else "bigint"
+                if value in _INT8_RANGE
+                else "numeric"
+            )
+        else:
+            kind = "numeric"
+        return f"'{text}'::{kind}"
+    return default_sql
+
+
+def _storage(info: BuiltinType) -> str:
+    """typstorage: plain for fixed width, main for numeric, extended for other varlena."""
+    if info.length > 0:
+        return "p"
+    return "m" if info.oid == 1700 else "x"
+
+
+def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
+    # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
+    keys = () if table.hidden_columns else table.schema.key_columns
+    _class_row(
+        rows,
+        oid=table.oid,
+        relname=table.name,
+        relnamespace=PUBLIC_OID,
+        relam=HEAP_AM,
+        relkind="r",
+        relnatts=len(table.columns) + len(table.dropped_attnums),
+        relhasindex=bool(keys),
+    )
+    for attnum in table.dropped_attnums:
+        _attribute_row(
+            rows,
+            attrelid=table.oid,
+            attname=f"........pg.dropped.{attnum}........",
+            atttypid=0,
+            attlen=-1,
+            attnum=attnum,
+            attisdropped=True,
+        )
+    for column in table.columns:
+        attnum = table.attnum(column.id)
+        dtype = column.type
+        info = TYPE_BY_OID[dtype.pg_oid]
+        sequence = table.sequence_of(column.id)
+        identity = sequence.identity if sequence is not None else ""
+        _attribute_row(
+            rows,
+            attrelid=table.oid,
+            attname=column.name,
+            atttypid=dtype.pg_oid,
+            attlen=info.length,
+            attnum=attnum,
+            atttypmod=dtype.pg_typmod,
+            attbyval=info.length in (1, 2, 4, 8),
+            attstorage=_storage(info),
+            attnotnull=not column.nullable,
+            atthasdef=column.default_sql is not None and not identity,
+            attidentity=identity,
+            attcollation=DEFAULT_COLLATION_OID if dtype.kind in _COLLATABLE else 0,
+        )
+        if column.default_sql is not None and not identity:
+            rows.add(
+                "pg_attrdef",
+                oid=table.oid * 1000 + attnum,
+                adrelid=table.oid,
+                adnum=attnum,
+                adbin=default_expr(column.default_sql, dtype),
+            )
+    if keys:
+        clause = partitions.partitioning_clause(table)
+        if clause is not None:
+            rows.index_suffixes[index_oid(table)] = clause
+        key_attnums = [table.attnum(c.id) for c in keys]
+        name = f"{table.name}_pkey"
+        _class_row(
+            rows,
+            oid=index_oid(table),
+            relname=name,
+            relnamespace=PUBLIC_OID,
+            relam=BTREE_AM,
+            relkind="i",
+            relnatts=len(keys),
+        )
+        for position, column in enumerate(keys, start=1):
+            info = TYPE_BY_OID[column.type.pg_oid]
+            _attribute_row(
+                rows,
+                attrelid=index_oid(table),
+                attname=column.name,
+                atttypid=column.type.pg_oid,
+                attlen=info.length,
+                attnum=position,
+                atttypmod=column.type.pg_typmod,
+                attnotnull=True,
+            )
+        rows.add(
+            "pg_index",
+            indexrelid=index_oid(table),
+            indrelid=table.oid,
+            indnatts=len(keys),
+            indnkeyatts=len(keys),
+            indisunique=True,
+            indnullsnotdistinct=False,
+            indisprimary=True,
+            indisexclusion=False,
+            indimmediate=True,
+            indisclustered=False,
+            indisvalid=True,
+            indcheckxmin=False,
+            indisready=True,
+            indislive=True,
+            indisreplident=False,
+            indkey=key_attnums,
+            indcollation=[DEFAULT_COLLATION_OID if c.type.kind in _COLLATABLE else 0 for c in keys],
+            indclass=[INT4_OPS_OID] * len(keys),
+            indoption=[0] * len(keys),
+        )
+        rows.add(
+            "pg_constraint",
+            oid=constraint_oid(table),
+            conname=name,
+            connamespace=PUBLIC_OID,
+            contype="p",
+            condeferrable=False,
+            condeferred=False,
+            convalidated=True,
+            conrelid=table.oid,
+            contypid=0,
+            conindid=index_oid(table),
+            conparentid=0,
+            confrelid=0,
+            confupdtype=" ",
+            confdeltype=" ",
+            confmatchtype=" ",
+            conislocal=True,
+            coninhcount=0,
+            connoinherit=True,
+            conkey=key_attnums,
+        )
+    for (objsubid_table, objsubid), text in comments.items():
+        if objsubid_table == table.oid:
+            rows.add(
+                "pg_description",
+                objoid=table.oid,
+                classoid=PG_CLASS_OID,
+                objsubid=objsubid,
+                description=text,
+            )
+
+
+_CATALOG_TYPES = {
+    "UINTEGER": 26,
+    "SMALLINT": 21,
+    "INTEGER": 23,
+    "BIGINT": 20,
+    "BOOLEAN": 16,
+    "REAL": 700,
+    "TIMESTAMPTZ": 1184,
+}
+
+
+def _catalog_column_type(column: str, duck_type: str) -> int:
+    """The PostgreSQL type of an emulated catalog column: name for names, else by DuckDB type."""
+    if duck_type.endswith("[]"):
+        element = _catalog_column_type(column, duck_type[:-2])
+        return TYPE_BY_OID[element].array_oid or 1009
+    if duck_type == "VARCHAR":
+        return 19 if column.endswith("name") else 25
+    return _CATALOG_TYPES[duck_type]
+
+
+def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
+    for oid, name in (
+        (PG_CATALOG_OID, "pg_catalog"),
+        (PUBLIC_OID, "public"),
+        (INFORMATION_SCHEMA_OID, "information_schema"),
+        (99, "pg_toast"),
+    ):
+        rows.add("pg_namespace", oid=oid, nspname=name, nspowner=SUPERUSER_OID)
+    for name in sorted(RELATIONS):
+        _class_row(
+            rows,
+            oid=relation_oid(name),
+            relname=name,
+            relnamespace=PG_CATALOG_OID,
+            relam=HEAP_AM,
+            relkind="v" if name in ("pg_roles", "pg_settings", "pg_cursors") else "r",
+            relnatts=len(RELATIONS[name]),
+        )
+        for attnum, (column, duck_type) in enumerate(RELATIONS[name], start=1):
+            type_oid = _catalog_column_type(column, duck_type)
+            _attribute_row(
+                rows,
+                attrelid=relation_oid(name),
+                attname=column,
+                atttypid=type_oid,
+                attlen=TYPE_BY_OID[type_oid].length,
+                attnum=attnum,
+                attnotnull=column == "oid",
+            )
+    for info in BUILTIN_TYPES:
+        rows.add(
+            "pg_type",
+            oid=info.oid,
+            typname=info.name,
+            typnamespace=PG_CATALOG_OID,
+            typowner=SUPERUSER_OID,
+            typlen=info.length,
+            typbyval=info.length in (1, 2, 4, 8),
+            typtype="p" if info.category == "P" else "b",
+            typcategory=info.category,
+            typispreferred=info.name in ("text", "float8", "bool", "oid", "timestamptz"),
+            typisdefined=True,
+            typdelim=",",
+            typrelid=0,
+            typsubscript="array_subscript_handler" if info.element_oid else "-",
+            typelem=info.element_oid,
+            typarray=info.array_oid,
+            typinput="array_in" if info.element_oid else info.name.lstrip("_") + "in",
+            typoutput="array_out" if info.element_oid else info.name.lstrip("_") + "out",
+            typreceive="-",
+            typsend="-",
+            typmodin="-",
+            typmodout="-",
+            typanalyze="-",
+            typalign="i",
+            typstorage=_storage(info),
+            typnotnull=False,
+            typbasetype=0,
+            typtypmod=-1,
+            typndims=0,
+            typcollation=DEFAULT_COLLATION_OID if info.category == "S" else 0,
+        )
+    rows.add("pg_am", oid=HEAP_AM, amname="heap", amhandler="heap_tableam_handler", amtype="t")
+    rows.add("pg_am", oid=BTREE_AM, amname="btree", amhandler="bthandler", amtype="i")
+    rows.add(
+        "pg_database",
+        oid=DATABASE_OID,
+        datname=database,
+        datdba=SUPERUSER_OID,
+        encoding=6,
+        datlocprovider="c",
+        datistemplate=False,
+        datallowconn=True,
+        datconnlimit=-1,
+        datfrozenxid=0,
+        datminmxid=1,
+        dattablespace=1663,
+        datcollate="C",
+        datctype="C",
+    )
+    rows.add(
+        "pg_collation",
+        oid=DEFAULT_COLLATION_OID,
+        collname="default",
+        collnamespace=PG_CATALOG_OID,
+        collowner=SUPERUSER_OID,
+        collprovider="d",
+        collisdeterministic=True,
+        collencoding=-1,
+    )
+    rows.add(
+        "pg_collation",
+        oid=950,
+        collname="C",
+        collnamespace=PG_CATALOG_OID,
+        collowner=SUPERUSER_OID,
+        collprovider="c",
+        collisdeterministic=True,
+        collencoding=-1,
+        collcollate="C",
+        collctype="C",
+    )
+    for oid, name in ((1663, "pg_default"), (1664, "pg_global")):
+        rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
+
+
+def catalog_rows(
+    tables: Iterable[TableInfo],
+    database: str,
+    user: str,
+    settings: Iterable[tuple[str, str]],
+    comments: dict[tuple[int, int], str],
+    cursors: Iterable[tuple[str, str, bool]] = (),
+    roles: Iterable[Role] = (),
+) -> CatalogRows:
+    """Every pg_catalog row for this database, user and session settings; ``roles`` are
+    the role store's roles (none: the session user is the one superuser)."""
+    rows = CatalogRows({name: [] for name in RELATIONS})
+    _static_rows(rows, database, user)
+    for role_row in pg_roles_rows(list(roles), user, SUPERUSER_OID):
+        rows.add("pg_roles", **role_row)
+    for table in tables:
+        _table_rows(rows, table, comments)
+        for row in sequences.rows(table):
+            if row.relation == "pg_class":
+                _class_row(rows, **row.values)
+            else:
+                rows.add(row.relation, **row.values)
+    for name, value in settings:
+        rows.add(
+            "pg_settings",
+            name=name,
+            setting=value,
+            context="user",
+            vartype="string",
+            source="default",
+            boot_val=value,
+            reset_val=value,
+            pending_restart=False,
+        )
+    for name, statement, hold in cursors:
+        rows.add(
+            "pg_cursors",
+            name=name,
+            statement=statement,
+            is_holdable=hold,
+            is_binary=False,
+            is_scrollable=False,
+        )
+    return rows

@@ -1,0 +1,345 @@
+"""PostgreSQL's catalog functions and reg* casts, answered from the emulated catalog rows.
+
+Clients call ``format_type``, ``pg_get_indexdef``, ``col_description``,
+``'t'::regclass`` ... on pg_catalog rows.  ``CatalogFunctions`` answers them
+from lookups built out of the same ``CatalogRows`` the relations hold; each
+is registered on the session's catalog DuckDB as ``nyf_<name>`` with a
+``pgf_<name>`` macro in front giving PostgreSQL's optional arguments.  The
+rewriter renames a call ``f(...)`` to ``pgf_f(...)``, so DuckDB's own
+pg_catalog functions of the same names never answer in their place.  These
+run once per catalog row a client asks about, never over user data.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from sql.pg_catalog.builtin_types import TYPE_BY_OID
+from sql.pg_catalog.catalog_rows import (
+    INFORMATION_SCHEMA_OID,
+    PG_CATALOG_OID,
+    PUBLIC_OID,
+    CatalogRows,
+)
+from sql.pg_catalog.relations import RELATIONS
+from storage.errors import QueryCanceled, UndefinedColumn, UndefinedObject, UndefinedTable
+
+PREFIX = "pgf_"
+_UDF = "nyf_"
+_SLEEP_SLICE_S = 0.02
+
+_TYPE_ALIASES = {
+    "integer": "int4",
+    "int": "int4",
+    "bigint": "int8",
+    "smallint": "int2",
+    "boolean": "bool",
+    "real": "float4",
+    "double precision": "float8",
+    "character varying": "varchar",
+    "character": "bpchar",
+    "decimal": "numeric",
+    "timestamp without time zone": "timestamp",
+    "timestamp with time zone": "timestamptz",
+}
+
+
+def _rows(rows: CatalogRows, relation: str) -> list[dict[str, Any]]:
+    names = [c for c, _ in RELATIONS[relation]]
+    return [dict(zip(names, r, strict=True)) for r in rows.rows.get(relation, [])]
+
+
+class CatalogFunctions:
+    """Lookups over one snapshot of the catalog rows, and the functions built on them."""
+
+    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+        self._is_cancelled = is_cancelled
+        self.load(CatalogRows())
+
+    def load(self, rows: CatalogRows) -> None:
+        self._classes = {r["oid"]: r for r in _rows(rows, "pg_class")}
+        self._namespaces = {r["oid"]: r["nspname"] for r in _rows(rows, "pg_namespace")}
+        self._roles = {r["oid"]: r["rolname"] for r in _rows(rows, "pg_roles")}
+        self._attnames = {
+            (r["attrelid"], r["attnum"]): r["attname"] for r in _rows(rows, "pg_attribute")
+        }
+        self._indexes = {r["indexrelid"]: r for r in _rows(rows, "pg_index")}
+        self._constraints = {r["oid"]: r for r in _rows(rows, "pg_constraint")}
+        self._descriptions = {
+            (r["objoid"], r["objsubid"]): r["description"] for r in _rows(rows, "pg_description")
+        }
+        self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
+        self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._index_suffixes = rows.index_suffixes
+        self._sequence_of = {
+            (r["refobjid"], r["refobjsubid"]): r["objid"]
+            for r in _rows(rows, "pg_depend")
+            if r["deptype"] in ("a", "i")
+        }
+
+    # -- the functions ---------------------------------------------------------------------
+
+    def format_type(self, oid: int | None, typmod: int | None) -> str | None:
+        if oid is None:
+            return None
+        info = TYPE_BY_OID.get(oid)
+        if info is None:
+            return "???"
+        if typmod is not None and typmod >= 4:
+            if oid == 1700:
+                return f"numeric({(typmod - 4) >> 16},{(typmod - 4) & 0xFFFF})"
+            if oid in (1043, 1042):
+                return f"{info.display}({typmod - 4})"
+        return info.display
+
+    def userbyid(self, oid: int | None) -> str | None:
+        if oid is None:
+            return None
+        return self._roles.get(oid, f"unknown (OID={oid})")
+
+    def table_is_visible(self, oid: int | None) -> bool | None:
+        if oid is None:
+            return None
+        row = self._classes.get(oid)
+        return row is not None and row["relnamespace"] in (PG_CATALOG_OID, PUBLIC_OID)
+
+    def indexdef(self, oid: int | None, column: int | None) -> str | None:
+        index = self._indexes.get(oid) if oid is not None else None
+        if index is None:
+            return None
+        table = index["indrelid"]
+        names = [self._attnames.get((table, n), "?") for n in index["indkey"]]
+        if column:
+            return names[column - 1] if 0 < column <= len(names) else ""
+        unique = "UNIQUE " if index["indisunique"] else ""
+        suffix = self._index_suffixes.get(oid)
+        return (
+            f"CREATE {unique}INDEX {self._classes[oid]['relname']} ON "
+            f"public.{self._classes[table]['relname']} USING btree ({', '.join(names)})"
+            + (f" {suffix}" if suffix else "")
+        )
+
+    def constraintdef(self, oid: int | None) -> str | None:
+        con = self._constraints.get(oid) if oid is not None else None
+        if con is None:
+            return None
+        names = [self._attnames.get((con["conrelid"], n), "?") for n in con["conkey"] or []]
+        if con["contype"] == "p":
+            return f"PRIMARY KEY ({', '.join(names)})"
+        if con["contype"] == "u":
+            return f"UNIQUE ({', '.join(names)})"
+        return con["conbin"]
+
+    def description(self, oid: int | None, subid: int | None) -> str | None:
+        if oid is None or subid is None:
+            return None
+        return self._descriptions.get((oid, subid))
+
+    def current_setting(self, name: str | None) -> str | None:
+        return None if name is None else self._settings.get(name.lower())
+
+    def to_regtype(self, name: str | None) -> int | None:
+        if name is None:
+            return None
+        text = re.sub(r"^pg_catalog\.", "", name.strip().lower()).strip('"')
+        if text.isdigit():
+            return int(text)
+        array = text.endswith("[]")
+        base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
+        oid = self._types.get(("_" + base) if array else base)
+        return oid
+
+    def serial_sequence(self, table: str | None, column: str | None) -> str | None:
+        """pg_get_serial_sequence: the sequence a column's pg_depend row names."""
+        if table is None or column is None:
+            return None
+        oid = self.regclass_in(table)
+        for (relid, attnum), sequence in self._sequence_of.items():
+            if relid == oid and self._attnames.get((relid, attnum)) == column:
+                return "public." + self._classes[sequence]["relname"]
+        if column not in {n for (r, _), n in self._attnames.items() if r == oid}:
+            raise UndefinedColumn(f'column "{column}" of relation "{table}" does not exist')
+        return None
+
+    def regclass_in(self, name: str | None) -> int | None:
+        """``'name'::regclass``: the relation's OID, 42P01 when there is none."""
+        oid = self.to_regclass(name)
+        if oid is None and name is not None:
+            raise UndefinedTable(f'relation "{name}" does not exist')
+        return oid
+
+    def regtype_in(self, name: str | None) -> int | None:
+        """``'name'::regtype``: the type's OID, 42704 when there is none."""
+        oid = self.to_regtype(name)
+        if oid is None and name is not None:
+            raise UndefinedObject(f'type "{name}" does not exist')
+        return oid
+
+    def to_regclass(self, name: str | None) -> int | None:
+        if name is None:
+            return None
+        text = name.strip()
+        if text.isdigit():
+            return int(text)
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in text.split(".")]
+        relname = parts[-1]
+        schemas = {PUBLIC_OID, PG_CATALOG_OID, INFORMATION_SCHEMA_OID}
+        if len(parts) > 1:
+            schemas = {o for o, n in self._namespaces.items() if n == parts[-2]}
+        for oid, row in self._classes.items():
+            if row["relname"] == relname and row["relnamespace"] in schemas:
+                return oid
+        return None
+
+    def regclass_out(self, oid: int | None) -> str | None:
+        if oid is None:
+            return None
+        row = self._classes.get(oid)
+        return row["relname"] if row is not None else str(oid)
+
+    def regnamespace_out(self, oid: int | None) -> str | None:
+        if oid is None:
+            return None
+        return self._namespaces.get(oid, str(oid))
+
+    def sleep(self, seconds: float | None) -> str:
+        """pg_sleep: wait, waking every few milliseconds to notice a cancel request."""
+        deadline = time.monotonic() + max(seconds or 0.0, 0.0)
+        while (left := deadline - time.monotonic()) > 0:
+            if self._is_cancelled():
+                raise QueryCanceled("canceling statement due to user request")
+            time.sleep(min(left, _SLEEP_SLICE_S))
+        return ""
+
+    @staticmethod
+    def size_pretty(size: int | None) -> str | None:
+        """PostgreSQL's pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB (rounded)."""
+        if size is None:
+            return None
+        value = size
+        for unit in ("bytes", "kB", "MB", "GB", "TB"):
+            if abs(value) < 10 * 1024 or unit == "TB":
+                return f"{value} {unit}"
+            value = (value // 512 + 1) // 2 if value >= 0 else -((-value // 512 + 1) // 2)
+        return None
+
+
+_UDFS: tuple[tuple[str, list[str], str], ...] = (
+    ("format_type", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("userbyid", ["BIGINT"], "VARCHAR"),
+    ("table_is_visible", ["BIGINT"], "BOOLEAN"),
+    ("indexdef", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("constraintdef", ["BIGINT"], "VARCHAR"),
+    ("description", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("current_setting", ["VARCHAR"], "VARCHAR"),
+    ("to_regtype", ["VARCHAR"], "UINTEGER"),
+    ("regclass_in", ["VARCHAR"], "UINTEGER"),
+    ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    ("to_regclass", ["VARCHAR"], "UINTEGER"),
+    ("regtype_in", ["VARCHAR"], "UINTEGER"),
+    ("regclass_out", ["BIGINT"], "VARCHAR"),
+    ("regnamespace_out", ["BIGINT"], "VARCHAR"),
+    ("size_pretty", ["BIGINT"], "VARCHAR"),
+    ("sleep", ["DOUBLE"], "VARCHAR"),
+)
+
+
+def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) -> Callable[..., Any]:
+    """A function of exactly ``arity`` arguments (DuckDB reads the signature) calling ``name``."""
+    if arity == 1:
+
+        def one(a: Any) -> Any:
+            return getattr(current(), name)(a)
+
+        return one
+
+    def two(a: Any, b: Any) -> Any:
+        return getattr(current(), name)(a, b)
+
+    return two
+
+
+def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunctions]) -> None:
+    """Create the ``nyf_*`` functions and the ``pgf_*`` macros on ``duck``.
+
+    Each call goes to ``current()``, the CatalogFunctions of the session whose
+    query is running, so one DuckDB can serve every session.
+    """
+    for name, params, returns in _UDFS:
+        duck.create_function(
+            _UDF + name,
+            _dispatch(current, name, len(params)),
+            params,
+            returns,
+            null_handling="special",
+        )
+    for statement in create_statements():
+        duck.execute(statement)
+
+
+MACROS: dict[str, str] = {
+    "format_type(t, m)": "nyf_format_type(t, m)",
+    "pg_get_userbyid(r)": "nyf_userbyid(r)",
+    "pg_table_is_visible(r)": "nyf_table_is_visible(r)",
+    "pg_type_is_visible(r)": "true",
+    "pg_get_expr(e, r, p := false)": "e",
+    "pg_get_indexdef(idx, col := 0, p := false)": "nyf_indexdef(idx, col)",
+    "pg_get_constraintdef(con, p := false)": "nyf_constraintdef(con)",
+    "pg_get_triggerdef(t, p := false)": "NULL::VARCHAR",
+    "pg_get_statisticsobjdef_columns(s)": "NULL::VARCHAR",
+    "pg_relation_is_publishable(r)": "false",
+    "pg_get_serial_sequence(t, c)": "nyf_serial_sequence(t, c)",
+    "pg_collation_is_visible(c)": "true",
+    "pg_encoding_to_char(e)": "CASE WHEN e = 6 THEN 'UTF8' ELSE 'SQL_ASCII' END",
+    "obj_description(o, k := 'pg_class')": "nyf_description(o, 0)",
+    "shobj_description(o, k)": "NULL::VARCHAR",
+    "col_description(o, n)": "nyf_description(o, n)",
+    "current_setting(n, missing_ok := false)": "nyf_current_setting(n)",
+    "to_regtype(n)": "nyf_to_regtype(n)",
+    "to_regclass(n)": "nyf_to_regclass(n)",
+    "regclass_in(n)": "nyf_regclass_in(n)",
+    "regclass_out(r)": "nyf_regclass_out(r)",
+    "regtype_in(n)": "nyf_regtype_in(n)",
+    "regtype_out(t)": "nyf_format_type(t, NULL)",
+    "regnamespace_out(n)": "nyf_regnamespace_out(n)",
+    "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",
+    "regrole_out(r)": "nyf_userbyid(r)",
+    "has_table_privilege(a, b, c := NULL)": "true",
+    "has_schema_privilege(a, b, c := NULL)": "true",
+    "pg_has_role(a, b, c := NULL)": "true",
+    "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
+    "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
+    "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
+    "pg_get_partkeydef(r)": "NULL::VARCHAR",
+    "pg_get_viewdef(r, p := false)": "NULL::VARCHAR",
+    "pg_get_function_result(f)": "NULL::VARCHAR",
+    "pg_get_function_arguments(f)": "NULL::VARCHAR",
+    "pg_size_pretty(s)": "nyf_size_pretty(s)",
+    "pg_table_size(r)": "0::BIGINT",
+    "pg_relation_size(r, f := 'main')": "0::BIGINT",
+    "pg_total_relation_size(r)": "0::BIGINT",
+    "pg_indexes_size(r)": "0::BIGINT",
+    "pg_database_size(d)": "0::BIGINT",
+    "pg_sleep(s)": "nyf_sleep(s)",
+    "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
+    "pg_backend_pid()": "0",
+    "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
+}
+
+TABLE_MACROS: dict[str, str] = {}
+
+
+def names() -> frozenset[str]:
+    """Function names (without the prefix) the rewriter sends to these macros."""
+    return frozenset(spec.split("(")[0] for spec in (*MACROS, *TABLE_MACROS))
+
+
+def create_statements() -> list[str]:
+    out = [f"CREATE MACRO {PREFIX}{spec} AS {body}" for spec, body in MACROS.items()]
+    out += [f"CREATE MACRO {PREFIX}{spec} AS TABLE {body}" for spec, body in TABLE_MACROS.items()]
+    return out

@@ -1,0 +1,616 @@
+"""Run queries over pg_catalog and information_schema on a per-session DuckDB of catalog rows.
+
+A statement that reads a system relation (``pg_catalog.pg_class``, ``pg_type``,
+``information_schema.columns`` ...) or calls a catalog function
+(``format_type``, ``pg_get_indexdef`` ...) never touches user data: it is
+rewritten for DuckDB (schemas renamed, reg* casts and PostgreSQL-only
+operators turned into macro calls) and run on a small in-memory DuckDB whose
+``pgc`` schema is refilled from the nyala catalog whenever the catalog, the
+comments or the session's settings changed since the last such statement.
+"""
+
+from __future__ import annotations
+
+import atexit
+import decimal
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sql.common.datatypes import to_wire, wire_oid
+from sql.common.duckdb_errors import translate
+from sql.common.names import identifier_name
+from sql.common.result import ResultColumn
+from sql.execution.sequences import FUNCTIONS as SEQUENCES
+from sql.pg_catalog import functions
+from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
+from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
+from sql.pg_catalog.relations import RELATIONS
+from sql.planner.binder import infer_parameter_types, parameter_number, parameters
+from sql.planner.transpile import SessionFacts, output_name
+from storage import errors
+from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
+
+if TYPE_CHECKING:
+    from sql.session.database import Database
+
+SYSTEM_SCHEMA = "pgc"
+INFO_SCHEMA = "infos"
+
+_ARROW_TYPES = {
+    "UINTEGER": pa.uint32(),
+    "VARCHAR": pa.string(),
+    "INTEGER": pa.int32(),
+    "SMALLINT": pa.int16(),
+    "BIGINT": pa.int64(),
+    "BOOLEAN": pa.bool_(),
+    "REAL": pa.float32(),
+    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+}
+
+# Array result types by element DuckDB type, sent in PostgreSQL's text array form.
+_ARRAY_OIDS = {
+    "VARCHAR": 1009,
+    "SMALLINT": 1005,
+    "INTEGER": 1007,
+    "BIGINT": 1016,
+    "UINTEGER": 1028,
+    "BOOLEAN": 1000,
+    "REAL": 1021,
+    "DOUBLE": 1022,
+}
+
+_FUNCTIONS = functions.names()
+# PostgreSQL functions DuckDB has under another name.
+_RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
+_REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
+_PLAIN_CASTS = {
+    "oid": "UINTEGER",
+    "name": "VARCHAR",
+    "char": "VARCHAR",
+    "pg_node_tree": "VARCHAR",
+    "int2vector": "SMALLINT[]",
+    "oidvector": "UINTEGER[]",
+    "xid": "UINTEGER",
+}
+
+
+def _rows_name(relation: str) -> str:
+    return f"__nyala_{relation}_rows"
+
+
+def _arrow_rows(columns: Sequence[tuple[str, str]], data: list[tuple[Any, ...]]) -> pa.Table:
+    return pa.table(
+        {
+            col: pa.array([r[i] for r in data], _arrow_type(dtype))
+            for i, (col, dtype) in enumerate(columns)
+        }
+    )
+
+
+def _arrow_type(duck_type: str) -> pa.DataType:
+    if duck_type.endswith("[]"):
+        return pa.list_(_arrow_type(duck_type[:-2]))
+    return _ARROW_TYPES[duck_type]
+
+
+def _schema_of(node: exp.Table) -> str | None:
+    db = node.args.get("db")
+    return identifier_name(db) if db is not None else None
+
+
+def _system_table(node: exp.Table, has_user_table: Callable[[str], bool]) -> str | None:
+    """The schema (pgc or infos) a table reference resolves to, or None for a user table."""
+    if not isinstance(node.this, exp.Identifier):
+        return None
+    schema = _schema_of(node)
+    name = identifier_name(node)
+    if schema == "pg_catalog":
+        return SYSTEM_SCHEMA
+    if schema == "information_schema":
+        return INFO_SCHEMA
+    if schema is None and name in RELATIONS and not has_user_table(name):
+        return SYSTEM_SCHEMA
+    return None
+
+
+def _function_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    return ""
+
+
+def is_system_query(ast: exp.Expression, has_user_table: Callable[[str], bool]) -> bool:
+    """True when the statement reads a system relation or calls a catalog function."""
+    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+    for table in ast.find_all(exp.Table):
+        if table.name in ctes and _schema_of(table) is None:
+            continue
+        if _system_table(table, has_user_table) is not None:
+            return True
+        if isinstance(table.this, exp.Anonymous) and _function_name(table.this) in _FUNCTIONS:
+            return True
+    for dot in ast.find_all(exp.Dot):
+        if isinstance(dot.this, exp.Identifier) and identifier_name(dot.this) in (
+            "pg_catalog",
+            "information_schema",
+        ):
+            return True
+    for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
+        if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _FUNCTIONS:
+            return True
+        if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+            parent = node.parent
+            if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
+                return True
+    return False
+
+
+def _cast_target(node: exp.Cast) -> str:
+    to = node.to
+    if isinstance(to, exp.ObjectIdentifier):
+        return to.name.lower()
+    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.USERDEFINED:
+        kind = to.args.get("kind")
+        if isinstance(kind, exp.Dot):
+            return kind.expression.name.lower()
+        if kind is not None:
+            return kind.name.lower() if isinstance(kind, exp.Expression) else str(kind).lower()
+    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.NAME:
+        return "name"
+    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.CHAR and not to.expressions:
+        return "char" if '"char"' in to.sql(dialect="postgres") else ""
+    return ""
+
+
+def _call(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=functions.PREFIX + name, expressions=list(args))
+
+
+_REG_OUT = {
+    "regclass": "regclass_out",
+    "regtype": "regtype_out",
+    "regnamespace": "regnamespace_out",
+    "regrole": "regrole_out",
+}
+_TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
+
+
+def _reg_kind(node: exp.Expression) -> str | None:
+    return node.meta.get("reg") if isinstance(node, exp.Expression) else None
+
+
+def _as_reg(call: exp.Expression, kind: str) -> exp.Expression:
+    call.meta["reg"] = kind
+    return call
+
+
+def _uinteger(operand: exp.Expression) -> exp.Expression:
+    return exp.cast(operand, exp.DataType.build("UINTEGER", dialect="duckdb"))
+
+
+def _rewrite_cast(node: exp.Cast) -> exp.Expression | None:
+    """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
+    target = _cast_target(node)
+    operand = node.this
+    text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
+    if target == "regclass":
+        return _as_reg(_call("regclass_in", text), "regclass")
+    if target == "regtype":
+        return _as_reg(_call("regtype_in", text), "regtype")
+    if target in ("regproc", "regprocedure"):
+        return _call("regproc_in", text)
+    if target in ("regnamespace", "regrole"):
+        return _as_reg(_uinteger(operand), target)
+    kind = _reg_kind(operand)
+    is_text = target in ("text", "varchar", "name") or (
+        isinstance(node.to, exp.DataType) and node.to.this in _TEXT_TYPES
+    )
+    if kind is not None and is_text:
+        return _call(_REG_OUT[kind], operand)
+    if kind is not None and target == "oid":
+        return _uinteger(operand)
+    if target in _PLAIN_CASTS:
+        return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
+    return None
+
+
+def _show_reg_outputs(ast: exp.Expression) -> None:
+    """A reg* value in the select list is shown by name, as PostgreSQL's output function does."""
+    select = ast
+    selects = []
+    while isinstance(select, exp.SetOperation):
+        selects.append(select.expression)
+        select = select.this
+    selects.append(select)
+    for sel in selects:
+        if not isinstance(sel, exp.Select):
+            continue
+        for projection in sel.expressions:
+            inner = projection.this if isinstance(projection, exp.Alias) else projection
+            kind = _reg_kind(inner)
+            if kind is not None:
+                inner.replace(_call(_REG_OUT[kind], inner.copy()))
+
+
+def _session_value(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+    name = _function_name(node)
+    if isinstance(node, exp.CurrentSchema) or name == "current_schema":
+        return exp.Literal.string("public")
+    if isinstance(node, exp.CurrentSchemas):
+        arg = node.this
+        implicit = isinstance(arg, exp.Boolean) and arg.this is True
+        names = ["pg_catalog", "public"] if implicit else ["public"]
+        return exp.Array(expressions=[exp.Literal.string(n) for n in names])
+    if isinstance(node, (exp.CurrentUser, exp.SessionUser)) or name in ("current_user", "user"):
+        return exp.Literal.string(facts.user)
+    if isinstance(node, exp.CurrentVersion) or name == "version":
+        return exp.Literal.string(facts.version)
+    if isinstance(node, (exp.CurrentDatabase, exp.CurrentCatalog)) or name == "current_database":
+        return exp.Literal.string(facts.database)
+    return None
+
+
+def _ancestors_table(node: exp.Table) -> exp.Expression:
+    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r itself, at depth 1.
+
+    nyala tables have no partition parents, so a table's only ancestor is itself.
+    """
+    arg = node.this.expressions[0]
+    alias = node.args.get("alias")
+    names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    names = (names + ["relid", "ordinality"])[:2] if node.args.get("ordinality") else names[:1]
+    names = names or ["pg_partition_ancestors"]
+    select = exp.select(
+        exp.alias_(exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb")), names[0])
+    )
+    if len(names) > 1:
+        select = select.select(exp.alias_(exp.Literal.number(1), names[1]))
+    return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
+
+
+def _rewrite_node(
+    node: exp.Expression, facts: SessionFacts, has_user_table: Callable[[str], bool]
+) -> exp.Expression | None:
+    if isinstance(node, exp.Table):
+        schema = _system_table(node, has_user_table)
+        if schema is not None:
+            node.set("db", exp.to_identifier(schema))
+            node.set("catalog", None)
+            return node
+        if _function_name(node.this).removeprefix(functions.PREFIX) == "pg_partition_ancestors":
+            return _ancestors_table(node)
+        if not isinstance(node.this, exp.Identifier) and _schema_of(node) in (
+            "pg_catalog",
+            "information_schema",
+        ):
+            node.set("db", None)
+        return None
+    if isinstance(node, exp.Column) and node.args.get("db") is not None:
+        schema = {"pg_catalog": SYSTEM_SCHEMA, "information_schema": INFO_SCHEMA}.get(
+            identifier_name(node.args["db"])
+        )
+        if schema is not None:
+            node.set("db", exp.to_identifier(schema))
+        return None
+    if isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier):
+        if identifier_name(node.this) in ("pg_catalog", "information_schema"):
+            return node.expression
+        return None
+    if isinstance(node, exp.Anonymous) and _function_name(node) in _RENAMED:
+        node.set("this", _RENAMED[_function_name(node)])
+        return node
+    if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
+        node.set("this", functions.PREFIX + _function_name(node))
+        return node
+    if isinstance(node, exp.Cast):
+        return _rewrite_cast(node)
+    if isinstance(node, exp.Operator):
+        op = node.args.get("operator", "").split(".")[-1].strip()
+        if op in ("~", "!~"):
+            match = exp.RegexpLike(this=node.this, expression=node.expression)
+            return match if op == "~" else exp.Not(this=match)
+        return None
+    if isinstance(node, exp.Collate):
+        return node.this
+    return _session_value(node, facts)
+
+
+def rewrite(
+    ast: exp.Expression, facts: SessionFacts, has_user_table: Callable[[str], bool]
+) -> exp.Expression:
+    """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
+    ast = ast.copy()
+    for node in reversed(list(ast.walk(bfs=False))):
+        replaced = _rewrite_node(node, facts, has_user_table)
+        if replaced is not None and replaced is not node:
+            if node is ast:
+                ast = replaced
+            else:
+                node.replace(replaced)
+    _show_reg_outputs(ast)
+    return ast
+
+
+def _output_name(projection: exp.Expression) -> str:
+    """PostgreSQL's column name, seeing through ``pg_catalog.f(...)`` and ``(record).field``."""
+    if isinstance(projection, exp.Dot):
+        if isinstance(projection.this, exp.Identifier):
+            return output_name(projection.expression)
+        return projection.expression.name
+    return output_name(projection)
+
+
+@dataclass(slots=True)
+class SystemQuery:
+    """A compiled system-catalog query: its rewritten AST, output names and parameter types.
+
+    Parameters become literals when it runs (``sql``): catalog queries are
+    small, and a literal takes its type from where it stands, as PostgreSQL's
+    untyped parameters do (``attrelid = '16398'``), which DuckDB's typed
+    bound values would not.
+    """
+
+    ast: exp.Expression
+    names: list[str]
+    param_oids: list[int]
+    columns: tuple[ResultColumn, ...] | None = None
+
+    def sql(self, params: Sequence[Any] | None) -> str:
+        values = list(params) if params is not None else [None] * len(self.param_oids)
+        if len(values) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        ast = self.ast.copy()
+        for param in parameters(ast):
+            param.replace(_literal(values[parameter_number(param) - 1]))
+        return ast.sql(dialect="duckdb")
+
+
+def _literal(value: Any) -> exp.Expression:
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return exp.Literal.number(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return exp.Literal.string(bytes(value).decode("utf-8", "replace"))
+    return exp.Literal.string(str(value))
+
+
+def compile_system_query(
+    ast: exp.Expression,
+    facts: SessionFacts,
+    has_user_table: Callable[[str], bool],
+    declared: Sequence[int] = (),
+) -> SystemQuery:
+    select = ast
+    while isinstance(select, exp.SetOperation):
+        select = select.this
+    projections = select.expressions if isinstance(select, exp.Select) else []
+    names = [_output_name(p) for p in projections]
+    if any(p.is_star for p in projections):
+        names = []  # DuckDB's own names: the catalog columns ``*`` expands to
+    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+    for table in ast.find_all(exp.Table):
+        user_table = isinstance(table.this, exp.Identifier) and table.name not in ctes
+        if user_table and _system_table(table, has_user_table) is None:
+            raise FeatureNotSupported(
+                "a query cannot read both system catalogs and user tables yet: "
+                + table.sql(dialect="postgres")
+            )
+    param_oids = infer_parameter_types(ast, list(declared))
+    rewritten = rewrite(ast, facts, has_user_table)
+    return SystemQuery(rewritten, names, param_oids)
+
+
+def _pg_array_text(values: list[Any] | None) -> str | None:
+    if values is None:
+        return None
+    parts = []
+    for value in values:
+        if value is None:
+            parts.append("NULL")
+        elif isinstance(value, bool):
+            parts.append("t" if value else "f")
+        else:
+            text = str(value)
+            needs_quotes = text == "" or any(ch in text for ch in ',{}" \\') or text == "NULL"
+            if needs_quotes:
+                text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            parts.append(text)
+    return "{" + ",".join(parts) + "}"
+
+
+def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
+    if duck_type.endswith("[]"):
+        oid = _ARRAY_OIDS.get(duck_type[:-2], 1009)
+        return pa.array([_pg_array_text(v) for v in array.to_pylist()], pa.string()), oid
+    if duck_type.startswith("STRUCT") or duck_type.startswith("MAP"):
+        return pa.array([None if v is None else str(v) for v in array.to_pylist()]), 25
+    if duck_type == "UINTEGER":
+        return to_wire(array, 20), 26
+    oid = wire_oid(duck_type)
+    return to_wire(array, oid), oid
+
+
+_CURRENT = threading.local()
+_SHARED_LOCK = threading.Lock()
+_SHARED: list[duckdb.DuckDBPyConnection] = []
+
+
+def _current_functions() -> functions.CatalogFunctions:
+    functions: functions.CatalogFunctions = _CURRENT.functions
+    return functions
+
+
+def _shared_database() -> duckdb.DuckDBPyConnection:
+    """The one in-memory DuckDB holding the catalog views, macros and functions.
+
+    Each session works on a cursor of it with its own rows registered under
+    the names the views read, so a session's first catalog query costs a
+    cursor, not a database.  It runs on one thread, so the catalog functions
+    run on the calling session's thread and find its lookups in ``_CURRENT``.
+    """
+    with _SHARED_LOCK:
+        if not _SHARED:
+            duck = duckdb.connect(config={"enable_external_access": False, "threads": 1})
+            ddl = [
+                "SET TimeZone = 'UTC'",
+                f"CREATE SCHEMA {SYSTEM_SCHEMA}",
+                f"CREATE SCHEMA {INFO_SCHEMA}",
+            ]
+            for name, columns in RELATIONS.items():
+                duck.register(_rows_name(name), _arrow_rows(columns, []))
+                ddl.append(
+                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
+                )
+            ddl += [
+                f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
+                for name, body in INFORMATION_SCHEMA_VIEWS.items()
+            ]
+            functions.register(duck, _current_functions)
+            duck.execute(";\n".join(ddl))
+            _SHARED.append(duck)
+            atexit.register(duck.close)
+        return _SHARED[0]
+
+
+class SystemCatalog:
+    """One session's in-memory DuckDB holding the emulated catalogs."""
+
+    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+        self._duck: duckdb.DuckDBPyConnection | None = None
+        self._key: object = None
+        self._functions = functions.CatalogFunctions(is_cancelled)
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._duck is None:
+            duck = _shared_database().cursor()
+            for name, columns in RELATIONS.items():
+                duck.register(_rows_name(name), _arrow_rows(columns, []))
+            self._duck = duck
+        _CURRENT.functions = self._functions
+        return self._duck
+
+    def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
+        """Swap in fresh rows when ``key`` (catalog version, settings ...) has changed.
+
+        Each relation is a view over an Arrow table registered on the connection,
+        so a refresh only registers new Arrow tables.
+        """
+        duck = self._connection()
+        if key == self._key:
+            return
+        rows = build()
+        self._functions.load(rows)
+        for name, columns in RELATIONS.items():
+            duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
+        self._key = key
+
+    def refresh_for(
+        self,
+        db: Database,
+        user: str,
+        settings: Sequence[tuple[str, str]],
+        cursors: tuple[tuple[str, str, bool], ...],
+    ) -> None:
+        """Refresh from the database's catalog and comments and the session's state."""
+        settings = tuple(settings)
+        comments = db.comments
+        roles = tuple(db.roles.all()) if db.roles is not None else ()
+        key = (db.catalog_version, comments.version, user, settings, cursors, roles)
+        self.refresh(
+            key,
+            lambda: catalog_rows(
+                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles
+            ),
+        )
+
+    def describe(self, query: SystemQuery) -> tuple[ResultColumn, ...]:
+        if query.columns is None:
+            duck = self._connection()
+            try:
+                relation = duck.sql(query.sql(None))
+            except duckdb.Error as exc:
+                raise _translate(exc) from exc
+            types = [str(t) for t in relation.types] if relation is not None else []
+            duck_names = list(relation.columns) if relation is not None else []
+            query.columns = self._columns(query, types, duck_names)
+        return query.columns
+
+    def _columns(
+        self, query: SystemQuery, types: list[str], duck_names: list[str]
+    ) -> tuple[ResultColumn, ...]:
+        out = []
+        names = query.names or duck_names
+        for i, duck_type in enumerate(types):
+            name = names[i] if i < len(names) else "?column?"
+            if duck_type.endswith("[]"):
+                oid = _ARRAY_OIDS.get(duck_type[:-2], 1009)
+            elif duck_type == "UINTEGER":
+                oid = 26
+            elif duck_type.startswith(("STRUCT", "MAP")):
+                oid = 25
+            elif duck_type == "JSON":
+                oid = 114
+            else:
+                oid = wire_oid(duck_type)
+            out.append(ResultColumn(name, oid))
+        return tuple(out)
+
+    def run(
+        self, query: SystemQuery, params: list[Any] | None
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        duck = self._connection()
+        try:
+            relation = duck.sql(query.sql(params or []))
+            table = relation.to_arrow_table() if relation is not None else pa.table({})
+        except duckdb.Error as exc:
+            raise _translate(exc) from exc
+        types = [str(t) for t in relation.types] if relation is not None else []
+        columns = self._columns(query, types, table.column_names)
+        query.columns = columns
+        arrays = [_wire_column(table.column(i), t)[0] for i, t in enumerate(types)]
+        names = [c.name for c in columns]
+        batch = pa.RecordBatch.from_arrays(
+            [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],
+            names=names,
+        )
+        return columns, iter([batch])
+
+    def close(self) -> None:
+        if self._duck is not None:
+            self._duck.close()
+            self._duck = None
+
+
+_UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
+_MACRO_ARGUMENTS = re.compile(r"Macro pgf_(\w+)\(\) does not support the supplied arguments")
+
+
+def _translate(exc: duckdb.Error) -> Exception:
+    message = str(exc)
+    raised = _UDF_ERROR.search(message)
+    if raised is not None:
+        cls = getattr(errors, raised.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, errors.DbError):
+            return cls(raised.group(2).strip())
+    macro = _MACRO_ARGUMENTS.search(message)
+    if macro is not None:
+        return errors.UndefinedFunction(
+            f"function {macro.group(1)} with these arguments does not exist",
+            hint="No function matches the given name and argument types.",
+        )
+    if "QueryCanceled" in message:
+        return QueryCanceled("canceling statement due to user request")
+    if "Table with name" in message and "does not exist" in message:
+        name = message.split("Table with name ")[1].split(" does not exist")[0]
+        return UndefinedTable(f'relation "{name}" does not exist')
+    return translate(exc)

@@ -1,0 +1,267 @@
+"""Bind a query against the catalog: resolve tables and columns, annotate types, type parameters.
+
+sqlglot's ``qualify`` resolves every column to its source and expands ``*``;
+``annotate_types`` then gives each expression its type, which later rewrites
+need (integer division, ``sum`` of integers) and from which ``$n`` parameters
+the client left untyped take their type, as PostgreSQL infers them from
+context.  Unknown tables raise 42P01 and unknown columns 42703, each with the
+position of the name in the query text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from catalog.table import TableInfo
+from sql.common.datatypes import (
+    OID_BOOL,
+    OID_BYTEA,
+    OID_DATE,
+    OID_FLOAT4,
+    OID_FLOAT8,
+    OID_INT2,
+    OID_INT4,
+    OID_INT8,
+    OID_NUMERIC,
+    OID_TEXT,
+    OID_TIMESTAMP,
+    OID_TIMESTAMPTZ,
+    OID_VARCHAR,
+    oid_for_sqlglot_type,
+)
+from sql.common.names import SCHEMA, identifier_name, strip_schema
+from sql.frontend.parser import DIALECT
+from sql.planner import system_views
+from sql.planner.time_travel import snapshot_of
+from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
+from storage.schema import ColumnSchema
+
+if TYPE_CHECKING:
+    from catalog.catalog import Catalog
+
+DT = exp.DataType.Type
+
+_OID_BY_SQLGLOT = {
+    DT.BOOLEAN: OID_BOOL,
+    DT.TINYINT: OID_INT2,
+    DT.SMALLINT: OID_INT2,
+    DT.INT: OID_INT4,
+    DT.BIGINT: OID_INT8,
+    DT.FLOAT: OID_FLOAT4,
+    DT.DOUBLE: OID_FLOAT8,
+    DT.DECIMAL: OID_NUMERIC,
+    DT.TEXT: OID_TEXT,
+    DT.VARCHAR: OID_VARCHAR,
+    DT.VARBINARY: OID_BYTEA,
+    DT.BINARY: OID_BYTEA,
+    DT.DATE: OID_DATE,
+    DT.TIMESTAMP: OID_TIMESTAMP,
+    DT.TIMESTAMPTZ: OID_TIMESTAMPTZ,
+}
+
+
+@dataclass(slots=True)
+class TableRef:
+    """One base-table reference in a query and the columns the query reads from it."""
+
+    table: TableInfo
+    node: exp.Table
+    alias: str
+    columns: list[ColumnSchema] = field(default_factory=list)
+    snapshot: int | None = None
+
+
+@dataclass(slots=True)
+class BoundQuery:
+    """A qualified, type-annotated query and what it reads."""
+
+    ast: exp.Expression
+    tables: list[TableRef]
+    param_oids: list[int]
+
+
+def sqlglot_type_oid(dtype: exp.DataType | None) -> int:
+    if dtype is None:
+        return 0
+    return _OID_BY_SQLGLOT.get(dtype.this, 0)
+
+
+def cte_names(ast: exp.Expression) -> set[str]:
+    return {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+
+
+def base_tables(ast: exp.Expression) -> list[exp.Table]:
+    """Table nodes that name catalog tables (not CTEs, not table functions)."""
+    ctes = cte_names(ast)
+    return [
+        t
+        for t in ast.find_all(exp.Table)
+        if isinstance(t.this, exp.Identifier) and t.name not in ctes
+    ]
+
+
+def _name_position(node: exp.Expression) -> int | None:
+    ident = node if isinstance(node, exp.Identifier) else node.find(exp.Identifier)
+    if ident is not None and "start" in ident.meta:
+        return int(ident.meta["start"]) + 1
+    return None
+
+
+_OPTIMIZE_COLUMN = re.compile(r"Column '([^']*)' could not be resolved")
+_AMBIGUOUS = re.compile(r"Ambiguous column '([^']*)'|is ambiguous")
+
+
+def _find_identifier_position(ast: exp.Expression, name: str) -> int | None:
+    for ident in ast.find_all(exp.Identifier):
+        if ident.name == name and "start" in ident.meta:
+            return int(ident.meta["start"]) + 1
+    return None
+
+
+def _readable(table: Any) -> tuple[Any, ...]:
+    """The columns a query may name: a catalog table's hidden key too (system views have none)."""
+    return getattr(table, "readable_columns", table.columns)  # type: ignore[no-any-return]
+
+
+def bind_query(
+    ast: exp.Expression,
+    catalog: Catalog,
+    declared_param_oids: list[int] | tuple[int, ...] = (),
+) -> BoundQuery:
+    """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
+    original = ast
+    ast = ast.copy()
+    for node in base_tables(ast):
+        strip_schema(node)
+    for column in ast.find_all(exp.Column):
+        if column.args.get("db") is not None and identifier_name(column.args["db"]) == SCHEMA:
+            column.set("db", None)
+    refs: list[TableRef] = []
+    mapping: dict[str, dict[str, str]] = {}
+    # A hidden key column can be named but is not part of ``*`` (sqlglot's visible columns).
+    visible: dict[str, set[str]] = {}
+    for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):
+        position = _name_position(orig_node)
+        table = (
+            catalog.find_table(node.name)
+            or system_views.find(node.name)
+            or catalog.get_table(node.name, position=position)
+        )
+        mapping[table.name] = {c.name: c.type.pg_name() for c in _readable(table)}
+        visible[table.name] = {c.name for c in table.columns}
+        refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
+    schema = (
+        MappingSchema(mapping, visible=visible, dialect=DIALECT)
+        if mapping
+        else MappingSchema(dialect=DIALECT)
+    )
+    try:
+        ast = qualify(
+            ast,
+            schema=schema,
+            dialect=DIALECT,
+            quote_identifiers=True,
+            validate_qualify_columns=True,
+            identify=False,
+        )
+    except OptimizeError as exc:
+        message = str(exc)
+        match = _OPTIMIZE_COLUMN.search(message)
+        if match:
+            name = match.group(1)
+            raise UndefinedColumn(
+                f'column "{name}" does not exist',
+                position=_find_identifier_position(original, name),
+            ) from exc
+        if "mbiguous" in message:
+            raise AmbiguousColumn(message) from exc
+        raise UndefinedColumn(message) from exc
+    ast = annotate_types(ast, schema=schema, dialect=DIALECT)
+    by_alias: dict[str, set[str]] = {}
+    for column in ast.find_all(exp.Column):
+        if column.table:
+            by_alias.setdefault(column.table, set()).add(column.name)
+    for ref, node in zip(refs, base_tables(ast), strict=True):
+        ref.node = node
+        ref.alias = node.alias_or_name
+        wanted = by_alias.get(ref.alias, set())
+        ref.columns = [c for c in _readable(ref.table) if c.name in wanted]
+    param_oids = infer_parameter_types(ast, declared_param_oids)
+    return BoundQuery(ast, refs, param_oids)
+
+
+def parameter_number(node: exp.Expression) -> int:
+    """The n of a ``$n`` node."""
+    inner = node.this
+    text = inner.name if isinstance(inner, exp.Expression) else str(inner)
+    return int(text)
+
+
+def parameters(ast: exp.Expression) -> list[exp.Parameter]:
+    return [
+        p
+        for p in ast.find_all(exp.Parameter)
+        if isinstance(p.this, exp.Literal) and not p.this.is_string
+    ]
+
+
+def _context_oid(param: exp.Expression) -> int:
+    parent = param.parent
+    while isinstance(parent, exp.Paren):
+        param, parent = parent, parent.parent
+    if isinstance(parent, exp.Cast):
+        return oid_for_sqlglot_type(parent.to)
+    if isinstance(parent, (exp.Like, exp.ILike)):
+        return OID_TEXT
+    if isinstance(parent, (exp.Limit, exp.Offset)):
+        return OID_INT8
+    if isinstance(parent, exp.Between):
+        other = parent.this if param is not parent.this else parent.args.get("low")
+        return sqlglot_type_oid(other.type if other is not None else None)
+    if isinstance(parent, exp.In):
+        if param is parent.this:
+            exprs = parent.expressions
+            return sqlglot_type_oid(exprs[0].type) if exprs else 0
+        return sqlglot_type_oid(parent.this.type)
+    if isinstance(parent, exp.Binary):
+        other = parent.right if parent.left is param else parent.left
+        oid = sqlglot_type_oid(other.type)
+        if isinstance(parent, (exp.And, exp.Or)):
+            return OID_BOOL
+        return oid
+    if isinstance(parent, (exp.Not, exp.Where)):
+        return OID_BOOL
+    return 0
+
+
+def infer_parameter_types(
+    ast: exp.Expression, declared: list[int] | tuple[int, ...] = ()
+) -> list[int]:
+    """One OID per ``$n``: as declared by the client, else from context, else text."""
+    found: dict[int, int] = {}
+    highest = len(declared)
+    for param in parameters(ast):
+        number = parameter_number(param)
+        if number < 1:
+            raise UndefinedParameter(f"there is no parameter ${number}")
+        highest = max(highest, number)
+        if number <= len(declared) and declared[number - 1]:
+            continue
+        oid = _context_oid(param)
+        if oid and not found.get(number):
+            found[number] = oid
+    oids = []
+    for number in range(1, highest + 1):
+        if number <= len(declared) and declared[number - 1]:
+            oids.append(declared[number - 1])
+        else:
+            oids.append(found.get(number) or OID_TEXT)
+    return oids

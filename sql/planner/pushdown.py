@@ -1,0 +1,536 @@
+"""Predicate, projection and limit pushdown: one ScanPlan per base-table reference of a query.
+
+The planner walks every SELECT scope of the bound query and, for each base
+table read there (not on the nullable side of an outer join), turns the
+WHERE conjuncts of the form ``column <op> constant`` into ``ColumnPredicate``s:
+comparisons, BETWEEN, IN lists, IS [NOT] NULL and ``LIKE 'prefix%'``.  A
+constant is a literal or a ``$n`` parameter; parameters are read when the
+statement runs, so a prepared point query pushes its key each time.
+
+Pushdown only ever narrows: DuckDB still evaluates the whole WHERE clause
+above the scans, and a constant that does not convert exactly to the
+column's type is simply not pushed.  A LIMIT is pushed only when the scan
+alone decides which rows the query returns: a single table, no ORDER BY,
+grouping, aggregate, window, DISTINCT or set-returning function, and every
+conjunct of the WHERE clause pushed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import traverse_scope
+
+from catalog.pruner import prune
+from catalog.table import TableInfo
+from sql.planner.binder import BoundQuery, TableRef, parameter_number
+from storage.predicate import ColumnPredicate, ScanSpec
+from storage.schema import ColumnSchema
+from storage.types import DataType, TabletId, TypeKind
+
+# Kinds whose values compare exactly in Arrow as they do in PostgreSQL (no float rounding,
+# no decimal scale questions); predicates on other kinds are left to DuckDB.
+_PUSHABLE = {
+    TypeKind.INT8,
+    TypeKind.INT16,
+    TypeKind.INT32,
+    TypeKind.INT64,
+    TypeKind.STRING,
+    TypeKind.VARCHAR,
+    TypeKind.BINARY,
+    TypeKind.DATE,
+    TypeKind.TIMESTAMP,
+    TypeKind.BOOL,
+}
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?")
+_COMPARISONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+}
+_FLIPPED = {"=": "=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+_ROW_MULTIPLIERS = (exp.AggFunc, exp.Window, exp.Unnest, exp.Explode, exp.GenerateSeries)
+
+
+class _Unconvertible(Exception):
+    """A constant that has no exact value of the column's type; its predicate is not pushed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """A constant of a pushed predicate: a literal value, or the ``$n`` read at run time."""
+
+    value: object = None
+    parameter: int | None = None
+
+    def resolve(self, params: Sequence[object], column_type: DataType) -> object:
+        if self.parameter is None:
+            return self.value
+        if self.parameter > len(params):
+            raise _Unconvertible
+        return coerce(params[self.parameter - 1], column_type)
+
+    def sql(self) -> str:
+        return f"${self.parameter}" if self.parameter is not None else _literal_sql(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class PushedPredicate:
+    """One conjunct pushed to a scan: ``column <op> operands`` (op: = < <= > >= between in
+    prefix isnull notnull)."""
+
+    column: ColumnSchema
+    op: str
+    operands: tuple[Operand, ...] = ()
+
+    def build(self, params: Sequence[object]) -> ColumnPredicate:
+        column_id, ctype = self.column.id, self.column.type
+        values = [o.resolve(params, ctype) for o in self.operands]
+        if any(v is None for v in values) and self.op != "in":
+            raise _Unconvertible
+        op = self.op
+        if op == "=":
+            return ColumnPredicate.equality(column_id, values[0])
+        if op in (">", ">="):
+            return ColumnPredicate.range(column_id, values[0], lower_inclusive=op == ">=")
+        if op in ("<", "<="):
+            return ColumnPredicate.range(column_id, upper=values[0], upper_inclusive=op == "<=")
+        if op == "between":
+            return ColumnPredicate.range(column_id, values[0], values[1], upper_inclusive=True)
+        if op == "in":
+            return ColumnPredicate.in_list(column_id, [v for v in values if v is not None])
+        if op == "prefix":
+            return ColumnPredicate.prefix(column_id, values[0])  # type: ignore[arg-type]
+        if op == "isnull":
+            return ColumnPredicate.is_null(column_id)
+        return ColumnPredicate.is_not_null(column_id)
+
+    def sql(self) -> str:
+        name = self.column.name
+        if self.op == "between":
+            return f"{name} BETWEEN {self.operands[0].sql()} AND {self.operands[1].sql()}"
+        if self.op == "in":
+            return f"{name} IN ({', '.join(o.sql() for o in self.operands)})"
+        if self.op == "prefix":
+            return f"{name} LIKE {_literal_sql(str(self.operands[0].value) + '%')}"
+        if self.op == "isnull":
+            return f"{name} IS NULL"
+        if self.op == "notnull":
+            return f"{name} IS NOT NULL"
+        return f"{name} {self.op} {self.operands[0].sql()}"
+
+
+@dataclass(slots=True)
+class ScanPlan:
+    """What the planner tells one table reference's scans: columns, predicates and a limit."""
+
+    table: TableInfo
+    columns: list[ColumnSchema]
+    predicates: list[PushedPredicate] = field(default_factory=list)
+    limit: Operand | None = None
+    offset: Operand | None = None
+    complete: bool = False
+
+    def spec(self, params: Sequence[object] = ()) -> ScanSpec:
+        """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
+        predicates = []
+        exact = True
+        for pushed in self.predicates:
+            try:
+                predicates.append(pushed.build(params))
+            except _Unconvertible:
+                exact = False
+        return ScanSpec(
+            projection=tuple(c.id for c in self.columns),
+            predicates=tuple(predicates),
+            limit=self._limit(params) if exact else None,
+        )
+
+    def tablet_ids(self, spec: ScanSpec) -> tuple[TabletId, ...]:
+        """The tablets that may hold rows matching ``spec`` (partition pruning)."""
+        return prune(self.table, spec)
+
+    def _limit(self, params: Sequence[object]) -> int | None:
+        if self.limit is None:
+            return None
+        try:
+            limit = self.limit.resolve(params, _BIGINT)
+            offset = self.offset.resolve(params, _BIGINT) if self.offset is not None else 0
+        except _Unconvertible:
+            return None
+        if not isinstance(limit, int) or not isinstance(offset, int) or limit < 0 or offset < 0:
+            return None
+        return limit + offset
+
+    def describe(self) -> list[str]:
+        """EXPLAIN lines for what is pushed into the scans."""
+        lines = []
+        if self.predicates:
+            lines.append("Pushed predicates: " + " AND ".join(p.sql() for p in self.predicates))
+        lines.append("Columns: " + (", ".join(c.name for c in self.columns) or "(none)"))
+        if self.limit is not None:
+            text = self.limit.sql()
+            if self.offset is not None:
+                text += f" + offset {self.offset.sql()}"
+            lines.append(f"Limit: {text}")
+        return lines
+
+
+_BIGINT = DataType(TypeKind.INT64)
+
+# Set by INSERT ... ON CONFLICT on its target's table node: the first key column's VALUES,
+# which are the only keys whose existing rows the statement can collide with.
+KEY_IN_META = "nyala_key_in"
+
+
+def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
+    """One ScanPlan per ``bound.tables`` entry, in the same order."""
+    plans = [ScanPlan(ref.table, _projection(ref)) for ref in bound.tables]
+    for ref, plan in zip(bound.tables, plans, strict=True):
+        keys = ref.node.meta.get(KEY_IN_META)
+        if keys:
+            plan.predicates.extend(_key_in(ref, keys))
+    by_node = {id(ref.node): (ref, plan) for ref, plan in zip(bound.tables, plans, strict=True)}
+    for scope in traverse_scope(bound.ast):
+        select = scope.expression
+        if not isinstance(select, exp.Select):
+            continue
+        nullable = _nullable_aliases(select)
+        where = select.args.get("where")
+        conjuncts = _conjuncts(where.this) if where is not None else []
+        table_sources = {
+            alias: by_node[id(node)]
+            for alias, (node, source) in scope.selected_sources.items()
+            if isinstance(source, exp.Table) and id(source) in by_node
+        }
+        all_pushed = True
+        for conjunct in conjuncts:
+            pushed = None
+            for alias, (ref, plan) in table_sources.items():
+                if alias in nullable:
+                    continue
+                pushed = _pushable(conjunct, ref)
+                if pushed is not None:
+                    plan.predicates.append(pushed)
+                    break
+            all_pushed = all_pushed and pushed is not None
+        _push_join_conditions(select, table_sources, nullable)
+        if scope.is_root and all_pushed and len(table_sources) == 1:
+            ((_, plan),) = table_sources.values()
+            plan.complete = True
+        if scope.is_root and all_pushed and len(table_sources) == 1 and _limit_applies(select):
+            ((_, plan),) = table_sources.values()
+            plan.limit = _operand(select.args["limit"].expression, _BIGINT)
+            offset = select.args.get("offset")
+            plan.offset = _operand(offset.expression, _BIGINT) if offset is not None else None
+            if plan.limit is None or (offset is not None and plan.offset is None):
+                plan.limit = plan.offset = None
+    return plans
+
+
+def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchema] | None:
+    """The table columns a query outputs when the scan alone answers it, else None.
+
+    That is a single-table SELECT of plain columns whose whole WHERE clause is
+    pushed, with nothing else above the scan but a pushed LIMIT.  Such a query
+    (a point lookup by key, typically) is answered from the scan's batches
+    without DuckDB.
+    """
+    select = bound.ast
+    if len(plans) != 1 or not plans[0].complete or not isinstance(select, exp.Select):
+        return None
+    plan, ref = plans[0], bound.tables[0]
+    if plan.table.table_id < 0 or select.args.get("offset") or select.args.get("locks"):
+        return None
+    if select.args.get("limit") is not None and plan.limit is None:
+        return None
+    for clause in ("joins", "laterals", "order", "group", "having", "distinct", "qualify", "with_"):
+        if select.args.get(clause):
+            return None
+    columns = []
+    for projection in select.expressions:
+        node = projection.this if isinstance(projection, exp.Alias) else projection
+        if not isinstance(node, exp.Column) or node.table != ref.alias:
+            return None
+        column = ref.table.schema.find(node.name)
+        if column is None:
+            return None
+        columns.append(column)
+    return columns
+
+
+def _key_in(ref: TableRef, values: list[exp.Expression]) -> list[PushedPredicate]:
+    """``first key IN (values)`` when every value is a constant of the key's type."""
+    column = ref.table.schema.key_columns[0]
+    if column.type.kind not in _PUSHABLE:
+        return []
+    operands = [_operand(v, column.type) for v in values]
+    if any(o is None for o in operands):
+        return []
+    return [PushedPredicate(column, "in", tuple(o for o in operands if o is not None))]
+
+
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    while isinstance(condition, exp.Paren):
+        condition = condition.this
+    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+
+
+def _projection(ref: TableRef) -> list[ColumnSchema]:
+    return ref.columns or [ref.table.schema.key_columns[0]]
+
+
+def _push_join_conditions(
+    select: exp.Select,
+    table_sources: dict[str, tuple[TableRef, ScanPlan]],
+    nullable: set[str],
+) -> None:
+    """Push JOIN ... ON conjuncts that name one table: for an inner join, into a table no
+    outer join null-extends; for a LEFT JOIN, into the joined table itself (its rows that
+    fail the condition would not match anyway)."""
+    for join in select.args.get("joins") or []:
+        on = join.args.get("on")
+        if on is None:
+            continue
+        side = (join.side or "").upper()
+        if side == "LEFT":
+            allowed = {join.this.alias_or_name}
+        elif not side and (join.kind or "").upper() in ("", "INNER"):
+            allowed = set(table_sources) - nullable
+        else:
+            continue
+        for conjunct in _conjuncts(on):
+            for alias in allowed:
+                if alias not in table_sources:
+                    continue
+                ref, plan = table_sources[alias]
+                pushed = _pushable(conjunct, ref)
+                if pushed is not None:
+                    plan.predicates.append(pushed)
+                    break
+
+
+def _nullable_aliases(select: exp.Select) -> set[str]:
+    """Table aliases on the nullable side of an outer join: their rows are not WHERE-filtered
+    before the join."""
+    seen: list[str] = []
+    from_ = select.args.get("from_")
+    if from_ is not None:
+        seen.append(from_.this.alias_or_name)
+    nullable: set[str] = set()
+    for join in select.args.get("joins") or []:
+        alias = join.this.alias_or_name
+        side = (join.side or "").upper()
+        if side in ("LEFT", "FULL"):
+            nullable.add(alias)
+        if side in ("RIGHT", "FULL"):
+            nullable.update(seen)
+        seen.append(alias)
+    return nullable
+
+
+def _limit_applies(select: exp.Select) -> bool:
+    limit = select.args.get("limit")
+    if not isinstance(limit, exp.Limit) or limit.expression is None:
+        return False
+    if select.args.get("joins") or select.args.get("laterals"):
+        return False
+    for clause in ("order", "group", "having", "distinct", "qualify", "windows"):
+        if select.args.get(clause):
+            return False
+    return not any(e.find(*_ROW_MULTIPLIERS) for e in select.expressions)
+
+
+def _column_of(node: exp.Expression, ref: TableRef) -> ColumnSchema | None:
+    if not isinstance(node, exp.Column) or node.table != ref.alias:
+        return None
+    column = ref.table.schema.find(node.name)
+    if column is None or column.type.kind not in _PUSHABLE:
+        return None
+    return column
+
+
+def _pushable(conjunct: exp.Expression, ref: TableRef) -> PushedPredicate | None:
+    try:
+        return _to_predicate(conjunct, ref)
+    except _Unconvertible:
+        return None
+
+
+def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Or):
+        return _or_as_in(node, ref)
+    op = _COMPARISONS.get(type(node))
+    if op is not None:
+        left, right = node.left, node.right
+        column = _column_of(left, ref)
+        if column is None:
+            column, right, op = _column_of(right, ref), left, _FLIPPED[op]
+        if column is None:
+            return None
+        operand = _operand(right, column.type)
+        return None if operand is None else PushedPredicate(column, op, (operand,))
+    if isinstance(node, exp.Between) and not node.args.get("symmetric"):
+        column = _column_of(node.this, ref)
+        if column is None:
+            return None
+        low, high = (
+            _operand(node.args["low"], column.type),
+            _operand(node.args["high"], column.type),
+        )
+        if low is None or high is None:
+            return None
+        return PushedPredicate(column, "between", (low, high))
+    if isinstance(node, exp.In) and not node.args.get("query") and not node.args.get("unnest"):
+        column = _column_of(node.this, ref)
+        if column is None or not node.expressions:
+            return None
+        operands = [_operand(e, column.type, allow_null=True) for e in node.expressions]
+        if any(o is None for o in operands):
+            return None
+        return PushedPredicate(column, "in", tuple(o for o in operands if o is not None))
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        column = _column_of(node.this, ref)
+        if column is None:
+            return None
+        return PushedPredicate(column, "notnull" if node.args.get("negate") else "isnull")
+    if isinstance(node, exp.Not) and isinstance(node.this, exp.Is):
+        inner = node.this
+        column = _column_of(inner.this, ref)
+        if column is None or not isinstance(inner.expression, exp.Null) or inner.args.get("negate"):
+            return None
+        return PushedPredicate(column, "notnull")
+    if isinstance(node, exp.Like) and not node.args.get("escape"):
+        column = _column_of(node.this, ref)
+        pattern = node.expression
+        if column is None or not column.type.is_string or not _is_string_literal(pattern):
+            return None
+        text = pattern.this
+        prefix = text[:-1]
+        if not text.endswith("%") or not prefix or any(c in prefix for c in "%_\\"):
+            return None
+        return PushedPredicate(column, "prefix", (Operand(prefix),))
+    return None
+
+
+def _or_as_in(node: exp.Or, ref: TableRef) -> PushedPredicate | None:
+    """``c = 1 OR c = 2 OR c IN (3, 4)`` as ``c IN (1, 2, 3, 4)``; any other OR stays above."""
+    column = None
+    operands: list[Operand] = []
+    for disjunct in node.flatten():
+        pushed = _to_predicate(disjunct, ref)
+        if pushed is None or pushed.op not in ("=", "in"):
+            return None
+        if column is not None and pushed.column.id != column.id:
+            return None
+        column = pushed.column
+        operands.extend(pushed.operands)
+    return None if column is None else PushedPredicate(column, "in", tuple(operands))
+
+
+def _is_string_literal(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
+
+
+def _operand(
+    node: exp.Expression, column_type: DataType, *, allow_null: bool = False
+) -> Operand | None:
+    if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
+        return Operand(parameter=parameter_number(node))
+    if isinstance(node, exp.Null):
+        return Operand(None) if allow_null else None
+    value = _literal_value(node)
+    if value is _NOT_CONSTANT:
+        return None
+    try:
+        return Operand(coerce_literal(value, column_type))
+    except _Unconvertible:
+        return None
+
+
+_NOT_CONSTANT = object()
+
+
+def _literal_value(node: exp.Expression) -> object:
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        value = _literal_value(node.this)
+        return -value if isinstance(value, int) else _NOT_CONSTANT
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if not isinstance(node, exp.Literal):
+        return _NOT_CONSTANT
+    if node.is_string:
+        return str(node.this)
+    text = str(node.this)
+    return int(text) if text.isdigit() else _NOT_CONSTANT
+
+
+def coerce_literal(value: object, column_type: DataType) -> object:
+    """A SQL literal as a value of ``column_type``, where PostgreSQL would read it the same way."""
+    kind = column_type.kind
+    if isinstance(value, str):
+        if kind is TypeKind.DATE and _ISO_DATE.fullmatch(value):
+            return _or_unconvertible(dt.date.fromisoformat, value)
+        if (
+            kind is TypeKind.TIMESTAMP
+            and not column_type.with_time_zone
+            and (_ISO_DATE.fullmatch(value) or _ISO_TIMESTAMP.fullmatch(value))
+        ):
+            return _or_unconvertible(dt.datetime.fromisoformat, value)
+    return coerce(value, column_type)
+
+
+def _or_unconvertible(parse: object, value: str) -> object:
+    try:
+        return parse(value)  # type: ignore[operator]
+    except ValueError:
+        raise _Unconvertible from None
+
+
+def coerce(value: object, column_type: DataType) -> object:
+    """``value`` unchanged if it is exactly a value of ``column_type``; else _Unconvertible."""
+    kind = column_type.kind
+    if value is None:
+        return None
+    if column_type.is_integer:
+        if isinstance(value, int) and not isinstance(value, bool):
+            low, high = column_type.integer_range
+            if low <= value <= high:
+                return value
+        raise _Unconvertible
+    if kind is TypeKind.BOOL and isinstance(value, bool):
+        return value
+    if column_type.is_string and isinstance(value, str):
+        return value
+    if kind is TypeKind.BINARY and isinstance(value, bytes):
+        return value
+    if kind is TypeKind.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if (
+        kind is TypeKind.TIMESTAMP
+        and isinstance(value, dt.datetime)
+        and (value.tzinfo is not None) == column_type.with_time_zone
+    ):
+        return value
+    raise _Unconvertible
+
+
+def _literal_sql(value: object) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dt.date, dt.datetime)):
+        return f"'{value.isoformat(sep=' ') if isinstance(value, dt.datetime) else value}'"
+    if isinstance(value, bytes):
+        return "'\\x" + value.hex() + "'"
+    return "NULL" if value is None else str(value)

@@ -1,0 +1,322 @@
+"""Rewrite a bound query so DuckDB computes what PostgreSQL would, then generate DuckDB SQL.
+
+DuckDB runs every query above the tablet scans, but some of its defaults
+differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
+
+* bytea literals are read as PostgreSQL reads them (``'\\x00ff'`` is two bytes), and
+  ``length`` of bytea counts bytes;
+* ``int / int`` is integer division truncating toward zero (DuckDB's ``//``),
+  and any division or modulo by zero is an error (22012), never NULL or inf;
+* ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
+* ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
+  and ``now()`` answer for nyala and the transaction (``now()`` is the
+  transaction's start time, constant within it, as in PostgreSQL);
+* each ``$n`` is cast to its inferred type, so DuckDB binds it as PostgreSQL does;
+* each base table becomes the scan view registered for it.
+
+Output column names follow PostgreSQL: a column keeps its name, a function
+call is named after the function, a cast after its type, else ``?column?``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sql.common.datatypes import oid_type_name
+from sql.execution.sequences import FUNCTIONS as SEQUENCE_FUNCTIONS
+from sql.planner.binder import BoundQuery, parameter_number, parameters
+from storage.errors import InvalidTextRepresentation
+
+DT = exp.DataType.Type
+INTEGER_TYPES = {DT.TINYINT, DT.SMALLINT, DT.INT, DT.BIGINT}
+_SMALL_INTEGERS = {DT.TINYINT, DT.SMALLINT, DT.INT}
+_BINARY_TYPES = {DT.VARBINARY, DT.BINARY, DT.BLOB}
+_SQLGLOT_ALIAS = re.compile(r"^_col_\d+$")
+
+_CAST_NAMES = {
+    DT.INT: "int4",
+    DT.BIGINT: "int8",
+    DT.SMALLINT: "int2",
+    DT.TINYINT: "int2",
+    DT.BOOLEAN: "bool",
+    DT.FLOAT: "float4",
+    DT.DOUBLE: "float8",
+    DT.DECIMAL: "numeric",
+    DT.TEXT: "text",
+    DT.VARCHAR: "varchar",
+    DT.DATE: "date",
+    DT.TIMESTAMP: "timestamp",
+    DT.TIMESTAMPTZ: "timestamptz",
+    DT.VARBINARY: "bytea",
+}
+
+_FUNCTION_NAMES = {
+    exp.CurrentTimestamp: "now",
+    exp.CurrentDate: "current_date",
+    exp.CurrentSchema: "current_schema",
+    exp.CurrentUser: "current_user",
+    exp.SessionUser: "session_user",
+    exp.CurrentVersion: "version",
+    exp.CurrentDatabase: "current_database",
+    exp.CurrentCatalog: "current_catalog",
+    exp.Count: "count",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What the session-dependent functions answer.
+
+    ``now()`` is not a constant of the compiled query: it becomes the extra
+    parameter ``$now_param`` that each execution binds to its transaction's
+    start time, so a prepared statement never freezes the clock.
+    """
+
+    version: str
+    database: str
+    user: str
+    now_param: int = 0
+    session_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OutputColumn:
+    name: str
+    table_oid: int = 0
+    attnum: int = 0
+    typmod: int = -1
+    is_varchar: bool = False
+
+
+def _is_integer(node: exp.Expression) -> bool:
+    return node.type is not None and node.type.this in INTEGER_TYPES
+
+
+def _error_if_zero(divisor: exp.Expression) -> exp.Expression:
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0)),
+                true=exp.Anonymous(
+                    this="error", expressions=[exp.Literal.string("division by zero")]
+                ),
+            )
+        ],
+        default=divisor,
+    )
+
+
+def parse_bytea(text: str) -> bytes:
+    """Decode a bytea literal as PostgreSQL reads it: ``\\x`` hex, or the escape format."""
+    if text.startswith("\\x"):
+        digits = "".join(text[2:].split())
+        try:
+            return bytes.fromhex(digits)
+        except ValueError as exc:
+            raise InvalidTextRepresentation(f'invalid hexadecimal data: "{text}"') from exc
+    out = bytearray()
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\":
+            out += char.encode()
+            index += 1
+        elif text[index + 1 : index + 2] == "\\":
+            out.append(0x5C)
+            index += 2
+        elif len(text) >= index + 4 and all(c in "01234567" for c in text[index + 1 : index + 4]):
+            out.append(int(text[index + 1 : index + 4], 8) & 0xFF)
+            index += 4
+        else:
+            raise InvalidTextRepresentation("invalid input syntax for type bytea")
+    return bytes(out)
+
+
+def _blob_literal(data: bytes) -> exp.Expression:
+    """A DuckDB BLOB literal, every byte spelled as ``\\xHH`` (DuckDB's escape format)."""
+    text = "".join(f"\\x{byte:02X}" for byte in data)
+    return exp.cast(exp.Literal.string(text), exp.DataType.build("BLOB", dialect="duckdb"))
+
+
+def _rewrite_bytea(node: exp.Expression) -> exp.Expression:
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this in _BINARY_TYPES
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+    ):
+        return _blob_literal(parse_bytea(node.this.name))
+    arg_type = node.this.type if isinstance(node, exp.Length) else None
+    if arg_type is not None and arg_type.this in _BINARY_TYPES:
+        return exp.Anonymous(this="octet_length", expressions=[node.this])
+    return node
+
+
+def _rewrite_arithmetic(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Div):
+        left, right = node.this, node.expression
+        if _is_integer(left) and _is_integer(right):
+            return exp.IntDiv(this=left, expression=right)
+        return exp.Div(this=left, expression=_error_if_zero(right))
+    if isinstance(node, exp.Mod):
+        return exp.Mod(this=node.this, expression=_error_if_zero(node.expression))
+    arg = node.this if isinstance(node, exp.Sum) else None
+    if arg is not None and arg.type is not None and arg.type.this in _SMALL_INTEGERS:
+        return exp.cast(node, exp.DataType.build("BIGINT"))
+    return node
+
+
+def _session_function(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
+    if isinstance(node, exp.CurrentTimestamp) or name in ("now", "transaction_timestamp"):
+        return exp.cast(
+            exp.Parameter(this=exp.Literal.number(facts.now_param)),
+            exp.DataType.build("TIMESTAMPTZ"),
+        )
+    if isinstance(node, exp.CurrentSchema) or name == "current_schema":
+        return exp.Literal.string("public")
+    if isinstance(node, (exp.CurrentUser, exp.SessionUser)) or name in ("current_user", "user"):
+        return exp.Literal.string(facts.user)
+    if isinstance(node, exp.CurrentVersion) or name == "version":
+        return exp.Literal.string(facts.version)
+    if isinstance(node, (exp.CurrentDatabase, exp.CurrentCatalog)) or name == "current_database":
+        return exp.Literal.string(facts.database)
+    return None
+
+
+def _sequence_function(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+    """``nextval('s'[::regclass])`` and friends become the nyf_ functions, told the session."""
+    if not isinstance(node, exp.Anonymous):
+        return None
+    target = SEQUENCE_FUNCTIONS.get(node.name.lower())
+    if target is None:
+        return None
+    args = [_without_regclass(a) for a in node.expressions]
+    if node.name.lower() == "setval" and len(args) == 2:
+        args.append(exp.true())
+    args.append(exp.Literal.number(facts.session_id))
+    return exp.Anonymous(this=target, expressions=args)
+
+
+def _without_regclass(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Cast) and "regclass" in node.to.sql().lower():
+        return exp.cast(node.this, exp.DataType.build("VARCHAR"))
+    return node
+
+
+def output_name(projection: exp.Expression) -> str:
+    """PostgreSQL's name for an output column."""
+    alias = projection.alias if isinstance(projection, exp.Alias) else ""
+    inner = projection.this if isinstance(projection, exp.Alias) else projection
+    generated = _SQLGLOT_ALIAS.match(alias) or (
+        not isinstance(inner, exp.Column) and alias == inner.name
+    )
+    if alias and not generated:
+        return alias
+    while isinstance(inner, (exp.Paren, exp.Window)):
+        inner = inner.this
+    if isinstance(inner, exp.Column):
+        return inner.name
+    if isinstance(inner, exp.Cast):
+        if isinstance(inner.this, exp.Column):
+            return inner.this.name
+        return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+    if isinstance(inner, exp.Anonymous):
+        return inner.name.lower()
+    for cls, name in _FUNCTION_NAMES.items():
+        if isinstance(inner, cls):
+            return name
+    if isinstance(inner, exp.Func) and not isinstance(inner, exp.Binary):
+        return inner.sql_name().lower()
+    if isinstance(inner, exp.Case):
+        return "case"
+    if isinstance(inner, exp.Boolean):
+        return "bool"
+    return "?column?"
+
+
+def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
+    ast = bound.ast
+    select = ast
+    while isinstance(select, exp.SetOperation):
+        select = select.this
+    if not isinstance(select, exp.Select):
+        return []
+    sources = {
+        ref.alias: ref for ref in bound.tables if ref.node.find_ancestor(exp.Select) is select
+    }
+    out = []
+    for projection in select.expressions:
+        name = output_name(projection)
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        ref = sources.get(inner.table) if isinstance(inner, exp.Column) else None
+        column = ref.table.schema.find(inner.name) if ref is not None else None
+        if ref is not None and column is not None:
+            out.append(
+                OutputColumn(
+                    name,
+                    ref.table.oid,
+                    ref.table.attnum(column.id),
+                    column.type.pg_typmod,
+                    column.type.pg_oid == 1043,
+                )
+            )
+        else:
+            out.append(OutputColumn(name))
+    return out
+
+
+def used_parameters(bound: BoundQuery) -> list[int]:
+    """The ``$n`` numbers the query names, ascending."""
+    return sorted({parameter_number(p) for p in parameters(bound.ast)})
+
+
+def to_duckdb(
+    bound: BoundQuery, view_names: list[str], facts: SessionFacts
+) -> tuple[str, list[OutputColumn], bool]:
+    """DuckDB SQL for the bound query, its PostgreSQL column description, and whether it uses now()."""
+    columns = _output_columns(bound)
+    ast = bound.ast
+    for ref, view in zip(bound.tables, view_names, strict=True):
+        replacement = exp.Table(
+            this=exp.to_identifier(view, quoted=True),
+            alias=exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True)),
+        )
+        if ref.node.args.get("version"):
+            replacement.set("version", None)
+        ref.node.replace(replacement)
+        ref.node = replacement
+    uses_now = False
+    for param in parameters(ast):
+        number = parameter_number(param)
+        type_name = oid_type_name(bound.param_oids[number - 1])
+        if type_name is not None and not isinstance(param.parent, exp.Cast):
+            param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
+    # DuckDB takes exactly the parameters a statement names, so the used ones are numbered
+    # densely (a client may declare some that only RETURNING, or nothing, uses).
+    dense = {old: new for new, old in enumerate(used_parameters(bound), start=1)}
+    for param in parameters(ast):
+        param.set("this", exp.Literal.number(dense[parameter_number(param)]))
+
+    # Children before parents, so a rewritten node's operands are already rewritten.
+    for node in reversed(list(ast.walk(bfs=False))):
+        replaced = _session_function(node, facts)
+        if replaced is not None and replaced.find(exp.Parameter):
+            uses_now = True
+        if replaced is None:
+            replaced = _sequence_function(node, facts)
+        if replaced is None:
+            replaced = _rewrite_arithmetic(_rewrite_bytea(node))
+        if replaced is not node:
+            if node is ast:
+                ast = replaced
+            else:
+                node.replace(replaced)
+    return ast.sql(dialect="duckdb"), columns, uses_now

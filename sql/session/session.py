@@ -1,0 +1,538 @@
+"""Session: one client's statements, settings, cursors and prepared plans.
+
+Its transaction and the block state around it are a TransactionBlock
+(transaction_block.py).  DDL takes effect at once, also inside a block (it is
+not transactional yet).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sql.common.datatypes import OID_TEXT, duckdb_type
+from sql.common.duckdb_errors import translate
+from sql.common.names import table_name
+from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.copy import copy_statement
+from sql.copy.copy_from import CopyIn
+from sql.ddl import alter_table, comments, partitions, roles, tables
+from sql.dml import writes
+from sql.execution.runner import QueryRunner, compile_query
+from sql.execution.sequences import SessionSequences, fold_serial_sequences
+from sql.frontend import parser
+from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.parser import ParsedStatement
+from sql.frontend.utility import Utility, recognise
+from sql.pg_catalog import system_query
+from sql.planner.transpile import SessionFacts
+from sql.session import cursors, explain, setting_statements
+from sql.session import plan as plan_mod
+from sql.session.plan import Plan
+from sql.session.plan_cache import PlanCache
+from sql.session.settings import SessionSettings
+from sql.session.transaction_block import TransactionBlock
+from sql.session.transaction_modes import TransactionModes
+from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
+from storage.types import DataType
+
+if TYPE_CHECKING:
+    from sql.session.database import Database
+    from storage.transaction import Transaction
+
+_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
+
+
+class Session:
+    """A client's session: plans and runs statements in its TransactionBlock."""
+
+    def __init__(self, db: Database, user: str, startup: dict[str, str]) -> None:
+        self._db = db
+        self.user = user
+        self.settings = SessionSettings(user, startup)
+        role = db.roles.get(user) if db.roles is not None else None
+        if role is not None and not role.superuser:
+            self.settings.set_fact("is_superuser", "off")
+        self._duck = db.duckdb.cursor()
+        self._cancel = threading.Event()
+        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
+        self._cursors = cursors.Cursors()
+        self._modes = TransactionModes(self.settings)
+        self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
+        self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
+        self._facts = SessionFacts(
+            db.version_string, db.name, user, session_id=self.sequences.session_id
+        )
+        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self._plan_cache: PlanCache[Plan] = PlanCache()
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def transaction_status(self) -> str:
+        return self._block.status
+
+    def reported_parameters(self) -> dict[str, str]:
+        return self.settings.reported()
+
+    def cancel(self) -> None:
+        """Make the running statement fail with 57014 (safe from any thread)."""
+        self._cancel.set()
+        self._runner.interrupt()
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            self._cancel.clear()
+            raise QueryCanceled("canceling statement due to user request")
+
+    def close(self) -> None:
+        self._block.close()
+        self._cursors.close_all()
+        self._system.close()
+        self._duck.close()
+
+    # -- transactions ----------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """End the implicit transaction of the extended-protocol messages before this Sync.
+
+        As in PostgreSQL, every Execute between two Syncs outside a transaction
+        block runs in one implicit transaction, committed here (rolled back
+        already if one of them failed).
+        """
+        self._block.finish_autocommit()
+
+    @property
+    def sync_writes(self) -> bool:
+        """Whether ``sync`` has a commit to make durable (else it is instant and never blocks)."""
+        return self._block.has_writes_to_commit
+
+    # -- simple query ----------------------------------------------------------------------
+
+    def execute(self, sql: str) -> Iterator[Result]:
+        """Run every statement of a simple Query, yielding one Result each."""
+        self._cancel.clear()
+        try:
+            chunks = parser.split(sql)
+        except DbError:
+            self._block.on_error()
+            raise
+        if not chunks:
+            yield Result(is_empty_query=True)
+            return
+        utilities = [recognise(c) for c in chunks]
+        implicit = (
+            len(chunks) > 1
+            and not self._block.in_block
+            and not any(u is not None and u.kind in _TRANSACTION_CONTROL for u in utilities)
+        )
+        if implicit:
+            self._block.in_block = True
+        try:
+            for chunk, utility in zip(chunks, utilities, strict=True):
+                try:
+                    plan = self._plan_reusing(sql, chunk, utility, ())
+                except BaseException:
+                    self._block.on_error()
+                    raise
+                result = self._run(plan, [])
+                result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+                if implicit:
+                    # Rows are read here, so an error in them ends the implicit transaction here.
+                    result.batches = iter(list(result.batches))
+                yield result
+        except BaseException:
+            if implicit:
+                self._block.in_block = False
+                self._block.failed = False
+            raise
+        if implicit:
+            self._block.in_block = False
+            self._block.finish_autocommit()
+
+    # -- extended protocol -----------------------------------------------------------------
+
+    def prepare(self, sql: str, param_oids: Sequence[int]) -> PreparedStatement:
+        chunks = parser.split(sql)
+        if not chunks:
+            return PreparedStatement(sql, tuple(param_oids), None, None, is_empty_query=True)
+        if len(chunks) > 1:
+            raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
+        utility = recognise(chunks[0])
+        if utility is None or utility.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
+            self._block.check_not_failed()
+        try:
+            plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
+            oids = self._param_oids(plan, param_oids)
+            return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+        except BaseException:
+            self._block.on_error()
+            raise
+
+    def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
+        self._cancel.clear()
+        if stmt.is_empty_query:
+            return Result(is_empty_query=True)
+        plan = stmt.plan
+        assert isinstance(plan, Plan), "prepared statements carry a Plan"
+        if plan.kind in ("QUERY", "WRITE") and plan.catalog_version != self._db.catalog_version:
+            chunk = parser.split(stmt.sql)[0]
+            plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
+            if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(stmt.columns):
+                # The client holds the old RowDescription, as PostgreSQL's plan cache says.
+                raise FeatureNotSupported("cached plan must not change result type")
+            stmt.plan = plan
+        result = self._run(plan, list(params), deferred=True)
+        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        return result
+
+    def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
+        if plan.query is not None:
+            return plan.query.param_oids
+        if plan.system is not None:
+            return plan.system.param_oids
+        if plan.inner is not None:
+            return self._param_oids(plan.inner, declared)
+        if plan.write is not None:
+            return plan.write.param_oids
+        return [oid or OID_TEXT for oid in declared]
+
+    def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
+        if plan.explain is not None:
+            return explain.COLUMNS
+        if plan.kind == "QUERY" and plan.query is not None:
+            return self._runner.describe(plan.query)
+        if plan.kind == "SYSTEM" and plan.system is not None:
+            self._refresh_system()
+            return self._system.describe(plan.system)
+        if plan.kind == "CURSOR" and plan.cursor is not None and plan.cursor.kind == "FETCH":
+            with contextlib.suppress(DbError):
+                return self._cursors.columns(plan.cursor.name)
+        if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
+            return self._runner.describe(plan.write.returning)
+        if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
+            return setting_statements.show_columns(plan.utility, self.settings)
+        return None
+
+    # -- planning --------------------------------------------------------------------------
+
+    def _plan_reusing(
+        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+    ) -> Plan:
+        """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
+        if utility is not None or self._block.failed:
+            return self._plan(sql, tokens, utility, declared)
+        text = sql[tokens[0].start : tokens[-1].end + 1]
+        version = self._db.catalog_version
+        plan = self._plan_cache.get(text, declared, version)
+        if plan is not None:
+            return plan
+        plan = self._plan(sql, tokens, utility, declared)
+        if plan_mod.reusable(plan) and plan.catalog_version == version:
+            self._plan_cache.put(text, declared, version, plan)
+        return plan
+
+    def _plan(
+        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+    ) -> Plan:
+        if utility is None:
+            utility = recognise(tokens)
+        if utility is not None:
+            return Plan("UTILITY", utility=utility)
+        statement_text = sql[tokens[0].start : tokens[-1].end + 1]
+        if statement_text.lstrip()[:7].lower() == "comment":
+            return Plan("DDL", comments.parse(statement_text))
+        cursor_statement = cursors.recognise(statement_text)
+        if cursor_statement is not None:
+            return self._plan_cursor(cursor_statement, declared)
+        self._block.check_not_failed()
+        if tokens and tokens[0].text.lower() == "copy":
+            return Plan("COPY", copy=copy_statement.parse_copy(sql, tokens))
+        if tokens and tokens[0].text.upper() == "EXPLAIN":
+            options, inner_tokens = explain.split_options(sql, tokens)
+            inner = self._plan(sql, inner_tokens, None, declared)
+            if inner.kind not in ("QUERY", "WRITE"):
+                raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
+            inner.explain = options
+            return inner
+        if roles.is_role_statement(tokens):
+            return Plan("ROLE", role=roles.parse_role_statement(sql, tokens))
+        statement: ParsedStatement = parser.parse_tokens(sql, tokens)
+        ast = statement.ast
+        version = self._db.catalog_version
+        declared_list = list(declared)
+        fold_serial_sequences(ast, self._db.catalog)
+        if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
+            ast, self._has_user_table
+        ):
+            system = system_query.compile_system_query(
+                ast, self._facts, self._has_user_table, declared_list
+            )
+            return Plan("SYSTEM", ast, system=system, catalog_version=version)
+        if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
+            if isinstance(ast, exp.Values):
+                ast = plan_mod.values_query(ast)
+            bound = self._runner.bind(ast, declared_list)
+            return Plan(
+                "QUERY", ast, query=compile_query(bound, self._facts), catalog_version=version
+            )
+        if isinstance(ast, exp.Insert):
+            write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
+        elif isinstance(ast, exp.Update):
+            write = writes.plan_update(ast, self._runner, self._facts, declared_list)
+        elif isinstance(ast, exp.Delete):
+            write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
+        elif isinstance(
+            ast,
+            (exp.Create, exp.Drop, exp.Comment, exp.Alter, AlterRangePartitions, DetachPartition),
+        ):
+            if isinstance(ast, exp.Alter):
+                ast.meta["statement_text"] = statement.text
+            return Plan("DDL", ast)
+        elif isinstance(ast, exp.TruncateTable):
+            for node in ast.expressions:
+                self._db.catalog.get_table(table_name(node))
+            return Plan("TRUNCATE", ast)
+        else:
+            raise FeatureNotSupported(
+                f"statement is not supported: {plan_mod.statement_name(statement)}"
+            )
+        return Plan("WRITE", ast, write=write, catalog_version=version)
+
+    def _plan_cursor(self, statement: cursors.CursorStatement, declared: Sequence[int]) -> Plan:
+        inner = None
+        if statement.kind == "DECLARE":
+            chunks = parser.split(statement.query)
+            if len(chunks) != 1:
+                raise SqlSyntaxError("DECLARE CURSOR needs exactly one query")
+            inner = self._plan(statement.query, chunks[0], None, declared)
+            if inner.kind not in ("QUERY", "SYSTEM"):
+                raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
+        return Plan("CURSOR", cursor=statement, inner=inner)
+
+    def _run_cursor(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        statement = plan.cursor
+        assert statement is not None, "cursor plans carry their statement"
+        if statement.kind == "CLOSE":
+            return self._cursors.close(statement)
+        if statement.kind in ("FETCH", "MOVE"):
+            return self._cursors.fetch(statement)
+        inner = plan.inner
+        assert inner is not None, "DECLARE plans carry their query"
+        txn = self._block.current()
+        if inner.kind == "SYSTEM" and inner.system is not None:
+            self._refresh_system()
+            columns, batches = self._system.run(inner.system, params)
+        else:
+            assert inner.query is not None, "query plans carry a compiled query"
+            columns, batches = self._runner.run(inner.query, txn, params, self._block.started)
+        result = self._cursors.declare(statement, columns, batches, self._block.in_block)
+        if not deferred:
+            self._block.finish_autocommit()
+        return result
+
+    def has_cursor(self, name: str) -> bool:
+        """Whether a SQL cursor (DECLARE) of this name is open: it is also a protocol portal."""
+        return self._cursors.has(name)
+
+    def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
+        return self._cursors.columns(name)
+
+    def _has_user_table(self, name: str) -> bool:
+        return self._db.catalog.find_table(name) is not None
+
+    def _refresh_system(self) -> None:
+        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
+
+    # -- execution -------------------------------------------------------------------------
+
+    def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
+        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
+        if plan.kind == "UTILITY":
+            assert plan.utility is not None, "utility plans carry their statement"
+            return self._run_utility(plan.utility)
+        self._block.check_not_failed()
+        try:
+            if plan.kind == "DDL":
+                return self._run_ddl(plan.ast)
+            if plan.kind == "ROLE":
+                assert plan.role is not None, "ROLE plans carry their statement"
+                return roles.execute_role_statement(plan.role, self._db.roles, self.user)
+            if plan.kind == "COPY":
+                assert plan.copy is not None, "COPY plans carry their statement"
+                return self._run_copy(plan.copy, deferred)
+            if plan.kind == "CURSOR":
+                return self._run_cursor(plan, params, deferred)
+            if plan.kind == "SYSTEM":
+                assert plan.system is not None, "system plans carry a SystemQuery"
+                self._refresh_system()
+                columns, batches = self._system.run(plan.system, params)
+                return Result(columns=columns, batches=batches)
+            txn = self._block.current()
+            now = self._block.started
+            if plan.explain is not None:
+                result = explain.run_explain(
+                    plan.explain, plan.query, plan.write, self._runner, txn, params, now
+                )
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
+            if plan.kind == "TRUNCATE":
+                writes.truncate(plan.ast, self._db.catalog, txn)  # type: ignore[arg-type]
+                if not deferred:
+                    self._block.finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
+            if plan.kind == "QUERY":
+                assert plan.query is not None, "query plans carry a compiled query"
+                columns, batches = self._runner.run(plan.query, txn, params, now)
+                return Result(columns=columns, batches=self._guard(batches, deferred))
+            assert plan.write is not None, "write plans carry a WritePlan"
+            return self._run_write(plan.write, txn, params, now, deferred)
+        except BaseException:
+            self._block.on_error()
+            raise
+
+    def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
+        """Stream batches; end the autocommit transaction when done, fail the session on error."""
+        try:
+            yield from batches
+        except BaseException:
+            self._block.on_error()
+            raise
+        if not deferred:
+            self._block.finish_autocommit()
+
+    def _run_write(
+        self, plan: writes.WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
+    ) -> Result:
+        count, rows = writes.execute_write(
+            plan, self._runner, txn, params, now, sequences=self.sequences
+        )
+        tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
+        columns = None
+        batches: list[pa.RecordBatch] = []
+        if plan.returning is not None:
+            columns = self._runner.describe(plan.returning)
+            if rows is not None:
+                out, stream = self._runner.run(
+                    plan.returning, txn, params, now, overrides={plan.table.name: rows}
+                )
+                columns = out
+                batches = list(stream)
+        if not deferred:
+            self._block.finish_autocommit()
+        return Result(columns=columns, batches=iter(batches), command_tag=tag)
+
+    def _run_copy(self, statement: copy_statement.CopyStatement, deferred: bool) -> Result:
+        """COPY TO runs its query; COPY FROM returns the sink the server feeds (``CopyIn``)."""
+        if not statement.is_from:
+            query_sql = copy_statement.source_query(statement)
+            tokens = parser.split(query_sql)
+            plan = self._plan(query_sql, tokens[0], None, ()) if len(tokens) == 1 else None
+            if plan is None or plan.kind != "QUERY":
+                raise FeatureNotSupported("COPY (query) TO supports only a SELECT or VALUES")
+            copy_statement.check_force_quote(statement.options, [c.name for c in self._describe(plan) or ()])
+            result = self._run(plan, [], deferred)
+            result.copy_out = statement.options
+            return result
+        table = self._db.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
+                      self._block.started, self._check_cancel,
+                      on_done=None if deferred else self._block.finish_autocommit,
+                      on_error=self._block.on_error)  # fmt: skip
+        return Result(copy_in=sink)
+
+    def _run_ddl(self, ast: exp.Expression | None) -> Result:
+        if isinstance(ast, exp.Comment):
+            self._db.comments.apply(ast, self._db.catalog)
+            return Result(command_tag="COMMENT")
+        if isinstance(ast, exp.Create):
+            if (ast.args.get("kind") or "").upper() != "TABLE":
+                raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
+            result = tables.create_table(
+                ast, self._db.catalog, self._check_default, self._evaluate_constant
+            )
+        elif isinstance(ast, AlterRangePartitions):
+            result = partitions.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
+        elif isinstance(ast, DetachPartition):
+            result = partitions.detach_partition(ast, self._db.catalog)
+        elif isinstance(ast, exp.Alter):
+            result = alter_table.alter_table(
+                ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
+                self._evaluate_constant, self._row_exists,
+            )  # fmt: skip
+        else:
+            assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
+            result = tables.drop_table(ast, self._db.catalog)
+        self._db.bump_catalog_version()
+        return result
+
+    def _row_exists(self, sql: str) -> bool:
+        """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""
+        tokens = parser.split(sql)[0]
+        plan = self._plan(sql, tokens, None, ())
+        assert plan.query is not None, "row checks are queries"
+        txn = self._block.current()
+        try:
+            table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
+        finally:
+            self._block.finish_autocommit()
+        return table is not None and table.num_rows > 0
+
+    def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
+        """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
+        if node.find(exp.Column, exp.Parameter, exp.Subquery):
+            raise FeatureNotSupported(
+                f"partition bound {node.sql(dialect='postgres')} is not a constant"
+            )
+        cast = exp.Cast(
+            this=node.copy(), to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+        )
+        cursor = self._duck.cursor()
+        try:
+            return cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()[0][0]
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            cursor.close()
+
+    def _check_default(self, default_sql: str, dtype: DataType) -> None:
+        cursor = self._duck.cursor()
+        try:
+            expression: exp.Expression = exp.maybe_parse(default_sql, dialect="postgres")
+            cast = exp.Cast(
+                this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+            )
+            cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()
+        except duckdb.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            cursor.close()
+
+    # -- utility statements ----------------------------------------------------------------
+
+    def _run_utility(self, utility: Utility) -> Result:
+        kind = utility.kind
+        if kind == "BEGIN":
+            return self._block.begin(utility.modes)
+        if kind in ("COMMIT", "ROLLBACK"):
+            return self._block.end(kind)
+        if kind == "ROLLBACK TO":
+            return self._block.rollback_to(utility.name)
+        self._block.check_not_failed()
+        if kind in ("SAVEPOINT", "RELEASE"):
+            return self._block.savepoint(kind, utility.name)
+        if kind == "CHECKPOINT":
+            self._db.engine.checkpoint()
+            return Result(command_tag="CHECKPOINT")
+        if kind in setting_statements.KINDS:
+            return setting_statements.run(
+                utility, self.settings, self._modes, self._block.in_block, self._block.txn
+            )
+        raise FeatureNotSupported(f"{kind} is not supported")

@@ -1,0 +1,175 @@
+"""TransactionBlock: a session's transaction, and whether it is inside BEGIN ... COMMIT.
+
+Transaction blocks follow PostgreSQL.  Outside a block every statement runs
+in its own transaction (autocommit); the statements of one multi-statement
+Query run in one implicit transaction.  Inside BEGIN ... COMMIT each
+statement takes a fresh snapshot (READ COMMITTED) and sees the block's own
+writes.  After an error inside a block the session is *failed*: everything
+but ROLLBACK (or COMMIT, which then rolls back) is refused with 25P02 and
+ReadyForQuery reports ``E``, unless ROLLBACK TO SAVEPOINT rescues the block.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import TYPE_CHECKING
+
+from sql.common.result import Result
+from sql.session.cursors import Cursors
+from sql.session.settings import SessionSettings, duration_ms
+from sql.session.transaction_modes import TransactionModes, is_repeatable_read
+from storage.errors import (
+    ActiveSqlTransaction,
+    DbError,
+    InFailedSqlTransaction,
+    InvalidSavepointSpecification,
+    NoActiveSqlTransaction,
+)
+
+if TYPE_CHECKING:
+    from storage.engine import StorageEngine
+    from storage.transaction import Transaction
+
+log = logging.getLogger(__name__)
+
+_ABORTED = "current transaction is aborted, commands ignored until end of transaction block"
+
+
+class TransactionBlock:
+    """The session's storage transaction (``txn``, None between transactions), when it
+    started (``now()``), and the block state the protocol reports."""
+
+    def __init__(
+        self,
+        engine: StorageEngine,
+        settings: SessionSettings,
+        modes: TransactionModes,
+        cursors: Cursors,
+    ) -> None:
+        self._engine = engine
+        self._settings = settings
+        self._modes = modes
+        self._cursors = cursors
+        self.txn: Transaction | None = None
+        self.started: dt.datetime | None = None
+        self.in_block = False
+        self.failed = False
+
+    @property
+    def status(self) -> str:
+        """ReadyForQuery's transaction status: idle, in a block, or in a failed block."""
+        if self.failed:
+            return "E"
+        return "T" if self.in_block else "I"
+
+    @property
+    def read_only(self) -> bool:
+        return self.txn is not None and self.txn.read_only
+
+    @property
+    def has_writes_to_commit(self) -> bool:
+        """Whether ending the implicit transaction has a commit to make durable."""
+        return not self.in_block and self.txn is not None and self.txn.has_writes
+
+    def check_not_failed(self) -> None:
+        if self.failed:
+            raise InFailedSqlTransaction(_ABORTED)
+
+    def start(self) -> Transaction:
+        read_only = self._settings.get("default_transaction_read_only") == "on"
+        self.txn = self._engine.begin(read_only=read_only)
+        self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
+        self.started = dt.datetime.now(dt.UTC)
+        return self.txn
+
+    def current(self) -> Transaction:
+        """The transaction the next statement runs in, starting one if there is none."""
+        txn = self.txn if self.txn is not None else self.start()
+        txn.begin_statement()
+        txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
+        return txn
+
+    def finish_autocommit(self) -> None:
+        """Commit the statement's own transaction, when it is not inside a block."""
+        if not self.in_block and self.txn is not None:
+            txn, self.txn = self.txn, None
+            txn.commit()
+
+    def on_error(self) -> None:
+        """A statement failed: roll back, or fail the block until ROLLBACK."""
+        if self.in_block and self.txn is not None and self.txn.has_savepoints:
+            # ROLLBACK TO SAVEPOINT may still rescue the block: keep its writes until then.
+            self.failed = True
+            return
+        if self.txn is not None:
+            txn, self.txn = self.txn, None
+            try:
+                txn.rollback()
+            except Exception:  # the statement's own error is the one to report
+                log.exception("rollback after a failed statement also failed")
+        if self.in_block:
+            self.failed = True
+        else:
+            self._cursors.end_transaction(committed=False)
+
+    def close(self) -> None:
+        if self.txn is not None:
+            self.txn.rollback()
+            self.txn = None
+
+    def begin(self, modes: tuple[str, ...]) -> Result:
+        notices: list[DbError] = []
+        if self.in_block:
+            notices.append(ActiveSqlTransaction("there is already a transaction in progress"))
+        elif self.failed:
+            raise InFailedSqlTransaction(_ABORTED)
+        else:
+            self.in_block = True
+            txn = self.txn if self.txn is not None else self.start()
+            notices.extend(self._modes.begin(modes, txn))
+        return Result(command_tag="BEGIN", notices=notices)
+
+    def end(self, kind: str) -> Result:
+        """COMMIT or ROLLBACK; a COMMIT of a failed block rolls back and says so."""
+        notices: list[DbError] = []
+        if not self.in_block and not self.failed:
+            notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
+        tag = "ROLLBACK" if self.failed else kind
+        txn, self.txn = self.txn, None
+        self.in_block = False
+        self.failed = False
+        self._cursors.end_transaction(committed=tag == "COMMIT")
+        if txn is not None:
+            if tag == "COMMIT":
+                txn.commit()
+            else:
+                txn.rollback()
+        return Result(command_tag=tag, notices=notices)
+
+    def savepoint(self, kind: str, name: str) -> Result:
+        """SAVEPOINT or RELEASE [SAVEPOINT]."""
+        if not self.in_block:
+            what = "SAVEPOINT" if kind == "SAVEPOINT" else "RELEASE SAVEPOINT"
+            raise NoActiveSqlTransaction(
+                f"{what} can only be used in transaction blocks", severity="ERROR"
+            )
+        txn = self.txn if self.txn is not None else self.start()
+        if kind == "SAVEPOINT":
+            txn.savepoint(name)
+        else:
+            txn.release(name)
+        return Result(command_tag=kind)
+
+    def rollback_to(self, name: str) -> Result:
+        """ROLLBACK TO SAVEPOINT: undo the block's writes since the savepoint and, if the
+        block had failed, make it usable again."""
+        if not self.in_block and not self.failed:
+            raise NoActiveSqlTransaction(
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks", severity="ERROR"
+            )
+        if self.txn is None or not self.txn.has_savepoints:
+            raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
+        self.txn.rollback_to(name)
+        self.failed = False
+        return Result(command_tag="ROLLBACK")

@@ -17,7 +17,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -27,6 +27,7 @@ from sql.common.datatypes import to_wire, wire_oid
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
+from sql.execution.context import DatabaseContext
 from sql.execution.sequences import FUNCTIONS as SEQUENCES
 from sql.pg_catalog import functions
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
@@ -36,9 +37,6 @@ from sql.planner.binder import infer_parameter_types, parameter_number, paramete
 from sql.planner.transpile import SessionFacts, output_name
 from storage import errors
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
-
-if TYPE_CHECKING:
-    from sql.session.database import Database
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -516,7 +514,7 @@ class SystemCatalog:
 
     def refresh_for(
         self,
-        db: Database,
+        db: DatabaseContext,
         user: str,
         settings: Sequence[tuple[str, str]],
         cursors: tuple[tuple[str, str, bool], ...],

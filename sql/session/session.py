@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -24,6 +24,7 @@ from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import writes
+from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner, compile_query
 from sql.execution.sequences import SessionSequences, fold_serial_sequences
 from sql.frontend import parser
@@ -40,11 +41,8 @@ from sql.session.settings import SessionSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
+from storage.transaction import Transaction
 from storage.types import DataType
-
-if TYPE_CHECKING:
-    from sql.session.database import Database
-    from storage.transaction import Transaction
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
@@ -52,7 +50,7 @@ _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 class Session:
     """A client's session: plans and runs statements in its TransactionBlock."""
 
-    def __init__(self, db: Database, user: str, startup: dict[str, str]) -> None:
+    def __init__(self, db: DatabaseContext, user: str, startup: dict[str, str]) -> None:
         self._db = db
         self.user = user
         self.settings = SessionSettings(user, startup)
@@ -450,7 +448,7 @@ class Session:
 
     def _run_ddl(self, ast: exp.Expression | None) -> Result:
         if isinstance(ast, exp.Comment):
-            self._db.comments.apply(ast, self._db.catalog)
+            comments.comment_on(ast, self._db.comments, self._db.catalog)
             return Result(command_tag="COMMENT")
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":

@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
 from storage.errors import FeatureNotSupported, InvalidParameterValue, UndefinedObject
-
-SERVER_VERSION = "15.0 (nyala 0.1.0)"
-SERVER_VERSION_NUM = "150000"
 
 Validator = Callable[[str], str]
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.ddl.comments import Comments, parse
+from catalog.comments import Comments
+from sql.ddl.comments import comment_on, parse
 from storage import errors
 from storage import types as t
 from tests.unit.sql.conftest import CatalogDouble, make_table
@@ -18,12 +19,12 @@ def _comment(sql: str):
 def test_comments_on_tables_and_columns_are_kept_durably(tmp_path):
     comments = Comments(tmp_path, fsync=False)
     catalog = CatalogDouble([T])
-    comments.apply(_comment("comment on table t is 'a table'"), catalog)
-    comments.apply(_comment("comment on column public.t.note is 'a note'"), catalog)
+    comment_on(_comment("comment on table t is 'a table'"), comments, catalog)
+    comment_on(_comment("comment on column public.t.note is 'a note'"), comments, catalog)
     assert comments.all() == {(T.oid, 0): "a table", (T.oid, 2): "a note"}
     assert comments.version == 2
     assert Comments(tmp_path).all() == comments.all()
-    comments.apply(_comment("comment on table t is ''"), catalog)
+    comment_on(_comment("comment on table t is ''"), comments, catalog)
     assert Comments(tmp_path).all() == {(T.oid, 2): "a note"}
 
 
@@ -31,16 +32,16 @@ def test_unknown_targets_are_refused(tmp_path):
     comments = Comments(None)
     catalog = CatalogDouble([T])
     with pytest.raises(errors.UndefinedTable):
-        comments.apply(_comment("comment on table nope is 'x'"), catalog)
+        comment_on(_comment("comment on table nope is 'x'"), comments, catalog)
     with pytest.raises(errors.UndefinedColumn):
-        comments.apply(_comment("comment on column t.nope is 'x'"), catalog)
+        comment_on(_comment("comment on column t.nope is 'x'"), comments, catalog)
 
 
 def test_is_null_drops_a_comment(tmp_path):
     comments = Comments(tmp_path, fsync=False)
     catalog = CatalogDouble([T])
-    comments.apply(parse("comment on column t.note is 'x'"), catalog)
-    comments.apply(parse("COMMENT ON COLUMN t.note IS NULL;"), catalog)
+    comment_on(parse("comment on column t.note is 'x'"), comments, catalog)
+    comment_on(parse("COMMENT ON COLUMN t.note IS NULL;"), comments, catalog)
     assert comments.all() == {}
     with pytest.raises(errors.SqlSyntaxError):
         parse("comment on")

@@ -1,0 +1,54 @@
+"""DatabaseContext: what every session of one database shares, and what its queries run on.
+
+Sessions and the catalog-query code read the database through this object
+rather than through ``Database`` (sql/session/database.py), which builds it
+from a data directory and hands out sessions: so nothing below the session
+stage needs to know how a database is opened.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import duckdb
+
+from catalog.catalog import Catalog
+from catalog.comments import Comments
+from catalog.roles import RoleStore
+from sql.common.version import VERSION_STRING
+from sql.execution import sequences
+from storage.engine import StorageEngine
+
+
+class DatabaseContext:
+    """The storage engine, the catalog, the role and comment stores and one DuckDB instance."""
+
+    roles: RoleStore | None = None
+
+    def __init__(
+        self, name: str, engine: StorageEngine, catalog: Catalog, comments: Comments | None = None
+    ) -> None:
+        self.name = name
+        self.comments = comments if comments is not None else Comments(None)
+        self.engine = engine
+        self.catalog = catalog
+        self.version_string = VERSION_STRING
+        # DuckDB only ever reads the scan streams nyala registers; no SQL may reach its files.
+        # integer_division: int / int truncates as in PostgreSQL also where the planner cannot
+        # type the operands (a table function's columns, say) to rewrite them.
+        self.duckdb = duckdb.connect(
+            config={"threads": 2, "enable_external_access": False, "integer_division": True}
+        )
+        self.duckdb.execute("SET TimeZone = 'UTC'")
+        sequences.register(self.duckdb)
+        self._version_lock = threading.Lock()
+        self.catalog_version = 0
+
+    def bump_catalog_version(self) -> None:
+        """Note a DDL change, so prepared statements bound to the old catalog are re-planned."""
+        with self._version_lock:
+            self.catalog_version += 1
+
+    def close(self) -> None:
+        self.duckdb.close()
+        self.engine.close()

@@ -35,7 +35,8 @@ from sql.common.datatypes import duckdb_type
 from sql.copy import binary_format
 from sql.copy.copy_statement import CopyStatement
 from sql.dml import writes
-from sql.execution.runner import QueryRunner, compile_query
+from sql.execution.runner import QueryRunner
+from sql.planner.compiled_query import compile_query
 from sql.planner.transpile import SessionFacts
 from storage.errors import (
     BadCopyFileFormat,

@@ -10,7 +10,7 @@ Under REPEATABLE READ the storage transaction fails with 40001 instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,12 +25,10 @@ from sql.dml.write_batches import (
     routed,
     storage_batch,
 )
+from sql.dml.write_plan import WritePlan
 from sql.execution.runner import QueryRunner
 from storage.errors import SerializationFailure, UniqueViolation
 from storage.transaction import Transaction
-
-if TYPE_CHECKING:
-    from sql.dml.writes import WritePlan
 
 
 def modify(

@@ -11,7 +11,6 @@ a second query over the written rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -21,13 +20,14 @@ from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.names import identifier_name, table_name
-from sql.common.result import ResultColumn
 from sql.dml import conflict, key_writes, recheck
 from sql.dml.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
+from sql.dml.write_plan import WritePlan
 from sql.execution.executor import ScanStats
-from sql.execution.runner import CompiledQuery, QueryRunner, compile_query
+from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend.dialect import Upsert
+from sql.planner.compiled_query import CompiledQuery, compile_query
 from sql.planner.transpile import SessionFacts
 from storage.errors import (
     FeatureNotSupported,
@@ -38,26 +38,6 @@ from storage.errors import (
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-
-
-@dataclass(slots=True)
-class WritePlan:
-    """A planned INSERT, UPDATE or DELETE."""
-
-    kind: str
-    table: TableInfo
-    source: CompiledQuery
-    written: list[ColumnSchema]
-    returning: CompiledQuery | None
-    param_oids: list[int]
-    conflict: conflict.ConflictAction | None = None
-    changes_key: bool = False
-    key_write: key_writes.KeyWrite | None = None
-    """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
-
-    @property
-    def columns(self) -> tuple[ResultColumn, ...] | None:
-        return None if self.returning is None else self.returning.columns
 
 
 def _cast(node: exp.Expression, column: ColumnSchema) -> exp.Expression:

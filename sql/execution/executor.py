@@ -10,7 +10,6 @@ materialised.  Each scan reads only what the planner's ScanSpec asks for.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,7 +28,6 @@ from storage.types import TabletId
 
 RESULT_BATCH_ROWS = 8192
 
-_view_ids = itertools.count(1)
 
 
 @dataclass(slots=True)
@@ -97,10 +95,6 @@ class ScanSource:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         reader = pa.RecordBatchReader.from_batches(self._schema, self._batches())
         return reader.__arrow_c_stream__(requested_schema)
-
-
-def new_view_name() -> str:
-    return f"__nyala_scan_{next(_view_ids)}"
 
 
 def run(

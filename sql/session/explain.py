@@ -19,9 +19,11 @@ from sqlglot.tokens import Token, TokenType
 from catalog.table import TableInfo
 from sql.common.result import Result, ResultColumn
 from sql.dml import writes
+from sql.dml.write_plan import WritePlan
 from sql.execution.executor import ScanStats, TabletScanStats
-from sql.execution.runner import CompiledQuery, QueryRunner
+from sql.execution.runner import QueryRunner
 from sql.frontend import parser
+from sql.planner.compiled_query import CompiledQuery
 from storage.errors import SqlSyntaxError
 from storage.predicate import PredicateKind, ScanSpec
 from storage.transaction import Transaction
@@ -117,7 +119,7 @@ def _key_bound_columns(spec: ScanSpec, table: TableInfo) -> list[str]:
 
 
 def explain_lines(
-    compiled: CompiledQuery, write: writes.WritePlan | None, params: list[Any]
+    compiled: CompiledQuery, write: WritePlan | None, params: list[Any]
 ) -> list[str]:
     lines = []
     if write is not None:
@@ -130,7 +132,7 @@ def explain_lines(
 def run_explain(
     options: ExplainOptions,
     query: CompiledQuery | None,
-    write: writes.WritePlan | None,
+    write: WritePlan | None,
     runner: QueryRunner,
     txn: Transaction,
     params: list[Any],

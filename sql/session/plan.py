@@ -11,10 +11,10 @@ from sql.common.result import ResultColumn
 from sql.copy import copy_statement
 from sql.ddl import roles
 from sql.dml import writes
-from sql.execution.runner import CompiledQuery
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.utility import Utility
 from sql.pg_catalog import system_query
+from sql.planner.compiled_query import CompiledQuery
 from sql.session import cursors, explain
 
 

@@ -25,13 +25,14 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import writes
 from sql.execution.context import DatabaseContext
-from sql.execution.runner import QueryRunner, compile_query
+from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences, fold_serial_sequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.utility import Utility, recognise
 from sql.pg_catalog import system_query
+from sql.planner.compiled_query import compile_query
 from sql.planner.transpile import SessionFacts
 from sql.session import cursors, explain, setting_statements
 from sql.session import plan as plan_mod

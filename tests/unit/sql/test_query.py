@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql.execution.runner import compile_query
 from sql.frontend import parser
+from sql.planner.compiled_query import compile_query
 from sql.session.database import Database
 
 

@@ -1,0 +1,31 @@
+"""WritePlan: a planned INSERT, UPDATE or DELETE, as the write path and its re-check read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.table import TableInfo
+from sql.common.result import ResultColumn
+from sql.dml import conflict, key_writes
+from sql.planner.compiled_query import CompiledQuery
+from storage.schema import ColumnSchema
+
+
+@dataclass(slots=True)
+class WritePlan:
+    """A planned INSERT, UPDATE or DELETE."""
+
+    kind: str
+    table: TableInfo
+    source: CompiledQuery
+    written: list[ColumnSchema]
+    returning: CompiledQuery | None
+    param_oids: list[int]
+    conflict: conflict.ConflictAction | None = None
+    changes_key: bool = False
+    key_write: key_writes.KeyWrite | None = None
+    """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
+
+    @property
+    def columns(self) -> tuple[ResultColumn, ...] | None:
+        return None if self.returning is None else self.returning.columns

@@ -1,0 +1,78 @@
+"""Compile a bound query to DuckDB SQL once, for the session to run any number of times.
+
+A ``CompiledQuery`` remembers the DuckDB SQL, the scan views it reads (one per
+base-table reference), the PostgreSQL description of its output and its
+parameter types; ``QueryRunner`` (sql/execution/runner.py) runs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.table import TableInfo
+from sql.common.result import ResultColumn
+from sql.planner.binder import BoundQuery
+from sql.planner.pushdown import ScanPlan, direct_columns, plan_scans
+from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
+from storage.errors import UndefinedParameter
+from storage.schema import ColumnSchema
+
+_view_ids = itertools.count(1)
+
+
+def new_view_name() -> str:
+    """A DuckDB view name for one table reference's scan, unique in the process."""
+    return f"__nyala_scan_{next(_view_ids)}"
+
+
+@dataclass(slots=True)
+class ViewBinding:
+    view: str
+    table: TableInfo
+    columns: list[ColumnSchema]
+    scan: ScanPlan
+    snapshot: int | None = None
+
+
+@dataclass(slots=True)
+class CompiledQuery:
+    sql: str
+    views: list[ViewBinding]
+    outputs: list[OutputColumn]
+    param_oids: list[int]
+    uses_now: bool = False
+    columns: tuple[ResultColumn, ...] | None = None
+    direct: list[ColumnSchema] | None = None
+    used_params: list[int] | None = None
+    """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
+
+    def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
+        values = list(params or [])
+        if len(values) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        if self.used_params is not None:
+            values = [values[n - 1] for n in self.used_params]
+        return values + [now] if self.uses_now else values
+
+    @property
+    def duckdb_param_count(self) -> int:
+        used = len(self.param_oids) if self.used_params is None else len(self.used_params)
+        return used + self.uses_now
+
+
+def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
+    scans = plan_scans(bound)
+    views = [
+        ViewBinding(new_view_name(), r.table, r.columns, scan, r.snapshot)
+        for r, scan in zip(bound.tables, scans, strict=True)
+    ]
+    used = used_parameters(bound)
+    facts = dataclasses.replace(facts, now_param=len(used) + 1)
+    direct = direct_columns(bound, scans)
+    sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
+    return CompiledQuery(
+        sql, views, outputs, bound.param_oids, uses_now, direct=direct, used_params=used
+    )

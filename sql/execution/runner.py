@@ -18,7 +18,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from sql.common.datatypes import OID_VARCHAR, to_wire, wire_oid
 from sql.common.result import ResultColumn
-from sql.execution import executor
+from sql.execution import executor, system_view_rows
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
@@ -57,7 +57,7 @@ class QueryRunner:
         for binding in compiled.views:
             override = (overrides or {}).get(binding.table.name)
             if system_views.is_system_view(binding.table):
-                override = system_views.contents(binding.table, self.catalog, txn)
+                override = system_view_rows.contents(binding.table, self.catalog, txn)
             if override is not None:
                 cursor.register(binding.view, override)
             else:

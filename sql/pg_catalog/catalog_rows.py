@@ -21,11 +21,11 @@ from sqlglot import exp
 
 from catalog.roles import Role
 from catalog.table import TableInfo
-from sql.ddl import partitions
-from sql.ddl.roles import pg_roles_rows
 from sql.pg_catalog import sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
+from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
+from sql.pg_catalog.roles import pg_roles_rows
 from storage.types import DataType, TypeKind
 
 PG_CATALOG_OID = 11
@@ -223,7 +223,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 adbin=default_expr(column.default_sql, dtype),
             )
     if keys:
-        clause = partitions.partitioning_clause(table)
+        clause = partitioning_clause(table)
         if clause is not None:
             rows.index_suffixes[index_oid(table)] = clause
         key_attnums = [table.attnum(c.id) for c in keys]

@@ -28,12 +28,12 @@ from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.execution.context import DatabaseContext
-from sql.execution.sequences import FUNCTIONS as SEQUENCES
 from sql.pg_catalog import functions
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
+from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.transpile import SessionFacts, output_name
 from storage import errors
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
-from sql.execution.sequences import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from storage.errors import InvalidTextRepresentation
 
 DT = exp.DataType.Type

@@ -26,13 +26,14 @@ from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import writes
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
-from sql.execution.sequences import SessionSequences, fold_serial_sequences
+from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.utility import Utility, recognise
 from sql.pg_catalog import system_query
 from sql.planner.compiled_query import compile_query
+from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import cursors, explain, setting_statements
 from sql.session import plan as plan_mod

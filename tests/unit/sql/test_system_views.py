@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from sql.execution import system_view_rows
 from sql.planner import system_views
 from sql.session.database import Database
 
@@ -15,12 +16,12 @@ def test_nyala_tablets_lists_every_tablet_with_its_rows(tmp_path):
             list(result.batches)
     txn = db.engine.begin(read_only=True)
     view = system_views.find(system_views.TABLETS)
-    contents = system_views.contents(view, db.catalog, txn).to_pylist()
+    contents = system_view_rows.contents(view, db.catalog, txn).to_pylist()
     txn.rollback()
     assert [row["table_name"] for row in contents] == ["h"] * 4
     assert sum(row["rows"] for row in contents) == 40
     assert sorted(row["hash_buckets"] for row in contents) == ["0", "1", "2", "3"]
-    assert system_views.contents(view, db.catalog, None).num_rows == 0
+    assert system_view_rows.contents(view, db.catalog, None).num_rows == 0
     session.close()
     db.close()
 
@@ -41,7 +42,7 @@ def test_nyala_rowsets_shows_the_memrowset_and_each_flushed_diskrowset(tmp_path)
     rows = [tuple(r.values()) for b in results[-1].batches for r in b.to_pylist()]
     assert rows == [("r", "DiskRowSet", 100, True, 1), ("r", "MemRowSet", 1, False, None)]
     txn = db.engine.begin(read_only=True)
-    tablets = system_views.contents(system_views.find(system_views.TABLETS), db.catalog, txn)
+    tablets = system_view_rows.contents(system_views.find(system_views.TABLETS), db.catalog, txn)
     txn.rollback()
     assert tablets.column("bytes_on_disk").to_pylist()[0] > 0
     session.close()

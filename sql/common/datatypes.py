@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from storage import types as t
 from storage.errors import FeatureNotSupported, InvalidParameterValue
+from storage.type_oids import ARRAY_OID, TypeOid
 from storage.types import MAX_DECIMAL_PRECISION, DataType, TypeKind
 
 DT = exp.DataType.Type
@@ -36,9 +37,6 @@ _SIMPLE = {
 }
 
 # OIDs of the PostgreSQL types query results are sent as.
-OID_BOOL, OID_BYTEA, OID_INT8, OID_INT2, OID_INT4, OID_TEXT = 16, 17, 20, 21, 23, 25
-OID_FLOAT4, OID_FLOAT8, OID_VARCHAR, OID_DATE = 700, 701, 1043, 1082
-OID_TIMESTAMP, OID_TIMESTAMPTZ, OID_NUMERIC = 1114, 1184, 1700
 
 
 def _int_arg(node: exp.Expression, what: str) -> int:
@@ -119,7 +117,7 @@ def oid_for_sqlglot_type(node: exp.DataType) -> int:
         return column_type(node).pg_oid
     except (FeatureNotSupported, InvalidParameterValue):
         if node.this is DT.DECIMAL:
-            return OID_NUMERIC
+            return TypeOid.NUMERIC
         return 0
 
 
@@ -129,19 +127,19 @@ def oid_type_name(oid: int) -> str | None:
 
 
 _DUCKDB_BY_OID = {
-    OID_BOOL: "BOOLEAN",
-    OID_BYTEA: "BLOB",
-    OID_INT8: "BIGINT",
-    OID_INT2: "SMALLINT",
-    OID_INT4: "INTEGER",
-    OID_TEXT: "VARCHAR",
-    OID_VARCHAR: "VARCHAR",
-    OID_FLOAT4: "REAL",
-    OID_FLOAT8: "DOUBLE",
-    OID_DATE: "DATE",
-    OID_TIMESTAMP: "TIMESTAMP",
-    OID_TIMESTAMPTZ: "TIMESTAMPTZ",
-    OID_NUMERIC: "DECIMAL(38,10)",
+    TypeOid.BOOL: "BOOLEAN",
+    TypeOid.BYTEA: "BLOB",
+    TypeOid.INT8: "BIGINT",
+    TypeOid.INT2: "SMALLINT",
+    TypeOid.INT4: "INTEGER",
+    TypeOid.TEXT: "VARCHAR",
+    TypeOid.VARCHAR: "VARCHAR",
+    TypeOid.FLOAT4: "REAL",
+    TypeOid.FLOAT8: "DOUBLE",
+    TypeOid.DATE: "DATE",
+    TypeOid.TIMESTAMP: "TIMESTAMP",
+    TypeOid.TIMESTAMPTZ: "TIMESTAMPTZ",
+    TypeOid.NUMERIC: "DECIMAL(38,10)",
 }
 
 
@@ -189,56 +187,71 @@ def normalize_for_wire(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunk
 
 
 _OID_BY_DUCKDB = {
-    "BOOLEAN": OID_BOOL,
-    "TINYINT": OID_INT2,
-    "SMALLINT": OID_INT2,
-    "UTINYINT": OID_INT2,
-    "INTEGER": OID_INT4,
-    "USMALLINT": OID_INT4,
-    "BIGINT": OID_INT8,
-    "UINTEGER": OID_INT8,
-    "UBIGINT": OID_NUMERIC,
-    "HUGEINT": OID_NUMERIC,
-    "UHUGEINT": OID_NUMERIC,
-    "FLOAT": OID_FLOAT4,
-    "DOUBLE": OID_FLOAT8,
-    "VARCHAR": OID_TEXT,
-    "BLOB": OID_BYTEA,
-    "DATE": OID_DATE,
-    "TIMESTAMP": OID_TIMESTAMP,
-    "TIMESTAMP WITH TIME ZONE": OID_TIMESTAMPTZ,
-    "TIMESTAMP_S": OID_TIMESTAMP,
-    "TIMESTAMP_MS": OID_TIMESTAMP,
-    "TIMESTAMP_NS": OID_TIMESTAMP,
+    "BOOLEAN": TypeOid.BOOL,
+    "TINYINT": TypeOid.INT2,
+    "SMALLINT": TypeOid.INT2,
+    "UTINYINT": TypeOid.INT2,
+    "INTEGER": TypeOid.INT4,
+    "USMALLINT": TypeOid.INT4,
+    "BIGINT": TypeOid.INT8,
+    "UINTEGER": TypeOid.INT8,
+    "UBIGINT": TypeOid.NUMERIC,
+    "HUGEINT": TypeOid.NUMERIC,
+    "UHUGEINT": TypeOid.NUMERIC,
+    "FLOAT": TypeOid.FLOAT4,
+    "DOUBLE": TypeOid.FLOAT8,
+    "VARCHAR": TypeOid.TEXT,
+    "BLOB": TypeOid.BYTEA,
+    "DATE": TypeOid.DATE,
+    "TIMESTAMP": TypeOid.TIMESTAMP,
+    "TIMESTAMP WITH TIME ZONE": TypeOid.TIMESTAMPTZ,
+    "TIMESTAMP_S": TypeOid.TIMESTAMP,
+    "TIMESTAMP_MS": TypeOid.TIMESTAMP,
+    "TIMESTAMP_NS": TypeOid.TIMESTAMP,
 }
 
 
-def wire_oid(duckdb_type: str) -> int:
-    """The PostgreSQL OID a DuckDB result column is sent as; text for anything exotic."""
+# DuckDB's spellings in DDL (the emulated catalogs declare columns so) beside its result names.
+_OID_BY_DUCKDB["REAL"] = TypeOid.FLOAT4
+_OID_BY_DUCKDB["TIMESTAMPTZ"] = TypeOid.TIMESTAMPTZ
+
+
+def wire_oid(duckdb_type: str, *, catalog: bool = False) -> int:
+    """The PostgreSQL OID a DuckDB result column is sent as; text for anything exotic.
+
+    In the emulated catalogs (``catalog``) UINTEGER columns hold OIDs and are sent
+    as ``oid``, and an array as its element type's array type; in user queries a
+    UINTEGER is a number and is sent as ``int8``, and an array as text.
+    """
+    if catalog and duckdb_type.endswith("[]"):
+        element = wire_oid(duckdb_type[:-2], catalog=catalog)
+        return ARRAY_OID.get(TypeOid(element), ARRAY_OID[TypeOid.TEXT])
+    if catalog and duckdb_type == "UINTEGER":
+        return TypeOid.OID
     if duckdb_type.startswith("DECIMAL"):
-        return OID_NUMERIC
-    return _OID_BY_DUCKDB.get(duckdb_type, OID_TEXT)
+        return TypeOid.NUMERIC
+    return _OID_BY_DUCKDB.get(duckdb_type, TypeOid.TEXT)
 
 
 _ARROW_BY_OID = {
-    OID_BOOL: pa.bool_(),
-    OID_INT2: pa.int16(),
-    OID_INT4: pa.int32(),
-    OID_INT8: pa.int64(),
-    OID_FLOAT4: pa.float32(),
-    OID_FLOAT8: pa.float64(),
-    OID_TEXT: pa.string(),
-    OID_VARCHAR: pa.string(),
-    OID_BYTEA: pa.binary(),
-    OID_DATE: pa.date32(),
-    OID_TIMESTAMP: pa.timestamp("us"),
-    OID_TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
+    TypeOid.BOOL: pa.bool_(),
+    TypeOid.INT2: pa.int16(),
+    TypeOid.INT4: pa.int32(),
+    TypeOid.INT8: pa.int64(),
+    TypeOid.FLOAT4: pa.float32(),
+    TypeOid.FLOAT8: pa.float64(),
+    TypeOid.TEXT: pa.string(),
+    TypeOid.VARCHAR: pa.string(),
+    TypeOid.BYTEA: pa.binary(),
+    TypeOid.DATE: pa.date32(),
+    TypeOid.TIMESTAMP: pa.timestamp("us"),
+    TypeOid.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
 }
 
 
 def to_wire(array: pa.Array | pa.ChunkedArray, oid: int) -> pa.Array | pa.ChunkedArray:
     """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from."""
-    if oid == OID_NUMERIC:
+    if oid == TypeOid.NUMERIC:
         if pa.types.is_decimal(array.type):
             return normalize_for_wire(array)
         return array.cast(pa.decimal128(38, 0))
@@ -247,6 +260,6 @@ def to_wire(array: pa.Array | pa.ChunkedArray, oid: int) -> pa.Array | pa.Chunke
         return array
     if pa.types.is_null(array.type):
         return pa.nulls(len(array), target)
-    if oid in (OID_TEXT, OID_VARCHAR):
+    if oid in (TypeOid.TEXT, TypeOid.VARCHAR):
         return normalize_for_wire(array)
     return array.cast(target)

@@ -21,21 +21,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sql.common.datatypes import (
-    OID_BOOL,
-    OID_BYTEA,
-    OID_DATE,
-    OID_FLOAT4,
-    OID_FLOAT8,
-    OID_INT2,
-    OID_INT4,
-    OID_INT8,
-    OID_NUMERIC,
-    OID_TEXT,
-    OID_TIMESTAMP,
-    OID_TIMESTAMPTZ,
-    OID_VARCHAR,
-)
 from storage.errors import (
     BadCopyFileFormat,
     DbError,
@@ -43,20 +28,21 @@ from storage.errors import (
     InvalidBinaryRepresentation,
     ProtocolViolation,
 )
+from storage.type_oids import TypeOid
 
 SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 _POSTGRES_EPOCH_DAYS = 10957
 _POSTGRES_EPOCH_US = _POSTGRES_EPOCH_DAYS * 86_400_000_000
 _FIXED = {
-    OID_BOOL: (1, ">u1"),
-    OID_INT2: (2, ">i2"),
-    OID_INT4: (4, ">i4"),
-    OID_INT8: (8, ">i8"),
-    OID_FLOAT4: (4, ">f4"),
-    OID_FLOAT8: (8, ">f8"),
-    OID_DATE: (4, ">i4"),
-    OID_TIMESTAMP: (8, ">i8"),
-    OID_TIMESTAMPTZ: (8, ">i8"),
+    TypeOid.BOOL: (1, ">u1"),
+    TypeOid.INT2: (2, ">i2"),
+    TypeOid.INT4: (4, ">i4"),
+    TypeOid.INT8: (8, ">i8"),
+    TypeOid.FLOAT4: (4, ">f4"),
+    TypeOid.FLOAT8: (8, ">f8"),
+    TypeOid.DATE: (4, ">i4"),
+    TypeOid.TIMESTAMP: (8, ">i8"),
+    TypeOid.TIMESTAMPTZ: (8, ">i8"),
 }
 _INT16 = struct.Struct("!h")
 _INT32 = struct.Struct("!i")
@@ -177,7 +163,7 @@ def decode_column(
         gathered = raw[positions[:, None] + np.arange(size)].reshape(-1, size)
         values = gathered.copy().view(dtype).reshape(-1).astype(dtype[1:])
         return _fixed_array(values, type_oid, mask)
-    if type_oid in (OID_TEXT, OID_VARCHAR, OID_BYTEA):
+    if type_oid in (TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BYTEA):
         sizes = np.where(valid, lengths, 0)
         offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
@@ -191,13 +177,13 @@ def decode_column(
         )
         if mask is not None:
             binary = pc.if_else(pa.array(valid), binary, pa.scalar(None, pa.large_binary()))
-        if type_oid == OID_BYTEA:
+        if type_oid == TypeOid.BYTEA:
             return binary
         try:
             return binary.cast(pa.large_string())
         except pa.ArrowInvalid as exc:
             raise BadCopyFileFormat('invalid byte sequence for encoding "UTF8"') from exc
-    if type_oid == OID_NUMERIC:
+    if type_oid == TypeOid.NUMERIC:
         return pa.array(
             [
                 _numeric(bytes(buffer[s : s + n])) if n >= 0 else None
@@ -209,14 +195,14 @@ def decode_column(
 
 
 def _fixed_array(values: np.ndarray, type_oid: int, mask: np.ndarray | None) -> pa.Array:
-    if type_oid == OID_BOOL:
+    if type_oid == TypeOid.BOOL:
         return pa.array(values != 0, pa.bool_(), mask=mask)
-    if type_oid == OID_DATE:
+    if type_oid == TypeOid.DATE:
         return pa.array(values.astype(np.int32) + _POSTGRES_EPOCH_DAYS, pa.int32(), mask=mask).cast(
             pa.date32()
         )
-    if type_oid in (OID_TIMESTAMP, OID_TIMESTAMPTZ):
-        zone = "UTC" if type_oid == OID_TIMESTAMPTZ else None
+    if type_oid in (TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ):
+        zone = "UTC" if type_oid == TypeOid.TIMESTAMPTZ else None
         return pa.array(values + _POSTGRES_EPOCH_US, pa.int64(), mask=mask).cast(
             pa.timestamp("us", tz=zone)
         )

@@ -32,11 +32,12 @@ from sql.execution.sequences import SessionSequences
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
+from storage.type_oids import TypeOid
 from storage.types import TypeKind
 
-_INT_OIDS = {20, 21, 23}
-_FLOAT_OIDS = {700, 701}
-_TEXT_OIDS = {25, 1043}
+_INT_OIDS = {TypeOid.INT8, TypeOid.INT2, TypeOid.INT4}
+_FLOAT_OIDS = {TypeOid.FLOAT4, TypeOid.FLOAT8}
+_TEXT_OIDS = {TypeOid.TEXT, TypeOid.VARCHAR}
 _INT_LIMITS = {
     TypeKind.INT8: (2**7, "smallint"),
     TypeKind.INT16: (2**15, "smallint"),

@@ -16,7 +16,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
-from sql.common.datatypes import OID_VARCHAR, to_wire, wire_oid
+from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ResultColumn
 from sql.execution import executor, system_view_rows
 from sql.planner import system_views
@@ -24,6 +24,7 @@ from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
 from storage.transaction import Transaction
+from storage.type_oids import TypeOid
 
 
 class QueryRunner:
@@ -207,7 +208,7 @@ def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[Resu
     for out, duck_type in zip(outputs, types, strict=False):
         oid = wire_oid(duck_type)
         if out.table_oid and out.is_varchar and oid == 25:
-            oid = OID_VARCHAR
+            oid = TypeOid.VARCHAR
         typmod = out.typmod if out.table_oid else -1
         columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
     return tuple(columns)

@@ -21,11 +21,13 @@ from sqlglot import exp
 
 from catalog.roles import Role
 from catalog.table import TableInfo
+from sql.common.datatypes import wire_oid
 from sql.pg_catalog import sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_roles_rows
+from storage.type_oids import ARRAY_OID, TypeOid
 from storage.types import DataType, TypeKind
 
 PG_CATALOG_OID = 11
@@ -304,25 +306,14 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             )
 
 
-_CATALOG_TYPES = {
-    "UINTEGER": 26,
-    "SMALLINT": 21,
-    "INTEGER": 23,
-    "BIGINT": 20,
-    "BOOLEAN": 16,
-    "REAL": 700,
-    "TIMESTAMPTZ": 1184,
-}
-
-
 def _catalog_column_type(column: str, duck_type: str) -> int:
     """The PostgreSQL type of an emulated catalog column: name for names, else by DuckDB type."""
     if duck_type.endswith("[]"):
         element = _catalog_column_type(column, duck_type[:-2])
-        return TYPE_BY_OID[element].array_oid or 1009
+        return TYPE_BY_OID[element].array_oid or ARRAY_OID[TypeOid.TEXT]
     if duck_type == "VARCHAR":
-        return 19 if column.endswith("name") else 25
-    return _CATALOG_TYPES[duck_type]
+        return TypeOid.NAME if column.endswith("name") else TypeOid.TEXT
+    return wire_oid(duck_type, catalog=True)
 
 
 def _static_rows(rows: CatalogRows, database: str, user: str) -> None:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog.table import TableInfo
+from storage.type_oids import TypeOid
 
 _SEQUENCE_OID_BASE = 1_200_000_000
-_TYPE_OIDS = {"smallint": 21, "integer": 23, "bigint": 20}
+_TYPE_OIDS = {"smallint": TypeOid.INT2, "integer": TypeOid.INT4, "bigint": TypeOid.INT8}
 PG_CLASS_OID = 1259
 PUBLIC_OID = 2200
 

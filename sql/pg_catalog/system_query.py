@@ -37,6 +37,7 @@ from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.transpile import SessionFacts, output_name
 from storage import errors
 from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
+from storage.type_oids import TypeOid
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -50,18 +51,6 @@ _ARROW_TYPES = {
     "BOOLEAN": pa.bool_(),
     "REAL": pa.float32(),
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
-}
-
-# Array result types by element DuckDB type, sent in PostgreSQL's text array form.
-_ARRAY_OIDS = {
-    "VARCHAR": 1009,
-    "SMALLINT": 1005,
-    "INTEGER": 1007,
-    "BIGINT": 1016,
-    "UINTEGER": 1028,
-    "BOOLEAN": 1000,
-    "REAL": 1021,
-    "DOUBLE": 1022,
 }
 
 _FUNCTIONS = functions.names()
@@ -428,12 +417,12 @@ def _pg_array_text(values: list[Any] | None) -> str | None:
 
 def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
     if duck_type.endswith("[]"):
-        oid = _ARRAY_OIDS.get(duck_type[:-2], 1009)
+        oid = wire_oid(duck_type, catalog=True)
         return pa.array([_pg_array_text(v) for v in array.to_pylist()], pa.string()), oid
     if duck_type.startswith("STRUCT") or duck_type.startswith("MAP"):
-        return pa.array([None if v is None else str(v) for v in array.to_pylist()]), 25
+        return pa.array([None if v is None else str(v) for v in array.to_pylist()]), TypeOid.TEXT
     if duck_type == "UINTEGER":
-        return to_wire(array, 20), 26
+        return to_wire(array, TypeOid.INT8), TypeOid.OID
     oid = wire_oid(duck_type)
     return to_wire(array, oid), oid
 
@@ -550,14 +539,12 @@ class SystemCatalog:
         names = query.names or duck_names
         for i, duck_type in enumerate(types):
             name = names[i] if i < len(names) else "?column?"
-            if duck_type.endswith("[]"):
-                oid = _ARRAY_OIDS.get(duck_type[:-2], 1009)
-            elif duck_type == "UINTEGER":
-                oid = 26
+            if duck_type.endswith("[]") or duck_type == "UINTEGER":
+                oid = wire_oid(duck_type, catalog=True)
             elif duck_type.startswith(("STRUCT", "MAP")):
-                oid = 25
+                oid = TypeOid.TEXT
             elif duck_type == "JSON":
-                oid = 114
+                oid = TypeOid.JSON
             else:
                 oid = wire_oid(duck_type)
             out.append(ResultColumn(name, oid))

@@ -21,28 +21,14 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from catalog.table import TableInfo
-from sql.common.datatypes import (
-    OID_BOOL,
-    OID_BYTEA,
-    OID_DATE,
-    OID_FLOAT4,
-    OID_FLOAT8,
-    OID_INT2,
-    OID_INT4,
-    OID_INT8,
-    OID_NUMERIC,
-    OID_TEXT,
-    OID_TIMESTAMP,
-    OID_TIMESTAMPTZ,
-    OID_VARCHAR,
-    oid_for_sqlglot_type,
-)
+from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.time_travel import snapshot_of
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
+from storage.type_oids import TypeOid
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
@@ -50,21 +36,21 @@ if TYPE_CHECKING:
 DT = exp.DataType.Type
 
 _OID_BY_SQLGLOT = {
-    DT.BOOLEAN: OID_BOOL,
-    DT.TINYINT: OID_INT2,
-    DT.SMALLINT: OID_INT2,
-    DT.INT: OID_INT4,
-    DT.BIGINT: OID_INT8,
-    DT.FLOAT: OID_FLOAT4,
-    DT.DOUBLE: OID_FLOAT8,
-    DT.DECIMAL: OID_NUMERIC,
-    DT.TEXT: OID_TEXT,
-    DT.VARCHAR: OID_VARCHAR,
-    DT.VARBINARY: OID_BYTEA,
-    DT.BINARY: OID_BYTEA,
-    DT.DATE: OID_DATE,
-    DT.TIMESTAMP: OID_TIMESTAMP,
-    DT.TIMESTAMPTZ: OID_TIMESTAMPTZ,
+    DT.BOOLEAN: TypeOid.BOOL,
+    DT.TINYINT: TypeOid.INT2,
+    DT.SMALLINT: TypeOid.INT2,
+    DT.INT: TypeOid.INT4,
+    DT.BIGINT: TypeOid.INT8,
+    DT.FLOAT: TypeOid.FLOAT4,
+    DT.DOUBLE: TypeOid.FLOAT8,
+    DT.DECIMAL: TypeOid.NUMERIC,
+    DT.TEXT: TypeOid.TEXT,
+    DT.VARCHAR: TypeOid.VARCHAR,
+    DT.VARBINARY: TypeOid.BYTEA,
+    DT.BINARY: TypeOid.BYTEA,
+    DT.DATE: TypeOid.DATE,
+    DT.TIMESTAMP: TypeOid.TIMESTAMP,
+    DT.TIMESTAMPTZ: TypeOid.TIMESTAMPTZ,
 }
 
 
@@ -220,9 +206,9 @@ def _context_oid(param: exp.Expression) -> int:
     if isinstance(parent, exp.Cast):
         return oid_for_sqlglot_type(parent.to)
     if isinstance(parent, (exp.Like, exp.ILike)):
-        return OID_TEXT
+        return TypeOid.TEXT
     if isinstance(parent, (exp.Limit, exp.Offset)):
-        return OID_INT8
+        return TypeOid.INT8
     if isinstance(parent, exp.Between):
         other = parent.this if param is not parent.this else parent.args.get("low")
         return sqlglot_type_oid(other.type if other is not None else None)
@@ -235,10 +221,10 @@ def _context_oid(param: exp.Expression) -> int:
         other = parent.right if parent.left is param else parent.left
         oid = sqlglot_type_oid(other.type)
         if isinstance(parent, (exp.And, exp.Or)):
-            return OID_BOOL
+            return TypeOid.BOOL
         return oid
     if isinstance(parent, (exp.Not, exp.Where)):
-        return OID_BOOL
+        return TypeOid.BOOL
     return 0
 
 
@@ -263,5 +249,5 @@ def infer_parameter_types(
         if number <= len(declared) and declared[number - 1]:
             oids.append(declared[number - 1])
         else:
-            oids.append(found.get(number) or OID_TEXT)
+            oids.append(found.get(number) or TypeOid.TEXT)
     return oids

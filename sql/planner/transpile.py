@@ -29,6 +29,7 @@ from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from storage.errors import InvalidTextRepresentation
+from storage.type_oids import TypeOid
 
 DT = exp.DataType.Type
 INTEGER_TYPES = {DT.TINYINT, DT.SMALLINT, DT.INT, DT.BIGINT}
@@ -265,7 +266,7 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
                     ref.table.oid,
                     ref.table.attnum(column.id),
                     column.type.pg_typmod,
-                    column.type.pg_oid == 1043,
+                    column.type.pg_oid == TypeOid.VARCHAR,
                 )
             )
         else:

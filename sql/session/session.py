@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sql.common.datatypes import OID_TEXT, duckdb_type
+from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
 from sql.common.result import PreparedStatement, Result, ResultColumn
@@ -44,6 +44,7 @@ from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
 from storage.transaction import Transaction
+from storage.type_oids import TypeOid
 from storage.types import DataType
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
@@ -201,7 +202,7 @@ class Session:
             return self._param_oids(plan.inner, declared)
         if plan.write is not None:
             return plan.write.param_oids
-        return [oid or OID_TEXT for oid in declared]
+        return [oid or TypeOid.TEXT for oid in declared]
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
         if plan.explain is not None:

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from sql.common.datatypes import OID_TEXT
 from sql.common.result import Result, ResultColumn
 from sql.frontend.utility import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
 from storage.errors import ActiveSqlTransaction
+from storage.type_oids import TypeOid
 
 if TYPE_CHECKING:
     from storage.transaction import Transaction
@@ -71,6 +71,6 @@ def run(
 def show_columns(utility: Utility, settings: SessionSettings) -> tuple[ResultColumn, ...]:
     """SHOW's RowDescription: one text column named after the setting (three for SHOW ALL)."""
     if utility.name.lower() == "all":
-        return tuple(ResultColumn(n, OID_TEXT) for n in ("name", "setting", "description"))
+        return tuple(ResultColumn(n, TypeOid.TEXT) for n in ("name", "setting", "description"))
     settings.get(utility.name)
-    return (ResultColumn(settings.canonical_name(utility.name).lower(), OID_TEXT),)
+    return (ResultColumn(settings.canonical_name(utility.name).lower(), TypeOid.TEXT),)

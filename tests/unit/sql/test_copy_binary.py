@@ -8,9 +8,9 @@ import struct
 import numpy as np
 import pytest
 
-from sql.common.datatypes import OID_BOOL, OID_DATE, OID_INT4, OID_NUMERIC, OID_TEXT, OID_TIMESTAMP
 from sql.copy import binary_format
 from storage import errors
+from storage.type_oids import TypeOid
 
 HEADER = binary_format.SIGNATURE + struct.pack("!ii", 0, 0)
 
@@ -55,15 +55,15 @@ def decode(values: list[bytes | None], oid: int) -> list:
 
 
 def test_fixed_width_columns():
-    assert decode([struct.pack("!i", -5), None, struct.pack("!i", 7)], OID_INT4) == [-5, None, 7]
-    assert decode([b"\x01", b"\x00"], OID_BOOL) == [True, False]
-    assert decode([struct.pack("!i", 1)], OID_DATE) == [dt.date(2000, 1, 2)]
-    assert decode([struct.pack("!q", 1_000_000)], OID_TIMESTAMP) == [dt.datetime(2000, 1, 1, 0, 0, 1)]
+    assert decode([struct.pack("!i", -5), None, struct.pack("!i", 7)], TypeOid.INT4) == [-5, None, 7]
+    assert decode([b"\x01", b"\x00"], TypeOid.BOOL) == [True, False]
+    assert decode([struct.pack("!i", 1)], TypeOid.DATE) == [dt.date(2000, 1, 2)]
+    assert decode([struct.pack("!q", 1_000_000)], TypeOid.TIMESTAMP) == [dt.datetime(2000, 1, 1, 0, 0, 1)]
     with pytest.raises(errors.InvalidBinaryRepresentation):
-        decode([struct.pack("!q", 1)], OID_INT4)
+        decode([struct.pack("!q", 1)], TypeOid.INT4)
 
 
 def test_text_and_numeric_columns():
-    assert decode(["héllo".encode(), None, b""], OID_TEXT) == ["héllo", None, ""]
+    assert decode(["héllo".encode(), None, b""], TypeOid.TEXT) == ["héllo", None, ""]
     numeric = struct.pack("!hhHh", 2, 0, 0x4000, 2) + struct.pack("!hh", 12, 3400)
-    assert decode([numeric], OID_NUMERIC) == ["-12.34"]
+    assert decode([numeric], TypeOid.NUMERIC) == ["-12.34"]

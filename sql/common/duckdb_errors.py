@@ -15,6 +15,9 @@ from storage import errors as e
 _PREFIX = re.compile(r"^[A-Za-z ]+ Error: ")
 # A DbError raised inside one of nyala's Python functions (sequence functions ...).
 _UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
+# A catalog function (a ``pgf_`` macro of sql/pg_catalog) called with arguments it has no form for.
+_MACRO_ARGUMENTS = re.compile(r"Macro pgf_(\w+)\(\) does not support the supplied arguments")
+_NO_TABLE = re.compile(r"Table with name (.+?) does not exist")
 
 
 def _clean(message: str) -> str:
@@ -30,6 +33,17 @@ def translate(exc: duckdb.Error) -> e.DbError:
         cls = getattr(e, raised.group(1), None)
         if isinstance(cls, type) and issubclass(cls, e.DbError):
             return cls(raised.group(2).strip().split("\n", 1)[0])
+    macro = _MACRO_ARGUMENTS.search(raw)
+    if macro is not None:
+        return e.UndefinedFunction(
+            f"function {macro.group(1)} with these arguments does not exist",
+            hint="No function matches the given name and argument types.",
+        )
+    if "QueryCanceled" in raw:
+        return e.QueryCanceled("canceling statement due to user request")
+    missing = _NO_TABLE.search(raw)
+    if missing is not None:
+        return e.UndefinedTable(f'relation "{missing.group(1)}" does not exist')
     message = _clean(raw)
     lowered = message.lower()
     if "division by zero" in lowered:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import decimal
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,8 +34,7 @@ from sql.pg_catalog.relations import RELATIONS
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.transpile import SessionFacts, output_name
-from storage import errors
-from storage.errors import FeatureNotSupported, QueryCanceled, UndefinedParameter, UndefinedTable
+from storage.errors import FeatureNotSupported, UndefinedParameter
 from storage.type_oids import TypeOid
 
 SYSTEM_SCHEMA = "pgc"
@@ -526,7 +524,7 @@ class SystemCatalog:
             try:
                 relation = duck.sql(query.sql(None))
             except duckdb.Error as exc:
-                raise _translate(exc) from exc
+                raise translate(exc) from exc
             types = [str(t) for t in relation.types] if relation is not None else []
             duck_names = list(relation.columns) if relation is not None else []
             query.columns = self._columns(query, types, duck_names)
@@ -558,7 +556,7 @@ class SystemCatalog:
             relation = duck.sql(query.sql(params or []))
             table = relation.to_arrow_table() if relation is not None else pa.table({})
         except duckdb.Error as exc:
-            raise _translate(exc) from exc
+            raise translate(exc) from exc
         types = [str(t) for t in relation.types] if relation is not None else []
         columns = self._columns(query, types, table.column_names)
         query.columns = columns
@@ -574,28 +572,3 @@ class SystemCatalog:
         if self._duck is not None:
             self._duck.close()
             self._duck = None
-
-
-_UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
-_MACRO_ARGUMENTS = re.compile(r"Macro pgf_(\w+)\(\) does not support the supplied arguments")
-
-
-def _translate(exc: duckdb.Error) -> Exception:
-    message = str(exc)
-    raised = _UDF_ERROR.search(message)
-    if raised is not None:
-        cls = getattr(errors, raised.group(1), None)
-        if isinstance(cls, type) and issubclass(cls, errors.DbError):
-            return cls(raised.group(2).strip())
-    macro = _MACRO_ARGUMENTS.search(message)
-    if macro is not None:
-        return errors.UndefinedFunction(
-            f"function {macro.group(1)} with these arguments does not exist",
-            hint="No function matches the given name and argument types.",
-        )
-    if "QueryCanceled" in message:
-        return QueryCanceled("canceling statement due to user request")
-    if "Table with name" in message and "does not exist" in message:
-        name = message.split("Table with name ")[1].split(" does not exist")[0]
-        return UndefinedTable(f'relation "{name}" does not exist')
-    return translate(exc)

@@ -1,45 +1,61 @@
 """SQL text in, Arrow batches out: sessions, planning, and execution on DuckDB over tablet scans.
 
+sql/ is laid out by stage; each subpackage imports only the ones below it
+(import-linter checks the order in ``make test``):
+
+    session      Session, Database, plans and the plan cache, transaction blocks, settings
+    copy         COPY statements and COPY FROM STDIN          } beside each other
+    pg_catalog   pg_catalog and information_schema emulation  }
+    dml          INSERT, UPDATE, DELETE                       } beside each other
+    ddl          CREATE, ALTER, DROP, COMMENT, roles          }
+    execution    DuckDB over tablet scans; the shared DatabaseContext
+    planner      bind, rewrite for DuckDB, push predicates into ScanSpecs, prune
+    frontend     the nyala sqlglot dialect: SQL text -> typed statements
+    common       type and OID maps, identifier folding, DuckDB errors, Result
+
 Follow a SELECT:
 
-1. ``session.Session.execute`` (simple Query) or ``prepare`` + ``execute_prepared``
-   (extended protocol) receives the text.  ``parser`` tokenizes it once with
-   the ``nyala`` sqlglot dialect (``dialect``) and splits it at top-level
-   semicolons, so every error position points into the whole query string.
-2. ``utility`` recognises transaction control, SET/SHOW/RESET, DEALLOCATE by
-   their keywords; the session runs those itself (``settings`` holds the
-   values).
-3. ``binder`` resolves tables against the catalog (42P01), qualifies and
-   type-annotates the statement with sqlglot (42703 for unknown columns),
-   works out which columns each table reference reads, and infers the type of
-   every ``$n`` the client left untyped.
-4. ``transpile`` rewrites the bound tree so DuckDB computes what PostgreSQL
-   would (integer division, division by zero, ``sum`` types, bytea literals,
-   ``now()``, ``version()``) and names output columns as PostgreSQL does.
-5. ``pushdown`` builds one ``ScanPlan`` per table reference from the WHERE
-   (and JOIN ... ON) conjuncts: predicates, projection, a LIMIT; parameters
-   are read at run time, and ``catalog.pruner`` picks the tablets.
-6. ``query.compile_query`` keeps the DuckDB SQL; ``query.QueryRunner.run``
-   registers one ``executor.ScanSource`` per table reference on a DuckDB
-   cursor.  Each time DuckDB opens a source it starts a tablet scan at the
-   statement's snapshot, so rows stream from storage through DuckDB to the
-   server as Arrow record batches; ``datatypes`` maps the result columns to
-   PostgreSQL type OIDs.  A query the scan answers alone (plain columns, the
-   whole WHERE pushed) skips DuckDB.  ``explain`` prints all of this.
+1. ``session.session.Session.execute`` (simple Query) or ``Session.prepare`` +
+   ``Session.execute_prepared`` (extended protocol) receives the text.
+2. ``frontend.parser.split`` tokenizes it once with the ``nyala`` dialect
+   (``frontend.dialect.Nyala``) and splits it at top-level semicolons, so every
+   error position points into the whole query string; ``frontend.parser.parse_tokens``
+   turns each piece into a typed statement.
+3. ``Session._plan`` (or ``_plan_reusing``, which first asks
+   ``session.plan_cache.PlanCache``) picks the plan for the statement's type: a
+   query over user tables goes on to step 4, one over the system catalogs to
+   ``pg_catalog.system_query.compile_system_query``.
+4. ``planner.binder.bind_query`` resolves tables against the catalog (42P01),
+   qualifies and type-annotates the tree with sqlglot (42703), works out which
+   columns each table reference reads and infers the type of every untyped ``$n``.
+5. ``planner.compiled_query.compile_query`` calls ``planner.pushdown.plan_scans``
+   (one ``ScanPlan`` per table reference: predicates, projection, a LIMIT;
+   ``catalog.pruner.prune`` picks the tablets) and ``planner.transpile.to_duckdb``
+   (integer division, division by zero, ``sum`` types, ``now()``, output names as
+   PostgreSQL gives them), and keeps the result as a ``CompiledQuery``.
+6. ``execution.runner.QueryRunner.run`` registers one ``execution.executor.ScanSource``
+   per table reference on a DuckDB cursor; each time DuckDB opens a source it starts
+   a tablet scan (``storage.transaction.Transaction.scan``) at the statement's
+   snapshot, so rows stream from storage through DuckDB as Arrow record batches.  A
+   query the scan answers alone (plain columns, the whole WHERE pushed) skips DuckDB.
+7. ``common.datatypes.wire_oid`` and ``to_wire`` give each result column its
+   PostgreSQL type; the ``common.result.Result`` goes back to server/, which encodes
+   the batches per column.  ``session.explain`` prints steps 5 and 6.
 
-Follow an INSERT, UPDATE or DELETE: ``dml`` plans it as a SELECT over the
-target table (the new rows cast to the column types, the new image of each
-matching row, or the matching keys), DuckDB evaluates it like any query, the
-rows are checked against NOT NULL and varchar limits, and the storage
-``Transaction`` applies them by primary key, routed to tablets by the
-table's partitioning.  RETURNING runs over the written rows.  ``conflict``
-plans ON CONFLICT and UPSERT.  ``ddl`` and ``partition_ddl`` handle CREATE,
-DROP and range-partition changes through the catalog.
+Follow an INSERT:
 
-Transactions: outside a block each statement (or each multi-statement Query,
-or the extended-protocol messages up to a Sync) is one transaction; inside
-BEGIN ... COMMIT every statement takes a fresh snapshot (READ COMMITTED) and
-sees the block's own writes.  ``duckdb_errors`` is the one place DuckDB's
-exceptions become SQLSTATE errors; ``result`` holds the only types
-``server/`` reads back.
+1. As steps 1-3 above; the statement is an ``exp.Insert``.
+2. ``dml.writes.plan_insert`` binds the source rows as a query over the target
+   (VALUES or SELECT, cast to the column types, defaults and sequences filled)
+   and compiles it with ``compile_query``; ``dml.key_writes`` recognises
+   ``INSERT ... VALUES`` it can apply without DuckDB.  The ``dml.write_plan.WritePlan``
+   carries both, plus RETURNING and ON CONFLICT (``dml.conflict``).
+3. ``dml.writes.execute_write`` runs the source (``QueryRunner.run_to_table``),
+   checks NOT NULL, CHECK and varchar limits (``dml.write_batches.check_constraints``),
+   routes the rows to tablets by the table's partitioning (``write_batches.by_tablet``)
+   and hands them to the storage ``Transaction``; ``dml.recheck`` re-applies READ
+   COMMITTED's rules to rows a concurrent transaction changed.
+4. ``session.transaction_block.TransactionBlock.finish_autocommit`` commits outside a
+   block: one WAL record, applied to MemRowSets and DeltaMemStores under one commit
+   timestamp.  RETURNING runs over the written rows as a query (step 6 above).
 """

@@ -1,1 +1,6 @@
-"""sql.ddl.tables."""
+"""Schema changes through the catalog: tables, partitions, ALTER TABLE, comments, roles.
+
+- ``tables``: CREATE TABLE and DROP TABLE; ``alter_table``: ALTER TABLE;
+  ``partitions``: PARTITION BY, PARTITION OF, range partitions.
+- ``comments``: COMMENT ON into the durable comment store; ``roles``: CREATE/ALTER/DROP ROLE.
+"""

@@ -1,1 +1,9 @@
-"""sql.pg_catalog.catalog_rows."""
+"""pg_catalog and information_schema for psql, drivers and BI tools, answered by DuckDB.
+
+- ``catalog_rows``: the catalog relations' rows, built from the nyala catalog
+  (``relations`` their columns, ``builtin_types`` pg_type, ``sequences``, ``roles``,
+  ``partitioning`` helpers); ``information_schema``: its views over them.
+- ``functions``: PostgreSQL's catalog functions and reg* casts.
+- ``system_query``: ``SystemCatalog`` runs a query over the catalogs on a per-session
+  DuckDB of those rows.
+"""

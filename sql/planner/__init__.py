@@ -1,1 +1,12 @@
-"""sql.planner."""
+"""A parsed query becomes a CompiledQuery: bound, rewritten for DuckDB, its scans planned.
+
+- ``binder``: resolves tables and columns against the catalog, annotates types,
+  infers untyped parameters (``BoundQuery``).
+- ``transpile``: rewrites the bound tree so DuckDB computes what PostgreSQL would.
+- ``pushdown``: one ``ScanPlan`` per table reference (predicates, projection, limit,
+  the tablets left after ``catalog.pruner``).
+- ``time_travel``: the snapshot of ``FOR SYSTEM_TIME AS OF``.
+- ``compiled_query``: ``compile_query`` ties the three together once per statement.
+- ``sequence_calls``, ``system_views``: how sequence functions and nyala's system views
+  look to the planner.
+"""

@@ -64,10 +64,10 @@ class Catalog:
         doc = store.load()
         self._tables: dict[str, TableInfo] = {
             t.name: t
-            for t in (TableInfo.from_json(d) for d in doc["tables"])  # type: ignore[attr-defined]
+            for t in (TableInfo.from_json(d) for d in doc["tables"])
         }
-        self._next_table_id = int(doc["next_table_id"])  # type: ignore[call-overload]
-        self._next_tablet_id = int(doc["next_tablet_id"])  # type: ignore[call-overload]
+        self._next_table_id = int(doc["next_table_id"])
+        self._next_tablet_id = int(doc["next_tablet_id"])
         self._remove_orphan_tablets()
         self._align_tablet_schemas()
 
@@ -203,7 +203,8 @@ class Catalog:
             schema = Schema(
                 tuple(key_columns + [c for c in declared if c.name not in key]), len(key)
             )
-            partition_schema, ranges = (None, [])
+            partition_schema: PartitionSchema | None = None
+            ranges: list[RangeBounds] = []
             if partitioning is not None:
                 partition_schema, ranges = partitioning(schema)
             partitions = self._new_partitions(partition_schema, ranges)
@@ -235,9 +236,11 @@ class Catalog:
     ) -> list[Partition]:
         """One partition (with a fresh tablet ID) per bucket combination and range."""
         combos = partitioning.bucket_combinations() if partitioning is not None else [()]
-        named = [r if isinstance(r, tuple) else (r, None) for r in ranges]
+        named: list[tuple[RangeBounds | None, str | None]] = [
+            r if isinstance(r, tuple) else (r, None) for r in ranges
+        ]
         if partitioning is None or not partitioning.is_ranged:
-            named = [(None, None)]  # type: ignore[list-item]
+            named = [(None, None)]
         partitions = []
         for bounds, range_name in named:
             for combo in combos:

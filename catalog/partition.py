@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog.store import JsonObject
 from storage.key_encoding import encode_key, encode_keys
 from storage.schema import Schema
 from storage.types import ColumnId, TabletId
@@ -41,8 +42,8 @@ class HashLevel:
         return {"columns": list(self.column_ids), "buckets": self.buckets}
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> HashLevel:
-        return cls(tuple(ColumnId(int(c)) for c in doc["columns"]), int(doc["buckets"]))  # type: ignore[attr-defined, call-overload]
+    def from_json(cls, doc: JsonObject) -> HashLevel:
+        return cls(tuple(ColumnId(int(c)) for c in doc["columns"]), int(doc["buckets"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,7 @@ class RangeBounds:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> RangeBounds:
+    def from_json(cls, doc: JsonObject) -> RangeBounds:
         lower, upper = doc["lower"], doc["upper"]
         return cls(
             None if lower is None else bytes.fromhex(str(lower)),
@@ -109,13 +110,13 @@ class Partition:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> Partition:
+    def from_json(cls, doc: JsonObject) -> Partition:
         rng = doc.get("range")
         return cls(
-            TabletId(int(doc["tablet_id"])),  # type: ignore[call-overload]
-            tuple(int(b) for b in doc.get("hash_buckets") or ()),  # type: ignore[attr-defined]
-            None if rng is None else RangeBounds.from_json(rng),  # type: ignore[arg-type]
-            doc.get("name"),  # type: ignore[arg-type]
+            TabletId(int(doc["tablet_id"])),
+            tuple(int(b) for b in doc.get("hash_buckets") or ()),
+            None if rng is None else RangeBounds.from_json(rng),
+            doc.get("name"),
         )
 
 
@@ -224,9 +225,9 @@ class PartitionSchema:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> PartitionSchema:
+    def from_json(cls, doc: JsonObject) -> PartitionSchema:
         rng = doc.get("range_columns")
         return cls(
-            tuple(HashLevel.from_json(d) for d in doc.get("hash_levels") or ()),  # type: ignore[attr-defined]
-            None if rng is None else tuple(ColumnId(int(c)) for c in rng),  # type: ignore[attr-defined]
+            tuple(HashLevel.from_json(d) for d in doc.get("hash_levels") or ()),
+            None if rng is None else tuple(ColumnId(int(c)) for c in rng),
         )

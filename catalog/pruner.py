@@ -85,7 +85,7 @@ def _buckets(
     """The buckets of ``level`` that can match, or None when every bucket can."""
     choices: list[tuple[object, ...]] = []
     for column_id in level.column_ids:
-        values = None
+        values: tuple[object, ...] | None = None
         for predicate in by_column.get(column_id, []):
             if predicate.kind is PredicateKind.EQUALITY:
                 values = (predicate.value,)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from catalog.store import JsonObject
 from storage.errors import DataCorrupted, NumericValueOutOfRange, SequenceGeneratorLimitExceeded
 from storage.fs import atomic_write
 
@@ -52,6 +53,7 @@ class SequenceInfo:
 
     @classmethod
     def for_type(cls, name: str, column_id: int, type_name: str, **options: object) -> SequenceInfo:
+        # Ignored: ``options`` are SequenceInfo's own keyword fields (start, increment, ...).
         return cls(name, column_id, type_name, max_value=_MAX_BY_TYPE[type_name], **options)  # type: ignore[arg-type]
 
     @property
@@ -72,8 +74,8 @@ class SequenceInfo:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> SequenceInfo:
-        return cls(**doc)  # type: ignore[arg-type]
+    def from_json(cls, doc: JsonObject) -> SequenceInfo:
+        return cls(**doc)
 
 
 class SequenceCounters:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from storage.errors import DataCorrupted
 from storage.fs import atomic_write
 
 FORMAT_VERSION = 1
 FILE_NAME = "catalog.json"
+
+JsonObject: TypeAlias = dict[str, Any]
+"""A JSON object read back from disk: untyped until the ``from_json`` that reads it checks it."""
 
 
 class CatalogStore:
@@ -19,7 +23,7 @@ class CatalogStore:
         self._path = data_dir / FILE_NAME
         self._fsync = fsync
 
-    def load(self) -> dict[str, object]:
+    def load(self) -> JsonObject:
         try:
             raw = self._path.read_bytes()
         except FileNotFoundError:
@@ -30,12 +34,12 @@ class CatalogStore:
                 "tables": [],
             }
         try:
-            doc = json.loads(raw)
+            doc: JsonObject = json.loads(raw)
         except ValueError as exc:
             raise DataCorrupted(f'catalog file "{self._path}" is not valid JSON') from exc
         if doc.get("version") != FORMAT_VERSION:
             raise DataCorrupted(f"catalog format version {doc.get('version')} is not supported")
-        return doc  # type: ignore[no-any-return]
+        return doc
 
     def save(self, doc: dict[str, object]) -> None:
         data = json.dumps(doc, indent=1, sort_keys=True).encode()

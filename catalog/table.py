@@ -7,6 +7,7 @@ from typing import NewType
 
 from catalog.partition import Partition, PartitionSchema
 from catalog.sequences import SequenceInfo
+from catalog.store import JsonObject
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, TabletId
 
@@ -120,24 +121,24 @@ class TableInfo:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> TableInfo:
+    def from_json(cls, doc: JsonObject) -> TableInfo:
         return cls(
-            table_id=TableId(int(doc["table_id"])),  # type: ignore[call-overload]
+            table_id=TableId(int(doc["table_id"])),
             name=str(doc["name"]),
-            schema=Schema.from_json(doc["schema"]),  # type: ignore[arg-type]
-            tablet_ids=tuple(TabletId(int(t)) for t in doc["tablet_ids"]),  # type: ignore[attr-defined]
-            next_column_id=int(doc["next_column_id"]),  # type: ignore[call-overload]
-            column_order=tuple(ColumnId(int(c)) for c in doc["column_order"]),  # type: ignore[attr-defined]
+            schema=Schema.from_json(doc["schema"]),
+            tablet_ids=tuple(TabletId(int(t)) for t in doc["tablet_ids"]),
+            next_column_id=int(doc["next_column_id"]),
+            column_order=tuple(ColumnId(int(c)) for c in doc["column_order"]),
             partition_schema=None
             if doc.get("partition_schema") is None
-            else PartitionSchema.from_json(doc["partition_schema"]),  # type: ignore[arg-type]
-            partitions=tuple(Partition.from_json(p) for p in doc.get("partitions") or ()),  # type: ignore[attr-defined]
+            else PartitionSchema.from_json(doc["partition_schema"]),
+            partitions=tuple(Partition.from_json(p) for p in doc.get("partitions") or ()),
             column_storage=tuple(
                 (ColumnId(int(c)), str(e), str(z))
-                for c, e, z in doc.get("column_storage") or ()  # type: ignore[attr-defined]
+                for c, e, z in doc.get("column_storage") or ()
             ),
             sequences=tuple(
                 SequenceInfo.from_json(d)
-                for d in doc.get("sequences") or ()  # type: ignore[attr-defined]
+                for d in doc.get("sequences") or ()
             ),
         )

@@ -1,30 +1,45 @@
 """The PostgreSQL wire protocol (v3.0) on asyncio: nyala's front door.
 
-Layers, bottom up (each imports only those below it)::
+It exposes no names of its own here: ``nyala serve`` runs ``__main__.main``,
+and an embedder (or a test) builds a ``server.Server`` from a
+``sql.database.Database``, a ``config.Config`` and an ``auth.Authenticator``.
+
+Modules, bottom up (each imports only those above it in this list)::
 
     config      Config: every knob, with units, help, flags and NYALA_* variables
     messages    frozen dataclasses, one per protocol message, named as in the protocol docs
+    scram       one SCRAM-SHA-256 exchange against a ScramVerifier (structural: any store's)
     codec       sans-IO framing: bytes <-> messages; DataRow framing of whole batches
+    errors      DbError -> ErrorResponse/NoticeResponse fields; anything else -> XX000, logged
     pgtypes     type OIDs; Arrow result columns -> text/binary field values, vectorised
     params      Bind parameters (text/binary bytes) -> Python values, by OID
-    errors      DbError -> ErrorResponse/NoticeResponse fields; anything else -> XX000, logged
     portal      prepared statements, portals, result streams with row-limit suspension
-    auth        authentication methods (trust today)
-    connection  one client: startup, simple and extended query protocols, skip-to-Sync
+    answers     RowDescription, notices and row-less answers of one result
+    steps       the state of a Query between worker steps
+    copy        COPY FROM STDIN / TO STDOUT sub-protocols
+    timeouts    statement_timeout and idle_in_transaction_session_timeout
+    auth        authentication methods: trust, and SCRAM-SHA-256 against a RoleLookup
+    startup     StartupHandshake: the first-packet loop, TLS, StartupMessage, authentication
+    connection  one client: session start, simple and extended query protocols, skip-to-Sync
     server      listener, BackendKeyData registry for CancelRequest, graceful shutdown
     __main__    ``nyala serve``: Config -> sql.Database.open -> Server
 
-The server knows nothing of tablets or files: it talks to ``sql.database``
-(``Database.session``) and ``sql.session`` (``execute``, ``prepare``,
+The server knows nothing of tablets, files or the catalog (import-linter
+forbids ``server -> catalog``): it talks to ``sql.database``
+(``Database.session``, ``Database.roles``, which auth sees only through its
+``RoleLookup`` protocol) and ``sql.session`` (``execute``, ``prepare``,
 ``execute_prepared``, ``transaction_status``, ``reported_parameters``,
-``cancel``, ``close``) and reads back ``sql.result`` objects.
+``cancel``, ``close``), reads back ``sql.result`` objects, and uses
+``sql.copy.CopyOptions`` and ``sql.settings.duration_ms``.
 
 Connection lifecycle:
 
 1. Accept; TCP_NODELAY; a process id and secret for BackendKeyData.
-2. First-packet loop: SSLRequest and GSSENCRequest get ``N`` and the next
-   packet is read on the same socket; a CancelRequest cancels the matching
-   connection's statement and closes; a StartupMessage (3.0) moves on.
+2. First-packet loop (``startup``): SSLRequest gets ``S`` and a TLS
+   handshake when the server has a certificate, else ``N``; GSSENCRequest
+   gets ``N``; the next packet is read on the same socket.  A CancelRequest
+   cancels the matching connection's statement and closes; a StartupMessage
+   (3.0) moves on, refused with 28000 in the clear under ``tls_required``.
 3. Authentication (``auth``), then ``Database.session``; a wrong database
    name is FATAL 3D000.  ParameterStatus for every reported setting,
    BackendKeyData, ReadyForQuery.

@@ -6,9 +6,11 @@ PasswordMessage / SASL responses, and ends by sending AuthenticationOk or
 raising a FATAL ``InvalidAuthorizationSpecification`` / ``InvalidPassword``.
 
 ``trust`` accepts everyone.  ``password`` runs SCRAM-SHA-256 (RFC 5802/7677,
-``server.scram``) against the verifier in the role store.  An unknown role,
-a role without a password and a wrong password all fail the same way, after
-the same exchange: an unknown role is checked against a mock verifier made at
+``server.scram``) against the verifier in the role store, which the server
+sees only through the ``RoleLookup`` protocol (``sql.Database.roles`` fits
+it), so that it never imports the catalog.  An unknown role, a role without
+a password and a wrong password all fail the same way, after the same
+exchange: an unknown role is checked against a mock verifier made at
 start-up, as PostgreSQL does, so the answer takes as long and says the same
 thing (28P01).  The reason goes to the server log only.  Since only SCRAM
 verifiers are stored, md5 is not offered: PostgreSQL too answers an md5
@@ -18,10 +20,8 @@ verifiers are stored, md5 is not offered: PostgreSQL too answers an md5
 from __future__ import annotations
 
 import logging
-import secrets
 from typing import Protocol
 
-from catalog.roles import MECHANISM, RoleStore, make_verifier
 from server.messages import (
     AuthenticationOk,
     AuthenticationSASL,
@@ -31,9 +31,8 @@ from server.messages import (
     FrontendMessage,
     PasswordMessage,
 )
-from server.scram import ScramError, ScramServer
+from server.scram import MECHANISM, ScramError, ScramServer, ScramVerifier, mock_verifier
 from storage.errors import (
-    DbError,
     InvalidAuthorizationSpecification,
     InvalidPassword,
     ProtocolViolation,
@@ -54,6 +53,22 @@ class AuthExchange(Protocol):
     async def receive(self) -> FrontendMessage | None: ...
 
 
+class LoginRole(Protocol):
+    """A role as authentication needs it."""
+
+    @property
+    def login(self) -> bool: ...
+
+    @property
+    def verifier(self) -> ScramVerifier | None: ...
+
+
+class RoleLookup(Protocol):
+    """The role store as authentication needs it: roles by name."""
+
+    def get(self, name: str) -> LoginRole | None: ...
+
+
 class Authenticator(Protocol):
     async def authenticate(self, exchange: AuthExchange, user: str, database: str) -> None:
         """Authenticate ``user``; send AuthenticationOk or raise a FATAL DbError."""
@@ -67,17 +82,12 @@ class TrustAuthenticator:
         exchange.send(AuthenticationOk())
 
 
-def _fatal(error: DbError) -> DbError:
-    error.severity = "FATAL"
-    return error
-
-
 class ScramAuthenticator:
     """SCRAM-SHA-256 against the role store (``--auth password``)."""
 
-    def __init__(self, roles: RoleStore) -> None:
+    def __init__(self, roles: RoleLookup) -> None:
         self._roles = roles
-        self._mock = make_verifier(secrets.token_urlsafe(32))
+        self._mock = mock_verifier()
 
     async def authenticate(self, exchange: AuthExchange, user: str, database: str) -> None:
         role = self._roles.get(user)
@@ -93,8 +103,8 @@ class ScramAuthenticator:
         initial = await self._read(exchange)
         mechanism, _, rest = initial.partition(b"\0")
         if mechanism.decode("ascii", "replace") != MECHANISM or len(rest) < 4:
-            raise _fatal(
-                ProtocolViolation("client selected an invalid SASL authentication mechanism")
+            raise ProtocolViolation(
+                "client selected an invalid SASL authentication mechanism", severity="FATAL"
             )
         length = int.from_bytes(rest[:4], "big", signed=True)
         client_first = rest[4:] if length >= 0 else b""
@@ -113,14 +123,14 @@ class ScramAuthenticator:
                 exchange.peer,
                 reason or exc,
             )
-            raise _fatal(
-                InvalidPassword(f'password authentication failed for user "{user}"')
+            raise InvalidPassword(
+                f'password authentication failed for user "{user}"', severity="FATAL"
             ) from None
         exchange.send(AuthenticationSASLFinal(server_final.encode()))
         if role is not None and not role.login:
             log.warning('role "%s" is not permitted to log in', user)
-            raise _fatal(
-                InvalidAuthorizationSpecification(f'role "{user}" is not permitted to log in')
+            raise InvalidAuthorizationSpecification(
+                f'role "{user}" is not permitted to log in', severity="FATAL"
             )
         exchange.send(AuthenticationOk())
 
@@ -129,9 +139,8 @@ class ScramAuthenticator:
         if message is None:
             raise ConnectionError("client left during authentication")
         if not isinstance(message, PasswordMessage):
-            raise _fatal(
-                ProtocolViolation(
-                    f"expected SASL response, got message type {getattr(message, 'TYPE', b'?')!r}"
-                )
+            raise ProtocolViolation(
+                f"expected SASL response, got message type {getattr(message, 'TYPE', b'?')!r}",
+                severity="FATAL",
             )
         return message.data

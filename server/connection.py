@@ -1,10 +1,9 @@
 """One client connection: startup, authentication, then the simple and extended query protocols.
 
-Lifecycle: the first-packet loop answers SSLRequest and GSSENCRequest with
-``N`` and reads the next packet on the same socket, hands a CancelRequest to
-the server and closes, or takes the StartupMessage; the authenticator runs;
-the database opens a session; ParameterStatus, BackendKeyData and
-ReadyForQuery follow.  Then messages are answered in order as they arrive,
+Lifecycle: the start-up phase (``startup.StartupHandshake``: SSLRequest and
+GSSENCRequest, a CancelRequest handed to the server, the StartupMessage and
+authentication) runs first; then the database opens a session and
+ParameterStatus, BackendKeyData and ReadyForQuery follow.  Then messages are answered in order as they arrive,
 without waiting for Sync (pipelining).  After an error in an extended-protocol
 message everything up to the next Sync is discarded; Sync answers
 ReadyForQuery with the session's transaction status.
@@ -40,7 +39,7 @@ from server.auth import Authenticator
 from server.config import Config
 from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
-from server.startup import Startup
+from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common.result import Result
 from storage.errors import (
@@ -67,7 +66,7 @@ class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
-class Connection(Startup):
+class Connection:
     """Serves one client until it disconnects; statements run on ``executor`` threads."""
 
     def __init__(
@@ -85,7 +84,6 @@ class Connection(Startup):
         tls_context: ssl.SSLContext | None = None,
     ) -> None:
         self.process_id = process_id
-        self.tls_context = tls_context
         self.secret_key = secret_key
         self._reader = reader
         self._writer = writer
@@ -93,7 +91,6 @@ class Connection(Startup):
         self._config = config
         self._executor = executor
         self._authenticator = authenticator
-        self._on_cancel_request = on_cancel_request
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
         self._session: Session | None = None
@@ -107,7 +104,17 @@ class Connection(Startup):
         self._is_reading = False
         self._is_shutting_down = False
         self._task: asyncio.Task[Any] | None = None
-        self.peer = writer.get_extra_info("peername")
+        self.peer: object = writer.get_extra_info("peername")
+        self._handshake = StartupHandshake(
+            self,
+            writer,
+            self._decoder,
+            config=config,
+            authenticator=authenticator,
+            tls_context=tls_context,
+            process_id=process_id,
+            on_cancel_request=on_cancel_request,
+        )
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -126,6 +133,29 @@ class Connection(Startup):
             log.debug("connection %d lost: %s", self.process_id, exc)
         finally:
             await self._cleanup()
+
+    async def _startup(self) -> bool:
+        """Run the start-up phase and open the session; False if the connection just ends."""
+        try:
+            startup = await self._handshake.run()
+            if startup is None:
+                return False
+            self._session = await self._run(
+                self._database.session, startup.user, startup.database, startup.settings
+            )
+            log.debug(
+                "connection %d: user %r, database %r",
+                self.process_id,
+                startup.user,
+                startup.database,
+            )
+            self._send_parameter_changes()
+            self.send(m.BackendKeyData(self.process_id, self.secret_key))
+            self.send(m.ReadyForQuery(self._session.transaction_status))
+            await self.flush()
+        except DbError as exc:
+            await self._fatal(exc)
+        return True
 
     def cancel_statement(self) -> None:
         """Cancel the running statement, if any (from a CancelRequest or shutdown)."""

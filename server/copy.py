@@ -90,7 +90,7 @@ async def copy_in(
             elif message is None or isinstance(message, m.Terminate):
                 raise ConnectionError("client left during COPY FROM STDIN")
             else:
-                code = getattr(message, "TYPE", None) or getattr(message, "type_code", b"?")
+                code: bytes = getattr(message, "TYPE", b"") or getattr(message, "type_code", b"?")
                 raise ProtocolViolation(
                     f"unexpected message type 0x{code[0]:02X} during COPY from stdin"
                 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from server.messages import ErrorResponse, NoticeResponse
-from storage.errors import DbError, InternalError, error_class
+from storage.errors import DbError, InternalError
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +25,6 @@ def as_db_error(exc: BaseException) -> DbError:
         return exc
     log.error("internal error: %s", exc, exc_info=exc)
     return InternalError(str(exc) or type(exc).__name__)
-
-
-def coded_error(sqlstate: str, message: str, severity: str | None = None) -> DbError:
-    """Build the error for a SQLSTATE, even one storage/errors.py has no class for yet."""
-    cls = error_class(sqlstate)
-    error = cls(message, severity=severity)
-    if cls.sqlstate != sqlstate:
-        error.sqlstate = sqlstate  # type: ignore[misc]
-    return error
 
 
 def _fields(error: DbError, severity: str) -> tuple[tuple[str, str], ...]:

@@ -20,9 +20,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from server import pgtypes
-from server.errors import coded_error
 from sql.common.result import PreparedStatement, Result, ResultColumn
-from storage.errors import InvalidCursorName, InvalidSqlStatementName, ProtocolViolation
+from storage.errors import (
+    DuplicateCursor,
+    DuplicatePreparedStatement,
+    InvalidCursorName,
+    InvalidSqlStatementName,
+    ProtocolViolation,
+)
 
 if TYPE_CHECKING:
     from sql.session.session import Session
@@ -169,7 +174,7 @@ class PortalRegistry:
     def check_statement_name(self, name: str) -> None:
         """Refuse a Parse into a named statement that exists (the unnamed one is replaced)."""
         if name and name in self.statements:
-            raise coded_error("42P05", f'prepared statement "{name}" already exists')
+            raise DuplicatePreparedStatement(f'prepared statement "{name}" already exists')
 
     def add_statement(self, name: str, statement: PreparedStatement) -> None:
         self.check_statement_name(name)
@@ -184,7 +189,7 @@ class PortalRegistry:
     def add_portal(self, portal: Portal) -> None:
         """Register a portal; the caller has closed an unnamed one of before."""
         if portal.name in self.portals:
-            raise coded_error("42P03", f'cursor "{portal.name}" already exists')
+            raise DuplicateCursor(f'cursor "{portal.name}" already exists')
         self.portals[portal.name] = portal
 
     def portal(self, name: str) -> Portal:

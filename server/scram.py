@@ -3,9 +3,11 @@
 PostgreSQL ignores the user name inside the SCRAM messages (libpq sends an
 empty ``n=``) and uses the startup packet's; channel binding is not offered,
 so the client's GS2 header must be ``n,,`` or ``y,,``.  The verifier (salt,
-iteration count, StoredKey, ServerKey) comes from ``catalog.roles``, whose
-hashing (SASLprep, PBKDF2) is scramp's; this module only checks the client's
-proof and signs the server's answer, with constant-time comparisons.
+iteration count, StoredKey, ServerKey) is whatever the role store keeps
+(``catalog.roles`` hashes with scramp, SASLprep and PBKDF2 included), seen
+here through the ``ScramVerifier`` protocol so that the server never imports
+the catalog; this module only checks the client's proof and signs the
+server's answer, with constant-time comparisons.
 """
 
 from __future__ import annotations
@@ -14,10 +16,47 @@ import base64
 import hashlib
 import hmac
 import secrets
+from dataclasses import dataclass
+from typing import Protocol
 
-from catalog.roles import Verifier
-
+MECHANISM = "SCRAM-SHA-256"
 NONCE_BYTES = 18
+MOCK_SALT_BYTES = 32  # as long as scramp makes them for the role store, so the mock looks real
+MOCK_ITERATIONS = 4096
+
+
+class ScramVerifier(Protocol):
+    """What the server keeps of a password: enough to check a proof, not to make one."""
+
+    @property
+    def iterations(self) -> int: ...
+
+    @property
+    def salt(self) -> bytes: ...
+
+    @property
+    def stored_key(self) -> bytes: ...
+
+    @property
+    def server_key(self) -> bytes: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MockVerifier:
+    """A verifier for a role that has none, so a doomed exchange looks like a real one.
+
+    As PostgreSQL's ``mock_scram_secret``: a salt and the default iteration
+    count for the client to see, and keys no proof matches.
+    """
+
+    iterations: int
+    salt: bytes
+    stored_key: bytes = bytes(32)
+    server_key: bytes = bytes(32)
+
+
+def mock_verifier() -> MockVerifier:
+    return MockVerifier(MOCK_ITERATIONS, secrets.token_bytes(MOCK_SALT_BYTES))
 
 
 class ScramError(Exception):
@@ -25,7 +64,7 @@ class ScramError(Exception):
 
 
 def _attributes(message: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for part in message.split(","):
         key, equals, value = part.partition("=")
         if not equals or len(key) != 1:
@@ -37,7 +76,7 @@ def _attributes(message: str) -> dict[str, str]:
 class ScramServer:
     """One exchange: ``first`` answers client-first, ``final`` checks client-final."""
 
-    def __init__(self, verifier: Verifier) -> None:
+    def __init__(self, verifier: ScramVerifier) -> None:
         self._verifier = verifier
         self._gs2_header = ""
         self._client_first_bare = ""

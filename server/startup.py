@@ -1,6 +1,9 @@
-"""The start of a connection: the first-packet loop, the TLS upgrade, authentication, the session.
+"""The start-up phase of a connection: the first-packet loop, the TLS upgrade, authentication.
 
-SSLRequest is answered ``S`` and the socket upgraded to TLS when the server
+``StartupHandshake`` runs the exchange from the first packet up to
+AuthenticationOk and returns the ``Startup`` the client asked for (user,
+database, run-time parameters); the connection then opens the session and
+sends ParameterStatus, BackendKeyData and ReadyForQuery.  SSLRequest is answered ``S`` and the socket upgraded to TLS when the server
 has a certificate, else ``N``; GSSENCRequest always gets ``N``.  Bytes the
 client sent after SSLRequest but before the handshake are refused (they were
 not encrypted).  With ``tls_required`` a StartupMessage that arrives in the
@@ -10,21 +13,22 @@ CancelRequest is handed to the server and the connection closes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import ssl
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from server import messages as m
+from server.auth import Authenticator, AuthExchange
+from server.codec import FrontendDecoder
+from server.config import Config
 from storage.errors import (
-    DbError,
     FeatureNotSupported,
     InvalidAuthorizationSpecification,
     ProtocolViolation,
 )
-
-if TYPE_CHECKING:
-    from server.connection import Connection
 
 log = logging.getLogger(__name__)
 
@@ -54,39 +58,70 @@ def command_line_settings(options: str) -> dict[str, str]:
     return settings
 
 
+@dataclass(frozen=True, slots=True)
 class Startup:
-    """The startup half of ``Connection`` (a mixin: it uses the connection's I/O)."""
+    """What an authenticated StartupMessage asks for: who, which database, which settings."""
 
-    tls_context: ssl.SSLContext | None = None
-    is_tls = False
+    user: str
+    database: str
+    settings: dict[str, str]
 
-    async def _startup(self: Connection) -> bool:
-        """Run the first-packet loop and authentication; False if the connection just ends."""
-        try:
-            while True:
-                message = await self.receive()
-                if message is None:
-                    return False
-                if isinstance(message, m.SSLRequest):
-                    await self._answer_ssl_request()
-                elif isinstance(message, m.GSSENCRequest):
-                    self._writer.write(b"N")
-                    await self._writer.drain()
-                elif isinstance(message, m.CancelRequest):
-                    self._on_cancel_request(message.process_id, message.secret_key)
-                    return False
-                elif isinstance(message, m.StartupMessage):
-                    break
-                else:
-                    raise ProtocolViolation("expected a startup message")
-            await self._start_session(message)
-        except DbError as exc:
-            await self._fatal(exc)
-        return True
 
-    async def _answer_ssl_request(self: Connection) -> None:
+class StartupHandshake:
+    """The start-up phase of one connection, up to and including AuthenticationOk.
+
+    It shares the connection's message I/O (``exchange``) and, for the
+    single-byte SSLRequest answers and the TLS upgrade, its raw ``writer``
+    and ``decoder``; the connection keeps everything after authentication.
+    """
+
+    def __init__(
+        self,
+        exchange: AuthExchange,
+        writer: asyncio.StreamWriter,
+        decoder: FrontendDecoder,
+        *,
+        config: Config,
+        authenticator: Authenticator,
+        tls_context: ssl.SSLContext | None,
+        process_id: int,
+        on_cancel_request: Callable[[int, int], None],
+    ) -> None:
+        self._exchange = exchange
+        self._writer = writer
+        self._decoder = decoder
+        self._config = config
+        self._authenticator = authenticator
+        self._tls_context = tls_context
+        self._process_id = process_id
+        self._on_cancel_request = on_cancel_request
+        self.is_tls = False
+
+    async def run(self) -> Startup | None:
+        """Run the first-packet loop and authentication; None if the connection just ends.
+
+        A refusal raises a FATAL-worthy ``DbError`` for the connection to report.
+        """
+        while True:
+            message = await self._exchange.receive()
+            if message is None:
+                return None
+            if isinstance(message, m.SSLRequest):
+                await self._answer_ssl_request()
+            elif isinstance(message, m.GSSENCRequest):
+                self._writer.write(b"N")
+                await self._writer.drain()
+            elif isinstance(message, m.CancelRequest):
+                self._on_cancel_request(message.process_id, message.secret_key)
+                return None
+            elif isinstance(message, m.StartupMessage):
+                return await self._authenticate(message)
+            else:
+                raise ProtocolViolation("expected a startup message")
+
+    async def _answer_ssl_request(self) -> None:
         """Answer 'S' and run the TLS handshake if the server has a certificate, else 'N'."""
-        if self.tls_context is None or self.is_tls:
+        if self._tls_context is None or self.is_tls:
             self._writer.write(b"N")
             await self._writer.drain()
             return
@@ -95,13 +130,13 @@ class Startup:
         self._writer.write(b"S")
         await self._writer.drain()
         try:
-            await self._writer.start_tls(self.tls_context)
+            await self._writer.start_tls(self._tls_context)
         except (ssl.SSLError, OSError) as exc:
-            log.info("connection %d: TLS handshake failed: %s", self.process_id, exc)
+            log.info("connection %d: TLS handshake failed: %s", self._process_id, exc)
             raise ConnectionError("TLS handshake failed") from exc
         self.is_tls = True
 
-    async def _start_session(self: Connection, startup: m.StartupMessage) -> None:
+    async def _authenticate(self, startup: m.StartupMessage) -> Startup:
         major, minor = startup.protocol_version >> 16, startup.protocol_version & 0xFFFF
         if major != 3:
             raise FeatureNotSupported(
@@ -110,7 +145,7 @@ class Startup:
         parameters = startup.parameters
         options = tuple(k for k in parameters if k.startswith("_pq_."))
         if minor > SERVER_MINOR_VERSION or options:
-            self.send(m.NegotiateProtocolVersion(SERVER_MINOR_VERSION, options))
+            self._exchange.send(m.NegotiateProtocolVersion(SERVER_MINOR_VERSION, options))
         user = parameters.get("user")
         if not user:
             raise InvalidAuthorizationSpecification(
@@ -118,22 +153,18 @@ class Startup:
             )
         database = parameters.get("database") or user
         if self._config.tls_required and not self.is_tls:
-            host = self.peer[0] if isinstance(self.peer, tuple) else "local"
-            log.info("connection %d: refused, TLS is required", self.process_id)
+            peer = self._exchange.peer
+            host = peer[0] if isinstance(peer, tuple) else "local"
+            log.info("connection %d: refused, TLS is required", self._process_id)
             raise InvalidAuthorizationSpecification(
                 f'no pg_hba.conf entry for host "{host}", user "{user}", '
                 f'database "{database}", no encryption'
             )
-        await self._authenticator.authenticate(self, user, database)
+        await self._authenticator.authenticate(self._exchange, user, database)
         settings = {
             k: v
             for k, v in parameters.items()
             if k not in ("user", "database", "options") and k not in options
         }
         settings.update(command_line_settings(parameters.get("options", "")))
-        self._session = await self._run(self._database.session, user, database, settings)
-        log.debug("connection %d: user %r, database %r", self.process_id, user, database)
-        self._send_parameter_changes()
-        self.send(m.BackendKeyData(self.process_id, self.secret_key))
-        self.send(m.ReadyForQuery(self._session.transaction_status))
-        await self.flush()
+        return Startup(user, database, settings)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from server.errors import coded_error
 from sql.session.settings import duration_ms
-from storage.errors import DbError, QueryCanceled
+from storage.errors import DbError, IdleInTransactionSessionTimeout, QueryCanceled
 
 STATEMENT_TIMEOUT_MESSAGE = "canceling statement due to statement timeout"
 IDLE_IN_TRANSACTION_MESSAGE = "terminating connection due to idle-in-transaction timeout"
@@ -62,4 +61,4 @@ class StatementTimer:
 
 
 def idle_in_transaction_error() -> DbError:
-    return coded_error("25P03", IDLE_IN_TRANSACTION_MESSAGE, severity="FATAL")
+    return IdleInTransactionSessionTimeout(IDLE_IN_TRANSACTION_MESSAGE)

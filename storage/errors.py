@@ -348,3 +348,7 @@ class InternalError(DbError, sqlstate="XX000"):
 
 class DataCorrupted(DbError, sqlstate="XX001"):
     pass
+
+
+class IdleInTransactionSessionTimeout(InvalidTransactionState, sqlstate="25P03"):
+    severity = "FATAL"

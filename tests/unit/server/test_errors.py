@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 
-from server.errors import coded_error, error_response, is_fatal, notice_response
+from server.errors import error_response, is_fatal, notice_response
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
+    DuplicateCursor,
+    DuplicatePreparedStatement,
+    IdleInTransactionSessionTimeout,
     InvalidCatalogName,
     SqlSyntaxError,
     UndefinedTable,
+    error_class,
 )
 
 
@@ -55,7 +59,10 @@ def test_notice_takes_its_severity_from_the_error():
     assert notice_response(UndefinedTable("x")).get("S") == "NOTICE"
 
 
-def test_coded_error_carries_a_sqlstate_without_a_class():
-    error = coded_error("42P05", 'prepared statement "s" already exists')
+def test_the_servers_own_errors_carry_their_sqlstates():
+    error = DuplicatePreparedStatement('prepared statement "s" already exists')
     assert error_response(error).get("C") == "42P05"
-    assert coded_error("42P01", "x").__class__ is UndefinedTable
+    assert error_response(DuplicateCursor('cursor "c" already exists')).get("C") == "42P03"
+    fatal = error_response(IdleInTransactionSessionTimeout("idle"))
+    assert (fatal.get("S"), fatal.get("C")) == ("FATAL", "25P03")
+    assert error_class("42P01") is UndefinedTable

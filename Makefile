@@ -1,7 +1,7 @@
 # nyala: developer entry points.
 #
 #   make serve   run a server on 127.0.0.1:5433 with its data in ./nyala-data
-#   make test    lint, check import layering, run the whole test suite (what CI runs)
+#   make test    lint, check import layering and types, run the whole test suite (what CI runs)
 #
 # Everything the tests need is installed from here, into .venv; a stamp file
 # per extra makes a second run skip the install until pyproject.toml changes.
@@ -25,8 +25,8 @@ JDBC_JAR   := /usr/share/java/postgresql.jar
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
-	@echo "make test       ruff, import-linter and the whole pytest suite (what CI runs)"
-	@echo "make lint       ruff check and lint-imports only"
+	@echo "make test       ruff, import-linter, mypy and the whole pytest suite (what CI runs)"
+	@echo "make lint       ruff check, lint-imports and mypy only"
 	@echo "make unit       every test except the end-to-end ones"
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
 	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
@@ -61,6 +61,7 @@ serve: $(RUN_STAMP)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 unit: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "not e2e" $(PYTEST_ARGS)

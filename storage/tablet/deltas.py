@@ -29,18 +29,15 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from storage.errors import DataCorrupted
+from storage.row_change import Mutation, Row, from_storage_values, storage_arrow_type
 from storage.schema import ColumnSchema, Schema
-from storage.tablet.memrowset import Mutation, Row, from_storage_values, storage_arrow_type
+from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
-
-if TYPE_CHECKING:
-    from storage.tablet.schema_change import RowMapper
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,20 +38,21 @@ from storage.cfile.writer import rows_per_block, write_cfile
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
-from storage.scan_stats import ScanStats
-from storage.schema import Schema
-from storage.tablet.bloom import BloomFilter
-from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
-from storage.tablet.key_index import KeyIndex
-from storage.tablet.memrowset import (
+from storage.row_change import (
     Mutation,
     MutationKind,
-    Probe,
     Row,
     apply_mutation,
     from_storage_values,
     to_storage_values,
 )
+from storage.scan_stats import ScanStats
+from storage.schema import Schema
+from storage.tablet.bloom import BloomFilter
+from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
+from storage.tablet.key_index import KeyIndex
+from storage.tablet.memrowset import Probe
+from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 from storage.types import BINARY, BOOL, DataType
 
@@ -196,8 +197,6 @@ class DiskRowSet:
     def with_schema(self, schema: Schema) -> DiskRowSet:
         """This rowset read as ``schema`` (schema_change.py): same files, remapped
         DeltaMemStore; the caller holds the tablet lock and swaps the copy in."""
-        from storage.tablet.schema_change import RowMapper
-
         copy = object.__new__(DiskRowSet)
         copy.__dict__.update(self.__dict__)
         copy.schema = schema

@@ -27,9 +27,10 @@ from pathlib import Path
 
 from sortedcontainers import SortedDict
 
+from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
 from storage.tablet.diskrowset import DiskRowSet, FlushRow, rowset_dir_name, write_rowset
-from storage.tablet.memrowset import MemRowSet, Row, apply_mutation
+from storage.tablet.memrowset import MemRowSet
 from storage.timestamp import Timestamp
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from storage.errors import InternalError
+from storage.row_change import Mutation, MutationKind, Row, from_storage_values
 from storage.schema import Schema
-from storage.tablet.memrowset import Mutation, MutationKind, Row, from_storage_values
 
 
 class RowMapper:

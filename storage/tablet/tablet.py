@@ -48,11 +48,12 @@ from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
+from storage.row_change import to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
 from storage.tablet.diskrowset import DiskRowSet
-from storage.tablet.memrowset import MemRowSet, Probe, to_storage_values
+from storage.tablet.memrowset import MemRowSet, Probe
 from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 from storage.types import TabletId

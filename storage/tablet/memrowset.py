@@ -30,7 +30,7 @@ Not thread-safe by itself: the owning Tablet's lock guards every call, and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -99,6 +99,16 @@ class MemRowSet:
             moved.mutations = [mapper.mutation(m) for m in row.mutations]
             copy._rows[key] = moved
         return copy
+
+    def entries(self) -> ItemsView[bytes, MemRowSetRow]:
+        """Every row by encoded key, in key order, with its whole chain (what a flush reads)."""
+        return self._rows.items()
+
+    def with_entries(self, entries: SortedDict) -> MemRowSet:
+        """A MemRowSet of this schema and lock holding ``entries`` (the rows a flush keeps)."""
+        kept = MemRowSet(self._schema, self._lock)
+        kept._rows = entries
+        return kept
 
     def contains(self, key: bytes) -> bool:
         return key in self._rows

@@ -22,6 +22,8 @@ from storage.mvcc import TxnState
 from storage.types import DataType, TypeKind
 
 Row = tuple[object, ...]
+ColumnChanges = tuple[tuple[int, object], ...]
+"""An UPDATE's change: (column index, new value) for each column it sets."""
 
 
 class MutationKind(enum.Enum):
@@ -31,7 +33,8 @@ class MutationKind(enum.Enum):
 
 
 class Mutation:
-    """One entry in a row's REDO chain; ``change`` is ((column index, value), ...) or full values."""
+    """One entry in a row's REDO chain; ``change`` is an UPDATE's ``ColumnChanges``, a
+    REINSERT's full ``Row``, or None for a DELETE."""
 
     __slots__ = ("kind", "txn", "change")
 
@@ -47,7 +50,8 @@ def apply_mutation(values: Row | None, mutation: Mutation) -> Row | None:
     if kind is MutationKind.UPDATE:
         assert values is not None, "an UPDATE follows a live version"
         updated = list(values)
-        for column_idx, value in mutation.change:  # type: ignore[union-attr,misc]
+        change: ColumnChanges = mutation.change  # type: ignore[assignment]  # an UPDATE's change is ColumnChanges
+        for column_idx, value in change:
             updated[column_idx] = value
         return tuple(updated)
     if kind is MutationKind.DELETE:
@@ -67,7 +71,8 @@ def storage_arrow_type(data_type: DataType) -> pa.DataType:
 
 def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
     """Convert one batch column to the Python values a row holds."""
-    return array.cast(storage_arrow_type(data_type)).to_pylist()
+    values: list[object] = array.cast(storage_arrow_type(data_type)).to_pylist()
+    return values
 
 
 def from_storage_values(values: Sequence[object], data_type: DataType) -> pa.Array:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import NewType
+from typing import Any, NewType
 
 import numpy as np
 import pyarrow as pa
@@ -146,12 +146,12 @@ class DataType:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> DataType:
+    def from_json(cls, doc: dict[str, Any]) -> DataType:
         return cls(
             TypeKind(doc["kind"]),
-            precision=doc.get("precision"),  # type: ignore[arg-type]
-            scale=doc.get("scale"),  # type: ignore[arg-type]
-            length=doc.get("length"),  # type: ignore[arg-type]
+            precision=doc.get("precision"),
+            scale=doc.get("scale"),
+            length=doc.get("length"),
             with_time_zone=bool(doc.get("with_time_zone", False)),
         )
 

@@ -146,9 +146,11 @@ class DeltaFile:
         self, *, after: int | None = None, at_or_before: int | None = None
     ) -> np.ndarray:
         """Rowids with a record whose timestamp is > ``after`` or <= ``at_or_before``."""
-        mask = (
-            self._ts > np.int64(after) if after is not None else self._ts <= np.int64(at_or_before)
-        )
+        if after is not None:
+            mask = self._ts > np.int64(after)
+        else:
+            assert at_or_before is not None, "one bound is given"
+            mask = self._ts <= np.int64(at_or_before)
         return np.unique(self._rowids[mask])
 
     def _entries(self, rowid: int) -> tuple[int, int]:

@@ -26,6 +26,7 @@ import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sortedcontainers import SortedDict
 
@@ -125,7 +126,9 @@ def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:
     )
 
 
-def remove_unnamed_files(tablet_dir: Path, doc: dict, schema: Schema, *, fsync: bool) -> None:
+def remove_unnamed_files(
+    tablet_dir: Path, doc: dict[str, Any], schema: Schema, *, fsync: bool
+) -> None:
     """Remove rowset directories and delta files a crash left before the metadata named them."""
     named = {rowset_dir_name(m["id"]): m for m in doc.get("rowsets", [])}
     if not tablet_dir.is_dir():

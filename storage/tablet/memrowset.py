@@ -50,6 +50,7 @@ from storage.row_change import (
 from storage.schema import Schema
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
+from storage.types import ColumnId
 
 
 class MemRowSetRow:
@@ -102,7 +103,8 @@ class MemRowSet:
 
     def entries(self) -> ItemsView[bytes, MemRowSetRow]:
         """Every row by encoded key, in key order, with its whole chain (what a flush reads)."""
-        return self._rows.items()
+        entries: ItemsView[bytes, MemRowSetRow] = self._rows.items()
+        return entries
 
     def with_entries(self, entries: SortedDict) -> MemRowSet:
         """A MemRowSet of this schema and lock holding ``entries`` (the rows a flush keeps)."""
@@ -255,7 +257,7 @@ class MemRowSet:
 
 
 def _project(
-    arrays: dict[int, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
+    arrays: dict[ColumnId, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
 ) -> pa.RecordBatch:
     if not spec.projection:
         # No columns (SELECT count(*)): a batch that still carries its row count.

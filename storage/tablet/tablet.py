@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +49,7 @@ from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
-from storage.row_change import to_storage_values
+from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
@@ -90,7 +91,7 @@ class Tablet:
         schema: Schema,
         options: StorageOptions,
         directory: Path | None = None,
-        doc: dict | None = None,
+        doc: dict[str, Any] | None = None,
     ) -> None:
         self.tablet_id = tablet_id
         self.schema = schema
@@ -317,7 +318,9 @@ class Tablet:
         indexes = [self.schema.index_of(c.id) for c in changed]
         values = [to_storage_values(columns[c.id], c.type) for c in changed]
         # Per-row Python: each row becomes one UPDATE mutation in its chain (an edge).
-        changes = [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
+        changes: list[Row] | None = (
+            [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
+        )
         return self._mutate(txn, keys, wait_for, changes, conflict_ts=conflict_ts)
 
     def delete(

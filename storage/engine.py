@@ -66,7 +66,12 @@ _LIBC = _libc()
 
 
 class StorageEngine:
-    """One database's storage: its tablets, WAL, clock and MVCC state."""
+    """One database's storage: its tablets, WAL, clock and MVCC state.
+
+    It builds the ``CommitPipeline`` and ``TabletRegistry`` that its transactions see
+    instead of the engine; ``mvcc``, ``wal``, ``waits_for``, ``commit_lock`` and
+    ``recent_scans`` are the pipeline's.
+    """
 
     def __init__(
         self,

@@ -116,6 +116,7 @@ def flush_memrowset(
 
 
 def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:
+    """Log a flush once the tablet has swapped its result in."""
     log.info(
         "flushed tablet %s at %s: %d rows to %s, %d kept in memory",
         tablet_id,

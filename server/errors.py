@@ -35,7 +35,7 @@ def _fields(error: DbError, severity: str) -> tuple[tuple[str, str], ...]:
         fields.append(("H", error.hint))
     if error.position is not None:
         fields.append(("P", str(error.position)))
-    context = getattr(error, "context", None)
+    context = error.context
     if context:
         fields.append(("W", context))
     return tuple(fields)

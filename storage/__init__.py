@@ -1,5 +1,8 @@
 """nyala's storage engine: MVCC tablets modelled on Apache Kudu, under one WAL per database.
 
+Its one job is to keep tables' rows durable and to read and write them
+transactionally; the package itself exports nothing (import the modules).
+
 The tablet model, in one page
 -----------------------------
 
@@ -9,7 +12,7 @@ tablet is a set of *rowsets*, each holding a disjoint set of primary keys:
 - the **MemRowSet** (``tablet/memrowset.py``), an in-memory map from encoded
   primary key (``key_encoding.py``: bytes that sort like the key tuples) to
   the row as inserted plus its chain of mutations (UPDATE, DELETE,
-  REINSERT).  Every insert goes here.
+  REINSERT; the vocabulary is ``row_change.py``).  Every insert goes here.
 - **DiskRowSets** (``tablet/diskrowset.py``): a MemRowSet flushed
   (``tablet/flush.py``, on a size threshold or ``StorageEngine.checkpoint()``)
   to per-column files (``cfile/``), with a key index, a bloom filter, UNDO
@@ -34,6 +37,10 @@ committed at <= S, plus its own.  Because the WAL only ever holds committed
 transactions, recovery (``engine.py``) loads tablet metadata and replays
 every record as committed at its timestamp.
 
+A transaction sees the database only through the ``CommitPipeline``
+(``commit_pipeline.py``: MVCC manager, WAL, commit lock, waits-for graph) and
+the ``TabletRegistry`` (``tablet_registry.py``), which the engine builds.
+
 Writers to one key are serialised: a transaction that meets another live
 transaction's provisional write waits for it (``waits_for.py`` detects
 deadlocks), then applies to the newest version (READ COMMITTED).
@@ -42,9 +49,14 @@ The public surface
 ------------------
 
 Shared vocabulary, used by every layer: ``types``, ``schema``, ``predicate``
-(``ColumnPredicate``, ``ScanSpec``), ``timestamp``, ``errors``.  The facade
-for catalog/ and sql/: ``engine.StorageEngine`` (open, create/drop tablets,
-``begin()``) and ``transaction.Transaction`` (scan, insert, update, delete,
-commit, rollback).  Batches crossing the seam are ``pyarrow.RecordBatch``es
-whose fields are named ``str(column_id)``.  Everything else here is internal.
+(``ColumnPredicate``, ``ScanSpec``), ``timestamp``, ``errors``, ``row_change``
+(``to_storage_values``).  The facade for catalog/ and sql/:
+``engine.StorageEngine`` (open, create/drop tablets, ``begin()``) and
+``transaction.Transaction`` (scan, insert, update, delete, commit, rollback).
+Batches crossing the seam are ``pyarrow.RecordBatch``es whose fields are named
+``str(column_id)``.  Everything else here is internal.
+
+Inside storage, imports point down: the engine-level modules (engine,
+transaction, commit_pipeline, tablet_registry, wal, commit_record, waits_for)
+-> ``tablet/`` -> ``cfile/`` -> the vocabulary; import-linter keeps it so.
 """

@@ -14,7 +14,6 @@ transactions on its own thread.
 
 from __future__ import annotations
 
-import collections
 import ctypes
 import ctypes.util
 import logging
@@ -24,27 +23,19 @@ from pathlib import Path
 import pyarrow as pa
 
 from storage import commit_record
+from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind
-from storage.errors import (
-    AdminShutdown,
-    DataCorrupted,
-    DbError,
-    FeatureNotSupported,
-    InternalError,
-    InvalidParameterValue,
-    SnapshotTooOld,
-    UndefinedTable,
-)
+from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
 from storage.key_encoding import is_key_type
-from storage.mvcc import MvccManager, TxnState
+from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.schema import Schema
 from storage.tablet.tablet import Tablet, never_wait
-from storage.timestamp import HybridClock, Timestamp, from_micros, to_micros
+from storage.tablet_registry import TabletRegistry
+from storage.timestamp import HybridClock, Timestamp
 from storage.transaction import Transaction
 from storage.types import TabletId
-from storage.waits_for import WaitsForGraph
 from storage.wal import Wal
 
 log = logging.getLogger(__name__)
@@ -73,11 +64,14 @@ def _libc() -> ctypes.CDLL | None:
 
 _LIBC = _libc()
 
-RECENT_SCANS = 256
-
 
 class StorageEngine:
-    """One database's storage: its tablets, WAL, clock and MVCC state."""
+    """One database's storage: its tablets, WAL, clock and MVCC state.
+
+    It builds the ``CommitPipeline`` and ``TabletRegistry`` that its transactions see
+    instead of the engine; ``mvcc``, ``wal``, ``waits_for``, ``commit_lock`` and
+    ``recent_scans`` are the pipeline's.
+    """
 
     def __init__(
         self,
@@ -89,20 +83,16 @@ class StorageEngine:
     ) -> None:
         self.layout = layout
         self.options = options
+        self.pipeline = CommitPipeline(options, clock, wal, self.maybe_flush)
+        self.registry = TabletRegistry(tablets)
         self.wal = wal
         self.clock = clock
-        self.mvcc = MvccManager(clock)
-        self.waits_for = WaitsForGraph()
-        self.commit_lock = threading.Lock()
-        self._tablets = tablets
-        self._tablets_lock = threading.Lock()
+        self.mvcc = self.pipeline.mvcc
+        self.waits_for = self.pipeline.waits_for
+        self.commit_lock = self.pipeline.commit_lock
+        self.recent_scans = self.pipeline.recent_scans
+        """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view."""
         self._flush_lock = threading.Lock()
-        self._is_closed = False
-        self.recent_scans: collections.deque[tuple[TabletId, object, object]] = collections.deque(
-            maxlen=RECENT_SCANS
-        )
-        """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view;
-        a scan's stats keep filling in while it runs."""
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:
@@ -124,7 +114,7 @@ class StorageEngine:
             self.clock.update(record.commit_ts)
             state = TxnState.committed_at(record.commit_ts)
             for op in record.ops:
-                tablet = self._tablets.get(op.tablet_id)
+                tablet = self.registry.find(op.tablet_id)
                 if tablet is None or record.commit_ts <= tablet.flushed_ts:
                     continue
                 try:
@@ -142,7 +132,7 @@ class StorageEngine:
                         f"{op.tablet_id}: {exc.message}"
                     ) from exc
             records += 1
-        log.info("replayed %d WAL records into %d tablets", records, len(self._tablets))
+        log.info("replayed %d WAL records into %d tablets", records, len(self.registry))
 
     def create_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
         """Create an empty tablet; it is durable when this returns."""
@@ -152,69 +142,52 @@ class StorageEngine:
                     f'column "{column.name}" of type {column.type.pg_name()} '
                     "cannot be part of a primary key"
                 )
-        with self._tablets_lock:
-            self._check_open()
-            if tablet_id in self._tablets:
-                raise InternalError(f"tablet {tablet_id} already exists")
-            self._tablets[tablet_id] = Tablet.create(self.layout, tablet_id, schema, self.options)
+        self.registry.add(
+            tablet_id, lambda: Tablet.create(self.layout, tablet_id, schema, self.options)
+        )
 
     def drop_tablet(self, tablet_id: TabletId) -> None:
         """Remove a tablet and its files; WAL records naming it are skipped from now on."""
-        with self._tablets_lock:
-            if self._tablets.pop(tablet_id, None) is None:
-                raise UndefinedTable(f"tablet {tablet_id} does not exist")
-            metadata = self.layout.tablet_metadata_path(tablet_id)
-            # Metadata goes first: a directory without it is debris that open() removes.
-            metadata.unlink(missing_ok=True)
-            if self.options.fsync:
-                fsync_dir(metadata.parent)
-            remove_dir(self.layout.tablet_dir(tablet_id), fsync=self.options.fsync)
+        self.registry.remove(tablet_id, lambda: self._remove_tablet_files(tablet_id))
+
+    def _remove_tablet_files(self, tablet_id: TabletId) -> None:
+        metadata = self.layout.tablet_metadata_path(tablet_id)
+        # Metadata goes first: a directory without it is debris that open() removes.
+        metadata.unlink(missing_ok=True)
+        if self.options.fsync:
+            fsync_dir(metadata.parent)
+        remove_dir(self.layout.tablet_dir(tablet_id), fsync=self.options.fsync)
 
     def alter_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
         """Give a tablet a new schema (ALTER TABLE); durable when this returns."""
         self.tablet(tablet_id).alter_schema(schema)
 
     def has_tablet(self, tablet_id: TabletId) -> bool:
-        with self._tablets_lock:
-            return tablet_id in self._tablets
+        return tablet_id in self.registry
 
     def tablet_ids(self) -> list[TabletId]:
-        with self._tablets_lock:
-            return sorted(self._tablets)
+        return self.registry.tablet_ids()
 
     def schema(self, tablet_id: TabletId) -> Schema:
         return self.tablet(tablet_id).schema
 
     def tablet(self, tablet_id: TabletId) -> Tablet:
         """The tablet with this id (UndefinedTable if there is none)."""
-        with self._tablets_lock:
-            tablet = self._tablets.get(tablet_id)
-        if tablet is None:
-            raise UndefinedTable(f"tablet {tablet_id} does not exist")
-        return tablet
+        return self.registry.tablet(tablet_id)
 
     def history_cutoff(self, now: Timestamp) -> int:
         """The oldest timestamp whose history is still kept, seen from ``now``."""
-        micros = to_micros(now) - int(self.options.history_max_age_s * 1_000_000)
-        return int(from_micros(max(0, micros)))
+        return self.pipeline.history_cutoff(now)
 
     def check_snapshot(self, snapshot: Timestamp) -> None:
         """Refuse a time-travel read older than the history window (72000) or in the future;
         wait until every commit at or below it is applied."""
-        now = self.clock.now()
-        if snapshot < self.history_cutoff(now):
-            raise SnapshotTooOld(
-                "snapshot too old",
-                detail=f"history is kept for {self.options.history_max_age_s:g} seconds",
-            )
-        if snapshot > now:
-            raise InvalidParameterValue("cannot read a table as of a time in the future")
-        self.mvcc.wait_for_safe_time(snapshot)
+        self.pipeline.check_snapshot(snapshot)
 
     def checkpoint(self) -> int:
         """Flush every tablet at the current safe time and delete the WAL segments that only
         hold flushed writes; return the number of segments removed."""
-        self._check_open()
+        self.registry.check_open()
         with self._flush_lock:
             snapshot = self.mvcc.safe_time()
             cutoff = self.history_cutoff(snapshot)
@@ -240,8 +213,7 @@ class StorageEngine:
     def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
         """Flush each of these tablets whose MemRowSet passed the size threshold."""
         for tablet_id in tablet_ids:
-            with self._tablets_lock:
-                tablet = self._tablets.get(tablet_id)
+            tablet = self.registry.find(tablet_id)
             if tablet is None or tablet.memrowset_bytes < self.options.flush_threshold_bytes:
                 continue
             with self._flush_lock:
@@ -251,8 +223,7 @@ class StorageEngine:
                     release_freed_memory()
 
     def _remove_flushed_segments(self) -> int:
-        with self._tablets_lock:
-            tablets = list(self._tablets.values())
+        tablets = self.registry.tablets()
         floor = min((t.flushed_ts for t in tablets), default=self.mvcc.safe_time())
         removable = []
         for path in self.wal.segments[:-1]:
@@ -269,8 +240,8 @@ class StorageEngine:
 
     def begin(self, read_only: bool = False) -> Transaction:
         """Start a transaction reading at the current safe time."""
-        self._check_open()
-        return Transaction(self, read_only=read_only)
+        self.registry.check_open()
+        return Transaction(self.pipeline, self.registry, read_only=read_only)
 
     def now(self) -> Timestamp:
         """A fresh timestamp from the database clock."""
@@ -278,16 +249,10 @@ class StorageEngine:
 
     def close(self) -> None:
         """Sync and close the WAL; the engine refuses new transactions afterwards."""
-        with self._tablets_lock:
-            if self._is_closed:
-                return
-            self._is_closed = True
+        if not self.registry.close():
+            return
         with self.commit_lock:
             self.wal.close()
-
-    def _check_open(self) -> None:
-        if self._is_closed:
-            raise AdminShutdown("the storage engine is shut down")
 
 
 def _load_tablets(layout: DataDirLayout, options: StorageOptions) -> dict[TabletId, Tablet]:

@@ -10,7 +10,7 @@ a bug and becomes XX000.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Self
 
 _BY_SQLSTATE: dict[str, type[DbError]] = {}
 
@@ -19,7 +19,10 @@ class DbError(Exception):
     """An error with a SQLSTATE, a PostgreSQL-style message and optional fields.
 
     ``severity`` may be lowered per instance (NOTICE, WARNING) when the condition is
-    reported to the client without ending the statement.
+    reported to the client without ending the statement.  ``context`` is PostgreSQL's
+    CONTEXT field (where the error happened, e.g. ``COPY t, line 3``); ``copy_line`` is the
+    number, from 1, of the COPY row an error is about, as the decoder that found it counts
+    rows, for the COPY reader to turn into a ``context`` naming the line of the input.
     """
 
     sqlstate: ClassVar[str] = "XX000"
@@ -41,6 +44,8 @@ class DbError(Exception):
         hint: str | None = None,
         position: int | None = None,
         severity: str | None = None,
+        context: str | None = None,
+        copy_line: int | None = None,
     ) -> None:
         super().__init__(message)
         if severity is not None:
@@ -49,6 +54,14 @@ class DbError(Exception):
         self.detail = detail
         self.hint = hint
         self.position = position
+        self.context = context
+        self.copy_line = copy_line
+
+    def add_context(self, context: str) -> Self:
+        """Attach where the error happened (the CONTEXT field), replacing any earlier
+        context; returns the error, so ``raise error.add_context(...)`` reads in one line."""
+        self.context = context
+        return self
 
 
 def error_class(sqlstate: str) -> type[DbError]:

@@ -72,7 +72,8 @@ def encode_keys(columns: Sequence[pa.Array], types: Sequence[DataType]) -> list[
         for idx, (column, data_type) in enumerate(zip(columns, types))
     ]
     joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, b"")
-    return joined.to_pylist()
+    keys: list[bytes] = joined.to_pylist()
+    return keys
 
 
 def _encode_array(column: pa.Array, data_type: DataType, *, is_last: bool) -> pa.Array:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -56,13 +57,13 @@ class ColumnSchema:
         return doc
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> ColumnSchema:
+    def from_json(cls, doc: dict[str, Any]) -> ColumnSchema:
         return cls(
-            id=ColumnId(int(doc["id"])),  # type: ignore[call-overload]
+            id=ColumnId(int(doc["id"])),
             name=str(doc["name"]),
-            type=DataType.from_json(doc["type"]),  # type: ignore[arg-type]
+            type=DataType.from_json(doc["type"]),
             nullable=bool(doc["nullable"]),
-            default_sql=doc.get("default_sql"),  # type: ignore[arg-type]
+            default_sql=doc.get("default_sql"),
             encoding=str(doc.get("encoding", "AUTO_ENCODING")),
             compression=str(doc.get("compression", "DEFAULT_COMPRESSION")),
             read_default=_from_json_value(doc.get("read_default")),
@@ -143,6 +144,6 @@ class Schema:
         }
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> Schema:
-        cols = tuple(ColumnSchema.from_json(c) for c in doc["columns"])  # type: ignore[attr-defined]
-        return cls(cols, int(doc["num_key_columns"]))  # type: ignore[call-overload]
+    def from_json(cls, doc: dict[str, Any]) -> Schema:
+        cols = tuple(ColumnSchema.from_json(c) for c in doc["columns"])
+        return cls(cols, int(doc["num_key_columns"]))

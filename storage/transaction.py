@@ -38,12 +38,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from storage import commit_record
+from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind, WriteOp
 from storage.errors import (
     DbError,
@@ -58,11 +58,9 @@ from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats
 from storage.tablet.tablet import Tablet, WriteResult
+from storage.tablet_registry import TabletRegistry
 from storage.timestamp import Timestamp
 from storage.types import TabletId
-
-if TYPE_CHECKING:
-    from storage.engine import StorageEngine
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +71,14 @@ _MAX_RECORD_BYTES = (1 << 32) - 1
 class Transaction:
     """One storage transaction; used by one thread at a time (its session's)."""
 
-    def __init__(self, engine: StorageEngine, *, read_only: bool = False) -> None:
-        self._engine = engine
+    def __init__(
+        self, pipeline: CommitPipeline, tablets: TabletRegistry, *, read_only: bool = False
+    ) -> None:
+        self._pipeline = pipeline
+        self._tablets = tablets
         self._state = TxnState()
         self.read_only = read_only
-        self._snapshot = engine.mvcc.safe_time()
+        self._snapshot = pipeline.mvcc.safe_time()
         self._ops: list[WriteOp] = []
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
@@ -86,7 +87,7 @@ class Transaction:
         """One snapshot for the whole transaction, taken by its first statement."""
         self._snapshot_fixed = False
         self.lock_timeout_ms: int | None = None
-        """How long to wait for a row lock (0: forever); None: the engine's option."""
+        """How long to wait for a row lock (0: forever); None: the ``lock_timeout_ms`` option."""
         self.cancel_check: Callable[[], None] | None = None
         """Called now and then while waiting for a row lock; raise QueryCanceled to stop."""
 
@@ -119,13 +120,13 @@ class Transaction:
         """The snapshot a statement reads at: a fresh one under READ COMMITTED; under
         REPEATABLE READ the first statement's, for the whole transaction."""
         if not (self.repeatable_read and self._snapshot_fixed):
-            self._snapshot = self._engine.mvcc.safe_time()
+            self._snapshot = self._pipeline.mvcc.safe_time()
         self._snapshot_fixed = True
         return self._snapshot
 
     def refresh_snapshot(self) -> Timestamp:
         """Read at the current safe time from now on (an EvalPlanQual re-read)."""
-        self._snapshot = self._engine.mvcc.safe_time()
+        self._snapshot = self._pipeline.mvcc.safe_time()
         return self._snapshot
 
     def scan(
@@ -134,19 +135,19 @@ class Transaction:
         """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included;
         or, when ``spec.snapshot`` is set, as the tablet was then (SnapshotTooOld, 72000, if
         that is older than ``history_max_age_s``).  ``stats`` collects what the scan read; the
-        engine also keeps it, with the tablet and spec, in ``recent_scans``."""
+        commit pipeline also keeps it, with the tablet and spec, in ``recent_scans``."""
         self._check_active()
-        tablet = self._engine.tablet(tablet_id)
+        tablet = self._tablets.tablet(tablet_id)
         stats = stats if stats is not None else ScanStats()
-        self._engine.recent_scans.append((tablet_id, spec, stats))
+        self._pipeline.recent_scans.append((tablet_id, spec, stats))
         if spec.snapshot is not None:
-            self._engine.check_snapshot(Timestamp(spec.snapshot))
+            self._pipeline.check_snapshot(Timestamp(spec.snapshot))
             return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)
         return tablet.scan(spec, self._snapshot, self._state, stats)
 
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""
-        self._engine.check_snapshot(Timestamp(snapshot))
+        self._pipeline.check_snapshot(Timestamp(snapshot))
 
     def insert(
         self,
@@ -161,7 +162,7 @@ class Transaction:
         UniqueViolation naming ``constraint_name`` and leaves no row behind.
         """
         self._check_writable("INSERT")
-        tablet = self._engine.tablet(tablet_id)
+        tablet = self._tablets.tablet(tablet_id)
         result = tablet.insert(self._state, batch, self._wait_for, constraint_name)
         return self._record(tablet, OpKind.INSERT, batch, result)
 
@@ -178,7 +179,7 @@ class Transaction:
         numbers to ``conflicts``, for the caller to re-read and retry.
         """
         self._check_writable("UPDATE")
-        tablet = self._engine.tablet(tablet_id)
+        tablet = self._tablets.tablet(tablet_id)
         result = tablet.update(self._state, batch, self._wait_for, self._conflict_ts(conflicts))
         return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
 
@@ -188,7 +189,7 @@ class Transaction:
         """Delete the rows whose key columns ``keys`` holds; return the rows deleted.
         ``conflicts`` as for ``update``."""
         self._check_writable("DELETE")
-        tablet = self._engine.tablet(tablet_id)
+        tablet = self._tablets.tablet(tablet_id)
         result = tablet.delete(self._state, keys, self._wait_for, self._conflict_ts(conflicts))
         return self._record(tablet, OpKind.DELETE, keys, result, conflicts)
 
@@ -263,37 +264,37 @@ class Transaction:
         if not self._ops:
             self._state.mark_committed(None)
             return None
-        engine = self._engine
+        pipeline = self._pipeline
         body = commit_record.encode_ops(self._ops)
         if commit_record.HEADER_BYTES + len(body) > _MAX_RECORD_BYTES:
             self.rollback()
             raise ProgramLimitExceeded("transaction is too large to commit in one WAL record")
-        with engine.commit_lock:
+        with pipeline.commit_lock:
             # Timestamps are assigned in WAL order, so replay order is commit order.
-            commit_ts = engine.mvcc.start_commit()
+            commit_ts = pipeline.mvcc.start_commit()
             payload = commit_record.encode_header(commit_ts, len(self._ops)) + body
             try:
-                lsn = engine.wal.append(payload)
+                lsn = pipeline.wal.append(payload)
             except BaseException:
-                engine.mvcc.abort_commit(commit_ts)
+                pipeline.mvcc.abort_commit(commit_ts)
                 self.rollback()
                 raise
         try:
-            engine.wal.sync(lsn)
+            pipeline.wal.sync(lsn)
         except BaseException:
             log.critical("WAL sync failed; transaction %d rolled back in memory", self.txn_id)
-            engine.mvcc.abort_commit(commit_ts)
+            pipeline.mvcc.abort_commit(commit_ts)
             self.rollback()
             raise
         self._state.mark_committed(commit_ts)
-        engine.mvcc.finish_commit(commit_ts)
-        engine.mvcc.wait_for_safe_time(commit_ts)
+        pipeline.mvcc.finish_commit(commit_ts)
+        pipeline.mvcc.wait_for_safe_time(commit_ts)
         written = list(self._written)
         self._ops.clear()
         self._undo_log.clear()
         self._written.clear()
         try:
-            engine.maybe_flush(written)
+            pipeline.maybe_flush(written)
         except Exception:
             # The commit is durable; a failed flush is retried by the next commit or CHECKPOINT.
             log.exception("flush after the commit of transaction %d failed", self.txn_id)
@@ -313,13 +314,13 @@ class Transaction:
 
     def _wait_for(self, holder: TxnState) -> None:
         """Wait until ``holder`` finishes, unless that would deadlock or time out."""
-        engine = self._engine
+        pipeline = self._pipeline
         try:
-            engine.waits_for.add_wait(self._state, holder)
+            pipeline.waits_for.add_wait(self._state, holder)
             try:
                 timeout_ms = self.lock_timeout_ms
                 if timeout_ms is None:
-                    timeout_ms = engine.options.lock_timeout_ms
+                    timeout_ms = pipeline.options.lock_timeout_ms
                 deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
                 while True:
                     wait_s = _LOCK_WAIT_SLICE_S
@@ -332,7 +333,7 @@ class Transaction:
                     if deadline is not None and time.monotonic() >= deadline:
                         raise LockNotAvailable("canceling statement due to lock timeout")
             finally:
-                engine.waits_for.remove_wait(self._state)
+                pipeline.waits_for.remove_wait(self._state)
         except DbError:
             if not self._savepoints:
                 self.rollback()

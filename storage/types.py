@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import NewType
+from typing import Any, NewType
 
 import numpy as np
 import pyarrow as pa
+
+from storage.type_oids import TypeOid
 
 ColumnId = NewType("ColumnId", int)
 TabletId = NewType("TabletId", int)
@@ -41,23 +43,22 @@ class TypeKind(enum.Enum):
     TIMESTAMP = "unixtime_micros"
 
 
-# PostgreSQL type OIDs (pg_type.h).  Kudu's INT8 has no PostgreSQL twin; it is shown as int2.
+# Kudu's INT8 has no PostgreSQL twin; it is shown as int2.
 _PG_OID = {
-    TypeKind.BOOL: 16,
-    TypeKind.INT8: 21,
-    TypeKind.INT16: 21,
-    TypeKind.INT32: 23,
-    TypeKind.INT64: 20,
-    TypeKind.FLOAT: 700,
-    TypeKind.DOUBLE: 701,
-    TypeKind.DECIMAL: 1700,
-    TypeKind.VARCHAR: 1043,
-    TypeKind.STRING: 25,
-    TypeKind.BINARY: 17,
-    TypeKind.DATE: 1082,
-    TypeKind.TIMESTAMP: 1114,
+    TypeKind.BOOL: TypeOid.BOOL,
+    TypeKind.INT8: TypeOid.INT2,
+    TypeKind.INT16: TypeOid.INT2,
+    TypeKind.INT32: TypeOid.INT4,
+    TypeKind.INT64: TypeOid.INT8,
+    TypeKind.FLOAT: TypeOid.FLOAT4,
+    TypeKind.DOUBLE: TypeOid.FLOAT8,
+    TypeKind.DECIMAL: TypeOid.NUMERIC,
+    TypeKind.VARCHAR: TypeOid.VARCHAR,
+    TypeKind.STRING: TypeOid.TEXT,
+    TypeKind.BINARY: TypeOid.BYTEA,
+    TypeKind.DATE: TypeOid.DATE,
+    TypeKind.TIMESTAMP: TypeOid.TIMESTAMP,
 }
-PG_TIMESTAMPTZ_OID = 1184
 
 _INTEGER_RANGES = {
     TypeKind.INT8: (-(2**7), 2**7 - 1),
@@ -110,8 +111,8 @@ class DataType:
     @property
     def pg_oid(self) -> int:
         if self.kind is TypeKind.TIMESTAMP and self.with_time_zone:
-            return PG_TIMESTAMPTZ_OID
-        return _PG_OID[self.kind]
+            return int(TypeOid.TIMESTAMPTZ)
+        return int(_PG_OID[self.kind])
 
     @property
     def pg_typmod(self) -> int:
@@ -146,12 +147,12 @@ class DataType:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, object]) -> DataType:
+    def from_json(cls, doc: dict[str, Any]) -> DataType:
         return cls(
             TypeKind(doc["kind"]),
-            precision=doc.get("precision"),  # type: ignore[arg-type]
-            scale=doc.get("scale"),  # type: ignore[arg-type]
-            length=doc.get("length"),  # type: ignore[arg-type]
+            precision=doc.get("precision"),
+            scale=doc.get("scale"),
+            length=doc.get("length"),
             with_time_zone=bool(doc.get("with_time_zone", False)),
         )
 

@@ -301,8 +301,11 @@ def _check_record(data: bytes, pos: int) -> str:
 def _is_intact(data: bytes, pos: int) -> bool:
     if pos + _RECORD_HEADER.size > len(data):
         return False
+    length: int
+    crc: int
     length, crc = _RECORD_HEADER.unpack_from(data, pos)
     end = pos + _RECORD_HEADER.size + length
     if length == 0 or end > len(data):
         return False
-    return crc32c.crc32c(data[pos + _RECORD_HEADER.size : end]) == crc
+    actual: int = crc32c.crc32c(data[pos + _RECORD_HEADER.size : end])
+    return actual == crc

@@ -137,7 +137,7 @@ def split_tuples(buffer: bytes | bytearray, start: int, columns: int, line: int)
 
 def _at(error: DbError, line: int) -> DbError:
     """Note the tuple an error is about (counted from 1); the COPY adds its CONTEXT line."""
-    error.copy_line = line  # type: ignore[attr-defined]
+    error.copy_line = line
     return error
 
 

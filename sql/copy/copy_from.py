@@ -184,7 +184,7 @@ class CopyIn:
             self._guarded(self._load, chunk[:complete])
             error = BadCopyFileFormat("unterminated CSV quoted field")
             text = chunk[complete:].decode("utf-8", "replace")
-            error.context = f'COPY {self.table.name}, line {self._line + 1}: "{text}"'  # type: ignore[attr-defined]
+            error.add_context(f'COPY {self.table.name}, line {self._line + 1}: "{text}"')
             self.abort()
             raise error
         if chunk:
@@ -267,7 +267,7 @@ class CopyIn:
             error = BadCopyFileFormat(
                 f'column name mismatch in header line field {index + 1}: got {got}, expected "{name}"'
             )
-            error.context = f"COPY {self.table.name}, line 1"  # type: ignore[attr-defined]
+            error.add_context(f"COPY {self.table.name}, line 1")
             raise error
 
     def _write(self, rows: pa.Table) -> None:
@@ -309,9 +309,9 @@ class CopyIn:
                 for i, column in enumerate(self.columns)
             ]
         except DbError as exc:
-            line = getattr(exc, "copy_line", None)
+            line = exc.copy_line
             if line is not None:
-                exc.context = f"COPY {self.table.name}, line {self._line + line}"  # type: ignore[attr-defined]
+                exc.add_context(f"COPY {self.table.name}, line {self._line + line}")
             raise
         del self._buffer[: fields.consumed]
         if fields.rows:
@@ -321,7 +321,7 @@ class CopyIn:
             self._buffer.clear()
         elif is_final and self._buffer:
             error = BadCopyFileFormat("unexpected EOF in COPY data")
-            error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+            error.add_context(f"COPY {self.table.name}, line {self._line + 1}")
             raise error
 
     def _parse(self, chunk: bytes, skip_rows: int) -> pa.Table:
@@ -359,7 +359,7 @@ class CopyIn:
         )
         if b"\x00" in chunk:
             error: DbError = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8": 0x00')
-            error.context = f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}"  # type: ignore[attr-defined]
+            error.add_context(f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}")
             raise error
         if not options.is_csv:
             delimiter = (options.delimiter or "\t").encode()
@@ -393,7 +393,7 @@ class CopyIn:
             else:
                 missing = self._names[min(row.actual_columns, len(self._names) - 1)]
                 error = BadCopyFileFormat(f'missing data for column "{missing}"')
-            error.context = f'COPY {self.table.name}, line {line}: "{row.text}"'  # type: ignore[attr-defined]
+            error.add_context(f'COPY {self.table.name}, line {line}: "{row.text}"')
             return error
         if "UTF8" in message.upper() or "UTF-8" in message.upper():
             error = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8"')
@@ -401,13 +401,13 @@ class CopyIn:
             error = BadCopyFileFormat("unterminated CSV quoted field")
         else:
             error = BadCopyFileFormat(message.removeprefix("CSV parse error: "))
-        error.context = f"COPY {self.table.name}, line {self._line + 1}"  # type: ignore[attr-defined]
+        error.add_context(f"COPY {self.table.name}, line {self._line + 1}")
         return error
 
     def _locate(self, exc: DataException, strings: pa.Table) -> DataException:
         """Name the first row of ``strings`` that fails to convert (bisecting the batch), and its column."""
         if self._converts(strings):
-            exc.context = f"COPY {self.table.name}"  # type: ignore[attr-defined]
+            exc.add_context(f"COPY {self.table.name}")
             return exc
         low, high = 0, strings.num_rows
         while high - low > 1:
@@ -421,7 +421,7 @@ class CopyIn:
         if bad is not None:
             name, value = bad
             context += f', column {name}: "{value}"' if value is not None else f", column {name}: null input"
-        exc.context = context  # type: ignore[attr-defined]
+        exc.add_context(context)
         return exc
 
     def _converts(self, rows: pa.Table) -> bool:

@@ -40,8 +40,8 @@ from storage.errors import (
     UndefinedColumn,
     UndefinedTable,
 )
+from storage.row_change import to_storage_values
 from storage.schema import ColumnSchema, Schema
-from storage.tablet.memrowset import to_storage_values
 from storage.types import ColumnId, DataType
 
 Evaluator = Callable[[exp.Expression, DataType], object]

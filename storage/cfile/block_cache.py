@@ -3,7 +3,8 @@
 Decoding a block (CRC check, decompression, bitshuffle or dictionary decode)
 costs far more than using it, and point lookups and repeated scans hit the
 same blocks again and again.  One process-wide LRU keeps the most recently
-used decoded blocks up to ``capacity_bytes``; cfiles are immutable, so an
+used decoded blocks up to ``capacity_bytes`` (``reader.BLOCK_CACHE``, beside the
+Block type it holds); cfiles are immutable, so an
 entry never goes stale (each opened reader has its own key space).
 """
 
@@ -63,7 +64,3 @@ class BlockCache(Generic[V]):
                     _, (_, evicted) = self._entries.popitem(last=False)
                     self._bytes -= evicted
         return value
-
-
-BLOCK_CACHE: BlockCache = BlockCache()
-"""The process's cache (128 MiB)."""

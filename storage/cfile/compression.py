@@ -37,7 +37,8 @@ def compress(data: bytes, codec: CompressionType) -> bytes:
     if codec is CompressionType.NO_COMPRESSION or not data:
         return bytes(data)
     if codec is CompressionType.LZ4:
-        return lz4.block.compress(data, store_size=True)
+        compressed: bytes = lz4.block.compress(data, store_size=True)
+        return compressed
     if codec is CompressionType.SNAPPY:
         return bytes(cramjam.snappy.compress_raw(data))
     if codec is CompressionType.ZLIB:
@@ -51,7 +52,8 @@ def decompress(data: bytes, codec: CompressionType) -> bytes:
         return bytes(data)
     try:
         if codec is CompressionType.LZ4:
-            return lz4.block.decompress(data)
+            decompressed: bytes = lz4.block.decompress(data)
+            return decompressed
         if codec is CompressionType.SNAPPY:
             return bytes(cramjam.snappy.decompress_raw(data))
         if codec is CompressionType.ZLIB:

@@ -120,12 +120,14 @@ def encode_fixed(values: np.ndarray, encoding: EncodingType) -> bytes:
     if encoding is E.PLAIN_ENCODING:
         return values.tobytes()
     if encoding is E.BIT_SHUFFLE:
-        return (
-            bitshuffle.compress_lz4(np.ascontiguousarray(values)).tobytes() if len(values) else b""
-        )
+        if not len(values):
+            return b""
+        shuffled: bytes = bitshuffle.compress_lz4(np.ascontiguousarray(values)).tobytes()
+        return shuffled
     if encoding is E.RLE:
         starts, lengths = runs_of(values)
-        return _U32.pack(len(starts)) + values[starts].tobytes() + lengths.tobytes()
+        encoded: bytes = _U32.pack(len(starts)) + values[starts].tobytes() + lengths.tobytes()
+        return encoded
     raise AssertionError(f"{encoding} is not a fixed-width encoding")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from typing import Any
 
 import pyarrow as pa
 
@@ -43,7 +44,7 @@ def block_may_match(predicate: ColumnPredicate, meta: BlockMeta, data_type: Data
             prefix = physical(predicate.value, data_type)
             if prefix is _UNKNOWN:
                 return True
-            return lo[: len(prefix)] <= prefix <= hi[: len(prefix)]
+            return bool(lo[: len(prefix)] <= prefix <= hi[: len(prefix)])
         if predicate.lower is not None:
             lower = physical(predicate.lower, data_type)
             if lower is not _UNKNOWN and (
@@ -61,16 +62,19 @@ def block_may_match(predicate: ColumnPredicate, meta: BlockMeta, data_type: Data
         return True
 
 
-def _bound(value: object, data_type: DataType) -> object:
+def _bound(value: Any, data_type: DataType) -> Any:
+    """A block's min or max as comparable with ``physical`` values (the footer holds BINARY
+    bounds as hex and DECIMAL bounds as strings); Any, since each column type has its own."""
     if data_type.kind is TypeKind.BINARY:
-        return bytes.fromhex(value)  # type: ignore[arg-type]
+        return bytes.fromhex(value)
     if data_type.kind is TypeKind.DECIMAL:
-        return decimal.Decimal(value)  # type: ignore[arg-type]
+        return decimal.Decimal(value)
     return value
 
 
-def physical(value: object, data_type: DataType) -> object:
-    """``value`` in the form block min/max use, or _UNKNOWN."""
+def physical(value: object, data_type: DataType) -> Any:
+    """``value`` in the form block min/max use, or _UNKNOWN (Any: the form depends on the
+    column type, and a mismatch surfaces as the TypeError ``block_may_match`` catches)."""
     kind = data_type.kind
     try:
         if kind is TypeKind.DATE:

@@ -18,7 +18,7 @@ import crc32c
 import numpy as np
 import pyarrow as pa
 
-from storage.cfile.block_cache import BLOCK_CACHE
+from storage.cfile.block_cache import BlockCache
 from storage.cfile.compression import CompressionType, decompress
 from storage.cfile.encoding import (
     EncodingType,
@@ -80,7 +80,8 @@ class CFileReader:
 
     @property
     def size_bytes(self) -> int:
-        return self._file.size()
+        size: int = self._file.size()
+        return size
 
     def close(self) -> None:
         self._file.close()
@@ -206,8 +207,10 @@ class Block:
             matches = bitset[self.codes]
             on_encoded = True
         elif self.fixed is not None and self.fixed.values is None:
-            run_mask = _mask(predicate.evaluate(self._fixed_arrow(self.fixed.run_values)))
-            matches = np.repeat(run_mask, self.fixed.run_lengths)
+            run_values, run_lengths = self.fixed.run_values, self.fixed.run_lengths
+            assert run_values is not None and run_lengths is not None, "RLE values keep runs"
+            run_mask = _mask(predicate.evaluate(self._fixed_arrow(run_values)))
+            matches = np.repeat(run_mask, run_lengths)
             on_encoded = True
         elif self.fixed is not None:
             matches = _mask(predicate.evaluate(self._fixed_arrow(self.fixed.materialise())))
@@ -240,6 +243,7 @@ class Block:
         if self.codes is not None:
             codes = pa.array(self.codes, pa.uint32()).take(indices)
             return self.reader.dictionary.take(codes)
+        assert self.var is not None, "a block holds fixed, dictionary or variable-width values"
         return self.var.take(indices)
 
     def _fixed_arrow(self, values: np.ndarray, null_mask: np.ndarray | None = None) -> pa.Array:
@@ -259,4 +263,9 @@ class Block:
 
 
 def _mask(result: pa.Array) -> np.ndarray:
-    return result.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    mask: np.ndarray = result.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    return mask
+
+
+BLOCK_CACHE: BlockCache[Block] = BlockCache()
+"""The process's cache of decoded blocks (128 MiB)."""

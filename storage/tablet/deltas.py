@@ -29,18 +29,15 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from storage.errors import DataCorrupted
+from storage.row_change import Mutation, Row, from_storage_values, storage_arrow_type
 from storage.schema import ColumnSchema, Schema
-from storage.tablet.memrowset import Mutation, Row, from_storage_values, storage_arrow_type
+from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
-
-if TYPE_CHECKING:
-    from storage.tablet.schema_change import RowMapper
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +146,11 @@ class DeltaFile:
         self, *, after: int | None = None, at_or_before: int | None = None
     ) -> np.ndarray:
         """Rowids with a record whose timestamp is > ``after`` or <= ``at_or_before``."""
-        mask = (
-            self._ts > np.int64(after) if after is not None else self._ts <= np.int64(at_or_before)
-        )
+        if after is not None:
+            mask = self._ts > np.int64(after)
+        else:
+            assert at_or_before is not None, "one bound is given"
+            mask = self._ts <= np.int64(at_or_before)
         return np.unique(self._rowids[mask])
 
     def _entries(self, rowid: int) -> tuple[int, int]:

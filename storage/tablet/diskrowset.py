@@ -25,6 +25,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -38,20 +39,21 @@ from storage.cfile.writer import rows_per_block, write_cfile
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
-from storage.scan_stats import ScanStats
-from storage.schema import Schema
-from storage.tablet.bloom import BloomFilter
-from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
-from storage.tablet.key_index import KeyIndex
-from storage.tablet.memrowset import (
+from storage.row_change import (
     Mutation,
     MutationKind,
-    Probe,
     Row,
     apply_mutation,
     from_storage_values,
     to_storage_values,
 )
+from storage.scan_stats import ScanStats
+from storage.schema import Schema
+from storage.tablet.bloom import BloomFilter
+from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
+from storage.tablet.key_index import KeyIndex
+from storage.tablet.memrowset import Probe
+from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 from storage.types import BINARY, BOOL, DataType
 
@@ -163,10 +165,23 @@ def _write_file(path: Path, data: bytes, *, fsync: bool) -> None:
             os.fsync(f.fileno())
 
 
+class RowSetStats(TypedDict):
+    """A DiskRowSet as the ``nyala_rowsets`` system view shows it."""
+
+    rowset_id: int
+    min_key: bytes
+    max_key: bytes
+    rows: int
+    bytes_on_disk: int
+    redo_delta_files: int
+    undo_delta_files: int
+    delta_memstore_rows: int
+
+
 class DiskRowSet:
     """One opened DiskRowSet: readers over its files, and its DeltaMemStore."""
 
-    def __init__(self, tablet_dir: Path, schema: Schema, meta: dict) -> None:
+    def __init__(self, tablet_dir: Path, schema: Schema, meta: dict[str, Any]) -> None:
         self.meta = meta
         self.rowset_id: int = meta["id"]
         self.directory = tablet_dir / rowset_dir_name(self.rowset_id)
@@ -196,8 +211,6 @@ class DiskRowSet:
     def with_schema(self, schema: Schema) -> DiskRowSet:
         """This rowset read as ``schema`` (schema_change.py): same files, remapped
         DeltaMemStore; the caller holds the tablet lock and swaps the copy in."""
-        from storage.tablet.schema_change import RowMapper
-
         copy = object.__new__(DiskRowSet)
         copy.__dict__.update(self.__dict__)
         copy.schema = schema
@@ -211,7 +224,7 @@ class DiskRowSet:
         column = self.schema.column(column_id)
         return from_storage_values([column.read_default] * rows, column.type)
 
-    def _open_delta(self, doc: dict) -> DeltaFile:
+    def _open_delta(self, doc: dict[str, Any]) -> DeltaFile:
         return DeltaFile(self.directory / doc["file"], self.schema, doc["min_ts"], doc["max_ts"])
 
     def known_files(self) -> set[str]:
@@ -360,7 +373,7 @@ class DiskRowSet:
 
     # --- REDO flush ------------------------------------------------------------------------------
 
-    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict | None:
+    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
         """Write the DeltaMemStore's mutations committed at or before ``snapshot`` as a REDO
         delta file; return its metadata entry (the caller names it in the tablet metadata)."""
         flushed = self.dms.split_committed(snapshot)
@@ -375,7 +388,9 @@ class DiskRowSet:
                 values = redo[1]
             for mutation in flushed[rowid]:
                 values = apply_mutation(values, mutation)
-                images.append(DeltaImage(rowid, int(mutation.txn.commit_ts), values))
+                # split_committed hands back committed mutations only.
+                commit_ts: Timestamp = mutation.txn.commit_ts  # type: ignore[assignment]
+                images.append(DeltaImage(rowid, int(commit_ts), values))
         name = f"redo-{self.meta['next_delta']}.arrow"
         tmp = self.directory / (name + ".tmp")
         write_delta_file(tmp, self.schema, images, fsync=fsync)
@@ -392,7 +407,7 @@ class DiskRowSet:
         self.redo.append(self._open_delta(doc))
         return doc
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> RowSetStats:
         return {
             "rowset_id": self.rowset_id,
             "min_key": self.min_key,

@@ -14,8 +14,9 @@ cutoff C = S - history_max_age:
 - each DiskRowSet's DeltaMemStore writes its mutations committed at or below
   S as a REDO delta file.
 
-Then the tablet metadata is replaced, naming the new files and
-``flushed_ts = S``; only then is the new MemRowSet swapped in.  The tablet
+The flush hands back what it built (``FlushResult``); the tablet adds the
+new DiskRowSet, replaces its metadata, naming the new files and
+``flushed_ts = S``, and only then swaps in the new MemRowSet.  The tablet
 lock is held throughout, so writers wait and scans see before or after.
 """
 
@@ -23,97 +24,112 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sortedcontainers import SortedDict
 
+from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
 from storage.tablet.diskrowset import DiskRowSet, FlushRow, rowset_dir_name, write_rowset
-from storage.tablet.memrowset import MemRowSet, Row, apply_mutation
+from storage.tablet.memrowset import MemRowSet
 from storage.timestamp import Timestamp
 
 log = logging.getLogger(__name__)
 
 
-def flush_tablet(tablet, snapshot: Timestamp, history_cutoff: int) -> bool:  # noqa: ANN001
-    """Flush ``tablet`` at ``snapshot``; return whether anything was written."""
-    with tablet.lock:
-        old = tablet.memrowset
-        kept: SortedDict = SortedDict()
-        rows: list[FlushRow] = []
-        for key, row in old._rows.items():
-            ts0 = row.txn.commit_ts
-            if ts0 is None or ts0 > snapshot:
-                kept[key] = row
-                continue
-            values: Row | None = row.values
-            last_live: Row = row.values
-            undo: list[tuple[int, Row | None]] = [(int(ts0), None)] if ts0 > history_cutoff else []
-            cut = 0
-            for mutation in row.mutations:
-                ts = mutation.txn.commit_ts
-                if ts is None or ts > snapshot:
-                    break
-                before = values
-                values = apply_mutation(values, mutation)
-                if ts > history_cutoff:
-                    undo.append((int(ts), before))
-                if values is not None:
-                    last_live = values
-                cut += 1
-            suffix = row.mutations[cut:]
-            if values is None and not undo and not suffix:
-                continue
-            rows.append(
-                FlushRow(
-                    key,
-                    values if values is not None else last_live,
-                    values is not None,
-                    undo,
-                    suffix,
-                )
+@dataclass(frozen=True, slots=True)
+class FlushResult:
+    """What a flush built, for the tablet to swap in under its lock."""
+
+    memrowset: MemRowSet
+    """The rows that stay in memory: inserted above the snapshot, or still provisional."""
+    new_rowset: DiskRowSet | None
+    """The DiskRowSet the flushed rows went to; None when no row left the MemRowSet."""
+    flushed_rows: int
+    wrote: bool
+    """Whether any file was written: a new DiskRowSet or a REDO delta file."""
+
+
+def flush_memrowset(
+    memrowset: MemRowSet,
+    rowsets: list[DiskRowSet],
+    directory: Path,
+    schema: Schema,
+    rowset_id: int,
+    snapshot: Timestamp,
+    history_cutoff: int,
+    *,
+    fsync: bool,
+) -> FlushResult:
+    """Write ``memrowset``'s rows committed at or below ``snapshot`` as DiskRowSet
+    ``rowset_id`` and each of ``rowsets``' DeltaMemStores as a REDO file; the caller holds the
+    tablet lock, and swaps in what this returns before naming it in the metadata."""
+    kept: SortedDict = SortedDict()
+    rows: list[FlushRow] = []
+    for key, row in memrowset.entries():
+        ts0 = row.txn.commit_ts
+        if ts0 is None or ts0 > snapshot:
+            kept[key] = row
+            continue
+        values: Row | None = row.values
+        last_live: Row = row.values
+        undo: list[tuple[int, Row | None]] = [(int(ts0), None)] if ts0 > history_cutoff else []
+        cut = 0
+        for mutation in row.mutations:
+            ts = mutation.txn.commit_ts
+            if ts is None or ts > snapshot:
+                break
+            before = values
+            values = apply_mutation(values, mutation)
+            if ts > history_cutoff:
+                undo.append((int(ts), before))
+            if values is not None:
+                last_live = values
+            cut += 1
+        suffix = row.mutations[cut:]
+        if values is None and not undo and not suffix:
+            continue
+        rows.append(
+            FlushRow(
+                key,
+                values if values is not None else last_live,
+                values is not None,
+                undo,
+                suffix,
             )
-        wrote = False
-        for rowset in tablet.rowsets:
-            if rowset.flush_deltas(snapshot, fsync=tablet._options.fsync) is not None:
-                wrote = True
-        new_rowset = None
-        if rows:
-            rowset_id = tablet.next_rowset_id
-            meta = write_rowset(
-                tablet.directory,
-                rowset_id,
-                tablet.schema,
-                rows,
-                int(snapshot),
-                fsync=tablet._options.fsync,
-            )
-            new_rowset = DiskRowSet(tablet.directory, tablet.schema, meta)
-            for rowid, flushed in enumerate(rows):
-                for mutation in flushed.redo:
-                    new_rowset.dms.append(rowid, mutation)
-            tablet.rowsets = [*tablet.rowsets, new_rowset]
-            tablet.next_rowset_id = rowset_id + 1
-            wrote = True
-        previous_ts = tablet.flushed_ts
-        tablet.flushed_ts = Timestamp(max(int(snapshot), int(previous_ts)))
-        tablet.write_metadata()
-        memrowset = MemRowSet(tablet.schema, tablet.lock)
-        memrowset._rows = kept
-        tablet._memrowset = memrowset
-        tablet.memrowset_bytes = 0
-        log.info(
-            "flushed tablet %s at %s: %d rows to %s, %d kept in memory",
-            tablet.tablet_id,
-            int(snapshot),
-            len(rows),
-            rowset_dir_name(new_rowset.rowset_id) if new_rowset else "no rowset",
-            len(kept),
         )
-        return wrote
+    wrote = False
+    for rowset in rowsets:
+        if rowset.flush_deltas(snapshot, fsync=fsync) is not None:
+            wrote = True
+    new_rowset = None
+    if rows:
+        meta = write_rowset(directory, rowset_id, schema, rows, int(snapshot), fsync=fsync)
+        new_rowset = DiskRowSet(directory, schema, meta)
+        for rowid, flushed in enumerate(rows):
+            for mutation in flushed.redo:
+                new_rowset.dms.append(rowid, mutation)
+        wrote = True
+    return FlushResult(memrowset.with_entries(kept), new_rowset, len(rows), wrote)
 
 
-def remove_unnamed_files(tablet_dir: Path, doc: dict, schema: Schema, *, fsync: bool) -> None:
+def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:
+    """Log a flush once the tablet has swapped its result in."""
+    log.info(
+        "flushed tablet %s at %s: %d rows to %s, %d kept in memory",
+        tablet_id,
+        int(snapshot),
+        result.flushed_rows,
+        rowset_dir_name(result.new_rowset.rowset_id) if result.new_rowset else "no rowset",
+        len(result.memrowset),
+    )
+
+
+def remove_unnamed_files(
+    tablet_dir: Path, doc: dict[str, Any], schema: Schema, *, fsync: bool
+) -> None:
     """Remove rowset directories and delta files a crash left before the metadata named them."""
     named = {rowset_dir_name(m["id"]): m for m in doc.get("rowsets", [])}
     if not tablet_dir.is_dir():

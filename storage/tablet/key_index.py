@@ -20,7 +20,11 @@ class KeyIndex:
 
     def __init__(self, path: Path) -> None:
         self._reader = CFileReader(path)
-        self._block_max_keys = [bytes.fromhex(b.max) for b in self._reader.blocks]
+        # A BINARY cfile's footer holds its block bounds as hex strings.
+        self._block_max_keys = [
+            bytes.fromhex(b.max)  # type: ignore[arg-type]
+            for b in self._reader.blocks
+        ]
 
     @property
     def blocks(self) -> list[BlockMeta]:
@@ -66,4 +70,5 @@ class _Keys:
         return len(self._array)
 
     def __getitem__(self, index: int) -> bytes:
-        return self._array[index].as_py()
+        key: bytes = self._array[index].as_py()
+        return key

@@ -29,9 +29,8 @@ Not thread-safe by itself: the owning Tablet's lock guards every call, and
 
 from __future__ import annotations
 
-import enum
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import ItemsView, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -41,28 +40,17 @@ from sortedcontainers import SortedDict
 
 from storage.mvcc import TxnState
 from storage.predicate import ScanSpec
+from storage.row_change import (
+    Mutation,
+    MutationKind,
+    Row,
+    apply_mutation,
+    from_storage_values,
+)
 from storage.schema import Schema
+from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
-from storage.types import DataType, TypeKind
-
-Row = tuple[object, ...]
-
-
-class MutationKind(enum.Enum):
-    UPDATE = "update"
-    DELETE = "delete"
-    REINSERT = "reinsert"
-
-
-class Mutation:
-    """One entry in a row's REDO chain; ``change`` is ((column index, value), ...) or full values."""
-
-    __slots__ = ("kind", "txn", "change")
-
-    def __init__(self, kind: MutationKind, txn: TxnState, change: Row | None) -> None:
-        self.kind = kind
-        self.txn = txn
-        self.change = change
+from storage.types import ColumnId
 
 
 class MemRowSetRow:
@@ -91,26 +79,6 @@ class Probe:
 _ABSENT = Probe(None, False)
 
 
-def storage_arrow_type(data_type: DataType) -> pa.DataType:
-    """The Arrow type whose Python values a MemRowSet stores for a column (dates and
-    timestamps as plain ints, which are cheaper to hold than date/datetime objects)."""
-    if data_type.kind is TypeKind.DATE:
-        return pa.int32()
-    if data_type.kind is TypeKind.TIMESTAMP:
-        return pa.int64()
-    return data_type.arrow_type
-
-
-def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
-    """Convert one batch column to the Python values a MemRowSet row holds."""
-    return array.cast(storage_arrow_type(data_type)).to_pylist()
-
-
-def from_storage_values(values: Sequence[object], data_type: DataType) -> pa.Array:
-    """Build a column of ``data_type`` from MemRowSet values."""
-    return pa.array(values, type=storage_arrow_type(data_type)).cast(data_type.arrow_type)
-
-
 class MemRowSet:
     """The in-memory rowset every insert goes to, keyed by encoded primary key."""
 
@@ -125,8 +93,6 @@ class MemRowSet:
     def with_schema(self, schema: Schema) -> MemRowSet:
         """A copy whose rows and chains hold ``schema``'s columns (schema_change.py); the
         caller holds the tablet lock and swaps the copy in."""
-        from storage.tablet.schema_change import RowMapper
-
         mapper = RowMapper(self._schema, schema)
         copy = MemRowSet(schema, self._lock)
         for key, row in self._rows.items():
@@ -134,6 +100,17 @@ class MemRowSet:
             moved.mutations = [mapper.mutation(m) for m in row.mutations]
             copy._rows[key] = moved
         return copy
+
+    def entries(self) -> ItemsView[bytes, MemRowSetRow]:
+        """Every row by encoded key, in key order, with its whole chain (what a flush reads)."""
+        entries: ItemsView[bytes, MemRowSetRow] = self._rows.items()
+        return entries
+
+    def with_entries(self, entries: SortedDict) -> MemRowSet:
+        """A MemRowSet of this schema and lock holding ``entries`` (the rows a flush keeps)."""
+        kept = MemRowSet(self._schema, self._lock)
+        kept._rows = entries
+        return kept
 
     def contains(self, key: bytes) -> bool:
         return key in self._rows
@@ -280,7 +257,7 @@ class MemRowSet:
 
 
 def _project(
-    arrays: dict[int, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
+    arrays: dict[ColumnId, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
 ) -> pa.RecordBatch:
     if not spec.projection:
         # No columns (SELECT count(*)): a batch that still carries its row count.
@@ -312,17 +289,3 @@ def _visible(row: MemRowSetRow, snapshot: Timestamp, reader: TxnState | None) ->
             break
         values = apply_mutation(values, mutation)
     return values
-
-
-def apply_mutation(values: Row | None, mutation: Mutation) -> Row | None:
-    """The row after ``mutation`` (None when it deletes the row)."""
-    kind = mutation.kind
-    if kind is MutationKind.UPDATE:
-        assert values is not None, "an UPDATE follows a live version"
-        updated = list(values)
-        for column_idx, value in mutation.change:  # type: ignore[union-attr,misc]
-            updated[column_idx] = value
-        return tuple(updated)
-    if kind is MutationKind.DELETE:
-        return None
-    return mutation.change

@@ -20,8 +20,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from storage.errors import InternalError
+from storage.row_change import ColumnChanges, Mutation, MutationKind, Row, from_storage_values
 from storage.schema import Schema
-from storage.tablet.memrowset import Mutation, MutationKind, Row, from_storage_values
 
 
 class RowMapper:
@@ -45,10 +45,9 @@ class RowMapper:
         change = mutation.change
         if mutation.kind is MutationKind.UPDATE:
             assert change is not None, "an UPDATE carries its changes"
+            changes: ColumnChanges = change  # type: ignore[assignment]  # an UPDATE's change is ColumnChanges
             change = tuple(
-                (self._positions[idx], value)
-                for idx, value in change  # type: ignore[misc]
-                if idx in self._positions
+                (self._positions[idx], value) for idx, value in changes if idx in self._positions
             )
         elif mutation.kind is MutationKind.REINSERT:
             assert change is not None, "a REINSERT carries the whole row"

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,11 +49,13 @@ from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
+from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
 from storage.tablet.diskrowset import DiskRowSet
-from storage.tablet.memrowset import MemRowSet, Probe, to_storage_values
+from storage.tablet.flush import flush_memrowset, log_flush, remove_unnamed_files
+from storage.tablet.memrowset import MemRowSet, Probe
 from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 from storage.types import TabletId
@@ -88,7 +91,7 @@ class Tablet:
         schema: Schema,
         options: StorageOptions,
         directory: Path | None = None,
-        doc: dict | None = None,
+        doc: dict[str, Any] | None = None,
     ) -> None:
         self.tablet_id = tablet_id
         self.schema = schema
@@ -140,8 +143,6 @@ class Tablet:
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc
-        from storage.tablet.flush import remove_unnamed_files
-
         remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
         return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
 
@@ -161,10 +162,29 @@ class Tablet:
                 self.write_metadata()
 
     def flush(self, snapshot: Timestamp, history_cutoff: int) -> bool:
-        """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py)."""
-        from storage.tablet.flush import flush_tablet
-
-        return flush_tablet(self, snapshot, history_cutoff)
+        """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py); return whether
+        anything was written."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        with self._lock:
+            result = flush_memrowset(
+                self._memrowset,
+                self.rowsets,
+                self.directory,
+                self.schema,
+                self.next_rowset_id,
+                snapshot,
+                history_cutoff,
+                fsync=self._options.fsync,
+            )
+            if result.new_rowset is not None:
+                self.rowsets = [*self.rowsets, result.new_rowset]
+                self.next_rowset_id += 1
+            self.flushed_ts = Timestamp(max(int(snapshot), int(self.flushed_ts)))
+            self.write_metadata()
+            self._memrowset = result.memrowset
+            self.memrowset_bytes = 0
+            log_flush(self.tablet_id, snapshot, result)
+            return result.wrote
 
     def write_metadata(self) -> None:
         """Replace the metadata file atomically (caller holds the lock)."""
@@ -298,7 +318,9 @@ class Tablet:
         indexes = [self.schema.index_of(c.id) for c in changed]
         values = [to_storage_values(columns[c.id], c.type) for c in changed]
         # Per-row Python: each row becomes one UPDATE mutation in its chain (an edge).
-        changes = [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
+        changes: list[Row] | None = (
+            [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
+        )
         return self._mutate(txn, keys, wait_for, changes, conflict_ts=conflict_ts)
 
     def delete(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from storage.mvcc import TxnState
+from storage.row_change import Mutation, MutationKind
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
-from storage.tablet.memrowset import Mutation, MutationKind
 from storage.timestamp import Timestamp
 from storage.types import INT64, STRING, ColumnId
 

@@ -4,6 +4,7 @@ import threading
 import pyarrow as pa
 import pytest
 
+from storage import row_change
 from storage.key_encoding import encode_key
 from storage.mvcc import TxnState
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -166,8 +167,7 @@ def test_values_round_trip_for_every_column_type():
         pa.array([value], t.arrow_type) for value, t in zip(row, types)
     ]
     values = [
-        memrowset_module.to_storage_values(c, col.type)[0]
-        for c, col in zip(columns, schema.columns)
+        row_change.to_storage_values(c, col.type)[0] for c, col in zip(columns, schema.columns)
     ]
     mrs = MemRowSet(schema, threading.Lock())
     mrs.insert(encode_key([1], [INT64]), tuple(values), _committed(1))

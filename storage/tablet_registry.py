@@ -1,0 +1,84 @@
+"""TabletRegistry: a database's open tablets by id.
+
+The engine creates, drops and flushes tablets; transactions only look them up.
+The registry is the one place both meet, so a transaction needs nothing else
+of the engine to find a tablet.  Once closed, it refuses new tablets.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from storage.errors import AdminShutdown, InternalError, UndefinedTable
+from storage.tablet.tablet import Tablet
+from storage.types import TabletId
+
+
+class TabletRegistry:
+    """The open tablets by id; thread-safe."""
+
+    def __init__(self, tablets: dict[TabletId, Tablet]) -> None:
+        self._tablets = tablets
+        self._lock = threading.Lock()
+        self._is_closed = False
+
+    def tablet(self, tablet_id: TabletId) -> Tablet:
+        """The tablet with this id (UndefinedTable if there is none)."""
+        tablet = self.find(tablet_id)
+        if tablet is None:
+            raise UndefinedTable(f"tablet {tablet_id} does not exist")
+        return tablet
+
+    def find(self, tablet_id: TabletId) -> Tablet | None:
+        with self._lock:
+            return self._tablets.get(tablet_id)
+
+    def __contains__(self, tablet_id: TabletId) -> bool:
+        with self._lock:
+            return tablet_id in self._tablets
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tablets)
+
+    def tablet_ids(self) -> list[TabletId]:
+        with self._lock:
+            return sorted(self._tablets)
+
+    def tablets(self) -> list[Tablet]:
+        with self._lock:
+            return list(self._tablets.values())
+
+    @property
+    def is_closed(self) -> bool:
+        return self._is_closed
+
+    def add(self, tablet_id: TabletId, build: Callable[[], Tablet]) -> None:
+        """Register the tablet ``build`` makes; it runs under the lock, so two creators of one
+        id cannot both build it."""
+        with self._lock:
+            self.check_open()
+            if tablet_id in self._tablets:
+                raise InternalError(f"tablet {tablet_id} already exists")
+            self._tablets[tablet_id] = build()
+
+    def remove(self, tablet_id: TabletId, destroy: Callable[[], None]) -> None:
+        """Unregister a tablet, then run ``destroy`` (removing its files) under the lock."""
+        with self._lock:
+            if self._tablets.pop(tablet_id, None) is None:
+                raise UndefinedTable(f"tablet {tablet_id} does not exist")
+            destroy()
+
+    def close(self) -> bool:
+        """Refuse new tablets from now on; False if already closed."""
+        with self._lock:
+            if self._is_closed:
+                return False
+            self._is_closed = True
+            return True
+
+    def check_open(self) -> None:
+        """Raise AdminShutdown (57P01) once the registry is closed."""
+        if self._is_closed:
+            raise AdminShutdown("the storage engine is shut down")

@@ -39,7 +39,7 @@ _SIMPLE = {
 # OIDs of the PostgreSQL types query results are sent as.
 
 
-def _int_arg(node: exp.Expression, what: str) -> int:
+def _int_arg(node: exp.Expr, what: str) -> int:
     try:
         return int(node.name if isinstance(node, exp.DataTypeParam) else node.sql())
     except ValueError as exc:
@@ -123,7 +123,7 @@ def oid_for_sqlglot_type(node: exp.DataType) -> int:
 
 def oid_type_name(oid: int) -> str | None:
     """DuckDB type name to CAST a parameter of PostgreSQL type ``oid`` to (None: leave it)."""
-    return _DUCKDB_BY_OID.get(oid)
+    return _DUCKDB_BY_OID.get(TypeOid(oid)) if oid in _DUCKDB_BY_OID else None
 
 
 _DUCKDB_BY_OID = {
@@ -255,7 +255,7 @@ def to_wire(array: pa.Array | pa.ChunkedArray, oid: int) -> pa.Array | pa.Chunke
         if pa.types.is_decimal(array.type):
             return normalize_for_wire(array)
         return array.cast(pa.decimal128(38, 0))
-    target = _ARROW_BY_OID.get(oid)
+    target = _ARROW_BY_OID.get(TypeOid(oid)) if oid in _ARROW_BY_OID else None
     if target is None or array.type == target:
         return array
     if pa.types.is_null(array.type):

@@ -16,7 +16,7 @@ SCHEMA = "public"
 SYSTEM_SCHEMAS = ("pg_catalog", "information_schema")
 
 
-def identifier_name(node: exp.Expression) -> str:
+def identifier_name(node: exp.Expr) -> str:
     """The catalog name of an identifier, table or column node."""
     ident = node if isinstance(node, exp.Identifier) else node.this
     if isinstance(ident, exp.Identifier):

@@ -149,7 +149,7 @@ def decode_column(
     valid = lengths >= 0
     mask = ~valid if not valid.all() else None
     if type_oid in _FIXED:
-        size, dtype = _FIXED[type_oid]
+        size, dtype = _FIXED[TypeOid(type_oid)]
         bad = np.flatnonzero(valid & (lengths != size))
         if bad.size:
             first = int(bad[0])

@@ -35,6 +35,7 @@ from sql.common.datatypes import duckdb_type
 from sql.copy import binary_format
 from sql.copy.copy_statement import CopyStatement
 from sql.dml import writes
+from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
 from sql.planner.compiled_query import compile_query
 from sql.planner.transpile import SessionFacts
@@ -75,12 +76,12 @@ class _CopySourceRunner:
         params: list[Any] | None = None,
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
-        **options: Any,
+        stats: ScanStats | None = None,
     ) -> pa.Table | None:
         assert self.rows is not None, "a batch is set before the plan runs"
         merged = dict(overrides or {})
         merged[self._table] = self.rows
-        return self._runner.run_to_table(compiled, txn, params, now, merged, **options)
+        return self._runner.run_to_table(compiled, txn, params, now, merged, stats)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._runner, name)
@@ -147,11 +148,12 @@ class CopyIn:
         self._source = _CopySourceRunner(runner, table.name)
         self._runner = runner
         self._facts = facts
+        # exp.insert takes a Schema (the table and its column list) too; its hint names Table.
         insert = exp.insert(
             exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
                 exp.to_table(table.name, quoted=True)
             ),
-            exp.Schema(
+            exp.Schema(  # type: ignore[arg-type]
                 this=exp.to_table(table.name, quoted=True),
                 expressions=[exp.to_identifier(n, quoted=True) for n in self._names],
             ),

@@ -44,7 +44,7 @@ from storage.row_change import to_storage_values
 from storage.schema import ColumnSchema, Schema
 from storage.types import ColumnId, DataType
 
-Evaluator = Callable[[exp.Expression, DataType], object]
+Evaluator = Callable[[exp.Expr, DataType], object]
 RowExists = Callable[[str], bool]
 """Runs a SELECT and says whether it returned a row (is the table empty, any NULLs, ...)."""
 

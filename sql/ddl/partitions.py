@@ -37,12 +37,12 @@ from storage.schema import Schema
 from storage.types import DataType
 
 # Evaluates a constant expression as a value of a column type (raises the conversion's DbError).
-Evaluator = Callable[[exp.Expression, DataType], object]
+Evaluator = Callable[[exp.Expr, DataType], object]
 
 _MAX_BUCKETS = 1024
 
 
-def partitioning_of(ast: exp.Create) -> exp.Expression | None:
+def partitioning_of(ast: exp.Create) -> exp.Expr | None:
     properties = ast.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, exp.PartitionedByProperty):
@@ -56,7 +56,7 @@ def partitioning_of(ast: exp.Create) -> exp.Expression | None:
 
 
 def build_partitioning(
-    clause: exp.Expression, evaluate: Evaluator
+    clause: exp.Expr, evaluate: Evaluator
 ) -> Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]]:
     """A function from the new table's schema to its PartitionSchema and initial ranges."""
 
@@ -64,7 +64,7 @@ def build_partitioning(
         key_ids = schema.key_column_ids
         levels: list[HashLevel] = []
         range_ids = None
-        range_nodes: list[exp.Expression] = []
+        range_nodes: list[RangePartition] = []
         hashed: set[int] = set()
         for level in clause.expressions:
             if isinstance(level, HashPartitionLevel):
@@ -100,7 +100,7 @@ def build_partitioning(
     return build
 
 
-def _key_columns(schema: Schema, names: list[exp.Expression], what: str) -> list:
+def _key_columns(schema: Schema, names: list[exp.Expr], what: str) -> list:
     ids = []
     for node in names:
         name = identifier_name(node)
@@ -115,14 +115,14 @@ def _key_columns(schema: Schema, names: list[exp.Expression], what: str) -> list
     return ids
 
 
-def _values(node: exp.Expression) -> list[exp.Expression]:
+def _values(node: exp.Expr) -> list[exp.Expr]:
     while isinstance(node, exp.Paren):
         node = node.this
     return list(node.expressions) if isinstance(node, exp.Tuple) else [node]
 
 
 def _encode(
-    partitioning: PartitionSchema, schema: Schema, node: exp.Expression, evaluate: Evaluator
+    partitioning: PartitionSchema, schema: Schema, node: exp.Expr, evaluate: Evaluator
 ) -> tuple[bytes, str]:
     columns = partitioning.range_schema(schema).columns
     values = _values(node)
@@ -189,7 +189,7 @@ def create_partition_of(ast: exp.Create, catalog: Catalog, evaluate: Evaluator) 
         raise FeatureNotSupported(f'table "{parent.name}" is not partitioned by range alone')
     if not isinstance(spec, exp.PartitionBoundSpec) or not spec.args.get("from_expressions"):
         raise FeatureNotSupported("only FOR VALUES FROM (...) TO (...) partitions are supported")
-    bounds = []
+    bounds: list[tuple[bytes | None, str]] = []
     for key in ("from_expressions", "to_expressions"):
         values = spec.args[key]
         words = {v.name.upper() for v in values if isinstance(v, exp.Var)}

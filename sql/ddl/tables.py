@@ -48,7 +48,7 @@ _KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
 DefaultChecker = Callable[[str, DataType], None]
 
 
-def _is_constant(node: exp.Expression) -> bool:
+def _is_constant(node: exp.Expr) -> bool:
     allowed = (
         exp.Literal,
         exp.Null,
@@ -159,7 +159,7 @@ def _identity(
 
 
 def constant_default(
-    node: exp.Expression, column: str, dtype: DataType, check_default: DefaultChecker
+    node: exp.Expr, column: str, dtype: DataType, check_default: DefaultChecker
 ) -> str:
     """A DEFAULT's SQL text, once checked to be a constant of the column's type."""
     if not _is_constant(node):

@@ -46,7 +46,7 @@ class ConflictAction:
     update: bool
 
 
-def _cast(node: exp.Expression, column: ColumnSchema) -> exp.Expression:
+def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
     return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
 
 
@@ -56,7 +56,7 @@ def wrap(
     alias: str,
     ast: exp.Insert,
     targets: list[ColumnSchema],
-    key_values: list[exp.Expression] | None = None,
+    key_values: list[exp.Expr] | None = None,
 ) -> tuple[exp.Select, ConflictAction]:
     """The INSERT's row query rewritten to carry conflict information; see the module doc.
 
@@ -102,7 +102,7 @@ def wrap(
         where = where_node.this.copy() if where_node is not None else None
         action = ConflictAction(update=update)
     columns = table.schema.columns
-    projections: list[exp.Expression] = [
+    projections: list[exp.Expr] = [
         exp.alias_(exp.column(c.name, EXCLUDED, quoted=True), c.name, quoted=True) for c in columns
     ]
     first_key = table.schema.key_columns[0]
@@ -152,7 +152,7 @@ def wrap(
     return wrapped, action
 
 
-def _key_name(node: exp.Expression) -> str:
+def _key_name(node: exp.Expr) -> str:
     while isinstance(node, exp.Ordered):
         node = node.this
     return identifier_name(node.this if isinstance(node, exp.Column) else node)

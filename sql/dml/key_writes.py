@@ -162,11 +162,11 @@ def _default_cell(column: ColumnSchema, table: TableInfo) -> Cell | None:
     info = table.sequence_of(column.id)
     if info is not None and column.default_sql == info.default_sql:
         return Cell(None, sequence=info.name)
-    node = exp.maybe_parse(column.default_sql, dialect="postgres")
+    node: exp.Expr = exp.maybe_parse(column.default_sql, dialect="postgres")
     return _cell(node, column, [])
 
 
-def _cell(node: exp.Expression, column: ColumnSchema, oids: list[int]) -> Cell | None:
+def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
     """The cell ``node`` gives ``column``, or None if only the general path can evaluate it."""
     kind = column.type.kind
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):

@@ -25,15 +25,14 @@ from sql.dml.write_batches import (
     routed,
     storage_batch,
 )
-from sql.dml.write_plan import WritePlan
-from sql.execution.runner import QueryRunner
+from sql.dml.write_plan import SourceRows, WritePlan
 from storage.errors import SerializationFailure, UniqueViolation
 from storage.transaction import Transaction
 
 
 def modify(
     plan: WritePlan,
-    runner: QueryRunner,
+    runner: SourceRows,
     txn: Transaction,
     params: list[Any],
     now: Any,
@@ -126,7 +125,7 @@ _RETRY_SAVEPOINT = "__nyala_on_conflict"
 
 def write_with_conflicts(
     plan: WritePlan,
-    runner: QueryRunner,
+    runner: SourceRows,
     txn: Transaction,
     params: list[Any],
     now: Any,

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
 
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
 from sql.dml import conflict, key_writes
+from sql.execution.executor import ScanStats
 from sql.planner.compiled_query import CompiledQuery
 from storage.schema import ColumnSchema
+from storage.transaction import Transaction
 
 
 @dataclass(slots=True)
@@ -29,3 +34,17 @@ class WritePlan:
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:
         return None if self.returning is None else self.returning.columns
+
+
+class SourceRows(Protocol):
+    """Where a write reads its rows: the session's QueryRunner, or COPY's batch standing in."""
+
+    def run_to_table(
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None = None,
+        now: Any = None,
+        overrides: dict[str, pa.Table] | None = None,
+        stats: ScanStats | None = None,
+    ) -> pa.Table | None: ...

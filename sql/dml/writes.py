@@ -22,7 +22,7 @@ from sql.common.datatypes import duckdb_type
 from sql.common.names import identifier_name, table_name
 from sql.dml import conflict, key_writes, recheck
 from sql.dml.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
-from sql.dml.write_plan import WritePlan
+from sql.dml.write_plan import SourceRows, WritePlan
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
@@ -38,13 +38,14 @@ from storage.errors import (
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
+from storage.types import ColumnId
 
 
-def _cast(node: exp.Expression, column: ColumnSchema) -> exp.Expression:
+def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
     return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
 
 
-def _note_parameter(value: exp.Expression, column: ColumnSchema, types: dict[int, int]) -> None:
+def _note_parameter(value: exp.Expr, column: ColumnSchema, types: dict[int, int]) -> None:
     """Remember that ``$n`` is written straight into ``column``: it takes the column's type."""
     if isinstance(value, exp.Parameter) and isinstance(value.this, exp.Literal):
         types.setdefault(int(value.this.name), column.type.pg_oid)
@@ -57,7 +58,7 @@ def _apply_parameter_types(oids: list[int], declared: list[int], types: dict[int
             oids[index] = oid
 
 
-def _default(column: ColumnSchema) -> exp.Expression:
+def _default(column: ColumnSchema) -> exp.Expr:
     if column.default_sql is None:
         return exp.Null()
     return exp.maybe_parse(column.default_sql, dialect="postgres")
@@ -126,7 +127,7 @@ def plan_insert(
     src_alias = "__nyala_src"
     direct: dict[int, int] = {}
     first_key = table.schema.key_columns[0]
-    key_values: list[exp.Expression] | None = [] if isinstance(source, exp.Values) else None
+    key_values: list[exp.Expr] | None = [] if isinstance(source, exp.Values) else None
     if isinstance(source, exp.Values):
         for row in source.expressions:
             if len(row.expressions) > len(targets):
@@ -159,14 +160,14 @@ def plan_insert(
         columns=[exp.to_identifier(n, quoted=True) for n in src_names],
     )
     if isinstance(source, exp.Values):
-        derived: exp.Expression = exp.Values(expressions=source.expressions, alias=alias_node)
+        derived: exp.Expr = exp.Values(expressions=source.expressions, alias=alias_node)
     else:
         derived = exp.Subquery(this=source.copy(), alias=alias_node)
     by_id = {c.id: i for i, c in enumerate(targets)}
     projections = []
     for column in table.schema.columns:
         if column.id in by_id and column.id not in ignored:
-            expr: exp.Expression = exp.column(src_names[by_id[column.id]], src_alias, quoted=True)
+            expr: exp.Expr = exp.column(src_names[by_id[column.id]], src_alias, quoted=True)
         else:
             expr = _default(column)
         projections.append(exp.alias_(_cast(expr, column), column.name, quoted=True))
@@ -191,7 +192,7 @@ def plan_insert(
     )
 
 
-def _is_default(node: exp.Expression) -> bool:
+def _is_default(node: exp.Expr) -> bool:
     """The DEFAULT keyword: a Var in VALUES, an unquoted column named default in SET."""
     if isinstance(node, exp.Column) and not node.table:
         return not node.this.quoted and node.name.upper() == "DEFAULT"
@@ -199,8 +200,8 @@ def _is_default(node: exp.Expression) -> bool:
 
 
 def _user_values_ignored(
-    table: TableInfo, targets: list[ColumnSchema], source: exp.Expression | None
-) -> set[int]:
+    table: TableInfo, targets: list[ColumnSchema], source: exp.Expr | None
+) -> set[ColumnId]:
     """OVERRIDING USER VALUE: identity columns take their sequence's value whatever is given.
 
     In VALUES the given values become DEFAULT (so the key-write path sees them so too);
@@ -226,7 +227,7 @@ def _always_identity(table: TableInfo, column: ColumnSchema) -> bool:
 
 
 def _check_generated_always(
-    table: TableInfo, targets: list[ColumnSchema], source: exp.Expression | None
+    table: TableInfo, targets: list[ColumnSchema], source: exp.Expr | None
 ) -> None:
     """PostgreSQL refuses a value for a GENERATED ALWAYS identity column (428C9)."""
     for index, column in enumerate(targets):
@@ -243,7 +244,7 @@ def _check_generated_always(
         )
 
 
-def _source_width(source: exp.Expression) -> int | None:
+def _source_width(source: exp.Expr) -> int | None:
     """How many columns an INSERT's SELECT yields, when that is known before binding."""
     first = source
     while isinstance(first, exp.SetOperation):
@@ -263,7 +264,7 @@ def _compare_width(produced: int, width: int) -> None:
         raise SqlSyntaxError("INSERT has more target columns than expressions")
 
 
-def _check_width(ast: exp.Expression, src_alias: str, width: int) -> None:
+def _check_width(ast: exp.Expr, src_alias: str, width: int) -> None:
     for sub in ast.find_all(exp.Subquery):
         if sub.alias == src_alias:
             inner = sub.this
@@ -281,7 +282,7 @@ def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
     return first + returning.param_oids[len(first) :]
 
 
-def _target(node: exp.Expression, runner: QueryRunner) -> tuple[TableInfo, str]:
+def _target(node: exp.Table, runner: QueryRunner) -> tuple[TableInfo, str]:
     table = runner.catalog.get_table(table_name(node))
     return table, node.alias_or_name
 
@@ -290,7 +291,7 @@ def plan_update(
     ast: exp.Update, runner: QueryRunner, facts: SessionFacts, declared: list[int]
 ) -> WritePlan:
     table, alias = _target(ast.this, runner)
-    changes: dict[int, exp.Expression] = {}
+    changes: dict[int, exp.Expr] = {}
     direct: dict[int, int] = {}
     for assignment in ast.expressions:
         name = identifier_name(assignment.this)
@@ -377,7 +378,7 @@ def plan_delete(
 
 def execute_write(
     plan: WritePlan,
-    runner: QueryRunner,
+    runner: SourceRows,
     txn: Transaction,
     params: list[Any],
     now: Any,

@@ -42,7 +42,7 @@ class QueryRunner:
         self._running: list[duckdb.DuckDBPyConnection] = []
 
     def bind(
-        self, ast: exp.Expression, declared_oids: list[int] | tuple[int, ...] = ()
+        self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()
     ) -> BoundQuery:
         return bind_query(ast, self.catalog, declared_oids)
 

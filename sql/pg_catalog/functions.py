@@ -109,7 +109,9 @@ class CatalogFunctions:
         return row is not None and row["relnamespace"] in (PG_CATALOG_OID, PUBLIC_OID)
 
     def indexdef(self, oid: int | None, column: int | None) -> str | None:
-        index = self._indexes.get(oid) if oid is not None else None
+        if oid is None:
+            return None
+        index = self._indexes.get(oid)
         if index is None:
             return None
         table = index["indrelid"]
@@ -271,7 +273,8 @@ def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunct
     query is running, so one DuckDB can serve every session.
     """
     for name, params, returns in _UDFS:
-        duck.create_function(
+        # DuckDB takes type names as strings; its stubs name only DuckDBPyType.
+        duck.create_function(  # type: ignore[call-overload]
             _UDF + name,
             _dispatch(current, name, len(params)),
             params,

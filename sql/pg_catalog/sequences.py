@@ -13,6 +13,7 @@ from typing import Any
 
 from catalog.table import TableInfo
 from storage.type_oids import TypeOid
+from storage.types import ColumnId
 
 _SEQUENCE_OID_BASE = 1_200_000_000
 _TYPE_OIDS = {"smallint": TypeOid.INT2, "integer": TypeOid.INT4, "bigint": TypeOid.INT8}
@@ -74,7 +75,7 @@ def rows(table: TableInfo) -> list[Row]:
                     "objsubid": 0,
                     "refclassid": PG_CLASS_OID,
                     "refobjid": table.oid,
-                    "refobjsubid": table.attnum(info.column_id),
+                    "refobjsubid": table.attnum(ColumnId(info.column_id)),
                     "deptype": "i" if info.identity else "a",
                 },
             )

@@ -105,13 +105,13 @@ def _system_table(node: exp.Table, has_user_table: Callable[[str], bool]) -> str
     return None
 
 
-def _function_name(node: exp.Expression) -> str:
+def _function_name(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
     return ""
 
 
-def is_system_query(ast: exp.Expression, has_user_table: Callable[[str], bool]) -> bool:
+def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> bool:
     """True when the statement reads a system relation or calls a catalog function."""
     ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
     for table in ast.find_all(exp.Table):
@@ -154,7 +154,7 @@ def _cast_target(node: exp.Cast) -> str:
     return ""
 
 
-def _call(name: str, *args: exp.Expression) -> exp.Expression:
+def _call(name: str, *args: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=functions.PREFIX + name, expressions=list(args))
 
 
@@ -167,20 +167,20 @@ _REG_OUT = {
 _TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
 
 
-def _reg_kind(node: exp.Expression) -> str | None:
+def _reg_kind(node: exp.Expr) -> str | None:
     return node.meta.get("reg") if isinstance(node, exp.Expression) else None
 
 
-def _as_reg(call: exp.Expression, kind: str) -> exp.Expression:
+def _as_reg(call: exp.Expr, kind: str) -> exp.Expr:
     call.meta["reg"] = kind
     return call
 
 
-def _uinteger(operand: exp.Expression) -> exp.Expression:
+def _uinteger(operand: exp.Expr) -> exp.Expr:
     return exp.cast(operand, exp.DataType.build("UINTEGER", dialect="duckdb"))
 
 
-def _rewrite_cast(node: exp.Cast) -> exp.Expression | None:
+def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
@@ -206,7 +206,7 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expression | None:
     return None
 
 
-def _show_reg_outputs(ast: exp.Expression) -> None:
+def _show_reg_outputs(ast: exp.Expr) -> None:
     """A reg* value in the select list is shown by name, as PostgreSQL's output function does."""
     select = ast
     selects = []
@@ -224,7 +224,7 @@ def _show_reg_outputs(ast: exp.Expression) -> None:
                 inner.replace(_call(_REG_OUT[kind], inner.copy()))
 
 
-def _session_value(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     name = _function_name(node)
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
@@ -242,7 +242,7 @@ def _session_value(node: exp.Expression, facts: SessionFacts) -> exp.Expression 
     return None
 
 
-def _ancestors_table(node: exp.Table) -> exp.Expression:
+def _ancestors_table(node: exp.Table) -> exp.Expr:
     """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r itself, at depth 1.
 
     nyala tables have no partition parents, so a table's only ancestor is itself.
@@ -261,8 +261,8 @@ def _ancestors_table(node: exp.Table) -> exp.Expression:
 
 
 def _rewrite_node(
-    node: exp.Expression, facts: SessionFacts, has_user_table: Callable[[str], bool]
-) -> exp.Expression | None:
+    node: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
+) -> exp.Expr | None:
     if isinstance(node, exp.Table):
         schema = _system_table(node, has_user_table)
         if schema is not None:
@@ -308,8 +308,8 @@ def _rewrite_node(
 
 
 def rewrite(
-    ast: exp.Expression, facts: SessionFacts, has_user_table: Callable[[str], bool]
-) -> exp.Expression:
+    ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
+) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
     for node in reversed(list(ast.walk(bfs=False))):
@@ -323,7 +323,7 @@ def rewrite(
     return ast
 
 
-def _output_name(projection: exp.Expression) -> str:
+def _output_name(projection: exp.Expr) -> str:
     """PostgreSQL's column name, seeing through ``pg_catalog.f(...)`` and ``(record).field``."""
     if isinstance(projection, exp.Dot):
         if isinstance(projection.this, exp.Identifier):
@@ -342,7 +342,7 @@ class SystemQuery:
     bound values would not.
     """
 
-    ast: exp.Expression
+    ast: exp.Expr
     names: list[str]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
@@ -357,7 +357,7 @@ class SystemQuery:
         return ast.sql(dialect="duckdb")
 
 
-def _literal(value: Any) -> exp.Expression:
+def _literal(value: Any) -> exp.Expr:
     if value is None:
         return exp.Null()
     if isinstance(value, bool):
@@ -370,7 +370,7 @@ def _literal(value: Any) -> exp.Expression:
 
 
 def compile_system_query(
-    ast: exp.Expression,
+    ast: exp.Expr,
     facts: SessionFacts,
     has_user_table: Callable[[str], bool],
     declared: Sequence[int] = (),
@@ -431,8 +431,8 @@ _SHARED: list[duckdb.DuckDBPyConnection] = []
 
 
 def _current_functions() -> functions.CatalogFunctions:
-    functions: functions.CatalogFunctions = _CURRENT.functions
-    return functions
+    current: functions.CatalogFunctions = _CURRENT.functions
+    return current
 
 
 def _shared_database() -> duckdb.DuckDBPyConnection:

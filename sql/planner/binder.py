@@ -69,7 +69,7 @@ class TableRef:
 class BoundQuery:
     """A qualified, type-annotated query and what it reads."""
 
-    ast: exp.Expression
+    ast: exp.Expr
     tables: list[TableRef]
     param_oids: list[int]
 
@@ -80,11 +80,11 @@ def sqlglot_type_oid(dtype: exp.DataType | None) -> int:
     return _OID_BY_SQLGLOT.get(dtype.this, 0)
 
 
-def cte_names(ast: exp.Expression) -> set[str]:
+def cte_names(ast: exp.Expr) -> set[str]:
     return {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
 
 
-def base_tables(ast: exp.Expression) -> list[exp.Table]:
+def base_tables(ast: exp.Expr) -> list[exp.Table]:
     """Table nodes that name catalog tables (not CTEs, not table functions)."""
     ctes = cte_names(ast)
     return [
@@ -94,7 +94,7 @@ def base_tables(ast: exp.Expression) -> list[exp.Table]:
     ]
 
 
-def _name_position(node: exp.Expression) -> int | None:
+def _name_position(node: exp.Expr) -> int | None:
     ident = node if isinstance(node, exp.Identifier) else node.find(exp.Identifier)
     if ident is not None and "start" in ident.meta:
         return int(ident.meta["start"]) + 1
@@ -105,7 +105,7 @@ _OPTIMIZE_COLUMN = re.compile(r"Column '([^']*)' could not be resolved")
 _AMBIGUOUS = re.compile(r"Ambiguous column '([^']*)'|is ambiguous")
 
 
-def _find_identifier_position(ast: exp.Expression, name: str) -> int | None:
+def _find_identifier_position(ast: exp.Expr, name: str) -> int | None:
     for ident in ast.find_all(exp.Identifier):
         if ident.name == name and "start" in ident.meta:
             return int(ident.meta["start"]) + 1
@@ -118,7 +118,7 @@ def _readable(table: Any) -> tuple[Any, ...]:
 
 
 def bind_query(
-    ast: exp.Expression,
+    ast: exp.Expr,
     catalog: Catalog,
     declared_param_oids: list[int] | tuple[int, ...] = (),
 ) -> BoundQuery:
@@ -131,9 +131,9 @@ def bind_query(
         if column.args.get("db") is not None and identifier_name(column.args["db"]) == SCHEMA:
             column.set("db", None)
     refs: list[TableRef] = []
-    mapping: dict[str, dict[str, str]] = {}
+    mapping: dict[str, object] = {}
     # A hidden key column can be named but is not part of ``*`` (sqlglot's visible columns).
-    visible: dict[str, set[str]] = {}
+    visible: dict[str, object] = {}
     for node, orig_node in zip(base_tables(ast), base_tables(original), strict=True):
         position = _name_position(orig_node)
         table = (
@@ -184,14 +184,14 @@ def bind_query(
     return BoundQuery(ast, refs, param_oids)
 
 
-def parameter_number(node: exp.Expression) -> int:
+def parameter_number(node: exp.Expr) -> int:
     """The n of a ``$n`` node."""
     inner = node.this
     text = inner.name if isinstance(inner, exp.Expression) else str(inner)
     return int(text)
 
 
-def parameters(ast: exp.Expression) -> list[exp.Parameter]:
+def parameters(ast: exp.Expr) -> list[exp.Parameter]:
     return [
         p
         for p in ast.find_all(exp.Parameter)
@@ -199,7 +199,7 @@ def parameters(ast: exp.Expression) -> list[exp.Parameter]:
     ]
 
 
-def _context_oid(param: exp.Expression) -> int:
+def _context_oid(param: exp.Expr) -> int:
     parent = param.parent
     while isinstance(parent, exp.Paren):
         param, parent = parent, parent.parent
@@ -229,7 +229,7 @@ def _context_oid(param: exp.Expression) -> int:
 
 
 def infer_parameter_types(
-    ast: exp.Expression, declared: list[int] | tuple[int, ...] = ()
+    ast: exp.Expr, declared: list[int] | tuple[int, ...] = ()
 ) -> list[int]:
     """One OID per ``$n``: as declared by the client, else from context, else text."""
     found: dict[int, int] = {}

@@ -21,6 +21,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
@@ -48,7 +49,7 @@ _PUSHABLE = {
 }
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?")
-_COMPARISONS: dict[type[exp.Expression], str] = {
+_COMPARISONS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
     exp.GT: ">",
     exp.GTE: ">=",
@@ -266,7 +267,7 @@ def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchem
     return columns
 
 
-def _key_in(ref: TableRef, values: list[exp.Expression]) -> list[PushedPredicate]:
+def _key_in(ref: TableRef, values: list[exp.Expr]) -> list[PushedPredicate]:
     """``first key IN (values)`` when every value is a constant of the key's type."""
     column = ref.table.schema.key_columns[0]
     if column.type.kind not in _PUSHABLE:
@@ -277,7 +278,7 @@ def _key_in(ref: TableRef, values: list[exp.Expression]) -> list[PushedPredicate
     return [PushedPredicate(column, "in", tuple(o for o in operands if o is not None))]
 
 
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     while isinstance(condition, exp.Paren):
         condition = condition.this
     return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
@@ -348,7 +349,7 @@ def _limit_applies(select: exp.Select) -> bool:
     return not any(e.find(*_ROW_MULTIPLIERS) for e in select.expressions)
 
 
-def _column_of(node: exp.Expression, ref: TableRef) -> ColumnSchema | None:
+def _column_of(node: exp.Expr, ref: TableRef) -> ColumnSchema | None:
     if not isinstance(node, exp.Column) or node.table != ref.alias:
         return None
     column = ref.table.schema.find(node.name)
@@ -357,21 +358,21 @@ def _column_of(node: exp.Expression, ref: TableRef) -> ColumnSchema | None:
     return column
 
 
-def _pushable(conjunct: exp.Expression, ref: TableRef) -> PushedPredicate | None:
+def _pushable(conjunct: exp.Expr, ref: TableRef) -> PushedPredicate | None:
     try:
         return _to_predicate(conjunct, ref)
     except _Unconvertible:
         return None
 
 
-def _to_predicate(node: exp.Expression, ref: TableRef) -> PushedPredicate | None:
+def _to_predicate(node: exp.Expr, ref: TableRef) -> PushedPredicate | None:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Or):
         return _or_as_in(node, ref)
     op = _COMPARISONS.get(type(node))
     if op is not None:
-        left, right = node.left, node.right
+        left, right = cast(exp.Binary, node).left, cast(exp.Binary, node).right
         column = _column_of(left, ref)
         if column is None:
             column, right, op = _column_of(right, ref), left, _FLIPPED[op]
@@ -437,12 +438,12 @@ def _or_as_in(node: exp.Or, ref: TableRef) -> PushedPredicate | None:
     return None if column is None else PushedPredicate(column, "in", tuple(operands))
 
 
-def _is_string_literal(node: exp.Expression) -> bool:
+def _is_string_literal(node: exp.Expr) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
 
 def _operand(
-    node: exp.Expression, column_type: DataType, *, allow_null: bool = False
+    node: exp.Expr, column_type: DataType, *, allow_null: bool = False
 ) -> Operand | None:
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
         return Operand(parameter=parameter_number(node))
@@ -460,7 +461,7 @@ def _operand(
 _NOT_CONSTANT = object()
 
 
-def _literal_value(node: exp.Expression) -> object:
+def _literal_value(node: exp.Expr) -> object:
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         value = _literal_value(node.this)
         return -value if isinstance(value, int) else _NOT_CONSTANT

@@ -26,7 +26,7 @@ def sequence_name(text: str) -> str:
     return name.lower()
 
 
-def fold_serial_sequences(ast: exp.Expression, catalog: Catalog) -> None:
+def fold_serial_sequences(ast: exp.Expr, catalog: Catalog) -> None:
     """Replace ``pg_get_serial_sequence('t', 'c')`` of literals by the sequence's name.
 
     ORMs reset sequences with ``SELECT setval(pg_get_serial_sequence('t', 'id'),
@@ -51,7 +51,7 @@ def fold_serial_sequences(ast: exp.Expression, catalog: Catalog) -> None:
                 f'column "{column_name}" of relation "{table.name}" does not exist'
             )
         info = table.sequence_of(column.id)
-        value: exp.Expression = exp.cast(
+        value: exp.Expr = exp.cast(
             exp.Literal.string(f"public.{info.name}") if info is not None else exp.null(), "text"
         )
         if (

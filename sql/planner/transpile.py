@@ -96,11 +96,11 @@ class OutputColumn:
     is_varchar: bool = False
 
 
-def _is_integer(node: exp.Expression) -> bool:
+def _is_integer(node: exp.Expr) -> bool:
     return node.type is not None and node.type.this in INTEGER_TYPES
 
 
-def _error_if_zero(divisor: exp.Expression) -> exp.Expression:
+def _error_if_zero(divisor: exp.Expr) -> exp.Expr:
     return exp.Case(
         ifs=[
             exp.If(
@@ -140,13 +140,13 @@ def parse_bytea(text: str) -> bytes:
     return bytes(out)
 
 
-def _blob_literal(data: bytes) -> exp.Expression:
+def _blob_literal(data: bytes) -> exp.Expr:
     """A DuckDB BLOB literal, every byte spelled as ``\\xHH`` (DuckDB's escape format)."""
     text = "".join(f"\\x{byte:02X}" for byte in data)
     return exp.cast(exp.Literal.string(text), exp.DataType.build("BLOB", dialect="duckdb"))
 
 
-def _rewrite_bytea(node: exp.Expression) -> exp.Expression:
+def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
     if (
         isinstance(node, exp.Cast)
         and node.to.this in _BINARY_TYPES
@@ -160,7 +160,7 @@ def _rewrite_bytea(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _rewrite_arithmetic(node: exp.Expression) -> exp.Expression:
+def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Div):
         left, right = node.this, node.expression
         if _is_integer(left) and _is_integer(right):
@@ -174,7 +174,7 @@ def _rewrite_arithmetic(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _session_function(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+def _session_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
     if isinstance(node, exp.CurrentTimestamp) or name in ("now", "transaction_timestamp"):
         return exp.cast(
@@ -192,7 +192,7 @@ def _session_function(node: exp.Expression, facts: SessionFacts) -> exp.Expressi
     return None
 
 
-def _sequence_function(node: exp.Expression, facts: SessionFacts) -> exp.Expression | None:
+def _sequence_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     """``nextval('s'[::regclass])`` and friends become the nyf_ functions, told the session."""
     if not isinstance(node, exp.Anonymous):
         return None
@@ -206,13 +206,13 @@ def _sequence_function(node: exp.Expression, facts: SessionFacts) -> exp.Express
     return exp.Anonymous(this=target, expressions=args)
 
 
-def _without_regclass(node: exp.Expression) -> exp.Expression:
+def _without_regclass(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Cast) and "regclass" in node.to.sql().lower():
         return exp.cast(node.this, exp.DataType.build("VARCHAR"))
     return node
 
 
-def output_name(projection: exp.Expression) -> str:
+def output_name(projection: exp.Expr) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection

@@ -7,32 +7,17 @@ change so sessions know to refresh their emulated catalogs.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from pathlib import Path
 
-import sqlglot
-import sqlglot.errors
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from sql.common.names import identifier_name, table_name
-from storage.errors import FeatureNotSupported, SqlSyntaxError, UndefinedColumn
+from storage.errors import FeatureNotSupported, UndefinedColumn
 from storage.fs import atomic_write
 
 FILE_NAME = "comments.json"
-_IS_NULL = re.compile(r"\bIS\s+NULL\s*;?\s*$", re.IGNORECASE)
-
-
-def parse(text: str) -> exp.Comment:
-    """Parse COMMENT ON; ``IS NULL`` (which drops the comment) is read as ``IS ''``."""
-    try:
-        ast = sqlglot.parse_one(_IS_NULL.sub("IS ''", text), read="postgres")
-    except sqlglot.errors.ParseError as exc:
-        raise SqlSyntaxError(f"syntax error in COMMENT: {str(exc).splitlines()[0]}") from exc
-    if not isinstance(ast, exp.Comment):
-        raise SqlSyntaxError('syntax error at or near "COMMENT"')
-    return ast
 
 
 class Comments:

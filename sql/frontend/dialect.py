@@ -12,15 +12,28 @@ expressions over the text):
 - Impala's column attributes ``ENCODING <encoding>`` and ``COMPRESSION <codec>``.
 - ``ALTER TABLE t ADD RANGE PARTITION ..., DROP RANGE PARTITION ...`` (several in one
   statement) and ``ALTER TABLE t DETACH PARTITION p``.
+
+And the statements sqlglot reads as opaque commands or misreads, each parsed
+into a typed statement (``statements``) by a grammar module keyed by its
+first keyword: utility statements (``utility``), cursors (``cursors``),
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
+(``explain``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import TokenError
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
+
+from sql.frontend import comments, copy, cursors, explain, roles, utility
+from sql.frontend.statements import ExplainStatement, ParsedStatement
+from storage.errors import SqlSyntaxError
 
 
 class _TokenizerCore(TokenizerCore):
@@ -223,7 +236,68 @@ class NyalaParser(PostgresParser):
             insert.set("overriding", self._overriding.pop())
         return insert
 
+    # Read before a failed transaction block refuses the statement (``admit``).
+    _BEFORE_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expression | None]] = {
+        **dict.fromkeys(utility.KEYWORDS, lambda self, tokens: utility.recognise(tokens)),
+        **dict.fromkeys(
+            cursors.KEYWORDS,
+            lambda self, tokens: cursors.parse(self.sql, tokens[0], self._retokenized(tokens)),
+        ),
+        "comment": lambda self, tokens: comments.parse(self.sql, tokens),
+    }
+    _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expression | None]] = {
+        "copy": lambda self, tokens: copy.parse(self.sql, tokens),
+        "explain": lambda self, tokens: self._parse_explain(tokens),
+        **dict.fromkeys(
+            ("create", "alter", "drop"),
+            lambda self, tokens: (
+                roles.parse(self.sql, tokens) if roles.is_role_statement(tokens) else None
+            ),
+        ),
+    }
+
+    admit: Callable[[], None] | None = None
+    """Called before parsing a statement a failed transaction block refuses (all but utility,
+    cursor and COMMENT statements), so such a block reports that before any syntax error."""
+
+    def _parse_typed_statement(self) -> exp.Expression | None:
+        """The typed statement of a nyala grammar module, keyed by the first keyword, if any."""
+        tokens = self._tokens[self._index :]
+        words = tokens[0].text.lower().split()
+        head = words[0] if words else ""
+        statement = None
+        parse = self._BEFORE_ADMISSION.get(head)
+        if parse is not None:
+            statement = parse(self, tokens)
+        if statement is None:
+            if self.admit is not None:
+                self.admit()
+            parse = self._AFTER_ADMISSION.get(head)
+            if parse is not None:
+                statement = parse(self, tokens)
+        if statement is not None:
+            self._advance(len(tokens))
+        return statement
+
+    def _retokenized(self, tokens: list[Token]) -> list[Token]:
+        """The tokens after a leading command keyword (EXPLAIN, DECLARE, FETCH), which the
+        postgres tokenizer reads as one opaque string: the text is tokenized again with the
+        keyword blanked out, which keeps every token's offset into the whole query string."""
+        head, end = tokens[0], tokens[-1].end
+        masked = (
+            self.sql[: head.start] + " " * (head.end + 1 - head.start) + self.sql[head.end + 1 :]
+        )
+        return [t for t in tokenize(masked) if head.end < t.start <= end]
+
+    def _parse_explain(self, tokens: list[Token]) -> ExplainStatement:
+        analyze, rest = explain.split_options(self._retokenized(tokens))
+        return ExplainStatement(analyze=analyze, statement=parse_statement(self.sql, rest))
+
     def _parse_statement(self) -> exp.Expression | None:
+        if self._index == 0 and self._curr is not None:
+            statement = self._parse_typed_statement()
+            if statement is not None:
+                return statement
         if self._curr is not None and self._curr.text.upper() == "UPSERT":
             self._advance()
             insert = self._parse_insert()
@@ -269,3 +343,30 @@ class Nyala(Postgres):
             if type(core) is TokenizerCore:  # the pure-Python scanner (no sqlglotc)
                 core.__class__ = _TokenizerCore
             return core
+
+
+DIALECT = Nyala()
+
+
+def tokenize(sql: str) -> list[Token]:
+    try:
+        return DIALECT.tokenize(sql)
+    except TokenError as exc:
+        message = str(exc)
+        if "'" in sql and message.startswith("Error tokenizing"):
+            message = "unterminated quoted string"
+        raise SqlSyntaxError(message, position=len(sql)) from exc
+
+
+def parse_statement(
+    sql: str, tokens: list[Token], admit: Callable[[], None] | None = None
+) -> ParsedStatement:
+    """One statement's tokens (all of them, no semicolon) as a typed statement; sqlglot's
+    ParseError is left for the caller to report."""
+    parser = DIALECT.parser()
+    parser.admit = admit
+    trees = [t for t in parser.parse(tokens, sql) if t is not None]
+    if len(trees) != 1:
+        raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
+    start, end = tokens[0].start, tokens[-1].end + 1
+    return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))

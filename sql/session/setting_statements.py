@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from sql.common.datatypes import OID_TEXT
 from sql.common.result import Result, ResultColumn
-from sql.frontend.utility import Utility
+from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
 from storage.errors import ActiveSqlTransaction

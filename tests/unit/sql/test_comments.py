@@ -3,12 +3,18 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.ddl.comments import Comments, parse
+from sql.ddl.comments import Comments
+from sql.frontend import parser
 from storage import errors
 from storage import types as t
 from tests.unit.sql.conftest import CatalogDouble, make_table
 
 T = make_table(1, "t", [("id", t.INT32), ("note", t.STRING)])
+
+
+def parse(sql: str):
+    (statement,) = parser.parse(sql)
+    return statement.ast
 
 
 def _comment(sql: str):

@@ -6,9 +6,12 @@ Follow a SELECT:
    (extended protocol) receives the text.  ``parser`` tokenizes it once with
    the ``nyala`` sqlglot dialect (``dialect``) and splits it at top-level
    semicolons, so every error position points into the whole query string.
-2. ``utility`` recognises transaction control, SET/SHOW/RESET, DEALLOCATE by
-   their keywords; the session runs those itself (``settings`` holds the
-   values).
+2. The dialect's parser reads every statement into a typed statement
+   (``frontend.statements``): sqlglot's own trees for queries, writes and DDL,
+   and nodes of nyala's grammar modules for transaction control, SET/SHOW/RESET
+   (``frontend.utility``), cursors, COMMENT ON, COPY, roles and EXPLAIN.  The
+   session plans each kind into its own plan class (``session.plan``) and
+   runs utility statements itself (``settings`` holds the values).
 3. ``binder`` resolves tables against the catalog (42P01), qualifies and
    type-annotates the statement with sqlglot (42703 for unknown columns),
    works out which columns each table reference reads, and infers the type of

@@ -1,1 +1,1 @@
-"""sql.frontend."""
+"""sql.frontend: SQL text to typed statements, by the nyala sqlglot dialect."""

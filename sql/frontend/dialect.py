@@ -238,7 +238,7 @@ class NyalaParser(PostgresParser):
 
     # Read before a failed transaction block refuses the statement (``admit``).
     _BEFORE_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expression | None]] = {
-        **dict.fromkeys(utility.KEYWORDS, lambda self, tokens: utility.recognise(tokens)),
+        **dict.fromkeys(utility.KEYWORDS, lambda self, tokens: utility.parse(tokens)),
         **dict.fromkeys(
             cursors.KEYWORDS,
             lambda self, tokens: cursors.parse(self.sql, tokens[0], self._retokenized(tokens)),

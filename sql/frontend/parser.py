@@ -78,7 +78,7 @@ def parse_tokens(
 def parse_utility(sql: str, tokens: list[Token]) -> ParsedStatement | None:
     """The statement if it is a utility statement, else None: a Query's transaction control
     is read before any of its statements runs."""
-    statement = utility.recognise(tokens)
+    statement = utility.parse(tokens)
     if statement is None:
         return None
     start, end = tokens[0].start, tokens[-1].end + 1

@@ -63,8 +63,8 @@ def _modes(words: list[str]) -> tuple[str, ...]:
     return tuple(modes)
 
 
-def recognise(tokens: list[Token]) -> Utility | None:
-    """Return the utility statement ``tokens`` spell, or None for anything else."""
+def parse(tokens: list[Token]) -> Utility | None:
+    """The utility statement ``tokens`` spell, or None for anything else."""
     words = _words(tokens)
     head = words[0]
     if head in ("begin", "start"):

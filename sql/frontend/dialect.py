@@ -363,7 +363,7 @@ def parse_statement(
 ) -> ParsedStatement:
     """One statement's tokens (all of them, no semicolon) as a typed statement; sqlglot's
     ParseError is left for the caller to report."""
-    parser = DIALECT.parser()
+    parser = NyalaParser(dialect=DIALECT)
     parser.admit = admit
     trees = [t for t in parser.parse(tokens, sql) if t is not None]
     if len(trees) != 1:

@@ -17,7 +17,7 @@ from sqlglot.tokens import Token, TokenType
 
 from sql.frontend import utility
 from sql.frontend.dialect import DIALECT, parse_statement, tokenize
-from sql.frontend.statements import ParsedStatement
+from sql.frontend.statements import ParsedStatement, Utility
 from storage.errors import SqlSyntaxError
 
 __all__ = [
@@ -75,7 +75,7 @@ def parse_tokens(
         raise _syntax_error(sql, exc) from exc
 
 
-def parse_utility(sql: str, tokens: list[Token]) -> ParsedStatement | None:
+def parse_utility(sql: str, tokens: list[Token]) -> ParsedStatement[Utility] | None:
     """The statement if it is a utility statement, else None: a Query's transaction control
     is read before any of its statements runs."""
     statement = utility.parse(tokens)

@@ -8,17 +8,19 @@ type and the stage that runs it reads plain values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sqlglot import exp
 from sqlglot.tokens import Token
 
+A = TypeVar("A", bound=exp.Expr)
+
 
 @dataclass(frozen=True, slots=True)
-class ParsedStatement:
+class ParsedStatement(Generic[A]):
     """One statement: its AST, its own text, and where that text starts in the query string."""
 
-    ast: exp.Expression
+    ast: A
     text: str
     offset: int
     tokens: tuple[Token, ...]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from sqlglot import exp
 
@@ -116,7 +117,7 @@ def row_types(columns: Sequence[ResultColumn] | None) -> list[tuple[int, int]] |
     return None if columns is None else [(c.type_oid, c.typmod) for c in columns]
 
 
-def reusable(plan: Plan) -> bool:
+def reusable(plan: Plan) -> TypeGuard[QueryPlan | DmlPlan]:
     """Queries and writes (not EXPLAIN)."""
     return isinstance(plan, (QueryPlan, DmlPlan))
 

@@ -199,6 +199,7 @@ class Session:
         if stmt.is_empty_query:
             return Result(is_empty_query=True)
         plan = stmt.plan
+        assert isinstance(plan, Plan), "prepared statements carry a Plan"
         if (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
@@ -261,7 +262,7 @@ class Session:
         if plan is not None:
             return plan
         plan = self._plan(sql, tokens, utility, declared)
-        if plan_mod.reusable(plan) and plan.catalog_version == version:  # type: ignore[union-attr]
+        if plan_mod.reusable(plan) and plan.catalog_version == version:
             self._plan_cache.put(text, declared, version, plan)
         return plan
 

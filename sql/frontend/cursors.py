@@ -54,14 +54,15 @@ def _count(direction: str | None) -> int | None:
     raise SqlSyntaxError(f'syntax error at or near "{words[0]}"')
 
 
-def parse(sql: str, head: Token, rest: list[Token]) -> CursorStatement | None:
-    """The cursor statement ``head`` (its keyword) and ``rest`` (the tokens after it) spell.
+def parse(sql: str, tokens: list[Token], rest: list[Token]) -> CursorStatement | None:
+    """The cursor statement ``tokens`` spell; ``rest`` are the tokens after its keyword, read
+    one by one (the postgres tokenizer reads DECLARE's and FETCH's as one opaque string).
 
     None for a CLOSE that names no cursor, which is left to the rest of the grammar.
     """
-    verb = head.text.lower()
+    verb = tokens[0].text.lower()
     if verb == "declare":
-        return _declare(sql, head, rest)
+        return _declare(sql, tokens, rest)
     if verb in ("fetch", "move"):
         if not rest or not _is_name(rest[-1]):
             raise SqlSyntaxError('syntax error at or near "FETCH"')
@@ -77,8 +78,10 @@ def parse(sql: str, head: Token, rest: list[Token]) -> CursorStatement | None:
     return CursorStatement(kind="CLOSE", name="" if is_all else _name(name))
 
 
-def _declare(sql: str, head: Token, rest: list[Token]) -> CursorStatement:
-    """``DECLARE name [options] CURSOR [WITH[OUT] HOLD] FOR query``."""
+def _declare(sql: str, tokens: list[Token], rest: list[Token]) -> CursorStatement:
+    """``DECLARE name [options] CURSOR [WITH[OUT] HOLD] FOR query``: the query's text and the
+    statement's run to the statement's end, comments included."""
+    end = tokens[-1].end + 1
     for index in range(1, len(rest)) if rest and _is_name(rest[0]) else ():
         if not _is_word(rest[index]) or rest[index].text.lower() != "cursor":
             continue
@@ -97,8 +100,8 @@ def _declare(sql: str, head: Token, rest: list[Token]) -> CursorStatement:
             raise FeatureNotSupported("SCROLL cursors are not supported; fetch forward only")
         if "binary" in options:
             raise FeatureNotSupported("BINARY cursors are not supported")
-        query = sql[rest[-len(tail) + 1].start : rest[-1].end + 1]
-        text = sql[head.start : rest[-1].end + 1].strip()
+        query = sql[rest[-len(tail) + 1].start : end].rstrip()
+        text = sql[tokens[0].start : end].strip()
         return CursorStatement(
             kind="DECLARE", name=_name(rest[0]), query=query, hold=hold, text=text
         )

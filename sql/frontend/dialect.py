@@ -241,7 +241,7 @@ class NyalaParser(PostgresParser):
         **dict.fromkeys(utility.KEYWORDS, lambda self, tokens: utility.parse(tokens)),
         **dict.fromkeys(
             cursors.KEYWORDS,
-            lambda self, tokens: cursors.parse(self.sql, tokens[0], self._retokenized(tokens)),
+            lambda self, tokens: cursors.parse(self.sql, tokens, self._retokenized(tokens)),
         ),
         "comment": lambda self, tokens: comments.parse(self.sql, tokens),
     }

@@ -20,11 +20,14 @@ Follow a SELECT:
 2. ``frontend.parser.split`` tokenizes it once with the ``nyala`` dialect
    (``frontend.dialect.Nyala``) and splits it at top-level semicolons, so every
    error position points into the whole query string; ``frontend.parser.parse_tokens``
-   turns each piece into a typed statement.
+   reads each piece into a typed statement: sqlglot's own trees for queries, writes
+   and DDL, and ``frontend.statements`` nodes (from the grammar modules ``utility``,
+   ``cursors``, ``copy``, ``roles``, ``comments``, ``explain``) for the rest.
 3. ``Session._plan`` (or ``_plan_reusing``, which first asks
-   ``session.plan_cache.PlanCache``) picks the plan for the statement's type: a
-   query over user tables goes on to step 4, one over the system catalogs to
-   ``pg_catalog.system_query.compile_system_query``.
+   ``session.plan_cache.PlanCache``) makes one plan class per statement kind
+   (``session.plan``: ``QueryPlan``, ``DmlPlan``, ``SystemPlan``, ...), and the
+   session dispatches on that type.  A query over user tables goes on to step 4;
+   one over the system catalogs to ``pg_catalog.system_query.compile_system_query``.
 4. ``planner.binder.bind_query`` resolves tables against the catalog (42P01),
    qualifies and type-annotates the tree with sqlglot (42703), works out which
    columns each table reference reads and infers the type of every untyped ``$n``.

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
-import sqlglot
-import sqlglot.errors
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
 from sql.common.names import identifier_name, table_name
-from storage.errors import FeatureNotSupported, SqlSyntaxError, UndefinedColumn
-
-_IS_NULL = re.compile(r"\bIS\s+NULL\s*;?\s*$", re.IGNORECASE)
-
-
-def parse(text: str) -> exp.Comment:
-    """Parse COMMENT ON; ``IS NULL`` (which drops the comment) is read as ``IS ''``."""
-    try:
-        ast = sqlglot.parse_one(_IS_NULL.sub("IS ''", text), read="postgres")
-    except sqlglot.errors.ParseError as exc:
-        raise SqlSyntaxError(f"syntax error in COMMENT: {str(exc).splitlines()[0]}") from exc
-    if not isinstance(ast, exp.Comment):
-        raise SqlSyntaxError('syntax error at or near "COMMENT"')
-    return ast
+from storage.errors import FeatureNotSupported, UndefinedColumn
 
 
 def comment_on(ast: exp.Comment, comments: Comments, catalog: Catalog) -> None:

@@ -3,7 +3,11 @@
 - ``dialect``: PostgreSQL plus Kudu/Impala partition DDL, UPSERT and nyala's own nodes.
 - ``parser``: tokenizes a query string once, splits it at top-level semicolons and parses
   each statement, turning sqlglot's errors into 42601 with positions into the whole string.
-- ``utility``: transaction control, SET/SHOW/RESET and the other utility statements.
+- ``statements``: the typed statements of nyala's own grammar (``Utility``,
+  ``CursorStatement``, ``CopyStatement``, ``RoleStatement``, ``ExplainStatement``).
+- grammar modules, one per statement family, each reading tokens into those nodes:
+  ``utility`` (transaction control, SET/SHOW/RESET, ...), ``cursors``, ``copy``,
+  ``roles``, ``comments`` (COMMENT ON) and ``explain``.
 
 Nothing here knows the catalog: binding is the planner's job.
 """

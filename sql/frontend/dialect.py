@@ -12,15 +12,28 @@ expressions over the text):
 - Impala's column attributes ``ENCODING <encoding>`` and ``COMPRESSION <codec>``.
 - ``ALTER TABLE t ADD RANGE PARTITION ..., DROP RANGE PARTITION ...`` (several in one
   statement) and ``ALTER TABLE t DETACH PARTITION p``.
+
+And the statements sqlglot reads as opaque commands or misreads, each parsed
+into a typed statement (``statements``) by a grammar module keyed by its
+first keyword: utility statements (``utility``), cursors (``cursors``),
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
+(``explain``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import TokenError
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
+
+from sql.frontend import comments, copy, cursors, explain, roles, utility
+from sql.frontend.statements import ExplainStatement, ParsedStatement
+from storage.errors import SqlSyntaxError
 
 
 class _TokenizerCore(TokenizerCore):
@@ -122,9 +135,9 @@ class NyalaParser(PostgresParser):
         ),
     }
 
-    def _parse_nyala_partition_by(self) -> exp.Expression:
+    def _parse_nyala_partition_by(self) -> exp.Expr:
         index = self._index
-        levels: list[exp.Expression] = []
+        levels: list[exp.Expr] = []
         while True:
             if self._match_text_seq("HASH"):
                 columns = self._parse_wrapped_id_vars() if self._at(TokenType.L_PAREN) else []
@@ -156,7 +169,7 @@ class NyalaParser(PostgresParser):
     def _at(self, token_type: TokenType) -> bool:
         return self._curr is not None and self._curr.token_type is token_type
 
-    def _parse_range_partition(self) -> exp.Expression:
+    def _parse_range_partition(self) -> exp.Expr:
         if not self._match(TokenType.PARTITION):
             self.raise_error("Expecting PARTITION")
         args: dict[str, object] = {}
@@ -166,7 +179,10 @@ class NyalaParser(PostgresParser):
             value = self._parse_bound()
             return self.expression(
                 RangePartition(
-                    lower=value, lower_inclusive=True, upper=value.copy(), upper_inclusive=True
+                    lower=value,
+                    lower_inclusive=True,
+                    upper=value and value.copy(),
+                    upper_inclusive=True,
                 )
             )
         if not self._match(TokenType.VALUES):
@@ -187,19 +203,19 @@ class NyalaParser(PostgresParser):
             self.raise_error("A range partition needs a bound")
         return self.expression(RangePartition(**args))
 
-    def _parse_bound(self) -> exp.Expression:
+    def _parse_bound(self) -> exp.Expr | None:
         bound = self._parse_bitwise()
         if bound is None:
             self.raise_error("Expecting a value")
         return bound
 
-    def _parse_number(self) -> exp.Expression:
+    def _parse_number(self) -> exp.Expr | None:
         number = self._parse_primary()
         if not isinstance(number, exp.Literal) or number.is_string:
             self.raise_error("Expecting a number of partitions")
         return number
 
-    def _parse_insert_table(self) -> exp.Expression | None:
+    def _parse_insert_table(self) -> exp.Expr | None:
         """PostgreSQL's ``OVERRIDING {SYSTEM | USER} VALUE`` after the column list."""
         this = super()._parse_insert_table()
         if self._match_text_seq("OVERRIDING"):
@@ -215,7 +231,7 @@ class NyalaParser(PostgresParser):
         super().reset()
         self._overriding: list[str] = []
 
-    def _parse_insert(self) -> exp.Expression:
+    def _parse_insert(self) -> exp.Insert | exp.MultitableInserts:
         """An INSERT, with its OVERRIDING clause (if any) as the ``overriding`` arg."""
         depth = len(self._overriding)
         insert = super()._parse_insert()
@@ -223,14 +239,76 @@ class NyalaParser(PostgresParser):
             insert.set("overriding", self._overriding.pop())
         return insert
 
-    def _parse_statement(self) -> exp.Expression | None:
+    # Read before a failed transaction block refuses the statement (``admit``).
+    _BEFORE_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
+        **dict.fromkeys(utility.KEYWORDS, lambda self, tokens: utility.parse(tokens)),
+        **dict.fromkeys(
+            cursors.KEYWORDS,
+            lambda self, tokens: cursors.parse(self.sql, tokens, self._retokenized(tokens)),
+        ),
+        "comment": lambda self, tokens: comments.parse(self.sql, tokens),
+    }
+    _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
+        "copy": lambda self, tokens: copy.parse(self.sql, tokens),
+        "explain": lambda self, tokens: self._parse_explain(tokens),
+        **dict.fromkeys(
+            ("create", "alter", "drop"),
+            lambda self, tokens: (
+                roles.parse(self.sql, tokens) if roles.is_role_statement(tokens) else None
+            ),
+        ),
+    }
+
+    admit: Callable[[], None] | None = None
+    """Called before parsing a statement a failed transaction block refuses (all but utility,
+    cursor and COMMENT statements), so such a block reports that before any syntax error."""
+
+    def _parse_typed_statement(self) -> exp.Expr | None:
+        """The typed statement of a nyala grammar module, keyed by the first keyword, if any."""
+        tokens = self._tokens[self._index :]
+        words = tokens[0].text.lower().split()
+        head = words[0] if words else ""
+        statement = None
+        parse = self._BEFORE_ADMISSION.get(head)
+        if parse is not None:
+            statement = parse(self, tokens)
+        if statement is None:
+            if self.admit is not None:
+                self.admit()
+            parse = self._AFTER_ADMISSION.get(head)
+            if parse is not None:
+                statement = parse(self, tokens)
+        if statement is not None:
+            self._advance(len(tokens))
+        return statement
+
+    def _retokenized(self, tokens: list[Token]) -> list[Token]:
+        """The tokens after a leading command keyword (EXPLAIN, DECLARE, FETCH), which the
+        postgres tokenizer reads as one opaque string: the text is tokenized again with the
+        keyword blanked out, which keeps every token's offset into the whole query string."""
+        head, end = tokens[0], tokens[-1].end
+        masked = (
+            self.sql[: head.start] + " " * (head.end + 1 - head.start) + self.sql[head.end + 1 :]
+        )
+        return [t for t in tokenize(masked) if head.end < t.start <= end]
+
+    def _parse_explain(self, tokens: list[Token]) -> ExplainStatement:
+        analyze, rest = explain.split_options(self._retokenized(tokens))
+        return ExplainStatement(analyze=analyze, statement=parse_statement(self.sql, rest))
+
+    def _parse_statement(self) -> exp.Expr | None:
+        if self._index == 0 and self._curr is not None:
+            statement = self._parse_typed_statement()
+            if statement is not None:
+                return statement
         if self._curr is not None and self._curr.text.upper() == "UPSERT":
             self._advance()
             insert = self._parse_insert()
             return Upsert(**insert.args)
         return super()._parse_statement()
 
-    def _parse_alter(self) -> exp.Expression:
+    # Also returns nyala's partition ALTER nodes, which sqlglot's signature does not name.
+    def _parse_alter(self) -> exp.Expr:  # type: ignore[override]
         index = self._index
         if self._match(TokenType.TABLE):
             self._parse_exists()
@@ -239,8 +317,8 @@ class NyalaParser(PostgresParser):
                 return self.expression(
                     DetachPartition(this=table, expression=self._parse_table_parts())
                 )
-            add: list[exp.Expression] = []
-            drop: list[exp.Expression] = []
+            add: list[exp.Expr] = []
+            drop: list[exp.Expr] = []
             while self._curr is not None:
                 if self._match_text_seq("ADD", "RANGE", "PARTITION"):
                     self._retreat(self._index - 1)
@@ -269,3 +347,30 @@ class Nyala(Postgres):
             if type(core) is TokenizerCore:  # the pure-Python scanner (no sqlglotc)
                 core.__class__ = _TokenizerCore
             return core
+
+
+DIALECT = Nyala()
+
+
+def tokenize(sql: str) -> list[Token]:
+    try:
+        return DIALECT.tokenize(sql)
+    except TokenError as exc:
+        message = str(exc)
+        if "'" in sql and message.startswith("Error tokenizing"):
+            message = "unterminated quoted string"
+        raise SqlSyntaxError(message, position=len(sql)) from exc
+
+
+def parse_statement(
+    sql: str, tokens: list[Token], admit: Callable[[], None] | None = None
+) -> ParsedStatement:
+    """One statement's tokens (all of them, no semicolon) as a typed statement; sqlglot's
+    ParseError is left for the caller to report."""
+    parser = NyalaParser(dialect=DIALECT)
+    parser.admit = admit
+    trees = [t for t in parser.parse(tokens, sql) if t is not None]
+    if len(trees) != 1:
+        raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
+    start, end = tokens[0].start, tokens[-1].end + 1
+    return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))

@@ -1,4 +1,4 @@
-"""Turn SQL text into sqlglot statements, with PostgreSQL-style syntax errors.
+"""Turn SQL text into typed statements, with PostgreSQL-style syntax errors.
 
 The text is tokenized once and split at top-level semicolons, so every
 statement keeps character offsets into the whole query string: ErrorResponse
@@ -10,30 +10,29 @@ SqlSyntaxError (42601) with that position.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError
 from sqlglot.tokens import Token, TokenType
 
-from sql.frontend.dialect import Nyala
+from sql.frontend import utility
+from sql.frontend.dialect import DIALECT, parse_statement, tokenize
+from sql.frontend.statements import ParsedStatement, Utility
 from storage.errors import SqlSyntaxError
 
-DIALECT = Nyala()
+__all__ = [
+    "DIALECT",
+    "ParsedStatement",
+    "parse",
+    "parse_tokens",
+    "parse_utility",
+    "split",
+    "tokenize",
+]
 
 # sqlglot logs a warning for each statement it falls back to parsing as a Command;
 # those are handled (or refused with 0A000) by the session, so the warning is noise.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedStatement:
-    """One statement: its AST, its own text, and where that text starts in the query string."""
-
-    ast: exp.Expression
-    text: str
-    offset: int
-    tokens: tuple[Token, ...]
 
 
 def _line_col_to_position(sql: str, line: int, col: int, highlight: str) -> int:
@@ -54,16 +53,6 @@ def _syntax_error(sql: str, error: ParseError) -> SqlSyntaxError:
     return SqlSyntaxError(message, detail=first.get("description"), position=position)
 
 
-def tokenize(sql: str) -> list[Token]:
-    try:
-        return DIALECT.tokenize(sql)
-    except TokenError as exc:
-        message = str(exc)
-        if "'" in sql and message.startswith("Error tokenizing"):
-            message = "unterminated quoted string"
-        raise SqlSyntaxError(message, position=len(sql)) from exc
-
-
 def split(sql: str) -> list[list[Token]]:
     """Split tokens at top-level semicolons; empty statements are dropped."""
     chunks: list[list[Token]] = [[]]
@@ -75,16 +64,25 @@ def split(sql: str) -> list[list[Token]]:
     return [c for c in chunks if c]
 
 
-def parse_tokens(sql: str, tokens: list[Token]) -> ParsedStatement:
+def parse_tokens(
+    sql: str, tokens: list[Token], admit: Callable[[], None] | None = None
+) -> ParsedStatement:
+    """One statement as a typed statement; ``admit`` runs before parsing any statement a
+    failed transaction block refuses (see ``NyalaParser.admit``)."""
     try:
-        trees = DIALECT.parser().parse(tokens, sql)
+        return parse_statement(sql, tokens, admit)
     except ParseError as exc:
         raise _syntax_error(sql, exc) from exc
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
+
+
+def parse_utility(sql: str, tokens: list[Token]) -> ParsedStatement[Utility] | None:
+    """The statement if it is a utility statement, else None: a Query's transaction control
+    is read before any of its statements runs."""
+    statement = utility.parse(tokens)
+    if statement is None:
+        return None
     start, end = tokens[0].start, tokens[-1].end + 1
-    return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))
+    return ParsedStatement(statement, sql[start:end], start, tuple(tokens))
 
 
 def parse(sql: str) -> list[ParsedStatement]:

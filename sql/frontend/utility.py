@@ -1,36 +1,22 @@
-"""Utility statements recognised from their tokens: transaction control, SET, SHOW, RESET, ...
+"""The grammar of utility statements: transaction control, SET, SHOW, RESET, DEALLOCATE, ...
 
 sqlglot parses some of these into shapes that lose their meaning
 (``START TRANSACTION`` becomes a column with an alias, ``ABORT`` a bare
-column, ``SET TIME ZONE`` an opaque command), so the session recognises
-them here, by keyword, before handing anything else to the parser.
+column, ``SET TIME ZONE`` an opaque command), so the dialect's parser reads
+them here, keyed by their first keyword, into ``Utility`` statements.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
 from sqlglot.tokens import Token, TokenType
 
+from sql.frontend.statements import Utility
 from storage.errors import SqlSyntaxError
 
-
-@dataclass(frozen=True, slots=True)
-class Utility:
-    """A recognised utility statement.
-
-    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
-    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint);
-    ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
-    ``name`` is the statement, empty for ALL); ``modes`` the transaction
-    modes (e.g. ``isolation level repeatable read``, ``read only``).
-    """
-
-    kind: str
-    name: str = ""
-    value: str = ""
-    modes: tuple[str, ...] = field(default_factory=tuple)
+KEYWORDS = (
+    "begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "show",
+    "reset", "deallocate", "discard", "checkpoint", "set",
+)  # fmt: skip
 
 
 def _words(tokens: list[Token]) -> list[str]:
@@ -51,7 +37,9 @@ def _value_text(tokens: list[Token]) -> str:
     for part in parts:
         text += part if part == "," or not text else (" " + part if text[-1] != "," else " " + part)
     text = text.replace(" ,", ",")
-    return re.sub(r"^([-+]) (?=\d)", r"\1", text)  # SET extra_float_digits = -3
+    if text[:2] in ("- ", "+ ") and text[2:3].isdecimal():  # SET extra_float_digits = -3
+        return text[0] + text[2:]
+    return text
 
 
 def _modes(words: list[str]) -> tuple[str, ...]:
@@ -75,8 +63,8 @@ def _modes(words: list[str]) -> tuple[str, ...]:
     return tuple(modes)
 
 
-def recognise(tokens: list[Token]) -> Utility | None:
-    """Return the utility statement ``tokens`` spell, or None for anything else."""
+def parse(tokens: list[Token]) -> Utility | None:
+    """The utility statement ``tokens`` spell, or None for anything else."""
     words = _words(tokens)
     head = words[0]
     if head in ("begin", "start"):
@@ -87,30 +75,30 @@ def recognise(tokens: list[Token]) -> Utility | None:
             mode_words = mode_words[1:]
         elif mode_words and mode_words[0] in ("work", "transaction"):
             mode_words = mode_words[1:]
-        return Utility("BEGIN", modes=_modes(mode_words))
+        return Utility(kind="BEGIN", modes=_modes(mode_words))
     if head in ("commit", "end") and all(w in ("work", "transaction") for w in words[1:]):
-        return Utility("COMMIT")
+        return Utility(kind="COMMIT")
     if head in ("rollback", "abort") and all(w in ("work", "transaction") for w in words[1:]):
-        return Utility("ROLLBACK")
+        return Utility(kind="ROLLBACK")
     if head == "rollback":
         rest = tokens[1:]
         while rest and rest[0].text.lower() in ("work", "transaction"):
             rest = rest[1:]
         if rest and rest[0].text.lower() == "to":
-            return Utility("ROLLBACK TO", name=_savepoint_name(rest[1:]))
+            return Utility(kind="ROLLBACK TO", name=_savepoint_name(rest[1:]))
     if head == "savepoint":
-        return Utility("SAVEPOINT", name=_savepoint_name(tokens[1:], optional_keyword=False))
+        return Utility(kind="SAVEPOINT", name=_savepoint_name(tokens[1:], optional_keyword=False))
     if head == "release":
-        return Utility("RELEASE", name=_savepoint_name(tokens[1:]))
+        return Utility(kind="RELEASE", name=_savepoint_name(tokens[1:]))
     if head == "show" and len(words) >= 2:
         name = " ".join(words[1:])
         if name == "transaction isolation level":
             name = "transaction_isolation"
         elif name in ("time zone",):
             name = "timezone"
-        return Utility("SHOW", name=name)
+        return Utility(kind="SHOW", name=name)
     if head == "reset" and len(words) >= 2:
-        return Utility("RESET", name=" ".join(words[1:]))
+        return Utility(kind="RESET", name=" ".join(words[1:]))
     if head == "deallocate":
         rest = tokens[1:]
         if rest and rest[0].text.lower() == "prepare":
@@ -118,12 +106,12 @@ def recognise(tokens: list[Token]) -> Utility | None:
         if len(rest) != 1:
             raise SqlSyntaxError('syntax error at or near "deallocate"')
         if rest[0].token_type is not TokenType.IDENTIFIER and rest[0].text.lower() == "all":
-            return Utility("DEALLOCATE")
-        return Utility("DEALLOCATE", name=rest[0].text)
+            return Utility(kind="DEALLOCATE")
+        return Utility(kind="DEALLOCATE", name=rest[0].text)
     if head == "discard" and words[1:] == ["all"]:
-        return Utility("DISCARD")
+        return Utility(kind="DISCARD")
     if head == "checkpoint" and len(words) == 1:
-        return Utility("CHECKPOINT")
+        return Utility(kind="CHECKPOINT")
     if head == "set":
         rest = tokens[1:]
         if (
@@ -135,13 +123,13 @@ def recognise(tokens: list[Token]) -> Utility | None:
             rest = rest[1:]
         rest_words = _words(rest)
         if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
-            return Utility("SET", name="characteristics", modes=_modes(rest_words[4:]))
+            return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
         if rest_words[:2] == ["time", "zone"]:
-            return Utility("SET", name="TimeZone", value=_value_text(rest[2:]))
+            return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):
-            return Utility("SET", name=rest[0].text, value=_value_text(rest[2:]))
+            return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
         if rest_words and rest_words[0] == "transaction":
-            return Utility("SET", name="transaction", modes=_modes(rest_words[1:]))
+            return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
         return None
     return None
 

@@ -1,5 +1,7 @@
 """SQL cursors: DECLARE ... CURSOR FOR <query>, FETCH, MOVE and CLOSE, as PostgreSQL runs them.
 
+The statements are parsed by the frontend (``sql.frontend.cursors``).
+
 A cursor starts its query at DECLARE, in the transaction block's snapshot,
 and hands out rows as FETCH asks for them, pulling batches from the query's
 stream only as far as needed.  Cursors end with their transaction; one
@@ -10,106 +12,14 @@ for PostgreSQL's ``NO SCROLL`` cursors.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from sql.common.result import Result, ResultColumn
-from storage.errors import (
-    DuplicateCursor,
-    FeatureNotSupported,
-    InvalidCursorName,
-    NoActiveSqlTransaction,
-    SqlSyntaxError,
-)
-
-_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
-_DECLARE = re.compile(
-    rf"^\s*declare\s+(?P<name>{_IDENT})\s+(?P<opts>(?:[a-z]+\s+)*?)cursor\s+"
-    r"(?:(?P<hold>with|without)\s+hold\s+)?for\s+(?P<query>.+?)\s*;?\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
-_FETCH = re.compile(
-    rf"^\s*(?P<verb>fetch|move)(?:\s+(?P<dir>.+?))??(?:\s+(?:from|in))?\s+(?P<name>{_IDENT})\s*;?\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
-_CLOSE = re.compile(rf"^\s*close\s+(?P<name>{_IDENT}|all)\s*;?\s*$", re.IGNORECASE)
-_DECLARE_OPTIONS = {"binary", "insensitive", "asensitive", "no", "scroll"}
-
-
-def _name(text: str) -> str:
-    if text.startswith('"'):
-        return text[1:-1].replace('""', '"')
-    return text.lower()
-
-
-@dataclass(frozen=True, slots=True)
-class CursorStatement:
-    """A recognised cursor statement: DECLARE (with its query text), FETCH, MOVE or CLOSE.
-
-    ``count`` is the number of rows FETCH/MOVE asks for, None for ALL.
-    ``name`` is empty for ``CLOSE ALL``.
-    """
-
-    kind: str
-    name: str
-    query: str = ""
-    hold: bool = False
-    count: int | None = 1
-    text: str = ""
-
-
-def _count(direction: str | None) -> int | None:
-    words = (direction or "").lower().split()
-    if words and words[0] in ("forward", "next"):
-        words = words[1:] if words[0] == "forward" or len(words) == 1 else words
-        if words and words[0] == "next":
-            words = words[1:]
-    if not words:
-        return 1
-    if words == ["all"]:
-        return None
-    if len(words) == 1 and re.fullmatch(r"\+?\d+", words[0]):
-        return int(words[0])
-    if words[0] in ("backward", "prior", "absolute", "relative", "first", "last") or (
-        words[0].startswith("-")
-    ):
-        raise FeatureNotSupported("cursor can only scan forward", hint="Declare it with SCROLL.")
-    raise SqlSyntaxError(f'syntax error at or near "{words[0]}"')
-
-
-def recognise(text: str) -> CursorStatement | None:
-    """The cursor statement ``text`` spells, or None when it is none."""
-    head = text.lstrip()[:8].lower()
-    if head.startswith("declare"):
-        match = _DECLARE.match(text)
-        if match is None:
-            raise SqlSyntaxError('syntax error at or near "DECLARE"')
-        options = set(match.group("opts").lower().split())
-        if options - _DECLARE_OPTIONS:
-            raise SqlSyntaxError(f'syntax error at or near "{sorted(options)[0]}"')
-        if "scroll" in options and "no" not in options:
-            raise FeatureNotSupported("SCROLL cursors are not supported; fetch forward only")
-        if "binary" in options:
-            raise FeatureNotSupported("BINARY cursors are not supported")
-        hold = (match.group("hold") or "").lower() == "with"
-        name = _name(match.group("name"))
-        return CursorStatement("DECLARE", name, match.group("query"), hold, text=text.strip())
-    if head.startswith(("fetch", "move")):
-        match = _FETCH.match(text)
-        if match is None:
-            raise SqlSyntaxError('syntax error at or near "FETCH"')
-        kind = match.group("verb").upper()
-        return CursorStatement(kind, _name(match.group("name")), count=_count(match.group("dir")))
-    if head.startswith("close"):
-        match = _CLOSE.match(text)
-        if match is None:
-            return None
-        name = match.group("name")
-        return CursorStatement("CLOSE", "" if name.lower() == "all" else _name(name))
-    return None
+from sql.frontend.statements import CursorStatement
+from storage.errors import DuplicateCursor, InvalidCursorName, NoActiveSqlTransaction
 
 
 @dataclass(slots=True)

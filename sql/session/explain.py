@@ -10,11 +10,9 @@ and the time taken.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from sqlglot.tokens import Token, TokenType
 
 from catalog.table import TableInfo
 from sql.common.result import Result, ResultColumn
@@ -22,64 +20,11 @@ from sql.dml import writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.executor import ScanStats, TabletScanStats
 from sql.execution.runner import QueryRunner
-from sql.frontend import parser
 from sql.planner.compiled_query import CompiledQuery
-from storage.errors import SqlSyntaxError
 from storage.predicate import PredicateKind, ScanSpec
 from storage.transaction import Transaction
 
 COLUMNS = (ResultColumn("QUERY PLAN", 25),)
-_OPTION_WORDS = {"analyze", "verbose", "costs", "buffers", "timing", "summary", "settings", "wal"}
-_TRUE_WORDS = {"true", "on", "1"}
-_FALSE_WORDS = {"false", "off", "0"}
-
-
-@dataclass(frozen=True, slots=True)
-class ExplainOptions:
-    analyze: bool = False
-
-
-def split_options(sql: str, tokens: list[Token]) -> tuple[ExplainOptions, list[Token]]:
-    """Read ``EXPLAIN [ANALYZE] [VERBOSE]`` or ``EXPLAIN (option [value], ...)``; return the
-    options and the tokens of the explained statement.
-
-    The postgres tokenizer reads everything after EXPLAIN as one opaque string, so the
-    statement is tokenized again with the EXPLAIN keyword blanked out, which keeps every
-    token's offset into the whole query string.
-    """
-    head, end = tokens[0], tokens[-1].end
-    masked = sql[: head.start] + " " * (head.end + 1 - head.start) + sql[head.end + 1 :]
-    rest = [t for t in parser.tokenize(masked) if head.end < t.start <= end]
-    analyze = False
-    if rest and rest[0].token_type is TokenType.L_PAREN:
-        close = next((i for i, t in enumerate(rest) if t.token_type is TokenType.R_PAREN), None)
-        if close is None:
-            raise SqlSyntaxError('syntax error at or near "("', position=rest[0].start + 1)
-        options = [t for t in rest[1:close] if t.token_type is not TokenType.COMMA]
-        index = 0
-        while index < len(options):
-            word = options[index].text.lower()
-            if word not in _OPTION_WORDS:
-                raise SqlSyntaxError(
-                    f'unrecognized EXPLAIN option "{word}"', position=options[index].start + 1
-                )
-            value = True
-            if index + 1 < len(options) and options[index + 1].text.lower() in (
-                _TRUE_WORDS | _FALSE_WORDS
-            ):
-                value = options[index + 1].text.lower() in _TRUE_WORDS
-                index += 1
-            if word == "analyze":
-                analyze = value
-            index += 1
-        rest = rest[close + 1 :]
-    else:
-        while rest and rest[0].text.lower() in ("analyze", "analyse", "verbose"):
-            analyze = analyze or rest[0].text.lower() != "verbose"
-            rest = rest[1:]
-    if not rest:
-        raise SqlSyntaxError("syntax error at end of input")
-    return ExplainOptions(analyze), rest
 
 
 def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
@@ -130,7 +75,7 @@ def explain_lines(
 
 
 def run_explain(
-    options: ExplainOptions,
+    analyze: bool,
     query: CompiledQuery | None,
     write: WritePlan | None,
     runner: QueryRunner,
@@ -140,7 +85,7 @@ def run_explain(
 ) -> Result:
     compiled = query if query is not None else write.source  # type: ignore[union-attr]
     lines = explain_lines(compiled, write, params)
-    if options.analyze:
+    if analyze:
         stats = ScanStats()
         started = time.perf_counter()
         if write is not None:

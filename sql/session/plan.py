@@ -1,48 +1,125 @@
-"""Plan: a statement as the session prepared it, and what a plan's kind and shape say."""
+"""Plans: a statement as the session prepared it, one class per kind, each with what it runs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from sqlglot import exp
 
 from sql.common.result import ResultColumn
-from sql.copy import copy_statement
-from sql.ddl import roles
-from sql.dml import writes
-from sql.frontend.parser import ParsedStatement
-from sql.frontend.utility import Utility
+from sql.dml.write_plan import WritePlan
+from sql.frontend.statements import (
+    CopyStatement,
+    CursorStatement,
+    ParsedStatement,
+    RoleStatement,
+    Utility,
+)
 from sql.pg_catalog import system_query
 from sql.planner.compiled_query import CompiledQuery
-from sql.session import cursors, explain
 
 
 @dataclass(slots=True)
-class Plan:
-    """A statement ready to execute: what kind it is and what was compiled for it."""
+class QueryPlan:
+    """A SELECT or VALUES, compiled for DuckDB over tablet scans."""
 
-    kind: str
-    ast: exp.Expression | None = None
-    utility: Utility | None = None
-    query: CompiledQuery | None = None
-    write: writes.WritePlan | None = None
-    copy: copy_statement.CopyStatement | None = None
-    role: roles.RoleStatement | None = None
-    catalog_version: int = 0
-    explain: explain.ExplainOptions | None = None
-    system: system_query.SystemQuery | None = None
-    cursor: cursors.CursorStatement | None = None
-    inner: Plan | None = None
+    query: CompiledQuery
+    catalog_version: int
+
+
+@dataclass(slots=True)
+class DmlPlan:
+    """An INSERT, UPDATE, DELETE or UPSERT, planned as a query over its target table."""
+
+    write: WritePlan
+    catalog_version: int
+
+
+@dataclass(slots=True)
+class SystemPlan:
+    """A query over the emulated catalogs (pg_catalog, information_schema)."""
+
+    system: system_query.SystemQuery
+    catalog_version: int
+
+
+@dataclass(slots=True)
+class ExplainPlan:
+    """EXPLAIN [ANALYZE] of a query or write."""
+
+    analyze: bool
+    inner: QueryPlan | DmlPlan
+
+    @property
+    def catalog_version(self) -> int:
+        return self.inner.catalog_version
+
+
+@dataclass(slots=True)
+class UtilityPlan:
+    """Transaction control, SET, SHOW, RESET, ...: run by the session itself."""
+
+    utility: Utility
+
+
+@dataclass(slots=True)
+class DdlPlan:
+    """CREATE, ALTER, DROP or COMMENT ON, applied to the catalog."""
+
+    ast: exp.Expr
+
+
+@dataclass(slots=True)
+class TruncatePlan:
+    """TRUNCATE of tables already checked to exist."""
+
+    ast: exp.TruncateTable
+
+
+@dataclass(slots=True)
+class RolePlan:
+    """CREATE, ALTER or DROP ROLE."""
+
+    role: RoleStatement
+
+
+@dataclass(slots=True)
+class CopyPlan:
+    """COPY FROM STDIN or TO STDOUT."""
+
+    copy: CopyStatement
+
+
+@dataclass(slots=True)
+class CursorPlan:
+    """FETCH, MOVE or CLOSE of a cursor."""
+
+    cursor: CursorStatement
+
+
+@dataclass(slots=True)
+class DeclarePlan:
+    """DECLARE ... CURSOR FOR a query, planned with the cursor."""
+
+    cursor: CursorStatement
+    inner: QueryPlan | SystemPlan
+
+
+Plan = (
+    QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
+    | RolePlan | CopyPlan | CursorPlan | DeclarePlan
+)  # fmt: skip
 
 
 def row_types(columns: Sequence[ResultColumn] | None) -> list[tuple[int, int]] | None:
     return None if columns is None else [(c.type_oid, c.typmod) for c in columns]
 
 
-def reusable(plan: Plan) -> bool:
-    """Queries and writes (not EXPLAIN, whose options are set on the plan)."""
-    return plan.explain is None and plan.kind in ("QUERY", "WRITE")
+def reusable(plan: Plan) -> TypeGuard[QueryPlan | DmlPlan]:
+    """Queries and writes (not EXPLAIN)."""
+    return isinstance(plan, (QueryPlan, DmlPlan))
 
 
 def values_query(values: exp.Values) -> exp.Select:

@@ -24,20 +24,40 @@ from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import writes
+from sql.dml.write_plan import WritePlan
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
 from sql.frontend.parser import ParsedStatement
-from sql.frontend.utility import Utility, recognise
+from sql.frontend.statements import (
+    CopyStatement,
+    CursorStatement,
+    ExplainStatement,
+    RoleStatement,
+    Utility,
+)
 from sql.pg_catalog import system_query
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import cursors, explain, setting_statements
 from sql.session import plan as plan_mod
-from sql.session.plan import Plan
+from sql.session.plan import (
+    CopyPlan,
+    CursorPlan,
+    DdlPlan,
+    DeclarePlan,
+    DmlPlan,
+    ExplainPlan,
+    Plan,
+    QueryPlan,
+    RolePlan,
+    SystemPlan,
+    TruncatePlan,
+    UtilityPlan,
+)
 from sql.session.plan_cache import PlanCache
 from sql.session.settings import SessionSettings
 from sql.session.transaction_block import TransactionBlock
@@ -127,11 +147,11 @@ class Session:
         if not chunks:
             yield Result(is_empty_query=True)
             return
-        utilities = [recognise(c) for c in chunks]
+        utilities = [parser.parse_utility(sql, c) for c in chunks]
         implicit = (
             len(chunks) > 1
             and not self._block.in_block
-            and not any(u is not None and u.kind in _TRANSACTION_CONTROL for u in utilities)
+            and not any(u is not None and u.ast.kind in _TRANSACTION_CONTROL for u in utilities)
         )
         if implicit:
             self._block.in_block = True
@@ -165,8 +185,8 @@ class Session:
             return PreparedStatement(sql, tuple(param_oids), None, None, is_empty_query=True)
         if len(chunks) > 1:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
-        utility = recognise(chunks[0])
-        if utility is None or utility.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
+        utility = parser.parse_utility(sql, chunks[0])
+        if utility is None or utility.ast.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
             self._block.check_not_failed()
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
@@ -182,7 +202,10 @@ class Session:
             return Result(is_empty_query=True)
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
-        if plan.kind in ("QUERY", "WRITE") and plan.catalog_version != self._db.catalog_version:
+        if (
+            isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
+            and plan.catalog_version != self._db.catalog_version
+        ):
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
             if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(stmt.columns):
@@ -194,37 +217,43 @@ class Session:
         return result
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
-        if plan.query is not None:
-            return plan.query.param_oids
-        if plan.system is not None:
-            return plan.system.param_oids
-        if plan.inner is not None:
-            return self._param_oids(plan.inner, declared)
-        if plan.write is not None:
-            return plan.write.param_oids
+        match plan:
+            case QueryPlan(query=query):
+                return query.param_oids
+            case SystemPlan(system=system):
+                return system.param_oids
+            case ExplainPlan(inner=inner) | DeclarePlan(inner=inner):
+                return self._param_oids(inner, declared)
+            case DmlPlan(write=write):
+                return write.param_oids
         return [oid or TypeOid.TEXT for oid in declared]
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
-        if plan.explain is not None:
-            return explain.COLUMNS
-        if plan.kind == "QUERY" and plan.query is not None:
-            return self._runner.describe(plan.query)
-        if plan.kind == "SYSTEM" and plan.system is not None:
-            self._refresh_system()
-            return self._system.describe(plan.system)
-        if plan.kind == "CURSOR" and plan.cursor is not None and plan.cursor.kind == "FETCH":
-            with contextlib.suppress(DbError):
-                return self._cursors.columns(plan.cursor.name)
-        if plan.kind == "WRITE" and plan.write is not None and plan.write.returning is not None:
-            return self._runner.describe(plan.write.returning)
-        if plan.kind == "UTILITY" and plan.utility is not None and plan.utility.kind == "SHOW":
-            return setting_statements.show_columns(plan.utility, self.settings)
+        match plan:
+            case ExplainPlan():
+                return explain.COLUMNS
+            case QueryPlan(query=query):
+                return self._runner.describe(query)
+            case SystemPlan(system=system):
+                self._refresh_system()
+                return self._system.describe(system)
+            case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
+                with contextlib.suppress(DbError):
+                    return self._cursors.columns(cursor.name)
+            case DmlPlan(write=write) if write.returning is not None:
+                return self._runner.describe(write.returning)
+            case UtilityPlan(utility=utility) if utility.kind == "SHOW":
+                return setting_statements.show_columns(utility, self.settings)
         return None
 
     # -- planning --------------------------------------------------------------------------
 
     def _plan_reusing(
-        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+        self,
+        sql: str,
+        tokens: list[Any],
+        utility: ParsedStatement | None,
+        declared: Sequence[int],
     ) -> Plan:
         """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
         if utility is not None or self._block.failed:
@@ -240,32 +269,41 @@ class Session:
         return plan
 
     def _plan(
-        self, sql: str, tokens: list[Any], utility: Utility | None, declared: Sequence[int]
+        self,
+        sql: str,
+        tokens: list[Any],
+        statement: ParsedStatement | None,
+        declared: Sequence[int],
     ) -> Plan:
-        if utility is None:
-            utility = recognise(tokens)
-        if utility is not None:
-            return Plan("UTILITY", utility=utility)
-        statement_text = sql[tokens[0].start : tokens[-1].end + 1]
-        if statement_text.lstrip()[:7].lower() == "comment":
-            return Plan("DDL", comments.parse(statement_text))
-        cursor_statement = cursors.recognise(statement_text)
-        if cursor_statement is not None:
-            return self._plan_cursor(cursor_statement, declared)
-        self._block.check_not_failed()
-        if tokens and tokens[0].text.lower() == "copy":
-            return Plan("COPY", copy=copy_statement.parse_copy(sql, tokens))
-        if tokens and tokens[0].text.upper() == "EXPLAIN":
-            options, inner_tokens = explain.split_options(sql, tokens)
-            inner = self._plan(sql, inner_tokens, None, declared)
-            if inner.kind not in ("QUERY", "WRITE"):
-                raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
-            inner.explain = options
-            return inner
-        if roles.is_role_statement(tokens):
-            return Plan("ROLE", role=roles.parse_role_statement(sql, tokens))
-        statement: ParsedStatement = parser.parse_tokens(sql, tokens)
+        """Plan the statement ``tokens`` spell (``statement``, when already parsed).
+
+        A failed transaction block refuses every statement but utility, cursor and
+        COMMENT ones before their syntax is checked (``admit``).
+        """
+        if statement is None:
+            statement = parser.parse_tokens(sql, tokens, admit=self._block.check_not_failed)
+        return self._plan_statement(statement, declared)
+
+    def _plan_statement(self, statement: ParsedStatement, declared: Sequence[int]) -> Plan:
         ast = statement.ast
+        match ast:
+            case Utility():
+                return UtilityPlan(ast)
+            case exp.Comment():
+                return DdlPlan(ast)
+            case CursorStatement():
+                return self._plan_cursor(ast, declared)
+            case CopyStatement():
+                return CopyPlan(ast)
+            case ExplainStatement():
+                inner = self._plan_statement(ast.statement, declared)
+                if isinstance(inner, ExplainPlan):
+                    inner = inner.inner
+                if not isinstance(inner, (QueryPlan, DmlPlan)):
+                    raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
+                return ExplainPlan(ast.analyze, inner)
+            case RoleStatement():
+                return RolePlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._db.catalog)
@@ -275,65 +313,57 @@ class Session:
             system = system_query.compile_system_query(
                 ast, self._facts, self._has_user_table, declared_list
             )
-            return Plan("SYSTEM", ast, system=system, catalog_version=version)
-        if isinstance(ast, (exp.Select, exp.SetOperation, exp.Values)):
-            if isinstance(ast, exp.Values):
-                ast = plan_mod.values_query(ast)
-            bound = self._runner.bind(ast, declared_list)
-            return Plan(
-                "QUERY", ast, query=compile_query(bound, self._facts), catalog_version=version
-            )
-        if isinstance(ast, exp.Insert):
-            write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, exp.Update):
-            write = writes.plan_update(ast, self._runner, self._facts, declared_list)
-        elif isinstance(ast, exp.Delete):
-            write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
-        elif isinstance(
-            ast,
-            (exp.Create, exp.Drop, exp.Comment, exp.Alter, AlterRangePartitions, DetachPartition),
-        ):
-            if isinstance(ast, exp.Alter):
-                ast.meta["statement_text"] = statement.text
-            return Plan("DDL", ast)
-        elif isinstance(ast, exp.TruncateTable):
-            for node in ast.expressions:
-                self._db.catalog.get_table(table_name(node))
-            return Plan("TRUNCATE", ast)
-        else:
-            raise FeatureNotSupported(
-                f"statement is not supported: {plan_mod.statement_name(statement)}"
-            )
-        return Plan("WRITE", ast, write=write, catalog_version=version)
+            return SystemPlan(system, version)
+        match ast:
+            case exp.Select() | exp.SetOperation() | exp.Values():
+                if isinstance(ast, exp.Values):
+                    ast = plan_mod.values_query(ast)
+                bound = self._runner.bind(ast, declared_list)
+                return QueryPlan(compile_query(bound, self._facts), version)
+            case exp.Insert():
+                write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
+            case exp.Update():
+                write = writes.plan_update(ast, self._runner, self._facts, declared_list)
+            case exp.Delete():
+                write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
+            case (
+                exp.Create() | exp.Drop() | exp.Alter() | AlterRangePartitions() | DetachPartition()
+            ):
+                if isinstance(ast, exp.Alter):
+                    ast.meta["statement_text"] = statement.text
+                return DdlPlan(ast)
+            case exp.TruncateTable():
+                for node in ast.expressions:
+                    self._db.catalog.get_table(table_name(node))
+                return TruncatePlan(ast)
+            case _:
+                raise FeatureNotSupported(
+                    f"statement is not supported: {plan_mod.statement_name(statement)}"
+                )
+        return DmlPlan(write, version)
 
-    def _plan_cursor(self, statement: cursors.CursorStatement, declared: Sequence[int]) -> Plan:
-        inner = None
-        if statement.kind == "DECLARE":
-            chunks = parser.split(statement.query)
-            if len(chunks) != 1:
-                raise SqlSyntaxError("DECLARE CURSOR needs exactly one query")
-            inner = self._plan(statement.query, chunks[0], None, declared)
-            if inner.kind not in ("QUERY", "SYSTEM"):
-                raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
-        return Plan("CURSOR", cursor=statement, inner=inner)
+    def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
+        if statement.kind != "DECLARE":
+            return CursorPlan(statement)
+        chunks = parser.split(statement.query)
+        if len(chunks) != 1:
+            raise SqlSyntaxError("DECLARE CURSOR needs exactly one query")
+        inner = self._plan(statement.query, chunks[0], None, declared)
+        if isinstance(inner, ExplainPlan) and isinstance(inner.inner, QueryPlan):
+            inner = inner.inner  # the cursor reads the query's rows, as it always has
+        if not isinstance(inner, (QueryPlan, SystemPlan)):
+            raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
+        return DeclarePlan(statement, inner)
 
-    def _run_cursor(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
-        statement = plan.cursor
-        assert statement is not None, "cursor plans carry their statement"
-        if statement.kind == "CLOSE":
-            return self._cursors.close(statement)
-        if statement.kind in ("FETCH", "MOVE"):
-            return self._cursors.fetch(statement)
-        inner = plan.inner
-        assert inner is not None, "DECLARE plans carry their query"
+    def _run_declare(self, plan: DeclarePlan, params: list[Any], deferred: bool) -> Result:
         txn = self._block.current()
-        if inner.kind == "SYSTEM" and inner.system is not None:
-            self._refresh_system()
-            columns, batches = self._system.run(inner.system, params)
-        else:
-            assert inner.query is not None, "query plans carry a compiled query"
-            columns, batches = self._runner.run(inner.query, txn, params, self._block.started)
-        result = self._cursors.declare(statement, columns, batches, self._block.in_block)
+        match plan.inner:
+            case SystemPlan(system=system):
+                self._refresh_system()
+                columns, batches = self._system.run(system, params)
+            case QueryPlan(query=query):
+                columns, batches = self._runner.run(query, txn, params, self._block.started)
+        result = self._cursors.declare(plan.cursor, columns, batches, self._block.in_block)
         if not deferred:
             self._block.finish_autocommit()
         return result
@@ -355,49 +385,54 @@ class Session:
 
     def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
-        if plan.kind == "UTILITY":
-            assert plan.utility is not None, "utility plans carry their statement"
+        if isinstance(plan, UtilityPlan):
             return self._run_utility(plan.utility)
         self._block.check_not_failed()
         try:
-            if plan.kind == "DDL":
-                return self._run_ddl(plan.ast)
-            if plan.kind == "ROLE":
-                assert plan.role is not None, "ROLE plans carry their statement"
-                return roles.execute_role_statement(plan.role, self._db.roles, self.user)
-            if plan.kind == "COPY":
-                assert plan.copy is not None, "COPY plans carry their statement"
-                return self._run_copy(plan.copy, deferred)
-            if plan.kind == "CURSOR":
-                return self._run_cursor(plan, params, deferred)
-            if plan.kind == "SYSTEM":
-                assert plan.system is not None, "system plans carry a SystemQuery"
-                self._refresh_system()
-                columns, batches = self._system.run(plan.system, params)
-                return Result(columns=columns, batches=batches)
-            txn = self._block.current()
-            now = self._block.started
-            if plan.explain is not None:
-                result = explain.run_explain(
-                    plan.explain, plan.query, plan.write, self._runner, txn, params, now
-                )
-                if not deferred:
-                    self._block.finish_autocommit()
-                return result
-            if plan.kind == "TRUNCATE":
-                writes.truncate(plan.ast, self._db.catalog, txn)  # type: ignore[arg-type]
-                if not deferred:
-                    self._block.finish_autocommit()
-                return Result(command_tag="TRUNCATE TABLE")
-            if plan.kind == "QUERY":
-                assert plan.query is not None, "query plans carry a compiled query"
-                columns, batches = self._runner.run(plan.query, txn, params, now)
-                return Result(columns=columns, batches=self._guard(batches, deferred))
-            assert plan.write is not None, "write plans carry a WritePlan"
-            return self._run_write(plan.write, txn, params, now, deferred)
+            return self._run_checked(plan, params, deferred)
         except BaseException:
             self._block.on_error()
             raise
+
+    def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        match plan:
+            case DdlPlan(ast=ast):
+                return self._run_ddl(ast)
+            case RolePlan(role=role):
+                return roles.execute_role_statement(role, self._db.roles, self.user)
+            case CopyPlan(copy=copy):
+                return self._run_copy(copy, deferred)
+            case CursorPlan(cursor=cursor) if cursor.kind == "CLOSE":
+                return self._cursors.close(cursor)
+            case CursorPlan(cursor=cursor):
+                return self._cursors.fetch(cursor)
+            case DeclarePlan():
+                return self._run_declare(plan, params, deferred)
+            case SystemPlan(system=system):
+                self._refresh_system()
+                columns, batches = self._system.run(system, params)
+                return Result(columns=columns, batches=batches)
+        txn = self._block.current()
+        now = self._block.started
+        match plan:
+            case ExplainPlan(analyze=analyze, inner=inner):
+                query = inner.query if isinstance(inner, QueryPlan) else None
+                write = inner.write if isinstance(inner, DmlPlan) else None
+                result = explain.run_explain(analyze, query, write, self._runner, txn, params, now)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
+            case TruncatePlan(ast=ast):
+                writes.truncate(ast, self._db.catalog, txn)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
+            case QueryPlan(query=query):
+                columns, batches = self._runner.run(query, txn, params, now)
+                return Result(columns=columns, batches=self._guard(batches, deferred))
+            case DmlPlan(write=write):
+                return self._run_write(write, txn, params, now, deferred)
+        raise AssertionError(f"no run for {type(plan).__name__}")
 
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""
@@ -410,7 +445,7 @@ class Session:
             self._block.finish_autocommit()
 
     def _run_write(
-        self, plan: writes.WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
+        self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
     ) -> Result:
         count, rows = writes.execute_write(
             plan, self._runner, txn, params, now, sequences=self.sequences
@@ -430,15 +465,19 @@ class Session:
             self._block.finish_autocommit()
         return Result(columns=columns, batches=iter(batches), command_tag=tag)
 
-    def _run_copy(self, statement: copy_statement.CopyStatement, deferred: bool) -> Result:
+    def _run_copy(self, statement: CopyStatement, deferred: bool) -> Result:
         """COPY TO runs its query; COPY FROM returns the sink the server feeds (``CopyIn``)."""
         if not statement.is_from:
             query_sql = copy_statement.source_query(statement)
             tokens = parser.split(query_sql)
             plan = self._plan(query_sql, tokens[0], None, ()) if len(tokens) == 1 else None
-            if plan is None or plan.kind != "QUERY":
+            if not isinstance(plan, QueryPlan) and not (
+                isinstance(plan, ExplainPlan) and isinstance(plan.inner, QueryPlan)
+            ):
                 raise FeatureNotSupported("COPY (query) TO supports only a SELECT or VALUES")
-            copy_statement.check_force_quote(statement.options, [c.name for c in self._describe(plan) or ()])
+            copy_statement.check_force_quote(
+                statement.options, [c.name for c in self._describe(plan) or ()]
+            )
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
@@ -449,7 +488,7 @@ class Session:
                       on_error=self._block.on_error)  # fmt: skip
         return Result(copy_in=sink)
 
-    def _run_ddl(self, ast: exp.Expression | None) -> Result:
+    def _run_ddl(self, ast: exp.Expr | None) -> Result:
         if isinstance(ast, exp.Comment):
             comments.comment_on(ast, self._db.comments, self._db.catalog)
             return Result(command_tag="COMMENT")
@@ -478,7 +517,7 @@ class Session:
         """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""
         tokens = parser.split(sql)[0]
         plan = self._plan(sql, tokens, None, ())
-        assert plan.query is not None, "row checks are queries"
+        assert isinstance(plan, QueryPlan), "row checks are queries"
         txn = self._block.current()
         try:
             table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
@@ -486,7 +525,7 @@ class Session:
             self._block.finish_autocommit()
         return table is not None and table.num_rows > 0
 
-    def _evaluate_constant(self, node: exp.Expression, dtype: DataType) -> object:
+    def _evaluate_constant(self, node: exp.Expr, dtype: DataType) -> object:
         """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
         if node.find(exp.Column, exp.Parameter, exp.Subquery):
             raise FeatureNotSupported(
@@ -506,7 +545,7 @@ class Session:
     def _check_default(self, default_sql: str, dtype: DataType) -> None:
         cursor = self._duck.cursor()
         try:
-            expression: exp.Expression = exp.maybe_parse(default_sql, dialect="postgres")
+            expression: exp.Expr = exp.maybe_parse(default_sql, dialect="postgres")
             cast = exp.Cast(
                 this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
             )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from sql.common.result import Result, ResultColumn
-from sql.frontend.utility import Utility
+from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
 from storage.errors import ActiveSqlTransaction

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sql.common.result import Result
-from sql.frontend.utility import Utility
+from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from storage.errors import (
     ActiveSqlTransaction,

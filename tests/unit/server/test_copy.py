@@ -11,7 +11,6 @@ from server import codec
 from server import copy as server_copy
 from server import messages as m
 from sql.common.result import Result, ResultColumn
-from sql.copy.copy_statement import parse_copy
 from sql.frontend import parser
 from storage.errors import ProtocolViolation
 
@@ -25,7 +24,8 @@ def decode(data: bytes) -> list[m.BackendMessage]:
 
 
 def options(sql: str):
-    return parse_copy(sql, parser.split(sql)[0]).options
+    (statement,) = parser.parse(sql)
+    return statement.ast.options
 
 
 def stream(sql: str, ids, names) -> server_copy.CopyOutStream:

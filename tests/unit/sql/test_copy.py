@@ -1,16 +1,18 @@
-"""Unit tests for sql.copy: COPY statement parsing and PostgreSQL's option rules."""
+"""Unit tests for the frontend's COPY grammar: statement parsing and PostgreSQL's option rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from sql.copy.copy_statement import parse_copy
 from sql.frontend import parser
+from sql.frontend.statements import CopyStatement
 from storage import errors
 
 
 def parse(sql: str):
-    return parse_copy(sql, parser.split(sql)[0])
+    (statement,) = parser.parse(sql)
+    assert isinstance(statement.ast, CopyStatement)
+    return statement.ast
 
 
 def test_table_columns_and_defaults_for_text():

@@ -4,8 +4,15 @@ import pyarrow as pa
 import pytest
 
 from sql.common.result import ResultColumn
-from sql.session.cursors import Cursors, CursorStatement, recognise
+from sql.frontend import parser
+from sql.frontend.statements import CursorStatement
+from sql.session.cursors import Cursors
 from storage import errors
+
+
+def recognise(text: str) -> CursorStatement | None:
+    (statement,) = parser.parse(text)
+    return statement.ast if isinstance(statement.ast, CursorStatement) else None
 
 
 @pytest.mark.parametrize(

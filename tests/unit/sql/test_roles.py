@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from catalog.roles import Role, RoleStore
-from sql.ddl.roles import execute_role_statement, is_role_statement, parse_role_statement
+from sql.ddl.roles import execute_role_statement
 from sql.frontend import parser
+from sql.frontend.statements import RoleStatement
 from storage import errors
 
 
 def parse(sql):
-    return parse_role_statement(sql, parser.split(sql)[0])
+    (statement,) = parser.parse(sql)
+    return statement.ast
 
 
 @pytest.fixture
@@ -26,9 +28,9 @@ def run(store, sql, user="admin"):
 
 
 def test_recognises_role_statements_only():
-    assert is_role_statement(parser.split("create user x")[0])
-    assert is_role_statement(parser.split("DROP ROLE x")[0])
-    assert not is_role_statement(parser.split("create table user (a int)")[0])
+    assert isinstance(parse("create user x"), RoleStatement)
+    assert isinstance(parse("DROP ROLE x"), RoleStatement)
+    assert not isinstance(parse("create table user (a int)"), RoleStatement)
 
 
 def test_parse_attributes():

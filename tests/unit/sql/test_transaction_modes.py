@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sql.frontend.utility import Utility
+from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
 

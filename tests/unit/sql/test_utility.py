@@ -3,12 +3,13 @@ from __future__ import annotations
 import pytest
 
 from sql.frontend import parser
-from sql.frontend.utility import recognise
+from sql.frontend.statements import Utility
 from storage.errors import SqlSyntaxError
 
 
 def _utility(sql: str):
-    return recognise(parser.split(sql)[0])
+    (statement,) = parser.parse(sql)
+    return statement.ast if isinstance(statement.ast, Utility) else None
 
 
 @pytest.mark.parametrize(
@@ -62,8 +63,5 @@ def test_ordinary_statements_are_not_utilities():
 
 
 def test_a_negative_set_value_keeps_its_sign():
-    from sql.frontend import parser
-    from sql.frontend.utility import recognise
-
-    utility = recognise(parser.split("set extra_float_digits = -3")[0])
+    utility = _utility("set extra_float_digits = -3")
     assert (utility.name, utility.value) == ("extra_float_digits", "-3")

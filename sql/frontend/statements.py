@@ -1,0 +1,186 @@
+"""The typed statements the frontend parses beside sqlglot's own: one node class per kind.
+
+Each is a sqlglot Expression whose args are its fields, read through
+properties named as the fields, so the session dispatches on the node's
+type and the stage that runs it reads plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from sqlglot import exp
+from sqlglot.tokens import Token
+
+A = TypeVar("A", bound=exp.Expr)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedStatement(Generic[A]):
+    """One statement: its AST, its own text, and where that text starts in the query string."""
+
+    ast: A
+    text: str
+    offset: int
+    tokens: tuple[Token, ...]
+
+
+def _field(key: str) -> Any:
+    return property(lambda self: self.args.get(key))
+
+
+class Statement(exp.Expression):
+    """A typed statement: equal to another of its type with the same fields."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.args == other.args  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+class Utility(Statement):
+    """Transaction control, SET, SHOW, RESET, DEALLOCATE, DISCARD, CHECKPOINT and savepoints.
+
+    ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
+    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint);
+    ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
+    ``name`` is the statement, empty for ALL); ``modes`` the transaction
+    modes (e.g. ``isolation level repeatable read``, ``read only``).
+    """
+
+    arg_types = {"kind": True, "name": False, "value": False, "modes": False}
+
+    def __init__(
+        self, kind: str = "", name: str = "", value: str = "", modes: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(kind=kind, name=name, value=value, modes=modes)
+
+    kind: str = _field("kind")
+    name: str = _field("name")  # type: ignore[assignment]
+    value: str = _field("value")
+    modes: tuple[str, ...] = _field("modes")
+
+
+class CursorStatement(Statement):
+    """DECLARE (with its query text), FETCH, MOVE or CLOSE.
+
+    ``count`` is the number of rows FETCH/MOVE asks for, None for ALL.
+    ``name`` is empty for ``CLOSE ALL``; ``text`` is a DECLARE's whole text (pg_cursors).
+    """
+
+    arg_types = {
+        "kind": True, "name": True, "query": False, "hold": False, "count": False, "text": False
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        kind: str = "",
+        name: str = "",
+        query: str = "",
+        hold: bool = False,
+        count: int | None = 1,
+        text: str = "",
+    ) -> None:
+        super().__init__(kind=kind, name=name, query=query, hold=hold, count=count, text=text)
+
+    kind: str = _field("kind")
+    name: str = _field("name")  # type: ignore[assignment]
+    query: str = _field("query")
+    hold: bool = _field("hold")
+    count: int | None = _field("count")
+    text: str = _field("text")  # type: ignore[assignment]
+
+
+@dataclass(slots=True)
+class CopyOptions:
+    """One COPY's format and its settings, defaults filled in for the format."""
+
+    format: str = "text"
+    delimiter: str | None = None
+    null: str | None = None
+    header: bool = False
+    header_match: bool = False
+    quote: str | None = None
+    escape: str | None = None
+    force_quote: tuple[str, ...] | None = None
+    force_quote_all: bool = False
+    force_not_null: tuple[str, ...] | None = None
+    force_null: tuple[str, ...] | None = None
+    encoding: str | None = None
+
+    @property
+    def is_binary(self) -> bool:
+        return self.format == "binary"
+
+    @property
+    def is_csv(self) -> bool:
+        return self.format == "csv"
+
+
+class CopyStatement(Statement):
+    """A COPY: a table (and columns) or a query, FROM STDIN or TO STDOUT, with its options."""
+
+    arg_types = {
+        "is_from": True, "table": False, "schema": False, "columns": False,
+        "query_sql": False, "options": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        is_from: bool = True,
+        table: str | None = None,
+        schema: str | None = None,
+        columns: list[str] | None = None,
+        query_sql: str | None = None,
+        options: CopyOptions | None = None,
+    ) -> None:
+        super().__init__(
+            is_from=is_from, table=table, schema=schema, columns=columns,
+            query_sql=query_sql, options=options if options is not None else CopyOptions(),
+        )  # fmt: skip
+
+    is_from: bool = _field("is_from")
+    table: str | None = _field("table")
+    schema: str | None = _field("schema")
+    columns: list[str] | None = _field("columns")
+    query_sql: str | None = _field("query_sql")
+    options: CopyOptions = _field("options")
+
+
+class RoleStatement(Statement):
+    """CREATE/ALTER/DROP ROLE or USER: the role names and the attributes nyala keeps."""
+
+    arg_types = {"action": True, "names": True, "attributes": False, "if_exists": False}
+
+    def __init__(
+        self,
+        action: str = "",
+        names: list[str] | None = None,
+        attributes: dict[str, object] | None = None,
+        if_exists: bool = False,
+    ) -> None:
+        super().__init__(
+            action=action,
+            names=names if names is not None else [],
+            attributes=attributes if attributes is not None else {},
+            if_exists=if_exists,
+        )
+
+    action: str = _field("action")
+    names: list[str] = _field("names")
+    attributes: dict[str, object] = _field("attributes")
+    if_exists: bool = _field("if_exists")
+
+
+class ExplainStatement(Statement):
+    """EXPLAIN [ANALYZE]: whether to run the statement, and the statement explained."""
+
+    arg_types = {"analyze": False, "statement": True}
+
+    def __init__(self, analyze: bool = False, statement: ParsedStatement | None = None) -> None:
+        super().__init__(analyze=analyze, statement=statement)
+
+    analyze: bool = _field("analyze")
+    statement: ParsedStatement = _field("statement")

@@ -1,7 +1,7 @@
 """COPY at run time: the query a COPY TO runs, its table reference, FORCE_QUOTE's column check.
 
 The statement itself is parsed and its options validated by the frontend
-(``sql.frontend.copy``).
+(``sql.frontend.copy_grammar``).
 """
 
 from __future__ import annotations

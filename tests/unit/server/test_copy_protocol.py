@@ -1,4 +1,4 @@
-"""Unit tests for server.copy: CopyData framing, COPY TO formatting, the CopyIn exchange."""
+"""Unit tests for server.copy_protocol: CopyData framing, COPY TO formatting, the CopyIn exchange."""
 
 from __future__ import annotations
 

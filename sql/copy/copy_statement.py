@@ -11,8 +11,6 @@ from sqlglot import exp
 from sql.frontend.statements import CopyOptions, CopyStatement
 from storage.errors import InvalidColumnReference
 
-__all__ = ["CopyOptions", "CopyStatement", "check_force_quote", "source_query", "table_reference"]
-
 
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'

@@ -30,6 +30,10 @@ class KeyIndex:
     def blocks(self) -> list[BlockMeta]:
         return self._reader.blocks
 
+    @property
+    def size_bytes(self) -> int:
+        return self._reader.size_bytes
+
     def _block(self, idx: int) -> _Keys:
         return _Keys(self._reader.read_block(idx).to_arrow())
 

@@ -60,7 +60,8 @@ from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 from storage.types import TabletId
 
-METADATA_FORMAT_VERSION = 2
+METADATA_FORMAT_VERSION = 3
+"""3: delta files are ``.delta`` (delta_file.py); 1 and 2 load when they name no delta file."""
 MAX_CELL_BYTES = 64 * 1024
 MAX_KEY_BYTES = 16 * 1024
 _ROW_OVERHEAD_BYTES = 200
@@ -139,7 +140,10 @@ class Tablet:
         path = layout.tablet_metadata_path(tablet_id)
         try:
             doc = json.loads(path.read_bytes())
-            assert doc["format_version"] in (1, METADATA_FORMAT_VERSION), "known metadata version"
+            assert doc["format_version"] in (1, 2, METADATA_FORMAT_VERSION), "known version"
+            for rowset in doc.get("rowsets", []):
+                for delta in (*rowset["undo"], *rowset["redo"]):
+                    assert delta["file"].endswith(".delta"), "delta files of format 3"
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc

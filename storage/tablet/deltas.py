@@ -96,6 +96,30 @@ class DeltaMemStore:
                 builder.add_mutation(rowid, int(ts), mutation)
         return builder.build()
 
+    def committed_prefixes(self, snapshot: Timestamp) -> dict[int, list[Mutation]]:
+        """A copy of each chain's leading mutations committed at or before ``snapshot`` (what
+        a flush writes while the chains stay readable)."""
+        prefixes: dict[int, list[Mutation]] = {}
+        for rowid, chain in self.chains.items():
+            cut = 0
+            while cut < len(chain):
+                ts = chain[cut].txn.commit_ts
+                if ts is None or ts > snapshot:
+                    break
+                cut += 1
+            if cut:
+                prefixes[rowid] = chain[:cut]
+        return prefixes
+
+    def drop_prefixes(self, prefixes: dict[int, list[Mutation]]) -> None:
+        """Remove what ``committed_prefixes`` returned, now that a REDO file holds it."""
+        for rowid, prefix in prefixes.items():
+            chain = self.chains[rowid]
+            assert chain[: len(prefix)] == prefix, "committed entries never change"
+            del chain[: len(prefix)]
+            if not chain:
+                del self.chains[rowid]
+
     def split_committed(self, snapshot: Timestamp) -> dict[int, list[Mutation]]:
         """Remove and return, per row, the leading mutations committed at or before ``snapshot``."""
         flushed: dict[int, list[Mutation]] = {}

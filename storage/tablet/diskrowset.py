@@ -333,26 +333,45 @@ class DiskRowSet:
 
     # --- REDO flush ------------------------------------------------------------------------------
 
-    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
-        """Write the DeltaMemStore's mutations committed at or before ``snapshot`` as a REDO
-        delta file; return its metadata entry (the caller names it in the tablet metadata)."""
-        flushed = self.dms.split_committed(snapshot)
-        if not flushed:
+    def write_redo(
+        self, prefixes: dict[int, list[Mutation]], *, fsync: bool
+    ) -> dict[str, Any] | None:
+        """Write the DeltaMemStore's committed ``prefixes`` as a durable REDO delta file (no
+        lock needed); return its metadata entry, or None when there is nothing to write."""
+        if not prefixes:
             return None
-        records = self.dms.committed_records(self.schema, flushed)
+        records = self.dms.committed_records(self.schema, prefixes)
         name = f"redo-{self.meta['next_delta']}.delta"
         tmp = self.directory / (name + ".tmp")
         info = write_delta_file(tmp, records, fsync=fsync)
         os.replace(tmp, self.directory / name)
         if fsync:
             fsync_dir(self.directory)
-        doc = {**info.to_json(), "file": name}
-        self.meta = {
-            **self.meta,
-            "redo": [*self.meta["redo"], doc],
-            "next_delta": self.meta["next_delta"] + 1,
-        }
+        return {**info.to_json(), "file": name}
+
+    def meta_with(self, **changes: Any) -> dict[str, Any]:
+        """This rowset's metadata entry with ``changes`` (the next one a change will install)."""
+        return {**self.meta, **changes}
+
+    def meta_with_redo(self, doc: dict[str, Any]) -> dict[str, Any]:
+        return self.meta_with(
+            redo=[*self.meta["redo"], doc], next_delta=self.meta["next_delta"] + 1
+        )
+
+    def install_redo(self, doc: dict[str, Any], prefixes: dict[int, list[Mutation]]) -> None:
+        """Add the REDO file ``doc`` and drop from the DeltaMemStore what it holds (caller
+        holds the tablet lock, so a scan step sees the mutations in one place or the other)."""
+        self.dms.drop_prefixes(prefixes)
+        self.meta = self.meta_with_redo(doc)
         self.redo = (*self.redo, self._open_delta(doc))
+
+    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
+        """Write and install the DeltaMemStore's mutations committed at or before ``snapshot``
+        in one go (the caller holds the tablet lock throughout)."""
+        prefixes = self.dms.committed_prefixes(snapshot)
+        doc = self.write_redo(prefixes, fsync=fsync)
+        if doc is not None:
+            self.install_redo(doc, prefixes)
         return doc
 
     def stats(self) -> RowSetStats:

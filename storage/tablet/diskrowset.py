@@ -83,6 +83,20 @@ def rowset_dir_name(rowset_id: int) -> str:
     return f"rowset-{rowset_id}"
 
 
+def column_file_name(meta: dict[str, Any], column_id: int) -> str:
+    """The cfile holding a column's base data (a major delta compaction renames it)."""
+    name: str = meta.get("column_files", {}).get(str(column_id), f"col-{column_id}.cfile")
+    return name
+
+
+def known_files(meta: dict[str, Any]) -> set[str]:
+    """Every file a rowset's metadata entry names."""
+    names = {column_file_name(meta, c) for c in meta.get("columns") or []}
+    names |= set(meta.get("column_files", {}).values())
+    names |= {KEY_FILE, meta.get("deleted_file", DELETED_FILE), BLOOM_FILE}
+    return names | {d["file"] for d in (*meta["undo"], *meta["redo"])}
+
+
 def write_rowset(
     tablet_dir: Path,
     rowset_id: int,
@@ -204,12 +218,12 @@ class DiskRowSet:
         # Columns added after this rowset was written have no file: they read their default.
         written = meta.get("columns")
         self._columns = {
-            c.id: CFileReader(self.directory / f"col-{c.id}.cfile")
+            c.id: CFileReader(self.directory / column_file_name(meta, c.id))
             for c in schema.columns
             if (c.id in written if written is not None else self._has_file(c.id))
         }
         self.key_index = KeyIndex(self.directory / KEY_FILE)
-        deleted = CFileReader(self.directory / DELETED_FILE)
+        deleted = CFileReader(self.directory / meta.get("deleted_file", DELETED_FILE))
         self._deleted = deleted.read_all().to_numpy(zero_copy_only=False).astype(bool)
         bloom = (self.directory / BLOOM_FILE).read_bytes()
         self.bloom = BloomFilter.from_bytes(bloom)
@@ -241,9 +255,33 @@ class DiskRowSet:
         return DeltaFile(self.directory / doc["file"], self.schema)
 
     def known_files(self) -> set[str]:
-        names = {f"col-{column_id}.cfile" for column_id in self._columns}
-        names |= {KEY_FILE, DELETED_FILE, BLOOM_FILE}
-        return names | {d["file"] for d in (*self.meta["undo"], *self.meta["redo"])}
+        return known_files(self.meta)
+
+    def install(self, replacement: DiskRowSet) -> None:
+        """Take over ``replacement``'s files (a delta compaction's output, opened from the
+        new metadata entry; same rowids), keeping this rowset's DeltaMemStore; the caller
+        holds the tablet lock, so each scan step sees the old files or the new ones."""
+        self.meta = replacement.meta
+        self._columns = replacement._columns
+        self._deleted = replacement._deleted
+        self._index_bytes = replacement._index_bytes
+        self.undo = replacement.undo
+        self.redo = replacement.redo
+
+    @property
+    def deleted(self) -> np.ndarray:
+        """The base data's deleted bitmap (read-only)."""
+        deleted: np.ndarray = self._deleted
+        return deleted
+
+    @property
+    def column_readers(self) -> dict[ColumnId, CFileReader]:
+        return dict(self._columns)
+
+    @property
+    def block_rows(self) -> int:
+        """Rows per block of every cfile of this rowset (the last block may hold fewer)."""
+        return self.key_index.blocks[0].rows if self.key_index.blocks else 1
 
     @property
     def size_bytes(self) -> int:

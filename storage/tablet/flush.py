@@ -31,7 +31,13 @@ from typing import Any
 
 from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
-from storage.tablet.diskrowset import DiskRowSet, FlushRow, rowset_dir_name, write_rowset
+from storage.tablet.diskrowset import (
+    DiskRowSet,
+    FlushRow,
+    known_files,
+    rowset_dir_name,
+    write_rowset,
+)
 from storage.tablet.memrowset import MemRowSet, MemRowSetRow
 from storage.timestamp import Timestamp
 
@@ -159,9 +165,14 @@ def remove_unnamed_files(
                 log.warning("removing %s: a rowset written during a crash", path)
                 shutil.rmtree(path)
                 continue
-            known = {d["file"] for d in (*meta["undo"], *meta["redo"])}
+            known = known_files(meta)
             for item in path.iterdir():
-                is_delta = item.name.startswith(("undo-", "redo-"))
-                if (is_delta and item.name not in known) or item.name.endswith(".tmp"):
-                    log.warning("removing %s: a delta file written during a crash", item)
+                prefixes = (
+                    ("undo-", "redo-", "col-", "deleted")
+                    if "columns" in meta
+                    else ("undo-", "redo-")
+                )
+                is_data = item.name.startswith(prefixes)
+                if (is_data and item.name not in known) or item.name.endswith(".tmp"):
+                    log.warning("removing %s: a file written during a crash or replaced", item)
                     item.unlink()

@@ -51,7 +51,7 @@ from storage.errors import (
     ProgramLimitExceeded,
     UniqueViolation,
 )
-from storage.fs import DataDirLayout, atomic_write, make_dir
+from storage.fs import DataDirLayout, atomic_write, fsync_dir, make_dir
 from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -60,6 +60,12 @@ from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
+from storage.tablet.delta_compaction import (
+    CompactionOutput,
+    major_compaction,
+    minor_compaction,
+    undo_gc,
+)
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.flush import (
     FlushResult,
@@ -245,6 +251,67 @@ class Tablet:
             )
             log_flush(self.tablet_id, snapshot, result)
             return result.wrote
+
+    def compact_deltas(
+        self, rowset_id: int, *, major: bool, history_cutoff: int
+    ) -> CompactionOutput | None:
+        """Run a minor (merge REDO files) or major (fold them into base data) delta
+        compaction of one DiskRowSet (delta_compaction.py); None when there is nothing to do.
+        Only the final swap takes the tablet lock."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        with self.maintenance_lock:
+            rowset = next((r for r in self.rowsets if r.rowset_id == rowset_id), None)
+            if rowset is None:
+                return None
+            redo = rowset.redo
+            fsync = self._options.fsync
+            if major and redo:
+                out = major_compaction(
+                    rowset.directory,
+                    self.schema,
+                    rowset.meta,
+                    redo,
+                    rowset.column_readers,
+                    rowset.deleted,
+                    rowset.block_rows,
+                    history_cutoff,
+                    fsync=fsync,
+                )
+            elif not major and len(redo) >= 2:
+                out = minor_compaction(
+                    rowset.directory, self.schema, rowset.meta, redo, fsync=fsync
+                )
+            else:
+                return None
+            self._swap_rowset_files(rowset, out)
+            return out
+
+    def gc_undo(self, history_cutoff: int) -> int:
+        """Remove UNDO files holding only history older than ``history_cutoff``; return the
+        bytes freed."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        freed = 0
+        with self.maintenance_lock:
+            for rowset in list(self.rowsets):
+                out = undo_gc(rowset.meta, history_cutoff)
+                if out is not None:
+                    freed += sum(d.size_bytes for d in rowset.undo if d.path.name in out.obsolete)
+                    self._swap_rowset_files(rowset, out)
+        return freed
+
+    def _swap_rowset_files(self, rowset: DiskRowSet, out: CompactionOutput) -> None:
+        """Name ``out``'s files in the metadata, swap them into ``rowset`` under the tablet
+        lock, then remove the files it replaced (caller holds the maintenance lock)."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        replacement = DiskRowSet(self.directory, self.schema, out.meta)
+        metas = [out.meta if r is rowset else r.meta for r in self.rowsets]
+        self._write_metadata_doc(metas, self.next_rowset_id, self.flushed_ts)
+        with self._lock:
+            rowset.install(replacement)
+        for name in out.obsolete:
+            (rowset.directory / name).unlink(missing_ok=True)
+        if self._options.fsync:
+            fsync_dir(rowset.directory)
 
     def _write_metadata_doc(
         self, rowset_metas: list[dict[str, Any]], next_rowset_id: int, flushed_ts: Timestamp

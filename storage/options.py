@@ -78,6 +78,12 @@ class StorageOptions:
             "the rowset's base bytes"
         },
     )
+    delta_compaction_min_bytes: int = field(
+        default=256 * 1024,
+        metadata={
+            "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
+        },
+    )
     compaction_budget_mb: int = field(
         default=128,
         metadata={"help": "most input data one merging rowset compaction reads, in MiB"},

@@ -34,6 +34,7 @@ import dataclasses
 import datetime as dt
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,8 @@ class Tablet:
         if directory is not None:
             self.rowsets = [DiskRowSet(directory, schema, m) for m in doc.get("rowsets", [])]
         self.memrowset_bytes = 0
+        self.unflushed_since: float | None = None
+        """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
 
     @property
     def lock(self) -> threading.Lock:
@@ -199,6 +202,7 @@ class Tablet:
                 self._frozen = frozen
                 self._memrowset = MemRowSet(self.schema, self._lock)
                 self.memrowset_bytes = 0
+                self.unflushed_since = None
                 entries = frozen.snapshot_entries()
                 rowsets = list(self.rowsets)
                 prefixes = [r.dms.committed_prefixes(snapshot) for r in rowsets]
@@ -243,6 +247,10 @@ class Tablet:
                 self.next_rowset_id = next_id
                 self.flushed_ts = flushed_ts
                 self._frozen = None
+                if self.unflushed_since is None and (
+                    len(self._memrowset) or any(len(r.dms) for r in self.rowsets)
+                ):
+                    self.unflushed_since = time.monotonic()
             result = FlushResult(
                 new_rowset,
                 len(plan.rows),
@@ -327,6 +335,13 @@ class Tablet:
         }
         data = json.dumps(doc, indent=2).encode()
         atomic_write(self.directory / "metadata.json", data, fsync=self._options.fsync)
+
+    @property
+    def delta_memstore_rows(self) -> int:
+        return sum(len(r.dms) for r in list(self.rowsets))
+
+    def bytes_on_disk(self) -> int:
+        return sum(r.size_bytes for r in list(self.rowsets))
 
     @property
     def memrowset_rows(self) -> int:
@@ -451,6 +466,8 @@ class Tablet:
                         else:
                             location[0].reinsert(location[1], row, txn)
                     self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * len(keys)
+                    if self.unflushed_since is None:
+                        self.unflushed_since = time.monotonic()
                     return WriteResult(len(keys), keys)
             wait_for(blocker)
 
@@ -539,6 +556,8 @@ class Tablet:
                             done = (self._mrs_for(key) or mrs).update(key, change, txn)
                         if done:
                             written.append(key)
+                    if written and self.unflushed_since is None:
+                        self.unflushed_since = time.monotonic()
                     return WriteResult(len(written), written, conflicts)
             wait_for(blocker)
 

@@ -378,16 +378,16 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         if options.delimiter in ("\r", "\n"):
             raise FeatureNotSupported("COPY delimiter cannot be newline or carriage return")
     if options.null is not None and ("\r" in options.null or "\n" in options.null):
-        raise FeatureNotSupported(
-            "COPY null representation cannot use newline or carriage return"
-        )
+        raise FeatureNotSupported("COPY null representation cannot use newline or carriage return")
     if not options.is_binary:
         if options.delimiter is None:
             options.delimiter = "," if csv else "\t"
         if options.null is None:
             options.null = "" if csv else "\\N"
-    if not csv and options.delimiter is not None and options.delimiter in (
-        "\\.abcdefghijklmnopqrstuvwxyz0123456789"
+    if (
+        not csv
+        and options.delimiter is not None
+        and options.delimiter in ("\\.abcdefghijklmnopqrstuvwxyz0123456789")
     ):
         raise FeatureNotSupported(f'COPY delimiter cannot be "{options.delimiter}"')
     if options.quote is not None and not csv:
@@ -401,8 +401,10 @@ def _check_combinations(options: CopyOptions, is_from: bool) -> None:
         )
         if options.delimiter == options.quote:
             raise FeatureNotSupported("COPY delimiter and quote must be different")
-    if options.null is not None and options.delimiter is not None and (
-        options.delimiter in options.null
+    if (
+        options.null is not None
+        and options.delimiter is not None
+        and (options.delimiter in options.null)
     ):
         raise FeatureNotSupported("COPY delimiter must not appear in the NULL specification")
     if (options.force_quote is not None or options.force_quote_all) and not csv:

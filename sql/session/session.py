@@ -438,7 +438,9 @@ class Session:
             plan = self._plan(query_sql, tokens[0], None, ()) if len(tokens) == 1 else None
             if plan is None or plan.kind != "QUERY":
                 raise FeatureNotSupported("COPY (query) TO supports only a SELECT or VALUES")
-            copy_statement.check_force_quote(statement.options, [c.name for c in self._describe(plan) or ()])
+            copy_statement.check_force_quote(
+                statement.options, [c.name for c in self._describe(plan) or ()]
+            )
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result

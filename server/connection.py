@@ -381,7 +381,9 @@ class Connection:
                 if step.state == "copy_in":
                     sink, progress.copy_in = progress.copy_in, None
                     try:
-                        tag = await copy.copy_in(sink, self.receive, self._run, self._copy_cancelled)
+                        tag = await copy.copy_in(
+                            sink, self.receive, self._run, self._copy_cancelled
+                        )
                     except DbError as exc:
                         if is_fatal(exc):
                             await self._fatal(exc)

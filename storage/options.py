@@ -84,11 +84,6 @@ class StorageOptions:
             "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
         },
     )
-    compaction_budget_mb: int = field(
-        default=128,
-        metadata={"help": "most input data one merging rowset compaction reads, in MiB"},
-    )
-
     @classmethod
     def help(cls) -> dict[str, str]:
         """Map each option's name to its help text."""

@@ -84,6 +84,7 @@ class StorageOptions:
             "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
         },
     )
+
     @classmethod
     def help(cls) -> dict[str, str]:
         """Map each option's name to its help text."""

@@ -31,9 +31,10 @@ from storage.types import ColumnId
 KEEP, DEAD, LIVE = 0, 1, 2
 """Values of ``DeltaRecords.live``: liveness unchanged, the row absent, the row present."""
 
-DMS_TS_BASE = 1 << 62
+DMS_TS_BASE = (1 << 63) - (1 << 40)
 """DeltaMemStore records are ordered after every flushed record by giving them
-timestamps from here up (their real commit timestamps are all newer than any file's)."""
+timestamps from here up (their real commit timestamps are all newer than any file's).
+Hybrid times (micros << 12) stay below it until 2041."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,3 +127,19 @@ def test_undo_gc_drops_undo_files_older_than_the_history_window(tmp_path):
     assert _read(engine) == {1: (1, "a"), 2: (2, "b")}
     assert {p.name for p in rowset.directory.iterdir()} == rowset.known_files()
     engine.close()
+
+
+def test_unflushed_changes_win_over_flushed_ones(tmp_path):
+    """DeltaMemStore records order after REDO files although real hybrid times are large."""
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, SCHEMA)
+    _write(engine, "insert", [1, 2], [1, 2], ["a", "b"])
+    engine.checkpoint()
+    _write(engine, "update_v", [1], [10])
+    engine.checkpoint()
+    _write(engine, "update_v", [1], [11])
+    _write(engine, "delete", [2])
+    assert _read(engine) == {1: (11, "a")}
+    _write(engine, "insert", [2], [20], ["c"])
+    assert _read(engine) == {1: (11, "a"), 2: (20, "c")}
+    engine.close()

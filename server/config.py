@@ -79,6 +79,7 @@ class Config:
     minor_delta_compaction_min_files: int = _storage_option("minor_delta_compaction_min_files")
     major_delta_compaction_min_ratio: float = _storage_option("major_delta_compaction_min_ratio")
     delta_compaction_min_bytes: int = _storage_option("delta_compaction_min_bytes")
+    compaction_budget_mb: int = _storage_option("compaction_budget_mb")
 
     def storage_options(self) -> StorageOptions:
         """The storage engine's options: fsync and every storage knob set here."""

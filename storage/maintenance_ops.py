@@ -12,6 +12,10 @@ Delta compactions wait until a rowset's REDO files hold
 - ``MajorDeltaCompactionOp``: the rowset whose REDO bytes are the largest
   share of its base bytes, once that reaches ``major_delta_compaction_min_ratio``;
   score the ratio (Kudu's "delta size over base size").
+- ``MergingCompactionOp``: the rowsets Kudu's budgeted policy picks
+  (compaction_policy.py) within ``compaction_budget_mb``; score its quality,
+  the drop in average rowset height (or the share of a mostly-deleted
+  rowset's rows it drops).
 - ``UndoGcOp``: UNDO files wholly older than the history window; score the
   MiB it frees.
 """
@@ -159,11 +163,42 @@ class UndoGcOp(TabletOp):
         return OpResult(0, 0, f"freed {freed} bytes of UNDO")
 
 
+class MergingCompactionOp(TabletOp):
+    kind = "CompactRowSetsOp"
+
+    def stats(self) -> OpStats:
+        choice = self.tablet.compaction_choice(self.options.compaction_budget_mb, self.cutoff())
+        if choice is None:
+            return OpStats(False, 0.0, "no rowsets worth merging")
+        return OpStats(True, choice.quality, choice.reason)
+
+    def perform(self) -> OpResult:
+        snapshot = self._safe_time()
+        cutoff = self._history_cutoff(snapshot)
+        choice = self.tablet.compaction_choice(self.options.compaction_budget_mb, cutoff)
+        if choice is None:
+            return OpResult(detail="nothing to merge")
+        out = self.tablet.compact_rowsets(choice.rowset_ids, snapshot, cutoff)
+        if out is None:
+            return OpResult(detail="nothing to merge")
+        return OpResult(
+            out.bytes_read,
+            out.bytes_written,
+            f"merged rowsets {choice.rowset_ids}, dropped {out.rows_dropped} deleted rows",
+        )
+
+
 def tablet_ops(
     tablet: Tablet, options: StorageOptions, safe_time: SafeTime, history_cutoff: HistoryCutoff
 ) -> list[MaintenanceOp]:
     """Every maintenance op of ``tablet``."""
     return [
         kind(tablet, options, safe_time, history_cutoff)
-        for kind in (FlushOp, MinorDeltaCompactionOp, MajorDeltaCompactionOp, UndoGcOp)
+        for kind in (
+            FlushOp,
+            MinorDeltaCompactionOp,
+            MajorDeltaCompactionOp,
+            MergingCompactionOp,
+            UndoGcOp,
+        )
     ]

@@ -85,6 +85,14 @@ class StorageOptions:
         },
     )
 
+    compaction_budget_mb: int = field(
+        default=128,
+        metadata={
+            "help": "most input data one merging rowset compaction reads, in MiB (Kudu's "
+            "budgeted compaction policy)"
+        },
+    )
+
     @classmethod
     def help(cls) -> dict[str, str]:
         """Map each option's name to its help text."""

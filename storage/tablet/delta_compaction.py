@@ -18,6 +18,7 @@ them in under the tablet lock.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from storage.cfile.reader import CFileReader
 from storage.cfile.writer import write_cfile
 from storage.fs import fsync_dir
 from storage.row_change import from_storage_values
-from storage.schema import Schema
+from storage.schema import ColumnSchema, Schema
 from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
 from storage.tablet.delta_file import DeltaFile, write_delta_file
 from storage.tablet.delta_records import DEAD, KEEP, LIVE, ColumnDelta, DeltaRecords
@@ -87,6 +88,62 @@ def undo_of(records: DeltaRecords, before: dict[ColumnId, ColumnDelta]) -> Delta
     return DeltaRecords(records.rowid, records.ts, live, before)
 
 
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """Base data with REDO records applied: the columns they changed, liveness, and the
+    UNDO records of what they replaced."""
+
+    columns: dict[ColumnId, pa.Array]
+    deleted: np.ndarray
+    liveness_changed: bool
+    undo: DeltaRecords
+
+
+BaseColumn = Callable[[ColumnSchema], pa.Array]
+
+
+def fold(schema: Schema, records: DeltaRecords, base: BaseColumn, deleted: np.ndarray) -> Folded:
+    """Apply REDO ``records`` (sorted by rowid, ts) to base data; ``base(column)`` gives a
+    column's whole base array, asked only for the columns some record sets."""
+    touched = np.unique(records.rowid)
+    any_reinsert = bool((records.live == LIVE).any())
+    before: dict[ColumnId, ColumnDelta] = {}
+    columns: dict[ColumnId, pa.Array] = {}
+    for column in schema.columns:
+        if column.id not in records.columns and not any_reinsert:
+            continue
+        delta = records.column(column)
+        if not delta.is_set.any():
+            continue
+        values = base(column)
+        setters = np.flatnonzero(delta.is_set)
+        rowids = records.rowid[setters]
+        same = np.zeros(len(setters), bool)
+        same[1:] = rowids[1:] == rowids[:-1]
+        m = len(setters)
+        combined = pa.concat_arrays(
+            [
+                delta.values.take(pa.array(setters)).cast(values.type),
+                values.take(pa.array(rowids)),
+            ]
+        )
+        replaced = combined.take(pa.array(np.where(same, np.arange(m) - 1, m + np.arange(m))))
+        before[column.id] = ColumnDelta(
+            delta.is_set, scatter(pa.nulls(len(records), values.type), setters, replaced)
+        )
+        current = resolve_column(
+            touched, values.take(pa.array(touched)), column, records, DeltaRecords.empty()
+        )
+        columns[column.id] = scatter(values, touched, current)
+    liveness_changed = bool((records.live != KEEP).any())
+    new_deleted = deleted
+    if liveness_changed:
+        live = resolve_live(touched, ~deleted[touched], records, DeltaRecords.empty())
+        new_deleted = deleted.copy()
+        new_deleted[touched] = ~live
+    return Folded(columns, new_deleted, liveness_changed, undo_of(records, before))
+
+
 def major_compaction(
     directory: Path,
     schema: Schema,
@@ -103,46 +160,23 @@ def major_compaction(
     maps column id to its CFileReader (a column without one reads its default)."""
     records = DeltaRecords.concat([d.all_records() for d in redo], schema).sorted()
     bytes_read = sum(d.size_bytes for d in redo)
-    touched = np.unique(records.rowid)
     generation = meta["next_delta"]
     column_files = dict(meta.get("column_files", {}))
     written_columns = list(meta.get("columns", [c.id for c in schema.columns]))
     obsolete: list[str] = []
     bytes_written = 0
-    any_reinsert = bool((records.live == LIVE).any())
-    before: dict[ColumnId, ColumnDelta] = {}
-    for column in schema.columns:
-        delta = records.columns.get(column.id)
-        if delta is None and not any_reinsert:
-            continue
-        delta = records.column(column)
-        if not delta.is_set.any():
-            continue
+
+    def base(column: ColumnSchema) -> pa.Array:
+        nonlocal bytes_read
         reader = base_columns.get(column.id)
         if reader is None:
-            base = from_storage_values([column.read_default] * len(deleted), column.type)
-        else:
-            base = reader.read_all()
-            bytes_read += reader.size_bytes
-        setters = np.flatnonzero(delta.is_set)
-        rowids = records.rowid[setters]
-        same = np.zeros(len(setters), bool)
-        same[1:] = rowids[1:] == rowids[:-1]
-        m = len(setters)
-        combined = pa.concat_arrays(
-            [
-                delta.values.take(pa.array(setters)).cast(base.type),
-                base.take(pa.array(rowids)),
-            ]
-        )
-        replaced = combined.take(pa.array(np.where(same, np.arange(m) - 1, m + np.arange(m))))
-        before[column.id] = ColumnDelta(
-            delta.is_set, scatter(pa.nulls(len(records), base.type), setters, replaced)
-        )
-        current = resolve_column(
-            touched, base.take(pa.array(touched)), column, records, DeltaRecords.empty()
-        )
-        new_base = scatter(base, touched, current)
+            return from_storage_values([column.read_default] * len(deleted), column.type)
+        bytes_read += reader.size_bytes
+        return reader.read_all()
+
+    folded = fold(schema, records, base, deleted)
+    for column_id, new_base in folded.columns.items():
+        column = schema.column(column_id)
         name = f"col-{column.id}.{generation}.cfile"
         bytes_written += write_cfile(
             directory / name,
@@ -153,21 +187,17 @@ def major_compaction(
             fsync=fsync,
             block_rows=block_rows,
         )
-        old = column_files.get(str(column.id), f"col-{column.id}.cfile")
-        if reader is not None:
-            obsolete.append(old)
+        if column.id in base_columns:
+            obsolete.append(column_files.get(str(column.id), f"col-{column.id}.cfile"))
         column_files[str(column.id)] = name
         if column.id not in written_columns:
             written_columns.append(column.id)
     new_meta: dict[str, Any] = {**meta, "column_files": column_files, "columns": written_columns}
-    if bool((records.live != KEEP).any()):
-        live = resolve_live(touched, ~deleted[touched], records, DeltaRecords.empty())
-        new_deleted = deleted.copy()
-        new_deleted[touched] = ~live
+    if folded.liveness_changed:
         name = f"deleted.{generation}.cfile"
         bytes_written += write_cfile(
             directory / name,
-            pa.array(new_deleted),
+            pa.array(folded.deleted),
             BOOL,
             EncodingType.RLE,
             fsync=fsync,
@@ -175,8 +205,7 @@ def major_compaction(
         )
         obsolete.append(meta.get("deleted_file", "deleted.cfile"))
         new_meta["deleted_file"] = name
-    undo_records = undo_of(records, before)
-    undo_records = undo_records.where(undo_records.ts > history_cutoff)
+    undo_records = folded.undo.where(folded.undo.ts > history_cutoff)
     undo_docs = [d for d in meta["undo"] if d["max_ts"] > history_cutoff]
     obsolete += [d["file"] for d in meta["undo"] if d["max_ts"] <= history_cutoff]
     if len(undo_records):

@@ -5,7 +5,8 @@ A delta record says what one change did to one row of a DiskRowSet:
 - ``rowid`` and ``ts`` (the change's commit timestamp; the DeltaMemStore
   orders its not-yet-flushed records after every file's),
 - ``live``: ``KEEP`` (an UPDATE: liveness unchanged), ``DEAD`` (the row is
-  absent after it) or ``LIVE`` (present after it, with every column set),
+  absent after it) or ``LIVE`` (present after it: a REINSERT's REDO sets every
+  column; the UNDO of a DELETE sets none, as the base keeps the values),
 - per column, whether the record sets it and the value it sets.
 
 REDO records hold the state *after* a change; UNDO records the state *before*
@@ -62,15 +63,13 @@ class DeltaRecords:
         return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8), {})
 
     def column(self, column: ColumnSchema) -> ColumnDelta:
-        """Column ``column`` of these records: a LIVE record that carries no value for it (the
-        column was added after the record was written) sets its read default."""
+        """Column ``column`` of these records; none sets a column they do not hold (a
+        LIVE record that only restores liveness, or one written before the column was
+        added, when its value was the read default the base data also reads)."""
         found = self.columns.get(column.id)
         if found is not None:
             return found
-        return ColumnDelta(
-            self.live == LIVE,
-            from_storage_values([column.read_default] * len(self), column.type),
-        )
+        return ColumnDelta(np.zeros(len(self), bool), pa.nulls(len(self), column.type.arrow_type))
 
     def take(self, indices: np.ndarray) -> DeltaRecords:
         positions = pa.array(indices, pa.int64())

@@ -77,6 +77,8 @@ class DeltaMemStore:
         order = DMS_TS_BASE
         for rowid in self.chains.irange(lo, hi, inclusive=(True, False)):
             chain: list[Mutation] = self.chains[rowid]
+            if not chain:
+                continue
             own = reader is not None and chain[-1].txn is reader
             for mutation in chain:
                 ts = mutation.txn.commit_ts
@@ -116,8 +118,11 @@ class DeltaMemStore:
         for rowid, prefix in prefixes.items():
             chain = self.chains[rowid]
             assert chain[: len(prefix)] == prefix, "committed entries never change"
-            del chain[: len(prefix)]
-            if not chain:
+            # A new list, not the old one cut: a scan of a rowset a merging compaction
+            # replaced may still hold the old list (rowset_compaction.py).
+            if len(chain) > len(prefix):
+                self.chains[rowid] = chain[len(prefix) :]
+            else:
                 del self.chains[rowid]
 
     def split_committed(self, snapshot: Timestamp) -> dict[int, list[Mutation]]:

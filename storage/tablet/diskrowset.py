@@ -107,10 +107,6 @@ def write_rowset(
     fsync: bool,
 ) -> dict[str, object]:
     """Write ``rows`` (key order) as a DiskRowSet directory; return its metadata entry."""
-    final = tablet_dir / rowset_dir_name(rowset_id)
-    tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     # MemRowSet rows are row-shaped: one transpose (in C) turns them into columns.
     transposed = list(zip(*(r.values for r in rows)))
     arrays = [
@@ -118,7 +114,34 @@ def write_rowset(
         for values, column in zip(transposed, schema.columns)
     ]
     keys = pa.array([r.key for r in rows], pa.binary())
-    deleted = pa.array([not r.live for r in rows], pa.bool_())
+    deleted = np.array([not r.live for r in rows], bool)
+    builder = records_builder(schema)
+    for rowid, r in enumerate(rows):
+        for ts, image in r.undo:
+            builder.add_row(rowid, ts, image)
+    return write_rowset_columns(
+        tablet_dir, rowset_id, schema, arrays, keys, deleted, builder.build(), base_ts, fsync=fsync
+    )
+
+
+def write_rowset_columns(
+    tablet_dir: Path,
+    rowset_id: int,
+    schema: Schema,
+    arrays: list[pa.Array],
+    keys: pa.Array,
+    deleted: np.ndarray,
+    undo: DeltaRecords,
+    base_ts: int,
+    *,
+    fsync: bool,
+) -> dict[str, object]:
+    """Write rows given as columns (key order; ``arrays`` in schema order) and their UNDO
+    records as a DiskRowSet directory, durably; return its metadata entry."""
+    final = tablet_dir / rowset_dir_name(rowset_id)
+    tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
     block_rows = min(
         [rows_per_block(keys, BINARY)]
         + [rows_per_block(a, c.type) for a, c in zip(arrays, schema.columns)]
@@ -144,16 +167,16 @@ def write_rowset(
         block_rows=block_rows,
     )
     size += write_cfile(
-        tmp / DELETED_FILE, deleted, BOOL, EncodingType.RLE, fsync=fsync, block_rows=block_rows
+        tmp / DELETED_FILE,
+        pa.array(deleted, pa.bool_()),
+        BOOL,
+        EncodingType.RLE,
+        fsync=fsync,
+        block_rows=block_rows,
     )
-    bloom = BloomFilter.build([r.key for r in rows]).to_bytes()
+    bloom = BloomFilter.build(keys.to_pylist()).to_bytes()
     _write_file(tmp / BLOOM_FILE, bloom, fsync=fsync)
     size += len(bloom)
-    builder = records_builder(schema)
-    for rowid, r in enumerate(rows):
-        for ts, image in r.undo:
-            builder.add_row(rowid, ts, image)
-    undo = builder.build()
     undo_files = []
     if len(undo):
         info = write_delta_file(tmp / "undo-0.delta", undo, fsync=fsync)
@@ -166,10 +189,10 @@ def write_rowset(
         fsync_dir(tablet_dir)
     return {
         "id": rowset_id,
-        "rows": len(rows),
+        "rows": len(keys),
         "base_ts": base_ts,
-        "min_key": rows[0].key.hex(),
-        "max_key": rows[-1].key.hex(),
+        "min_key": keys[0].as_py().hex(),
+        "max_key": keys[-1].as_py().hex(),
         "undo": undo_files,
         "redo": [],
         "next_delta": 1,
@@ -273,6 +296,10 @@ class DiskRowSet:
         """The base data's deleted bitmap (read-only)."""
         deleted: np.ndarray = self._deleted
         return deleted
+
+    def keys(self) -> pa.Array:
+        """Every encoded primary key, in rowid order."""
+        return self.key_index.read_all()
 
     @property
     def column_readers(self) -> dict[ColumnId, CFileReader]:

@@ -30,6 +30,9 @@ class KeyIndex:
     def blocks(self) -> list[BlockMeta]:
         return self._reader.blocks
 
+    def read_all(self) -> pa.Array:
+        return self._reader.read_all()
+
     @property
     def size_bytes(self) -> int:
         return self._reader.size_bytes

@@ -61,6 +61,7 @@ from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
+from storage.tablet.compaction_policy import Choice, RowSetInfo, choose
 from storage.tablet.delta_compaction import (
     CompactionOutput,
     major_compaction,
@@ -77,6 +78,12 @@ from storage.tablet.flush import (
     write_flushed_rowset,
 )
 from storage.tablet.memrowset import MemRowSet, Probe
+from storage.tablet.rowset_compaction import (
+    MergeOutput,
+    carry_mutations,
+    merge_rowsets,
+    remove_rowset_dirs,
+)
 from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 from storage.types import TabletId
@@ -292,6 +299,62 @@ class Tablet:
             else:
                 return None
             self._swap_rowset_files(rowset, out)
+            return out
+
+    def compaction_choice(self, budget_mb: int, history_cutoff: int) -> Choice | None:
+        """The merging compaction the budgeted policy would run now (compaction_policy.py)."""
+        infos = []
+        for rowset in list(self.rowsets):
+            newest = max((d.max_ts for d in (*rowset.undo, *rowset.redo)), default=0)
+            droppable = newest <= history_cutoff and not len(rowset.dms)
+            # Deleted in the base, plus (at most) the REDO records that change liveness.
+            deleted = int(np.count_nonzero(rowset.deleted)) + sum(
+                d.live_records for d in rowset.redo
+            )
+            deleted = min(rowset.rows, deleted) if droppable else 0
+            infos.append(
+                RowSetInfo(
+                    rowset.rowset_id,
+                    rowset.min_key,
+                    rowset.max_key,
+                    rowset.size_bytes,
+                    rowset.rows,
+                    deleted,
+                )
+            )
+        return choose(infos, budget_mb)
+
+    def compact_rowsets(
+        self, rowset_ids: list[int], snapshot: Timestamp, history_cutoff: int
+    ) -> MergeOutput | None:
+        """Merge DiskRowSets ``rowset_ids`` into one (rowset_compaction.py): written with no
+        lock, then swapped in under the tablet lock with every newer mutation carried over."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        with self.maintenance_lock:
+            inputs = [r for r in self.rowsets if r.rowset_id in set(rowset_ids)]
+            if not inputs:
+                return None
+            rowset_id = self.next_rowset_id
+            out = merge_rowsets(
+                self.directory,
+                rowset_id,
+                self.schema,
+                inputs,
+                int(snapshot),
+                history_cutoff,
+                fsync=self._options.fsync,
+            )
+            output = None if out.meta is None else DiskRowSet(self.directory, self.schema, out.meta)
+            kept = [r for r in self.rowsets if r not in inputs]
+            metas = [r.meta for r in kept] + ([output.meta] if output is not None else [])
+            self._write_metadata_doc(metas, rowset_id + 1, self.flushed_ts)
+            with self._lock:
+                carry_mutations(inputs, out, output, self._memrowset)
+                self.rowsets = kept + ([output] if output is not None else [])
+                self.next_rowset_id = rowset_id + 1
+            remove_rowset_dirs(inputs)
+            if self._options.fsync:
+                fsync_dir(self.directory)
             return out
 
     def gc_undo(self, history_cutoff: int) -> int:

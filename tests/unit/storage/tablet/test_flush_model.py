@@ -52,6 +52,7 @@ ops = st.lists(
         st.just(("reopen",)),
         st.just(("minor_compaction",)),
         st.just(("major_compaction",)),
+        st.just(("merging_compaction",)),
     ),
     min_size=1,
     max_size=25,
@@ -86,7 +87,7 @@ def _read(engine: StorageEngine, snapshot: int | None = None, predicates=()) -> 
 def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
     """Run one op; return its commit timestamp if it committed a change."""
     kind = op[0]
-    if kind in ("checkpoint", "reopen", "minor_compaction", "major_compaction"):
+    if kind in ("checkpoint", "reopen") or kind.endswith("_compaction"):
         return None
     txn = engine.begin()
     items = op[1]
@@ -136,6 +137,11 @@ def test_every_snapshot_matches_the_model(sequence):
                 elif op[0] == "reopen":
                     engine.close()
                     engine = StorageEngine.open(Path(tmp), OPTIONS)
+                elif op[0] == "merging_compaction":
+                    tablet = engine.tablet(TID)
+                    snapshot = engine.mvcc.safe_time()
+                    ids = [r.rowset_id for r in tablet.rowsets]
+                    tablet.compact_rowsets(ids, snapshot, engine.history_cutoff(snapshot))
                 elif op[0].endswith("_compaction"):
                     tablet = engine.tablet(TID)
                     cutoff = engine.history_cutoff(engine.mvcc.safe_time())

@@ -9,9 +9,10 @@ Delta compactions wait until a rowset's REDO files hold
 
 - ``MinorDeltaCompactionOp``: the rowset with the most REDO files, once it has
   ``minor_delta_compaction_min_files``; score (files - 1) / that minimum.
-- ``MajorDeltaCompactionOp``: the rowset whose REDO bytes are the largest
-  share of its base bytes, once that reaches ``major_delta_compaction_min_ratio``;
-  score the ratio (Kudu's "delta size over base size").
+- ``MajorDeltaCompactionOp``: the rowset whose REDO deltas are the largest
+  share of its base (Kudu's REDO bytes over base bytes, or REDO records per
+  base row, whichever is larger), once that reaches
+  ``major_delta_compaction_min_ratio``; score the ratio.
 - ``MergingCompactionOp``: the rowsets Kudu's budgeted policy picks
   (compaction_policy.py) within ``compaction_budget_mb``; score its quality,
   the drop in average rowset height (or the share of a mostly-deleted
@@ -122,7 +123,10 @@ class MajorDeltaCompactionOp(TabletOp):
         for rowset in list(self.tablet.rowsets):
             redo = sum(d.size_bytes for d in rowset.redo)
             if redo >= self.options.delta_compaction_min_bytes:
-                ratios.append((redo / max(1, rowset.base_bytes), rowset.rowset_id))
+                # REDO bytes over base bytes (Kudu), or REDO records per base row: what a
+                # scan pays to apply them, which narrow updates of wide rows understate.
+                records = sum(len(d) for d in rowset.redo) / max(1, rowset.rows)
+                ratios.append((max(redo / max(1, rowset.base_bytes), records), rowset.rowset_id))
         return max(ratios, default=None)
 
     def stats(self) -> OpStats:
@@ -130,7 +134,7 @@ class MajorDeltaCompactionOp(TabletOp):
         if best is None:
             return OpStats(False, 0.0, "no rowset has enough REDO bytes")
         ratio, rowset_id = best
-        why = f"rowset {rowset_id}: REDO bytes are {ratio:.2f} of base bytes"
+        why = f"rowset {rowset_id}: REDO deltas are {ratio:.2f} of its base (bytes or rows)"
         runnable = ratio >= self.options.major_delta_compaction_min_ratio
         return OpStats(runnable, ratio if runnable else 0.0, why)
 

@@ -508,7 +508,10 @@ class DiskRowSet:
                 continue
             start, stop = max(first, lo), min(end, hi)
             redo, undo = self._block_deltas(start, stop, snapshot, reader, stats)
-            touched = np.union1d(redo.rowid, undo.rowid)
+            marks = np.zeros(meta.rows, bool)  # a mask, not np.union1d: no hashing or sort
+            marks[redo.rowid - first] = True
+            marks[undo.rowid - first] = True
+            touched = np.flatnonzero(marks) + first
             mask = np.zeros(meta.rows, bool)
             mask[start - first : stop - first] = True
             mask &= ~self._deleted[first:end]
@@ -544,8 +547,10 @@ class DiskRowSet:
         touched = touched[live]
         if not len(touched):
             return {}, touched
-        redo = redo.where(np.isin(redo.rowid, touched))
-        undo = undo.where(np.isin(undo.rowid, touched))
+        alive = np.zeros(self.rows, bool)
+        alive[touched] = True
+        redo = redo.where(alive[redo.rowid])
+        undo = undo.where(alive[undo.rowid])
         needed = list(dict.fromkeys([*spec.projection, *(p.column_id for p in spec.predicates)]))
         resolved = {}
         for column_id in needed:
@@ -584,7 +589,10 @@ class DiskRowSet:
         resolved rows ``kept`` (rowids)."""
         if not len(kept):
             return self._materialise(idx, selected, spec, arrow_schema, stats)
-        positions = np.union1d(selected, kept - first)
+        marks = np.zeros(self.key_index.blocks[idx].rows, bool)
+        marks[selected] = True
+        marks[kept - first] = True
+        positions = np.flatnonzero(marks)
         if not spec.projection:
             return _empty_projection(len(positions))
         at = np.searchsorted(positions, kept - first)

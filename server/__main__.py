@@ -48,7 +48,9 @@ async def _serve(config: Config) -> int:
     loop = asyncio.get_running_loop()
     database = await loop.run_in_executor(
         None,
-        lambda: Database.open(data_dir=config.data_dir, name=config.database, fsync=config.fsync),
+        lambda: Database.open(
+            data_dir=config.data_dir, name=config.database, options=config.storage_options()
+        ),
     )
     server = Server(database, config, _authenticator(config, database))
     try:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storage.options import StorageOptions
+
 ENV_PREFIX = "NYALA_"
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 AUTH_METHODS = ("trust", "password")
@@ -27,6 +29,15 @@ _FALSE = ("0", "false", "no", "off")
 
 def _option(default: Any, help: str) -> Any:
     return field(default=default, metadata={"help": help})
+
+
+_STORAGE_FIELDS = {f.name: f for f in dataclasses.fields(StorageOptions)}
+
+
+def _storage_option(name: str) -> Any:
+    """A server option that sets the storage knob ``name``, with its default and help."""
+    source = _STORAGE_FIELDS[name]
+    return _option(source.default, source.metadata["help"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,21 @@ class Config:
     tls_cert: str = _option("", "PEM certificate (chain) file; with --tls-key, clients may use TLS")
     tls_key: str = _option("", "PEM private key file of --tls-cert")
     tls_required: bool = _option(False, "refuse clients that do not use TLS")
+    # Storage knobs: names, defaults and help are StorageOptions' (storage/options.py).
+    flush_threshold_bytes: int = _storage_option("flush_threshold_bytes")
+    flush_threshold_s: float = _storage_option("flush_threshold_s")
+    history_max_age_s: float = _storage_option("history_max_age_s")
+    maintenance_threads: int = _storage_option("maintenance_threads")
+    maintenance_polling_interval_ms: int = _storage_option("maintenance_polling_interval_ms")
+    minor_delta_compaction_min_files: int = _storage_option("minor_delta_compaction_min_files")
+    major_delta_compaction_min_ratio: float = _storage_option("major_delta_compaction_min_ratio")
+    delta_compaction_min_bytes: int = _storage_option("delta_compaction_min_bytes")
+    compaction_budget_mb: int = _storage_option("compaction_budget_mb")
+
+    def storage_options(self) -> StorageOptions:
+        """The storage engine's options: fsync and every storage knob set here."""
+        knobs = {name: getattr(self, name) for name in _STORAGE_FIELDS if hasattr(self, name)}
+        return StorageOptions(**knobs)
 
     def __post_init__(self) -> None:
         if self.log_level.upper() not in _LOG_LEVELS:

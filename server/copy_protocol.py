@@ -189,9 +189,7 @@ class CopyOutStream(ResultStream):
             for plain, replacement in _TEXT_ESCAPES:
                 escaped = pc.replace_substring(escaped, plain, replacement)
             if options.delimiter not in (None, "\t"):
-                escaped = pc.replace_substring(
-                    escaped, options.delimiter, "\\" + options.delimiter
-                )
+                escaped = pc.replace_substring(escaped, options.delimiter, "\\" + options.delimiter)
             return pc.fill_null(escaped, null)
         quote = options.quote or '"'
         escape = options.escape or quote

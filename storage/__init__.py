@@ -16,9 +16,18 @@ tablet is a set of *rowsets*, each holding a disjoint set of primary keys:
 - **DiskRowSets** (``tablet/diskrowset.py``): a MemRowSet flushed
   (``tablet/flush.py``, on a size threshold or ``StorageEngine.checkpoint()``)
   to per-column files (``cfile/``), with a key index, a bloom filter, UNDO
-  delta files for history and REDO delta stores (DeltaMemStore, delta files,
-  ``tablet/deltas.py``) for changes that arrive after the flush.  Compactions
-  that merge them do not exist yet.
+  delta files for history and REDO delta stores (``tablet/deltas.py``,
+  ``delta_file.py``) for changes that arrive after the flush.  Deltas are
+  per-column records by rowid (``delta_records.py``), applied a block at a
+  time as a scatter (``delta_apply.py``).
+
+Flushes (``tablet/flush.py``), minor and major delta compactions
+(``tablet/delta_compaction.py``), merging rowset compactions
+(``tablet/rowset_compaction.py``, chosen by ``tablet/compaction_policy.py``)
+and UNDO GC run in the background: ``maintenance_manager.py`` runs the
+best-scoring of each tablet's ops (``maintenance_ops.py``).  Each writes
+its files with no tablet lock held and swaps them in with one metadata write
+and a brief hold of the lock.
 
 Every change is tagged with the transaction that made it (``mvcc.TxnState``).
 A transaction (``transaction.py``) writes provisionally at once; at commit it

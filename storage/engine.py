@@ -18,6 +18,7 @@ import ctypes
 import ctypes.util
 import logging
 import threading
+import weakref
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,6 +30,8 @@ from storage.data_type import TabletId
 from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
 from storage.key_encoding import is_key_type
+from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpRecord
+from storage.maintenance_ops import tablet_ops
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.schema import Schema
@@ -93,6 +96,32 @@ class StorageEngine:
         self.recent_scans = self.pipeline.recent_scans
         """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view."""
         self._flush_lock = threading.Lock()
+        self._ops: dict[TabletId, list[MaintenanceOp]] = {}
+        this = weakref.ref(self)
+        self.maintenance = MaintenanceManager(
+            lambda: None if (engine := this()) is None else engine._maintenance_ops(),
+            options.maintenance_threads,
+            options.maintenance_polling_interval_ms,
+        )
+
+    def _maintenance_ops(self) -> list[MaintenanceOp]:
+        """Every tablet's maintenance ops (built once per tablet)."""
+        ops = []
+        live = set()
+        for tablet in self.registry.tablets():
+            live.add(tablet.tablet_id)
+            found = self._ops.get(tablet.tablet_id)
+            if found is None or getattr(found[0], "tablet", None) is not tablet:
+                found = tablet_ops(tablet, self.options, self.mvcc.safe_time, self.history_cutoff)
+                self._ops[tablet.tablet_id] = found
+            ops += found
+        for gone in set(self._ops) - live:
+            del self._ops[gone]
+        return ops
+
+    def maintenance_status(self) -> list[OpRecord]:
+        """Registered, running and recent maintenance ops (the nyala_maintenance view)."""
+        return self.maintenance.status()
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:
@@ -105,6 +134,7 @@ class StorageEngine:
         clock = HybridClock()
         engine = cls(layout, options, wal, clock, tablets)
         engine._replay()
+        engine.maintenance.start()
         return engine
 
     def _replay(self) -> None:
@@ -211,10 +241,14 @@ class StorageEngine:
         return self.tablet(tablet_id).rowset_stats()
 
     def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
-        """Flush each of these tablets whose MemRowSet passed the size threshold."""
+        """After a commit: when one of these tablets' MemRowSet passed the size threshold, wake
+        the maintenance manager to flush it; with no manager running, flush here."""
         for tablet_id in tablet_ids:
             tablet = self.registry.find(tablet_id)
             if tablet is None or tablet.memrowset_bytes < self.options.flush_threshold_bytes:
+                continue
+            if self.maintenance.enabled:
+                self.maintenance.wake()
                 continue
             with self._flush_lock:
                 if tablet.memrowset_bytes >= self.options.flush_threshold_bytes:
@@ -251,6 +285,7 @@ class StorageEngine:
         """Sync and close the WAL; the engine refuses new transactions afterwards."""
         if not self.registry.close():
             return
+        self.maintenance.shutdown()
         with self.commit_lock:
             self.wal.close()
 

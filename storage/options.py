@@ -52,6 +52,47 @@ class StorageOptions:
         metadata={"help": "rows per Arrow RecordBatch produced by a tablet scan"},
     )
 
+    maintenance_threads: int = field(
+        default=1,
+        metadata={
+            "help": "background threads running flushes and compactions (Kudu's maintenance "
+            "manager); 0 runs none: flushes then happen inline and only CHECKPOINT compacts"
+        },
+    )
+    maintenance_polling_interval_ms: int = field(
+        default=250,
+        metadata={"help": "how often the maintenance manager re-scores its operations"},
+    )
+    flush_threshold_s: float = field(
+        default=120.0,
+        metadata={"help": "flush a tablet's MemRowSet or DeltaMemStores once they are this old"},
+    )
+    minor_delta_compaction_min_files: int = field(
+        default=3,
+        metadata={"help": "merge a rowset's REDO delta files once it has this many"},
+    )
+    major_delta_compaction_min_ratio: float = field(
+        default=0.1,
+        metadata={
+            "help": "fold REDO deltas into base data once their bytes reach this share of "
+            "the rowset's base bytes"
+        },
+    )
+    delta_compaction_min_bytes: int = field(
+        default=256 * 1024,
+        metadata={
+            "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
+        },
+    )
+
+    compaction_budget_mb: int = field(
+        default=128,
+        metadata={
+            "help": "most input data one merging rowset compaction reads, in MiB (Kudu's "
+            "budgeted compaction policy)"
+        },
+    )
+
     @classmethod
     def help(cls) -> dict[str, str]:
         """Map each option's name to its help text."""

@@ -12,7 +12,8 @@ class ScanStats:
     ``predicates_on_encoded`` counts block-predicate evaluations that ran on
     dictionary codewords or run-length runs; ``predicates_on_decoded`` those
     that ran over decoded values.  ``strings_materialised`` counts string or
-    binary values built for output from DiskRowSet blocks.
+    binary values built for output from DiskRowSet blocks.  ``delta_stores_read``
+    counts delta files (and DeltaMemStores) consulted, per block they were.
     """
 
     memrowset_rows_scanned: int = 0
@@ -23,6 +24,7 @@ class ScanStats:
     predicates_on_encoded: int = 0
     predicates_on_decoded: int = 0
     delta_rows: int = 0
+    delta_stores_read: int = 0
     strings_materialised: int = 0
     rows_returned: int = 0
 

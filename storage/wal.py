@@ -121,7 +121,9 @@ class Wal:
             data = path.read_bytes()
             records, valid_end = _scan_segment(path, data, is_last=is_last)
             count += records
-            if valid_end < len(data):
+            # An empty last segment (killed between creating it and writing its header)
+            # goes too: were it kept, the next segment would leave it in the middle.
+            if valid_end < len(data) or len(data) < _SEGMENT_HEADER.size:
                 log.warning("truncating torn WAL tail of %s at byte %d", path.name, valid_end)
                 self._truncate(path, valid_end)
         self._appended_lsn = self._durable_lsn = count

@@ -55,7 +55,14 @@ BATCH_BYTES = 4 * 1024 * 1024
 # backslash and an escaped delimiter while pyarrow splits the fields.
 _BACKSLASH = "\x00B"
 _DELIMITER = "\x00D"
-_TEXT_ESCAPES = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"), ("\\v", "\v"))
+_TEXT_ESCAPES = (
+    ("\\n", "\n"),
+    ("\\t", "\t"),
+    ("\\r", "\r"),
+    ("\\b", "\b"),
+    ("\\f", "\f"),
+    ("\\v", "\v"),
+)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
 _NUMERIC_ESCAPE = r"\\([0-7]|x[0-9a-fA-F])"
 _ANY_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
@@ -261,7 +268,9 @@ class CopyIn:
 
     def _check_header(self, header: pa.Table) -> None:
         """HEADER MATCH: the header line must name the COPY's columns in order (22P04)."""
-        values = [header.column(name)[0].as_py() if header.num_rows else None for name in self._names]
+        values = [
+            header.column(name)[0].as_py() if header.num_rows else None for name in self._names
+        ]
         for index, (name, value) in enumerate(zip(self._names, values, strict=True)):
             if value == name:
                 continue
@@ -339,9 +348,7 @@ class CopyIn:
             quote_char=options.quote if options.is_csv else False,
             double_quote=options.is_csv and options.escape == options.quote,
             escape_char=(
-                options.escape
-                if options.is_csv and options.escape != options.quote
-                else False
+                options.escape if options.is_csv and options.escape != options.quote else False
             ),
             newlines_in_values=options.is_csv,
             ignore_empty_lines=False,
@@ -360,8 +367,12 @@ class CopyIn:
             quoted_strings_can_be_null=False,
         )
         if b"\x00" in chunk:
-            error: DbError = CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8": 0x00')
-            error.add_context(f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}")
+            error: DbError = CharacterNotInRepertoire(
+                'invalid byte sequence for encoding "UTF8": 0x00'
+            )
+            error.add_context(
+                f"COPY {self.table.name}, line {self._line + chunk[: chunk.index(0)].count(10) + 1}"
+            )
             raise error
         if not options.is_csv:
             delimiter = (options.delimiter or "\t").encode()
@@ -422,7 +433,11 @@ class CopyIn:
         bad = self._bad_column(strings.slice(low, 1))
         if bad is not None:
             name, value = bad
-            context += f', column {name}: "{value}"' if value is not None else f", column {name}: null input"
+            context += (
+                f', column {name}: "{value}"'
+                if value is not None
+                else f", column {name}: null input"
+            )
         exc.add_context(context)
         return exc
 
@@ -447,7 +462,9 @@ class CopyIn:
             compiled = compile_query(self._runner.bind(select), self._facts)
             single = pa.Table.from_arrays([row.column(column.name)], names=[column.name])
             try:
-                self._runner.run_to_table(compiled, self._txn, [], self._now, {self.table.name: single})
+                self._runner.run_to_table(
+                    compiled, self._txn, [], self._now, {self.table.name: single}
+                )
             except DataException:
                 return column.name, row.column(column.name)[0].as_py()
         return None

@@ -29,7 +29,6 @@ from storage.transaction import Transaction
 RESULT_BATCH_ROWS = 8192
 
 
-
 @dataclass(slots=True)
 class ScanStats:
     """What EXPLAIN ANALYZE reports about the scans: rows returned by each tablet, what its

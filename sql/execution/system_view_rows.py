@@ -12,7 +12,14 @@ import pyarrow as pa
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql.planner.system_views import ROWSETS, ROWSETS_COLUMNS, TABLETS, TABLETS_COLUMNS
+from sql.planner.system_views import (
+    MAINTENANCE,
+    MAINTENANCE_COLUMNS,
+    ROWSETS,
+    ROWSETS_COLUMNS,
+    TABLETS,
+    TABLETS_COLUMNS,
+)
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 
@@ -63,7 +70,31 @@ def _rowsets(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
                     redo_delta_files=rowset["redo_delta_files"],
                     undo_delta_files=rowset["undo_delta_files"],
                     delta_memstore_rows=rowset["delta_memstore_rows"],
+                    redo_delta_bytes=rowset["redo_bytes"],
+                    undo_delta_bytes=rowset["undo_bytes"],
+                    redo_delta_records=rowset["redo_records"],
+                    undo_delta_records=rowset["undo_records"],
+                    base_bytes=rowset["base_bytes"],
                 )  # fmt: skip
+    return out
+
+
+def _maintenance(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
+    """The maintenance manager's registered, running and recent ops."""
+    out: dict[str, list[object]] = {name: [] for name, _ in MAINTENANCE_COLUMNS}
+    for record in catalog.engine.maintenance_status():
+        out["op"].append(record.op)
+        out["state"].append(record.state)
+        out["kind"].append(record.kind)
+        out["tablet_id"].append(record.tablet_id)
+        out["score"].append(record.score)
+        out["reason"].append(record.reason)
+        out["started_at"].append(record.started_at)
+        duration = record.duration_s
+        out["duration_ms"].append(None if duration is None else duration * 1000)
+        out["bytes_read"].append(record.bytes_read)
+        out["bytes_written"].append(record.bytes_written)
+        out["error"].append(record.error)
     return out
 
 
@@ -76,6 +107,7 @@ def _hex(key: object) -> str | None:
 _PRODUCERS: dict[str, Callable[[Catalog, Transaction], dict[str, list[object]]]] = {
     TABLETS: _tablets,
     ROWSETS: _rowsets,
+    MAINTENANCE: _maintenance,
 }
 
 

@@ -1,4 +1,4 @@
-"""nyala's own system views (``nyala_tablets``, ``nyala_rowsets``) as the binder sees them.
+"""nyala's own system views (``nyala_tablets``, ``nyala_rowsets``, ``nyala_maintenance``) as the binder sees them.
 
 A system view looks like a table to the binder: a ``TableInfo`` with no
 tablets and a negative table ID.  Its rows are computed when a query runs
@@ -14,6 +14,7 @@ from storage.schema import ColumnSchema, Schema
 
 TABLETS = "nyala_tablets"
 ROWSETS = "nyala_rowsets"
+MAINTENANCE = "nyala_maintenance"
 
 TABLETS_COLUMNS = (
     ("table_name", t.STRING),
@@ -37,7 +38,28 @@ ROWSETS_COLUMNS = (
     ("redo_delta_files", t.INT64),
     ("undo_delta_files", t.INT64),
     ("delta_memstore_rows", t.INT64),
+    ("redo_delta_bytes", t.INT64),
+    ("undo_delta_bytes", t.INT64),
+    ("redo_delta_records", t.INT64),
+    ("undo_delta_records", t.INT64),
+    ("base_bytes", t.INT64),
 )
+
+MAINTENANCE_COLUMNS = (
+    ("op", t.STRING),
+    ("state", t.STRING),
+    ("kind", t.STRING),
+    ("tablet_id", t.INT64),
+    ("score", t.DOUBLE),
+    ("reason", t.STRING),
+    ("started_at", t.DOUBLE),
+    ("duration_ms", t.DOUBLE),
+    ("bytes_read", t.INT64),
+    ("bytes_written", t.INT64),
+    ("error", t.STRING),
+)
+"""Each registered maintenance op with its score and why, each running op, and the recent
+ones with what they cost (``started_at`` in Unix seconds)."""
 
 
 def _view(
@@ -56,6 +78,7 @@ def _view(
 _VIEWS = {
     TABLETS: _view(-1, TABLETS, TABLETS_COLUMNS, 2),
     ROWSETS: _view(-2, ROWSETS, ROWSETS_COLUMNS, 3),
+    MAINTENANCE: _view(-3, MAINTENANCE, MAINTENANCE_COLUMNS, 2),
 }
 
 

@@ -25,7 +25,12 @@ def snapshot_of(node: exp.Table) -> int | None:
     kind = str(version.args.get("kind", "")).upper()
     this = str(version.this).upper()
     literal = version.expression
-    if kind != "AS OF" or this != "TIMESTAMP" or not isinstance(literal, exp.Literal) or not literal.is_string:
+    if (
+        kind != "AS OF"
+        or this != "TIMESTAMP"
+        or not isinstance(literal, exp.Literal)
+        or not literal.is_string
+    ):
         raise FeatureNotSupported(
             "only FOR SYSTEM_TIME AS OF '<timestamp with time zone>' is supported"
         )

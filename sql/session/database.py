@@ -23,11 +23,20 @@ class Database(DatabaseContext):
     """The one object server/ opens: the shared context, plus opening and sessions."""
 
     @classmethod
-    def open(cls, data_dir: Path, name: str = "nyala", fsync: bool = True) -> Database:
-        """Open (or create) the database in ``data_dir``, replaying its write-ahead log."""
+    def open(
+        cls,
+        data_dir: Path,
+        name: str = "nyala",
+        fsync: bool = True,
+        options: StorageOptions | None = None,
+    ) -> Database:
+        """Open (or create) the database in ``data_dir``, replaying its write-ahead log;
+        ``options``, when given, overrides ``fsync``."""
         data_dir = Path(data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
-        engine = StorageEngine.open(data_dir, StorageOptions(fsync=fsync))
+        options = options or StorageOptions(fsync=fsync)
+        fsync = options.fsync
+        engine = StorageEngine.open(data_dir, options)
         catalog = Catalog(
             engine, CatalogStore(data_dir, fsync=fsync), SequenceCounters(data_dir, fsync=fsync)
         )

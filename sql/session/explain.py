@@ -63,9 +63,7 @@ def _key_bound_columns(spec: ScanSpec, table: TableInfo) -> list[str]:
     return names
 
 
-def explain_lines(
-    compiled: CompiledQuery, write: WritePlan | None, params: list[Any]
-) -> list[str]:
+def explain_lines(compiled: CompiledQuery, write: WritePlan | None, params: list[Any]) -> list[str]:
     lines = []
     if write is not None:
         lines.append(f"{write.kind} on {write.table.name}, applied by primary key")

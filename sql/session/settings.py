@@ -83,7 +83,9 @@ def duration_ms(value: str) -> int:
     except ValueError as exc:
         raise InvalidParameterValue(f'invalid value for parameter: "{value}"') from exc
     if not 0 <= milliseconds <= 2**31 - 1:
-        raise InvalidParameterValue(f"{milliseconds} ms is outside the valid range (0 .. 2147483647)")
+        raise InvalidParameterValue(
+            f"{milliseconds} ms is outside the valid range (0 .. 2147483647)"
+        )
     return milliseconds
 
 

@@ -154,5 +154,3 @@ def _min_max(chunk: pa.Array, values: object, data_type: DataType) -> tuple[obje
     if data_type.is_floating and bool(np.isnan(values).any()):
         return None, None
     return values.min().item(), values.max().item()
-
-

@@ -7,8 +7,8 @@ Directory ``tablets/<tablet>/rowset-<id>/``::
                              key per block, binary-searched within a block)
     deleted.cfile            rows deleted at the flush but still inside the history window
     bloom.bin                bloom filter over the encoded keys
-    undo-<n>.arrow           UNDO delta files (deltas.py)
-    redo-<n>.arrow           REDO delta files (deltas.py)
+    undo-<n>.delta           UNDO delta files (delta_file.py)
+    redo-<n>.delta           REDO delta files (delta_file.py)
 
 Every cfile of one rowset uses the same block boundaries, so block i of each
 column covers the same rowids and a scan walks them in step.  The rowset is
@@ -16,6 +16,14 @@ written under ``rowset-<id>.tmp``, fsynced, renamed, and only then named in
 the tablet metadata (tablet.py), so a crash leaves either no rowset or a whole
 one.  Not thread-safe by itself: the tablet lock guards writes; scans read
 immutable files plus the DeltaMemStore under that lock.
+
+A scan decodes a block of base data, gathers the delta records of that
+block's rowids from the delta stores its snapshot needs (REDO files with a
+record at or below it, UNDO files with one above it, the DeltaMemStore), and
+applies them per projected column with ``delta_apply``: rows without deltas
+keep the encoded-data predicate path, rows with deltas are resolved as
+columns.  The lists of delta files are replaced, never mutated, so a scan step
+sees one consistent set.
 """
 
 from __future__ import annotations
@@ -29,29 +37,24 @@ from typing import Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from storage.cfile.compression import CompressionType
 from storage.cfile.encoding import EncodingType
 from storage.cfile.pushdown import block_may_match
 from storage.cfile.reader import CFileReader
 from storage.cfile.writer import rows_per_block, write_cfile
-from storage.data_type import BINARY, BOOL, DataType
+from storage.data_type import BINARY, BOOL, ColumnId, DataType
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
-from storage.row_change import (
-    Mutation,
-    MutationKind,
-    Row,
-    apply_mutation,
-    from_storage_values,
-    to_storage_values,
-)
+from storage.row_change import Mutation, MutationKind, Row, from_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
-from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
+from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
+from storage.tablet.delta_file import DeltaFile, write_delta_file
+from storage.tablet.delta_records import KEEP, LIVE, DeltaRecords, records_builder
+from storage.tablet.deltas import DeltaMemStore
 from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
 from storage.tablet.schema_change import RowMapper
@@ -80,6 +83,20 @@ def rowset_dir_name(rowset_id: int) -> str:
     return f"rowset-{rowset_id}"
 
 
+def column_file_name(meta: dict[str, Any], column_id: int) -> str:
+    """The cfile holding a column's base data (a major delta compaction renames it)."""
+    name: str = meta.get("column_files", {}).get(str(column_id), f"col-{column_id}.cfile")
+    return name
+
+
+def known_files(meta: dict[str, Any]) -> set[str]:
+    """Every file a rowset's metadata entry names."""
+    names = {column_file_name(meta, c) for c in meta.get("columns") or []}
+    names |= set(meta.get("column_files", {}).values())
+    names |= {KEY_FILE, meta.get("deleted_file", DELETED_FILE), BLOOM_FILE}
+    return names | {d["file"] for d in (*meta["undo"], *meta["redo"])}
+
+
 def write_rowset(
     tablet_dir: Path,
     rowset_id: int,
@@ -90,17 +107,41 @@ def write_rowset(
     fsync: bool,
 ) -> dict[str, object]:
     """Write ``rows`` (key order) as a DiskRowSet directory; return its metadata entry."""
+    # MemRowSet rows are row-shaped: one transpose (in C) turns them into columns.
+    transposed = list(zip(*(r.values for r in rows)))
+    arrays = [
+        from_storage_values(values, column.type)
+        for values, column in zip(transposed, schema.columns)
+    ]
+    keys = pa.array([r.key for r in rows], pa.binary())
+    deleted = np.array([not r.live for r in rows], bool)
+    builder = records_builder(schema)
+    for rowid, r in enumerate(rows):
+        for ts, image in r.undo:
+            builder.add_row(rowid, ts, image)
+    return write_rowset_columns(
+        tablet_dir, rowset_id, schema, arrays, keys, deleted, builder.build(), base_ts, fsync=fsync
+    )
+
+
+def write_rowset_columns(
+    tablet_dir: Path,
+    rowset_id: int,
+    schema: Schema,
+    arrays: list[pa.Array],
+    keys: pa.Array,
+    deleted: np.ndarray,
+    undo: DeltaRecords,
+    base_ts: int,
+    *,
+    fsync: bool,
+) -> dict[str, object]:
+    """Write rows given as columns (key order; ``arrays`` in schema order) and their UNDO
+    records as a DiskRowSet directory, durably; return its metadata entry."""
     final = tablet_dir / rowset_dir_name(rowset_id)
     tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    # Per-row Python: MemRowSet rows are row-shaped; the flush turns them into columns once.
-    arrays = [
-        from_storage_values([r.values[idx] for r in rows], column.type)
-        for idx, column in enumerate(schema.columns)
-    ]
-    keys = pa.array([r.key for r in rows], pa.binary())
-    deleted = pa.array([not r.live for r in rows], pa.bool_())
     block_rows = min(
         [rows_per_block(keys, BINARY)]
         + [rows_per_block(a, c.type) for a, c in zip(arrays, schema.columns)]
@@ -126,19 +167,21 @@ def write_rowset(
         block_rows=block_rows,
     )
     size += write_cfile(
-        tmp / DELETED_FILE, deleted, BOOL, EncodingType.RLE, fsync=fsync, block_rows=block_rows
+        tmp / DELETED_FILE,
+        pa.array(deleted, pa.bool_()),
+        BOOL,
+        EncodingType.RLE,
+        fsync=fsync,
+        block_rows=block_rows,
     )
-    bloom = BloomFilter.build([r.key for r in rows]).to_bytes()
+    bloom = BloomFilter.build(keys.to_pylist()).to_bytes()
     _write_file(tmp / BLOOM_FILE, bloom, fsync=fsync)
     size += len(bloom)
-    undo = [DeltaImage(rowid, ts, image) for rowid, r in enumerate(rows) for ts, image in r.undo]
     undo_files = []
-    if undo:
-        size += write_delta_file(tmp / "undo-0.arrow", schema, undo, fsync=fsync)
-        ts_values = [d.ts for d in undo]
-        undo_files.append(
-            {"file": "undo-0.arrow", "min_ts": min(ts_values), "max_ts": max(ts_values)}
-        )
+    if len(undo):
+        info = write_delta_file(tmp / "undo-0.delta", undo, fsync=fsync)
+        size += info.size_bytes
+        undo_files.append(info.to_json())
     if fsync:
         fsync_dir(tmp)
     os.replace(tmp, final)
@@ -146,10 +189,10 @@ def write_rowset(
         fsync_dir(tablet_dir)
     return {
         "id": rowset_id,
-        "rows": len(rows),
+        "rows": len(keys),
         "base_ts": base_ts,
-        "min_key": rows[0].key.hex(),
-        "max_key": rows[-1].key.hex(),
+        "min_key": keys[0].as_py().hex(),
+        "max_key": keys[-1].as_py().hex(),
         "undo": undo_files,
         "redo": [],
         "next_delta": 1,
@@ -176,6 +219,11 @@ class RowSetStats(TypedDict):
     redo_delta_files: int
     undo_delta_files: int
     delta_memstore_rows: int
+    redo_bytes: int
+    undo_bytes: int
+    redo_records: int
+    undo_records: int
+    base_bytes: int
 
 
 class DiskRowSet:
@@ -193,16 +241,18 @@ class DiskRowSet:
         # Columns added after this rowset was written have no file: they read their default.
         written = meta.get("columns")
         self._columns = {
-            c.id: CFileReader(self.directory / f"col-{c.id}.cfile")
+            c.id: CFileReader(self.directory / column_file_name(meta, c.id))
             for c in schema.columns
             if (c.id in written if written is not None else self._has_file(c.id))
         }
         self.key_index = KeyIndex(self.directory / KEY_FILE)
-        deleted = CFileReader(self.directory / DELETED_FILE)
+        deleted = CFileReader(self.directory / meta.get("deleted_file", DELETED_FILE))
         self._deleted = deleted.read_all().to_numpy(zero_copy_only=False).astype(bool)
-        self.bloom = BloomFilter.from_bytes((self.directory / BLOOM_FILE).read_bytes())
-        self.undo = [self._open_delta(d) for d in meta["undo"]]
-        self.redo = [self._open_delta(d) for d in meta["redo"]]
+        bloom = (self.directory / BLOOM_FILE).read_bytes()
+        self.bloom = BloomFilter.from_bytes(bloom)
+        self._index_bytes = self.key_index.size_bytes + deleted.size_bytes + len(bloom)
+        self.undo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["undo"])
+        self.redo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["redo"])
         self.dms = DeltaMemStore()
 
     def _has_file(self, column_id: int) -> bool:
@@ -216,8 +266,8 @@ class DiskRowSet:
         copy.schema = schema
         copy._columns = {c.id: self._columns[c.id] for c in schema.columns if c.id in self._columns}
         copy.dms = self.dms.with_schema(RowMapper(self.schema, schema))
-        copy.undo = [d.with_schema(schema) for d in self.undo]
-        copy.redo = [d.with_schema(schema) for d in self.redo]
+        copy.undo = tuple(d.with_schema(schema) for d in self.undo)
+        copy.redo = tuple(d.with_schema(schema) for d in self.redo)
         return copy
 
     def _default_array(self, column_id: int, rows: int) -> pa.Array:
@@ -225,16 +275,49 @@ class DiskRowSet:
         return from_storage_values([column.read_default] * rows, column.type)
 
     def _open_delta(self, doc: dict[str, Any]) -> DeltaFile:
-        return DeltaFile(self.directory / doc["file"], self.schema, doc["min_ts"], doc["max_ts"])
+        return DeltaFile(self.directory / doc["file"], self.schema)
 
     def known_files(self) -> set[str]:
-        names = {f"col-{column_id}.cfile" for column_id in self._columns}
-        names |= {KEY_FILE, DELETED_FILE, BLOOM_FILE}
-        return names | {d["file"] for d in (*self.meta["undo"], *self.meta["redo"])}
+        return known_files(self.meta)
+
+    def install(self, replacement: DiskRowSet) -> None:
+        """Take over ``replacement``'s files (a delta compaction's output, opened from the
+        new metadata entry; same rowids), keeping this rowset's DeltaMemStore; the caller
+        holds the tablet lock, so each scan step sees the old files or the new ones."""
+        self.meta = replacement.meta
+        self._columns = replacement._columns
+        self._deleted = replacement._deleted
+        self._index_bytes = replacement._index_bytes
+        self.undo = replacement.undo
+        self.redo = replacement.redo
+
+    @property
+    def deleted(self) -> np.ndarray:
+        """The base data's deleted bitmap (read-only)."""
+        deleted: np.ndarray = self._deleted
+        return deleted
+
+    def keys(self) -> pa.Array:
+        """Every encoded primary key, in rowid order."""
+        return self.key_index.read_all()
+
+    @property
+    def column_readers(self) -> dict[ColumnId, CFileReader]:
+        return dict(self._columns)
+
+    @property
+    def block_rows(self) -> int:
+        """Rows per block of every cfile of this rowset (the last block may hold fewer)."""
+        return self.key_index.blocks[0].rows if self.key_index.blocks else 1
 
     @property
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.directory.iterdir())
+        return self.base_bytes + sum(d.size_bytes for d in (*self.undo, *self.redo))
+
+    @property
+    def base_bytes(self) -> int:
+        """Bytes of the base data: column files, key index, deleted bitmap, bloom filter."""
+        return sum(r.size_bytes for r in self._columns.values()) + self._index_bytes
 
     # --- finding keys ----------------------------------------------------------------------
 
@@ -254,80 +337,18 @@ class DiskRowSet:
 
     # --- row state ----------------------------------------------------------------------------
 
-    def _latest_redo(self, rowid: int, ts: int) -> tuple[int, Row | None] | None:
-        best = None
-        for delta in self.redo:
-            if delta.min_ts <= ts:
-                found = delta.last_at_or_before(rowid, ts)
-                if found is not None and (best is None or found[0] > best[0]):
-                    best = found
-        return best
-
     def _is_live_latest(self, rowid: int) -> bool:
         chain = self.dms.chains.get(rowid)
         if chain:
             return chain[-1].kind is not MutationKind.DELETE
-        redo = self._latest_redo(rowid, (1 << 63) - 1)
-        if redo is not None:
-            return redo[1] is not None
-        return not self._deleted[rowid]
-
-    def base_rows(self, rowids: np.ndarray) -> list[Row]:
-        """The base values of ``rowids`` (ascending), read block by block."""
-        if not len(rowids):
-            return []
-        columns = []
-        for column in self.schema.columns:
-            reader = self._columns.get(column.id)
-            if reader is None:
-                columns.append([column.read_default] * len(rowids))
+        for delta in reversed(self.redo):  # newest file first
+            if not delta.live_records or not delta.may_hold(rowid, rowid + 1):
                 continue
-            parts = []
-            blocks = (
-                np.searchsorted([b.first_rowid for b in reader.blocks], rowids, side="right") - 1
-            )
-            for idx in np.unique(blocks):
-                meta = reader.blocks[idx]
-                selection = rowids[blocks == idx] - meta.first_rowid
-                parts.append(reader.read_block(int(idx)).to_arrow(selection))
-            array = pa.concat_arrays(parts)
-            columns.append(to_storage_values(array, column.type))
-        return list(zip(*columns))
-
-    def state_at(self, rowid: int, base: Row, snapshot: int, reader: TxnState | None) -> Row | None:
-        """The row as ``reader`` sees it at ``snapshot``, from its base values and deltas."""
-        chain = self.dms.chains.get(rowid)
-        if chain and reader is not None and chain[-1].txn is reader:
-            return self.latest(rowid, base)
-        if snapshot < self.base_ts:
-            best = None
-            for delta in self.undo:
-                if delta.max_ts > snapshot:
-                    found = delta.first_after(rowid, snapshot)
-                    if found is not None and (best is None or found[0] < best[0]):
-                        best = found
-            if best is not None:
-                return best[1]
-            return None if self._deleted[rowid] else base
-        values: Row | None = None if self._deleted[rowid] else base
-        redo = self._latest_redo(rowid, snapshot)
-        if redo is not None:
-            values = redo[1]
-        for mutation in chain or ():
-            ts = mutation.txn.commit_ts
-            if ts is None or ts > snapshot:
-                break
-            values = apply_mutation(values, mutation)
-        return values
-
-    def latest(self, rowid: int, base: Row) -> Row | None:
-        values: Row | None = None if self._deleted[rowid] else base
-        redo = self._latest_redo(rowid, (1 << 63) - 1)
-        if redo is not None:
-            values = redo[1]
-        for mutation in self.dms.chains.get(rowid, ()):
-            values = apply_mutation(values, mutation)
-        return values
+            records = delta.records_in(rowid, rowid + 1)
+            changes = np.flatnonzero(records.live != KEEP)
+            if len(changes):
+                return bool(records.live[changes[-1]] == LIVE)
+        return not self._deleted[rowid]
 
     # --- writes (caller holds the tablet lock) --------------------------------------------------
 
@@ -362,49 +383,60 @@ class DiskRowSet:
 
     def changed_after(self, rowid: int, ts: int) -> bool:
         """Whether a change to ``rowid`` was committed after ``ts``: in the DeltaMemStore, a
-        REDO file, or (when the flush came after ``ts``) the UNDO history."""
+        REDO file, or (when the change is already folded into the base) an UNDO file."""
         for mutation in self.dms.chains.get(rowid, ()):
             if mutation.txn.commit_ts is not None and mutation.txn.commit_ts > ts:
                 return True
-        for delta in (*self.redo, *(self.undo if self.base_ts > ts else ())):
-            if delta.max_ts > ts and delta.first_after(rowid, ts) is not None:
+        for delta in (*self.redo, *self.undo):
+            if (
+                delta.max_ts > ts
+                and delta.may_hold(rowid, rowid + 1)
+                and bool((delta.records_in(rowid, rowid + 1).ts > ts).any())
+            ):
                 return True
         return False
 
     # --- REDO flush ------------------------------------------------------------------------------
 
-    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
-        """Write the DeltaMemStore's mutations committed at or before ``snapshot`` as a REDO
-        delta file; return its metadata entry (the caller names it in the tablet metadata)."""
-        flushed = self.dms.split_committed(snapshot)
-        if not flushed:
+    def write_redo(
+        self, prefixes: dict[int, list[Mutation]], *, fsync: bool
+    ) -> dict[str, Any] | None:
+        """Write the DeltaMemStore's committed ``prefixes`` as a durable REDO delta file (no
+        lock needed); return its metadata entry, or None when there is nothing to write."""
+        if not prefixes:
             return None
-        rowids = np.array(sorted(flushed), dtype=np.int64)
-        images = []
-        for rowid, base in zip(rowids.tolist(), self.base_rows(rowids)):
-            values: Row | None = None if self._deleted[rowid] else base
-            redo = self._latest_redo(rowid, (1 << 63) - 1)
-            if redo is not None:
-                values = redo[1]
-            for mutation in flushed[rowid]:
-                values = apply_mutation(values, mutation)
-                # split_committed hands back committed mutations only.
-                commit_ts: Timestamp = mutation.txn.commit_ts  # type: ignore[assignment]
-                images.append(DeltaImage(rowid, int(commit_ts), values))
-        name = f"redo-{self.meta['next_delta']}.arrow"
+        records = self.dms.committed_records(self.schema, prefixes)
+        name = f"redo-{self.meta['next_delta']}.delta"
         tmp = self.directory / (name + ".tmp")
-        write_delta_file(tmp, self.schema, images, fsync=fsync)
+        info = write_delta_file(tmp, records, fsync=fsync)
         os.replace(tmp, self.directory / name)
         if fsync:
             fsync_dir(self.directory)
-        ts_values = [d.ts for d in images]
-        doc = {"file": name, "min_ts": min(ts_values), "max_ts": max(ts_values)}
-        self.meta = {
-            **self.meta,
-            "redo": [*self.meta["redo"], doc],
-            "next_delta": self.meta["next_delta"] + 1,
-        }
-        self.redo.append(self._open_delta(doc))
+        return {**info.to_json(), "file": name}
+
+    def meta_with(self, **changes: Any) -> dict[str, Any]:
+        """This rowset's metadata entry with ``changes`` (the next one a change will install)."""
+        return {**self.meta, **changes}
+
+    def meta_with_redo(self, doc: dict[str, Any]) -> dict[str, Any]:
+        return self.meta_with(
+            redo=[*self.meta["redo"], doc], next_delta=self.meta["next_delta"] + 1
+        )
+
+    def install_redo(self, doc: dict[str, Any], prefixes: dict[int, list[Mutation]]) -> None:
+        """Add the REDO file ``doc`` and drop from the DeltaMemStore what it holds (caller
+        holds the tablet lock, so a scan step sees the mutations in one place or the other)."""
+        self.dms.drop_prefixes(prefixes)
+        self.meta = self.meta_with_redo(doc)
+        self.redo = (*self.redo, self._open_delta(doc))
+
+    def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
+        """Write and install the DeltaMemStore's mutations committed at or before ``snapshot``
+        in one go (the caller holds the tablet lock throughout)."""
+        prefixes = self.dms.committed_prefixes(snapshot)
+        doc = self.write_redo(prefixes, fsync=fsync)
+        if doc is not None:
+            self.install_redo(doc, prefixes)
         return doc
 
     def stats(self) -> RowSetStats:
@@ -417,25 +449,41 @@ class DiskRowSet:
             "redo_delta_files": len(self.redo),
             "undo_delta_files": len(self.undo),
             "delta_memstore_rows": len(self.dms),
+            "redo_bytes": sum(d.size_bytes for d in self.redo),
+            "undo_bytes": sum(d.size_bytes for d in self.undo),
+            "redo_records": sum(len(d) for d in self.redo),
+            "undo_records": sum(len(d) for d in self.undo),
+            "base_bytes": self.base_bytes,
         }
 
     # --- scans -----------------------------------------------------------------------------------
 
-    def _delta_rowids(self, snapshot: int) -> np.ndarray:
-        parts = [np.fromiter(self.dms.chains, dtype=np.int64, count=len(self.dms.chains))]
-        if snapshot < self.base_ts:
-            parts += [
-                d.rowids_where(after=snapshot).astype(np.int64)
-                for d in self.undo
-                if d.max_ts > snapshot
-            ]
-        else:
-            parts += [
-                d.rowids_where(at_or_before=snapshot).astype(np.int64)
-                for d in self.redo
-                if d.min_ts <= snapshot
-            ]
-        return np.unique(np.concatenate(parts))
+    def _block_deltas(
+        self, lo: int, hi: int, snapshot: int, reader: TxnState | None, stats: ScanStats
+    ) -> tuple[DeltaRecords, DeltaRecords]:
+        """The REDO records (visible at ``snapshot``) and UNDO records (above it) of rowids in
+        [lo, hi), each sorted by (rowid, ts); only the stores whose ranges matter are read."""
+        redo_parts = []
+        for delta in self.redo:
+            if delta.min_ts <= snapshot and delta.may_hold(lo, hi):
+                stats.delta_stores_read += 1
+                part = delta.records_in(lo, hi)
+                redo_parts.append(
+                    part if delta.max_ts <= snapshot else part.where(part.ts <= snapshot)
+                )
+        if self.dms.chains:
+            stats.delta_stores_read += 1
+            redo_parts.append(self.dms.visible_records(self.schema, lo, hi, snapshot, reader))
+        undo_parts = []
+        for delta in self.undo:
+            if delta.max_ts > snapshot and delta.may_hold(lo, hi):
+                stats.delta_stores_read += 1
+                part = delta.records_in(lo, hi)
+                undo_parts.append(part.where(part.ts > snapshot))
+        return (
+            DeltaRecords.concat(redo_parts, self.schema).sorted(),
+            DeltaRecords.concat(undo_parts, self.schema).sorted(),
+        )
 
     def scan(
         self,
@@ -445,42 +493,123 @@ class DiskRowSet:
         reader: TxnState | None,
         stats: ScanStats,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the rows of this rowset visible at ``snapshot`` that match ``spec``."""
+        """Yield the rows of this rowset visible at ``snapshot`` that match ``spec``, a block
+        at a time in rowid order; each step runs under the caller's tablet lock."""
         lo = self.lower_bound(key_range.lower)
         hi = self.rows if key_range.upper is None else self.lower_bound(key_range.upper)
         if lo >= hi:
             stats.rowsets_skipped += 1
             return
         stats.rowsets_read += 1
-        delta_rowids = self._delta_rowids(snapshot)
         arrow_schema = self.schema.arrow_schema(spec.projection)
-        history = snapshot < self.base_ts
         for idx, meta in enumerate(self.key_index.blocks):
             first, end = meta.first_rowid, meta.first_rowid + meta.rows
             if end <= lo or first >= hi:
                 continue
-            in_block = delta_rowids[
-                (delta_rowids >= max(first, lo)) & (delta_rowids < min(end, hi))
-            ]
+            start, stop = max(first, lo), min(end, hi)
+            redo, undo = self._block_deltas(start, stop, snapshot, reader, stats)
+            marks = np.zeros(meta.rows, bool)  # a mask, not np.union1d: no hashing or sort
+            marks[redo.rowid - first] = True
+            marks[undo.rowid - first] = True
+            touched = np.flatnonzero(marks) + first
             mask = np.zeros(meta.rows, bool)
-            mask[max(first, lo) - first : min(end, hi) - first] = True
-            if not history:
-                mask &= ~self._deleted[first:end]
-            mask[in_block - first] = False
+            mask[start - first : stop - first] = True
+            mask &= ~self._deleted[first:end]
+            mask[touched - first] = False
             if mask.any():
                 mask = self._filter_block(idx, spec, mask, stats)
             else:
                 stats.blocks_skipped += 1
             selected = np.flatnonzero(mask)
-            if history and len(selected):
-                # Rows with no UNDO newer than the snapshot are as the base says.
-                selected = selected[~self._deleted[first + selected]]
-            if len(selected):
-                yield self._materialise(idx, selected, spec, arrow_schema, stats)
-            if len(in_block):
-                batch = self._delta_batch(in_block, spec, snapshot, reader, arrow_schema, stats)
-                if batch is not None and batch.num_rows:
-                    yield batch
+            if not len(touched):
+                if len(selected):
+                    yield self._materialise(idx, selected, spec, arrow_schema, stats)
+                continue
+            stats.delta_rows += len(touched)
+            resolved, kept = self._resolve(idx, first, touched, spec, redo, undo, stats)
+            batch = self._merge(idx, first, selected, kept, resolved, spec, arrow_schema, stats)
+            if batch.num_rows:
+                yield batch
+
+    def _resolve(
+        self,
+        idx: int,
+        first: int,
+        touched: np.ndarray,
+        spec: ScanSpec,
+        redo: DeltaRecords,
+        undo: DeltaRecords,
+        stats: ScanStats,
+    ) -> tuple[dict[ColumnId, pa.Array], np.ndarray]:
+        """Rows ``touched`` (rowids with deltas) at the snapshot: the needed columns of those
+        that are live and match ``spec``'s predicates, and those rows' rowids."""
+        live = resolve_live(touched, ~self._deleted[touched], redo, undo)
+        touched = touched[live]
+        if not len(touched):
+            return {}, touched
+        alive = np.zeros(self.rows, bool)
+        alive[touched] = True
+        redo = redo.where(alive[redo.rowid])
+        undo = undo.where(alive[undo.rowid])
+        needed = list(dict.fromkeys([*spec.projection, *(p.column_id for p in spec.predicates)]))
+        resolved = {}
+        for column_id in needed:
+            column = self.schema.column(column_id)
+            reader = self._columns.get(column_id)
+            if reader is None:
+                base = self._default_array(column_id, len(touched))
+            else:
+                base = reader.read_block(idx).to_arrow(touched - first)
+                stats.blocks_read += 1
+            resolved[column_id] = resolve_column(touched, base, column, redo, undo)
+        if spec.predicates:
+            keep = np.ones(len(touched), bool)
+            for predicate in spec.predicates:
+                matches = predicate.evaluate(resolved[predicate.column_id])
+                keep &= matches.to_numpy(zero_copy_only=False).astype(bool)
+                stats.predicates_on_decoded += 1
+            if not keep.all():
+                touched = touched[keep]
+                positions = pa.array(np.flatnonzero(keep))
+                resolved = {cid: array.take(positions) for cid, array in resolved.items()}
+        return resolved, touched
+
+    def _merge(
+        self,
+        idx: int,
+        first: int,
+        selected: np.ndarray,
+        kept: np.ndarray,
+        resolved: dict[ColumnId, pa.Array],
+        spec: ScanSpec,
+        arrow_schema: pa.Schema,
+        stats: ScanStats,
+    ) -> pa.RecordBatch:
+        """One batch, in rowid order, of base rows ``selected`` (block positions) and
+        resolved rows ``kept`` (rowids)."""
+        if not len(kept):
+            return self._materialise(idx, selected, spec, arrow_schema, stats)
+        marks = np.zeros(self.key_index.blocks[idx].rows, bool)
+        marks[selected] = True
+        marks[kept - first] = True
+        positions = np.flatnonzero(marks)
+        if not spec.projection:
+            return _empty_projection(len(positions))
+        at = np.searchsorted(positions, kept - first)
+        arrays = []
+        for column_id in spec.projection:
+            values = resolved[column_id]
+            if not len(selected):
+                arrays.append(values)
+                continue
+            reader = self._columns.get(column_id)
+            if reader is None:
+                base = self._default_array(column_id, len(positions))
+            else:
+                base = reader.read_block(idx).to_arrow(positions)
+                stats.blocks_read += 1
+            arrays.append(scatter(base, at, values))
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
     def _filter_block(
         self, idx: int, spec: ScanSpec, mask: np.ndarray, stats: ScanStats
@@ -545,44 +674,6 @@ class DiskRowSet:
             if not _is_fixed(reader.data_type):
                 stats.strings_materialised += len(selected)
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-    def _delta_batch(
-        self,
-        rowids: np.ndarray,
-        spec: ScanSpec,
-        snapshot: int,
-        reader: TxnState | None,
-        arrow_schema: pa.Schema,
-        stats: ScanStats,
-    ) -> pa.RecordBatch | None:
-        stats.delta_rows += len(rowids)
-        # Per-row Python: rows with deltas are resolved one by one (few, by design).
-        states = [
-            self.state_at(rowid, base, snapshot, reader)
-            for rowid, base in zip(rowids.tolist(), self.base_rows(rowids))
-        ]
-        rows = [s for s in states if s is not None]
-        if not rows:
-            return None
-        needed = list(dict.fromkeys([*spec.projection, *(p.column_id for p in spec.predicates)]))
-        arrays = {
-            cid: from_storage_values(
-                [r[self.schema.index_of(cid)] for r in rows], self.schema.column(cid).type
-            )
-            for cid in needed
-        }
-        if spec.projection:
-            batch = pa.RecordBatch.from_arrays(
-                [arrays[c] for c in spec.projection], schema=arrow_schema
-            )
-        else:
-            batch = _empty_projection(len(rows))
-        if spec.predicates:
-            mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
-            for predicate in spec.predicates[1:]:
-                mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
-            batch = batch.filter(mask)
-        return batch
 
 
 def _is_fixed(data_type: DataType) -> bool:

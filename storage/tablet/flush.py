@@ -1,23 +1,24 @@
-"""Flush: a tablet's MemRowSet written out as a DiskRowSet, and its DeltaMemStores as REDO files.
+"""Flush: a tablet's frozen MemRowSet written out as a DiskRowSet, and its DeltaMemStores as REDO files.
 
 A flush runs at a snapshot S (a safe time, so every commit at or below S is
 applied and every later one is stamped above S) and keeps history back to a
-cutoff C = S - history_max_age:
+cutoff C = S - history_max_age.  It goes in three steps, and only the first
+and the last hold the tablet lock, briefly; the file I/O holds none:
 
-- a MemRowSet row whose insert committed at or below S leaves for the new
-  DiskRowSet: its base is its state at S; each change it went through after C
-  becomes an UNDO record holding the row's before-image; its entries above S
-  or still provisional move, as they are, to the new rowset's DeltaMemStore.
-  A row deleted at S with no history after C is dropped (ghost collection);
-- a row inserted above S, or by a transaction still open, stays in a new
-  MemRowSet with its whole chain;
-- each DiskRowSet's DeltaMemStore writes its mutations committed at or below
-  S as a REDO delta file.
-
-The flush hands back what it built (``FlushResult``); the tablet adds the
-new DiskRowSet, replaces its metadata, naming the new files and
-``flushed_ts = S``, and only then swaps in the new MemRowSet.  The tablet
-lock is held throughout, so writers wait and scans see before or after.
+1. **freeze** (tablet lock): the MemRowSet is frozen and a fresh one takes
+   new inserts; the frozen one stays readable and writable (updates,
+   deletes and REINSERTs of its keys keep landing in its chains).  Each
+   DiskRowSet's DeltaMemStore hands out a copy of its committed prefixes.
+2. **write** (no lock): ``plan_flush`` picks, from the frozen rows, those whose
+   insert committed at or below S: its base is its state at S, each change
+   after C becomes an UNDO record holding the before-image, a row deleted at
+   S with no history after C is dropped (ghost collection).  The new
+   DiskRowSet and the REDO files are written, fsynced and renamed, then the
+   tablet metadata naming them (and ``flushed_ts = S``) replaces the old.
+3. **install** (tablet lock): the new DiskRowSet joins the tablet; each
+   flushed row's chain entries past S (written before or during the flush)
+   move to its DeltaMemStore; the DeltaMemStores drop what their files now
+   hold; frozen rows not flushed move back into the live MemRowSet.
 """
 
 from __future__ import annotations
@@ -28,56 +29,50 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sortedcontainers import SortedDict
-
 from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
-from storage.tablet.diskrowset import DiskRowSet, FlushRow, rowset_dir_name, write_rowset
-from storage.tablet.memrowset import MemRowSet
+from storage.tablet.diskrowset import (
+    DiskRowSet,
+    FlushRow,
+    known_files,
+    rowset_dir_name,
+    write_rowset,
+)
+from storage.tablet.memrowset import MemRowSet, MemRowSetRow
 from storage.timestamp import Timestamp
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class FlushResult:
-    """What a flush built, for the tablet to swap in under its lock."""
+@dataclass(slots=True)
+class FlushPlan:
+    """What step 2 writes: the rows leaving the frozen MemRowSet, and those it keeps."""
 
-    memrowset: MemRowSet
-    """The rows that stay in memory: inserted above the snapshot, or still provisional."""
-    new_rowset: DiskRowSet | None
-    """The DiskRowSet the flushed rows went to; None when no row left the MemRowSet."""
-    flushed_rows: int
-    wrote: bool
-    """Whether any file was written: a new DiskRowSet or a REDO delta file."""
+    rows: list[FlushRow]
+    cuts: list[int]
+    """Per flushed row, how many chain entries its base and UNDO records cover."""
+    kept: list[tuple[bytes, MemRowSetRow]]
+    """Rows inserted above the snapshot or still provisional: they go back to memory."""
+    ghosts: list[tuple[bytes, MemRowSetRow, int]]
+    """Rows deleted at the snapshot with no history kept: dropped unless written to since."""
 
 
-def flush_memrowset(
-    memrowset: MemRowSet,
-    rowsets: list[DiskRowSet],
-    directory: Path,
-    schema: Schema,
-    rowset_id: int,
-    snapshot: Timestamp,
-    history_cutoff: int,
-    *,
-    fsync: bool,
-) -> FlushResult:
-    """Write ``memrowset``'s rows committed at or below ``snapshot`` as DiskRowSet
-    ``rowset_id`` and each of ``rowsets``' DeltaMemStores as a REDO file; the caller holds the
-    tablet lock, and swaps in what this returns before naming it in the metadata."""
-    kept: SortedDict = SortedDict()
-    rows: list[FlushRow] = []
-    for key, row in memrowset.entries():
+def plan_flush(
+    entries: list[tuple[bytes, MemRowSetRow]], snapshot: Timestamp, history_cutoff: int
+) -> FlushPlan:
+    """Split a frozen MemRowSet's entries (key order) at ``snapshot``; needs no lock, as the
+    chains' committed prefixes at or below a safe time never change."""
+    plan = FlushPlan([], [], [], [])
+    for key, row in entries:
         ts0 = row.txn.commit_ts
         if ts0 is None or ts0 > snapshot:
-            kept[key] = row
+            plan.kept.append((key, row))
             continue
         values: Row | None = row.values
         last_live: Row = row.values
         undo: list[tuple[int, Row | None]] = [(int(ts0), None)] if ts0 > history_cutoff else []
         cut = 0
-        for mutation in row.mutations:
+        for mutation in list(row.mutations):
             ts = mutation.txn.commit_ts
             if ts is None or ts > snapshot:
                 break
@@ -88,31 +83,60 @@ def flush_memrowset(
             if values is not None:
                 last_live = values
             cut += 1
-        suffix = row.mutations[cut:]
-        if values is None and not undo and not suffix:
+        if values is None and not undo:
+            plan.ghosts.append((key, row, cut))
             continue
-        rows.append(
-            FlushRow(
-                key,
-                values if values is not None else last_live,
-                values is not None,
-                undo,
-                suffix,
-            )
+        plan.rows.append(
+            FlushRow(key, values if values is not None else last_live, values is not None, undo)
         )
-    wrote = False
-    for rowset in rowsets:
-        if rowset.flush_deltas(snapshot, fsync=fsync) is not None:
-            wrote = True
-    new_rowset = None
-    if rows:
-        meta = write_rowset(directory, rowset_id, schema, rows, int(snapshot), fsync=fsync)
-        new_rowset = DiskRowSet(directory, schema, meta)
-        for rowid, flushed in enumerate(rows):
-            for mutation in flushed.redo:
+        plan.cuts.append(cut)
+    return plan
+
+
+@dataclass(frozen=True, slots=True)
+class FlushResult:
+    """What a flush did, for the log."""
+
+    new_rowset: DiskRowSet | None
+    flushed_rows: int
+    kept_rows: int
+    wrote: bool
+    """Whether any file was written: a new DiskRowSet or a REDO delta file."""
+
+
+def write_flushed_rowset(
+    plan: FlushPlan,
+    directory: Path,
+    schema: Schema,
+    rowset_id: int,
+    snapshot: Timestamp,
+    *,
+    fsync: bool,
+) -> DiskRowSet | None:
+    """Step 2's DiskRowSet (None when no row leaves memory), durable but not yet named."""
+    if not plan.rows:
+        return None
+    meta = write_rowset(directory, rowset_id, schema, plan.rows, int(snapshot), fsync=fsync)
+    return DiskRowSet(directory, schema, meta)
+
+
+def install_flushed_rows(
+    plan: FlushPlan, frozen: MemRowSet, new_rowset: DiskRowSet | None, live: MemRowSet
+) -> None:
+    """Step 3 for the rows (caller holds the tablet lock): chain entries past each flushed
+    row's cut go to the new rowset's DeltaMemStore; rows not flushed go back to ``live``."""
+    if new_rowset is not None:
+        for rowid, (flushed, cut) in enumerate(zip(plan.rows, plan.cuts, strict=True)):
+            row = frozen.get(flushed.key)
+            assert row is not None, "a flushed row's insert committed, so it stays in its MemRowSet"
+            for mutation in row.mutations[cut:]:
                 new_rowset.dms.append(rowid, mutation)
-        wrote = True
-    return FlushResult(memrowset.with_entries(kept), new_rowset, len(rows), wrote)
+    for key, row in plan.kept:
+        if frozen.get(key) is row:
+            live.adopt(key, row)
+    for key, row, cut in plan.ghosts:
+        if frozen.get(key) is row and len(row.mutations) > cut:
+            live.adopt(key, row)
 
 
 def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:
@@ -123,7 +147,7 @@ def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:
         int(snapshot),
         result.flushed_rows,
         rowset_dir_name(result.new_rowset.rowset_id) if result.new_rowset else "no rowset",
-        len(result.memrowset),
+        result.kept_rows,
     )
 
 
@@ -141,9 +165,14 @@ def remove_unnamed_files(
                 log.warning("removing %s: a rowset written during a crash", path)
                 shutil.rmtree(path)
                 continue
-            known = {d["file"] for d in (*meta["undo"], *meta["redo"])}
+            known = known_files(meta)
             for item in path.iterdir():
-                is_delta = item.name.startswith(("undo-", "redo-"))
-                if (is_delta and item.name not in known) or item.name.endswith(".tmp"):
-                    log.warning("removing %s: a delta file written during a crash", item)
+                prefixes = (
+                    ("undo-", "redo-", "col-", "deleted")
+                    if "columns" in meta
+                    else ("undo-", "redo-")
+                )
+                is_data = item.name.startswith(prefixes)
+                if (is_data and item.name not in known) or item.name.endswith(".tmp"):
+                    log.warning("removing %s: a file written during a crash or replaced", item)
                     item.unlink()

@@ -30,6 +30,13 @@ class KeyIndex:
     def blocks(self) -> list[BlockMeta]:
         return self._reader.blocks
 
+    def read_all(self) -> pa.Array:
+        return self._reader.read_all()
+
+    @property
+    def size_bytes(self) -> int:
+        return self._reader.size_bytes
+
     def _block(self, idx: int) -> _Keys:
         return _Keys(self._reader.read_block(idx).to_arrow())
 

@@ -30,7 +30,7 @@ Not thread-safe by itself: the owning Tablet's lock guards every call, and
 from __future__ import annotations
 
 import threading
-from collections.abc import ItemsView, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -101,16 +101,17 @@ class MemRowSet:
             copy._rows[key] = moved
         return copy
 
-    def entries(self) -> ItemsView[bytes, MemRowSetRow]:
-        """Every row by encoded key, in key order, with its whole chain (what a flush reads)."""
-        entries: ItemsView[bytes, MemRowSetRow] = self._rows.items()
-        return entries
+    def get(self, key: bytes) -> MemRowSetRow | None:
+        row: MemRowSetRow | None = self._rows.get(key)
+        return row
 
-    def with_entries(self, entries: SortedDict) -> MemRowSet:
-        """A MemRowSet of this schema and lock holding ``entries`` (the rows a flush keeps)."""
-        kept = MemRowSet(self._schema, self._lock)
-        kept._rows = entries
-        return kept
+    def adopt(self, key: bytes, row: MemRowSetRow) -> None:
+        """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory)."""
+        self._rows[key] = row
+
+    def snapshot_entries(self) -> list[tuple[bytes, MemRowSetRow]]:
+        """Every (key, row), in key order, as a list a flush can walk without the lock."""
+        return list(self._rows.items())
 
     def contains(self, key: bytes) -> bool:
         return key in self._rows

@@ -9,8 +9,15 @@ DiskRowSet's DeltaMemStore.  Its metadata lives in
 ``tablets/<id>/metadata.json``, replaced with ``atomic_write``: the schema,
 the DiskRowSets with their delta files, and ``flushed_ts``, below which every
 committed write of this tablet is in those files (WAL replay skips it).
-Flushes (flush.py) hold the tablet lock throughout.  Scans capture the
-rowset list at start.
+Scans capture the MemRowSet, a frozen one and the rowset list at start.
+
+Two locks: the tablet lock serialises writers and guards the in-memory
+structures, and is never held across file I/O by background work; the
+maintenance lock lets one structural change run at a time (a flush, a delta
+compaction, a schema change), which may take as long as its I/O needs.  A
+flush (flush.py) freezes the MemRowSet under the tablet lock, writes with no
+lock, and installs under it again; while it writes, keys of the frozen
+MemRowSet are found there and their changes land in its chains.
 
 Writers are serialised by the tablet lock.  A write first probes every key
 (a conflict check), then applies every row, both under one hold of the lock,
@@ -27,6 +34,7 @@ import dataclasses
 import datetime as dt
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +53,7 @@ from storage.errors import (
     ProgramLimitExceeded,
     UniqueViolation,
 )
-from storage.fs import DataDirLayout, atomic_write, make_dir
+from storage.fs import DataDirLayout, atomic_write, fsync_dir, make_dir
 from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -54,13 +62,34 @@ from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
+from storage.tablet.compaction_policy import Choice, RowSetInfo, choose
+from storage.tablet.delta_compaction import (
+    CompactionOutput,
+    major_compaction,
+    minor_compaction,
+    undo_gc,
+)
 from storage.tablet.diskrowset import DiskRowSet
-from storage.tablet.flush import flush_memrowset, log_flush, remove_unnamed_files
+from storage.tablet.flush import (
+    FlushResult,
+    install_flushed_rows,
+    log_flush,
+    plan_flush,
+    remove_unnamed_files,
+    write_flushed_rowset,
+)
 from storage.tablet.memrowset import MemRowSet, Probe
+from storage.tablet.rowset_compaction import (
+    MergeOutput,
+    carry_mutations,
+    merge_rowsets,
+    remove_rowset_dirs,
+)
 from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
 
-METADATA_FORMAT_VERSION = 2
+METADATA_FORMAT_VERSION = 3
+"""3: delta files are ``.delta`` (delta_file.py); 1 and 2 load when they name no delta file."""
 MAX_CELL_BYTES = 64 * 1024
 MAX_KEY_BYTES = 16 * 1024
 _ROW_OVERHEAD_BYTES = 200
@@ -97,7 +126,11 @@ class Tablet:
         self.schema = schema
         self._options = options
         self._lock = threading.Lock()
+        self.maintenance_lock = threading.Lock()
+        """Held by one structural change (flush, compaction, schema change) at a time."""
         self._memrowset = MemRowSet(schema, self._lock)
+        self._frozen: MemRowSet | None = None
+        """The MemRowSet a running flush is writing out; still read and written until then."""
         self._key_types = [c.type for c in schema.key_columns]
         self.directory = directory
         doc = doc or {}
@@ -107,6 +140,8 @@ class Tablet:
         if directory is not None:
             self.rowsets = [DiskRowSet(directory, schema, m) for m in doc.get("rowsets", [])]
         self.memrowset_bytes = 0
+        self.unflushed_since: float | None = None
+        """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
 
     @property
     def lock(self) -> threading.Lock:
@@ -139,7 +174,10 @@ class Tablet:
         path = layout.tablet_metadata_path(tablet_id)
         try:
             doc = json.loads(path.read_bytes())
-            assert doc["format_version"] in (1, METADATA_FORMAT_VERSION), "known metadata version"
+            assert doc["format_version"] in (1, 2, METADATA_FORMAT_VERSION), "known version"
+            for rowset in doc.get("rowsets", []):
+                for delta in (*rowset["undo"], *rowset["redo"]):
+                    assert delta["file"].endswith(".delta"), "delta files of format 3"
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc
@@ -149,7 +187,7 @@ class Tablet:
     def alter_schema(self, schema: Schema) -> None:
         """Take ``schema`` (same key columns; columns added, dropped or renamed by ID) and
         write it to the metadata; nothing on disk is rewritten (schema_change.py)."""
-        with self._lock:
+        with self.maintenance_lock, self._lock:
             if schema == self.schema:
                 return
             old_key = [(c.id, c.type) for c in self.schema.key_columns]
@@ -163,28 +201,215 @@ class Tablet:
 
     def flush(self, snapshot: Timestamp, history_cutoff: int) -> bool:
         """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py); return whether
-        anything was written."""
+        anything was written.  Writers and readers wait only for the freeze and install."""
         assert self.directory is not None, "a tablet with files has a directory"
-        with self._lock:
-            result = flush_memrowset(
-                self._memrowset,
-                self.rowsets,
+        with self.maintenance_lock:
+            with self._lock:
+                frozen = self._memrowset
+                self._frozen = frozen
+                self._memrowset = MemRowSet(self.schema, self._lock)
+                self.memrowset_bytes = 0
+                self.unflushed_since = None
+                entries = frozen.snapshot_entries()
+                rowsets = list(self.rowsets)
+                prefixes = [r.dms.committed_prefixes(snapshot) for r in rowsets]
+                schema = self.schema
+            try:
+                plan = plan_flush(entries, snapshot, history_cutoff)
+                del entries
+                new_rowset = write_flushed_rowset(
+                    plan,
+                    self.directory,
+                    schema,
+                    self.next_rowset_id,
+                    snapshot,
+                    fsync=self._options.fsync,
+                )
+                redo_docs = [
+                    r.write_redo(p, fsync=self._options.fsync) for r, p in zip(rowsets, prefixes)
+                ]
+                metas = [
+                    r.meta if doc is None else r.meta_with_redo(doc)
+                    for r, doc in zip(rowsets, redo_docs)
+                ]
+                if new_rowset is not None:
+                    metas.append(new_rowset.meta)
+                next_id = self.next_rowset_id + (new_rowset is not None)
+                flushed_ts = Timestamp(max(int(snapshot), int(self.flushed_ts)))
+                self._write_metadata_doc(metas, next_id, flushed_ts)
+            except BaseException:
+                with self._lock:
+                    # Nothing was named: put the frozen rows back where writers find them.
+                    for key, row in frozen.snapshot_entries():
+                        self._memrowset.adopt(key, row)
+                    self._frozen = None
+                raise
+            with self._lock:
+                for rowset, doc, prefix in zip(rowsets, redo_docs, prefixes):
+                    if doc is not None:
+                        rowset.install_redo(doc, prefix)
+                install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
+                if new_rowset is not None:
+                    self.rowsets = [*self.rowsets, new_rowset]
+                self.next_rowset_id = next_id
+                self.flushed_ts = flushed_ts
+                self._frozen = None
+                if self.unflushed_since is None and (
+                    len(self._memrowset) or any(len(r.dms) for r in self.rowsets)
+                ):
+                    self.unflushed_since = time.monotonic()
+            result = FlushResult(
+                new_rowset,
+                len(plan.rows),
+                len(plan.kept),
+                new_rowset is not None or any(d is not None for d in redo_docs),
+            )
+            log_flush(self.tablet_id, snapshot, result)
+            return result.wrote
+
+    def compact_deltas(
+        self, rowset_id: int, *, major: bool, history_cutoff: int
+    ) -> CompactionOutput | None:
+        """Run a minor (merge REDO files) or major (fold them into base data) delta
+        compaction of one DiskRowSet (delta_compaction.py); None when there is nothing to do.
+        Only the final swap takes the tablet lock."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        with self.maintenance_lock:
+            rowset = next((r for r in self.rowsets if r.rowset_id == rowset_id), None)
+            if rowset is None:
+                return None
+            redo = rowset.redo
+            fsync = self._options.fsync
+            if major and redo:
+                out = major_compaction(
+                    rowset.directory,
+                    self.schema,
+                    rowset.meta,
+                    redo,
+                    rowset.column_readers,
+                    rowset.deleted,
+                    rowset.block_rows,
+                    history_cutoff,
+                    fsync=fsync,
+                )
+            elif not major and len(redo) >= 2:
+                out = minor_compaction(
+                    rowset.directory, self.schema, rowset.meta, redo, fsync=fsync
+                )
+            else:
+                return None
+            self._swap_rowset_files(rowset, out)
+            return out
+
+    def compaction_choice(self, budget_mb: int, history_cutoff: int) -> Choice | None:
+        """The merging compaction the budgeted policy would run now (compaction_policy.py)."""
+        infos = []
+        for rowset in list(self.rowsets):
+            newest = max((d.max_ts for d in (*rowset.undo, *rowset.redo)), default=0)
+            droppable = newest <= history_cutoff and not len(rowset.dms)
+            # Deleted in the base, plus (at most) the REDO records that change liveness.
+            deleted = int(np.count_nonzero(rowset.deleted)) + sum(
+                d.live_records for d in rowset.redo
+            )
+            deleted = min(rowset.rows, deleted) if droppable else 0
+            infos.append(
+                RowSetInfo(
+                    rowset.rowset_id,
+                    rowset.min_key,
+                    rowset.max_key,
+                    rowset.size_bytes,
+                    rowset.rows,
+                    deleted,
+                )
+            )
+        return choose(infos, budget_mb)
+
+    def compact_rowsets(
+        self, rowset_ids: list[int], snapshot: Timestamp, history_cutoff: int
+    ) -> MergeOutput | None:
+        """Merge DiskRowSets ``rowset_ids`` into one (rowset_compaction.py): written with no
+        lock, then swapped in under the tablet lock with every newer mutation carried over."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        with self.maintenance_lock:
+            inputs = [r for r in self.rowsets if r.rowset_id in set(rowset_ids)]
+            if not inputs:
+                return None
+            rowset_id = self.next_rowset_id
+            out = merge_rowsets(
                 self.directory,
+                rowset_id,
                 self.schema,
-                self.next_rowset_id,
-                snapshot,
+                inputs,
+                int(snapshot),
                 history_cutoff,
                 fsync=self._options.fsync,
             )
-            if result.new_rowset is not None:
-                self.rowsets = [*self.rowsets, result.new_rowset]
-                self.next_rowset_id += 1
-            self.flushed_ts = Timestamp(max(int(snapshot), int(self.flushed_ts)))
-            self.write_metadata()
-            self._memrowset = result.memrowset
-            self.memrowset_bytes = 0
-            log_flush(self.tablet_id, snapshot, result)
-            return result.wrote
+            output = None if out.meta is None else DiskRowSet(self.directory, self.schema, out.meta)
+            kept = [r for r in self.rowsets if r not in inputs]
+            metas = [r.meta for r in kept] + ([output.meta] if output is not None else [])
+            self._write_metadata_doc(metas, rowset_id + 1, self.flushed_ts)
+            with self._lock:
+                carry_mutations(inputs, out, output, self._memrowset)
+                self.rowsets = kept + ([output] if output is not None else [])
+                self.next_rowset_id = rowset_id + 1
+            remove_rowset_dirs(inputs)
+            if self._options.fsync:
+                fsync_dir(self.directory)
+            return out
+
+    def gc_undo(self, history_cutoff: int) -> int:
+        """Remove UNDO files holding only history older than ``history_cutoff``; return the
+        bytes freed."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        freed = 0
+        with self.maintenance_lock:
+            for rowset in list(self.rowsets):
+                out = undo_gc(rowset.meta, history_cutoff)
+                if out is not None:
+                    freed += sum(d.size_bytes for d in rowset.undo if d.path.name in out.obsolete)
+                    self._swap_rowset_files(rowset, out)
+        return freed
+
+    def _swap_rowset_files(self, rowset: DiskRowSet, out: CompactionOutput) -> None:
+        """Name ``out``'s files in the metadata, swap them into ``rowset`` under the tablet
+        lock, then remove the files it replaced (caller holds the maintenance lock)."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        replacement = DiskRowSet(self.directory, self.schema, out.meta)
+        metas = [out.meta if r is rowset else r.meta for r in self.rowsets]
+        self._write_metadata_doc(metas, self.next_rowset_id, self.flushed_ts)
+        with self._lock:
+            rowset.install(replacement)
+        for name in out.obsolete:
+            (rowset.directory / name).unlink(missing_ok=True)
+        if self._options.fsync:
+            fsync_dir(rowset.directory)
+
+    def _write_metadata_doc(
+        self, rowset_metas: list[dict[str, Any]], next_rowset_id: int, flushed_ts: Timestamp
+    ) -> None:
+        """Replace the metadata file with one naming ``rowset_metas`` (caller holds the
+        maintenance lock, so nothing else changes what the file names meanwhile)."""
+        assert self.directory is not None, "a tablet with files has a directory"
+        doc = {
+            **self.metadata_doc(),
+            "flushed_ts": int(flushed_ts),
+            "next_rowset_id": next_rowset_id,
+            "rowsets": rowset_metas,
+        }
+        data = json.dumps(doc, indent=2).encode()
+        atomic_write(self.directory / "metadata.json", data, fsync=self._options.fsync)
+
+    @property
+    def delta_memstore_rows(self) -> int:
+        return sum(len(r.dms) for r in list(self.rowsets))
+
+    def bytes_on_disk(self) -> int:
+        return sum(r.size_bytes for r in list(self.rowsets))
+
+    @property
+    def memrowset_rows(self) -> int:
+        frozen = self._frozen
+        return len(self._memrowset) + (len(frozen) if frozen is not None else 0)
 
     def write_metadata(self) -> None:
         """Replace the metadata file atomically (caller holds the lock)."""
@@ -199,9 +424,19 @@ class Tablet:
                 return rowset, rowid
         return None
 
-    def _probe(self, key: bytes, txn: TxnState) -> tuple[Probe, tuple[DiskRowSet, int] | None]:
+    def _mrs_for(self, key: bytes) -> MemRowSet | None:
+        """The MemRowSet (live or frozen) holding ``key``, if one does."""
         if self._memrowset.contains(key):
-            return self._memrowset.probe(key, txn), None
+            return self._memrowset
+        frozen = self._frozen
+        if frozen is not None and frozen.contains(key):
+            return frozen
+        return None
+
+    def _probe(self, key: bytes, txn: TxnState) -> tuple[Probe, tuple[DiskRowSet, int] | None]:
+        mrs = self._mrs_for(key)
+        if mrs is not None:
+            return mrs.probe(key, txn), None
         location = self._locate(key)
         if location is None:
             return Probe(None, False), None
@@ -213,12 +448,12 @@ class Tablet:
         """``_probe`` of each key in turn.  A batch finds its keys in the DiskRowSets with one
         pass per rowset: bounds by bisecting the sorted keys, the bloom filter as numpy over
         hashes computed once, then the key index for the few keys that pass."""
-        mrs = self._memrowset
         if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
             for key in keys:
                 yield self._probe(key, txn)
             return
-        in_memory = [mrs.contains(key) for key in keys]
+        holders = [self._mrs_for(key) for key in keys]
+        in_memory = [h is not None for h in holders]
         order = sorted(
             (i for i, inside in enumerate(in_memory) if not inside), key=keys.__getitem__
         )
@@ -226,8 +461,9 @@ class Tablet:
         locations = dict(zip(order, located, strict=True))
         for index, key in enumerate(keys):
             location = locations.get(index)
-            if in_memory[index]:
-                yield mrs.probe(key, txn), None
+            holder = holders[index]
+            if holder is not None:
+                yield holder.probe(key, txn), None
             elif location is None:
                 yield Probe(None, False), None
             else:
@@ -289,10 +525,12 @@ class Tablet:
                 if blocker is None:
                     for key, row, location in zip(keys, rows, locations):
                         if location is None:
-                            mrs.insert(key, row, txn)
+                            (self._mrs_for(key) or mrs).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
                     self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * len(keys)
+                    if self.unflushed_since is None:
+                        self.unflushed_since = time.monotonic()
                     return WriteResult(len(keys), keys)
             wait_for(blocker)
 
@@ -376,11 +614,13 @@ class Tablet:
                                 else rowset.update(rowid, change, txn)
                             )
                         elif delete:
-                            done = mrs.delete(key, txn)
+                            done = (self._mrs_for(key) or mrs).delete(key, txn)
                         else:
-                            done = mrs.update(key, change, txn)
+                            done = (self._mrs_for(key) or mrs).update(key, change, txn)
                         if done:
                             written.append(key)
+                    if written and self.unflushed_since is None:
+                        self.unflushed_since = time.monotonic()
                     return WriteResult(len(written), written, conflicts)
             wait_for(blocker)
 
@@ -388,7 +628,7 @@ class Tablet:
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
     ) -> bool:
         if location is None:
-            return self._memrowset.changed_after(key, ts)
+            return (self._mrs_for(key) or self._memrowset).changed_after(key, ts)
         return location[0].changed_after(location[1], int(ts))
 
     def remove_provisional(
@@ -399,11 +639,12 @@ class Tablet:
         back newest first)."""
         with self._lock:
             for key in keys:
-                if self._memrowset.contains(key):
+                mrs = self._mrs_for(key)
+                if mrs is not None:
                     if newest_only:
-                        self._memrowset.pop_provisional(key, txn)
+                        mrs.pop_provisional(key, txn)
                     else:
-                        self._memrowset.remove_provisional(key, txn)
+                        mrs.remove_provisional(key, txn)
                     continue
                 location = self._locate(key)
                 if location is None:
@@ -426,9 +667,11 @@ class Tablet:
         for column_id in (*spec.projection, *(p.column_id for p in spec.predicates)):
             self._column_schema(column_id)
         with self._lock:
-            memrowset = self._memrowset
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
             rowsets = list(self.rowsets)
-        return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowset, rowsets)
+        return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowsets, rowsets)
 
     def _scan(
         self,
@@ -436,7 +679,7 @@ class Tablet:
         snapshot: Timestamp,
         reader: TxnState | None,
         stats: ScanStats,
-        memrowset: MemRowSet,
+        memrowsets: list[MemRowSet],
         rowsets: list[DiskRowSet],
     ) -> Iterator[pa.RecordBatch]:
         remaining = spec.limit
@@ -446,13 +689,15 @@ class Tablet:
         key_range = spec.key_range(self.schema)
         if key_range.is_empty:
             return
-        sources = [memrowset.scan(unlimited, snapshot, reader, self._options.scan_batch_rows)]
+        sources = [
+            m.scan(unlimited, snapshot, reader, self._options.scan_batch_rows) for m in memrowsets
+        ]
         sources += [
             self._locked(r.scan(unlimited, key_range, snapshot, reader, stats)) for r in rowsets
         ]
         for number, source in enumerate(sources):
             for batch in source:
-                if number == 0:
+                if number < len(memrowsets):
                     stats.memrowset_rows_scanned += batch.num_rows
                 if remaining is not None:
                     batch = batch.slice(0, remaining)
@@ -476,7 +721,7 @@ class Tablet:
         """Per-DiskRowSet statistics and tablet totals (rows, bytes on disk)."""
         with self._lock:
             rowsets = [r.stats() for r in self.rowsets]
-            memrowset_rows = len(self._memrowset)
+            memrowset_rows = self.memrowset_rows
         return {
             "tablet_id": self.tablet_id,
             "memrowset_rows": memrowset_rows,

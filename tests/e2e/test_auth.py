@@ -146,7 +146,9 @@ def test_create_alter_drop_role_change_who_can_log_in(server, psql):
             conn.execute("create role mallory")
     with psycopg.connect(dsn_for(server, "alice", "alice-pw"), autocommit=True) as conn:
         conn.execute("alter role alice password 'alice-2'")  # one's own password
-    assert "password authentication failed" in str(login_error(dsn_for(server, "alice", "alice-pw")))
+    assert "password authentication failed" in str(
+        login_error(dsn_for(server, "alice", "alice-pw"))
+    )
     assert "not permitted to log in" in str(login_error(dsn_for(server, "bob", "bob-pw")))
     env = {**os.environ, "PGPASSWORD": "alice-2"}
     run = subprocess.run(

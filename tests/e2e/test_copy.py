@@ -74,8 +74,9 @@ def test_write_row_then_copy_out_in_text_and_csv(servers):
         csv = _copy_out(conn, "copy copy_rt to stdout with (format csv, header true)")
         legacy = _copy_out(conn, "copy copy_rt (id, name) to stdout csv header force quote *")
         query = _copy_out(
-            conn, "copy (select id, name from copy_rt where id > 1 order by id) to stdout"
-            " with (format csv, delimiter ';', null 'NULL', quote '''', force_quote (name))"
+            conn,
+            "copy (select id, name from copy_rt where id > 1 order by id) to stdout"
+            " with (format csv, delimiter ';', null 'NULL', quote '''', force_quote (name))",
         )
         return tag, stored, text, csv, legacy, query
 
@@ -137,7 +138,9 @@ def test_csv_input_with_options_in_both_syntaxes(servers):
         ) as copy:
             copy.write('1,""\n2,\n3,"x"\n')
         forced = conn.execute("select id, name from copy_csv order by id").fetchall()
-        with cur.copy("copy copy_csv (id, name) from stdin (format csv, quote '|', escape '!')") as c:
+        with cur.copy(
+            "copy copy_csv (id, name) from stdin (format csv, quote '|', escape '!')"
+        ) as c:
             c.write("7,|a!|b,c|\n")
         escaped = conn.execute("select name from copy_csv where id = 7").fetchone()
         return first, rows, legacy, escaped, forced
@@ -297,7 +300,7 @@ def test_copy_from_a_server_file_is_refused(nyala_server):
 
 def test_psql_backslash_copy_both_ways(servers, psql, tmp_path):
     source = tmp_path / "in.csv"
-    source.write_text("id,name\n1,one\n2,\"two, too\"\n3,\n")
+    source.write_text('id,name\n1,one\n2,"two, too"\n3,\n')
     outputs = {}
     for which, dsn in servers.items():
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -371,7 +374,9 @@ def test_copy_through_the_extended_protocol(servers):
         done = pgconn.get_result()
         tag = done.command_status
         assert pgconn.get_result() is None
-        pgconn.send_query_params(b"copy (select id, name from copy_ext order by id) to stdout", None)
+        pgconn.send_query_params(
+            b"copy (select id, name from copy_ext order by id) to stdout", None
+        )
         assert pgconn.get_result().status == pq.ExecStatus.COPY_OUT
         lines = []
         while True:
@@ -401,6 +406,6 @@ def test_text_escapes_round_trip_with_a_custom_delimiter(servers):
         return out, conn.execute("select id, name from copy_esc order by id").fetchall()
 
     out, stored = _both(servers, scenario)
-    assert b"\"quoted\"\\, comma" in out
+    assert b'"quoted"\\, comma' in out
     assert stored[:4] == [(r[0], r[1]) for r in ROWS]
     assert stored[4] == (9, "octA hexB bs\\ tab\t comma, end")

@@ -104,7 +104,7 @@ def test_jdbc_url(server, tmp_path):
         "import java.sql.*;\n"
         "public class ReadmeUrl { public static void main(String[] a) throws Exception {\n"
         "  try (Connection c = DriverManager.getConnection(a[0]);\n"
-        "       ResultSet r = c.createStatement().executeQuery(\"select count(*) from metrics\")) {\n"
+        '       ResultSet r = c.createStatement().executeQuery("select count(*) from metrics")) {\n'
         "    r.next(); System.out.println(r.getLong(1)); } } }\n"
     )
     java = shutil.which("java")

@@ -96,7 +96,9 @@ def test_plain_bytes_after_ssl_request_are_refused(nyala_server_factory, pki):
     with socket.create_connection((server.host, server.port), timeout=10) as sock:
         # SSLRequest and, in the same packet, a clear-text StartupMessage.
         startup = struct.pack("!i", 196608) + b"user\0nyala\0\0"
-        sock.sendall(struct.pack("!ii", 8, 80877103) + struct.pack("!i", 4 + len(startup)) + startup)
+        sock.sendall(
+            struct.pack("!ii", 8, 80877103) + struct.pack("!i", 4 + len(startup)) + startup
+        )
         data = sock.recv(4096)
     assert data[:1] == b"E" and b"C08P01" in data
 

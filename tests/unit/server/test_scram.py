@@ -33,7 +33,9 @@ def test_tampered_nonce_and_binding_are_refused():
     with pytest.raises(ScramError, match="nonce"):
         exchange("right", tamper=lambda f: f.replace("r=", "r=x", 1))
     with pytest.raises(ScramError, match="channel-binding"):
-        exchange("right", tamper=lambda f: f.replace("c=biws", "c=" + base64.b64encode(b"y,,").decode()))
+        exchange(
+            "right", tamper=lambda f: f.replace("c=biws", "c=" + base64.b64encode(b"y,,").decode())
+        )
 
 
 def test_empty_user_name_in_client_first_is_accepted_as_libpq_sends_it():

@@ -31,7 +31,9 @@ def test_tls_required_refuses_a_clear_text_startup_with_28000():
 def test_options_startup_parameter_carries_settings():
     from server.startup import command_line_settings
 
-    assert command_line_settings("-c statement_timeout=200 --search-path=a\\ b -cDateStyle=ISO") == {
+    assert command_line_settings(
+        "-c statement_timeout=200 --search-path=a\\ b -cDateStyle=ISO"
+    ) == {
         "statement_timeout": "200",
         "search_path": "a b",
         "DateStyle": "ISO",

@@ -55,10 +55,16 @@ def decode(values: list[bytes | None], oid: int) -> list:
 
 
 def test_fixed_width_columns():
-    assert decode([struct.pack("!i", -5), None, struct.pack("!i", 7)], TypeOid.INT4) == [-5, None, 7]
+    assert decode([struct.pack("!i", -5), None, struct.pack("!i", 7)], TypeOid.INT4) == [
+        -5,
+        None,
+        7,
+    ]
     assert decode([b"\x01", b"\x00"], TypeOid.BOOL) == [True, False]
     assert decode([struct.pack("!i", 1)], TypeOid.DATE) == [dt.date(2000, 1, 2)]
-    assert decode([struct.pack("!q", 1_000_000)], TypeOid.TIMESTAMP) == [dt.datetime(2000, 1, 1, 0, 0, 1)]
+    assert decode([struct.pack("!q", 1_000_000)], TypeOid.TIMESTAMP) == [
+        dt.datetime(2000, 1, 1, 0, 0, 1)
+    ]
     with pytest.raises(errors.InvalidBinaryRepresentation):
         decode([struct.pack("!q", 1)], TypeOid.INT4)
 

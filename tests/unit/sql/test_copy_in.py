@@ -48,7 +48,11 @@ def test_small_batches_cut_at_row_boundaries_even_inside_csv_quotes(session):
     pieces = [data[i : i + 7] for i in range(0, len(data), 7)]
     tag = copy_from(session, "copy t from stdin (format csv, header)", *pieces, batch_bytes=8)
     assert tag == "COPY 3"
-    assert rows(session) == [(1, "multi\nline, with comma", 1.0), (2, 'say "hi"', 2.0), (3, None, 3.0)]
+    assert rows(session) == [
+        (1, "multi\nline, with comma", 1.0),
+        (2, 'say "hi"', 2.0),
+        (3, None, 3.0),
+    ]
 
 
 def test_end_of_data_marker_is_dropped(session):

@@ -143,7 +143,9 @@ def test_ors_of_equalities_on_one_column_become_in_lists(cat):
 def test_join_conditions_push_into_inner_sides_and_the_joined_side_of_left_joins(cat):
     left, right = _plans(cat, "select * from t join u on t.a = u.a and u.x = 3 and t.b = 'q'")
     assert _pushed(left) == ["b = 'q'"] and _pushed(right) == ["x = 3"]
-    left, right = _plans(cat, "select * from t left join u on t.a = u.a and u.x is null and t.b = 'q'")
+    left, right = _plans(
+        cat, "select * from t left join u on t.a = u.a and u.x is null and t.b = 'q'"
+    )
     assert _pushed(left) == [] and _pushed(right) == ["x IS NULL"]
     left, right = _plans(cat, "select * from t right join u on t.a = u.a and u.x = 3")
     assert _pushed(left) == [] and _pushed(right) == []

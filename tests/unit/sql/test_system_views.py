@@ -47,3 +47,40 @@ def test_nyala_rowsets_shows_the_memrowset_and_each_flushed_diskrowset(tmp_path)
     assert tablets.column("bytes_on_disk").to_pylist()[0] > 0
     session.close()
     db.close()
+
+
+def test_nyala_maintenance_lists_registered_and_finished_ops(tmp_path):
+    db = Database.open(tmp_path, fsync=False)
+    session = db.session("nyala", "nyala", {})
+    for sql in (
+        "create table m (k int primary key, v int)",
+        "insert into m select g, g from generate_series(1, 1000) g",
+        "checkpoint",
+        "update m set v = v + 1",
+        "checkpoint",
+    ):
+        list(session.execute(sql))
+    tablet = db.engine.tablet(db.catalog.get_table("m").tablet_ids[0])
+    rowset_id = tablet.rowsets[0].rowset_id
+    assert tablet.compact_deltas(rowset_id, major=True, history_cutoff=0) is not None
+    db.engine.maintenance.run_once()
+    results = list(
+        session.execute(
+            "select op, state, kind, score >= 0 as scored, reason is not null as why"
+            " from nyala_maintenance where state = 'registered' order by op"
+        )
+    )
+    rows = [tuple(r.values()) for b in results[-1].batches for r in b.to_pylist()]
+    kinds = {r[2] for r in rows}
+    assert {"FlushOp", "MajorDeltaCompactionOp", "MinorDeltaCompactionOp"} <= kinds
+    assert all(r[1] == "registered" and r[3] and r[4] for r in rows)
+    results = list(
+        session.execute(
+            "select redo_delta_files, undo_delta_files, undo_delta_bytes > 0 as u, base_bytes > 0 as b"
+            " from nyala_rowsets where table_name = 'm' and kind = 'DiskRowSet'"
+        )
+    )
+    rows = [tuple(r.values()) for b in results[-1].batches for r in b.to_pylist()]
+    assert rows == [(0, 2, True, True)]
+    session.close()
+    db.close()

@@ -108,3 +108,12 @@ def test_append_after_close_is_refused(tmp_path):
     wal.close()
     with pytest.raises(AdminShutdown):
         wal.append(b"late")
+
+
+def test_an_empty_last_segment_from_a_crash_is_removed(tmp_path):
+    """Killed after creating a segment but before writing its header: the empty file must
+    not end up in the middle of the log once later segments are written."""
+    _write(tmp_path, [b"kept"])
+    (tmp_path / segment_name(2)).write_bytes(b"")
+    _write(tmp_path, [b"after"])
+    assert _replay(tmp_path) == [b"kept", b"after"]

@@ -50,6 +50,9 @@ ops = st.lists(
         ),
         st.just(("checkpoint",)),
         st.just(("reopen",)),
+        st.just(("minor_compaction",)),
+        st.just(("major_compaction",)),
+        st.just(("merging_compaction",)),
     ),
     min_size=1,
     max_size=25,
@@ -84,7 +87,7 @@ def _read(engine: StorageEngine, snapshot: int | None = None, predicates=()) -> 
 def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
     """Run one op; return its commit timestamp if it committed a change."""
     kind = op[0]
-    if kind in ("checkpoint", "reopen"):
+    if kind in ("checkpoint", "reopen") or kind.endswith("_compaction"):
         return None
     txn = engine.begin()
     items = op[1]
@@ -134,6 +137,20 @@ def test_every_snapshot_matches_the_model(sequence):
                 elif op[0] == "reopen":
                     engine.close()
                     engine = StorageEngine.open(Path(tmp), OPTIONS)
+                elif op[0] == "merging_compaction":
+                    tablet = engine.tablet(TID)
+                    snapshot = engine.mvcc.safe_time()
+                    ids = [r.rowset_id for r in tablet.rowsets]
+                    tablet.compact_rowsets(ids, snapshot, engine.history_cutoff(snapshot))
+                elif op[0].endswith("_compaction"):
+                    tablet = engine.tablet(TID)
+                    cutoff = engine.history_cutoff(engine.mvcc.safe_time())
+                    for rowset in list(tablet.rowsets):
+                        tablet.compact_deltas(
+                            rowset.rowset_id,
+                            major=op[0] == "major_compaction",
+                            history_cutoff=cutoff,
+                        )
                 before = dict(model)
                 commit_ts = _apply(engine, model, op)
                 if commit_ts is not None:

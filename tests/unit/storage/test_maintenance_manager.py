@@ -1,0 +1,164 @@
+"""The maintenance manager: best op first, background flushes and compactions, no waiting on I/O."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pyarrow as pa
+
+from storage.data_type import INT64, STRING, ColumnId, TabletId
+from storage.engine import StorageEngine
+from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpResult, OpStats
+from storage.options import StorageOptions
+from storage.predicate import ScanSpec
+from storage.schema import ColumnSchema, Schema
+from storage.tablet import flush as flush_module
+
+K, V, S = ColumnId(1), ColumnId(2), ColumnId(3)
+SCHEMA = Schema(
+    (
+        ColumnSchema(K, "k", INT64, nullable=False),
+        ColumnSchema(V, "v", INT64),
+        ColumnSchema(S, "s", STRING),
+    ),
+    1,
+)
+TID = TabletId(1)
+
+
+class CountingOp(MaintenanceOp):
+    kind = "CountingOp"
+
+    def __init__(self, tablet_id: int, score: float, runs: list[str], runnable: bool = True):
+        super().__init__(TabletId(tablet_id))
+        self.score = score
+        self.runs = runs
+        self.runnable = runnable
+
+    def stats(self) -> OpStats:
+        return OpStats(self.runnable, self.score, f"score {self.score}")
+
+    def perform(self) -> OpResult:
+        self.runs.append(self.name)
+        self.score = 0.0
+        return OpResult(1, 2, "ran")
+
+
+def test_the_best_runnable_op_runs_first_and_is_recorded():
+    runs: list[str] = []
+    ops = [
+        CountingOp(1, 0.5, runs),
+        CountingOp(2, 3.0, runs),
+        CountingOp(3, 9.0, runs, runnable=False),
+        CountingOp(4, 0.0, runs),
+    ]
+    manager = MaintenanceManager(lambda: ops, threads=0, polling_interval_ms=10)
+    assert manager.run_once() and manager.run_once() and not manager.run_once()
+    assert runs == ["CountingOp(2)", "CountingOp(1)"]
+    states = [(r.op, r.state) for r in manager.status()]
+    assert ("CountingOp(3)", "registered") in states
+    done = [r for r in manager.status() if r.state == "done"]
+    assert [r.op for r in done] == runs and done[0].bytes_written == 2
+    assert done[0].duration_s is not None
+
+
+def _insert(engine, keys):
+    txn = engine.begin()
+    ks = pa.array(keys, pa.int64())
+    txn.insert(
+        TID,
+        pa.RecordBatch.from_arrays(
+            [ks, ks, pa.array([f"s{k}" for k in keys], pa.string())], names=["1", "2", "3"]
+        ),
+    )
+    return txn.commit()
+
+
+def _update(engine, keys, delta):
+    txn = engine.begin()
+    ks = pa.array(keys, pa.int64())
+    txn.update(
+        TID, pa.RecordBatch.from_arrays([ks, pa.array([k + delta for k in keys])], names=["1", "2"])
+    )
+    return txn.commit()
+
+
+def _read(engine):
+    txn = engine.begin(read_only=True)
+    rows = {r["1"]: r["2"] for b in txn.scan(TID, ScanSpec((K, V))) for r in b.to_pylist()}
+    txn.rollback()
+    return rows
+
+
+def test_a_commit_completes_while_a_flush_is_writing(tmp_path, monkeypatch):
+    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False, maintenance_threads=0))
+    engine.create_tablet(TID, SCHEMA)
+    _insert(engine, list(range(20_000)))
+    writing, release = threading.Event(), threading.Event()
+    original = flush_module.write_rowset
+
+    def slow_write(*args, **kwargs):
+        writing.set()
+        assert release.wait(30), "the test releases the flush"
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    flusher = threading.Thread(target=engine.checkpoint)
+    flusher.start()
+    assert writing.wait(30)
+    done = threading.Event()
+
+    def writer():
+        _insert(engine, [50_000])
+        _update(engine, [5, 50_000], 1000)
+        assert _read(engine)[5] == 1005
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    finished = done.wait(10)
+    assert flusher.is_alive(), "the flush was still writing while the commits ran"
+    release.set()
+    flusher.join(30)
+    thread.join(30)
+    assert finished, "commits and reads did not wait for the flush's I/O"
+    rows = _read(engine)
+    assert len(rows) == 20_001 and rows[5] == 1005 and rows[50_000] == 51_000
+    assert len(engine.tablet(TID).rowsets) == 1
+    engine.close()
+    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False, maintenance_threads=0))
+    assert _read(engine) == rows
+    engine.close()
+
+
+def test_background_flush_and_delta_compactions_run_without_checkpoint(tmp_path):
+    options = StorageOptions(
+        fsync=False,
+        flush_threshold_bytes=256 * 1024,
+        maintenance_polling_interval_ms=20,
+        delta_compaction_min_bytes=1,
+        minor_delta_compaction_min_files=2,
+    )
+    engine = StorageEngine.open(tmp_path, options)
+    engine.create_tablet(TID, SCHEMA)
+    keys = list(range(5_000))
+    _insert(engine, keys)
+    deadline = time.monotonic() + 30
+    while not engine.tablet(TID).rowsets and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert engine.tablet(TID).rowsets, "the MemRowSet was flushed in the background"
+    for round_ in range(3):
+        _update(engine, keys[round_::3], round_ + 1)
+        engine.checkpoint()
+    assert engine.maintenance.wait_idle(30)
+    tablet = engine.tablet(TID)
+    assert all(len(r.redo) == 0 for r in tablet.rowsets)
+    kinds = {r.kind for r in engine.maintenance_status() if r.state == "done"}
+    assert {"FlushOp", "MajorDeltaCompactionOp"} <= kinds
+    expected = {k: k + (k % 3) + 1 for k in keys}
+    assert _read(engine) == expected
+    engine.close()
+    engine = StorageEngine.open(tmp_path, options)
+    assert _read(engine) == expected
+    engine.close()

@@ -261,6 +261,10 @@ class UndefinedFunction(SyntaxErrorOrAccessRuleViolation, sqlstate="42883"):
     pass
 
 
+class NameTooLong(SyntaxErrorOrAccessRuleViolation, sqlstate="42622"):
+    pass
+
+
 class UndefinedTable(SyntaxErrorOrAccessRuleViolation, sqlstate="42P01"):
     pass
 

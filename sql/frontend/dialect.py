@@ -31,6 +31,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import Token, TokenType
 
+from sql.common.names import fold_identifiers
 from sql.frontend import comments, copy, cursors, explain, roles, utility
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
@@ -372,5 +373,6 @@ def parse_statement(
     trees = [t for t in parser.parse(tokens, sql) if t is not None]
     if len(trees) != 1:
         raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
+    fold_identifiers(trees[0])
     start, end = tokens[0].start, tokens[-1].end + 1
     return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))

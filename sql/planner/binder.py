@@ -127,6 +127,9 @@ def bind_query(
     ast = ast.copy()
     for node in base_tables(ast):
         strip_schema(node)
+        if not node.alias:
+            # sqlglot would alias it with an unquoted, then folded, copy of a quoted name.
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name, quoted=True)))
     for column in ast.find_all(exp.Column):
         if column.args.get("db") is not None and identifier_name(column.args["db"]) == SCHEMA:
             column.set("db", None)
@@ -145,9 +148,10 @@ def bind_query(
         visible[table.name] = {c.name for c in table.columns}
         refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
     schema = (
-        MappingSchema(mapping, visible=visible, dialect=DIALECT)
+        # Catalog names are exact (folded when they were created), never normalised again.
+        MappingSchema(mapping, visible=visible, dialect=DIALECT, normalize=False)
         if mapping
-        else MappingSchema(dialect=DIALECT)
+        else MappingSchema(dialect=DIALECT, normalize=False)
     )
     try:
         ast = qualify(

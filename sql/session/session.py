@@ -163,6 +163,7 @@ class Session:
                     self._block.on_error()
                     raise
                 result = self._run(plan, [])
+                result.notices[:0] = parser.truncation_notices(chunk)
                 result.extra_float_digits = int(self.settings.get("extra_float_digits"))
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.

@@ -25,7 +25,9 @@ from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
+from sql.planner.query_checks import check_distinct_on, check_set_operations
 from sql.planner.time_travel import snapshot_of
+from sql.planner.values_lists import shape_values
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
@@ -124,7 +126,7 @@ def bind_query(
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     original = ast
-    ast = ast.copy()
+    ast = shape_values(ast.copy())
     for node in base_tables(ast):
         strip_schema(node)
         if not node.alias:
@@ -175,6 +177,8 @@ def bind_query(
             raise AmbiguousColumn(message) from exc
         raise UndefinedColumn(message) from exc
     ast = annotate_types(ast, schema=schema, dialect=DIALECT)
+    check_set_operations(ast)
+    check_distinct_on(ast)
     by_alias: dict[str, set[str]] = {}
     for column in ast.find_all(exp.Column):
         if column.table:

@@ -168,7 +168,11 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
         return exp.Div(this=left, expression=_error_if_zero(right))
     if isinstance(node, exp.Mod):
         return exp.Mod(this=node.this, expression=_error_if_zero(node.expression))
-    arg = node.this if isinstance(node, exp.Sum) else None
+    # A window's sum is cast outside its OVER clause: ``CAST(sum(x) OVER (...) AS BIGINT)``.
+    summed = node.this if isinstance(node, exp.Window) else node
+    arg = summed.this if isinstance(summed, exp.Sum) else None
+    if isinstance(node, exp.Sum) and isinstance(node.parent, exp.Window):
+        return node
     if arg is not None and arg.type is not None and arg.type.this in _SMALL_INTEGERS:
         return exp.cast(node, exp.DataType.build("BIGINT"))
     return node
@@ -246,7 +250,7 @@ def output_name(projection: exp.Expr) -> str:
 def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     ast = bound.ast
     select = ast
-    while isinstance(select, exp.SetOperation):
+    while isinstance(select, (exp.SetOperation, exp.Subquery)):
         select = select.this
     if not isinstance(select, exp.Select):
         return []

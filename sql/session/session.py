@@ -317,8 +317,6 @@ class Session:
             return SystemPlan(system, version)
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
-                if isinstance(ast, exp.Values):
-                    ast = plan_mod.values_query(ast)
                 bound = self._runner.bind(ast, declared_list)
                 return QueryPlan(compile_query(bound, self._facts), version)
             case exp.Insert():

@@ -35,13 +35,17 @@ def test_copy_names_follow_the_identifier_rules(fresh_nyala_server):
             with cursor.copy('COPY "CopyMe" ("Id", VAL) FROM STDIN') as copy:
                 copy.write_row((1, "one"))
                 copy.write_row((2, "two"))
-            with pytest.raises(psycopg.errors.UndefinedTable):
-                with cursor.copy("COPY CopyMe FROM STDIN") as copy:
-                    copy.write_row((3, "three", None))
-        with conn.cursor() as cursor:
-            with pytest.raises(psycopg.errors.UndefinedColumn):
-                with cursor.copy('COPY "CopyMe" (id) TO STDOUT') as copy:
-                    list(copy.rows())
+            with (
+                pytest.raises(psycopg.errors.UndefinedTable),
+                cursor.copy("COPY CopyMe FROM STDIN") as copy,
+            ):
+                copy.write_row((3, "three", None))
+        with (
+            conn.cursor() as cursor,
+            pytest.raises(psycopg.errors.UndefinedColumn),
+            cursor.copy('COPY "CopyMe" (id) TO STDOUT') as copy,
+        ):
+            list(copy.rows())
         with conn.cursor() as cursor:
             with cursor.copy('COPY "CopyMe" ("Id", val) TO STDOUT') as copy:
                 copy.set_types(["int4", "text"])

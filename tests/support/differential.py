@@ -247,11 +247,13 @@ def main(argv: list[str] | None = None) -> int:
                 name = f"corpus_{path.stem}"
                 admin.execute(f'drop database if exists "{name}"')
                 admin.execute(f'create database "{name}"')
-                with tempfile.TemporaryDirectory(prefix="nyala-corpus-") as data_dir:
-                    with NyalaServer(data_dir) as nyala:
-                        verdicts += compare_file(
-                            path, nyala.dsn, make_dsn(postgres.host, postgres.port, dbname=name)
-                        )
+                with (
+                    tempfile.TemporaryDirectory(prefix="nyala-corpus-") as data_dir,
+                    NyalaServer(data_dir) as nyala,
+                ):
+                    verdicts += compare_file(
+                        path, nyala.dsn, make_dsn(postgres.host, postgres.port, dbname=name)
+                    )
                 admin.execute(f'drop database if exists "{name}"')
     finally:
         postgres.stop()

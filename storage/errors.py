@@ -335,6 +335,10 @@ class ObjectInUse(ObjectNotInPrerequisiteState, sqlstate="55006"):
     pass
 
 
+class CantChangeRuntimeParam(ObjectNotInPrerequisiteState, sqlstate="55P02"):
+    pass
+
+
 class LockNotAvailable(ObjectNotInPrerequisiteState, sqlstate="55P03"):
     pass
 

@@ -163,7 +163,9 @@ class Session:
                     self._block.on_error()
                     raise
                 result = self._run(plan, [])
-                result.notices[:0] = parser.truncation_notices(chunk)
+                result.notices = self.settings.visible(
+                    parser.truncation_notices(chunk) + result.notices
+                )
                 result.extra_float_digits = int(self.settings.get("extra_float_digits"))
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
@@ -214,6 +216,7 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
         result = self._run(plan, list(params), deferred=True)
+        result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
 
@@ -378,7 +381,9 @@ class Session:
         return self._db.catalog.find_table(name) is not None
 
     def _refresh_system(self) -> None:
-        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
+        self._system.refresh_for(
+            self._db, self.user, self.settings.describe(), self._cursors.listing()
+        )
 
     # -- execution -------------------------------------------------------------------------
 

@@ -249,8 +249,13 @@ _ARROW_BY_OID = {
 }
 
 
-def to_wire(array: pa.Array | pa.ChunkedArray, oid: int) -> pa.Array | pa.ChunkedArray:
-    """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from."""
+def to_wire(
+    array: pa.Array | pa.ChunkedArray, oid: int, time_zone: str = "UTC"
+) -> pa.Array | pa.ChunkedArray:
+    """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from; a
+    ``timestamptz`` carries the session's zone, in which the wire layer writes it as text."""
+    if oid == TypeOid.TIMESTAMPTZ and time_zone != "UTC":
+        return to_wire(array, oid).cast(pa.timestamp("us", tz=time_zone))
     if oid == TypeOid.NUMERIC:
         if pa.types.is_decimal(array.type):
             return normalize_for_wire(array)

@@ -68,6 +68,11 @@ _FUNCTION_NAMES = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+    exp.TimestampTrunc: "date_trunc",
+    exp.DateTrunc: "date_trunc",
+    exp.AtTimeZone: "timezone",
+    exp.ConvertTimezone: "timezone",
+    exp.TimeToStr: "to_char",
 }
 
 

@@ -20,6 +20,7 @@ from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
 from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
@@ -84,6 +85,7 @@ class Session:
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
         self._cursors = cursors.Cursors()
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
         self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
@@ -390,7 +392,9 @@ class Session:
     def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
         if isinstance(plan, UtilityPlan):
-            return self._run_utility(plan.utility)
+            result = self._run_utility(plan.utility)
+            self._runner.zone = session_zone(self.settings.get("TimeZone"))
+            return result
         self._block.check_not_failed()
         try:
             return self._run_checked(plan, params, deferred)

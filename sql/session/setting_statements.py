@@ -31,7 +31,9 @@ def run(
     if kind == "SET":
         if utility.name in ("transaction", "characteristics"):
             return modes.set(utility, in_block, txn)
-        if utility.value.lower() == "default":
+        if utility.value.lower() == "default" or (
+            utility.value.lower() == "local" and settings.canonical_name(utility.name) == "TimeZone"
+        ):
             settings.reset(utility.name)
         else:
             settings.set(utility.name, utility.value)

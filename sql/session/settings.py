@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sql.common.time_zones import session_zone
 from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
 from sql.session.pg_parameters import PARAMETERS, Parameter
 from storage.errors import (
@@ -60,15 +61,8 @@ def _date_style(value: str) -> str:
     return f"ISO, {order}"
 
 
-_UTC_NAMES = {"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "universal", "+00", "+00:00", "0"}
-
-
 def _time_zone(value: str) -> str:
-    if value.lower() not in _UTC_NAMES:
-        raise FeatureNotSupported(
-            f'time zone "{value}" is not supported', hint="nyala runs every session in UTC."
-        )
-    return "UTC" if value.lower() in ("utc", "z", "zulu", "+00", "+00:00", "0") else value
+    return session_zone(value).display
 
 
 def _integer(low: int, high: int) -> Validator:

@@ -31,13 +31,21 @@ def test_unknown_setting_is_42704_but_custom_dotted_names_are_allowed():
     assert settings.get("myapp.flag") == "on"
 
 
-def test_non_iso_datestyle_and_other_time_zones_are_refused():
+def test_non_iso_datestyle_is_refused():
     settings = SessionSettings("u", {})
     with pytest.raises(FeatureNotSupported):
         settings.set("DateStyle", "German")
-    with pytest.raises(FeatureNotSupported):
-        settings.set("TimeZone", "Europe/Paris")
-    settings.set("TimeZone", "Etc/UTC")
+
+
+def test_time_zones_are_iana_names_or_offsets_shown_as_postgresql_shows_them():
+    settings = SessionSettings("u", {"TimeZone": "europe/paris"})
+    assert settings.get("TimeZone") == "Europe/Paris"
+    for given, shown in [("Etc/UTC", "Etc/UTC"), ("utc", "UTC"), ("-5", "<-05>+05"),
+                         ("5.5", "<+05:30>-05:30"), ("<-05>+05", "<-05>+05")]:  # fmt: skip
+        settings.set("TimeZone", given)
+        assert settings.get("TimeZone") == shown
+    with pytest.raises(InvalidParameterValue):
+        settings.set("TimeZone", "Mars/Olympus_Mons")
 
 
 def test_reset_restores_the_default():

@@ -91,7 +91,7 @@ select * from (select 1 a) x, lateral (select x.a + 1 b) y;
 select * from s1 cross join lateral (select s1.id * 2 as d) l where id < 3 order by id;
 select g, id from s1 where g is not null group by grouping sets ((g), (g, id)) order by 1, 2 nulls first;
 select g, count(*) from s1 group by rollup (g) order by 1 nulls last, 2;
-select g, v, count(*) from s1 where id < 6 group by cube (g, v) order by 1 nulls last, 2 nulls last;
+select g, v, count(*) from s1 where id < 6 group by cube (g, v) order by 1 nulls last, 2 nulls last, 3;
 select count(*) filter (where g = 2) as two, count(*) from s1;
 select id, sum(id) over (order by id rows between 1 preceding and current row) from s1 where id < 6 order by id;
 with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select * from r order by n;

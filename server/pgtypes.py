@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from server import intervals
 from server.codec import ColumnValues, encode_data_rows
 from storage.errors import (
     NumericValueOutOfRange,
@@ -45,6 +46,7 @@ VARCHAR = 1043
 DATE = 1082
 TIMESTAMP = 1114
 TIMESTAMPTZ = 1184
+INTERVAL = 1186
 NUMERIC = 1700
 UUID = 2950
 JSONB = 3802
@@ -615,6 +617,7 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     DATE: _text_date,
     TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
     TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
+    INTERVAL: intervals.text_interval,
 }
 
 _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
@@ -629,4 +632,5 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     DATE: _binary_date,
     TIMESTAMP: _binary_timestamp(None),
     TIMESTAMPTZ: _binary_timestamp("UTC"),
+    INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),
 }

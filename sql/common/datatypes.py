@@ -208,6 +208,7 @@ _OID_BY_DUCKDB = {
     "TIMESTAMP_S": TypeOid.TIMESTAMP,
     "TIMESTAMP_MS": TypeOid.TIMESTAMP,
     "TIMESTAMP_NS": TypeOid.TIMESTAMP,
+    "INTERVAL": TypeOid.INTERVAL,
 }
 
 
@@ -246,6 +247,7 @@ _ARROW_BY_OID = {
     TypeOid.DATE: pa.date32(),
     TypeOid.TIMESTAMP: pa.timestamp("us"),
     TypeOid.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
+    TypeOid.INTERVAL: pa.month_day_nano_interval(),
 }
 
 

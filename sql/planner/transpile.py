@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from storage.errors import InvalidTextRepresentation
 from storage.type_oids import TypeOid
@@ -73,6 +74,7 @@ _FUNCTION_NAMES = {
     exp.AtTimeZone: "timezone",
     exp.ConvertTimezone: "timezone",
     exp.TimeToStr: "to_char",
+    exp.Interval: "interval",
 }
 
 
@@ -323,6 +325,8 @@ def to_duckdb(
         if replaced is None:
             replaced = _sequence_function(node, facts)
         if replaced is None:
+            replaced = rewrite_interval_arithmetic(node, _error_if_zero)
+        if replaced is node:
             replaced = _rewrite_arithmetic(_rewrite_bytea(node))
         if replaced is not node:
             if node is ast:

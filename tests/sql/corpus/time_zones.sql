@@ -75,3 +75,4 @@ SET TIME ZONE LOCAL;
 SHOW TimeZone;
 SET TIME ZONE DEFAULT;
 SHOW TimeZone;
+SELECT '2024-03-11'::timestamptz - '2024-03-10'::timestamptz;

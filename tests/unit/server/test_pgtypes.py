@@ -190,7 +190,7 @@ def test_unknown_oid_falls_back_to_text_in_both_formats():
     array = pa.array([[1, 2], None], pa.list_(pa.int32()))
     assert encoded(array, 1007, 0)[1] is None
     assert encoded(pa.array(["{1,2}"]), 1007, 1) == [b"{1,2}"]
-    assert encoded(pa.array([1.5], pa.float64()), 1186, 0) == [b"1.5"]
+    assert encoded(pa.array([1.5], pa.float64()), 1083, 0) == [b"1.5"]
 
 
 def test_dictionary_arrays_are_decoded():

@@ -33,6 +33,7 @@ from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold_identifiers
 from sql.frontend import comments, copy, cursors, explain, roles, utility
+from sql.frontend.escape_strings import decode_escape_strings
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
 
@@ -374,5 +375,6 @@ def parse_statement(
     if len(trees) != 1:
         raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
     fold_identifiers(trees[0])
+    decode_escape_strings(trees[0])
     start, end = tokens[0].start, tokens[-1].end + 1
     return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))

@@ -25,6 +25,7 @@ from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
+from sql.planner.literal_casts import check_literal_casts
 from sql.planner.query_checks import check_distinct_on, check_set_operations
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
@@ -127,6 +128,7 @@ def bind_query(
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     original = ast
     ast = shape_values(ast.copy())
+    check_literal_casts(ast)
     for node in base_tables(ast):
         strip_schema(node)
         if not node.alias:

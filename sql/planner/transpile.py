@@ -49,6 +49,7 @@ _CAST_NAMES = {
     DT.DECIMAL: "numeric",
     DT.TEXT: "text",
     DT.VARCHAR: "varchar",
+    DT.CHAR: "bpchar",
     DT.DATE: "date",
     DT.TIMESTAMP: "timestamp",
     DT.TIMESTAMPTZ: "timestamptz",
@@ -167,6 +168,20 @@ def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
+    """An explicit cast to ``varchar(n)`` or ``char(n)`` cuts the value to n characters, as
+    PostgreSQL's does (an assignment refuses instead, in dml).  ``char(n)``'s padding is
+    not kept: PostgreSQL drops it again wherever the value is used as text."""
+    if not isinstance(node, exp.Cast) or node.to.this not in (DT.VARCHAR, DT.CHAR):
+        return node
+    params = node.to.expressions
+    size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
+    if not isinstance(size, exp.Literal) or size.is_string:
+        return node
+    text = exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR"))
+    return exp.Anonymous(this="left", expressions=[text, size.copy()])
+
+
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Div):
         left, right = node.this, node.expression
@@ -228,7 +243,7 @@ def output_name(projection: exp.Expr) -> str:
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
     generated = _SQLGLOT_ALIAS.match(alias) or (
-        not isinstance(inner, exp.Column) and alias == inner.name
+        not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower()
     )
     if alias and not generated:
         return alias
@@ -327,7 +342,7 @@ def to_duckdb(
         if replaced is None:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
-            replaced = _rewrite_arithmetic(_rewrite_bytea(node))
+            replaced = _rewrite_arithmetic(_rewrite_length_cast(_rewrite_bytea(node)))
         if replaced is not node:
             if node is ast:
                 ast = replaced

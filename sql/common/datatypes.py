@@ -9,6 +9,8 @@ OID expects.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -178,12 +180,41 @@ def normalize_for_wire(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunk
     )
     if known:
         return array
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.array(
+            [None if v is None else array_literal(v) for v in array.to_pylist()], pa.string()
+        )
     try:
         return pc.cast(array, pa.string())
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         # No Arrow kernel formats this type (intervals, nested types); it is rare in results.
         values = array.to_pylist()
         return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+
+_ARRAY_SPECIAL = set('{},"\\') | set(" \t\n\r\v\f")
+
+
+def _element_text(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, list):
+        return array_literal(value)
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    text = value.isoformat() if isinstance(value, dt.date) else str(value)
+    if isinstance(value, str) and (
+        not text or text.upper() == "NULL" or any(c in _ARRAY_SPECIAL for c in text)
+    ):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
+
+
+def array_literal(values: list[object]) -> str:
+    """An array value as PostgreSQL's array_out writes it: ``{1,2,NULL}``, ``{"a b",c}``."""
+    return "{" + ",".join(_element_text(v) for v in values) + "}"
 
 
 _OID_BY_DUCKDB = {

@@ -23,6 +23,7 @@ COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
@@ -308,6 +309,16 @@ class NyalaParser(PostgresParser):
             insert = self._parse_insert()
             return Upsert(**insert.args)
         return super()._parse_statement()
+
+    def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        """sqlglot's, noting the name the query called the function by (``substr``,
+        ``lpad``), which PostgreSQL names the result column after."""
+        token = self._curr
+        node = super()._parse_function_call(*args, **kwargs)
+        inner = node.this if isinstance(node, exp.Window) else node
+        if isinstance(inner, exp.Func) and token is not None:
+            inner.meta.setdefault("called_as", token.text.lower())
+        return node
 
     # Also returns nyala's partition ALTER nodes, which sqlglot's signature does not name.
     def _parse_alter(self) -> exp.Expr:  # type: ignore[override]

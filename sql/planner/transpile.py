@@ -182,6 +182,36 @@ def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="left", expressions=[text, size.copy()])
 
 
+def _rewrite_function(node: exp.Expr) -> exp.Expr:
+    """PostgreSQL functions DuckDB lacks or answers differently: ``round`` of a float rounds
+    half to even (rint), ``every`` is ``bool_and``, ``num_nulls``/``num_nonnulls`` count."""
+    if (
+        isinstance(node, exp.Round)
+        and node.args.get("decimals") is None
+        and not isinstance(node.this, exp.Literal)  # 2.5 is numeric in PostgreSQL
+        and node.this.type is not None
+        and node.this.type.this in (DT.DOUBLE, DT.FLOAT)
+    ):
+        return exp.Anonymous(this="round_even", expressions=[node.this, exp.Literal.number(0)])
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
+    if name == "every":
+        return exp.Anonymous(this="bool_and", expressions=node.expressions)
+    if name in ("num_nulls", "num_nonnulls") and node.expressions:
+        test = exp.Is if name == "num_nulls" else (lambda **a: exp.Not(this=exp.Is(**a)))
+        terms = [
+            exp.Case(
+                ifs=[exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))],
+                default=exp.Literal.number(0),
+            )
+            for arg in node.expressions
+        ]
+        total: exp.Expr = terms[0]
+        for term in terms[1:]:
+            total = exp.Add(this=total, expression=term)
+        return exp.Cast(this=exp.Paren(this=total), to=exp.DataType.build("INTEGER"))
+    return node
+
+
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Div):
         left, right = node.this, node.expression
@@ -255,8 +285,14 @@ def output_name(projection: exp.Expr) -> str:
         if isinstance(inner.this, exp.Column):
             return inner.this.name
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+    if isinstance(inner, exp.Trim):
+        position = str(inner.args.get("position") or "").upper()
+        return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "btrim")
     if isinstance(inner, exp.Anonymous):
         return inner.name.lower()
+    called_as = inner.meta.get("called_as") if isinstance(inner, exp.Func) else None
+    if called_as and called_as.isidentifier():
+        return str(called_as)
     for cls, name in _FUNCTION_NAMES.items():
         if isinstance(inner, cls):
             return name
@@ -342,7 +378,9 @@ def to_duckdb(
         if replaced is None:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
-            replaced = _rewrite_arithmetic(_rewrite_length_cast(_rewrite_bytea(node)))
+            replaced = _rewrite_arithmetic(
+                _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))
+            )
         if replaced is not node:
             if node is ast:
                 ast = replaced

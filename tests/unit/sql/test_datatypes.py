@@ -57,4 +57,14 @@ def test_wire_types_for_duckdb_results():
 def test_to_wire_casts_to_the_encoders_arrow_type():
     assert to_wire(pa.array([1, 2], pa.uint8()), 21).type == pa.int16()
     assert to_wire(pa.nulls(2), 23).type == pa.int32()
-    assert to_wire(pa.array([[1], [2]]), 25).to_pylist() == ["[1]", "[2]"]
+    assert to_wire(pa.array([[1], [2]]), 25).to_pylist() == ["{1}", "{2}"]
+
+
+def test_arrays_are_written_as_postgresql_array_literals():
+    from sql.common.datatypes import array_literal
+
+    assert array_literal([1, 2, None]) == "{1,2,NULL}"
+    assert array_literal(["a b", "c", "", "NULL", 'x"y', [1, 2]]) == (
+        '{"a b",c,"","NULL","x\\"y",{1,2}}'
+    )
+    assert array_literal([True, 1.5]) == "{t,1.5}"

@@ -6,8 +6,9 @@ values.  Per-value Python is left only where no kernel exists: binary
 ``numeric``, the rare float and numeric values whose Arrow spelling differs
 from PostgreSQL's, and types Arrow cannot cast to a string.
 
-Text output matches PostgreSQL 15 with ``extra_float_digits`` 1,
-``DateStyle`` ISO and ``TimeZone`` UTC.  Binary output follows each type's
+Text output matches PostgreSQL 15 with ``extra_float_digits`` 1 and
+``DateStyle`` ISO; a ``timestamptz`` is written in the zone its Arrow type
+carries (the session's ``TimeZone``, set by sql/), UTC when none.  Binary output follows each type's
 ``*send`` function: integers and floats big-endian, ``date`` as int32 days and
 ``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``numeric`` as
 base-10000 digits.  Any OID without an encoder here is sent as Arrow's text
@@ -25,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from server import intervals
 from server.codec import ColumnValues, encode_data_rows
 from storage.errors import (
     NumericValueOutOfRange,
@@ -505,6 +507,9 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
     some thirty times slower.  Large arrays are trimmed as a byte matrix
     (about 2x faster than the regex, which is kept for small ones).
     """
+    zone = array.type.tz if with_zone and pa.types.is_timestamp(array.type) else None
+    if zone not in (None, "UTC"):
+        return _text_local_timestamp(array)
     zoned = _cast(array, pa.timestamp("us", tz="UTC" if with_zone else None))
     naive = zoned.cast(pa.timestamp("us")) if with_zone else zoned
     text = _text(naive)
@@ -515,6 +520,31 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
             return trimmed
     options = _TRAILING_FRACTION_ZEROS_UTC if with_zone else _TRAILING_FRACTION_ZEROS
     return pc.replace_substring_regex(text, options=options)
+
+
+def _text_local_timestamp(array: pa.Array) -> pa.Array:
+    """A timestamptz in its array's (the session's) zone: wall-clock time, then the offset
+    as PostgreSQL writes it (``-05``, ``+05:30``), per value, DST included."""
+    utc = _cast(array, pa.timestamp("us", tz=array.type.tz))
+    local = pc.local_timestamp(utc)
+    text = _text_timestamp(local, with_zone=False)
+    offsets = (_numbers(local, pa.timestamp("us")) - _numbers(utc, utc.type)) // 1_000_000
+    distinct, index = np.unique(offsets, return_inverse=True)
+    spelled = pa.array([_utc_offset(int(seconds)) for seconds in distinct], pa.string())
+    suffixes = spelled.take(pa.array(index.astype(np.int32)))
+    return pc.binary_join_element_wise(text, suffixes, _s(""))
+
+
+def _utc_offset(seconds: int) -> str:
+    sign = "-" if seconds < 0 else "+"
+    minutes, second = divmod(abs(seconds), 60)
+    hour, minute = divmod(minutes, 60)
+    text = f"{sign}{hour:02d}"
+    if minute or second:
+        text += f":{minute:02d}"
+    if second:
+        text += f":{second:02d}"
+    return text
 
 
 def _trim_fractions(text: pa.Array, micros: np.ndarray, suffix: bytes) -> pa.Array | None:
@@ -572,6 +602,7 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     TypeOid.DATE: _text_date,
     TypeOid.TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
     TypeOid.TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
+    TypeOid.INTERVAL: intervals.text_interval,
 }
 
 _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
@@ -586,4 +617,5 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.DATE: _binary_date,
     TypeOid.TIMESTAMP: _binary_timestamp(None),
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
+    TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),
 }

@@ -261,6 +261,10 @@ class UndefinedFunction(SyntaxErrorOrAccessRuleViolation, sqlstate="42883"):
     pass
 
 
+class NameTooLong(SyntaxErrorOrAccessRuleViolation, sqlstate="42622"):
+    pass
+
+
 class UndefinedTable(SyntaxErrorOrAccessRuleViolation, sqlstate="42P01"):
     pass
 
@@ -328,6 +332,10 @@ class ObjectNotInPrerequisiteState(DbError, sqlstate="55000"):
 
 
 class ObjectInUse(ObjectNotInPrerequisiteState, sqlstate="55006"):
+    pass
+
+
+class CantChangeRuntimeParam(ObjectNotInPrerequisiteState, sqlstate="55P02"):
     pass
 
 

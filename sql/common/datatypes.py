@@ -9,6 +9,8 @@ OID expects.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -178,12 +180,41 @@ def normalize_for_wire(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunk
     )
     if known:
         return array
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.array(
+            [None if v is None else array_literal(v) for v in array.to_pylist()], pa.string()
+        )
     try:
         return pc.cast(array, pa.string())
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         # No Arrow kernel formats this type (intervals, nested types); it is rare in results.
         values = array.to_pylist()
         return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+
+_ARRAY_SPECIAL = set('{},"\\') | set(" \t\n\r\v\f")
+
+
+def _element_text(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, list):
+        return array_literal(value)
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    text = value.isoformat() if isinstance(value, dt.date) else str(value)
+    if isinstance(value, str) and (
+        not text or text.upper() == "NULL" or any(c in _ARRAY_SPECIAL for c in text)
+    ):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
+
+
+def array_literal(values: list[object]) -> str:
+    """An array value as PostgreSQL's array_out writes it: ``{1,2,NULL}``, ``{"a b",c}``."""
+    return "{" + ",".join(_element_text(v) for v in values) + "}"
 
 
 _OID_BY_DUCKDB = {
@@ -208,6 +239,7 @@ _OID_BY_DUCKDB = {
     "TIMESTAMP_S": TypeOid.TIMESTAMP,
     "TIMESTAMP_MS": TypeOid.TIMESTAMP,
     "TIMESTAMP_NS": TypeOid.TIMESTAMP,
+    "INTERVAL": TypeOid.INTERVAL,
 }
 
 
@@ -246,11 +278,17 @@ _ARROW_BY_OID = {
     TypeOid.DATE: pa.date32(),
     TypeOid.TIMESTAMP: pa.timestamp("us"),
     TypeOid.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
+    TypeOid.INTERVAL: pa.month_day_nano_interval(),
 }
 
 
-def to_wire(array: pa.Array | pa.ChunkedArray, oid: int) -> pa.Array | pa.ChunkedArray:
-    """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from."""
+def to_wire(
+    array: pa.Array | pa.ChunkedArray, oid: int, time_zone: str = "UTC"
+) -> pa.Array | pa.ChunkedArray:
+    """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from; a
+    ``timestamptz`` carries the session's zone, in which the wire layer writes it as text."""
+    if oid == TypeOid.TIMESTAMPTZ and time_zone != "UTC":
+        return to_wire(array, oid).cast(pa.timestamp("us", tz=time_zone))
     if oid == TypeOid.NUMERIC:
         if pa.types.is_decimal(array.type):
             return normalize_for_wire(array)

@@ -1,5 +1,10 @@
 """Identifier normalisation as PostgreSQL does it: unquoted names fold to lower case.
 
+PostgreSQL's scanner folds every unquoted identifier (ASCII letters only) and
+truncates every identifier to 63 bytes, so ``Foo``, ``FOO`` and ``foo`` are one
+name wherever they appear; the frontend does the same to each parsed tree
+(``fold_identifiers``), so later stages compare names as plain strings.
+
 Every table lives in the one schema, ``public``; a name qualified with it is
 the same table, and any other schema is an error rather than a silent match.
 """
@@ -10,18 +15,56 @@ import re
 
 from sqlglot import exp
 
-from storage.errors import FeatureNotSupported, InvalidSchemaName
+from storage.errors import FeatureNotSupported, InvalidSchemaName, NameTooLong
 
 SCHEMA = "public"
 SYSTEM_SCHEMAS = ("pg_catalog", "information_schema")
+NAMEDATALEN = 64
+"""PostgreSQL's name buffer: identifiers keep at most NAMEDATALEN - 1 bytes."""
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold(name: str) -> str:
+    """An unquoted identifier as PostgreSQL stores it: ASCII letters lower-cased."""
+    return name.translate(_ASCII_LOWER)
+
+
+def truncate(name: str) -> str:
+    """The first 63 bytes of a name, cut at a character boundary."""
+    data = name.encode()
+    if len(data) < NAMEDATALEN:
+        return name
+    return data[: NAMEDATALEN - 1].decode(errors="ignore")
+
+
+def fold_identifiers(tree: exp.Expr) -> None:
+    """Fold unquoted identifiers and truncate all of them, in place, as PostgreSQL's scanner."""
+    for ident in tree.find_all(exp.Identifier):
+        name = ident.this
+        if isinstance(name, str):
+            ident.set("this", truncate(name if ident.quoted else fold(name)))
+
+
+def truncation_notices(words: list[tuple[str, bool]]) -> list[NameTooLong]:
+    """A NOTICE for each (identifier, quoted) longer than 63 bytes, as PostgreSQL sends."""
+    notices = []
+    for word, quoted in words:
+        name = word if quoted else fold(word)
+        short = truncate(name)
+        if short != name:
+            notices.append(
+                NameTooLong(f'identifier "{name}" will be truncated to "{short}"', severity="NOTICE")
+            )
+    return notices
 
 
 def identifier_name(node: exp.Expr) -> str:
     """The catalog name of an identifier, table or column node."""
     ident = node if isinstance(node, exp.Identifier) else node.this
     if isinstance(ident, exp.Identifier):
-        return ident.name if ident.quoted else ident.name.lower()
-    return node.name.lower()
+        return truncate(ident.name if ident.quoted else fold(ident.name))
+    return truncate(fold(node.name))
 
 
 def table_name(node: exp.Table) -> str:
@@ -38,6 +81,11 @@ def table_name(node: exp.Table) -> str:
             "cross-database references are not implemented: " + node.sql(dialect="postgres")
         )
     return identifier_name(node)
+
+
+def table_node(name: str) -> exp.Table:
+    """A reference to the catalog table ``name``, exactly (``exp.to_table`` would fold it)."""
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
 def strip_schema(node: exp.Table) -> None:

@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
+from sql.common.names import table_node
 from sql.copy import binary_format
 from sql.dml import writes
 from sql.execution.executor import ScanStats
@@ -158,10 +159,10 @@ class CopyIn:
         # exp.insert takes a Schema (the table and its column list) too; its hint names Table.
         insert = exp.insert(
             exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
-                exp.to_table(table.name, quoted=True)
+                table_node(table.name)
             ),
             exp.Schema(  # type: ignore[arg-type]
-                this=exp.to_table(table.name, quoted=True),
+                this=table_node(table.name),
                 expressions=[exp.to_identifier(n, quoted=True) for n in self._names],
             ),
         )
@@ -458,7 +459,7 @@ class CopyIn:
                 this=exp.column(column.name, quoted=True),
                 to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"),
             )
-            select = exp.select(cast).from_(exp.to_table(self.table.name, quoted=True))
+            select = exp.select(cast).from_(table_node(self.table.name))
             compiled = compile_query(self._runner.bind(select), self._facts)
             single = pa.Table.from_arrays([row.column(column.name)], names=[column.name])
             try:

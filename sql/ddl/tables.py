@@ -183,6 +183,7 @@ def create_table(
         assert evaluate is not None, "partition DDL evaluates its bounds"
         return partitions.create_partition_of(ast, catalog, evaluate)
     clause = partitions.partitioning_of(ast)
+    _refuse_unsupported_clauses(ast)
     if not isinstance(schema_node, exp.Schema):
         raise FeatureNotSupported("CREATE TABLE without a column list is not supported")
     name = table_name(schema_node.this)
@@ -248,6 +249,26 @@ def create_table(
         partitioning = partitions.build_partitioning(clause, evaluate)
     catalog.create_table(name, declared, key, partitioning, storage, serials)
     return Result(command_tag="CREATE TABLE")
+
+
+_CLAUSE_NAMES: dict[type[exp.Expr], str] = {
+    exp.InheritsProperty: "INHERITS",
+    exp.TemporaryProperty: "CREATE TEMPORARY TABLE",
+    exp.UnloggedProperty: "CREATE UNLOGGED TABLE",
+    exp.TableSpaceProperty: "TABLESPACE",
+    exp.Property: "WITH (storage parameters)",
+}
+_UNDERSTOOD = (exp.PartitionedByProperty, exp.PartitionedOfProperty, TrailingPrimaryKey)
+
+
+def _refuse_unsupported_clauses(ast: exp.Create) -> None:
+    """0A000 naming any clause nyala would otherwise drop (INHERITS, TEMP, WITH (...) ...)."""
+    properties = ast.args.get("properties")
+    for prop in properties.expressions if properties is not None else ():
+        if isinstance(prop, _UNDERSTOOD):
+            continue
+        name = _CLAUSE_NAMES.get(type(prop)) or prop.sql(dialect="postgres")
+        raise FeatureNotSupported(f"{name} is not supported")
 
 
 def _trailing_primary_key(ast: exp.Create) -> exp.PrimaryKey | None:

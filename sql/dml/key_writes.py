@@ -291,7 +291,11 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
     elif kind is TypeKind.VARCHAR and column.type.length is not None:
         limit = column.type.length
         if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]  # varchar cells are str
-            raise StringDataRightTruncation(f"value too long for type character varying({limit})")
+            if any(v is not None and v[limit:].strip(" ") for v in values):  # type: ignore[index]  # varchar cells are str
+                raise StringDataRightTruncation(
+                    f"value too long for type character varying({limit})"
+                )
+            values = [None if v is None else v[:limit] for v in values]  # type: ignore[index]  # varchar cells are str
     try:
         return pa.array(values, type=column.type.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:

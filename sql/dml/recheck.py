@@ -85,7 +85,7 @@ def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int,
     """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
     in ``rows`` of the rows left unwritten because of a concurrent change."""
     if plan.kind == "UPDATE":
-        check_constraints(plan.table, rows, plan.written)
+        rows = check_constraints(plan.table, rows, plan.written)
     count = 0
     conflicts: list[int] = []
     for tablet_id, batch, positions in routed(plan.table, rows, plan.written):
@@ -176,7 +176,7 @@ def _apply_conflict_rows(
     written = [inserts]
     if updates is not None and updates.num_rows:
         columns = list(table.schema.columns)
-        check_constraints(table, updates, columns)
+        updates = check_constraints(table, updates, columns)
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []
             count += txn.update(tablet_id, batch, conflicts=conflicts)

@@ -17,7 +17,11 @@ OLD_KEY = "__nyala_old_key_"
 """Prefix of the columns that carry a key-changing UPDATE's old key values."""
 
 
-def check_constraints(table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]) -> None:
+def check_constraints(
+    table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]
+) -> pa.Table:
+    """``rows`` checked against NOT NULL and varchar lengths; a varchar(n) value whose
+    characters past n are all spaces is cut to n, as PostgreSQL stores it (22001 else)."""
     for column in columns:
         array = rows.column(column.name)
         if not column.nullable and array.null_count:
@@ -26,11 +30,19 @@ def check_constraints(table: TableInfo, rows: pa.Table, columns: list[ColumnSche
                 "violates not-null constraint"
             )
         if column.type.kind is TypeKind.VARCHAR and column.type.length is not None:
+            limit = column.type.length
             longest = pc.max(pc.utf8_length(array)).as_py()
-            if longest is not None and longest > column.type.length:
-                raise StringDataRightTruncation(
-                    f"value too long for type character varying({column.type.length})"
+            if longest is not None and longest > limit:
+                rest = pc.utf8_slice_codeunits(array, limit)
+                if not pc.all(pc.match_substring_regex(rest, "^ *$")).as_py():
+                    raise StringDataRightTruncation(
+                        f"value too long for type character varying({limit})"
+                    )
+                index = rows.column_names.index(column.name)
+                rows = rows.set_column(
+                    index, rows.field(index), pc.utf8_slice_codeunits(array, 0, limit)
                 )
+    return rows
 
 
 def storage_batch(rows: pa.Table, columns: list[ColumnSchema]) -> pa.RecordBatch:
@@ -60,7 +72,7 @@ def routed(
 
 def insert_rows(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
     columns = list(table.schema.columns)
-    check_constraints(table, rows, columns)
+    rows = check_constraints(table, rows, columns)
     count = 0
     for tablet_id, batch in by_tablet(table, storage_batch(rows, columns)):
         count += txn.insert(tablet_id, batch, constraint_name=f"{table.name}_pkey")

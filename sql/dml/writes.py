@@ -399,7 +399,7 @@ def execute_write(
     if plan.conflict is not None:
         return recheck.write_with_conflicts(plan, runner, txn, params, now, rows, plan.conflict)
     if plan.kind == "INSERT":
-        check_constraints(plan.table, rows, plan.written)
+        rows = check_constraints(plan.table, rows, plan.written)
         count = 0
         for tablet_id, batch in by_tablet(plan.table, storage_batch(rows, plan.written)):
             count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")

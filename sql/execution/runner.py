@@ -18,6 +18,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ResultColumn
+from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, system_view_rows
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
@@ -40,6 +41,7 @@ class QueryRunner:
         self.catalog = catalog
         self._check_cancel = check_cancel
         self._running: list[duckdb.DuckDBPyConnection] = []
+        self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
 
     def bind(
         self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()
@@ -55,6 +57,8 @@ class QueryRunner:
         stats: executor.ScanStats | None = None,
     ) -> duckdb.DuckDBPyConnection:
         cursor = self._duck.cursor()
+        if not self.zone.is_utc:
+            cursor.execute(f"SET TimeZone = '{self.zone.duckdb}'")
         for binding in compiled.views:
             override = (overrides or {}).get(binding.table.name)
             if system_views.is_system_view(binding.table):
@@ -123,12 +127,16 @@ class QueryRunner:
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
         oids = [c.type_oid for c in columns]
+        zone = self.zone.arrow
 
         def stream() -> Iterator[pa.RecordBatch]:
             try:
                 for batch in batches:
                     self._check_cancel()
-                    arrays = [to_wire(a, oid) for a, oid in zip(batch.columns, oids, strict=True)]
+                    arrays = [
+                        to_wire(a, oid, zone)
+                        for a, oid in zip(batch.columns, oids, strict=True)
+                    ]
                     yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
             finally:
                 self._finish(cursor)
@@ -155,6 +163,7 @@ class QueryRunner:
         names = [c.name for c in columns]
         oids = [c.type_oid for c in columns]
         tablet_ids = scan.tablet_ids(spec)
+        zone = self.zone.arrow
 
         def stream() -> Iterator[pa.RecordBatch]:
             remaining = spec.limit
@@ -167,7 +176,7 @@ class QueryRunner:
                         batch = batch.slice(0, remaining)
                         remaining -= batch.num_rows
                     arrays = [
-                        to_wire(batch.column(i), oid)
+                        to_wire(batch.column(i), oid, zone)
                         for i, oid in zip(positions, oids, strict=True)
                     ]
                     yield pa.RecordBatch.from_arrays(arrays, names=names)

@@ -23,6 +23,7 @@ COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
@@ -31,7 +32,9 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import Token, TokenType
 
+from sql.common.names import fold_identifiers
 from sql.frontend import comments, copy_grammar, cursors, explain, roles, utility
+from sql.frontend.escape_strings import decode_escape_strings
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
 
@@ -307,6 +310,16 @@ class NyalaParser(PostgresParser):
             return Upsert(**insert.args)
         return super()._parse_statement()
 
+    def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        """sqlglot's, noting the name the query called the function by (``substr``,
+        ``lpad``), which PostgreSQL names the result column after."""
+        token = self._curr
+        node = super()._parse_function_call(*args, **kwargs)
+        inner = node.this if isinstance(node, exp.Window) else node
+        if isinstance(inner, exp.Func) and token is not None:
+            inner.meta.setdefault("called_as", token.text.lower())
+        return node
+
     # Also returns nyala's partition ALTER nodes, which sqlglot's signature does not name.
     def _parse_alter(self) -> exp.Expr:  # type: ignore[override]
         index = self._index
@@ -372,5 +385,7 @@ def parse_statement(
     trees = [t for t in parser.parse(tokens, sql) if t is not None]
     if len(trees) != 1:
         raise SqlSyntaxError("syntax error", position=tokens[0].start + 1)
+    fold_identifiers(trees[0])
+    decode_escape_strings(trees[0])
     start, end = tokens[0].start, tokens[-1].end + 1
     return ParsedStatement(trees[0], sql[start:end], start, tuple(tokens))

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from sqlglot.errors import ParseError
 from sqlglot.tokens import Token, TokenType
 
+from sql.common import names
 from sql.frontend import utility
 from sql.frontend.dialect import DIALECT, parse_statement, tokenize
 from sql.frontend.statements import ParsedStatement, Utility
-from storage.errors import SqlSyntaxError
+from storage.errors import DbError, SqlSyntaxError
 
 __all__ = [
     "DIALECT",
@@ -28,6 +29,7 @@ __all__ = [
     "parse_utility",
     "split",
     "tokenize",
+    "truncation_notices",
 ]
 
 # sqlglot logs a warning for each statement it falls back to parsing as a Command;
@@ -83,6 +85,20 @@ def parse_utility(sql: str, tokens: list[Token]) -> ParsedStatement[Utility] | N
         return None
     start, end = tokens[0].start, tokens[-1].end + 1
     return ParsedStatement(statement, sql[start:end], start, tuple(tokens))
+
+
+def truncation_notices(tokens: list[Token]) -> list[DbError]:
+    """PostgreSQL's NOTICE for each identifier among ``tokens`` cut to 63 bytes."""
+    return list(
+        names.truncation_notices(
+            [
+                (t.text, t.token_type is TokenType.IDENTIFIER)
+                for t in tokens
+                if len(t.text) >= names.NAMEDATALEN // 4
+                and t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            ]
+        )
+    )
 
 
 def parse(sql: str) -> list[ParsedStatement]:

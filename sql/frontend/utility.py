@@ -91,14 +91,14 @@ def parse(tokens: list[Token]) -> Utility | None:
     if head == "release":
         return Utility(kind="RELEASE", name=_savepoint_name(tokens[1:]))
     if head == "show" and len(words) >= 2:
-        name = " ".join(words[1:])
+        name = " ".join(words[1:]).replace(" . ", ".")
         if name == "transaction isolation level":
             name = "transaction_isolation"
         elif name in ("time zone",):
             name = "timezone"
         return Utility(kind="SHOW", name=name)
     if head == "reset" and len(words) >= 2:
-        return Utility(kind="RESET", name=" ".join(words[1:]))
+        return Utility(kind="RESET", name=" ".join(words[1:]).replace(" . ", "."))
     if head == "deallocate":
         rest = tokens[1:]
         if rest and rest[0].text.lower() == "prepare":
@@ -128,6 +128,10 @@ def parse(tokens: list[Token]) -> Utility | None:
             return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):
             return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
+        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
+            # a custom (extension-style) parameter: SET myapp.flag = 'on'
+            name = f"{rest[0].text}.{rest[2].text}"
+            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
         if rest_words and rest_words[0] == "transaction":
             return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
         return None

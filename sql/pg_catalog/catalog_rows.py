@@ -426,7 +426,7 @@ def catalog_rows(
     tables: Iterable[TableInfo],
     database: str,
     user: str,
-    settings: Iterable[tuple[str, str]],
+    settings: Iterable[tuple[str, str, str, str, str, str]],
     comments: dict[tuple[int, int], str],
     cursors: Iterable[tuple[str, str, bool]] = (),
     roles: Iterable[Role] = (),
@@ -444,13 +444,15 @@ def catalog_rows(
                 _class_row(rows, **row.values)
             else:
                 rows.add(row.relation, **row.values)
-    for name, value in settings:
+    for name, value, unit, context, vartype, note in settings:
         rows.add(
             "pg_settings",
             name=name,
             setting=value,
-            context="user",
-            vartype="string",
+            unit=unit or None,
+            short_desc=note or None,
+            context=context,
+            vartype=vartype,
             source="default",
             boot_val=value,
             reset_val=value,

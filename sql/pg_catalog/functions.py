@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from sql.common.names import fold, quote_ident
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -188,7 +189,7 @@ class CatalogFunctions:
         text = name.strip()
         if text.isdigit():
             return int(text)
-        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in text.split(".")]
+        parts = [p.strip('"') if p.startswith('"') else fold(p) for p in text.split(".")]
         relname = parts[-1]
         schemas = {PUBLIC_OID, PG_CATALOG_OID, INFORMATION_SCHEMA_OID}
         if len(parts) > 1:
@@ -202,7 +203,7 @@ class CatalogFunctions:
         if oid is None:
             return None
         row = self._classes.get(oid)
-        return row["relname"] if row is not None else str(oid)
+        return quote_ident(row["relname"]) if row is not None else str(oid)
 
     def regnamespace_out(self, oid: int | None) -> str | None:
         if oid is None:

@@ -503,7 +503,7 @@ class SystemCatalog:
         self,
         db: DatabaseContext,
         user: str,
-        settings: Sequence[tuple[str, str]],
+        settings: Sequence[tuple[str, str, str, str, str, str]],
         cursors: tuple[tuple[str, str, bool], ...],
     ) -> None:
         """Refresh from the database's catalog and comments and the session's state."""

@@ -25,7 +25,10 @@ from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
+from sql.planner.literal_casts import check_literal_casts
+from sql.planner.query_checks import check_distinct_on, check_set_operations
 from sql.planner.time_travel import snapshot_of
+from sql.planner.values_lists import shape_values
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
@@ -124,9 +127,13 @@ def bind_query(
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     original = ast
-    ast = ast.copy()
+    ast = shape_values(ast.copy())
+    check_literal_casts(ast)
     for node in base_tables(ast):
         strip_schema(node)
+        if not node.alias:
+            # sqlglot would alias it with an unquoted, then folded, copy of a quoted name.
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name, quoted=True)))
     for column in ast.find_all(exp.Column):
         if column.args.get("db") is not None and identifier_name(column.args["db"]) == SCHEMA:
             column.set("db", None)
@@ -145,9 +152,10 @@ def bind_query(
         visible[table.name] = {c.name for c in table.columns}
         refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
     schema = (
-        MappingSchema(mapping, visible=visible, dialect=DIALECT)
+        # Catalog names are exact (folded when they were created), never normalised again.
+        MappingSchema(mapping, visible=visible, dialect=DIALECT, normalize=False)
         if mapping
-        else MappingSchema(dialect=DIALECT)
+        else MappingSchema(dialect=DIALECT, normalize=False)
     )
     try:
         ast = qualify(
@@ -171,6 +179,8 @@ def bind_query(
             raise AmbiguousColumn(message) from exc
         raise UndefinedColumn(message) from exc
     ast = annotate_types(ast, schema=schema, dialect=DIALECT)
+    check_set_operations(ast)
+    check_distinct_on(ast)
     by_alias: dict[str, set[str]] = {}
     for column in ast.find_all(exp.Column):
         if column.table:

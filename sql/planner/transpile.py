@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from storage.errors import InvalidTextRepresentation
 from storage.type_oids import TypeOid
@@ -48,6 +49,7 @@ _CAST_NAMES = {
     DT.DECIMAL: "numeric",
     DT.TEXT: "text",
     DT.VARCHAR: "varchar",
+    DT.CHAR: "bpchar",
     DT.DATE: "date",
     DT.TIMESTAMP: "timestamp",
     DT.TIMESTAMPTZ: "timestamptz",
@@ -68,6 +70,12 @@ _FUNCTION_NAMES = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+    exp.TimestampTrunc: "date_trunc",
+    exp.DateTrunc: "date_trunc",
+    exp.AtTimeZone: "timezone",
+    exp.ConvertTimezone: "timezone",
+    exp.TimeToStr: "to_char",
+    exp.Interval: "interval",
 }
 
 
@@ -160,6 +168,50 @@ def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
+    """An explicit cast to ``varchar(n)`` or ``char(n)`` cuts the value to n characters, as
+    PostgreSQL's does (an assignment refuses instead, in dml).  ``char(n)``'s padding is
+    not kept: PostgreSQL drops it again wherever the value is used as text."""
+    if not isinstance(node, exp.Cast) or node.to.this not in (DT.VARCHAR, DT.CHAR):
+        return node
+    params = node.to.expressions
+    size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
+    if not isinstance(size, exp.Literal) or size.is_string:
+        return node
+    text = exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR"))
+    return exp.Anonymous(this="left", expressions=[text, size.copy()])
+
+
+def _rewrite_function(node: exp.Expr) -> exp.Expr:
+    """PostgreSQL functions DuckDB lacks or answers differently: ``round`` of a float rounds
+    half to even (rint), ``every`` is ``bool_and``, ``num_nulls``/``num_nonnulls`` count."""
+    if (
+        isinstance(node, exp.Round)
+        and node.args.get("decimals") is None
+        and not isinstance(node.this, exp.Literal)  # 2.5 is numeric in PostgreSQL
+        and node.this.type is not None
+        and node.this.type.this in (DT.DOUBLE, DT.FLOAT)
+    ):
+        return exp.Anonymous(this="round_even", expressions=[node.this, exp.Literal.number(0)])
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
+    if name == "every":
+        return exp.Anonymous(this="bool_and", expressions=node.expressions)
+    if name in ("num_nulls", "num_nonnulls") and node.expressions:
+        test = exp.Is if name == "num_nulls" else (lambda **a: exp.Not(this=exp.Is(**a)))
+        terms = [
+            exp.Case(
+                ifs=[exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))],
+                default=exp.Literal.number(0),
+            )
+            for arg in node.expressions
+        ]
+        total: exp.Expr = terms[0]
+        for term in terms[1:]:
+            total = exp.Add(this=total, expression=term)
+        return exp.Cast(this=exp.Paren(this=total), to=exp.DataType.build("INTEGER"))
+    return node
+
+
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Div):
         left, right = node.this, node.expression
@@ -168,7 +220,11 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
         return exp.Div(this=left, expression=_error_if_zero(right))
     if isinstance(node, exp.Mod):
         return exp.Mod(this=node.this, expression=_error_if_zero(node.expression))
-    arg = node.this if isinstance(node, exp.Sum) else None
+    # A window's sum is cast outside its OVER clause: ``CAST(sum(x) OVER (...) AS BIGINT)``.
+    summed = node.this if isinstance(node, exp.Window) else node
+    arg = summed.this if isinstance(summed, exp.Sum) else None
+    if isinstance(node, exp.Sum) and isinstance(node.parent, exp.Window):
+        return node
     if arg is not None and arg.type is not None and arg.type.this in _SMALL_INTEGERS:
         return exp.cast(node, exp.DataType.build("BIGINT"))
     return node
@@ -217,7 +273,7 @@ def output_name(projection: exp.Expr) -> str:
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
     generated = _SQLGLOT_ALIAS.match(alias) or (
-        not isinstance(inner, exp.Column) and alias == inner.name
+        not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower()
     )
     if alias and not generated:
         return alias
@@ -229,8 +285,14 @@ def output_name(projection: exp.Expr) -> str:
         if isinstance(inner.this, exp.Column):
             return inner.this.name
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+    if isinstance(inner, exp.Trim):
+        position = str(inner.args.get("position") or "").upper()
+        return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "btrim")
     if isinstance(inner, exp.Anonymous):
         return inner.name.lower()
+    called_as = inner.meta.get("called_as") if isinstance(inner, exp.Func) else None
+    if called_as and called_as.isidentifier():
+        return str(called_as)
     for cls, name in _FUNCTION_NAMES.items():
         if isinstance(inner, cls):
             return name
@@ -246,7 +308,7 @@ def output_name(projection: exp.Expr) -> str:
 def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     ast = bound.ast
     select = ast
-    while isinstance(select, exp.SetOperation):
+    while isinstance(select, (exp.SetOperation, exp.Subquery)):
         select = select.this
     if not isinstance(select, exp.Select):
         return []
@@ -314,7 +376,11 @@ def to_duckdb(
         if replaced is None:
             replaced = _sequence_function(node, facts)
         if replaced is None:
-            replaced = _rewrite_arithmetic(_rewrite_bytea(node))
+            replaced = rewrite_interval_arithmetic(node, _error_if_zero)
+        if replaced is node:
+            replaced = _rewrite_arithmetic(
+                _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))
+            )
         if replaced is not node:
             if node is ast:
                 ast = replaced

@@ -122,19 +122,6 @@ def reusable(plan: Plan) -> TypeGuard[QueryPlan | DmlPlan]:
     return isinstance(plan, (QueryPlan, DmlPlan))
 
 
-def values_query(values: exp.Values) -> exp.Select:
-    """``VALUES ...`` as a query, its columns named column1, column2, ... as PostgreSQL names them."""
-    width = len(values.expressions[0].expressions) if values.expressions else 0
-    values.set(
-        "alias",
-        exp.TableAlias(
-            this=exp.to_identifier("*VALUES*", quoted=True),
-            columns=[exp.to_identifier(f"column{i + 1}") for i in range(width)],
-        ),
-    )
-    return exp.select("*").from_(values)
-
-
 def statement_name(statement: ParsedStatement) -> str:
     """The statement's leading keywords, as PostgreSQL names commands (``ALTER TABLE``)."""
     words = statement.text.upper().split()[:2]

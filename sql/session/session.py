@@ -20,6 +20,7 @@ from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
 from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
@@ -84,6 +85,7 @@ class Session:
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
         self._cursors = cursors.Cursors()
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
         self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
@@ -163,6 +165,9 @@ class Session:
                     self._block.on_error()
                     raise
                 result = self._run(plan, [])
+                result.notices = self.settings.visible(
+                    parser.truncation_notices(chunk) + result.notices
+                )
                 result.extra_float_digits = int(self.settings.get("extra_float_digits"))
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
@@ -213,6 +218,7 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
         result = self._run(plan, list(params), deferred=True)
+        result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
 
@@ -316,8 +322,6 @@ class Session:
             return SystemPlan(system, version)
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
-                if isinstance(ast, exp.Values):
-                    ast = plan_mod.values_query(ast)
                 bound = self._runner.bind(ast, declared_list)
                 return QueryPlan(compile_query(bound, self._facts), version)
             case exp.Insert():
@@ -379,14 +383,18 @@ class Session:
         return self._db.catalog.find_table(name) is not None
 
     def _refresh_system(self) -> None:
-        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
+        self._system.refresh_for(
+            self._db, self.user, self.settings.describe(), self._cursors.listing()
+        )
 
     # -- execution -------------------------------------------------------------------------
 
     def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
         if isinstance(plan, UtilityPlan):
-            return self._run_utility(plan.utility)
+            result = self._run_utility(plan.utility)
+            self._runner.zone = session_zone(self.settings.get("TimeZone"))
+            return result
         self._block.check_not_failed()
         try:
             return self._run_checked(plan, params, deferred)

@@ -11,7 +11,7 @@ from sql.common.result import Result, ResultColumn
 from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
-from storage.errors import ActiveSqlTransaction
+from storage.errors import ActiveSqlTransaction, DbError, FeatureNotSupported
 from storage.type_oids import TypeOid
 
 if TYPE_CHECKING:
@@ -31,11 +31,22 @@ def run(
     if kind == "SET":
         if utility.name in ("transaction", "characteristics"):
             return modes.set(utility, in_block, txn)
-        if utility.value.lower() == "default":
+        if utility.value.lower() == "default" or (
+            utility.value.lower() == "local" and settings.canonical_name(utility.name) == "TimeZone"
+        ):
             settings.reset(utility.name)
         else:
             settings.set(utility.name, utility.value)
-        return Result(command_tag="SET")
+        notices: list[DbError] = []
+        if not settings.honoured(utility.name):
+            notices.append(
+                FeatureNotSupported(
+                    f'parameter "{settings.canonical_name(utility.name)}" is accepted, '
+                    "but nyala does not act on it",
+                    severity="NOTICE",
+                )
+            )
+        return Result(command_tag="SET", notices=notices)
     if kind == "DEALLOCATE":
         tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"
         return Result(command_tag=tag, deallocate=utility.name)
@@ -73,4 +84,4 @@ def show_columns(utility: Utility, settings: SessionSettings) -> tuple[ResultCol
     if utility.name.lower() == "all":
         return tuple(ResultColumn(n, TypeOid.TEXT) for n in ("name", "setting", "description"))
     settings.get(utility.name)
-    return (ResultColumn(settings.canonical_name(utility.name).lower(), TypeOid.TEXT),)
+    return (ResultColumn(settings.canonical_name(utility.name), TypeOid.TEXT),)

@@ -3,6 +3,13 @@
 Each setting has a default, an optional validator that normalises or refuses
 a value, and a flag saying whether the server reports it to the client with
 ParameterStatus (drivers such as pgjdbc re-check those on every change).
+
+Every other PostgreSQL 15 parameter (``pg_parameters``) is known too, so
+scripts that set ``work_mem`` or ``escape_string_warning`` first still run:
+its value is checked and shown as PostgreSQL would, but nyala does not act on
+it, which SET says with a NOTICE and ``pg_settings.short_desc`` says too.
+Parameters PostgreSQL fixes at server start or in its configuration file
+cannot be SET (55P02), as there.
 """
 
 from __future__ import annotations
@@ -10,8 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sql.common.time_zones import session_zone
 from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
-from storage.errors import FeatureNotSupported, InvalidParameterValue, UndefinedObject
+from sql.session.pg_parameters import PARAMETERS, Parameter
+from storage.errors import (
+    CantChangeRuntimeParam,
+    DbError,
+    FeatureNotSupported,
+    InvalidParameterValue,
+    UndefinedObject,
+)
 
 Validator = Callable[[str], str]
 
@@ -23,6 +38,10 @@ class Setting:
     reported: bool = False
     read_only: bool = False
     validate: Validator | None = None
+    honoured: bool = True
+    context: str = "user"
+    vartype: str = "string"
+    unit: str = ""
 
 
 def _one_of(*allowed: str, canonical: str | None = None) -> Validator:
@@ -42,15 +61,8 @@ def _date_style(value: str) -> str:
     return f"ISO, {order}"
 
 
-_UTC_NAMES = {"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "universal", "+00", "+00:00", "0"}
-
-
 def _time_zone(value: str) -> str:
-    if value.lower() not in _UTC_NAMES:
-        raise FeatureNotSupported(
-            f'time zone "{value}" is not supported', hint="nyala runs every session in UTC."
-        )
-    return "UTC" if value.lower() in ("utc", "z", "zulu", "+00", "+00:00", "0") else value
+    return session_zone(value).display
 
 
 def _integer(low: int, high: int) -> Validator:
@@ -107,6 +119,108 @@ def _bool_setting(value: str) -> str:
     if lowered in ("off", "false", "no", "0"):
         return "off"
     raise InvalidParameterValue(f'parameter requires a Boolean value: "{value}"')
+
+
+
+_MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+_TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _unit_table(unit: str) -> tuple[dict[str, float], float]:
+    """The units a parameter's value may carry, and its own unit's size in them."""
+    if unit in _TIME_UNITS:
+        return dict(_TIME_UNITS), _TIME_UNITS[unit]
+    size = 8 * 1024 if unit == "8kB" else _MEMORY_UNITS.get(unit, 1)
+    return {k: float(v) for k, v in _MEMORY_UNITS.items()}, float(size)
+
+
+def _number(parameter: Parameter, value: str) -> float:
+    """A numeric value in the parameter's own unit (``64MB`` of a kB parameter is 65536)."""
+    text = value.strip()
+    units, base = _unit_table(parameter.unit) if parameter.unit else ({}, 1.0)
+    factor = 1.0
+    for name in sorted(units, key=len, reverse=True):
+        if text.endswith(name) and text[: -len(name)].strip():
+            text, factor = text[: -len(name)].strip(), units[name] / base
+            break
+    try:
+        number = float(int(text, 0)) if text[:2].lower() == "0x" else float(text)
+    except ValueError as exc:
+        raise InvalidParameterValue(
+            f'invalid value for parameter "{parameter.name}": "{value}"',
+            hint=f"Valid units for this parameter are {_unit_hint(parameter.unit)}."
+            if parameter.unit
+            else None,
+        ) from exc
+    return number * factor
+
+
+def _unit_hint(unit: str) -> str:
+    if unit in _TIME_UNITS:
+        return '"us", "ms", "s", "min", "h", and "d"'
+    return '"B", "kB", "MB", "GB", and "TB"'
+
+
+def _show_number(parameter: Parameter, number: float) -> str:
+    """SHOW's form: an integer in the largest unit that divides it exactly, as PostgreSQL."""
+    if parameter.vartype == "real":
+        return f"{number:g}" + (parameter.unit if parameter.unit and number else "")
+    whole = int(number)
+    if not parameter.unit or whole <= 0:
+        return str(whole)
+    units, base = _unit_table(parameter.unit)
+    amount = whole * base
+    for name, size in sorted(units.items(), key=lambda item: -item[1]):
+        if size >= base and amount % size == 0 and name != "us":
+            return f"{int(amount // size)}{name}"
+    return f"{whole}{parameter.unit}"
+
+
+def _parameter_validator(parameter: Parameter) -> Validator:
+    """Check and normalise a value of an ordinary PostgreSQL parameter, as SET does there."""
+
+    def check(value: str) -> str:
+        if parameter.vartype == "bool":
+            return _bool_setting(value)
+        if parameter.vartype == "enum":
+            for choice in parameter.choices:
+                if choice.lower() == value.strip().lower():
+                    return choice
+            raise InvalidParameterValue(
+                f'invalid value for parameter "{parameter.name}": "{value}"',
+                hint="Available values: " + ", ".join(parameter.choices) + ".",
+            )
+        if parameter.vartype in ("integer", "real"):
+            number = _number(parameter, value)
+            if parameter.vartype == "integer":
+                number = float(round(number))
+            low, high = parameter.low, parameter.high
+            if low is not None and high is not None and not low <= number <= high:
+                shown = int(number) if parameter.vartype == "integer" else number
+                low_shown = int(low) if parameter.vartype == "integer" else low
+                high_shown = int(high) if parameter.vartype == "integer" else high
+                raise InvalidParameterValue(
+                    f"{shown} is outside the valid range for parameter "
+                    f'"{parameter.name}" ({low_shown} .. {high_shown})'
+                )
+            return _show_number(parameter, number)
+        return value
+
+    return check
+
+
+def _from_postgres(parameter: Parameter) -> Setting:
+    """A PostgreSQL parameter nyala knows by name only."""
+    return Setting(
+        parameter.name,
+        parameter.default,
+        read_only=parameter.context not in ("user", "superuser"),
+        validate=_parameter_validator(parameter),
+        honoured=False,
+        context=parameter.context,
+        vartype=parameter.vartype,
+        unit=parameter.unit,
+    )
 
 
 _ISOLATION = _one_of(
@@ -167,12 +281,34 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("bytea_output", "hex", validate=_one_of("hex")),
         Setting("max_index_keys", "32", read_only=True),
-        Setting("synchronous_commit", "on", validate=_bool_setting),
-        Setting("jit", "off", validate=_bool_setting),
-        Setting("row_security", "on", validate=_bool_setting),
         Setting("default_table_access_method", "kudu"),
     )
 }
+_PARAMETERS = {p.name.lower(): p for p in PARAMETERS}
+for _key, _parameter in _PARAMETERS.items():
+    if _key in SETTINGS:
+        _own = SETTINGS[_key]
+        SETTINGS[_key] = Setting(
+            _own.name, _own.default, _own.reported, _own.read_only, _own.validate, True,
+            _parameter.context, _parameter.vartype, _parameter.unit,
+        )  # fmt: skip
+    else:
+        SETTINGS[_key] = _from_postgres(_parameter)
+
+_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
+_SEVERITY_LEVEL = {"DEBUG": 4, "LOG": 5, "INFO": 99, "NOTICE": 6, "WARNING": 7}
+
+
+def _cannot_change(setting: Setting) -> CantChangeRuntimeParam:
+    if setting.context == "postmaster":
+        reason = "cannot be changed without restarting the server"
+    elif setting.context == "sighup":
+        reason = "cannot be changed now"
+    elif setting.context in ("backend", "superuser-backend"):
+        reason = "cannot be set after connection start"
+    else:
+        reason = "cannot be changed"
+    return CantChangeRuntimeParam(f'parameter "{setting.name}" {reason}')
 
 
 class SessionSettings:
@@ -198,8 +334,28 @@ class SessionSettings:
                 return
             raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
         if setting.read_only:
-            raise FeatureNotSupported(f'parameter "{setting.name}" cannot be changed')
+            raise _cannot_change(setting)
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+
+    def honoured(self, name: str) -> bool:
+        """Whether nyala acts on the setting (custom ``a.b`` names are for the client)."""
+        setting = self._lookup(name)
+        return setting is None or setting.honoured
+
+    def visible(self, notices: list[DbError]) -> list[DbError]:
+        """The notices ``client_min_messages`` lets through to the client."""
+        if not notices:
+            return notices
+        level = _MESSAGE_LEVELS.index(self._values["client_min_messages"])
+        return [n for n in notices if _SEVERITY_LEVEL.get(n.severity, 99) >= level]
+
+    def describe(self) -> list[tuple[str, str, str, str, str, str]]:
+        """pg_settings rows: name, value, unit, context, vartype and a short description."""
+        rows = []
+        for key, s in sorted(SETTINGS.items()):
+            note = "" if s.honoured else "Accepted for compatibility; nyala does not act on it."
+            rows.append((s.name, self._values[key], s.unit, s.context, s.vartype, note))
+        return rows
 
     def set_fact(self, name: str, value: str) -> None:
         """Set a read-only setting from what the server knows (``is_superuser`` of the role)."""

@@ -39,9 +39,9 @@ def _url(server) -> str:
     return f"jdbc:postgresql://{fields['host']}:{fields['port']}/{fields['dbname']}?user={fields['user']}"
 
 
-def _run(classes: Path, server) -> list[str]:
+def _run(classes: Path, server, *jvm_options: str) -> list[str]:
     done = subprocess.run(
-        ["java", "-cp", f"{JAR}:{classes}", "JdbcScenario", _url(server)],
+        ["java", *jvm_options, "-cp", f"{JAR}:{classes}", "JdbcScenario", _url(server)],
         capture_output=True,
         text=True,
         timeout=240,
@@ -57,3 +57,14 @@ def test_pgjdbc_scenario_matches_postgresql(scenario_classes, nyala_server, post
     assert "plain batch: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]" in ours
     assert "rewritten batch: [-2, -2, -2, -2, -2, -2, -2, -2, -2, -2]" in ours
     assert "primary key: jdbc_types id 1 jdbc_types_pkey" in ours
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+def test_pgjdbc_in_another_time_zone_round_trips_as_on_postgresql(
+    scenario_classes, nyala_server, postgres_server, zone
+):
+    """pgjdbc sends the JVM's zone as the TimeZone startup parameter; nyala takes it."""
+    option = f"-Duser.timezone={zone}"
+    theirs = _run(scenario_classes, postgres_server, option)
+    ours = _run(scenario_classes, nyala_server, option)
+    assert ours == theirs

@@ -191,7 +191,7 @@ def test_unknown_oid_falls_back_to_text_in_both_formats():
     array = pa.array([[1, 2], None], pa.list_(pa.int32()))
     assert encoded(array, 1007, 0)[1] is None
     assert encoded(pa.array(["{1,2}"]), 1007, 1) == [b"{1,2}"]
-    assert encoded(pa.array([1.5], pa.float64()), 1186, 0) == [b"1.5"]
+    assert encoded(pa.array([1.5], pa.float64()), 1083, 0) == [b"1.5"]
 
 
 def test_dictionary_arrays_are_decoded():
@@ -285,3 +285,24 @@ def test_float_text_with_extra_float_digits_at_or_below_zero_rounds_as_postgresq
     reals = pa.array([1 / 3, 100000.5], pa.float32())
     assert texts(reals, 700, 0) == ["0.333333", "100000"]
     assert texts(doubles, 701, 1)[0] == "0.30000000000000004"
+
+
+def test_timestamptz_text_follows_the_zone_its_array_carries():
+    import pyarrow as pa
+
+    from server.pgtypes import text_column
+    from storage.type_oids import TypeOid
+
+    TIMESTAMPTZ = TypeOid.TIMESTAMPTZ
+
+    micros = [1710072000_000000, 1710036000_500000, 1730611800_000000, None]  # UTC instants
+    array = pa.array(micros, pa.timestamp("us", tz="UTC"))
+    assert text_column(array, TIMESTAMPTZ).to_pylist() == [
+        "2024-03-10 12:00:00+00", "2024-03-10 02:00:00.5+00", "2024-11-03 05:30:00+00", None,
+    ]  # fmt: skip
+    local = array.cast(pa.timestamp("us", tz="America/New_York"))
+    assert text_column(local, TIMESTAMPTZ).to_pylist() == [
+        "2024-03-10 08:00:00-04", "2024-03-09 21:00:00.5-05", "2024-11-03 01:30:00-04", None,
+    ]  # fmt: skip
+    india = array.cast(pa.timestamp("us", tz="Asia/Kolkata"))
+    assert text_column(india, TIMESTAMPTZ).to_pylist()[0] == "2024-03-10 17:30:00+05:30"

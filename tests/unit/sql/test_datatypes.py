@@ -50,10 +50,21 @@ def test_wire_types_for_duckdb_results():
     assert wire_oid("HUGEINT") == 1700
     assert wire_oid("DECIMAL(10,2)") == 1700
     assert wire_oid("TIMESTAMP WITH TIME ZONE") == 1184
-    assert wire_oid("INTERVAL") == 25
+    assert wire_oid("INTERVAL") == 1186
+    assert wire_oid("TIME") == 25
 
 
 def test_to_wire_casts_to_the_encoders_arrow_type():
     assert to_wire(pa.array([1, 2], pa.uint8()), 21).type == pa.int16()
     assert to_wire(pa.nulls(2), 23).type == pa.int32()
-    assert to_wire(pa.array([[1], [2]]), 25).to_pylist() == ["[1]", "[2]"]
+    assert to_wire(pa.array([[1], [2]]), 25).to_pylist() == ["{1}", "{2}"]
+
+
+def test_arrays_are_written_as_postgresql_array_literals():
+    from sql.common.datatypes import array_literal
+
+    assert array_literal([1, 2, None]) == "{1,2,NULL}"
+    assert array_literal(["a b", "c", "", "NULL", 'x"y', [1, 2]]) == (
+        '{"a b",c,"","NULL","x\\"y",{1,2}}'
+    )
+    assert array_literal([True, 1.5]) == "{t,1.5}"

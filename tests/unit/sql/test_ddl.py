@@ -76,3 +76,23 @@ def test_encoding_and_compression_words_are_checked_per_type():
         check_storage_attributes("b", t.BOOL, {"encoding": "BIT_SHUFFLE"})
     with pytest.raises(InvalidParameterValue):
         check_storage_attributes("b", t.BOOL, {"encoding": "FANCY"})
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["INHERITS (base)", "TABLESPACE pg_default", "WITH (fillfactor = 70)"],
+)
+def test_clauses_nyala_cannot_honour_are_refused_naming_them(clause, tmp_path):
+    from sql.session.database import Database
+    from storage.errors import FeatureNotSupported
+
+    db = Database.open(tmp_path, fsync=False)
+    try:
+        session = db.session("nyala", "nyala", {})
+        list(session.execute("CREATE TABLE base (a int)"))
+        with pytest.raises(FeatureNotSupported, match=clause.split()[0]):
+            list(session.execute(f"CREATE TABLE child (b int) {clause}"))
+        with pytest.raises(FeatureNotSupported, match="TEMPORARY"):
+            list(session.execute("CREATE TEMP TABLE child (b int)"))
+    finally:
+        db.close()

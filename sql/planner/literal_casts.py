@@ -1,0 +1,57 @@
+"""String constants cast to a type, read as PostgreSQL's input functions read them.
+
+DuckDB rounds ``'12.5'::int`` to 13 and refuses ``'off'::boolean``; PostgreSQL refuses
+the first (22P02) and takes the second.  Constants are checked when the query is
+bound, so the error comes before any row is read, as PostgreSQL's does; a cast to
+``money`` is refused (0A000): nyala has no money type.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from storage.errors import FeatureNotSupported, InvalidTextRepresentation
+
+DT = exp.DataType.Type
+_INTEGER_NAMES = {DT.SMALLINT: "smallint", DT.INT: "integer", DT.BIGINT: "bigint"}
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _boolean(text: str) -> bool | None:
+    """boolin: the words, or an unambiguous prefix of them (``of`` is off, ``o`` is neither)."""
+    word = text.strip().lower()
+    if not word:
+        return None
+    for value, words in ((True, _TRUE), (False, _FALSE)):
+        for full in words:
+            shortest = 2 if full in ("on", "off") else 1
+            if len(word) >= shortest and full.startswith(word) and (full != "1" or word == "1"):
+                return value
+    return None
+
+
+def check_literal_casts(ast: exp.Expr) -> None:
+    """Refuse or resolve string constants cast to integer, boolean and money, in place."""
+    for cast in list(ast.find_all(exp.Cast)):
+        target = cast.to.this
+        if target is DT.MONEY:
+            raise FeatureNotSupported("type money is not supported")
+        literal = cast.this
+        if not (isinstance(literal, exp.Literal) and literal.is_string):
+            continue
+        text = literal.name
+        if target in _INTEGER_NAMES and not _INTEGER.match(text):
+            raise InvalidTextRepresentation(
+                f'invalid input syntax for type {_INTEGER_NAMES[target]}: "{text}"'
+            )
+        if target is DT.BOOLEAN:
+            value = _boolean(text)
+            if value is None:
+                raise InvalidTextRepresentation(f'invalid input syntax for type boolean: "{text}"')
+            replacement = exp.Boolean(this=value)
+            replacement.type = cast.type
+            cast.replace(replacement)

@@ -1,0 +1,93 @@
+"""Checks PostgreSQL makes on a query's shape that DuckDB would let through.
+
+DuckDB unions an integer column with a text column by casting both to text, and
+takes DISTINCT ON with any ORDER BY; PostgreSQL refuses both (42804, 42P10).  A
+string literal meeting a typed column in a set operation is coerced to that
+column's type, as PostgreSQL resolves an ``unknown`` literal, so ``select 1
+union select 'a'`` fails converting ``'a'`` (22P02) as it does there.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from storage.errors import DatatypeMismatch, InvalidColumnReference
+
+DT = exp.DataType.Type
+
+_CATEGORIES: dict[object, str] = {
+    **dict.fromkeys(
+        (DT.TINYINT, DT.SMALLINT, DT.INT, DT.BIGINT, DT.FLOAT, DT.DOUBLE, DT.DECIMAL), "numeric"
+    ),
+    **dict.fromkeys((DT.TEXT, DT.VARCHAR, DT.CHAR, DT.NCHAR, DT.NVARCHAR), "string"),
+    DT.BOOLEAN: "boolean",
+    **dict.fromkeys((DT.DATE, DT.TIMESTAMP, DT.TIMESTAMPTZ), "datetime"),
+    **dict.fromkeys((DT.VARBINARY, DT.BINARY), "binary"),
+}
+_OPERATION_NAMES = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
+
+
+def _leftmost_select(node: exp.Expr) -> exp.Select | None:
+    while isinstance(node, (exp.SetOperation, exp.Subquery)):
+        node = node.this
+    return node if isinstance(node, exp.Select) else None
+
+
+def _category(node: exp.Expr) -> str | None:
+    dtype = node.type
+    return _CATEGORIES.get(dtype.this) if dtype is not None else None
+
+
+def _is_unknown_literal(node: exp.Expr) -> bool:
+    inner = node.this if isinstance(node, exp.Alias) else node
+    return isinstance(inner, exp.Literal) and inner.is_string
+
+
+def _coerce(node: exp.Expr, to: exp.DataType) -> None:
+    literal = node.this if isinstance(node, exp.Alias) else node
+    literal.replace(exp.Cast(this=literal.copy(), to=to.copy()))
+
+
+def check_set_operations(ast: exp.Expr) -> None:
+    """42804 when a set operation pairs columns of different type categories."""
+    for operation in ast.find_all(exp.SetOperation):
+        left, right = _leftmost_select(operation.this), _leftmost_select(operation.expression)
+        if left is None or right is None:
+            continue
+        for a, b in zip(left.expressions, right.expressions, strict=False):
+            ca, cb = _category(a), _category(b)
+            if ca is None or cb is None or ca == cb:
+                continue
+            if _is_unknown_literal(b) and a.type is not None:
+                _coerce(b, a.type)
+            elif _is_unknown_literal(a) and b.type is not None:
+                _coerce(a, b.type)
+            else:
+                name = _OPERATION_NAMES.get(type(operation), "UNION")
+                raise DatatypeMismatch(
+                    f"{name} types {a.type.sql(dialect='postgres').lower()} and "  # type: ignore[union-attr]
+                    f"{b.type.sql(dialect='postgres').lower()} cannot be matched"  # type: ignore[union-attr]
+                )
+
+
+def _key(node: exp.Expr) -> str:
+    inner = node.this if isinstance(node, (exp.Alias, exp.Ordered)) else node
+    return inner.sql()
+
+
+def check_distinct_on(ast: exp.Expr) -> None:
+    """42P10 when DISTINCT ON's expressions are not the leading ORDER BY expressions."""
+    for select in ast.find_all(exp.Select):
+        distinct = select.args.get("distinct")
+        on = distinct.args.get("on") if distinct is not None else None
+        order = select.args.get("order")
+        if on is None or order is None:
+            continue
+        on_exprs = on.expressions if isinstance(on, exp.Tuple) else [on]
+        wanted = {_key(e) for e in on_exprs}
+        for ordered in order.expressions[: len(wanted)]:
+            if _key(ordered) not in wanted:
+                raise InvalidColumnReference(
+                    "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"
+                )
+            wanted.discard(_key(ordered))

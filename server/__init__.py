@@ -52,8 +52,10 @@ Connection lifecycle:
 5. Terminate, end of stream, or a FATAL error closes the session, rolling
    back an open transaction.
 
-Session calls and row encoding run on worker threads, never on the event
-loop; output is buffered until a sync point or ``write_buffer_bytes``.
+Session calls and row encoding run on the connection's own statement thread,
+never on the event loop, so a statement that waits (row lock, group commit,
+COPY data) holds no resource another session needs; output is buffered until
+a sync point or ``write_buffer_bytes``.
 
 When a client misbehaves, look first at:
 

@@ -8,11 +8,14 @@ without waiting for Sync (pipelining).  After an error in an extended-protocol
 message everything up to the next Sync is discarded; Sync answers
 ReadyForQuery with the session's transaction status.
 
-Every call into the session runs on a worker thread, and so does pulling and
-encoding result rows: one worker step runs a statement and encodes its
-answer (RowDescription, DataRows, CommandComplete or PortalSuspended) until
-it is done or ``write_buffer_bytes`` of output have piled up, so a small
-query costs one thread hop and a large one streams with bounded memory.
+Every call into the session runs on the connection's own statement thread,
+and so does pulling and encoding result rows: one worker step runs a
+statement and encodes its answer (RowDescription, DataRows, CommandComplete
+or PortalSuspended) until it is done or ``write_buffer_bytes`` of output have
+piled up, so a small query costs one thread hop and a large one streams with
+bounded memory.  The thread is the connection's alone (PostgreSQL's backend
+process per connection): a statement waiting on a row lock, on group commit
+or on COPY data holds nothing another session needs, however many wait.
 The event loop only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
@@ -30,7 +33,7 @@ import logging
 import socket
 import ssl
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server import answers, codec, copy, params, timeouts
@@ -67,7 +70,7 @@ class _Closed(Exception):
 
 
 class Connection:
-    """Serves one client until it disconnects; statements run on ``executor`` threads."""
+    """Serves one client until it disconnects; its statements run on its own thread."""
 
     def __init__(
         self,
@@ -76,7 +79,6 @@ class Connection:
         *,
         database: Database,
         config: Config,
-        executor: Executor,
         authenticator: Authenticator,
         process_id: int,
         secret_key: int,
@@ -89,7 +91,8 @@ class Connection:
         self._writer = writer
         self._database = database
         self._config = config
-        self._executor = executor
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"nyala-backend-{process_id}")
+        """The connection's statement thread, started at its first statement."""
         self._authenticator = authenticator
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
@@ -170,7 +173,7 @@ class Connection:
             self._task.cancel()
 
     async def _cleanup(self) -> None:
-        """Close the session (rolling back) on a worker thread, even if this task is cancelled."""
+        """Close the session (rolling back) on its thread, even if this task is cancelled."""
         portals = self._registry.clear()
         session, self._session = self._session, None
         try:
@@ -178,9 +181,11 @@ class Connection:
                 await asyncio.shield(self._run(_close_all, portals, session))
         except asyncio.CancelledError:
             self._writer.close()
+            self._thread.shutdown(wait=False)
             raise
         except Exception:
             log.exception("closing the session of connection %d failed", self.process_id)
+        self._thread.shutdown(wait=False)
         self._writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await self._writer.wait_closed()
@@ -219,9 +224,9 @@ class Connection:
             self._decoder.feed(data)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on a worker thread: it may block on SQL."""
+        """Run ``fn`` on the connection's statement thread: it may block on SQL."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        return await loop.run_in_executor(self._thread, functools.partial(fn, *args))
 
     async def _fatal(self, exc: BaseException) -> None:
         self.send(error_response(exc, severity="FATAL"))

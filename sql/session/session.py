@@ -85,7 +85,9 @@ class Session:
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
         self._cursors = cursors.Cursors()
         self._modes = TransactionModes(self.settings)
-        self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
+        self._block = TransactionBlock(
+            db.engine, self.settings, self._modes, self._cursors, self._check_cancel
+        )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id

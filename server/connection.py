@@ -16,7 +16,10 @@ piled up, so a small query costs one thread hop and a large one streams with
 bounded memory.  The thread is the connection's alone (PostgreSQL's backend
 process per connection): a statement waiting on a row lock, on group commit
 or on COPY data holds nothing another session needs, however many wait.
-The event loop only moves bytes.  Output is coalesced and written at sync
+The one exception is an Execute of a short read (``Session.runs_inline``: a
+few rows by key, which never waits): it runs on the event loop, because a
+thread hop would cost more than the statement.  Otherwise the event loop
+only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
 
@@ -530,11 +533,19 @@ class Connection:
         if portal.is_complete:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
+        assert self._session is not None, "queries run only after startup"
+        # A short read (a few rows by key) runs right here: it never waits, and a thread hop
+        # would cost more than the statement.  Anything left of it goes on the thread.
+        inline = portal.stream is None and self._session.runs_inline(portal.statement)
         sent = 0
         self._begin_statement()
         try:
             while True:
-                step = await self._run(self._advance_portal, portal, message.max_rows, sent)
+                if inline:
+                    inline = False
+                    step = self._advance_portal(portal, message.max_rows, sent)
+                else:
+                    step = await self._run(self._advance_portal, portal, message.max_rows, sent)
                 self._out += step.output
                 sent = step.sent
                 if step.error is not None:

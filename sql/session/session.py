@@ -218,6 +218,16 @@ class Session:
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
 
+    def runs_inline(self, stmt: PreparedStatement) -> bool:
+        """Whether executing ``stmt`` is short and never waits: a read of a few rows by key
+        (``CompiledQuery.is_short``) on a current plan, so it needs no thread of its own."""
+        plan = stmt.plan
+        return (
+            isinstance(plan, QueryPlan)
+            and plan.query.is_short
+            and plan.catalog_version == self._db.catalog_version
+        )
+
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         match plan:
             case QueryPlan(query=query):

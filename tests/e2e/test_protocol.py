@@ -392,3 +392,46 @@ def test_sigterm_ends_idle_connections_with_57p01_and_exits_cleanly(fresh_nyala_
         assert client.receive() is None
     finally:
         client.close()
+
+
+def test_short_reads_by_key_answer_as_postgresql_does(connect):
+    """Reads by key and small LIMITs run on nyala's event loop; the messages are PostgreSQL's."""
+    client = connect()
+    client.query("drop table if exists short_reads")
+    client.query("create table short_reads (k int primary key, v text)")
+    client.query("insert into short_reads select i, 'v' || i from generate_series(1, 20) i")
+    one = (1).to_bytes(4, "big")
+    client.send(
+        m.Parse("point", "select v, k from short_reads where k = $1", (23,)),
+        m.Parse("few", "select k from short_reads where k > $1 limit 5", (23,)),
+        m.Bind("", "point", (1,), (b"\x00\x00\x00\x07",), ()),
+        m.Execute("", 0),
+        m.Bind("", "point", (0,), (b"99",), ()),
+        m.Execute("", 0),
+        m.Bind("", "few", (1,), (one,), (1,)),
+        m.Execute("", 2),
+        m.Execute("", 0),
+        m.Sync(),
+    )
+    messages = client.until_ready()
+    assert kinds(messages) == "1 1 2 D C 2 C 2 D D s D D D C Z"
+    rows = [msg.values for msg in messages if isinstance(msg, m.DataRow)]
+    assert rows[0] == (b"v7", b"7")
+    assert [int.from_bytes(r[0], "big") for r in rows[1:]] == [2, 3, 4, 5, 6]
+    assert [msg.tag for msg in messages if isinstance(msg, m.CommandComplete)] == [
+        "SELECT 1",
+        "SELECT 0",
+        "SELECT 3",
+    ]
+    client.send(m.Bind("", "point", (0,), (b"x",), ()), m.Execute("", 0), m.Sync())
+    assert errors(client.until_ready()) == ["22P02"]
+    client.query("set statement_timeout = 1")
+    client.send(m.Bind("", "point", (0,), (b"3",), ()), m.Execute("", 0), m.Sync())
+    assert kinds(client.until_ready()) == "2 D C Z"
+    client.query("set statement_timeout = 0")
+    client.query("alter table short_reads add column w int")
+    client.send(m.Bind("", "point", (0,), (b"3",), ()), m.Execute("", 0), m.Sync())
+    answer = client.until_ready()
+    assert kinds(answer) == "2 D C Z"
+    assert [msg.values for msg in answer if isinstance(msg, m.DataRow)] == [(b"v3", b"3")]
+    client.query("drop table short_reads")

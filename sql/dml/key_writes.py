@@ -7,6 +7,11 @@ a time rarely need any of it: every value is a bind parameter or a plain
 literal, and an UPDATE or DELETE names its row by the whole primary key.
 Those are recognised at plan time and applied as Kudu's operations straight
 from the parameters, with PostgreSQL's range, length and NOT NULL checks.
+An UPDATE whose SET reads the row (``v = v + $1``, ``COALESCE(v, 0) * 2``;
+key_expressions.py) reads that one row by key, computes the new values and
+writes them; if a concurrent transaction changed the row meanwhile it waits
+for it, re-reads the newest version and computes again (READ COMMITTED's
+re-check; REPEATABLE READ fails with 40001 in storage).
 
 Anything else (expressions, RETURNING, ON CONFLICT, a default that is not a
 constant, a parameter whose declared type differs from its column's, or a
@@ -27,9 +32,11 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.common.names import identifier_name
+from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
+from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -45,6 +52,7 @@ _INT_LIMITS = {
     TypeKind.INT64: (2**63, "bigint"),
 }
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_READ_KEY_KINDS = {*_INT_LIMITS, TypeKind.STRING, TypeKind.VARCHAR}
 
 
 class _Fallback(Exception):
@@ -54,11 +62,13 @@ class _Fallback(Exception):
 @dataclass(frozen=True, slots=True)
 class Cell:
     """Where a written column's value comes from: parameter ``param`` (0-based), ``value``,
-    or the next value of the sequence ``sequence`` (a SERIAL or hidden-key default)."""
+    the next value of the sequence ``sequence`` (a SERIAL or hidden-key default), or an
+    expression ``computed`` over the row's current values."""
 
     param: int | None
     value: object = None
     sequence: str | None = None
+    computed: Computed | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,8 @@ class KeyWrite:
     table: TableInfo
     columns: list[ColumnSchema]
     rows: list[list[Cell]]
+    reads: tuple[ColumnSchema, ...] = ()
+    """The columns a computed cell reads: the row is read by key before it is written."""
 
 
 def plan_insert(
@@ -105,16 +117,33 @@ def plan_update(ast: exp.Update, table: TableInfo, oids: list[int]) -> KeyWrite 
         return None
     columns = list(table.schema.key_columns)
     cells = [key[c.id] for c in columns]
+    alias = ast.this.alias_or_name
+    reads: set[int] = set()
     for assignment in ast.expressions:
         column = table.schema.find(identifier_name(assignment.this))
         if column is None or column.id in key or column in columns:
             return None
         cell = _cell(assignment.expression, column, oids)
         if cell is None:
-            return None
+            computed = compile_expression(
+                assignment.expression, lambda c: _row_column(c, table, alias), oids
+            )
+            if computed is None or not assignable(computed, column):
+                return None
+            cell = Cell(None, computed=computed)
+            reads |= computed.reads
         columns.append(column)
         cells.append(cell)
-    return KeyWrite("UPDATE", table, columns, [cells])
+    read = tuple(c for c in table.schema.columns if c.id in reads)
+    if read and any(c.type.kind not in _READ_KEY_KINDS for c in table.schema.key_columns):
+        return None  # the row is read by an equality on each key column: plain values only
+    return KeyWrite("UPDATE", table, columns, [cells], reads=read)
+
+
+def _row_column(node: exp.Column, table: TableInfo, alias: str) -> ColumnSchema | None:
+    if node.table and node.table != alias:
+        return None
+    return table.schema.find(node.name)
 
 
 def plan_delete(ast: exp.Delete, table: TableInfo, oids: list[int]) -> KeyWrite | None:
@@ -214,6 +243,8 @@ def execute(
     write: KeyWrite, txn: Transaction, params: list[Any], sequences: SessionSequences
 ) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
+    if write.reads:
+        return _update_from_row(write, txn, params)
     try:
         batch = _batch(write, params, sequences)
     except _Fallback:
@@ -238,6 +269,53 @@ def execute(
             txn.refresh_snapshot()
             part = part.take(pa.array(conflicts))
     return count
+
+
+def _update_from_row(write: KeyWrite, txn: Transaction, params: list[Any]) -> int | None:
+    """UPDATE one row by key with SET expressions over its current values."""
+    (cells,) = write.rows
+    table = write.table
+    keys = table.schema.key_columns
+    try:
+        key_values = [_value(cell, params) for cell in cells[: len(keys)]]
+        key_batch = pa.RecordBatch.from_arrays(
+            [_array([v], c, table) for v, c in zip(key_values, keys, strict=True)],
+            names=[str(c.id) for c in keys],
+        )
+    except _Fallback:
+        return None
+    ((tablet_id, _),) = by_tablet(table, key_batch)
+    spec = ScanSpec(
+        projection=tuple(c.id for c in write.reads),
+        predicates=tuple(
+            ColumnPredicate.equality(c.id, v) for c, v in zip(keys, key_values, strict=True)
+        ),
+    )
+    while True:
+        found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
+        if not found:
+            return 0
+        row: dict[int, object] = dict(
+            zip(spec.projection, (col[0].as_py() for col in found[0].columns), strict=True)
+        )
+        arrays = [*key_batch.columns]
+        for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
+            value = (
+                cell.computed.evaluate(row, params)
+                if cell.computed is not None
+                else _value(cell, params)
+            )
+            try:
+                arrays.append(_array([value], column, table))
+            except _Fallback:
+                return None
+        batch = pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+        conflicts: list[int] = []
+        count = txn.update(tablet_id, batch, conflicts=conflicts)
+        if not conflicts:
+            return count
+        # READ COMMITTED: the row changed after the snapshot; compute again from its newest version.
+        txn.refresh_snapshot()
 
 
 def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> pa.RecordBatch:

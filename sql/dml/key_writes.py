@@ -69,6 +69,8 @@ class Cell:
     value: object = None
     sequence: str | None = None
     computed: Computed | None = None
+    is_now: bool = False
+    """The transaction's start time: CURRENT_TIMESTAMP or now() into a timestamp column."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +207,9 @@ def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
         return Cell(index)
     if isinstance(node, exp.Null):
         return Cell(None, None)
+    if isinstance(node, exp.CurrentTimestamp) and not node.this and kind is TypeKind.TIMESTAMP:
+        # As the general path stores it: the instant, in UTC for a timestamp without zone.
+        return Cell(None, is_now=True)
     if isinstance(node, exp.Boolean) and kind is TypeKind.BOOL:
         return Cell(None, node.this)
     negative = isinstance(node, exp.Neg)
@@ -240,13 +245,18 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
 
 
 def execute(
-    write: KeyWrite, txn: Transaction, params: list[Any], sequences: SessionSequences
+    write: KeyWrite,
+    txn: Transaction,
+    params: list[Any],
+    sequences: SessionSequences,
+    now: object = None,
 ) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
+    values = _Values(params, now)
     if write.reads:
-        return _update_from_row(write, txn, params)
+        return _update_from_row(write, txn, values)
     try:
-        batch = _batch(write, params, sequences)
+        batch = _batch(write, values, sequences)
     except _Fallback:
         return None
     count = 0
@@ -271,13 +281,13 @@ def execute(
     return count
 
 
-def _update_from_row(write: KeyWrite, txn: Transaction, params: list[Any]) -> int | None:
+def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
     """UPDATE one row by key with SET expressions over its current values."""
     (cells,) = write.rows
     table = write.table
     keys = table.schema.key_columns
     try:
-        key_values = [_value(cell, params) for cell in cells[: len(keys)]]
+        key_values = [values.of(cell) for cell in cells[: len(keys)]]
         key_batch = pa.RecordBatch.from_arrays(
             [_array([v], c, table) for v, c in zip(key_values, keys, strict=True)],
             names=[str(c.id) for c in keys],
@@ -300,12 +310,12 @@ def _update_from_row(write: KeyWrite, txn: Transaction, params: list[Any]) -> in
         )
         arrays = [*key_batch.columns]
         for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
-            value = (
-                cell.computed.evaluate(row, params)
-                if cell.computed is not None
-                else _value(cell, params)
-            )
             try:
+                value = (
+                    cell.computed.evaluate(row, values.params)
+                    if cell.computed is not None
+                    else values.of(cell)
+                )
                 arrays.append(_array([value], column, table))
             except _Fallback:
                 return None
@@ -318,7 +328,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, params: list[Any]) -> in
         txn.refresh_snapshot()
 
 
-def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> pa.RecordBatch:
+def _batch(write: KeyWrite, values: _Values, sequences: SessionSequences) -> pa.RecordBatch:
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     for position, column in enumerate(write.columns):
@@ -326,8 +336,8 @@ def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> p
             drawn.append(position)
             arrays.append(None)
             continue
-        values = [_value(row[position], params) for row in write.rows]
-        arrays.append(_array(values, column, write.table))
+        column_values = [values.of(row[position]) for row in write.rows]
+        arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
@@ -336,16 +346,29 @@ def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> p
         names = {c.sequence for c in cells if c.sequence is not None}
         fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
                  for name in names}  # fmt: skip
-        values = [
-            int(next(fresh[c.sequence])) if c.sequence is not None else _value(c, params)
+        column_values = [
+            int(next(fresh[c.sequence])) if c.sequence is not None else values.of(c)
             for c in cells
         ]
-        arrays[position] = _array(values, column, write.table)
+        arrays[position] = _array(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
 
 
-def _value(cell: Cell, params: list[Any]) -> object:
-    return params[cell.param] if cell.param is not None else cell.value
+@dataclass(frozen=True, slots=True)
+class _Values:
+    """What cells read at run time: the parameters, and the transaction's start time."""
+
+    params: list[Any]
+    now: object
+
+    def of(self, cell: Cell) -> object:
+        if cell.param is not None:
+            return self.params[cell.param]
+        if cell.is_now:
+            if self.now is None:
+                raise _Fallback
+            return self.now
+        return cell.value
 
 
 def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.Array:

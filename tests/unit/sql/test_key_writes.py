@@ -140,6 +140,25 @@ ROW_UPDATES = [
 ]
 
 
+def test_current_timestamp_inserts_as_the_general_path(session, general_session):
+    stored = []
+    for s, general in ((session, False), (general_session, True)):
+        for _ in s.execute("create table h (k int, at timestamp, tz timestamptz)"):
+            pass
+        stmt = s.prepare("insert into h values ($1, current_timestamp, now())", [])
+        assert stmt.plan.write.key_write is not None
+        for _ in s.execute("begin"):
+            pass
+        assert _outcome(s, stmt, [1], general) == "INSERT 0 1"
+        rows = next(iter(s.execute("select at, tz, now() from h"))).batches
+        stored.append([tuple(r.values()) for b in rows for r in b.to_pylist()])
+        for _ in s.execute("commit"):
+            pass
+    for rows in stored:
+        ((at, tz, now),) = rows
+        assert at == now.replace(tzinfo=None) and tz == now
+
+
 def test_row_updates_answer_as_the_general_path(session, general_session):
     """The same UPDATEs on both paths: same counts, SQLSTATEs (overflow) and rows.  (Float
     overflow is compared with PostgreSQL in tests/e2e/test_key_writes.py: the general path

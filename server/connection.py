@@ -30,16 +30,17 @@ and calls ``Session.cancel()`` if a Query or Execute is in progress.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
 import socket
 import ssl
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, copy, params, timeouts
+from server import answers, batches, codec, copy, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -47,7 +48,7 @@ from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
-from sql.common.result import Result
+from sql.common.result import PreparedStatement, Result
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -72,6 +73,10 @@ class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
+class _NoBatch(Exception):
+    """The run of Bind/Execute messages is too short to batch."""
+
+
 class Connection:
     """Serves one client until it disconnects; its statements run on its own thread."""
 
@@ -87,6 +92,7 @@ class Connection:
         secret_key: int,
         on_cancel_request: Callable[[int, int], None],
         tls_context: ssl.SSLContext | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.process_id = process_id
         self.secret_key = secret_key
@@ -94,11 +100,17 @@ class Connection:
         self._writer = writer
         self._database = database
         self._config = config
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"nyala-backend-{process_id}")
-        """The connection's statement thread, started at its first statement."""
+        self._thread = executor or ThreadPoolExecutor(
+            1, thread_name_prefix=f"nyala-backend-{process_id}"
+        )
+        """The connection's statement thread, started at its first statement (tests may
+        pass an executor that runs calls in place)."""
         self._authenticator = authenticator
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
+        self._replay: collections.deque[m.FrontendMessage | DbError] = collections.deque()
+        """Messages taken ahead for a batch but answered one by one after all (or the error
+        decoding one raised, raised again in its turn)."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
         self._reported: dict[str, str] = {}
@@ -207,6 +219,11 @@ class Connection:
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
+        if self._replay:
+            replayed = self._replay.popleft()
+            if isinstance(replayed, DbError):
+                raise replayed
+            return replayed
         while True:
             message = self._decoder.next_message()
             if message is not None:
@@ -312,6 +329,9 @@ class Connection:
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
         self.send(error_response(exc))
+        if self._session is not None:
+            # An error found here (a bad parameter, a missing portal) aborts the transaction too.
+            await self._run(self._session.fail_statement)
         if is_extended:
             self._skip_until_sync = True
         else:
@@ -476,22 +496,12 @@ class Connection:
         self.send(m.ParseComplete())
 
     async def _on_bind(self, message: m.Bind) -> None:
+        if not message.portal and await self._on_batch(message):
+            return
         if not message.portal:
             await self._close_portals(self._registry.close_portal(""))
         statement = self._registry.statement(message.statement)
-        expected = len(statement.param_oids)
-        if len(message.params) != expected:
-            raise ProtocolViolation(
-                f"bind message supplies {len(message.params)} parameters, but prepared statement "
-                f'"{message.statement}" requires {expected}'
-            )
-        formats = resolve_formats(message.param_formats, expected, "parameter")
-        values = [
-            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
-            for idx, (raw, oid, fmt) in enumerate(
-                zip(message.params, statement.param_oids, formats, strict=True)
-            )
-        ]
+        values = self._bind_values(message, statement)
         columns = statement.columns
         result_formats = (
             resolve_formats(message.result_formats, len(columns), "result")
@@ -501,6 +511,62 @@ class Connection:
         portal = Portal(message.portal, statement, values, result_formats)
         self._registry.add_portal(portal)
         self.send(m.BindComplete())
+
+    async def _on_batch(self, first: m.Bind) -> bool:
+        """Apply a buffered run of Bind/Execute of one prepared INSERT as one write
+        (``batches``); False when ``first`` is to be answered on its own."""
+        session = self._session
+        assert session is not None, "queries run only after startup"
+        statement = self._registry.statements.get(first.statement)
+        if statement is None or not session.batchable(statement):
+            return False
+        taken, run = batches.take_run(first, self._decoder.next_message)
+        batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
+        try:
+            if len(batched) < batches.MIN_BATCH_ROWS:
+                raise _NoBatch
+            rows = [self._bind_values(row.bind, statement) for row in batched]
+        except (_NoBatch, DbError):
+            self._replay.extend(taken[1:])
+            return False
+        await self._close_portals(self._registry.close_portal(""))
+        self._begin_statement()
+        try:
+            done = await self._run(session.execute_batch, statement, rows)
+        except Exception:
+            # Canceled while applying the batch: the first row reports it, the rest skip to Sync.
+            self._replay.extend(taken[1:])
+            self.send(m.BindComplete())
+            raise
+        finally:
+            self._end_statement()
+        if not done:
+            self._replay.extend(taken[1:])
+            return False
+        tag = m.CommandComplete("INSERT 0 1")
+        for row in batched:
+            self.send(m.BindComplete())
+            if row.described:
+                self.send(m.NoData())
+            self.send(tag)
+        self._replay.extend(taken[batched[-1].end + 1 :])
+        return True
+
+    def _bind_values(self, message: m.Bind, statement: PreparedStatement) -> list[object]:
+        """The parameters of a Bind, decoded by the statement's parameter types."""
+        expected = len(statement.param_oids)
+        if len(message.params) != expected:
+            raise ProtocolViolation(
+                f"bind message supplies {len(message.params)} parameters, but prepared statement "
+                f'"{message.statement}" requires {expected}'
+            )
+        formats = resolve_formats(message.param_formats, expected, "parameter")
+        return [
+            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
+            for idx, (raw, oid, fmt) in enumerate(
+                zip(message.params, statement.param_oids, formats, strict=True)
+            )
+        ]
 
     async def _on_describe(self, message: m.Describe) -> None:
         if message.kind == "S":

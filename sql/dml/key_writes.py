@@ -21,6 +21,7 @@ path, so both paths give the same answers.
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 from dataclasses import dataclass
@@ -256,7 +257,7 @@ def execute(
     if write.reads:
         return _update_from_row(write, txn, values)
     try:
-        batch = _batch(write, values, sequences)
+        batch = _batch(write, [values] * len(write.rows), sequences)
     except _Fallback:
         return None
     count = 0
@@ -279,6 +280,28 @@ def execute(
             txn.refresh_snapshot()
             part = part.take(pa.array(conflicts))
     return count
+
+
+def insert_many(
+    write: KeyWrite,
+    txn: Transaction,
+    param_rows: list[list[Any]],
+    sequences: SessionSequences,
+    now: object = None,
+) -> bool:
+    """Apply a one-row INSERT once per parameter row, as one vectorised write (a pipelined
+    batch); False when the general path must run them.  Raises the first DbError a row
+    hits, leaving the caller to undo what was written and find that row one by one."""
+    (cells,) = write.rows
+    many = dataclasses.replace(write, rows=[cells] * len(param_rows))
+    try:
+        batch = _batch(many, [_Values(params, now) for params in param_rows], sequences)
+    except _Fallback:
+        return False
+    table = write.table
+    for tablet_id, part in by_tablet(table, batch):
+        txn.insert(tablet_id, part, constraint_name=f"{table.name}_pkey")
+    return True
 
 
 def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
@@ -328,7 +351,10 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         txn.refresh_snapshot()
 
 
-def _batch(write: KeyWrite, values: _Values, sequences: SessionSequences) -> pa.RecordBatch:
+def _batch(
+    write: KeyWrite, values: list[_Values], sequences: SessionSequences
+) -> pa.RecordBatch:
+    """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     for position, column in enumerate(write.columns):
@@ -336,7 +362,7 @@ def _batch(write: KeyWrite, values: _Values, sequences: SessionSequences) -> pa.
             drawn.append(position)
             arrays.append(None)
             continue
-        column_values = [values.of(row[position]) for row in write.rows]
+        column_values = [v.of(row[position]) for row, v in zip(write.rows, values, strict=True)]
         arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
@@ -347,8 +373,8 @@ def _batch(write: KeyWrite, values: _Values, sequences: SessionSequences) -> pa.
         fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
                  for name in names}  # fmt: skip
         column_values = [
-            int(next(fresh[c.sequence])) if c.sequence is not None else values.of(c)
-            for c in cells
+            int(next(fresh[c.sequence])) if c.sequence is not None else v.of(c)
+            for c, v in zip(cells, values, strict=True)
         ]
         arrays[position] = _array(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])

@@ -435,3 +435,76 @@ def test_short_reads_by_key_answer_as_postgresql_does(connect):
     assert kinds(answer) == "2 D C Z"
     assert [msg.values for msg in answer if isinstance(msg, m.DataRow)] == [(b"v3", b"3")]
     client.query("drop table short_reads")
+
+
+def _pipelined_inserts(client, keys, *, begin=False, describe=False):
+    """One prepared INSERT, a Bind/Execute per key, then Sync (what executemany sends)."""
+    client.query("drop table if exists batch_rows")
+    client.query("create table batch_rows (k int primary key, v smallint not null)")
+    client.query("insert into batch_rows values (100, 0)")
+    if begin:
+        client.query("begin")
+    messages: list[m.FrontendMessage] = [m.Parse("ins", "insert into batch_rows values ($1, $2)", ())]
+    client.send(m.Close("S", "ins"), m.Sync())
+    client.until_ready()
+    for key, value in keys:
+        params = (None if key is None else str(key).encode(), str(value).encode())
+        messages += [m.Bind("", "ins", (), params, ())]
+        messages += [m.Describe("P", "")] if describe else []
+        messages += [m.Execute("", 0)]
+    client.send(*messages, m.Sync())
+    answer = client.until_ready()
+    if begin:
+        client.query("commit")
+    rows = client.query("select k from batch_rows order by k")
+    client.query("drop table batch_rows")
+    return kinds(answer), errors(answer), [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)]
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ([(k, 1) for k in range(1, 9)], "1" + " 2 C" * 8 + " Z"),
+        ([(100, 1)] + [(k, 1) for k in range(1, 8)], "1 2 E Z"),
+        ([(k, 1) for k in range(1, 5)] + [(100, 1)] + [(k, 1) for k in range(5, 8)],
+         "1" + " 2 C" * 4 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 8)] + [(100, 1)], "1" + " 2 C" * 7 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 5)] + [(2, 1), (9, 1), (10, 1)], "1" + " 2 C" * 4 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 4)] + [(None, 1), (9, 1), (10, 1)], "1" + " 2 C" * 3 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 4)] + [(4, 40000), (9, 1), (10, 1)], "1" + " 2 C" * 3 + " E Z"),
+    ],
+    ids=["all-rows", "fails-first", "fails-middle", "fails-last", "duplicate-within",
+         "null-key", "out-of-range"],
+)  # fmt: skip
+def test_pipelined_inserts_answer_row_by_row_and_fail_whole(connect, keys, expected):
+    """A run of Bind/Execute of one INSERT (nyala applies it as one batch) answers as
+    PostgreSQL does, message by message; a failing row leaves nothing of the run behind."""
+    client = connect()
+    answer, codes, rows = _pipelined_inserts(client, keys)
+    assert answer == expected
+    if "E" in answer:
+        assert codes[0] in ("23505", "23502", "22003")
+        assert rows == [b"100"]
+    else:
+        assert len(rows) == len(keys) + 1
+    answer, codes, rows = _pipelined_inserts(client, keys, begin=True)
+    assert answer == expected
+    assert len(rows) == (1 if "E" in answer else len(keys) + 1)
+
+
+@pytest.mark.parametrize("fail_at", [None, 0, 3, 7])
+def test_libpq_style_pipelines_with_describe_match_postgresql(nyala_server, postgres_server, fail_at):
+    """libpq's pipelines (psycopg executemany) send Bind, Describe portal, Execute per row."""
+    keys = [(100 if i == fail_at else i + 1, 1) for i in range(8)]
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, clients = _connector(server)
+        client = make()
+        try:
+            answers.append(
+                [_pipelined_inserts(client, keys, describe=True, begin=begin) for begin in (0, 1)]
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]
+    assert ("2 n E" in answers[0][0][0]) is (fail_at is not None)

@@ -33,10 +33,10 @@ from sqlglot import exp
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.copy import binary_format
-from sql.copy.copy_statement import CopyStatement
 from sql.dml import writes
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
+from sql.frontend.statements import CopyStatement
 from sql.planner.compiled_query import compile_query
 from sql.planner.transpile import SessionFacts
 from storage.errors import (

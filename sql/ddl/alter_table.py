@@ -29,6 +29,7 @@ from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import tables
 from sql.frontend import parser
+from storage.data_type import ColumnId, DataType
 from storage.errors import (
     DbError,
     DuplicateColumn,
@@ -42,7 +43,6 @@ from storage.errors import (
 )
 from storage.row_change import to_storage_values
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, DataType
 
 Evaluator = Callable[[exp.Expr, DataType], object]
 RowExists = Callable[[str], bool]

@@ -36,12 +36,12 @@ from sql.common.names import identifier_name
 from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
+from storage.data_type import TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
-from storage.types import TypeKind
 
 _INT_OIDS = {TypeOid.INT8, TypeOid.INT2, TypeOid.INT4}
 _FLOAT_OIDS = {TypeOid.FLOAT4, TypeOid.FLOAT8}

@@ -29,9 +29,9 @@ from sqlglot.optimizer.scope import traverse_scope
 from catalog.pruner import prune
 from catalog.table import TableInfo
 from sql.planner.binder import BoundQuery, TableRef, parameter_number
+from storage.data_type import DataType, TabletId, TypeKind
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
-from storage.types import DataType, TabletId, TypeKind
 
 # Kinds whose values compare exactly in Arrow as they do in PostgreSQL (no float rounding,
 # no decimal scale questions); predicates on other kinds are left to DuckDB.

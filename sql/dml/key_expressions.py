@@ -23,7 +23,7 @@ from sqlglot import exp
 from storage.errors import NumericValueOutOfRange
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
-from storage.types import TypeKind
+from storage.data_type import TypeKind
 
 # PostgreSQL's integer types by width, with their names in overflow errors.
 _INT_RANGES = {"int2": (2**15, "smallint"), "int4": (2**31, "integer"), "int8": (2**63, "bigint")}

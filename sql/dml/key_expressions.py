@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from storage.data_type import TypeKind
 from storage.errors import NumericValueOutOfRange
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
-from storage.data_type import TypeKind
 
 # PostgreSQL's integer types by width, with their names in overflow errors.
 _INT_RANGES = {"int2": (2**15, "smallint"), "int4": (2**31, "integer"), "int8": (2**63, "bigint")}

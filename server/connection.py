@@ -518,8 +518,8 @@ class Connection:
         session = self._session
         assert session is not None, "queries run only after startup"
         statement = self._registry.statements.get(first.statement)
-        if statement is None or not session.batchable(statement):
-            return False
+        if self._replay or statement is None or not session.batchable(statement):
+            return False  # a replayed Bind's run is in the replay, not ahead in the decoder
         taken, run = batches.take_run(first, self._decoder.next_message)
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:

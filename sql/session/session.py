@@ -259,6 +259,10 @@ class Session:
             done = key_writes.insert_many(
                 plan.write.key_write, txn, param_rows, self.sequences, self._block.started
             )
+        except QueryCanceled:
+            txn.rollback_to(_BATCH_SAVEPOINT)
+            txn.release(_BATCH_SAVEPOINT)
+            raise  # a cancel or statement_timeout is the run's answer, not one row's
         except DbError:
             done = False
         if not done:

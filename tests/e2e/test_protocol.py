@@ -508,3 +508,30 @@ def test_libpq_style_pipelines_with_describe_match_postgresql(nyala_server, post
             client.close()
     assert answers[0] == answers[1]
     assert ("2 n E" in answers[0][0][0]) is (fail_at is not None)
+
+
+def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, postgres_server):
+    """After a failing run is answered one by one, the next pipeline (already received)
+    is answered in order."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, clients = _connector(server)
+        client = make()
+        try:
+            client.query("drop table if exists batch_rows")
+            client.query("create table batch_rows (k int primary key)")
+            client.query("insert into batch_rows values (3)")
+            messages: list[m.FrontendMessage] = [m.Parse("", "insert into batch_rows values ($1)", ())]
+            for keys in ((1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11, 12)):
+                for key in keys:
+                    messages += [m.Bind("", "", (), (str(key).encode(),), ()), m.Execute("", 0)]
+                messages.append(m.Sync())
+            client.send(*messages)
+            first, second = client.until_ready(), client.until_ready()
+            rows = client.query("select k from batch_rows order by k")
+            client.query("drop table batch_rows")
+            answers.append((kinds(first), kinds(second), [r.values[0] for r in rows if isinstance(r, m.DataRow)]))
+        finally:
+            client.close()
+    assert answers[0] == answers[1]
+    assert answers[0][2] == [b"3", b"7", b"8", b"9", b"10", b"11", b"12"]

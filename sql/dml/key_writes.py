@@ -407,17 +407,17 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         )
     if kind in _INT_LIMITS:
         limit, name = _INT_LIMITS[kind]
-        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]
+        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]  # an int column's cells are ints
             raise NumericValueOutOfRange(f"{name} out of range")
     elif kind is TypeKind.FLOAT:
         for v in values:
-            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]
+            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]  # a float column's cells are floats
                 raise NumericValueOutOfRange("value out of range: overflow")
     elif kind is TypeKind.DECIMAL:
         values = [None if v is None else _numeric(v, column) for v in values]
     elif kind is TypeKind.VARCHAR and column.type.length is not None:
         limit = column.type.length
-        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]
+        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]  # varchar cells are str
             raise StringDataRightTruncation(f"value too long for type character varying({limit})")
     try:
         return pa.array(values, type=column.type.arrow_type)

@@ -37,9 +37,9 @@ _COLUMN_TYPES = {
 _PARAM_TYPES: dict[int, str] = {TypeOid.INT2: "int2", TypeOid.INT4: "int4",
                                 TypeOid.INT8: "int8", TypeOid.FLOAT8: "float8"}  # fmt: skip
 _ARITHMETIC: dict[type[exp.Expr], Callable[[object, object], object]] = {
-    exp.Add: lambda a, b: a + b,  # type: ignore[operator]
-    exp.Sub: lambda a, b: a - b,  # type: ignore[operator]
-    exp.Mul: lambda a, b: a * b,  # type: ignore[operator]
+    exp.Add: lambda a, b: a + b,  # type: ignore[operator]  # numbers, by compile_expression's types
+    exp.Sub: lambda a, b: a - b,  # type: ignore[operator]  # numbers, by compile_expression's types
+    exp.Mul: lambda a, b: a * b,  # type: ignore[operator]  # numbers, by compile_expression's types
 }
 
 Row = Mapping[int, object]
@@ -83,7 +83,7 @@ def compile_expression(
         if inner is None or not _is_number(inner.type):
             return None
         zero = 0.0 if inner.type == "float8" else 0
-        return _arithmetic(inner.type, lambda a, b: b - a,  # type: ignore[operator]
+        return _arithmetic(inner.type, lambda a, b: b - a,  # type: ignore[operator]  # numbers
                            inner,
                            Computed(inner.type, frozenset(), lambda *_: zero))  # fmt: skip
     if type(node) in _ARITHMETIC:
@@ -142,7 +142,7 @@ def _int_check(tag: str) -> Callable[[object, object, object], object]:
     limit, name = _INT_RANGES[tag]
 
     def check(_a: object, _b: object, result: object) -> object:
-        if not -limit <= result < limit:  # type: ignore[operator]
+        if not -limit <= result < limit:  # type: ignore[operator]  # integer arithmetic gives ints
             raise NumericValueOutOfRange(f"{name} out of range")
         return result
 
@@ -153,8 +153,8 @@ def _float_check(op: Callable[[object, object], object]) -> Callable[[object, ob
     is_product = op is _ARITHMETIC[exp.Mul]
 
     def check(a: object, b: object, result: object) -> object:
-        value = float(result)  # type: ignore[arg-type]
-        if math.isinf(value) and not (math.isinf(a) or math.isinf(b)):  # type: ignore[arg-type]
+        value = float(result)  # type: ignore[arg-type]  # float8 arithmetic gives floats
+        if math.isinf(value) and not (math.isinf(a) or math.isinf(b)):  # type: ignore[arg-type]  # float8 operands
             raise NumericValueOutOfRange("value out of range: overflow")
         if is_product and value == 0.0 and a != 0.0 and b != 0.0:
             raise NumericValueOutOfRange("value out of range: underflow")

@@ -16,6 +16,7 @@ Modules, bottom up (each imports only those above it in this list)::
     portal      prepared statements, portals, result streams with row-limit suspension
     answers     RowDescription, notices and row-less answers of one result
     steps       the state of a Query between worker steps
+    batches     a pipelined run of Bind/Execute of one prepared INSERT, taken as one write
     copy_protocol  COPY FROM STDIN / TO STDOUT sub-protocols
     timeouts    statement_timeout and idle_in_transaction_session_timeout
     auth        authentication methods: trust, and SCRAM-SHA-256 against a RoleLookup
@@ -52,8 +53,10 @@ Connection lifecycle:
 5. Terminate, end of stream, or a FATAL error closes the session, rolling
    back an open transaction.
 
-Session calls and row encoding run on worker threads, never on the event
-loop; output is buffered until a sync point or ``write_buffer_bytes``.
+Session calls and row encoding run on the connection's own statement thread,
+never on the event loop, so a statement that waits (row lock, group commit,
+COPY data) holds no resource another session needs; output is buffered until
+a sync point or ``write_buffer_bytes``.
 
 When a client misbehaves, look first at:
 

@@ -53,7 +53,6 @@ class Config:
     max_message_size_bytes: int = _option(
         64 * 1024 * 1024, "largest protocol message accepted; a larger one ends the connection"
     )
-    worker_threads: int = _option(32, "threads running statements, shared by all connections")
     result_chunk_rows: int = _option(8192, "rows encoded per step when sending a result")
     write_buffer_bytes: int = _option(
         256 * 1024, "buffered output that is sent before a sync point is reached"
@@ -89,7 +88,7 @@ class Config:
     def __post_init__(self) -> None:
         if self.log_level.upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(_LOG_LEVELS)}")
-        for name in ("max_message_size_bytes", "worker_threads", "result_chunk_rows"):
+        for name in ("max_message_size_bytes", "result_chunk_rows"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if not 0 <= self.port <= 65535:

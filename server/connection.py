@@ -8,12 +8,18 @@ without waiting for Sync (pipelining).  After an error in an extended-protocol
 message everything up to the next Sync is discarded; Sync answers
 ReadyForQuery with the session's transaction status.
 
-Every call into the session runs on a worker thread, and so does pulling and
-encoding result rows: one worker step runs a statement and encodes its
-answer (RowDescription, DataRows, CommandComplete or PortalSuspended) until
-it is done or ``write_buffer_bytes`` of output have piled up, so a small
-query costs one thread hop and a large one streams with bounded memory.
-The event loop only moves bytes.  Output is coalesced and written at sync
+Every call into the session runs on the connection's own statement thread,
+and so does pulling and encoding result rows: one worker step runs a
+statement and encodes its answer (RowDescription, DataRows, CommandComplete
+or PortalSuspended) until it is done or ``write_buffer_bytes`` of output have
+piled up, so a small query costs one thread hop and a large one streams with
+bounded memory.  The thread is the connection's alone (PostgreSQL's backend
+process per connection): a statement waiting on a row lock, on group commit
+or on COPY data holds nothing another session needs, however many wait.
+The one exception is an Execute of a short read (``Session.runs_inline``: a
+few rows by key, which never waits): it runs on the event loop, because a
+thread hop would cost more than the statement.  Otherwise the event loop
+only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
 
@@ -24,16 +30,17 @@ and calls ``Session.cancel()`` if a Query or Execute is in progress.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
 import socket
 import ssl
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, copy_protocol, params, timeouts
+from server import answers, batches, codec, copy_protocol, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -41,7 +48,7 @@ from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
-from sql.common.result import Result
+from sql.common.result import PreparedStatement, Result
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -66,8 +73,12 @@ class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
+class _NoBatch(Exception):
+    """The run of Bind/Execute messages is too short to batch."""
+
+
 class Connection:
-    """Serves one client until it disconnects; statements run on ``executor`` threads."""
+    """Serves one client until it disconnects; its statements run on its own thread."""
 
     def __init__(
         self,
@@ -76,12 +87,12 @@ class Connection:
         *,
         database: Database,
         config: Config,
-        executor: Executor,
         authenticator: Authenticator,
         process_id: int,
         secret_key: int,
         on_cancel_request: Callable[[int, int], None],
         tls_context: ssl.SSLContext | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.process_id = process_id
         self.secret_key = secret_key
@@ -89,10 +100,17 @@ class Connection:
         self._writer = writer
         self._database = database
         self._config = config
-        self._executor = executor
+        self._thread = executor or ThreadPoolExecutor(
+            1, thread_name_prefix=f"nyala-backend-{process_id}"
+        )
+        """The connection's statement thread, started at its first statement (tests may
+        pass an executor that runs calls in place)."""
         self._authenticator = authenticator
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
+        self._replay: collections.deque[m.FrontendMessage | DbError] = collections.deque()
+        """Messages taken ahead for a batch but answered one by one after all (or the error
+        decoding one raised, raised again in its turn)."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
         self._reported: dict[str, str] = {}
@@ -170,7 +188,7 @@ class Connection:
             self._task.cancel()
 
     async def _cleanup(self) -> None:
-        """Close the session (rolling back) on a worker thread, even if this task is cancelled."""
+        """Close the session (rolling back) on its thread, even if this task is cancelled."""
         portals = self._registry.clear()
         session, self._session = self._session, None
         try:
@@ -178,9 +196,11 @@ class Connection:
                 await asyncio.shield(self._run(_close_all, portals, session))
         except asyncio.CancelledError:
             self._writer.close()
+            self._thread.shutdown(wait=False)
             raise
         except Exception:
             log.exception("closing the session of connection %d failed", self.process_id)
+        self._thread.shutdown(wait=False)
         self._writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await self._writer.wait_closed()
@@ -199,6 +219,11 @@ class Connection:
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
+        if self._replay:
+            replayed = self._replay.popleft()
+            if isinstance(replayed, DbError):
+                raise replayed
+            return replayed
         while True:
             message = self._decoder.next_message()
             if message is not None:
@@ -219,9 +244,9 @@ class Connection:
             self._decoder.feed(data)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on a worker thread: it may block on SQL."""
+        """Run ``fn`` on the connection's statement thread: it may block on SQL."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        return await loop.run_in_executor(self._thread, functools.partial(fn, *args))
 
     async def _fatal(self, exc: BaseException) -> None:
         self.send(error_response(exc, severity="FATAL"))
@@ -304,6 +329,9 @@ class Connection:
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
         self.send(error_response(exc))
+        if self._session is not None:
+            # An error found here (a bad parameter, a missing portal) aborts the transaction too.
+            await self._run(self._session.fail_statement)
         if is_extended:
             self._skip_until_sync = True
         else:
@@ -468,22 +496,12 @@ class Connection:
         self.send(m.ParseComplete())
 
     async def _on_bind(self, message: m.Bind) -> None:
+        if not message.portal and await self._on_batch(message):
+            return
         if not message.portal:
             await self._close_portals(self._registry.close_portal(""))
         statement = self._registry.statement(message.statement)
-        expected = len(statement.param_oids)
-        if len(message.params) != expected:
-            raise ProtocolViolation(
-                f"bind message supplies {len(message.params)} parameters, but prepared statement "
-                f'"{message.statement}" requires {expected}'
-            )
-        formats = resolve_formats(message.param_formats, expected, "parameter")
-        values = [
-            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
-            for idx, (raw, oid, fmt) in enumerate(
-                zip(message.params, statement.param_oids, formats, strict=True)
-            )
-        ]
+        values = self._bind_values(message, statement)
         columns = statement.columns
         result_formats = (
             resolve_formats(message.result_formats, len(columns), "result")
@@ -493,6 +511,62 @@ class Connection:
         portal = Portal(message.portal, statement, values, result_formats)
         self._registry.add_portal(portal)
         self.send(m.BindComplete())
+
+    async def _on_batch(self, first: m.Bind) -> bool:
+        """Apply a buffered run of Bind/Execute of one prepared INSERT as one write
+        (``batches``); False when ``first`` is to be answered on its own."""
+        session = self._session
+        assert session is not None, "queries run only after startup"
+        statement = self._registry.statements.get(first.statement)
+        if self._replay or statement is None or not session.batchable(statement):
+            return False  # a replayed Bind's run is in the replay, not ahead in the decoder
+        taken, run = batches.take_run(first, self._decoder.next_message)
+        batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
+        try:
+            if len(batched) < batches.MIN_BATCH_ROWS:
+                raise _NoBatch
+            rows = [self._bind_values(row.bind, statement) for row in batched]
+        except (_NoBatch, DbError):
+            self._replay.extend(taken[1:])
+            return False
+        await self._close_portals(self._registry.close_portal(""))
+        self._begin_statement()
+        try:
+            done = await self._run(session.execute_batch, statement, rows)
+        except Exception:
+            # Canceled while applying the batch: the first row reports it, the rest skip to Sync.
+            self._replay.extend(taken[1:])
+            self.send(m.BindComplete())
+            raise
+        finally:
+            self._end_statement()
+        if not done:
+            self._replay.extend(taken[1:])
+            return False
+        tag = m.CommandComplete("INSERT 0 1")
+        for row in batched:
+            self.send(m.BindComplete())
+            if row.described:
+                self.send(m.NoData())
+            self.send(tag)
+        self._replay.extend(taken[batched[-1].end + 1 :])
+        return True
+
+    def _bind_values(self, message: m.Bind, statement: PreparedStatement) -> list[object]:
+        """The parameters of a Bind, decoded by the statement's parameter types."""
+        expected = len(statement.param_oids)
+        if len(message.params) != expected:
+            raise ProtocolViolation(
+                f"bind message supplies {len(message.params)} parameters, but prepared statement "
+                f'"{message.statement}" requires {expected}'
+            )
+        formats = resolve_formats(message.param_formats, expected, "parameter")
+        return [
+            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
+            for idx, (raw, oid, fmt) in enumerate(
+                zip(message.params, statement.param_oids, formats, strict=True)
+            )
+        ]
 
     async def _on_describe(self, message: m.Describe) -> None:
         if message.kind == "S":
@@ -525,11 +599,19 @@ class Connection:
         if portal.is_complete:
             self.send(m.CommandComplete(_completed_tag(portal)))
             return
+        assert self._session is not None, "queries run only after startup"
+        # A short read (a few rows by key) runs right here: it never waits, and a thread hop
+        # would cost more than the statement.  Anything left of it goes on the thread.
+        inline = portal.stream is None and self._session.runs_inline(portal.statement)
         sent = 0
         self._begin_statement()
         try:
             while True:
-                step = await self._run(self._advance_portal, portal, message.max_rows, sent)
+                if inline:
+                    inline = False
+                    step = self._advance_portal(portal, message.max_rows, sent)
+                else:
+                    step = await self._run(self._advance_portal, portal, message.max_rows, sent)
                 self._out += step.output
                 sent = step.sent
                 if step.error is not None:

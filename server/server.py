@@ -3,8 +3,8 @@
 Each accepted socket becomes a ``Connection`` running in its own task, with a
 BackendKeyData pair (process id, secret) that identifies it to a later
 CancelRequest; the registry maps the process id to the connection and the
-secret is compared in constant time.  Statements of every connection share
-one thread pool.
+secret is compared in constant time.  Each connection runs its statements on
+a thread of its own, so no number of waiting statements can starve the rest.
 
 Shutdown (SIGTERM or SIGINT, wired in ``__main__``): stop listening, end
 idle connections at once with FATAL 57P01, give running statements
@@ -18,7 +18,6 @@ import hmac
 import logging
 import secrets
 import ssl
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from server.auth import Authenticator, TrustAuthenticator
@@ -52,9 +51,6 @@ class Server:
         self._database = database
         self._config = config
         self._authenticator = authenticator or TrustAuthenticator()
-        self._executor = ThreadPoolExecutor(
-            max_workers=config.worker_threads, thread_name_prefix="nyala-statement"
-        )
         self._connections: dict[int, Connection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Server | None = None
@@ -93,7 +89,6 @@ class Server:
             writer,
             database=self._database,
             config=self._config,
-            executor=self._executor,
             authenticator=self._authenticator,
             process_id=process_id,
             secret_key=secrets.randbelow(2**31),
@@ -118,7 +113,7 @@ class Server:
                 return self._next_process_id
 
     async def shutdown(self) -> None:
-        """Stop listening, end the connections, and release the worker threads."""
+        """Stop listening and end the connections (each releases its own thread)."""
         if self._listener is not None:
             self._listener.close()
         log.info("shutting down: %d connections", len(self._connections))
@@ -132,4 +127,3 @@ class Server:
                 for connection in list(self._connections.values()):
                     connection.cancel_statement()
                 await asyncio.wait(pending, timeout=self._config.shutdown_grace_s)
-        self._executor.shutdown(wait=False, cancel_futures=True)

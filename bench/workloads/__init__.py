@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench.context import Context
-from bench.workloads import mixed, oltp, pushdown, tpch
+from bench.workloads import mixed, oltp, pgbench, pushdown, tpch
 
 WORKLOADS: dict[str, Callable[[Context], None]] = {
     "bulk_load": oltp.bulk_load,
@@ -15,6 +15,7 @@ WORKLOADS: dict[str, Callable[[Context], None]] = {
     "update": oltp.update,
     "delete": oltp.delete,
     "mixed": mixed.mixed,
+    "pgbench": pgbench.pgbench,
     "pushdown": pushdown.pushdown,
     "tpch": tpch.tpch,
 }

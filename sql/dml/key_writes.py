@@ -7,6 +7,11 @@ a time rarely need any of it: every value is a bind parameter or a plain
 literal, and an UPDATE or DELETE names its row by the whole primary key.
 Those are recognised at plan time and applied as Kudu's operations straight
 from the parameters, with PostgreSQL's range, length and NOT NULL checks.
+An UPDATE whose SET reads the row (``v = v + $1``, ``COALESCE(v, 0) * 2``;
+key_expressions.py) reads that one row by key, computes the new values and
+writes them; if a concurrent transaction changed the row meanwhile it waits
+for it, re-reads the newest version and computes again (READ COMMITTED's
+re-check; REPEATABLE READ fails with 40001 in storage).
 
 Anything else (expressions, RETURNING, ON CONFLICT, a default that is not a
 constant, a parameter whose declared type differs from its column's, or a
@@ -16,6 +21,7 @@ path, so both paths give the same answers.
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 from dataclasses import dataclass
@@ -27,10 +33,12 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.common.names import identifier_name
+from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
 from storage.data_type import TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
+from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -45,6 +53,7 @@ _INT_LIMITS = {
     TypeKind.INT64: (2**63, "bigint"),
 }
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_READ_KEY_KINDS = {*_INT_LIMITS, TypeKind.STRING, TypeKind.VARCHAR}
 
 
 class _Fallback(Exception):
@@ -54,11 +63,15 @@ class _Fallback(Exception):
 @dataclass(frozen=True, slots=True)
 class Cell:
     """Where a written column's value comes from: parameter ``param`` (0-based), ``value``,
-    or the next value of the sequence ``sequence`` (a SERIAL or hidden-key default)."""
+    the next value of the sequence ``sequence`` (a SERIAL or hidden-key default), or an
+    expression ``computed`` over the row's current values."""
 
     param: int | None
     value: object = None
     sequence: str | None = None
+    computed: Computed | None = None
+    is_now: bool = False
+    """The transaction's start time: CURRENT_TIMESTAMP or now() into a timestamp column."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +83,8 @@ class KeyWrite:
     table: TableInfo
     columns: list[ColumnSchema]
     rows: list[list[Cell]]
+    reads: tuple[ColumnSchema, ...] = ()
+    """The columns a computed cell reads: the row is read by key before it is written."""
 
 
 def plan_insert(
@@ -105,16 +120,33 @@ def plan_update(ast: exp.Update, table: TableInfo, oids: list[int]) -> KeyWrite 
         return None
     columns = list(table.schema.key_columns)
     cells = [key[c.id] for c in columns]
+    alias = ast.this.alias_or_name
+    reads: set[int] = set()
     for assignment in ast.expressions:
         column = table.schema.find(identifier_name(assignment.this))
         if column is None or column.id in key or column in columns:
             return None
         cell = _cell(assignment.expression, column, oids)
         if cell is None:
-            return None
+            computed = compile_expression(
+                assignment.expression, lambda c: _row_column(c, table, alias), oids
+            )
+            if computed is None or not assignable(computed, column):
+                return None
+            cell = Cell(None, computed=computed)
+            reads |= computed.reads
         columns.append(column)
         cells.append(cell)
-    return KeyWrite("UPDATE", table, columns, [cells])
+    read = tuple(c for c in table.schema.columns if c.id in reads)
+    if read and any(c.type.kind not in _READ_KEY_KINDS for c in table.schema.key_columns):
+        return None  # the row is read by an equality on each key column: plain values only
+    return KeyWrite("UPDATE", table, columns, [cells], reads=read)
+
+
+def _row_column(node: exp.Column, table: TableInfo, alias: str) -> ColumnSchema | None:
+    if node.table and node.table != alias:
+        return None
+    return table.schema.find(node.name)
 
 
 def plan_delete(ast: exp.Delete, table: TableInfo, oids: list[int]) -> KeyWrite | None:
@@ -176,6 +208,9 @@ def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
         return Cell(index)
     if isinstance(node, exp.Null):
         return Cell(None, None)
+    if isinstance(node, exp.CurrentTimestamp) and not node.this and kind is TypeKind.TIMESTAMP:
+        # As the general path stores it: the instant, in UTC for a timestamp without zone.
+        return Cell(None, is_now=True)
     if isinstance(node, exp.Boolean) and kind is TypeKind.BOOL:
         return Cell(None, node.this)
     negative = isinstance(node, exp.Neg)
@@ -211,11 +246,18 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
 
 
 def execute(
-    write: KeyWrite, txn: Transaction, params: list[Any], sequences: SessionSequences
+    write: KeyWrite,
+    txn: Transaction,
+    params: list[Any],
+    sequences: SessionSequences,
+    now: object = None,
 ) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
+    values = _Values(params, now)
+    if write.reads:
+        return _update_from_row(write, txn, values)
     try:
-        batch = _batch(write, params, sequences)
+        batch = _batch(write, [values] * len(write.rows), sequences)
     except _Fallback:
         return None
     count = 0
@@ -240,7 +282,79 @@ def execute(
     return count
 
 
-def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> pa.RecordBatch:
+def insert_many(
+    write: KeyWrite,
+    txn: Transaction,
+    param_rows: list[list[Any]],
+    sequences: SessionSequences,
+    now: object = None,
+) -> bool:
+    """Apply a one-row INSERT once per parameter row, as one vectorised write (a pipelined
+    batch); False when the general path must run them.  Raises the first DbError a row
+    hits, leaving the caller to undo what was written and find that row one by one."""
+    (cells,) = write.rows
+    many = dataclasses.replace(write, rows=[cells] * len(param_rows))
+    try:
+        batch = _batch(many, [_Values(params, now) for params in param_rows], sequences)
+    except _Fallback:
+        return False
+    table = write.table
+    for tablet_id, part in by_tablet(table, batch):
+        txn.insert(tablet_id, part, constraint_name=f"{table.name}_pkey")
+    return True
+
+
+def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
+    """UPDATE one row by key with SET expressions over its current values."""
+    (cells,) = write.rows
+    table = write.table
+    keys = table.schema.key_columns
+    try:
+        key_values = [values.of(cell) for cell in cells[: len(keys)]]
+        key_batch = pa.RecordBatch.from_arrays(
+            [_array([v], c, table) for v, c in zip(key_values, keys, strict=True)],
+            names=[str(c.id) for c in keys],
+        )
+    except _Fallback:
+        return None
+    ((tablet_id, _),) = by_tablet(table, key_batch)
+    spec = ScanSpec(
+        projection=tuple(c.id for c in write.reads),
+        predicates=tuple(
+            ColumnPredicate.equality(c.id, v) for c, v in zip(keys, key_values, strict=True)
+        ),
+    )
+    while True:
+        found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
+        if not found:
+            return 0
+        row: dict[int, object] = dict(
+            zip(spec.projection, (col[0].as_py() for col in found[0].columns), strict=True)
+        )
+        arrays = [*key_batch.columns]
+        for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
+            try:
+                value = (
+                    cell.computed.evaluate(row, values.params)
+                    if cell.computed is not None
+                    else values.of(cell)
+                )
+                arrays.append(_array([value], column, table))
+            except _Fallback:
+                return None
+        batch = pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+        conflicts: list[int] = []
+        count = txn.update(tablet_id, batch, conflicts=conflicts)
+        if not conflicts:
+            return count
+        # READ COMMITTED: the row changed after the snapshot; compute again from its newest version.
+        txn.refresh_snapshot()
+
+
+def _batch(
+    write: KeyWrite, values: list[_Values], sequences: SessionSequences
+) -> pa.RecordBatch:
+    """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     for position, column in enumerate(write.columns):
@@ -248,8 +362,8 @@ def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> p
             drawn.append(position)
             arrays.append(None)
             continue
-        values = [_value(row[position], params) for row in write.rows]
-        arrays.append(_array(values, column, write.table))
+        column_values = [v.of(row[position]) for row, v in zip(write.rows, values, strict=True)]
+        arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
@@ -258,16 +372,29 @@ def _batch(write: KeyWrite, params: list[Any], sequences: SessionSequences) -> p
         names = {c.sequence for c in cells if c.sequence is not None}
         fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
                  for name in names}  # fmt: skip
-        values = [
-            int(next(fresh[c.sequence])) if c.sequence is not None else _value(c, params)
-            for c in cells
+        column_values = [
+            int(next(fresh[c.sequence])) if c.sequence is not None else v.of(c)
+            for c, v in zip(cells, values, strict=True)
         ]
-        arrays[position] = _array(values, column, write.table)
+        arrays[position] = _array(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
 
 
-def _value(cell: Cell, params: list[Any]) -> object:
-    return params[cell.param] if cell.param is not None else cell.value
+@dataclass(frozen=True, slots=True)
+class _Values:
+    """What cells read at run time: the parameters, and the transaction's start time."""
+
+    params: list[Any]
+    now: object
+
+    def of(self, cell: Cell) -> object:
+        if cell.param is not None:
+            return self.params[cell.param]
+        if cell.is_now:
+            if self.now is None:
+                raise _Fallback
+            return self.now
+        return cell.value
 
 
 def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.Array:

@@ -388,7 +388,7 @@ def execute_write(
     """Apply the plan; return the row count and the rows RETURNING reads (if any).
     ``sequences`` lets a key write draw its SERIAL values without DuckDB."""
     if plan.key_write is not None and stats is None and sequences is not None:
-        count = key_writes.execute(plan.key_write, txn, params, sequences)
+        count = key_writes.execute(plan.key_write, txn, params, sequences, now)
         if count is not None:
             return count, None
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)

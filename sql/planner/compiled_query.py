@@ -15,7 +15,7 @@ from typing import Any
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
 from sql.planner.binder import BoundQuery
-from sql.planner.pushdown import ScanPlan, direct_columns, plan_scans
+from sql.planner.pushdown import ScanPlan, direct_columns, is_short, plan_scans
 from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
@@ -46,6 +46,8 @@ class CompiledQuery:
     uses_now: bool = False
     columns: tuple[ResultColumn, ...] | None = None
     direct: list[ColumnSchema] | None = None
+    is_short: bool = False
+    """A direct read of a few rows by key (``pushdown.is_short``): it never waits."""
     used_params: list[int] | None = None
     """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
 
@@ -74,5 +76,6 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     direct = direct_columns(bound, scans)
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
     return CompiledQuery(
-        sql, views, outputs, bound.param_oids, uses_now, direct=direct, used_params=used
-    )
+        sql, views, outputs, bound.param_oids, uses_now, direct=direct,
+        is_short=is_short(bound, scans, direct), used_params=used,
+    )  # fmt: skip

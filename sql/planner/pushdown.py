@@ -236,6 +236,29 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     return plans
 
 
+SHORT_LIMIT_ROWS = 1000
+"""A direct query with a LIMIT up to this many rows counts as short (``is_short``)."""
+
+
+def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema] | None) -> bool:
+    """Whether a direct query reads a handful of rows by key: an equality on every key column,
+    or a literal LIMIT of at most ``SHORT_LIMIT_ROWS``.  Such a read never waits on a lock, so
+    the server runs it where it stands instead of handing it to a thread."""
+    if direct is None or bound.tables[0].snapshot is not None:
+        return False
+    plan = plans[0]
+    equal = {p.column.id for p in plan.predicates if p.op == "="}
+    if set(plan.table.schema.key_column_ids) <= equal:
+        return True
+    limit = plan.limit
+    return (
+        limit is not None
+        and limit.parameter is None
+        and isinstance(limit.value, int)
+        and limit.value <= SHORT_LIMIT_ROWS
+    )
+
+
 def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchema] | None:
     """The table columns a query outputs when the scan alone answers it, else None.
 

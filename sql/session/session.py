@@ -24,7 +24,7 @@ from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
-from sql.dml import writes
+from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
@@ -69,6 +69,8 @@ from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
+_BATCH_SAVEPOINT = "nyala batch"
+"""Marks where a pipelined batch began, so a failed one leaves nothing behind."""
 
 
 class Session:
@@ -87,7 +89,9 @@ class Session:
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
-        self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
+        self._block = TransactionBlock(
+            db.engine, self.settings, self._modes, self._cursors, self._check_cancel
+        )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
@@ -108,6 +112,13 @@ class Session:
         """Make the running statement fail with 57014 (safe from any thread)."""
         self._cancel.set()
         self._runner.interrupt()
+
+    def fail_statement(self) -> None:
+        """An error reported for the current statement (the server's own, such as a Bind's bad
+        parameter, included) fails it as PostgreSQL does: the implicit transaction rolls back,
+        a transaction block fails.  Repeating it for an error the session raised changes
+        nothing."""
+        self._block.on_error()
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -221,6 +232,59 @@ class Session:
         result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
+
+    def batchable(self, stmt: PreparedStatement) -> bool:
+        """Whether a run of Executes of ``stmt`` may be applied as one write
+        (``execute_batch``): a one-row INSERT the key-write path takes, on a current plan."""
+        plan = stmt.plan
+        if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
+            return False
+        write = plan.write
+        key_write = write.key_write
+        return (
+            key_write is not None
+            and key_write.kind == "INSERT"
+            and len(key_write.rows) == 1
+            and write.returning is None
+            and write.conflict is None
+        )
+
+    def execute_batch(self, stmt: PreparedStatement, param_rows: list[list[Any]]) -> bool:
+        """Apply ``stmt`` once per parameter row as one vectorised write, in the transaction
+        the next Sync ends.  False when nothing was written and the rows must run one by one
+        instead: the batch could not be judged, or a row failed (that row's own Execute then
+        reports the error, after the rows before it, as PostgreSQL would)."""
+        self._cancel.clear()
+        if self._block.failed or not self.batchable(stmt):
+            return False
+        plan = stmt.plan
+        assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
+        txn = self._block.current()
+        txn.savepoint(_BATCH_SAVEPOINT)
+        try:
+            done = key_writes.insert_many(
+                plan.write.key_write, txn, param_rows, self.sequences, self._block.started
+            )
+        except QueryCanceled:
+            txn.rollback_to(_BATCH_SAVEPOINT)
+            txn.release(_BATCH_SAVEPOINT)
+            raise  # a cancel or statement_timeout is the run's answer, not one row's
+        except DbError:
+            done = False
+        if not done:
+            txn.rollback_to(_BATCH_SAVEPOINT)
+        txn.release(_BATCH_SAVEPOINT)
+        return done
+
+    def runs_inline(self, stmt: PreparedStatement) -> bool:
+        """Whether executing ``stmt`` is short and never waits: a read of a few rows by key
+        (``CompiledQuery.is_short``) on a current plan, so it needs no thread of its own."""
+        plan = stmt.plan
+        return (
+            isinstance(plan, QueryPlan)
+            and plan.query.is_short
+            and plan.catalog_version == self._db.catalog_version
+        )
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
         match plan:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sql.common.result import Result
@@ -46,8 +47,10 @@ class TransactionBlock:
         settings: SessionSettings,
         modes: TransactionModes,
         cursors: Cursors,
+        check_cancel: Callable[[], None],
     ) -> None:
         self._engine = engine
+        self._check_cancel = check_cancel
         self._settings = settings
         self._modes = modes
         self._cursors = cursors
@@ -88,6 +91,7 @@ class TransactionBlock:
         txn = self.txn if self.txn is not None else self.start()
         txn.begin_statement()
         txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
+        txn.cancel_check = self._check_cancel  # a cancel or statement_timeout ends a lock wait
         return txn
 
     def finish_autocommit(self) -> None:

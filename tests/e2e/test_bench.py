@@ -46,7 +46,8 @@ def test_bench_runs_every_workload_at_tiny_scale(tmp_path):
         "point SELECT by primary key (prepared)", "UPDATE one column by primary key",
         "DELETE 1% of rows by key", "8 threads, 50/50 point select + update",
         "pushdown card=10", "pushdown card=1,000", "pushdown card=N", "TPC-H Q1", "TPC-H Q6",
-        "wide fetch 4 columns",
+        "wide fetch 4 columns", "pgbench select-only (-S), 1 client",
+        "pgbench TPC-B-like, 8 clients",
     } <= workloads  # fmt: skip
     for key, figure in figures.items():
         assert set(figure["values"]) >= {"nyala", "postgres"}, key

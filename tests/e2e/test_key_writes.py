@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import threading
+import time
 
 import psycopg
 import pytest
@@ -98,3 +100,68 @@ def test_duplicate_key_and_update_to_null(conn):
     with pytest.raises(psycopg.errors.NotNullViolation):
         conn.execute("update kw set s = %s where id = %s and tag = %s", (None, 1, "a"))
     assert _all(conn)[0][3] == "abc"
+
+
+ROW_UPDATES = [
+    ("update rw set i = i + %s, b = coalesce(b, 0) * 2 - 1 where k = %s",
+     [(5, 1), (5, 3), (2**31 - 20, 1), (None, 1), (-3, 2)]),
+    ("update rw set s = s * %s where k = %s", [(2, 1), (2**14, 2), (-1, 2)]),
+    ("update rw set b = -b + i * %s where k = %s", [(3, 1), (2**40, 2), (2**62, 2)]),
+    ("update rw set f = f * %s, i = -(i) where k = %s",
+     [(10.0, 1), (1e300, 2), (1e-300, 2), (0.0, 1)]),
+    ("update rw set r = f + %s where k = %s", [(1.0, 1), (1e300, 2)]),
+    ("update rw set i = 7, s = i where k = %s", [(1,), (2,)]),
+]  # fmt: skip
+
+
+def _row_updates(dsn: str) -> tuple[list[str | None], list[tuple]]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists rw")
+        conn.execute(
+            "create table rw (k int primary key, s smallint, i int, b bigint, f float8, r real)"
+        )
+        conn.execute("insert into rw values (1, 1, 10, null, 1.5, 0), (2, 300, -5, 9, 1e300, 0)")
+        outcomes: list[str | None] = []
+        for sql, runs in ROW_UPDATES:
+            for params in runs:
+                try:
+                    outcomes.append(conn.execute(sql, params, prepare=True).statusmessage)
+                except psycopg.Error as exc:
+                    outcomes.append(exc.sqlstate)
+        rows = conn.execute("select * from rw order by k").fetchall()
+        conn.execute("drop table rw")
+    return outcomes, rows
+
+
+def test_updates_computed_from_the_row_follow_postgresql(nyala_server, postgres_server):
+    """SET from the row's own values (nyala: the key-write path) gives PostgreSQL's
+    counts, overflow SQLSTATEs and rows."""
+    outcomes, rows = _row_updates(postgres_server.dsn)
+    assert outcomes.count("22003") >= 4 and "UPDATE 0" in outcomes
+    assert _row_updates(nyala_server.dsn) == (outcomes, rows)
+
+
+def test_concurrent_increments_recheck_the_newest_row(conn):
+    """Two sessions add to one counter; the second waits, re-reads and adds on top."""
+    conn.execute("drop table if exists rw")
+    conn.execute("create table rw (k int primary key, v int)")
+    conn.execute("insert into rw values (1, 0)")
+    info = conn.info
+    dsn = f"host={info.host} port={info.port} user={info.user} dbname={info.dbname}"
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as other:
+        holder.execute("update rw set v = v + %s where k = %s", (10, 1), prepare=True)
+        done = []
+        waiter = threading.Thread(
+            target=lambda: done.append(
+                other.execute("update rw set v = v + %s where k = %s", (1, 1), prepare=True)
+                .statusmessage
+            )
+        )
+        waiter.start()
+        time.sleep(0.5)
+        assert not done
+        holder.commit()
+        waiter.join(10)
+    assert done == ["UPDATE 1"]
+    assert conn.execute("select v from rw").fetchone() == (11,)
+    conn.execute("drop table rw")

@@ -392,3 +392,146 @@ def test_sigterm_ends_idle_connections_with_57p01_and_exits_cleanly(fresh_nyala_
         assert client.receive() is None
     finally:
         client.close()
+
+
+def test_short_reads_by_key_answer_as_postgresql_does(connect):
+    """Reads by key and small LIMITs run on nyala's event loop; the messages are PostgreSQL's."""
+    client = connect()
+    client.query("drop table if exists short_reads")
+    client.query("create table short_reads (k int primary key, v text)")
+    client.query("insert into short_reads select i, 'v' || i from generate_series(1, 20) i")
+    one = (1).to_bytes(4, "big")
+    client.send(
+        m.Parse("point", "select v, k from short_reads where k = $1", (23,)),
+        m.Parse("few", "select k from short_reads where k > $1 limit 5", (23,)),
+        m.Bind("", "point", (1,), (b"\x00\x00\x00\x07",), ()),
+        m.Execute("", 0),
+        m.Bind("", "point", (0,), (b"99",), ()),
+        m.Execute("", 0),
+        m.Bind("", "few", (1,), (one,), (1,)),
+        m.Execute("", 2),
+        m.Execute("", 0),
+        m.Sync(),
+    )
+    messages = client.until_ready()
+    assert kinds(messages) == "1 1 2 D C 2 C 2 D D s D D D C Z"
+    rows = [msg.values for msg in messages if isinstance(msg, m.DataRow)]
+    assert rows[0] == (b"v7", b"7")
+    assert [int.from_bytes(r[0], "big") for r in rows[1:]] == [2, 3, 4, 5, 6]
+    assert [msg.tag for msg in messages if isinstance(msg, m.CommandComplete)] == [
+        "SELECT 1",
+        "SELECT 0",
+        "SELECT 3",
+    ]
+    client.send(m.Bind("", "point", (0,), (b"x",), ()), m.Execute("", 0), m.Sync())
+    assert errors(client.until_ready()) == ["22P02"]
+    client.query("set statement_timeout = 1")
+    client.send(m.Bind("", "point", (0,), (b"3",), ()), m.Execute("", 0), m.Sync())
+    assert kinds(client.until_ready()) == "2 D C Z"
+    client.query("set statement_timeout = 0")
+    client.query("alter table short_reads add column w int")
+    client.send(m.Bind("", "point", (0,), (b"3",), ()), m.Execute("", 0), m.Sync())
+    answer = client.until_ready()
+    assert kinds(answer) == "2 D C Z"
+    assert [msg.values for msg in answer if isinstance(msg, m.DataRow)] == [(b"v3", b"3")]
+    client.query("drop table short_reads")
+
+
+def _pipelined_inserts(client, keys, *, begin=False, describe=False):
+    """One prepared INSERT, a Bind/Execute per key, then Sync (what executemany sends)."""
+    client.query("drop table if exists batch_rows")
+    client.query("create table batch_rows (k int primary key, v smallint not null)")
+    client.query("insert into batch_rows values (100, 0)")
+    if begin:
+        client.query("begin")
+    messages: list[m.FrontendMessage] = [m.Parse("ins", "insert into batch_rows values ($1, $2)", ())]
+    client.send(m.Close("S", "ins"), m.Sync())
+    client.until_ready()
+    for key, value in keys:
+        params = (None if key is None else str(key).encode(), str(value).encode())
+        messages += [m.Bind("", "ins", (), params, ())]
+        messages += [m.Describe("P", "")] if describe else []
+        messages += [m.Execute("", 0)]
+    client.send(*messages, m.Sync())
+    answer = client.until_ready()
+    if begin:
+        client.query("commit")
+    rows = client.query("select k from batch_rows order by k")
+    client.query("drop table batch_rows")
+    return kinds(answer), errors(answer), [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)]
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ([(k, 1) for k in range(1, 9)], "1" + " 2 C" * 8 + " Z"),
+        ([(100, 1)] + [(k, 1) for k in range(1, 8)], "1 2 E Z"),
+        ([(k, 1) for k in range(1, 5)] + [(100, 1)] + [(k, 1) for k in range(5, 8)],
+         "1" + " 2 C" * 4 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 8)] + [(100, 1)], "1" + " 2 C" * 7 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 5)] + [(2, 1), (9, 1), (10, 1)], "1" + " 2 C" * 4 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 4)] + [(None, 1), (9, 1), (10, 1)], "1" + " 2 C" * 3 + " 2 E Z"),
+        ([(k, 1) for k in range(1, 4)] + [(4, 40000), (9, 1), (10, 1)], "1" + " 2 C" * 3 + " E Z"),
+    ],
+    ids=["all-rows", "fails-first", "fails-middle", "fails-last", "duplicate-within",
+         "null-key", "out-of-range"],
+)  # fmt: skip
+def test_pipelined_inserts_answer_row_by_row_and_fail_whole(connect, keys, expected):
+    """A run of Bind/Execute of one INSERT (nyala applies it as one batch) answers as
+    PostgreSQL does, message by message; a failing row leaves nothing of the run behind."""
+    client = connect()
+    answer, codes, rows = _pipelined_inserts(client, keys)
+    assert answer == expected
+    if "E" in answer:
+        assert codes[0] in ("23505", "23502", "22003")
+        assert rows == [b"100"]
+    else:
+        assert len(rows) == len(keys) + 1
+    answer, codes, rows = _pipelined_inserts(client, keys, begin=True)
+    assert answer == expected
+    assert len(rows) == (1 if "E" in answer else len(keys) + 1)
+
+
+@pytest.mark.parametrize("fail_at", [None, 0, 3, 7])
+def test_libpq_style_pipelines_with_describe_match_postgresql(nyala_server, postgres_server, fail_at):
+    """libpq's pipelines (psycopg executemany) send Bind, Describe portal, Execute per row."""
+    keys = [(100 if i == fail_at else i + 1, 1) for i in range(8)]
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, clients = _connector(server)
+        client = make()
+        try:
+            answers.append(
+                [_pipelined_inserts(client, keys, describe=True, begin=begin) for begin in (0, 1)]
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]
+    assert ("2 n E" in answers[0][0][0]) is (fail_at is not None)
+
+
+def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, postgres_server):
+    """After a failing run is answered one by one, the next pipeline (already received)
+    is answered in order."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, clients = _connector(server)
+        client = make()
+        try:
+            client.query("drop table if exists batch_rows")
+            client.query("create table batch_rows (k int primary key)")
+            client.query("insert into batch_rows values (3)")
+            messages: list[m.FrontendMessage] = [m.Parse("", "insert into batch_rows values ($1)", ())]
+            for keys in ((1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11, 12)):
+                for key in keys:
+                    messages += [m.Bind("", "", (), (str(key).encode(),), ()), m.Execute("", 0)]
+                messages.append(m.Sync())
+            client.send(*messages)
+            first, second = client.until_ready(), client.until_ready()
+            rows = client.query("select k from batch_rows order by k")
+            client.query("drop table batch_rows")
+            answers.append((kinds(first), kinds(second), [r.values[0] for r in rows if isinstance(r, m.DataRow)]))
+        finally:
+            client.close()
+    assert answers[0] == answers[1]
+    assert answers[0][2] == [b"3", b"7", b"8", b"9", b"10", b"11", b"12"]

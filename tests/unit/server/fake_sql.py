@@ -64,6 +64,16 @@ class FakeSession:
 
     sync_writes = False
 
+    def runs_inline(self, stmt: PreparedStatement) -> bool:
+        return False
+
+    def batchable(self, stmt: PreparedStatement) -> bool:
+        return False
+
+    def fail_statement(self) -> None:
+        if self.in_block:
+            self.failed = True
+
     def sync(self) -> None:
         self.syncs = getattr(self, "syncs", 0) + 1
 

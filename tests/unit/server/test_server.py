@@ -17,7 +17,7 @@ class RecordingConnection:
 
 
 def make_server() -> Server:
-    return Server(FakeDatabase(), Config(worker_threads=1))  # type: ignore[arg-type]
+    return Server(FakeDatabase(), Config())  # type: ignore[arg-type]
 
 
 def test_cancel_request_with_the_right_secret_cancels_that_connection():

@@ -38,6 +38,8 @@ def _key_write(session, sql, oids=()):
         "insert into kw (id, s) values (1, 'a'), (2, 'b')",
         "update kw set n = $1, s = 'q' where id = $2",
         "update kw set f = null where (id = 3)",
+        "update kw set n = n + 1 where id = $1",
+        "update kw set n = coalesce(n, 0) * $1 - (2 + kw.n) where id = $2",
         "delete from kw where id = $1",
         "delete from kw k where k.id = 7",
     ],
@@ -53,7 +55,10 @@ def test_simple_writes_qualify(session, sql):
         "insert into kw (id) values ($1) returning id",
         "insert into kw (id) values ($1) on conflict do nothing",
         "insert into kw (id) select 1",
-        "update kw set n = n + 1 where id = $1",
+        "update kw set n = n / 2 where id = $1",
+        "update kw set n = n + 1.5 where id = $1",
+        "update kw set d = d + 1 where id = $1",
+        "update kw set s = s || 'x' where id = $1",
         "update kw set n = 1 where id > $1",
         "update kw set n = 1 where id = $1 and n = 2",
         "update kw set id = 2 where id = 1",
@@ -104,3 +109,81 @@ def test_key_writes_apply_with_postgres_checks(session):
     assert rows == [(1, 7, "ab", decimal.Decimal("1.01"), 1.5)]
     assert _run(session, delete, [1]) == "DELETE 1"
     assert _run(session, delete, [1]) == "DELETE 0"
+
+
+def _outcome(session, stmt, params, general):
+    if general:
+        stmt.plan.write.key_write = None
+    try:
+        return _run(session, stmt, params)
+    except errors.DbError as exc:
+        return exc.sqlstate
+
+
+@pytest.fixture
+def general_session(tmp_path_factory):
+    db = Database.open(tmp_path_factory.mktemp("general"), fsync=False)
+    s = db.session("nyala", "nyala", {})
+    yield s
+    s.close()
+    db.close()
+
+
+ROW_UPDATES = [
+    ("update rw set i = i + $1, b = coalesce(b, 0) * 2 - 1 where k = $2", [[5, 1], [5, 3],
+     [2**31 - 20, 1], [None, 1], [-3, 2]]),
+    ("update rw set s = s * $1 where k = $2", [[2, 1], [2**14, 2], [-1, 2]]),
+    ("update rw set b = -b + i * $1 where k = $2", [[3, 1], [2**40, 2], [2**62, 2]]),
+    ("update rw set f = f * $1, i = -(i) where k = $2", [[10.0, 1], [0.5, 2], [0.0, 1]]),
+    ("update rw set r = f + $1 where k = $2", [[1.0, 1]]),
+    ("update rw set i = 7, s = i where k = $1", [[1], [2]]),
+]
+
+
+def test_current_timestamp_inserts_as_the_general_path(session, general_session):
+    stored = []
+    for s, general in ((session, False), (general_session, True)):
+        for _ in s.execute("create table h (k int, at timestamp, tz timestamptz)"):
+            pass
+        stmt = s.prepare("insert into h values ($1, current_timestamp, now())", [])
+        assert stmt.plan.write.key_write is not None
+        for _ in s.execute("begin"):
+            pass
+        assert _outcome(s, stmt, [1], general) == "INSERT 0 1"
+        rows = next(iter(s.execute("select at, tz, now() from h"))).batches
+        stored.append([tuple(r.values()) for b in rows for r in b.to_pylist()])
+        for _ in s.execute("commit"):
+            pass
+    for rows in stored:
+        ((at, tz, now),) = rows
+        assert at == now.replace(tzinfo=None) and tz == now
+
+
+def test_row_updates_answer_as_the_general_path(session, general_session):
+    """The same UPDATEs on both paths: same counts, SQLSTATEs (overflow) and rows.  (Float
+    overflow is compared with PostgreSQL in tests/e2e/test_key_writes.py: the general path
+    stores infinity where PostgreSQL raises 22003.)"""
+    answers = []
+    for s, general in ((session, False), (general_session, True)):
+        for _ in s.execute(
+            "create table rw (k int primary key, s smallint, i int, b bigint, f float8, r real)"
+        ):
+            pass
+        for _ in s.execute(
+            "insert into rw values (1, 1, 10, null, 1.5, 0), (2, 300, -5, 9, 1e300, 0)"
+        ):
+            pass
+        outcomes = []
+        for sql, runs in ROW_UPDATES:
+            stmt = s.prepare(sql, [])
+            assert stmt.plan.write.key_write is not None, sql
+            outcomes += [_outcome(s, stmt, params, general) for params in runs]
+        rows = [
+            tuple(r.values())
+            for b in next(iter(s.execute("select * from rw order by k"))).batches
+            for r in b.to_pylist()
+        ]
+        answers.append((outcomes, rows))
+    assert answers[0] == answers[1]
+    outcomes, _ = answers[0]
+    assert "22003" in outcomes and "UPDATE 0" in outcomes

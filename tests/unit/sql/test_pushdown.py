@@ -131,6 +131,28 @@ def test_direct_columns_only_for_queries_the_scan_answers_alone(cat):
         assert direct(sql) is None, sql
 
 
+def test_short_reads_are_direct_reads_by_the_whole_key_or_a_small_literal_limit(cat):
+    from sql.planner.pushdown import SHORT_LIMIT_ROWS, direct_columns, is_short
+
+    def short(sql):
+        bound = bind_query(parser.parse(sql)[0].ast, cat)
+        scans = plan_scans(bound)
+        return is_short(bound, scans, direct_columns(bound, scans))
+
+    assert short("select b, c from t where a = $1")
+    assert short("select b from t where a = 3 and b = 'x'")
+    assert short(f"select b from t where b > 'q' limit {SHORT_LIMIT_ROWS}")
+    for sql in (
+        "select b from t where a > $1",
+        "select b from t where b = 'x'",
+        f"select b from t limit {SHORT_LIMIT_ROWS + 1}",
+        "select b from t where a > 1 limit $1",
+        "select count(*) from t where a = 1",
+        "select b from t where a = 1 order by b",
+    ):
+        assert not short(sql), sql
+
+
 def test_ors_of_equalities_on_one_column_become_in_lists(cat):
     (plan,) = _plans(cat, "select a from t where a = 1 or (a = 2 or a in (3, 4))")
     assert _pushed(plan) == ["a IN (1, 2, 3, 4)"]

@@ -3,5 +3,7 @@
 - ``copy_statement``: target, direction, options in both PostgreSQL syntaxes.
 - ``copy_from``: ``CopyIn``, the sink server/ feeds CopyData into; rows go in batches
   through the write path.  ``binary_format``: COPY's binary format, decoded with numpy.
+  ``arrow_format``: an Arrow IPC stream cut into whole record batches.  ``bytea_input``:
+  bytea's text forms in text and CSV input.
 COPY TO runs its query like any other; server/copy.py formats the rows.
 """

@@ -112,7 +112,12 @@ class CopyOptions:
 
     @property
     def is_binary(self) -> bool:
-        return self.format == "binary"
+        """Binary on the wire: PostgreSQL's binary tuples or an Arrow IPC stream."""
+        return self.format in ("binary", "arrow")
+
+    @property
+    def is_arrow(self) -> bool:
+        return self.format == "arrow"
 
     @property
     def is_csv(self) -> bool:

@@ -180,12 +180,19 @@ class RoleStatement(Statement):
 
 
 class ExplainStatement(Statement):
-    """EXPLAIN [ANALYZE]: whether to run the statement, and the statement explained."""
+    """EXPLAIN [ANALYZE]: whether to run the statement, the statement explained, and whether
+    the plan is wanted as JSON (``FORMAT JSON``)."""
 
-    arg_types = {"analyze": False, "statement": True}
+    arg_types = {"analyze": False, "statement": True, "json": False}
 
-    def __init__(self, analyze: bool = False, statement: ParsedStatement | None = None) -> None:
-        super().__init__(analyze=analyze, statement=statement)
+    def __init__(
+        self,
+        analyze: bool = False,
+        statement: ParsedStatement | None = None,
+        json: bool = False,
+    ) -> None:
+        super().__init__(analyze=analyze, statement=statement, json=json)
 
     analyze: bool = _field("analyze")
+    json: bool = _field("json")
     statement: ParsedStatement = _field("statement")

@@ -25,10 +25,12 @@ from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
+from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
+from storage.types import TabletId
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
@@ -63,6 +65,7 @@ class TableRef:
     alias: str
     columns: list[ColumnSchema] = field(default_factory=list)
     snapshot: int | None = None
+    tablets: tuple[TabletId, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -143,7 +146,12 @@ def bind_query(
         )
         mapping[table.name] = {c.name: c.type.pg_name() for c in _readable(table)}
         visible[table.name] = {c.name for c in table.columns}
-        refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
+        refs.append(
+            TableRef(
+                table, node, node.alias_or_name, snapshot=snapshot_of(node),
+                tablets=selected_tablets(node, table),
+            )
+        )  # fmt: skip
     schema = (
         MappingSchema(mapping, visible=visible, dialect=DIALECT)
         if mapping

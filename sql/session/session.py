@@ -230,8 +230,8 @@ class Session:
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
         match plan:
-            case ExplainPlan():
-                return explain.COLUMNS
+            case ExplainPlan(json=as_json):
+                return explain.JSON_COLUMNS if as_json else explain.COLUMNS
             case QueryPlan(query=query):
                 return self._runner.describe(query)
             case SystemPlan(system=system):
@@ -301,7 +301,9 @@ class Session:
                     inner = inner.inner
                 if not isinstance(inner, (QueryPlan, DmlPlan)):
                     raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
-                return ExplainPlan(ast.analyze, inner)
+                if ast.analyze and ast.json:
+                    raise FeatureNotSupported("EXPLAIN (ANALYZE, FORMAT JSON) is not supported")
+                return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
         version = self._db.catalog_version
@@ -415,10 +417,15 @@ class Session:
         txn = self._block.current()
         now = self._block.started
         match plan:
-            case ExplainPlan(analyze=analyze, inner=inner):
+            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
                 query = inner.query if isinstance(inner, QueryPlan) else None
                 write = inner.write if isinstance(inner, DmlPlan) else None
-                result = explain.run_explain(analyze, query, write, self._runner, txn, params, now)
+                if as_json:
+                    result = explain.json_explain(query, write, params)
+                else:
+                    result = explain.run_explain(
+                        analyze, query, write, self._runner, txn, params, now
+                    )
                 if not deferred:
                     self._block.finish_autocommit()
                 return result

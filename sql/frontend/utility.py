@@ -126,6 +126,10 @@ def parse(tokens: list[Token]) -> Utility | None:
             return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
         if rest_words[:2] == ["time", "zone"]:
             return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
+        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
+            # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
+            name = f"{rest[0].text}.{rest[2].text}"
+            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):
             return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
         if rest_words and rest_words[0] == "transaction":

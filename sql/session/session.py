@@ -39,6 +39,7 @@ from sql.frontend.statements import (
     Utility,
 )
 from sql.pg_catalog import system_query
+from sql.planner import time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
@@ -82,7 +83,9 @@ class Session:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
-        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
+        self._runner = QueryRunner(
+            self._duck, db.catalog, self._check_cancel, self._read_snapshot
+        )
         self._cursors = cursors.Cursors()
         self._modes = TransactionModes(self.settings)
         self._block = TransactionBlock(db.engine, self.settings, self._modes, self._cursors)
@@ -106,6 +109,11 @@ class Session:
         """Make the running statement fail with 57014 (safe from any thread)."""
         self._cancel.set()
         self._runner.interrupt()
+
+    def _read_snapshot(self) -> int | None:
+        """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
+        instant = self.settings.get("nyala.read_timestamp")
+        return time_travel.snapshot_at(instant) if instant else None
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

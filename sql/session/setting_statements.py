@@ -17,6 +17,7 @@ from storage.type_oids import TypeOid
 if TYPE_CHECKING:
     from storage.transaction import Transaction
 
+READ_TIMESTAMP = "nyala.read_timestamp"
 KINDS = ("SET", "DEALLOCATE", "DISCARD", "RESET", "SHOW")
 
 
@@ -35,6 +36,8 @@ def run(
             settings.reset(utility.name)
         else:
             settings.set(utility.name, utility.value)
+        if txn is not None and settings.get(READ_TIMESTAMP):
+            txn.read_only = True  # reading the past, the transaction cannot write
         return Result(command_tag="SET")
     if kind == "DEALLOCATE":
         tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"

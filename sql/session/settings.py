@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
+from sql.planner.time_travel import canonical_instant
 from storage.errors import FeatureNotSupported, InvalidParameterValue, UndefinedObject
 
 Validator = Callable[[str], str]
@@ -107,6 +108,11 @@ def _bool_setting(value: str) -> str:
     raise InvalidParameterValue(f'parameter requires a Boolean value: "{value}"')
 
 
+def _read_timestamp(value: str) -> str:
+    """``nyala.read_timestamp``: '' (read the present) or an instant, printed in UTC."""
+    return canonical_instant(value) if value.strip() else ""
+
+
 _ISOLATION = _one_of(
     "read committed", "repeatable read", "serializable", "read uncommitted", canonical=None
 )
@@ -169,6 +175,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("jit", "off", validate=_bool_setting),
         Setting("row_security", "on", validate=_bool_setting),
         Setting("default_table_access_method", "kudu"),
+        # Every read of the session as of this instant, as FOR SYSTEM_TIME AS OF reads; the
+        # session is read-only meanwhile.  For Spark JDBC's sessionInitStatement.
+        Setting("nyala.read_timestamp", "", validate=_read_timestamp),
     )
 }
 

@@ -77,7 +77,9 @@ class TransactionBlock:
             raise InFailedSqlTransaction(_ABORTED)
 
     def start(self) -> Transaction:
-        read_only = self._settings.get("default_transaction_read_only") == "on"
+        read_only = self._settings.get("default_transaction_read_only") == "on" or bool(
+            self._settings.get("nyala.read_timestamp")
+        )
         self.txn = self._engine.begin(read_only=read_only)
         self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self.started = dt.datetime.now(dt.UTC)

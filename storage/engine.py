@@ -30,6 +30,7 @@ from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_di
 from storage.key_encoding import is_key_type
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
+from storage.prepared import PREPARED_DIR, PreparedTransactions
 from storage.schema import Schema
 from storage.tablet.tablet import Tablet, never_wait
 from storage.tablet_registry import TabletRegistry
@@ -93,6 +94,8 @@ class StorageEngine:
         self.recent_scans = self.pipeline.recent_scans
         """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view."""
         self._flush_lock = threading.Lock()
+        self.prepared = PreparedTransactions(layout.root / PREPARED_DIR, fsync=options.fsync)
+        """Transactions prepared for two-phase commit (PREPARE TRANSACTION), by gid."""
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:
@@ -105,6 +108,7 @@ class StorageEngine:
         clock = HybridClock()
         engine = cls(layout, options, wal, clock, tablets)
         engine._replay()
+        engine.prepared.recover(engine.wal, engine.begin)
         return engine
 
     def _replay(self) -> None:

@@ -44,7 +44,8 @@ class Utility(Statement):
     """Transaction control, SET, SHOW, RESET, DEALLOCATE, DISCARD, CHECKPOINT and savepoints.
 
     ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
-    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint);
+    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint), PREPARE
+    TRANSACTION, COMMIT PREPARED, ROLLBACK PREPARED (``name`` is the gid);
     ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
     ``name`` is the statement, empty for ALL); ``modes`` the transaction
     modes (e.g. ``isolation level repeatable read``, ``read only``).

@@ -63,7 +63,13 @@ from sql.session.plan_cache import PlanCache
 from sql.session.settings import SessionSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
-from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
+from storage.errors import (
+    ActiveSqlTransaction,
+    DbError,
+    FeatureNotSupported,
+    QueryCanceled,
+    SqlSyntaxError,
+)
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 from storage.types import DataType
@@ -194,7 +200,9 @@ class Session:
         if len(chunks) > 1:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = parser.parse_utility(sql, chunks[0])
-        if utility is None or utility.ast.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
+        if utility is None or utility.ast.kind not in (
+            "COMMIT", "ROLLBACK", "ROLLBACK TO", "PREPARE TRANSACTION"
+        ):
             self._block.check_not_failed()
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
@@ -388,8 +396,25 @@ class Session:
     def _has_user_table(self, name: str) -> bool:
         return self._db.catalog.find_table(name) is not None
 
+    def _finish_prepared(self, kind: str, gid: str) -> Result:
+        """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
+        if self._block.in_block:
+            self._block.on_error()  # as PostgreSQL, the error fails the block
+            raise ActiveSqlTransaction(f"{kind} cannot run inside a transaction block")
+        if kind == "COMMIT PREPARED":
+            self._db.engine.prepared.commit(gid)
+        else:
+            self._db.engine.prepared.rollback(gid)
+        return Result(command_tag=kind)
+
     def _refresh_system(self) -> None:
-        self._system.refresh_for(self._db, self.user, self.settings.all(), self._cursors.listing())
+        prepared = tuple(
+            (p.txn.txn_id, p.gid, p.prepared_at, p.owner, p.database)
+            for p in self._db.engine.prepared.listing()
+        )
+        self._system.refresh_for(
+            self._db, self.user, self.settings.all(), self._cursors.listing(), prepared
+        )
 
     # -- execution -------------------------------------------------------------------------
 
@@ -578,11 +603,18 @@ class Session:
             return self._block.begin(utility.modes)
         if kind in ("COMMIT", "ROLLBACK"):
             return self._block.end(kind)
+        if kind == "PREPARE TRANSACTION":
+            prepared, database = self._db.engine.prepared, self._db.name
+            return self._block.prepare(
+                lambda txn: prepared.prepare(txn, utility.name, self.user, database)
+            )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)
         self._block.check_not_failed()
         if kind in ("SAVEPOINT", "RELEASE"):
             return self._block.savepoint(kind, utility.name)
+        if kind in ("COMMIT PREPARED", "ROLLBACK PREPARED"):
+            return self._finish_prepared(kind, utility.name)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")

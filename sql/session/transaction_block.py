@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sql.common.result import Result
@@ -148,6 +149,31 @@ class TransactionBlock:
             else:
                 txn.rollback()
         return Result(command_tag=tag, notices=notices)
+
+    def prepare(self, keep: Callable[[Transaction], None]) -> Result:
+        """PREPARE TRANSACTION: hand the block's transaction to ``keep`` (which makes it
+        durable and holds it for COMMIT PREPARED) and leave the block.  Outside a block, or
+        in a failed one, it rolls back, as PostgreSQL does."""
+        notices: list[DbError] = []
+        if not self.in_block and not self.failed:
+            notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
+        rolls_back = self.failed or not self.in_block
+        txn, self.txn = self.txn, None
+        self.in_block = False
+        self.failed = False
+        self._cursors.end_transaction(committed=False)
+        if rolls_back:
+            if txn is not None:
+                txn.rollback()
+            return Result(command_tag="ROLLBACK", notices=notices)
+        keep(txn if txn is not None else self.start_detached())
+        return Result(command_tag="PREPARE TRANSACTION", notices=notices)
+
+    def start_detached(self) -> Transaction:
+        """A transaction of this session's modes that the block does not hold."""
+        txn = self.start()
+        self.txn = None
+        return txn
 
     def savepoint(self, kind: str, name: str) -> Result:
         """SAVEPOINT or RELEASE [SAVEPOINT]."""

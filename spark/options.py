@@ -13,7 +13,8 @@ class Options:
     ``table`` or ``query`` names the rows (a query is read as one partition);
     ``as_of`` (or its synonym ``snapshot``) is the instant every task reads at,
     a ``timestamptz`` literal; unset, it is the server's ``now()`` when the job
-    is planned.
+    is planned.  ``save_mode`` gives writes the modes Spark does not pass to a
+    Python data source (errorifexists, ignore).
     """
 
     host: str = "127.0.0.1"
@@ -25,7 +26,9 @@ class Options:
     table: str | None = None
     query: str | None = None
     as_of: str | None = None
-    upsert: bool = False
+    save_mode: str = "append"
+    fail_after_prepare: tuple[int, ...] = ()
+    """Partitions whose first write attempt fails after PREPARE (fault-injection tests)."""
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> Options:
@@ -46,7 +49,10 @@ class Options:
             table=table,
             query=query,
             as_of=as_of or snapshot,
-            upsert=values.get("upsert", "false").lower() in ("true", "1", "yes", "on"),
+            save_mode=_save_mode(values.get("save_mode", "append")),
+            fail_after_prepare=tuple(
+                int(p) for p in values.get("fail_after_prepare", "").split(",") if p.strip()
+            ),
         )
 
     def connection_kwargs(self) -> dict[str, object]:
@@ -65,6 +71,13 @@ class Options:
             return f"({self.query}) AS q"
         assert self.table is not None, "a table or a query"
         return ".".join(quote_identifier(part) for part in self.table.split("."))
+
+
+def _save_mode(value: str) -> str:
+    mode = value.lower()
+    if mode not in ("append", "errorifexists", "ignore"):
+        raise ValueError('"save_mode" is append, errorifexists or ignore (overwrite: .mode)')
+    return mode
 
 
 def quote_identifier(name: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from spark.options import Options
 from spark.reader import NyalaReader
 from spark.wire import connect, copy_out_schema
+from spark.writer import NyalaWriter
 
 
 class NyalaDataSource(DataSource):
@@ -30,3 +31,6 @@ class NyalaDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return NyalaReader(self.parsed, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return NyalaWriter(self.parsed, schema, overwrite)

@@ -46,7 +46,7 @@ def spark():
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master("local[2,3]")  # 2 threads, a task may fail twice
         .appName("nyala-source")
         .config("spark.ui.enabled", "false")
         .config("spark.jars", str(JAR))
@@ -235,3 +235,83 @@ def test_jdbc_partitions_share_one_snapshot_through_session_init(spark, nyala_se
     finally:
         with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
             conn.execute(RESTORE_KIND + " where kind = 'later'")
+
+
+def _sink(conn, name: str) -> None:
+    conn.execute(f"drop table if exists {name}")
+    conn.execute(f"create table {name} (id bigint primary key, host text, amount numeric(10,2))"
+                 " partition by hash (id) partitions 3")  # fmt: skip
+
+
+def _frame(spark, rows: int, partitions: int = 4):
+    return spark.range(rows, numPartitions=partitions).selectExpr(
+        "id", "concat('h', cast(id % 7 as string)) as host", "cast(id / 4 as decimal(10,2)) as amount"
+    )
+
+
+def test_append_writes_every_row_once_through_prepared_transactions(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_once")
+    _frame(spark, 1000).write.format("nyala").options(
+        **_options(nyala_server), table="sink_once"
+    ).mode("append").save()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select count(*), count(distinct id), sum(amount) from sink_once"
+                            ).fetchone() == (1000, 1000, sum(decimal.Decimal(i // 4 * 100 + i % 4 * 25) / 100 for i in range(1000)))  # fmt: skip
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+
+
+def test_a_task_failing_after_prepare_and_retried_writes_its_rows_once(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_retry")
+    _frame(spark, 400).write.format("nyala").options(
+        **_options(nyala_server), table="sink_retry", fail_after_prepare="0,2"
+    ).mode("append").save()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select count(*), count(distinct id) from sink_retry").fetchone() == (
+            400, 400,
+        )  # fmt: skip
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+
+
+def test_an_aborted_job_leaves_no_rows(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_abort")
+        conn.execute("insert into sink_abort values (5, 'taken', 0)")
+    # Partition 3 writes id 5 again: its COPY fails (23505) on every attempt, so the job
+    # aborts after the other partitions prepared their rows.
+    frame = _frame(spark, 8, partitions=4)
+    with pytest.raises(Exception, match="23505|duplicate key"):
+        frame.write.format("nyala").options(**_options(nyala_server), table="sink_abort").mode(
+            "append"
+        ).save()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select id from sink_abort").fetchall() == [(5,)]
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+
+
+def test_overwrite_replaces_the_rows_in_one_transaction(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_over")
+        conn.execute("insert into sink_over select g, 'old', 1 from generate_series(0, 2999) g")
+    _frame(spark, 100).write.format("nyala").options(
+        **_options(nyala_server), table="sink_over"
+    ).mode("overwrite").save()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select count(*), min(host) from sink_over").fetchone() == (100, "h0")
+        tables = conn.execute(
+            "select count(*) from information_schema.tables where table_name like 'nyala_spark%'"
+        ).fetchone()
+        assert tables == (0,)
+
+
+def test_errorifexists_and_ignore_as_options(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_modes")
+    write = _frame(spark, 10).write.format("nyala").options(**_options(nyala_server), table="sink_modes")
+    write.option("save_mode", "errorifexists").mode("append").save()  # empty: writes
+    with pytest.raises(Exception, match="already holds rows"):
+        write.option("save_mode", "errorifexists").mode("append").save()
+    write.option("save_mode", "ignore").mode("append").save()  # not empty: writes nothing
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select count(*) from sink_modes").fetchone() == (10,)

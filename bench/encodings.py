@@ -20,11 +20,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from bench import datasets
-from storage import types as t
+from storage import data_type as t
 from storage.cfile.compression import CompressionType
 from storage.cfile.encoding import EncodingType, allowed_encodings, resolve_encoding
 from storage.cfile.writer import write_cfile
-from storage.types import DataType
+from storage.data_type import DataType
 
 KEYS = {"metrics": ["host", "metric", "time"], "lineitem": ["l_orderkey", "l_linenumber"]}
 

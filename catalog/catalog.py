@@ -13,6 +13,7 @@ from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
+from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
     DuplicateTable,
@@ -23,7 +24,6 @@ from storage.errors import (
     UndefinedTable,
 )
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT64, ColumnId, DataType, TabletId
 
 log = logging.getLogger(__name__)
 

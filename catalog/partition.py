@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.store import JsonObject
+from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_key, encode_keys
 from storage.schema import Schema
-from storage.types import ColumnId, TabletId
 
 # IN lists on hash columns are expanded to bucket sets up to this many value combinations.
 MAX_HASH_COMBINATIONS = 4096

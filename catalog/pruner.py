@@ -14,9 +14,9 @@ import itertools
 
 from catalog.partition import MAX_HASH_COMBINATIONS, HashLevel, PartitionSchema
 from catalog.table import TableInfo
+from storage.data_type import TabletId
 from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
 from storage.schema import Schema
-from storage.types import TabletId
 
 
 def prune(table: TableInfo, spec: ScanSpec) -> tuple[TabletId, ...]:

@@ -8,8 +8,8 @@ from typing import NewType
 from catalog.partition import Partition, PartitionSchema
 from catalog.sequences import SequenceInfo
 from catalog.store import JsonObject
+from storage.data_type import ColumnId, TabletId
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, TabletId
 
 TableId = NewType("TableId", int)
 

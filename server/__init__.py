@@ -17,7 +17,7 @@ Modules, bottom up (each imports only those above it in this list)::
     answers     RowDescription, notices and row-less answers of one result
     steps       the state of a Query between worker steps
     arrow_copy  COPY TO STDOUT (FORMAT arrow): result batches as an Arrow IPC stream
-    copy        COPY FROM STDIN / TO STDOUT sub-protocols
+    copy_protocol  COPY FROM STDIN / TO STDOUT sub-protocols
     timeouts    statement_timeout and idle_in_transaction_session_timeout
     auth        authentication methods: trust, and SCRAM-SHA-256 against a RoleLookup
     startup     StartupHandshake: the first-packet loop, TLS, StartupMessage, authentication
@@ -26,12 +26,12 @@ Modules, bottom up (each imports only those above it in this list)::
     __main__    ``nyala serve``: Config -> sql.Database.open -> Server
 
 The server knows nothing of tablets, files or the catalog (import-linter
-forbids ``server -> catalog``): it talks to ``sql.database``
+forbids ``server -> catalog``): it talks to ``sql.session.database``
 (``Database.session``, ``Database.roles``, which auth sees only through its
-``RoleLookup`` protocol) and ``sql.session`` (``execute``, ``prepare``,
+``RoleLookup`` protocol) and ``sql.session.session`` (``execute``, ``prepare``,
 ``execute_prepared``, ``transaction_status``, ``reported_parameters``,
-``cancel``, ``close``), reads back ``sql.result`` objects, and uses
-``sql.copy.CopyOptions`` and ``sql.settings.duration_ms``.
+``cancel``, ``close``), reads back ``sql.common.result`` objects, and uses
+``sql.frontend.statements.CopyOptions`` and ``sql.session.settings.duration_ms``.
 
 Connection lifecycle:
 

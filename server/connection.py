@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, codec, copy, params, timeouts
+from server import answers, codec, copy_protocol, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -381,7 +381,7 @@ class Connection:
                 if step.state == "copy_in":
                     sink, progress.copy_in = progress.copy_in, None
                     try:
-                        tag = await copy.copy_in(sink, self.receive, self._run, self._copy_cancelled)
+                        tag = await copy_protocol.copy_in(sink, self.receive, self._run, self._copy_cancelled)
                     except DbError as exc:
                         if is_fatal(exc):
                             await self._fatal(exc)
@@ -409,7 +409,7 @@ class Connection:
                     self._deallocate(result)
                     out += answers.notices(result)
                     if result.copy_in is not None:
-                        out += codec.encode(copy.copy_in_response(result.copy_in))
+                        out += codec.encode(copy_protocol.copy_in_response(result.copy_in))
                         progress.copy_in = result.copy_in
                         return Step(out, "copy_in")
                     if result.is_empty_query or result.columns is None:
@@ -417,7 +417,7 @@ class Connection:
                         continue
                     progress.sent = 0
                     if result.copy_out is not None:
-                        progress.stream = copy.copy_out_stream(result)
+                        progress.stream = copy_protocol.copy_out_stream(result)
                         out += progress.stream.response()
                     else:
                         progress.stream = ResultStream(result, ())
@@ -541,7 +541,7 @@ class Connection:
                     await self.flush()
                     portal.is_complete = True
                     try:
-                        tag = await copy.copy_in(
+                        tag = await copy_protocol.copy_in(
                             step.copy_in, self.receive, self._run, self._copy_cancelled
                         )
                     except DbError as exc:
@@ -564,13 +564,13 @@ class Connection:
                 self._deallocate(result)
                 out += answers.notices(result)
                 if result.copy_in is not None:
-                    out += codec.encode(copy.copy_in_response(result.copy_in))
+                    out += codec.encode(copy_protocol.copy_in_response(result.copy_in))
                     return Step(out, "copy_in", copy_in=result.copy_in)
                 if result.is_empty_query or result.columns is None:
                     out += answers.no_rows_answer(result)
                     return Step(out, "done")
                 if result.copy_out is not None:
-                    portal.stream = copy.copy_out_stream(result)
+                    portal.stream = copy_protocol.copy_out_stream(result)
                     out += portal.stream.response()
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out)

@@ -25,25 +25,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import numpy as np
 
 from server.codec import decode_utf8
-from server.pgtypes import (
-    BOOL,
-    BYTEA,
-    DATE,
-    FLOAT4,
-    FLOAT8,
-    INT2,
-    INT4,
-    INT8,
-    JSONB,
-    NAME,
-    NUMERIC,
-    TEXT,
-    TIMESTAMP,
-    TIMESTAMPTZ,
-    UNKNOWN,
-    UUID,
-    VARCHAR,
-)
+from server.pgtypes import UNKNOWN
 from storage.errors import (
     DatetimeFieldOverflow,
     FeatureNotSupported,
@@ -53,19 +35,20 @@ from storage.errors import (
     InvalidTextRepresentation,
     NumericValueOutOfRange,
 )
+from storage.type_oids import TypeOid
 
-_TYPE_NAMES = {
-    BOOL: "boolean",
-    INT2: "smallint",
-    INT4: "integer",
-    INT8: "bigint",
-    FLOAT4: "real",
-    FLOAT8: "double precision",
-    NUMERIC: "numeric",
-    DATE: "date",
-    TIMESTAMP: "timestamp",
-    TIMESTAMPTZ: "timestamp with time zone",
-    BYTEA: "bytea",
+_TYPE_NAMES: dict[int, str] = {
+    TypeOid.BOOL: "boolean",
+    TypeOid.INT2: "smallint",
+    TypeOid.INT4: "integer",
+    TypeOid.INT8: "bigint",
+    TypeOid.FLOAT4: "real",
+    TypeOid.FLOAT8: "double precision",
+    TypeOid.NUMERIC: "numeric",
+    TypeOid.DATE: "date",
+    TypeOid.TIMESTAMP: "timestamp",
+    TypeOid.TIMESTAMPTZ: "timestamp with time zone",
+    TypeOid.BYTEA: "bytea",
 }
 
 _PG_EPOCH_DATE = dt.date(2000, 1, 1)
@@ -116,11 +99,11 @@ def _decode_bool(text: str) -> bool:
     for spelling, value, shortest in _BOOL_WORDS:
         if len(word) >= shortest and spelling.startswith(word):
             return value
-    raise _invalid(BOOL, text)
+    raise _invalid(TypeOid.BOOL, text)
 
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
-_INTEGER_RANGES = {INT2: 2**15, INT4: 2**31, INT8: 2**63}
+_INTEGER_RANGES: dict[int, int] = {TypeOid.INT2: 2**15, TypeOid.INT4: 2**31, TypeOid.INT8: 2**63}
 
 
 def _decode_int(type_oid: int) -> Callable[[str], int]:
@@ -152,7 +135,7 @@ def _decode_float(type_oid: int) -> Callable[[str], float]:
         value = float(text)
         digits = match.group("digits")
         if digits is not None:
-            if type_oid == FLOAT4:
+            if type_oid == TypeOid.FLOAT4:
                 with np.errstate(over="ignore"):
                     value = float(np.float32(value))
             underflow = value == 0 and digits.strip("0.") != ""
@@ -173,7 +156,7 @@ _NUMERIC = re.compile(
 
 def _decode_numeric(text: str) -> Decimal:
     if not _NUMERIC.fullmatch(text):
-        raise _invalid(NUMERIC, text)
+        raise _invalid(TypeOid.NUMERIC, text)
     word = text.strip().lower().lstrip("+")
     if word in ("inf", "-inf"):
         word += "inity"
@@ -268,30 +251,30 @@ def _zone(spelling: str | None) -> dt.tzinfo | None:
 
 
 def _decode_date(text: str) -> dt.date:
-    return _parse_datetime(text, DATE)[0].date()
+    return _parse_datetime(text, TypeOid.DATE)[0].date()
 
 
 def _decode_timestamp(text: str) -> dt.datetime:
-    return _parse_datetime(text, TIMESTAMP)[0]
+    return _parse_datetime(text, TypeOid.TIMESTAMP)[0]
 
 
 def _decode_timestamptz(text: str) -> dt.datetime:
-    wall, zone = _parse_datetime(text, TIMESTAMPTZ)
+    wall, zone = _parse_datetime(text, TypeOid.TIMESTAMPTZ)
     return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
 
 
 _TEXT_DECODERS: dict[int, Callable[[str], object]] = {
-    BOOL: _decode_bool,
-    BYTEA: _decode_bytea,
-    INT2: _decode_int(INT2),
-    INT4: _decode_int(INT4),
-    INT8: _decode_int(INT8),
-    FLOAT4: _decode_float(FLOAT4),
-    FLOAT8: _decode_float(FLOAT8),
-    NUMERIC: _decode_numeric,
-    DATE: _decode_date,
-    TIMESTAMP: _decode_timestamp,
-    TIMESTAMPTZ: _decode_timestamptz,
+    TypeOid.BOOL: _decode_bool,
+    TypeOid.BYTEA: _decode_bytea,
+    TypeOid.INT2: _decode_int(TypeOid.INT2),
+    TypeOid.INT4: _decode_int(TypeOid.INT4),
+    TypeOid.INT8: _decode_int(TypeOid.INT8),
+    TypeOid.FLOAT4: _decode_float(TypeOid.FLOAT4),
+    TypeOid.FLOAT8: _decode_float(TypeOid.FLOAT8),
+    TypeOid.NUMERIC: _decode_numeric,
+    TypeOid.DATE: _decode_date,
+    TypeOid.TIMESTAMP: _decode_timestamp,
+    TypeOid.TIMESTAMPTZ: _decode_timestamptz,
 }
 
 
@@ -350,20 +333,20 @@ def _decode_jsonb_binary(data: bytes) -> str:
 
 _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     UNKNOWN: decode_utf8,
-    BOOL: _decode_bool_binary,
-    BYTEA: bytes,
-    INT2: _unpack("!h"),
-    INT4: _unpack("!i"),
-    INT8: _unpack("!q"),
-    FLOAT4: _unpack("!f"),
-    FLOAT8: _unpack("!d"),
-    NUMERIC: _decode_numeric_binary,
-    TEXT: decode_utf8,
-    VARCHAR: decode_utf8,
-    NAME: decode_utf8,
-    DATE: _decode_date_binary,
-    TIMESTAMP: _decode_timestamp_binary,
-    TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
-    UUID: lambda data: str(uuid.UUID(bytes=data)),
-    JSONB: _decode_jsonb_binary,
+    TypeOid.BOOL: _decode_bool_binary,
+    TypeOid.BYTEA: bytes,
+    TypeOid.INT2: _unpack("!h"),
+    TypeOid.INT4: _unpack("!i"),
+    TypeOid.INT8: _unpack("!q"),
+    TypeOid.FLOAT4: _unpack("!f"),
+    TypeOid.FLOAT8: _unpack("!d"),
+    TypeOid.NUMERIC: _decode_numeric_binary,
+    TypeOid.TEXT: decode_utf8,
+    TypeOid.VARCHAR: decode_utf8,
+    TypeOid.NAME: decode_utf8,
+    TypeOid.DATE: _decode_date_binary,
+    TypeOid.TIMESTAMP: _decode_timestamp_binary,
+    TypeOid.TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
+    TypeOid.UUID: lambda data: str(uuid.UUID(bytes=data)),
+    TypeOid.JSONB: _decode_jsonb_binary,
 }

@@ -29,41 +29,27 @@ from server.codec import ColumnValues, encode_data_rows
 from storage.errors import (
     NumericValueOutOfRange,
 )
+from storage.type_oids import TypeOid
 
 UNKNOWN = 0
-BOOL = 16
-BYTEA = 17
-NAME = 19
-INT8 = 20
-INT2 = 21
-INT4 = 23
-TEXT = 25
-FLOAT4 = 700
-FLOAT8 = 701
-VARCHAR = 1043
-DATE = 1082
-TIMESTAMP = 1114
-TIMESTAMPTZ = 1184
-NUMERIC = 1700
-UUID = 2950
-JSONB = 3802
+"""A parameter type the client left for the server to infer (not a pg_type OID)."""
 
-_TYPLEN = {
-    BOOL: 1,
-    18: 1,
-    NAME: 64,
-    INT8: 8,
-    INT2: 2,
-    INT4: 4,
-    26: 4,
-    FLOAT4: 4,
-    FLOAT8: 8,
-    DATE: 4,
-    1083: 8,
-    TIMESTAMP: 8,
-    TIMESTAMPTZ: 8,
-    1186: 16,
-    UUID: 16,
+_TYPLEN: dict[int, int] = {
+    TypeOid.BOOL: 1,
+    TypeOid.CHAR: 1,
+    TypeOid.NAME: 64,
+    TypeOid.INT8: 8,
+    TypeOid.INT2: 2,
+    TypeOid.INT4: 4,
+    TypeOid.OID: 4,
+    TypeOid.FLOAT4: 4,
+    TypeOid.FLOAT8: 8,
+    TypeOid.DATE: 4,
+    TypeOid.TIME: 8,
+    TypeOid.TIMESTAMP: 8,
+    TypeOid.TIMESTAMPTZ: 8,
+    TypeOid.INTERVAL: 16,
+    TypeOid.UUID: 16,
 }
 
 
@@ -116,9 +102,9 @@ def encode_column(
         array = array.dictionary_decode()
     if format_code == 1 and type_oid in _BINARY_ENCODERS:
         return _BINARY_ENCODERS[type_oid](array)
-    if extra_float_digits <= 0 and type_oid in (FLOAT4, FLOAT8):
+    if extra_float_digits <= 0 and type_oid in (TypeOid.FLOAT4, TypeOid.FLOAT8):
         return _from_binary_array(
-            _text_float_rounded(array, type_oid == FLOAT4, extra_float_digits)
+            _text_float_rounded(array, type_oid == TypeOid.FLOAT4, extra_float_digits)
         )
     encoder = _TEXT_ENCODERS.get(type_oid, _fallback_text)
     return _from_binary_array(encoder(array))
@@ -572,32 +558,32 @@ def _validity(array: pa.Array) -> pa.Buffer | None:
 
 
 _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
-    BOOL: _text_bool,
-    BYTEA: _text_bytea,
-    INT2: _text,
-    INT4: _text,
-    INT8: _text,
-    FLOAT4: lambda a: _text_float(a, is_float4=True),
-    FLOAT8: lambda a: _text_float(a, is_float4=False),
-    NUMERIC: _text_numeric,
-    TEXT: _fallback_text,
-    VARCHAR: _fallback_text,
-    NAME: _fallback_text,
-    DATE: _text_date,
-    TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
-    TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
+    TypeOid.BOOL: _text_bool,
+    TypeOid.BYTEA: _text_bytea,
+    TypeOid.INT2: _text,
+    TypeOid.INT4: _text,
+    TypeOid.INT8: _text,
+    TypeOid.FLOAT4: lambda a: _text_float(a, is_float4=True),
+    TypeOid.FLOAT8: lambda a: _text_float(a, is_float4=False),
+    TypeOid.NUMERIC: _text_numeric,
+    TypeOid.TEXT: _fallback_text,
+    TypeOid.VARCHAR: _fallback_text,
+    TypeOid.NAME: _fallback_text,
+    TypeOid.DATE: _text_date,
+    TypeOid.TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
+    TypeOid.TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
 }
 
 _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
-    BOOL: _binary_bool,
-    BYTEA: _binary_bytes,
-    INT2: _binary_fixed(pa.int16(), ">i2"),
-    INT4: _binary_fixed(pa.int32(), ">i4"),
-    INT8: _binary_fixed(pa.int64(), ">i8"),
-    FLOAT4: _binary_fixed(pa.float32(), ">f4"),
-    FLOAT8: _binary_fixed(pa.float64(), ">f8"),
-    NUMERIC: _binary_numeric,
-    DATE: _binary_date,
-    TIMESTAMP: _binary_timestamp(None),
-    TIMESTAMPTZ: _binary_timestamp("UTC"),
+    TypeOid.BOOL: _binary_bool,
+    TypeOid.BYTEA: _binary_bytes,
+    TypeOid.INT2: _binary_fixed(pa.int16(), ">i2"),
+    TypeOid.INT4: _binary_fixed(pa.int32(), ">i4"),
+    TypeOid.INT8: _binary_fixed(pa.int64(), ">i8"),
+    TypeOid.FLOAT4: _binary_fixed(pa.float32(), ">f4"),
+    TypeOid.FLOAT8: _binary_fixed(pa.float64(), ">f8"),
+    TypeOid.NUMERIC: _binary_numeric,
+    TypeOid.DATE: _binary_date,
+    TypeOid.TIMESTAMP: _binary_timestamp(None),
+    TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
 }

@@ -48,7 +48,7 @@ deadlocks), then applies to the newest version (READ COMMITTED).
 The public surface
 ------------------
 
-Shared vocabulary, used by every layer: ``types``, ``schema``, ``predicate``
+Shared vocabulary, used by every layer: ``data_type``, ``schema``, ``predicate``
 (``ColumnPredicate``, ``ScanSpec``), ``timestamp``, ``errors``, ``row_change``
 (``to_storage_values``).  The facade for catalog/ and sql/:
 ``engine.StorageEngine`` (open, create/drop tablets, ``begin()``) and

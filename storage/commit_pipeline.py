@@ -16,13 +16,13 @@ import collections
 import threading
 from collections.abc import Callable
 
+from storage.data_type import TabletId
 from storage.errors import InvalidParameterValue, SnapshotTooOld
 from storage.mvcc import MvccManager
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats
 from storage.timestamp import HybridClock, Timestamp, from_micros, to_micros
-from storage.types import TabletId
 from storage.waits_for import WaitsForGraph
 from storage.wal import Wal
 

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from storage.data_type import TabletId
 from storage.errors import DataCorrupted
 from storage.timestamp import Timestamp
-from storage.types import TabletId
 
 COMMIT_RECORD_TYPE = 1
 _HEADER = struct.Struct("<BQI")

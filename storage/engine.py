@@ -25,6 +25,7 @@ import pyarrow as pa
 from storage import commit_record
 from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind
+from storage.data_type import TabletId
 from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
 from storage.key_encoding import is_key_type
@@ -36,7 +37,6 @@ from storage.tablet.tablet import Tablet, never_wait
 from storage.tablet_registry import TabletRegistry
 from storage.timestamp import HybridClock, Timestamp
 from storage.transaction import Transaction
-from storage.types import TabletId
 from storage.wal import Wal
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.types import TabletId
+from storage.data_type import TabletId
 
 WAL_DIR = "wal"
 TABLETS_DIR = "tablets"

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.types import DataType, TypeKind
+from storage.data_type import DataType, TypeKind
 
 _INT_WIDTH_BYTES = {
     TypeKind.INT8: 1,
@@ -111,7 +111,7 @@ def encode_key(values: Sequence[object], types: Sequence[DataType]) -> bytes:
     Raises ValueError when a value is not exactly representable in its column's type.
 
     Example:
-        >>> from storage.types import INT32, STRING
+        >>> from storage.data_type import INT32, STRING
         >>> encode_key([1, "a"], [INT32, STRING])
         b'\\x80\\x00\\x00\\x01a'
     """

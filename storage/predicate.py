@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from storage.data_type import ColumnId, DataType
 from storage.key_encoding import encode_value, prefix_successor
 from storage.schema import Schema
-from storage.types import ColumnId, DataType
 
 
 class PredicateKind(enum.Enum):

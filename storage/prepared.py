@@ -33,11 +33,11 @@ import pyarrow as pa
 
 from storage import commit_record
 from storage.commit_record import OpKind, WriteOp
+from storage.data_type import TabletId
 from storage.errors import DataCorrupted, DuplicateObject, InvalidParameterValue, UndefinedObject
 from storage.fs import atomic_write, fsync_dir, make_dir
 from storage.timestamp import Timestamp
 from storage.transaction import Transaction
-from storage.types import TabletId
 from storage.wal import Wal
 
 log = logging.getLogger(__name__)

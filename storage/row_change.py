@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from storage.data_type import DataType, TypeKind
 from storage.mvcc import TxnState
-from storage.types import DataType, TypeKind
 
 Row = tuple[object, ...]
 ColumnChanges = tuple[tuple[int, object], ...]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage.types import ColumnId, DataType
+from storage.data_type import ColumnId, DataType
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from storage.data_type import TabletId
 from storage.errors import AdminShutdown, InternalError, UndefinedTable
 from storage.tablet.tablet import Tablet
-from storage.types import TabletId
 
 
 class TabletRegistry:

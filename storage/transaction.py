@@ -45,6 +45,7 @@ import pyarrow as pa
 from storage import commit_record
 from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind, WriteOp
+from storage.data_type import TabletId
 from storage.errors import (
     DbError,
     InFailedSqlTransaction,
@@ -60,7 +61,6 @@ from storage.scan_stats import ScanStats
 from storage.tablet.tablet import Tablet, WriteResult
 from storage.tablet_registry import TabletRegistry
 from storage.timestamp import Timestamp
-from storage.types import TabletId
 
 log = logging.getLogger(__name__)
 

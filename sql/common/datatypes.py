@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import MAX_DECIMAL_PRECISION, DataType, TypeKind
 from storage.errors import FeatureNotSupported, InvalidParameterValue
 from storage.type_oids import ARRAY_OID, TypeOid
-from storage.types import MAX_DECIMAL_PRECISION, DataType, TypeKind
 
 DT = exp.DataType.Type
 

@@ -34,10 +34,10 @@ from sqlglot import exp
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.copy import arrow_format, binary_format, bytea_input
-from sql.copy.copy_statement import CopyStatement
 from sql.dml import writes
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
+from sql.frontend.statements import CopyStatement
 from sql.planner.compiled_query import compile_query
 from sql.planner.transpile import SessionFacts
 from storage.errors import (

@@ -1,7 +1,7 @@
 """COPY at run time: the query a COPY TO runs, its table reference, FORCE_QUOTE's column check.
 
 The statement itself is parsed and its options validated by the frontend
-(``sql.frontend.copy``).
+(``sql.frontend.copy_grammar``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from sqlglot import exp
 
 from sql.frontend.statements import CopyOptions, CopyStatement
 from storage.errors import InvalidColumnReference
-
-__all__ = ["CopyOptions", "CopyStatement", "check_force_quote", "source_query", "table_reference"]
 
 
 def quote_identifier(name: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
@@ -29,6 +29,7 @@ from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import tables
 from sql.frontend import parser
+from storage.data_type import ColumnId, DataType
 from storage.errors import (
     DbError,
     DuplicateColumn,
@@ -42,7 +43,6 @@ from storage.errors import (
 )
 from storage.row_change import to_storage_values
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, DataType
 
 Evaluator = Callable[[exp.Expr, DataType], object]
 RowExists = Callable[[str], bool]
@@ -122,9 +122,9 @@ def _column_rename_without_keyword(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _identifier(token: object) -> str:
-    text = token.text  # type: ignore[attr-defined]
-    return text if token.token_type is TokenType.IDENTIFIER else text.lower()  # type: ignore[attr-defined]
+def _identifier(token: Token) -> str:
+    text = token.text
+    return text if token.token_type is TokenType.IDENTIFIER else text.lower()
 
 
 class _TableChange:

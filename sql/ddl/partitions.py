@@ -25,6 +25,7 @@ from sql.frontend.dialect import (
     RangePartition,
     RangePartitionLevel,
 )
+from storage.data_type import DataType
 from storage.errors import (
     DuplicateTable,
     FeatureNotSupported,
@@ -34,7 +35,6 @@ from storage.errors import (
     UndefinedTable,
 )
 from storage.schema import Schema
-from storage.types import DataType
 
 # Evaluates a constant expression as a value of a column type (raises the conversion's DbError).
 Evaluator = Callable[[exp.Expr, DataType], object]

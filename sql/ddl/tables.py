@@ -22,7 +22,8 @@ from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import partitions
 from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
-from storage import types
+from storage import data_type as types
+from storage.data_type import DataType, TypeKind
 from storage.errors import (
     DbError,
     DuplicateColumn,
@@ -33,7 +34,6 @@ from storage.errors import (
     UndefinedColumn,
     UndefinedTable,
 )
-from storage.types import DataType, TypeKind
 
 _SERIAL_TYPES = {
     exp.DataType.Type.SMALLSERIAL: (types.INT16, "smallint"),

@@ -29,11 +29,11 @@ from catalog.table import TableInfo
 from sql.common.names import identifier_name
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
+from storage.data_type import TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
-from storage.types import TypeKind
 
 _INT_OIDS = {TypeOid.INT8, TypeOid.INT2, TypeOid.INT4}
 _FLOAT_OIDS = {TypeOid.FLOAT4, TypeOid.FLOAT8}
@@ -280,17 +280,17 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         )
     if kind in _INT_LIMITS:
         limit, name = _INT_LIMITS[kind]
-        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]
+        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]  # an int column's cells are ints
             raise NumericValueOutOfRange(f"{name} out of range")
     elif kind is TypeKind.FLOAT:
         for v in values:
-            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]
+            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]  # a float column's cells are floats
                 raise NumericValueOutOfRange("value out of range: overflow")
     elif kind is TypeKind.DECIMAL:
         values = [None if v is None else _numeric(v, column) for v in values]
     elif kind is TypeKind.VARCHAR and column.type.length is not None:
         limit = column.type.length
-        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]
+        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]  # varchar cells are str
             raise StringDataRightTruncation(f"value too long for type character varying({limit})")
     try:
         return pa.array(values, type=column.type.arrow_type)

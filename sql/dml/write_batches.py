@@ -8,10 +8,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.table import TableInfo
+from storage.data_type import TabletId, TypeKind
 from storage.errors import CheckViolation, NotNullViolation, StringDataRightTruncation
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import TabletId, TypeKind
 
 OLD_KEY = "__nyala_old_key_"
 """Prefix of the columns that carry a key-changing UPDATE's old key values."""

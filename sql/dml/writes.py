@@ -29,6 +29,7 @@ from sql.execution.sequences import SessionSequences
 from sql.frontend.dialect import Upsert
 from sql.planner.compiled_query import CompiledQuery, compile_query
 from sql.planner.transpile import SessionFacts
+from storage.data_type import ColumnId
 from storage.errors import (
     FeatureNotSupported,
     GeneratedAlways,
@@ -38,7 +39,6 @@ from storage.errors import (
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import ColumnId
 
 
 def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:

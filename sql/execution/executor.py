@@ -19,12 +19,12 @@ import pyarrow as pa
 
 from catalog.table import TableInfo
 from sql.common.duckdb_errors import translate, translate_arrow
+from storage.data_type import TabletId
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
-from storage.types import TabletId
 
 RESULT_BATCH_ROWS = 8192
 

@@ -6,7 +6,7 @@
 - ``statements``: the typed statements of nyala's own grammar (``Utility``,
   ``CursorStatement``, ``CopyStatement``, ``RoleStatement``, ``ExplainStatement``).
 - grammar modules, one per statement family, each reading tokens into those nodes:
-  ``utility`` (transaction control, SET/SHOW/RESET, ...), ``cursors``, ``copy``,
+  ``utility`` (transaction control, SET/SHOW/RESET, ...), ``cursors``, ``copy_grammar``,
   ``roles``, ``comments`` (COMMENT ON) and ``explain``.
 
 Nothing here knows the catalog: binding is the planner's job.

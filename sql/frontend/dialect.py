@@ -31,7 +31,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import Token, TokenType
 
-from sql.frontend import comments, copy, cursors, explain, roles, utility
+from sql.frontend import comments, copy_grammar, cursors, explain, roles, utility
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
 
@@ -251,7 +251,7 @@ class NyalaParser(PostgresParser):
         "comment": lambda self, tokens: comments.parse(self.sql, tokens),
     }
     _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
-        "copy": lambda self, tokens: copy.parse(self.sql, tokens),
+        "copy": lambda self, tokens: copy_grammar.parse(self.sql, tokens),
         "explain": lambda self, tokens: self._parse_explain(tokens),
         **dict.fromkeys(
             ("create", "alter", "drop"),

@@ -28,8 +28,8 @@ from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_roles_rows
+from storage.data_type import DataType, TypeKind
 from storage.type_oids import ARRAY_OID, TypeOid
-from storage.types import DataType, TypeKind
 
 PG_CATALOG_OID = 11
 PUBLIC_OID = 2200

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog.table import TableInfo
+from storage.data_type import ColumnId
 from storage.type_oids import TypeOid
-from storage.types import ColumnId
 
 _SEQUENCE_OID_BASE = 1_200_000_000
 _TYPE_OIDS = {"smallint": TypeOid.INT2, "integer": TypeOid.INT4, "bigint": TypeOid.INT8}

@@ -27,10 +27,10 @@ from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
+from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
-from storage.types import TabletId
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
@@ -117,7 +117,7 @@ def _find_identifier_position(ast: exp.Expr, name: str) -> int | None:
 
 def _readable(table: Any) -> tuple[Any, ...]:
     """The columns a query may name: a catalog table's hidden key too (system views have none)."""
-    return getattr(table, "readable_columns", table.columns)  # type: ignore[no-any-return]
+    return getattr(table, "readable_columns", table.columns)
 
 
 def bind_query(

@@ -8,9 +8,9 @@ tablets and a negative table ID.  Its rows are computed when a query runs
 from __future__ import annotations
 
 from catalog.table import TableId, TableInfo
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId
 
 TABLETS = "nyala_tablets"
 ROWSETS = "nyala_rowsets"

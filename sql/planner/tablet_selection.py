@@ -14,8 +14,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from catalog.table import TableInfo
+from storage.data_type import TabletId
 from storage.errors import InvalidParameterValue, UndefinedObject
-from storage.types import TabletId
 
 
 def selected_tablets(node: exp.Table, table: TableInfo) -> tuple[TabletId, ...] | None:

@@ -63,6 +63,7 @@ from sql.session.plan_cache import PlanCache
 from sql.session.settings import SessionSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
+from storage.data_type import DataType
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
@@ -72,7 +73,6 @@ from storage.errors import (
 )
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
-from storage.types import DataType
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 

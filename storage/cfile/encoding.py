@@ -27,8 +27,8 @@ import bitshuffle
 import numpy as np
 import pyarrow as pa
 
+from storage.data_type import DataType, TypeKind
 from storage.errors import DataCorrupted, FeatureNotSupported
-from storage.types import DataType, TypeKind
 
 _U32 = struct.Struct("<I")
 

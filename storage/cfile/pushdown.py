@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from storage.cfile.reader import BlockMeta
+from storage.data_type import DataType, TypeKind
 from storage.predicate import ColumnPredicate, PredicateKind
-from storage.types import DataType, TypeKind
 
 _UNKNOWN = object()
 _EPOCH_DAY = dt.date(1970, 1, 1)

@@ -31,9 +31,9 @@ from storage.cfile.encoding import (
     var_arrow_type,
 )
 from storage.cfile.writer import BLOCK_HEADER, MAGIC, TRAILER
+from storage.data_type import DataType, TypeKind
 from storage.errors import DataCorrupted
 from storage.predicate import ColumnPredicate, PredicateKind
-from storage.types import DataType, TypeKind
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,8 +40,8 @@ from storage.cfile.encoding import (
     to_physical,
     var_buffers,
 )
+from storage.data_type import DataType, TypeKind
 from storage.fs import write_file
-from storage.types import DataType, TypeKind
 
 MAGIC = b"NYCFILE1"
 BLOCK_HEADER = struct.Struct("<IIB")

@@ -36,6 +36,7 @@ from storage.cfile.encoding import EncodingType
 from storage.cfile.pushdown import block_may_match
 from storage.cfile.reader import CFileReader
 from storage.cfile.writer import rows_per_block, write_cfile
+from storage.data_type import BINARY, BOOL, DataType
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
@@ -55,7 +56,6 @@ from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
-from storage.types import BINARY, BOOL, DataType
 
 KEY_FILE = "key.cfile"
 DELETED_FILE = "deleted.cfile"

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sortedcontainers import SortedDict
 
+from storage.data_type import ColumnId
 from storage.mvcc import TxnState
 from storage.predicate import ScanSpec
 from storage.row_change import (
@@ -50,7 +51,6 @@ from storage.row_change import (
 from storage.schema import Schema
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
-from storage.types import ColumnId
 
 
 class MemRowSetRow:

@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from storage.data_type import TabletId
 from storage.errors import (
     DataCorrupted,
     InternalError,
@@ -58,7 +59,6 @@ from storage.tablet.flush import flush_memrowset, log_flush, remove_unnamed_file
 from storage.tablet.memrowset import MemRowSet, Probe
 from storage.tablet.schema_change import conform_batch
 from storage.timestamp import Timestamp
-from storage.types import TabletId
 
 METADATA_FORMAT_VERSION = 2
 MAX_CELL_BYTES = 64 * 1024

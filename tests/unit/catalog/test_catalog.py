@@ -6,10 +6,10 @@ import pytest
 
 from catalog.catalog import Catalog
 from catalog.store import CatalogStore
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId
 from storage.errors import DuplicateTable, UndefinedTable
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId
 
 
 class EngineDouble:
@@ -98,8 +98,8 @@ def test_tablets_no_table_names_are_removed_on_open(tmp_path):
 def test_replace_table_renames_and_realigns_tablets_on_open(tmp_path):
     import dataclasses
 
+    from storage.data_type import ColumnId
     from storage.schema import ColumnSchema, Schema
-    from storage.types import ColumnId
 
     engine = EngineDouble()
     catalog = Catalog(engine, CatalogStore(tmp_path, fsync=False))

@@ -4,10 +4,10 @@ import crc32c
 import pyarrow as pa
 
 from catalog.partition import HashLevel, Partition, PartitionSchema, RangeBounds
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_key
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, TabletId
 
 SCHEMA = Schema(
     (

@@ -3,11 +3,11 @@ from __future__ import annotations
 from catalog.partition import HashLevel, Partition, PartitionSchema, RangeBounds
 from catalog.pruner import prune
 from catalog.table import TableId, TableInfo
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, TabletId
 
 SCHEMA = Schema(
     (

@@ -7,7 +7,7 @@ import pytest
 from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
 from catalog.sequences import CACHE, SequenceCounters, SequenceInfo
 from catalog.store import CatalogStore
-from storage import types as t
+from storage import data_type as t
 from storage.errors import NumericValueOutOfRange, SequenceGeneratorLimitExceeded, UndefinedTable
 from tests.unit.catalog.test_catalog import EngineDouble
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from catalog.table import FIRST_USER_OID, TableId, TableInfo
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId, TabletId
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, TabletId
 
 
 def test_json_round_trip_and_oid():

@@ -28,6 +28,7 @@ from storage.errors import (
     InvalidTextRepresentation,
     NumericValueOutOfRange,
 )
+from storage.type_oids import TypeOid
 
 UTC = dt.UTC
 
@@ -39,42 +40,42 @@ def text_param(value: str, oid: int) -> object:
 @pytest.mark.parametrize(
     ("text", "oid", "expected"),
     [
-        (" 12 ", t.INT4, 12),
-        ("+5", t.INT2, 5),
-        ("-9223372036854775808", t.INT8, -(2**63)),
-        (" 1.5 ", t.FLOAT8, 1.5),
-        ("infinity", t.FLOAT8, float("inf")),
-        ("-Infinity", t.FLOAT4, float("-inf")),
-        ("0.1", t.FLOAT4, float(np.float32(0.1))),
-        (" 1.50 ", t.NUMERIC, Decimal("1.50")),
-        ("1e5", t.NUMERIC, Decimal("1e5")),
-        ("Infinity", t.NUMERIC, Decimal("Infinity")),
-        ("NaN", t.NUMERIC, Decimal("NaN")),
-        ("ye", t.BOOL, True),
-        ("of", t.BOOL, False),
-        ("TRUE", t.BOOL, True),
-        (" t ", t.BOOL, True),
-        ("1", t.BOOL, True),
-        ("0", t.BOOL, False),
-        ("\\x41 42", t.BYTEA, b"AB"),
-        ("ab\\\\c\\101", t.BYTEA, b"ab\\cA"),
-        ("2024-01-02", t.DATE, dt.date(2024, 1, 2)),
-        ("2024-01-02 +00", t.DATE, dt.date(2024, 1, 2)),
-        ("2024-01-02 03:04:05", t.DATE, dt.date(2024, 1, 2)),
-        ("20240102", t.DATE, dt.date(2024, 1, 2)),
-        ("2024-01-02 03:04:05+02", t.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5)),
-        ("2024-01-02T03:04:05", t.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5)),
-        ("2024-01-02", t.TIMESTAMP, dt.datetime(2024, 1, 2)),
-        ("2024-01-02 03:04:05.1234567", t.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5, 123457)),
-        ("2024-01-02 03:04:05+00", t.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-        ("2024-01-02 03:04:05+05:30", t.TIMESTAMPTZ, dt.datetime(2024, 1, 1, 21, 34, 5, tzinfo=UTC)),
-        ("2024-01-02 03:04:05", t.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-        ("2024-01-02 03:04:05 UTC", t.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-        ("2024-01-02 03:04:05Z", t.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-        ("2024-01-02 03:04:05-0130", t.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 4, 34, 5, tzinfo=UTC)),
+        (" 12 ", TypeOid.INT4, 12),
+        ("+5", TypeOid.INT2, 5),
+        ("-9223372036854775808", TypeOid.INT8, -(2**63)),
+        (" 1.5 ", TypeOid.FLOAT8, 1.5),
+        ("infinity", TypeOid.FLOAT8, float("inf")),
+        ("-Infinity", TypeOid.FLOAT4, float("-inf")),
+        ("0.1", TypeOid.FLOAT4, float(np.float32(0.1))),
+        (" 1.50 ", TypeOid.NUMERIC, Decimal("1.50")),
+        ("1e5", TypeOid.NUMERIC, Decimal("1e5")),
+        ("Infinity", TypeOid.NUMERIC, Decimal("Infinity")),
+        ("NaN", TypeOid.NUMERIC, Decimal("NaN")),
+        ("ye", TypeOid.BOOL, True),
+        ("of", TypeOid.BOOL, False),
+        ("TRUE", TypeOid.BOOL, True),
+        (" t ", TypeOid.BOOL, True),
+        ("1", TypeOid.BOOL, True),
+        ("0", TypeOid.BOOL, False),
+        ("\\x41 42", TypeOid.BYTEA, b"AB"),
+        ("ab\\\\c\\101", TypeOid.BYTEA, b"ab\\cA"),
+        ("2024-01-02", TypeOid.DATE, dt.date(2024, 1, 2)),
+        ("2024-01-02 +00", TypeOid.DATE, dt.date(2024, 1, 2)),
+        ("2024-01-02 03:04:05", TypeOid.DATE, dt.date(2024, 1, 2)),
+        ("20240102", TypeOid.DATE, dt.date(2024, 1, 2)),
+        ("2024-01-02 03:04:05+02", TypeOid.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5)),
+        ("2024-01-02T03:04:05", TypeOid.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5)),
+        ("2024-01-02", TypeOid.TIMESTAMP, dt.datetime(2024, 1, 2)),
+        ("2024-01-02 03:04:05.1234567", TypeOid.TIMESTAMP, dt.datetime(2024, 1, 2, 3, 4, 5, 123457)),
+        ("2024-01-02 03:04:05+00", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05+05:30", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 1, 21, 34, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05 UTC", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05Z", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05-0130", TypeOid.TIMESTAMPTZ, dt.datetime(2024, 1, 2, 4, 34, 5, tzinfo=UTC)),
         ("héllo", t.UNKNOWN, "héllo"),
-        ("x", t.TEXT, "x"),
-        ("x", t.VARCHAR, "x"),
+        ("x", TypeOid.TEXT, "x"),
+        ("x", TypeOid.VARCHAR, "x"),
         ("{1,2}", 1005, "{1,2}"),
     ],
 )  # fmt: skip
@@ -89,25 +90,25 @@ def test_text_parameters_decode_as_postgresql_accepts_them(text, oid, expected):
 @pytest.mark.parametrize(
     ("text", "oid", "error"),
     [
-        ("x", t.INT4, InvalidTextRepresentation),
-        ("1_000", t.INT4, InvalidTextRepresentation),
-        ("99999999999", t.INT4, NumericValueOutOfRange),
-        ("32768", t.INT2, NumericValueOutOfRange),
-        ("1e400", t.FLOAT8, NumericValueOutOfRange),
-        ("1e-400", t.FLOAT8, NumericValueOutOfRange),
-        ("1e39", t.FLOAT4, NumericValueOutOfRange),
-        ("abc", t.FLOAT8, InvalidTextRepresentation),
-        ("1_0", t.FLOAT8, InvalidTextRepresentation),
-        ("x", t.NUMERIC, InvalidTextRepresentation),
-        ("x", t.BOOL, InvalidTextRepresentation),
-        ("o", t.BOOL, InvalidTextRepresentation),
-        ("x", t.DATE, InvalidDatetimeFormat),
-        ("2024-13-01", t.DATE, DatetimeFieldOverflow),
-        ("x", t.TIMESTAMP, InvalidDatetimeFormat),
-        ("2024-01-02 25:00:00", t.TIMESTAMP, DatetimeFieldOverflow),
-        ("\\x4g", t.BYTEA, InvalidParameterValue),
-        ("\\x414", t.BYTEA, InvalidParameterValue),
-        ("a\\", t.BYTEA, InvalidTextRepresentation),
+        ("x", TypeOid.INT4, InvalidTextRepresentation),
+        ("1_000", TypeOid.INT4, InvalidTextRepresentation),
+        ("99999999999", TypeOid.INT4, NumericValueOutOfRange),
+        ("32768", TypeOid.INT2, NumericValueOutOfRange),
+        ("1e400", TypeOid.FLOAT8, NumericValueOutOfRange),
+        ("1e-400", TypeOid.FLOAT8, NumericValueOutOfRange),
+        ("1e39", TypeOid.FLOAT4, NumericValueOutOfRange),
+        ("abc", TypeOid.FLOAT8, InvalidTextRepresentation),
+        ("1_0", TypeOid.FLOAT8, InvalidTextRepresentation),
+        ("x", TypeOid.NUMERIC, InvalidTextRepresentation),
+        ("x", TypeOid.BOOL, InvalidTextRepresentation),
+        ("o", TypeOid.BOOL, InvalidTextRepresentation),
+        ("x", TypeOid.DATE, InvalidDatetimeFormat),
+        ("2024-13-01", TypeOid.DATE, DatetimeFieldOverflow),
+        ("x", TypeOid.TIMESTAMP, InvalidDatetimeFormat),
+        ("2024-01-02 25:00:00", TypeOid.TIMESTAMP, DatetimeFieldOverflow),
+        ("\\x4g", TypeOid.BYTEA, InvalidParameterValue),
+        ("\\x414", TypeOid.BYTEA, InvalidParameterValue),
+        ("a\\", TypeOid.BYTEA, InvalidTextRepresentation),
     ],
 )
 def test_bad_text_parameters_raise_the_postgresql_sqlstate(text, oid, error):
@@ -117,7 +118,7 @@ def test_bad_text_parameters_raise_the_postgresql_sqlstate(text, oid, error):
 
 def test_bad_parameter_sqlstates():
     codes = {}
-    for text, oid in (("x", t.INT4), ("1e400", t.FLOAT8), ("x", t.DATE), ("\\x4g", t.BYTEA)):
+    for text, oid in (("x", TypeOid.INT4), ("1e400", TypeOid.FLOAT8), ("x", TypeOid.DATE), ("\\x4g", TypeOid.BYTEA)):
         with pytest.raises(DbError) as caught:
             text_param(text, oid)
         codes[(text, oid)] = caught.value.sqlstate
@@ -126,32 +127,32 @@ def test_bad_parameter_sqlstates():
 
 def test_invalid_utf8_parameter_is_22021():
     with pytest.raises(CharacterNotInRepertoire):
-        decode_param(b"\xff", t.TEXT, 0)
+        decode_param(b"\xff", TypeOid.TEXT, 0)
 
 
 @pytest.mark.parametrize(
     ("data", "oid", "expected"),
     [
-        (b"\x01", t.BOOL, True),
-        (b"\xde\xad", t.BYTEA, b"\xde\xad"),
-        (b"\x80\x00", t.INT2, -32768),
-        (b"\x7f\xff\xff\xff", t.INT4, 2**31 - 1),
-        (b"\x80" + b"\x00" * 7, t.INT8, -(2**63)),
-        (b"?\xc0\x00\x00", t.FLOAT4, 1.5),
-        (b"?\xb9\x99\x99\x99\x99\x99\x9a", t.FLOAT8, 0.1),
-        (b"\x00\x02\x00\x00\x00\x00\x00\x02\x00{\x0f\xa0", t.NUMERIC, Decimal("123.40")),
-        (b"\x00\x01\xff\xfd@\x00\x00\n\x00d", t.NUMERIC, Decimal("-0.0000000001")),
-        (b"\x00\x01\x00\x05\x00\x00\x00\x00\x00\x01", t.NUMERIC, Decimal("100000000000000000000")),
-        (b"\x00\x00\x00\x00\xc0\x00\x00\x00", t.NUMERIC, Decimal("NaN")),
-        (b"hi", t.TEXT, "hi"),
+        (b"\x01", TypeOid.BOOL, True),
+        (b"\xde\xad", TypeOid.BYTEA, b"\xde\xad"),
+        (b"\x80\x00", TypeOid.INT2, -32768),
+        (b"\x7f\xff\xff\xff", TypeOid.INT4, 2**31 - 1),
+        (b"\x80" + b"\x00" * 7, TypeOid.INT8, -(2**63)),
+        (b"?\xc0\x00\x00", TypeOid.FLOAT4, 1.5),
+        (b"?\xb9\x99\x99\x99\x99\x99\x9a", TypeOid.FLOAT8, 0.1),
+        (b"\x00\x02\x00\x00\x00\x00\x00\x02\x00{\x0f\xa0", TypeOid.NUMERIC, Decimal("123.40")),
+        (b"\x00\x01\xff\xfd@\x00\x00\n\x00d", TypeOid.NUMERIC, Decimal("-0.0000000001")),
+        (b"\x00\x01\x00\x05\x00\x00\x00\x00\x00\x01", TypeOid.NUMERIC, Decimal("100000000000000000000")),
+        (b"\x00\x00\x00\x00\xc0\x00\x00\x00", TypeOid.NUMERIC, Decimal("NaN")),
+        (b"hi", TypeOid.TEXT, "hi"),
         (b"hi", t.UNKNOWN, "hi"),
-        (b'\x00\x00"?', t.DATE, dt.date(2024, 1, 2)),
-        (b"\xff" * 8, t.TIMESTAMP, dt.datetime(1999, 12, 31, 23, 59, 59, 999999)),
-        (b"\x00\x02\xb0\xec\x85\x1d\x94`", t.TIMESTAMPTZ,
+        (b'\x00\x00"?', TypeOid.DATE, dt.date(2024, 1, 2)),
+        (b"\xff" * 8, TypeOid.TIMESTAMP, dt.datetime(1999, 12, 31, 23, 59, 59, 999999)),
+        (b"\x00\x02\xb0\xec\x85\x1d\x94`", TypeOid.TIMESTAMPTZ,
          dt.datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC)),
-        (bytes.fromhex("a1a2a3a4b1b2c1c2d1d2d3d4d5d6d7d8"), t.UUID,
+        (bytes.fromhex("a1a2a3a4b1b2c1c2d1d2d3d4d5d6d7d8"), TypeOid.UUID,
          "a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8"),
-        (b"\x01{}", t.JSONB, "{}"),
+        (b"\x01{}", TypeOid.JSONB, "{}"),
     ],
 )  # fmt: skip
 def test_binary_parameters_decode(data, oid, expected):
@@ -161,12 +162,12 @@ def test_binary_parameters_decode(data, oid, expected):
 
 
 def test_numeric_binary_keeps_the_display_scale():
-    value = decode_param(b"\x00\x01\x00\x00\x00\x00\x00\x02\x00\x05", t.NUMERIC, 1)
+    value = decode_param(b"\x00\x01\x00\x00\x00\x00\x00\x02\x00\x05", TypeOid.NUMERIC, 1)
     assert str(value) == "5.00"
 
 
-@pytest.mark.parametrize(("data", "oid"), [(b"\x00\x01\x02", t.INT4), (b"", t.INT8),
-                                           (b"\x02\x00", t.BOOL), (b"\x00", t.NUMERIC)])  # fmt: skip
+@pytest.mark.parametrize(("data", "oid"), [(b"\x00\x01\x02", TypeOid.INT4), (b"", TypeOid.INT8),
+                                           (b"\x02\x00", TypeOid.BOOL), (b"\x00", TypeOid.NUMERIC)])  # fmt: skip
 def test_binary_parameter_of_the_wrong_size_is_22p03(data, oid):
     with pytest.raises(InvalidBinaryRepresentation):
         decode_param(data, oid, 1)
@@ -181,4 +182,4 @@ def test_binary_parameter_of_a_type_without_a_decoder_is_refused():
                    max_value=10**30))  # fmt: skip
 def test_numeric_binary_reads_back(value):
     data = t.numeric_binary(value, 4)
-    assert decode_param(data, t.NUMERIC, 1) == value
+    assert decode_param(data, TypeOid.NUMERIC, 1) == value

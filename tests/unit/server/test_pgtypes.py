@@ -20,6 +20,7 @@ from server import pgtypes as t
 from storage.errors import (
     NumericValueOutOfRange,
 )
+from storage.type_oids import TypeOid
 
 UTC = dt.UTC
 
@@ -40,47 +41,47 @@ def encoded(array: pa.Array, oid: int, fmt: int) -> list[bytes | None]:
 
 # (arrow values, arrow type, oid, PostgreSQL text, PostgreSQL binary)
 CASES = [
-    ([True, False], pa.bool_(), t.BOOL, [b"t", b"f"], [b"\x01", b"\x00"]),
-    ([b"\xde\xad\xbe\xef\x00", b""], pa.binary(), t.BYTEA, [b"\\xdeadbeef00", b"\\x"],
+    ([True, False], pa.bool_(), TypeOid.BOOL, [b"t", b"f"], [b"\x01", b"\x00"]),
+    ([b"\xde\xad\xbe\xef\x00", b""], pa.binary(), TypeOid.BYTEA, [b"\\xdeadbeef00", b"\\x"],
      [b"\xde\xad\xbe\xef\x00", b""]),
-    ([1, -32768], pa.int16(), t.INT2, [b"1", b"-32768"], [b"\x00\x01", b"\x80\x00"]),
-    ([2147483647, -1], pa.int32(), t.INT4, [b"2147483647", b"-1"],
+    ([1, -32768], pa.int16(), TypeOid.INT2, [b"1", b"-32768"], [b"\x00\x01", b"\x80\x00"]),
+    ([2147483647, -1], pa.int32(), TypeOid.INT4, [b"2147483647", b"-1"],
      [b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff"]),
-    ([-9223372036854775808], pa.int64(), t.INT8, [b"-9223372036854775808"],
+    ([-9223372036854775808], pa.int64(), TypeOid.INT8, [b"-9223372036854775808"],
      [b"\x80\x00\x00\x00\x00\x00\x00\x00"]),
-    ([1.5, -0.0, float("-inf")], pa.float32(), t.FLOAT4, [b"1.5", b"-0", b"-Infinity"],
+    ([1.5, -0.0, float("-inf")], pa.float32(), TypeOid.FLOAT4, [b"1.5", b"-0", b"-Infinity"],
      [b"?\xc0\x00\x00", b"\x80\x00\x00\x00", b"\xff\x80\x00\x00"]),
-    ([0.1, -0.0, float("nan")], pa.float64(), t.FLOAT8, [b"0.1", b"-0", b"NaN"],
+    ([0.1, -0.0, float("nan")], pa.float64(), TypeOid.FLOAT8, [b"0.1", b"-0", b"NaN"],
      [b"?\xb9\x99\x99\x99\x99\x99\x9a", b"\x80" + b"\x00" * 7, b"\x7f\xf8" + b"\x00" * 6]),
-    ([Decimal("123.40"), Decimal("0.00")], pa.decimal128(10, 2), t.NUMERIC, [b"123.40", b"0.00"],
+    ([Decimal("123.40"), Decimal("0.00")], pa.decimal128(10, 2), TypeOid.NUMERIC, [b"123.40", b"0.00"],
      [b"\x00\x02\x00\x00\x00\x00\x00\x02\x00{\x0f\xa0", b"\x00\x00\x00\x00\x00\x00\x00\x02"]),
-    ([Decimal("-0.0000000001")], pa.decimal128(38, 10), t.NUMERIC, [b"-0.0000000001"],
+    ([Decimal("-0.0000000001")], pa.decimal128(38, 10), TypeOid.NUMERIC, [b"-0.0000000001"],
      [b"\x00\x01\xff\xfd@\x00\x00\n\x00d"]),
-    ([Decimal("12345678.9")], pa.decimal128(9, 1), t.NUMERIC, [b"12345678.9"],
+    ([Decimal("12345678.9")], pa.decimal128(9, 1), TypeOid.NUMERIC, [b"12345678.9"],
      [b"\x00\x03\x00\x01\x00\x00\x00\x01\x04\xd2\x16.#("]),
-    ([Decimal("1e20")], pa.decimal128(21, 0), t.NUMERIC, [b"100000000000000000000"],
+    ([Decimal("1e20")], pa.decimal128(21, 0), TypeOid.NUMERIC, [b"100000000000000000000"],
      [b"\x00\x01\x00\x05\x00\x00\x00\x00\x00\x01"]),
-    ([Decimal("-1234.5678")], pa.decimal128(8, 4), t.NUMERIC, [b"-1234.5678"],
+    ([Decimal("-1234.5678")], pa.decimal128(8, 4), TypeOid.NUMERIC, [b"-1234.5678"],
      [b"\x00\x02\x00\x00@\x00\x00\x04\x04\xd2\x16."]),
-    ([Decimal("0.001")], pa.decimal128(3, 3), t.NUMERIC, [b"0.001"],
+    ([Decimal("0.001")], pa.decimal128(3, 3), TypeOid.NUMERIC, [b"0.001"],
      [b"\x00\x01\xff\xff\x00\x00\x00\x03\x00\n"]),
-    ([Decimal("0")], pa.decimal128(5, 0), t.NUMERIC, [b"0"], [b"\x00" * 8]),
-    (["hello", "h\u00e9"], pa.string(), t.TEXT, [b"hello", "h\u00e9".encode()],
+    ([Decimal("0")], pa.decimal128(5, 0), TypeOid.NUMERIC, [b"0"], [b"\x00" * 8]),
+    (["hello", "h\u00e9"], pa.string(), TypeOid.TEXT, [b"hello", "h\u00e9".encode()],
      [b"hello", "h\u00e9".encode()]),
-    (["h"], pa.large_string(), t.VARCHAR, [b"h"], [b"h"]),
-    (["nm"], pa.string(), t.NAME, [b"nm"], [b"nm"]),
-    ([dt.date(2024, 1, 2), dt.date(1999, 12, 31), dt.date(1, 1, 1)], pa.date32(), t.DATE,
+    (["h"], pa.large_string(), TypeOid.VARCHAR, [b"h"], [b"h"]),
+    (["nm"], pa.string(), TypeOid.NAME, [b"nm"], [b"nm"]),
+    ([dt.date(2024, 1, 2), dt.date(1999, 12, 31), dt.date(1, 1, 1)], pa.date32(), TypeOid.DATE,
      [b"2024-01-02", b"1999-12-31", b"0001-01-01"],
      [b'\x00\x00"?', b"\xff\xff\xff\xff", b"\xff\xf4\xdb\xf9"]),
     ([dt.datetime(2024, 1, 2, 3, 4, 5, 123456), dt.datetime(2024, 1, 2, 3, 4, 5, 100000),
       dt.datetime(2024, 1, 2, 3, 4, 5), dt.datetime(1999, 12, 31, 23, 59, 59, 999999)],
-     pa.timestamp("us"), t.TIMESTAMP,
+     pa.timestamp("us"), TypeOid.TIMESTAMP,
      [b"2024-01-02 03:04:05.123456", b"2024-01-02 03:04:05.1", b"2024-01-02 03:04:05",
       b"1999-12-31 23:59:59.999999"],
      [b"\x00\x02\xb0\xec\x85\x17\xd5\x80", b"\x00\x02\xb0\xec\x85\x17y\xe0",
       b"\x00\x02\xb0\xec\x85\x15\xf3@", b"\xff" * 8]),
     ([dt.datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=UTC),
-      dt.datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)], pa.timestamp("us", tz="UTC"), t.TIMESTAMPTZ,
+      dt.datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)], pa.timestamp("us", tz="UTC"), TypeOid.TIMESTAMPTZ,
      [b"2024-01-02 03:04:05.5+00", b"2024-01-02 01:04:05+00"],
      [b"\x00\x02\xb0\xec\x85\x1d\x94`", b"\x00\x02\xb0\xea\xd7\xee\xab@"]),
 ]  # fmt: skip
@@ -107,7 +108,7 @@ def test_nulls_are_kept_in_place(values, arrow_type, oid, text, binary, fmt):
 @pytest.mark.parametrize("fmt", [0, 1])
 def test_a_sliced_array_encodes_only_its_rows(fmt):
     array = pa.array([1, None, 3, 4], pa.int32()).slice(1, 2)
-    assert encoded(array, t.INT4, fmt) == [None, b"3" if fmt == 0 else b"\x00\x00\x00\x03"]
+    assert encoded(array, TypeOid.INT4, fmt) == [None, b"3" if fmt == 0 else b"\x00\x00\x00\x03"]
 
 
 # float8out / float4out with extra_float_digits = 1, as PostgreSQL 15.18 printed them
@@ -133,18 +134,18 @@ FLOAT4_TEXT = {
 
 def test_float8_text_matches_postgresql():
     values = list(FLOAT8_TEXT)
-    assert encoded(pa.array(values), t.FLOAT8, 0) == [FLOAT8_TEXT[v].encode() for v in values]
+    assert encoded(pa.array(values), TypeOid.FLOAT8, 0) == [FLOAT8_TEXT[v].encode() for v in values]
 
 
 def test_float4_text_matches_postgresql():
     values = list(FLOAT4_TEXT)
     array = pa.array(np.array(values, dtype=np.float32))
-    assert encoded(array, t.FLOAT4, 0) == [FLOAT4_TEXT[v].encode() for v in values]
+    assert encoded(array, TypeOid.FLOAT4, 0) == [FLOAT4_TEXT[v].encode() for v in values]
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_float8_text_reads_back_to_the_same_double(value):
-    (text,) = encoded(pa.array([value]), t.FLOAT8, 0)
+    (text,) = encoded(pa.array([value]), TypeOid.FLOAT8, 0)
     assert text is not None
     assert float(text) == value
     digits = text.decode().lstrip("-").split("e")[0].replace(".", "").strip("0")
@@ -153,13 +154,13 @@ def test_float8_text_reads_back_to_the_same_double(value):
 
 @given(st.floats(width=32, allow_nan=False, allow_infinity=False))
 def test_float4_text_reads_back_to_the_same_float(value):
-    (text,) = encoded(pa.array(np.array([value], dtype=np.float32)), t.FLOAT4, 0)
+    (text,) = encoded(pa.array(np.array([value], dtype=np.float32)), TypeOid.FLOAT4, 0)
     assert np.float32(float(text)) == np.float32(value)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e20, max_value=1e20))
 def test_float8_text_uses_exponents_exactly_where_postgresql_does(value):
-    (text,) = encoded(pa.array([value]), t.FLOAT8, 0)
+    (text,) = encoded(pa.array([value]), TypeOid.FLOAT8, 0)
     magnitude = abs(value)
     uses_exponent = b"e" in text
     assert uses_exponent == (magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e15))
@@ -167,23 +168,23 @@ def test_float8_text_uses_exponents_exactly_where_postgresql_does(value):
 
 def test_numeric_text_never_uses_exponent_notation():
     array = pa.array([Decimal("1E-10"), Decimal("0E-10")], pa.decimal128(38, 10))
-    assert encoded(array, t.NUMERIC, 0) == [b"0.0000000001", b"0.0000000000"]
+    assert encoded(array, TypeOid.NUMERIC, 0) == [b"0.0000000001", b"0.0000000000"]
 
 
 def test_timestamps_before_1970_keep_their_fraction():
     value = dt.datetime(1969, 7, 20, 20, 17, 40, 250000)
-    assert encoded(pa.array([value], pa.timestamp("us")), t.TIMESTAMP, 0) == [
+    assert encoded(pa.array([value], pa.timestamp("us")), TypeOid.TIMESTAMP, 0) == [
         b"1969-07-20 20:17:40.25"
     ]
 
 
 def test_int64_column_declared_int4_is_narrowed_in_binary():
-    assert encoded(pa.array([5], pa.int64()), t.INT4, 1) == [b"\x00\x00\x00\x05"]
+    assert encoded(pa.array([5], pa.int64()), TypeOid.INT4, 1) == [b"\x00\x00\x00\x05"]
 
 
 def test_int64_value_too_wide_for_int4_is_out_of_range():
     with pytest.raises(NumericValueOutOfRange):
-        encoded(pa.array([2**40], pa.int64()), t.INT4, 1)
+        encoded(pa.array([2**40], pa.int64()), TypeOid.INT4, 1)
 
 
 def test_unknown_oid_falls_back_to_text_in_both_formats():
@@ -195,12 +196,12 @@ def test_unknown_oid_falls_back_to_text_in_both_formats():
 
 def test_dictionary_arrays_are_decoded():
     array = pa.array(["a", "b", "a"]).dictionary_encode()
-    assert encoded(array, t.TEXT, 0) == [b"a", b"b", b"a"]
+    assert encoded(array, TypeOid.TEXT, 0) == [b"a", b"b", b"a"]
 
 
 def test_encode_rows_frames_data_rows():
     batch = pa.record_batch([pa.array([1, None], pa.int32()), pa.array(["x", "y"])], ["a", "b"])
-    data = t.encode_rows(batch, (t.INT4, t.TEXT), (1, 0))
+    data = t.encode_rows(batch, (TypeOid.INT4, TypeOid.TEXT), (1, 0))
     assert data == (
         b"D\x00\x00\x00\x13\x00\x02\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x01x"
         b"D\x00\x00\x00\x0f\x00\x02\xff\xff\xff\xff\x00\x00\x00\x01y"
@@ -222,7 +223,7 @@ def test_vectorised_numeric_binary_equals_numeric_send(unscaled, scale):
     values = [None if u is None else Decimal(u).scaleb(-scale) for u in unscaled]
     array = pa.array(values, pa.decimal128(15, scale))
     expected = [None if v is None else t.numeric_binary(v, scale) for v in values]
-    assert encoded(array, t.NUMERIC, 1) == expected
+    assert encoded(array, TypeOid.NUMERIC, 1) == expected
 
 
 @given(st.lists(st.one_of(st.none(), st.datetimes(min_value=dt.datetime(1000, 1, 1))), max_size=20))
@@ -233,9 +234,9 @@ def test_timestamp_text_matches_isoformat_without_trailing_zeros(values):
 
     for rows in (values, values * 8):
         array = pa.array(rows, pa.timestamp("us"))
-        assert encoded(array, t.TIMESTAMP, 0) == [None if v is None else spelled(v) for v in rows]
+        assert encoded(array, TypeOid.TIMESTAMP, 0) == [None if v is None else spelled(v) for v in rows]
         zoned = array.cast(pa.timestamp("us", tz="UTC"))
-        assert encoded(zoned, t.TIMESTAMPTZ, 0) == [
+        assert encoded(zoned, TypeOid.TIMESTAMPTZ, 0) == [
             None if v is None else spelled(v) + b"+00" for v in rows
         ]
 
@@ -245,13 +246,13 @@ def test_timestamps_beyond_year_9999_fall_back_to_the_regex():
     micros = int((value - dt.datetime(1970, 1, 1)).total_seconds() * 1_000_000) + 10**15
     array = pa.array([value, None] * 20, pa.timestamp("us"))
     wide = pa.array([micros] * 40, pa.timestamp("us"))
-    assert encoded(array, t.TIMESTAMP, 0) == [b"9999-12-31 23:59:59.5", None] * 20
-    assert encoded(wide, t.TIMESTAMP, 0)[0].startswith(b"10031-")  # type: ignore[union-attr]
+    assert encoded(array, TypeOid.TIMESTAMP, 0) == [b"9999-12-31 23:59:59.5", None] * 20
+    assert encoded(wide, TypeOid.TIMESTAMP, 0)[0].startswith(b"10031-")  # type: ignore[union-attr]
 
 
 def test_numeric_text_with_a_negative_scale_is_written_out():
     array = pa.array([Decimal("12300")], pa.decimal128(5, -2))
-    assert encoded(array, t.NUMERIC, 0) == [b"12300"]
+    assert encoded(array, TypeOid.NUMERIC, 0) == [b"12300"]
 
 
 def test_float_text_with_extra_float_digits_at_or_below_zero_rounds_as_postgresql():

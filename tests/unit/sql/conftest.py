@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from catalog.table import TableId, TableInfo
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId, TabletId
 from storage.errors import UndefinedTable
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId, TabletId
 
 
 class CatalogDouble:

@@ -6,8 +6,8 @@ import sqlglot
 from catalog.comments import Comments
 from sql.ddl.comments import comment_on
 from sql.frontend import parser
+from storage import data_type as t
 from storage import errors
-from storage import types as t
 from tests.unit.sql.conftest import CatalogDouble, make_table
 
 T = make_table(1, "t", [("id", t.INT32), ("note", t.STRING)])

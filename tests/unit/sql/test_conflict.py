@@ -4,8 +4,8 @@ import pyarrow as pa
 import pytest
 
 from sql.dml.conflict import DO_UPDATE, EXISTS, ConflictAction, split
+from storage import data_type as t
 from storage import errors
-from storage import types as t
 from tests.unit.sql.conftest import make_table
 
 

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from sql.copy.arrow_format import ArrowStreamCutter
-from sql.frontend import copy as copy_grammar
+from sql.frontend import copy_grammar
 from sql.frontend.parser import split
 from storage.errors import BadCopyFileFormat
 

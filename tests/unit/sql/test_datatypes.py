@@ -5,7 +5,7 @@ import pytest
 from sqlglot import exp
 
 from sql.common.datatypes import column_type, to_wire, wire_oid
-from storage import types as t
+from storage import data_type as t
 from storage.errors import FeatureNotSupported, InvalidParameterValue
 
 

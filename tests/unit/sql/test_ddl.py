@@ -4,7 +4,7 @@ import pytest
 
 from sql.session.database import Database
 from storage import errors
-from storage.types import TypeKind
+from storage.data_type import TypeKind
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_if_not_exists_and_if_exists_give_notices(session):
 
 def test_encoding_and_compression_words_are_checked_per_type():
     from sql.ddl.tables import check_storage_attributes
-    from storage import types as t
+    from storage import data_type as t
     from storage.errors import InvalidParameterValue, InvalidTableDefinition
 
     assert check_storage_attributes("a", t.INT32, {"encoding": "BIT_SHUFFLE"}) == (

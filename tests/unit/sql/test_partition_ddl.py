@@ -4,8 +4,8 @@ import pytest
 
 from sql.session.database import Database
 from storage import errors
+from storage.data_type import INT32
 from storage.key_encoding import encode_key
-from storage.types import INT32
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from sql.pg_catalog.catalog_rows import (
     index_oid,
 )
 from sql.pg_catalog.relations import RELATIONS, relation_oid
-from storage import types as t
+from storage import data_type as t
 from tests.unit.sql.conftest import make_table
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from sql.pg_catalog.catalog_rows import catalog_rows, constraint_oid, index_oid
 from sql.pg_catalog.functions import CatalogFunctions, names, register
-from storage import types as t
+from storage import data_type as t
 from tests.unit.sql.conftest import make_table
 
 ORDERS = make_table(

@@ -7,7 +7,7 @@ import pytest
 from sql.frontend import parser
 from sql.planner.binder import bind_query
 from sql.planner.pushdown import plan_scans
-from storage import types as t
+from storage import data_type as t
 from storage.predicate import PredicateKind
 from tests.unit.sql.conftest import CatalogDouble, make_table
 

@@ -3,8 +3,8 @@ import pytest
 
 from storage import commit_record
 from storage.commit_record import CommitRecord, OpKind, WriteOp
+from storage.data_type import TabletId
 from storage.errors import DataCorrupted
-from storage.types import TabletId
 
 
 def test_commit_record_round_trips():

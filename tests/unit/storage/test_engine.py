@@ -4,12 +4,12 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
+from storage.data_type import DATE, DOUBLE, INT64, STRING, TIMESTAMPTZ, ColumnId, TabletId, decimal
 from storage.engine import StorageEngine
 from storage.errors import AdminShutdown, FeatureNotSupported, UndefinedTable
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import DATE, DOUBLE, INT64, STRING, TIMESTAMPTZ, ColumnId, TabletId, decimal
 
 ID, NAME = ColumnId(1), ColumnId(2)
 SCHEMA = Schema(

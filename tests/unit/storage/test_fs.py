@@ -1,5 +1,5 @@
+from storage.data_type import TabletId
 from storage.fs import DataDirLayout, atomic_write, remove_dir
-from storage.types import TabletId
 
 
 def test_layout_names_wal_and_tablet_paths(tmp_path):

@@ -6,14 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage.key_encoding import (
-    decode_key,
-    encode_key,
-    encode_keys,
-    is_key_type,
-    prefix_successor,
-)
-from storage.types import (
+from storage.data_type import (
     BINARY,
     BOOL,
     DATE,
@@ -28,8 +21,15 @@ from storage.types import (
     DataType,
     varchar,
 )
-from storage.types import (
+from storage.data_type import (
     decimal as decimal_type,
+)
+from storage.key_encoding import (
+    decode_key,
+    encode_key,
+    encode_keys,
+    is_key_type,
+    prefix_successor,
 )
 
 DECIMAL_10_2 = decimal_type(10, 2)

@@ -3,10 +3,10 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+from storage.data_type import INT32, INT64, STRING, TIMESTAMPTZ, ColumnId, decimal
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, KeyRange, ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT32, INT64, STRING, TIMESTAMPTZ, ColumnId, decimal
 
 P = ColumnPredicate
 A, B, C = ColumnId(1), ColumnId(2), ColumnId(3)

@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
+from storage.data_type import TabletId
 from storage.engine import StorageEngine
 from storage.errors import DuplicateObject, InvalidParameterValue, UndefinedObject
 from storage.options import StorageOptions
 from storage.prepared import PreparedTransactions
-from storage.types import TabletId
 from tests.unit.storage.test_engine import SCHEMA, read, rows
 
 OPTIONS = StorageOptions(fsync=False)

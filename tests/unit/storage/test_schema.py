@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from storage import types as t
+from storage import data_type as t
+from storage.data_type import ColumnId
 from storage.schema import ColumnSchema, Schema
-from storage.types import ColumnId
 
 
 def _schema() -> Schema:

@@ -1,6 +1,7 @@
 import pyarrow as pa
 import pytest
 
+from storage.data_type import INT64, STRING, ColumnId, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
     InFailedSqlTransaction,
@@ -11,7 +12,6 @@ from storage.errors import (
 from storage.options import StorageOptions
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT64, STRING, ColumnId, TabletId
 
 ID, NAME = ColumnId(1), ColumnId(2)
 SCHEMA = Schema(

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from storage import types as T
+from storage import data_type as T
 from storage.cfile.compression import CompressionType
 from storage.cfile.encoding import EncodingType, allowed_encodings, resolve_encoding
 from storage.cfile.reader import CFileReader

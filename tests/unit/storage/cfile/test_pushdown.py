@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
-from storage import types as T
+from storage import data_type as T
 from storage.cfile.pushdown import block_may_match
 from storage.cfile.reader import BlockMeta
 from storage.predicate import ColumnPredicate as P

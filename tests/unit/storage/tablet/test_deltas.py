@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from storage.data_type import INT64, STRING, ColumnId
 from storage.mvcc import TxnState
 from storage.row_change import Mutation, MutationKind
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.deltas import DeltaFile, DeltaImage, DeltaMemStore, write_delta_file
 from storage.timestamp import Timestamp
-from storage.types import INT64, STRING, ColumnId
 
 SCHEMA = Schema(
     (ColumnSchema(ColumnId(1), "k", INT64, nullable=False), ColumnSchema(ColumnId(2), "v", STRING)),

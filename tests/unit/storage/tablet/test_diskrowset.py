@@ -7,13 +7,13 @@ import time
 import pyarrow as pa
 import pytest
 
+from storage.data_type import INT64, STRING, ColumnId, TabletId
 from storage.engine import StorageEngine
 from storage.errors import ProgramLimitExceeded, SnapshotTooOld, UniqueViolation
 from storage.options import StorageOptions
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT64, STRING, ColumnId, TabletId
 
 K, C, N = ColumnId(1), ColumnId(2), ColumnId(3)
 SCHEMA = Schema(

@@ -6,11 +6,11 @@ import threading
 
 import pyarrow as pa
 
+from storage.data_type import INT64, ColumnId, TabletId
 from storage.engine import StorageEngine
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT64, ColumnId, TabletId
 
 K, V = ColumnId(1), ColumnId(2)
 SCHEMA = Schema((ColumnSchema(K, "k", INT64, nullable=False), ColumnSchema(V, "v", INT64)), 1)

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage.data_type import INT32, INT64, STRING, ColumnId, TabletId
 from storage.engine import StorageEngine
 from storage.errors import UniqueViolation
 from storage.options import StorageOptions
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
-from storage.types import INT32, INT64, STRING, ColumnId, TabletId
 
 K, S, N = ColumnId(1), ColumnId(2), ColumnId(3)
 SCHEMA = Schema(

@@ -5,13 +5,13 @@ import pyarrow as pa
 import pytest
 
 from storage import row_change
+from storage.data_type import INT32, INT64, STRING, ColumnId
 from storage.key_encoding import encode_key
 from storage.mvcc import TxnState
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.tablet import memrowset as memrowset_module
 from storage.tablet.memrowset import MemRowSet
-from storage.types import INT32, INT64, STRING, ColumnId
 
 K, V, S = ColumnId(1), ColumnId(2), ColumnId(3)
 SCHEMA = Schema(
@@ -145,7 +145,7 @@ def test_values_round_trip_for_every_column_type():
     import datetime as dt
     from decimal import Decimal
 
-    from storage.types import BINARY, BOOL, DATE, DOUBLE, FLOAT, TIMESTAMP, TIMESTAMPTZ, decimal
+    from storage.data_type import BINARY, BOOL, DATE, DOUBLE, FLOAT, TIMESTAMP, TIMESTAMPTZ, decimal
 
     types = [BOOL, FLOAT, DOUBLE, BINARY, DATE, TIMESTAMP, TIMESTAMPTZ, decimal(9, 3)]
     schema = Schema(

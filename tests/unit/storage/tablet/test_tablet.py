@@ -3,6 +3,7 @@ import json
 import pyarrow as pa
 import pytest
 
+from storage.data_type import INT32, STRING, ColumnId, TabletId
 from storage.errors import DataCorrupted, InternalError, NotNullViolation, UniqueViolation
 from storage.fs import DataDirLayout
 from storage.mvcc import TxnState
@@ -10,7 +11,6 @@ from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.tablet import Tablet, never_wait
-from storage.types import INT32, STRING, ColumnId, TabletId
 
 A, B, V = ColumnId(1), ColumnId(2), ColumnId(5)
 SCHEMA = Schema(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from storage import types as t
+from storage import data_type as t
 
 
 @pytest.mark.parametrize(

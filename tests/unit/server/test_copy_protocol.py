@@ -1,4 +1,4 @@
-"""Unit tests for server.copy: CopyData framing, COPY TO formatting, the CopyIn exchange."""
+"""Unit tests for server.copy_protocol: CopyData framing, COPY TO formatting, the CopyIn exchange."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from server import codec
-from server import copy as server_copy
+from server import copy_protocol as server_copy
 from server import messages as m
 from sql.common.result import Result, ResultColumn
 from sql.frontend import parser

@@ -30,7 +30,7 @@ from server.arrow_copy import ArrowCopyOutStream
 from server.codec import encode
 from server.portal import Fetched, ResultStream
 from sql.common.result import Result
-from sql.copy.copy_statement import CopyOptions
+from sql.frontend.statements import CopyOptions
 from storage.errors import ProtocolViolation, QueryCanceled
 
 FEED_BYTES = 1024 * 1024

@@ -28,6 +28,7 @@ from pyspark.sql.datasource import (
 )
 
 from spark import register
+from spark.examples import pipeline
 from spark.options import Options
 from spark.reader import NyalaReader
 
@@ -315,3 +316,21 @@ def test_errorifexists_and_ignore_as_options(spark, nyala_server):
     write.option("save_mode", "ignore").mode("append").save()  # not empty: writes nothing
     with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
         assert conn.execute("select count(*) from sink_modes").fetchone() == (10,)
+
+
+def test_the_pipeline_example(spark, nyala_server):
+    """spark/examples/pipeline.py: COPY in, roll up per hour and host, write back exactly once."""
+    options = _options(nyala_server)
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists hourly")
+        conn.execute("drop table if exists events")
+        pipeline.load_events(conn, 20_000)
+    for _ in range(2):  # a rerun replaces the hours, it does not add to them
+        pipeline.rollup(spark, options)
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        expected = conn.execute(
+            "select date_trunc('hour', ts) as hour, host, count(*), sum(bytes) from events"
+            " group by 1, 2 order by 1, 2"
+        ).fetchall()
+        assert len(expected) == 24 * 8
+        assert conn.execute("select * from hourly order by hour, host").fetchall() == expected

@@ -16,6 +16,7 @@ Modules, bottom up (each imports only those above it in this list)::
     portal      prepared statements, portals, result streams with row-limit suspension
     answers     RowDescription, notices and row-less answers of one result
     steps       the state of a Query between worker steps
+    arrow_copy  COPY TO STDOUT (FORMAT arrow): result batches as an Arrow IPC stream
     batches     a pipelined run of Bind/Execute of one prepared INSERT, taken as one write
     copy_protocol  COPY FROM STDIN / TO STDOUT sub-protocols
     timeouts    statement_timeout and idle_in_transaction_session_timeout

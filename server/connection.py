@@ -445,7 +445,7 @@ class Connection:
                         continue
                     progress.sent = 0
                     if result.copy_out is not None:
-                        progress.stream = copy_protocol.CopyOutStream(result)
+                        progress.stream = copy_protocol.copy_out_stream(result)
                         out += progress.stream.response()
                     else:
                         progress.stream = ResultStream(result, ())
@@ -652,7 +652,7 @@ class Connection:
                     out += answers.no_rows_answer(result)
                     return Step(out, "done")
                 if result.copy_out is not None:
-                    portal.stream = copy_protocol.CopyOutStream(result)
+                    portal.stream = copy_protocol.copy_out_stream(result)
                     out += portal.stream.response()
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out)

@@ -10,7 +10,8 @@ message is a protocol violation that ends the COPY.
 COPY TO STDOUT: CopyOutResponse, then one CopyData per row, formatted batch
 by batch with Arrow string kernels (text escapes, CSV quoting) and framed
 with numpy; binary tuples are DataRow bodies with another type byte, so they
-come from the same encoder.  Then CopyDone and ``COPY n``.
+come from the same encoder.  Then CopyDone and ``COPY n``.  ``FORMAT arrow``
+streams an Arrow IPC stream instead (``arrow_copy``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pyarrow.compute as pc
 
 from server import messages as m
 from server import pgtypes
+from server.arrow_copy import ArrowCopyOutStream
 from server.codec import encode
 from server.portal import Fetched, ResultStream
 from sql.common.result import Result
@@ -100,6 +102,13 @@ async def copy_in(
 
 
 # -- COPY TO STDOUT --------------------------------------------------------------------------
+
+
+def copy_out_stream(result: Result) -> CopyOutStream | ArrowCopyOutStream:
+    """The stream that sends a COPY TO's rows in the format it asked for."""
+    if result.copy_out.is_arrow:
+        return ArrowCopyOutStream(result)
+    return CopyOutStream(result)
 
 
 class CopyOutStream(ResultStream):

@@ -12,14 +12,16 @@ offset  size      field (integers little-endian)
 9       4         number of operations N, u32
 13      ...       N operations, back to back:
 +0      8         tablet id, u64
-+8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE
++8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE, 4 = PREPARED
 +9      4         length L of the Arrow data, u32
 +13     L         the op's RecordBatch as an Arrow IPC stream (schema + one batch)
 ======  ========  ===========================================================
 
 Batches keep the fields the write was given, named ``str(column_id)``:
 every column for INSERT, key plus changed columns for UPDATE, key columns
-for DELETE.
+for DELETE.  PREPARED is not a write: COMMIT PREPARED adds it, on tablet 0
+(no tablet's id), its batch holding the gid, so recovery knows the prepared
+transaction committed (``storage.prepared``); replay skips it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class OpKind(enum.IntEnum):
     INSERT = 1
     UPDATE = 2
     DELETE = 3
+    PREPARED = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpRec
 from storage.maintenance_ops import tablet_ops
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
+from storage.prepared import PREPARED_DIR, PreparedTransactions
 from storage.schema import Schema
 from storage.tablet.tablet import Tablet, never_wait
 from storage.tablet_registry import TabletRegistry
@@ -96,6 +97,8 @@ class StorageEngine:
         self.recent_scans = self.pipeline.recent_scans
         """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view."""
         self._flush_lock = threading.Lock()
+        self.prepared = PreparedTransactions(layout.root / PREPARED_DIR, fsync=options.fsync)
+        """Transactions prepared for two-phase commit (PREPARE TRANSACTION), by gid."""
         self._ops: dict[TabletId, list[MaintenanceOp]] = {}
         this = weakref.ref(self)
         self.maintenance = MaintenanceManager(
@@ -134,6 +137,7 @@ class StorageEngine:
         clock = HybridClock()
         engine = cls(layout, options, wal, clock, tablets)
         engine._replay()
+        engine.prepared.recover(engine.wal, engine.begin)
         engine.maintenance.start()
         return engine
 

@@ -257,22 +257,33 @@ class Transaction:
     def has_savepoints(self) -> bool:
         return bool(self._savepoints)
 
-    def commit(self) -> Timestamp | None:
+    def write_ops(self) -> tuple[WriteOp, ...]:
+        """The writes a commit would log, in order (what PREPARE TRANSACTION keeps)."""
+        return tuple(self._ops)
+
+    def commit(
+        self, *, marker: WriteOp | None = None, on_durable: Callable[[], None] | None = None
+    ) -> Timestamp | None:
         """Make every write durable and visible at once; return the commit timestamp (None if
-        the transaction wrote nothing)."""
+        the transaction wrote nothing).
+
+        ``marker`` is logged after the writes (COMMIT PREPARED's gid); ``on_durable`` runs
+        once the record is durable and before any reader can see the commit.
+        """
         self._check_active()
-        if not self._ops:
+        if not self._ops and marker is None:
             self._state.mark_committed(None)
             return None
         pipeline = self._pipeline
-        body = commit_record.encode_ops(self._ops)
+        ops = self._ops if marker is None else [*self._ops, marker]
+        body = commit_record.encode_ops(ops)
         if commit_record.HEADER_BYTES + len(body) > _MAX_RECORD_BYTES:
             self.rollback()
             raise ProgramLimitExceeded("transaction is too large to commit in one WAL record")
         with pipeline.commit_lock:
             # Timestamps are assigned in WAL order, so replay order is commit order.
             commit_ts = pipeline.mvcc.start_commit()
-            payload = commit_record.encode_header(commit_ts, len(self._ops)) + body
+            payload = commit_record.encode_header(commit_ts, len(ops)) + body
             try:
                 lsn = pipeline.wal.append(payload)
             except BaseException:
@@ -286,6 +297,11 @@ class Transaction:
             pipeline.mvcc.abort_commit(commit_ts)
             self.rollback()
             raise
+        if on_durable is not None:
+            try:
+                on_durable()
+            except Exception:  # the commit is durable: it must become visible all the same
+                log.exception("after the commit of transaction %d", self.txn_id)
         self._state.mark_committed(commit_ts)
         pipeline.mvcc.finish_commit(commit_ts)
         pipeline.mvcc.wait_for_safe_time(commit_ts)

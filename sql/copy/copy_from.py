@@ -5,7 +5,8 @@ until ``batch_bytes``, then the buffer is cut at the last row boundary (a
 newline outside CSV quotes, found with numpy) and the complete rows go to
 pyarrow's CSV reader as strings.  Text format's backslash escapes are undone
 with Arrow string kernels.  Binary tuples are split and decoded into typed
-columns by ``sql.copy_binary``.  Each batch is written through the same plan
+columns by ``binary_format``; an Arrow IPC stream is cut into whole record
+batches by ``arrow_format`` and its columns taken as they are.  Each batch is written through the same plan
 an ``INSERT INTO t (cols) SELECT ...`` uses (``sql.dml``): casts to the column
 types, defaults, constraint checks and the tablet routing are shared.  Rows go
 into the statement's transaction batch by batch, so a failed COPY leaves
@@ -33,7 +34,7 @@ from sqlglot import exp
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.names import table_node
-from sql.copy import binary_format
+from sql.copy import arrow_format, binary_format, bytea_input
 from sql.dml import writes
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
@@ -50,6 +51,7 @@ from storage.errors import (
     UndefinedColumn,
 )
 from storage.transaction import Transaction
+from storage.type_oids import TypeOid
 
 BATCH_BYTES = 4 * 1024 * 1024
 # Text format input holds no NUL byte, so NUL-led pairs can stand for an escaped
@@ -126,6 +128,7 @@ class CopyIn:
         self._line = 0
         self._header_pending = self.options.header or self.options.is_binary
         self._saw_trailer = False
+        self._arrow = arrow_format.ArrowStreamCutter() if self.options.is_arrow else None
         names = statement.columns
         if names is None:
             columns = list(table.columns)
@@ -172,6 +175,9 @@ class CopyIn:
 
     def feed(self, data: bytes) -> None:
         """Take CopyData bytes; complete rows are written once a batch's worth has arrived."""
+        if self._arrow is not None:
+            self._guarded(self._load_arrow, data)
+            return
         self._buffer += data
         if len(self._buffer) >= self._batch_bytes and self.options.is_binary:
             self._guarded(self._load_binary, False)
@@ -184,7 +190,9 @@ class CopyIn:
 
     def finish(self) -> str:
         """CopyDone: write what is left, end an autocommit transaction; return the command tag."""
-        if self.options.is_binary:
+        if self._arrow is not None:
+            self._guarded(self._arrow.finish)
+        elif self.options.is_binary:
             self._guarded(self._load_binary, True)
         chunk = b"" if self.options.is_binary else bytes(self._buffer)
         self._buffer.clear()
@@ -336,6 +344,29 @@ class CopyIn:
             error.add_context(f"COPY {self.table.name}, line {self._line + 1}")
             raise error
 
+    def _load_arrow(self, data: bytes) -> None:
+        """Write the record batches ``data`` completes; columns match the COPY's by position."""
+        self._check_cancel()
+        assert self._arrow is not None, "an Arrow COPY has a cutter"
+        try:
+            rows = self._arrow.feed(data)
+        except DbError as exc:
+            exc.add_context(f"COPY {self.table.name}")
+            raise
+        if rows is None:
+            return
+        if rows.num_columns != self.column_count:
+            error = BadCopyFileFormat(
+                f"row field count is {rows.num_columns}, expected {self.column_count}"
+            )
+            error.add_context(f"COPY {self.table.name}, line {self._line + 1}")
+            raise error
+        columns = [
+            column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+            for column in rows.columns
+        ]
+        self._write(pa.Table.from_arrays(columns, names=self._names))
+
     def _parse(self, chunk: bytes, skip_rows: int) -> pa.Table:
         options = self.options
         invalid: list[Any] = []
@@ -394,8 +425,17 @@ class CopyIn:
                 if self._force_null[index]:
                     matches = pc.fill_null(pc.equal(column, options.null or ""), False)
                     column = pc.if_else(matches, pa.scalar(None, column.type), column)
+            if self.columns[index].type.pg_oid == TypeOid.BYTEA:
+                column = self._decoded_bytea(column)
             columns.append(column)
         return pa.Table.from_arrays(columns, names=self._names)
+
+    def _decoded_bytea(self, column: pa.Array) -> pa.Array:
+        try:
+            return bytea_input.decode(column)
+        except DbError as exc:
+            exc.add_context(f"COPY {self.table.name}")
+            raise
 
     def _parse_error(self, exc: pa.ArrowInvalid, invalid: list[Any]) -> DbError:
         message = str(exc)

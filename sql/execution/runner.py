@@ -36,10 +36,13 @@ class QueryRunner:
         duck: duckdb.DuckDBPyConnection,
         catalog: Catalog,
         check_cancel: Callable[[], None],
+        read_snapshot: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._duck = duck
         self.catalog = catalog
         self._check_cancel = check_cancel
+        # The session's nyala.read_timestamp: the snapshot of references without their own.
+        self._read_snapshot = read_snapshot
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
 
@@ -75,7 +78,9 @@ class QueryRunner:
                     self._check_cancel,
                     stats,
                     binding.scan.tablet_ids(spec),
-                    snapshot=binding.snapshot,
+                    snapshot=(
+                        binding.snapshot if binding.snapshot is not None else self._read_snapshot()
+                    ),
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -149,7 +154,7 @@ class QueryRunner:
         """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
         None when a parameter kept a predicate or the limit from being pushed this time."""
         compiled.duckdb_params(params, now)
-        if compiled.views[0].snapshot is not None:
+        if compiled.views[0].snapshot is not None or self._read_snapshot() is not None:
             return None  # time travel goes through ScanSource, which checks history_max_age
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())

@@ -7,6 +7,7 @@ PostgreSQL 9.0 and later write them (``(FORMAT csv, HEADER true, FORCE_QUOTE
 (``CSV HEADER DELIMITER ';' FORCE QUOTE a, b``).  Validation follows
 PostgreSQL 15's ``ProcessCopyOptions``, with its messages and SQLSTATEs.
 Files and programs on the server (``FROM 'file'``, ``PROGRAM``) are refused.
+``FORMAT arrow`` is nyala's own: an Arrow IPC stream, which takes no text options.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from storage.errors import (
     SqlSyntaxError,
 )
 
-FORMATS = ("text", "csv", "binary")
+FORMATS = ("text", "csv", "binary", "arrow")
 _STRING_TOKENS = (TokenType.STRING, TokenType.BYTE_STRING, TokenType.NATIONAL_STRING)
 _TRUE = ("true", "on", "1", "yes")
 _FALSE = ("false", "off", "0", "no")
@@ -297,12 +298,13 @@ def _validated(raw: list[tuple[str, object, Token]], is_from: bool) -> CopyOptio
 
 def _check_combinations(options: CopyOptions, is_from: bool) -> None:
     csv = options.is_csv
+    mode = options.format.upper()
     if options.is_binary and options.delimiter is not None:
-        raise SqlSyntaxError("cannot specify DELIMITER in BINARY mode")
+        raise SqlSyntaxError(f"cannot specify DELIMITER in {mode} mode")
     if options.is_binary and options.null is not None:
-        raise SqlSyntaxError("cannot specify NULL in BINARY mode")
+        raise SqlSyntaxError(f"cannot specify NULL in {mode} mode")
     if options.is_binary and options.header:
-        raise FeatureNotSupported("cannot specify HEADER in BINARY mode")
+        raise FeatureNotSupported(f"cannot specify HEADER in {mode} mode")
     if options.header_match and not is_from:
         raise FeatureNotSupported('cannot use "match" with HEADER in COPY TO')
     if options.encoding is not None and options.encoding.upper().replace("-", "") != "UTF8":

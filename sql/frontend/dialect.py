@@ -121,6 +121,8 @@ class Upsert(exp.Insert):
 
 
 class NyalaParser(PostgresParser):
+    # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
+    SUPPORTS_PARTITION_SELECTION = True
     PROPERTY_PARSERS = {
         **PostgresParser.PROPERTY_PARSERS,
         "PARTITION BY": lambda self: self._parse_nyala_partition_by(),
@@ -296,8 +298,10 @@ class NyalaParser(PostgresParser):
         return [t for t in tokenize(masked) if head.end < t.start <= end]
 
     def _parse_explain(self, tokens: list[Token]) -> ExplainStatement:
-        analyze, rest = explain.split_options(self._retokenized(tokens))
-        return ExplainStatement(analyze=analyze, statement=parse_statement(self.sql, rest))
+        analyze, fmt, rest = explain.split_options(self._retokenized(tokens))
+        return ExplainStatement(
+            analyze=analyze, statement=parse_statement(self.sql, rest), json=fmt == "json"
+        )
 
     def _parse_statement(self) -> exp.Expr | None:
         if self._index == 0 and self._curr is not None:

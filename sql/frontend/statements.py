@@ -44,7 +44,8 @@ class Utility(Statement):
     """Transaction control, SET, SHOW, RESET, DEALLOCATE, DISCARD, CHECKPOINT and savepoints.
 
     ``kind`` is one of BEGIN, COMMIT, ROLLBACK, SET, SHOW, RESET, DEALLOCATE, DISCARD,
-    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint);
+    CHECKPOINT, SAVEPOINT, ROLLBACK TO, RELEASE (``name`` is the savepoint), PREPARE
+    TRANSACTION, COMMIT PREPARED, ROLLBACK PREPARED (``name`` is the gid);
     ``name`` and ``value`` carry the setting for SET/SHOW/RESET (for DEALLOCATE,
     ``name`` is the statement, empty for ALL); ``modes`` the transaction
     modes (e.g. ``isolation level repeatable read``, ``read only``).
@@ -112,7 +113,12 @@ class CopyOptions:
 
     @property
     def is_binary(self) -> bool:
-        return self.format == "binary"
+        """Binary on the wire: PostgreSQL's binary tuples or an Arrow IPC stream."""
+        return self.format in ("binary", "arrow")
+
+    @property
+    def is_arrow(self) -> bool:
+        return self.format == "arrow"
 
     @property
     def is_csv(self) -> bool:
@@ -175,12 +181,19 @@ class RoleStatement(Statement):
 
 
 class ExplainStatement(Statement):
-    """EXPLAIN [ANALYZE]: whether to run the statement, and the statement explained."""
+    """EXPLAIN [ANALYZE]: whether to run the statement, the statement explained, and whether
+    the plan is wanted as JSON (``FORMAT JSON``)."""
 
-    arg_types = {"analyze": False, "statement": True}
+    arg_types = {"analyze": False, "statement": True, "json": False}
 
-    def __init__(self, analyze: bool = False, statement: ParsedStatement | None = None) -> None:
-        super().__init__(analyze=analyze, statement=statement)
+    def __init__(
+        self,
+        analyze: bool = False,
+        statement: ParsedStatement | None = None,
+        json: bool = False,
+    ) -> None:
+        super().__init__(analyze=analyze, statement=statement, json=json)
 
     analyze: bool = _field("analyze")
+    json: bool = _field("json")
     statement: ParsedStatement = _field("statement")

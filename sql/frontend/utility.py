@@ -8,6 +8,7 @@ them here, keyed by their first keyword, into ``Utility`` statements.
 
 from __future__ import annotations
 
+from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import Token, TokenType
 
 from sql.frontend.statements import Utility
@@ -15,7 +16,7 @@ from storage.errors import SqlSyntaxError
 
 KEYWORDS = (
     "begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "show",
-    "reset", "deallocate", "discard", "checkpoint", "set",
+    "reset", "deallocate", "discard", "checkpoint", "set", "prepare",
 )  # fmt: skip
 
 
@@ -65,6 +66,10 @@ def _modes(words: list[str]) -> tuple[str, ...]:
 
 def parse(tokens: list[Token]) -> Utility | None:
     """The utility statement ``tokens`` spell, or None for anything else."""
+    if tokens[0].token_type is TokenType.COMMAND and tokens[0].text.lower() == "prepare":
+        # The postgres tokenizer reads PREPARE's rest as one opaque string: read it again.
+        rest = Postgres().tokenize(tokens[1].text) if len(tokens) == 2 else tokens[1:]
+        tokens = [tokens[0], *rest]
     words = _words(tokens)
     head = words[0]
     if head in ("begin", "start"):
@@ -76,6 +81,10 @@ def parse(tokens: list[Token]) -> Utility | None:
         elif mode_words and mode_words[0] in ("work", "transaction"):
             mode_words = mode_words[1:]
         return Utility(kind="BEGIN", modes=_modes(mode_words))
+    if words[1:2] == ["transaction"] and head == "prepare" or (
+        words[1:2] == ["prepared"] and head in ("commit", "rollback")
+    ):
+        return _two_phase(head, tokens)
     if head in ("commit", "end") and all(w in ("work", "transaction") for w in words[1:]):
         return Utility(kind="COMMIT")
     if head in ("rollback", "abort") and all(w in ("work", "transaction") for w in words[1:]):
@@ -126,6 +135,10 @@ def parse(tokens: list[Token]) -> Utility | None:
             return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
         if rest_words[:2] == ["time", "zone"]:
             return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
+        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
+            # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
+            name = f"{rest[0].text}.{rest[2].text}"
+            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
         if len(rest) >= 3 and rest_words[1] in ("to", "="):
             return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
         if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
@@ -136,6 +149,16 @@ def parse(tokens: list[Token]) -> Utility | None:
             return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
         return None
     return None
+
+
+def _two_phase(head: str, tokens: list[Token]) -> Utility:
+    """PREPARE TRANSACTION, COMMIT PREPARED or ROLLBACK PREPARED, with its gid (a string)."""
+    kind = "PREPARE TRANSACTION" if head == "prepare" else f"{head.upper()} PREPARED"
+    if len(tokens) != 3 or tokens[2].token_type is not TokenType.STRING:
+        bad = tokens[2] if len(tokens) > 2 else None
+        where = f'at or near "{bad.text}"' if bad is not None else "at end of input"
+        raise SqlSyntaxError(f"syntax error {where}")
+    return Utility(kind=kind, name=tokens[2].text)
 
 
 def _savepoint_name(tokens: list[Token], *, optional_keyword: bool = True) -> str:

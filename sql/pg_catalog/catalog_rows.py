@@ -10,6 +10,7 @@ constraint are derived from the table ID (``index_oid``, ``constraint_oid``).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -331,7 +332,7 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
             relname=name,
             relnamespace=PG_CATALOG_OID,
             relam=HEAP_AM,
-            relkind="v" if name in ("pg_roles", "pg_settings", "pg_cursors") else "r",
+            relkind="v" if name in _VIEWS else "r",
             relnatts=len(RELATIONS[name]),
         )
         for attnum, (column, duck_type) in enumerate(RELATIONS[name], start=1):
@@ -422,6 +423,9 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
 
 
+_VIEWS = ("pg_roles", "pg_settings", "pg_cursors", "pg_prepared_xacts")
+
+
 def catalog_rows(
     tables: Iterable[TableInfo],
     database: str,
@@ -430,6 +434,7 @@ def catalog_rows(
     comments: dict[tuple[int, int], str],
     cursors: Iterable[tuple[str, str, bool]] = (),
     roles: Iterable[Role] = (),
+    prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -467,4 +472,9 @@ def catalog_rows(
             is_binary=False,
             is_scrollable=False,
         )
+    for xid, gid, when, owner, database_name in prepared:
+        rows.add(
+            "pg_prepared_xacts", transaction=xid, gid=gid, prepared=when, owner=owner,
+            database=database_name,
+        )  # fmt: skip
     return rows

@@ -159,6 +159,9 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN, "
         "is_scrollable BOOLEAN, creation_time TIMESTAMPTZ"
     ),
+    "pg_prepared_xacts": _cols(
+        "transaction UINTEGER, gid VARCHAR, prepared TIMESTAMPTZ, owner VARCHAR, database VARCHAR"
+    ),
     "pg_depend": _cols(
         "classid UINTEGER, objid UINTEGER, objsubid INTEGER, refclassid UINTEGER, "
         "refobjid UINTEGER, refobjsubid INTEGER, deptype VARCHAR"

@@ -12,6 +12,7 @@ comments or the session's settings changed since the last such statement.
 from __future__ import annotations
 
 import atexit
+import datetime as dt
 import decimal
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -505,18 +506,21 @@ class SystemCatalog:
         user: str,
         settings: Sequence[tuple[str, str, str, str, str, str]],
         cursors: tuple[tuple[str, str, bool], ...],
+        prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
     ) -> None:
-        """Refresh from the database's catalog and comments and the session's state."""
+        """Refresh from the database's catalog and comments, the session's state and the
+        prepared transactions."""
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
-        key = (db.catalog_version, comments.version, user, settings, cursors, roles)
+        key = (db.catalog_version, comments.version, user, settings, cursors, roles, prepared)
         self.refresh(
             key,
             lambda: catalog_rows(
-                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles
+                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
+                prepared,
             ),
-        )
+        )  # fmt: skip
 
     def describe(self, query: SystemQuery) -> tuple[ResultColumn, ...]:
         if query.columns is None:

@@ -27,8 +27,10 @@ from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.literal_casts import check_literal_casts
 from sql.planner.query_checks import check_distinct_on, check_set_operations
+from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
+from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import TypeOid
@@ -66,6 +68,7 @@ class TableRef:
     alias: str
     columns: list[ColumnSchema] = field(default_factory=list)
     snapshot: int | None = None
+    tablets: tuple[TabletId, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -150,7 +153,12 @@ def bind_query(
         )
         mapping[table.name] = {c.name: c.type.pg_name() for c in _readable(table)}
         visible[table.name] = {c.name for c in table.columns}
-        refs.append(TableRef(table, node, node.alias_or_name, snapshot=snapshot_of(node)))
+        refs.append(
+            TableRef(
+                table, node, node.alias_or_name, snapshot=snapshot_of(node),
+                tablets=selected_tablets(node, table),
+            )
+        )  # fmt: skip
     schema = (
         # Catalog names are exact (folded when they were created), never normalised again.
         MappingSchema(mapping, visible=visible, dialect=DIALECT, normalize=False)

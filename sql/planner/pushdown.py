@@ -138,6 +138,8 @@ class ScanPlan:
     limit: Operand | None = None
     offset: Operand | None = None
     complete: bool = False
+    tablets: tuple[TabletId, ...] | None = None
+    """``FROM t PARTITION (...)``: the only tablets this reference may read."""
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
@@ -155,8 +157,12 @@ class ScanPlan:
         )
 
     def tablet_ids(self, spec: ScanSpec) -> tuple[TabletId, ...]:
-        """The tablets that may hold rows matching ``spec`` (partition pruning)."""
-        return prune(self.table, spec)
+        """The tablets that may hold rows matching ``spec`` (partition pruning), within any
+        tablets the reference selected."""
+        pruned = prune(self.table, spec)
+        if self.tablets is None:
+            return pruned
+        return tuple(tablet for tablet in pruned if tablet in self.tablets)
 
     def _limit(self, params: Sequence[object]) -> int | None:
         if self.limit is None:
@@ -193,7 +199,9 @@ KEY_IN_META = "nyala_key_in"
 
 def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     """One ScanPlan per ``bound.tables`` entry, in the same order."""
-    plans = [ScanPlan(ref.table, _projection(ref)) for ref in bound.tables]
+    plans = [
+        ScanPlan(ref.table, _projection(ref), tablets=ref.tablets) for ref in bound.tables
+    ]
     for ref, plan in zip(bound.tables, plans, strict=True):
         keys = ref.node.meta.get(KEY_IN_META)
         if keys:

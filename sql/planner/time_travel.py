@@ -4,7 +4,9 @@ sqlglot parses the clause into the table node's ``version`` argument; the
 scan of that table then reads at the hybrid timestamp of the given instant
 (``ScanSpec.snapshot``), through UNDO records and MemRowSet chains, and
 storage refuses instants older than its history window with 72000.  A
-literal without a time zone is taken as UTC.
+literal without a time zone is taken as UTC.  The session setting
+``nyala.read_timestamp`` pins every table reference of a session to one
+such instant (``snapshot_at``), for clients that cannot write the clause.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import datetime as dt
 from sqlglot import exp
 
 from storage.errors import FeatureNotSupported, InvalidDatetimeFormat
-from storage.timestamp import from_datetime
+from storage.timestamp import Timestamp, from_datetime, to_datetime
 
 
 def snapshot_of(node: exp.Table) -> int | None:
@@ -34,7 +36,12 @@ def snapshot_of(node: exp.Table) -> int | None:
         raise FeatureNotSupported(
             "only FOR SYSTEM_TIME AS OF '<timestamp with time zone>' is supported"
         )
-    text = literal.this.strip()
+    return snapshot_at(literal.this)
+
+
+def snapshot_at(text: str) -> int:
+    """The snapshot timestamp of a ``timestamptz`` literal (UTC when it names no zone)."""
+    text = text.strip()
     try:
         when = dt.datetime.fromisoformat(text)
     except ValueError:
@@ -42,3 +49,9 @@ def snapshot_of(node: exp.Table) -> int | None:
             f'invalid input syntax for type timestamp with time zone: "{text}"'
         ) from None
     return int(from_datetime(when))
+
+
+def canonical_instant(text: str) -> str:
+    """A ``timestamptz`` literal as PostgreSQL prints it in UTC (22007 if it is not one)."""
+    instant = to_datetime(Timestamp(snapshot_at(text)))
+    return instant.strftime("%Y-%m-%d %H:%M:%S.%f").rstrip("0").rstrip(".") + "+00"

@@ -29,7 +29,7 @@ from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
-from storage.errors import InvalidTextRepresentation
+from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 
 DT = exp.DataType.Type
@@ -129,7 +129,8 @@ def parse_bytea(text: str) -> bytes:
         try:
             return bytes.fromhex(digits)
         except ValueError as exc:
-            raise InvalidTextRepresentation(f'invalid hexadecimal data: "{text}"') from exc
+            # PostgreSQL's hex_decode reports bad digits and odd lengths as 22023.
+            raise InvalidParameterValue(f'invalid hexadecimal data: "{text}"') from exc
     out = bytearray()
     index = 0
     while index < len(text):

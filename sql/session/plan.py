@@ -47,10 +47,11 @@ class SystemPlan:
 
 @dataclass(slots=True)
 class ExplainPlan:
-    """EXPLAIN [ANALYZE] of a query or write."""
+    """EXPLAIN [ANALYZE] of a query or write, as text or (``json``) one JSON document."""
 
     analyze: bool
     inner: QueryPlan | DmlPlan
+    json: bool = False
 
     @property
     def catalog_version(self) -> int:

@@ -40,6 +40,7 @@ from sql.frontend.statements import (
     Utility,
 )
 from sql.pg_catalog import system_query
+from sql.planner import time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
@@ -64,7 +65,13 @@ from sql.session.settings import SessionSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.data_type import DataType
-from storage.errors import DbError, FeatureNotSupported, QueryCanceled, SqlSyntaxError
+from storage.errors import (
+    ActiveSqlTransaction,
+    DbError,
+    FeatureNotSupported,
+    QueryCanceled,
+    SqlSyntaxError,
+)
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -85,7 +92,9 @@ class Session:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
-        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel)
+        self._runner = QueryRunner(
+            self._duck, db.catalog, self._check_cancel, self._read_snapshot
+        )
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
@@ -119,6 +128,11 @@ class Session:
         a transaction block fails.  Repeating it for an error the session raised changes
         nothing."""
         self._block.on_error()
+
+    def _read_snapshot(self) -> int | None:
+        """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
+        instant = self.settings.get("nyala.read_timestamp")
+        return time_travel.snapshot_at(instant) if instant else None
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -202,7 +216,9 @@ class Session:
         if len(chunks) > 1:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = parser.parse_utility(sql, chunks[0])
-        if utility is None or utility.ast.kind not in ("COMMIT", "ROLLBACK", "ROLLBACK TO"):
+        if utility is None or utility.ast.kind not in (
+            "COMMIT", "ROLLBACK", "ROLLBACK TO", "PREPARE TRANSACTION"
+        ):
             self._block.check_not_failed()
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
@@ -300,8 +316,8 @@ class Session:
 
     def _describe(self, plan: Plan) -> tuple[ResultColumn, ...] | None:
         match plan:
-            case ExplainPlan():
-                return explain.COLUMNS
+            case ExplainPlan(json=as_json):
+                return explain.JSON_COLUMNS if as_json else explain.COLUMNS
             case QueryPlan(query=query):
                 return self._runner.describe(query)
             case SystemPlan(system=system):
@@ -371,7 +387,9 @@ class Session:
                     inner = inner.inner
                 if not isinstance(inner, (QueryPlan, DmlPlan)):
                     raise FeatureNotSupported("EXPLAIN is supported for queries and writes")
-                return ExplainPlan(ast.analyze, inner)
+                if ast.analyze and ast.json:
+                    raise FeatureNotSupported("EXPLAIN (ANALYZE, FORMAT JSON) is not supported")
+                return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
         version = self._db.catalog_version
@@ -446,9 +464,24 @@ class Session:
     def _has_user_table(self, name: str) -> bool:
         return self._db.catalog.find_table(name) is not None
 
+    def _finish_prepared(self, kind: str, gid: str) -> Result:
+        """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
+        if self._block.in_block:
+            self._block.on_error()  # as PostgreSQL, the error fails the block
+            raise ActiveSqlTransaction(f"{kind} cannot run inside a transaction block")
+        if kind == "COMMIT PREPARED":
+            self._db.engine.prepared.commit(gid)
+        else:
+            self._db.engine.prepared.rollback(gid)
+        return Result(command_tag=kind)
+
     def _refresh_system(self) -> None:
+        prepared = tuple(
+            (p.txn.txn_id, p.gid, p.prepared_at, p.owner, p.database)
+            for p in self._db.engine.prepared.listing()
+        )
         self._system.refresh_for(
-            self._db, self.user, self.settings.describe(), self._cursors.listing()
+            self._db, self.user, self.settings.describe(), self._cursors.listing(), prepared
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -487,10 +520,15 @@ class Session:
         txn = self._block.current()
         now = self._block.started
         match plan:
-            case ExplainPlan(analyze=analyze, inner=inner):
+            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
                 query = inner.query if isinstance(inner, QueryPlan) else None
                 write = inner.write if isinstance(inner, DmlPlan) else None
-                result = explain.run_explain(analyze, query, write, self._runner, txn, params, now)
+                if as_json:
+                    result = explain.json_explain(query, write, params)
+                else:
+                    result = explain.run_explain(
+                        analyze, query, write, self._runner, txn, params, now
+                    )
                 if not deferred:
                     self._block.finish_autocommit()
                 return result
@@ -635,11 +673,18 @@ class Session:
             return self._block.begin(utility.modes)
         if kind in ("COMMIT", "ROLLBACK"):
             return self._block.end(kind)
+        if kind == "PREPARE TRANSACTION":
+            prepared, database = self._db.engine.prepared, self._db.name
+            return self._block.prepare(
+                lambda txn: prepared.prepare(txn, utility.name, self.user, database)
+            )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)
         self._block.check_not_failed()
         if kind in ("SAVEPOINT", "RELEASE"):
             return self._block.savepoint(kind, utility.name)
+        if kind in ("COMMIT PREPARED", "ROLLBACK PREPARED"):
+            return self._finish_prepared(kind, utility.name)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")

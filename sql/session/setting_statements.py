@@ -17,6 +17,7 @@ from storage.type_oids import TypeOid
 if TYPE_CHECKING:
     from storage.transaction import Transaction
 
+READ_TIMESTAMP = "nyala.read_timestamp"
 KINDS = ("SET", "DEALLOCATE", "DISCARD", "RESET", "SHOW")
 
 
@@ -46,6 +47,8 @@ def run(
                     severity="NOTICE",
                 )
             )
+        if txn is not None and settings.get(READ_TIMESTAMP):
+            txn.read_only = True  # reading the past, the transaction cannot write
         return Result(command_tag="SET", notices=notices)
     if kind == "DEALLOCATE":
         tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"

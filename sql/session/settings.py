@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sql.common.time_zones import session_zone
 from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
+from sql.planner.time_travel import canonical_instant
 from sql.session.pg_parameters import PARAMETERS, Parameter
 from storage.errors import (
     CantChangeRuntimeParam,
@@ -223,6 +224,11 @@ def _from_postgres(parameter: Parameter) -> Setting:
     )
 
 
+def _read_timestamp(value: str) -> str:
+    """``nyala.read_timestamp``: '' (read the present) or an instant, printed in UTC."""
+    return canonical_instant(value) if value.strip() else ""
+
+
 _ISOLATION = _one_of(
     "read committed", "repeatable read", "serializable", "read uncommitted", canonical=None
 )
@@ -282,6 +288,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("bytea_output", "hex", validate=_one_of("hex")),
         Setting("max_index_keys", "32", read_only=True),
         Setting("default_table_access_method", "kudu"),
+        # Every read of the session as of this instant, as FOR SYSTEM_TIME AS OF reads; the
+        # session is read-only meanwhile.  For Spark JDBC's sessionInitStatement.
+        Setting("nyala.read_timestamp", "", validate=_read_timestamp),
     )
 }
 _PARAMETERS = {p.name.lower(): p for p in PARAMETERS}

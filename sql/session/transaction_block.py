@@ -80,7 +80,9 @@ class TransactionBlock:
             raise InFailedSqlTransaction(_ABORTED)
 
     def start(self) -> Transaction:
-        read_only = self._settings.get("default_transaction_read_only") == "on"
+        read_only = self._settings.get("default_transaction_read_only") == "on" or bool(
+            self._settings.get("nyala.read_timestamp")
+        )
         self.txn = self._engine.begin(read_only=read_only)
         self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self.started = dt.datetime.now(dt.UTC)
@@ -150,6 +152,31 @@ class TransactionBlock:
             else:
                 txn.rollback()
         return Result(command_tag=tag, notices=notices)
+
+    def prepare(self, keep: Callable[[Transaction], None]) -> Result:
+        """PREPARE TRANSACTION: hand the block's transaction to ``keep`` (which makes it
+        durable and holds it for COMMIT PREPARED) and leave the block.  Outside a block, or
+        in a failed one, it rolls back, as PostgreSQL does."""
+        notices: list[DbError] = []
+        if not self.in_block and not self.failed:
+            notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
+        rolls_back = self.failed or not self.in_block
+        txn, self.txn = self.txn, None
+        self.in_block = False
+        self.failed = False
+        self._cursors.end_transaction(committed=False)
+        if rolls_back:
+            if txn is not None:
+                txn.rollback()
+            return Result(command_tag="ROLLBACK", notices=notices)
+        keep(txn if txn is not None else self.start_detached())
+        return Result(command_tag="PREPARE TRANSACTION", notices=notices)
+
+    def start_detached(self) -> Transaction:
+        """A transaction of this session's modes that the block does not hold."""
+        txn = self.start()
+        self.txn = None
+        return txn
 
     def savepoint(self, kind: str, name: str) -> Result:
         """SAVEPOINT or RELEASE [SAVEPOINT]."""

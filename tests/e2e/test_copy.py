@@ -409,3 +409,28 @@ def test_text_escapes_round_trip_with_a_custom_delimiter(servers):
     assert b'"quoted"\\, comma' in out
     assert stored[:4] == [(r[0], r[1]) for r in ROWS]
     assert stored[4] == (9, "octA hexB bs\\ tab\t comma, end")
+
+
+def test_bytea_in_text_and_csv_input(servers):
+    """bytea text input as PostgreSQL reads it: hex, escape format, empty; bad hex is 22P02."""
+    values = [b"", b"ab", b"\x00\x01\xff", bytes(range(256)), None]
+
+    def scenario(conn):
+        conn.execute("drop table if exists copy_bytea")
+        conn.execute("create table copy_bytea (id integer primary key, b bytea)")
+        with conn.cursor().copy("copy copy_bytea from stdin") as copy:
+            for i, value in enumerate(values):
+                copy.write_row((i, value))
+        with conn.cursor().copy("copy copy_bytea from stdin (format csv)") as copy:
+            copy.write('10,\\x41 42\n11,plain\n12,a\\\\b\\101\n13,""\n')
+        rows = conn.execute("select id, b from copy_bytea order by id").fetchall()
+        try:
+            with conn.cursor().copy("copy copy_bytea from stdin (format csv)") as copy:
+                copy.write("20,\\x4\n")
+        except psycopg.Error as exc:
+            return rows, exc.sqlstate
+        return rows, None
+
+    rows, sqlstate = _both(servers, scenario)
+    assert rows[:5] == [(i, v) for i, v in enumerate(values)]
+    assert sqlstate == "22023"

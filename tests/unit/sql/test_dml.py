@@ -119,5 +119,5 @@ def test_bytea_literals_read_as_postgresql_reads_them(session):
     rows = run(session, "select id, b, length(b) from bt order by id")[0][1]
     assert rows == [(1, b"\x00\xff", 2), (2, b"\\", 1), (3, b"ab\x01", 3)]
     assert run(session, "select '\\x41'::bytea")[0][1] == [(b"A",)]
-    with pytest.raises(errors.InvalidTextRepresentation):
+    with pytest.raises(errors.InvalidParameterValue):
         run(session, "select '\\xZZ'::bytea")

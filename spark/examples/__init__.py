@@ -1,0 +1,1 @@
+"""Runnable examples of the nyala data source (``python -m spark.examples.pipeline``)."""

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 from sqlglot import exp
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
@@ -122,9 +122,9 @@ def _column_rename_without_keyword(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _identifier(token: object) -> str:
-    text = token.text  # type: ignore[attr-defined]
-    return text if token.token_type is TokenType.IDENTIFIER else text.lower()  # type: ignore[attr-defined]
+def _identifier(token: Token) -> str:
+    text = token.text
+    return text if token.token_type is TokenType.IDENTIFIER else text.lower()
 
 
 class _TableChange:

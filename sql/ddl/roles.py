@@ -87,7 +87,7 @@ def _replace(role: Role, changes: dict[str, object]) -> Role:
         "password": role.password,
     }
     values.update(changes)
-    return Role(**values)  # type: ignore[arg-type]
+    return Role(**values)  # type: ignore[arg-type]  # values are Role's own fields, by name
 
 
 def _drop(

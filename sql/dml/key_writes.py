@@ -280,22 +280,24 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         )
     if kind in _INT_LIMITS:
         limit, name = _INT_LIMITS[kind]
-        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]
+        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]  # an int column's cells are ints
             raise NumericValueOutOfRange(f"{name} out of range")
     elif kind is TypeKind.FLOAT:
         for v in values:
-            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]
+            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]  # a float column's cells are floats
                 raise NumericValueOutOfRange("value out of range: overflow")
     elif kind is TypeKind.DECIMAL:
         values = [None if v is None else _numeric(v, column) for v in values]
     elif kind is TypeKind.VARCHAR and column.type.length is not None:
         limit = column.type.length
-        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]
-            if any(v is not None and v[limit:].strip(" ") for v in values):  # type: ignore[index]
+        texts = [None if v is None else str(v) for v in values]  # varchar cells are str
+        if any(v is not None and len(v) > limit for v in texts):
+            # characters past the limit that are all spaces are cut, as PostgreSQL stores them
+            if any(v is not None and v[limit:].strip(" ") for v in texts):
                 raise StringDataRightTruncation(
                     f"value too long for type character varying({limit})"
                 )
-            values = [None if v is None else v[:limit] for v in values]  # type: ignore[index]
+            values = [None if v is None else v[:limit] for v in texts]
     try:
         return pa.array(values, type=column.type.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:

@@ -101,7 +101,7 @@ def _nextval(names: pa.Array, ids: pa.Array) -> pa.Array:
 def _currval(names: pa.Array, ids: pa.Array) -> pa.Array:
     session = _session(ids) if len(ids) else None
     return pa.array(
-        [None if n is None else session.currval(n) for n in names.to_pylist()],  # type: ignore[union-attr]
+        [None if n is None else session.currval(n) for n in names.to_pylist()],  # type: ignore[union-attr]  # no rows, no call
         pa.int64(),
     )
 
@@ -115,13 +115,13 @@ def _setval(names: pa.Array, values: pa.Array, called: pa.Array, ids: pa.Array) 
         if name is None or value is None or is_called is None:
             out.append(None)
         else:
-            out.append(session.setval(name, value, is_called))  # type: ignore[union-attr]
+            out.append(session.setval(name, value, is_called))  # type: ignore[union-attr]  # rows: a session
     return pa.array(out, pa.int64())
 
 
 def _lastval(ids: pa.Array) -> pa.Array:
     session = _session(ids) if len(ids) else None
-    return pa.array([session.lastval() for _ in range(len(ids))], pa.int64())  # type: ignore[union-attr]
+    return pa.array([session.lastval() for _ in range(len(ids))], pa.int64())  # type: ignore[union-attr]  # rows: a session
 
 
 def register(duck: duckdb.DuckDBPyConnection) -> None:

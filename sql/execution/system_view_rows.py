@@ -54,7 +54,7 @@ def _rowsets(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
         for tablet_id in table.tablet_ids:
             stats = catalog.engine.tablet_stats(tablet_id)
             add(table.name, tablet_id, "MemRowSet", rows=stats["memrowset_rows"], bytes_on_disk=0)
-            for rowset in stats["rowsets"]:  # type: ignore[attr-defined]
+            for rowset in stats["rowsets"]:  # type: ignore[attr-defined]  # tablet_stats' rowsets are a list
                 add(
                     table.name, tablet_id, "DiskRowSet",
                     rowset_id=rowset["rowset_id"],

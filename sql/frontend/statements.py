@@ -34,7 +34,7 @@ class Statement(exp.Expression):
     """A typed statement: equal to another of its type with the same fields."""
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.args == other.args  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.args == other.args
 
     def __hash__(self) -> int:
         return hash(type(self).__name__)
@@ -58,7 +58,7 @@ class Utility(Statement):
         super().__init__(kind=kind, name=name, value=value, modes=modes)
 
     kind: str = _field("kind")
-    name: str = _field("name")  # type: ignore[assignment]
+    name: str = _field("name")
     value: str = _field("value")
     modes: tuple[str, ...] = _field("modes")
 
@@ -86,11 +86,11 @@ class CursorStatement(Statement):
         super().__init__(kind=kind, name=name, query=query, hold=hold, count=count, text=text)
 
     kind: str = _field("kind")
-    name: str = _field("name")  # type: ignore[assignment]
+    name: str = _field("name")
     query: str = _field("query")
     hold: bool = _field("hold")
     count: int | None = _field("count")
-    text: str = _field("text")  # type: ignore[assignment]
+    text: str = _field("text")  # type: ignore[assignment]  # shadows Expression.text, a method
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -108,7 +108,7 @@ class PushedPredicate:
         if op == "in":
             return ColumnPredicate.in_list(column_id, [v for v in values if v is not None])
         if op == "prefix":
-            return ColumnPredicate.prefix(column_id, values[0])  # type: ignore[arg-type]
+            return ColumnPredicate.prefix(column_id, values[0])  # type: ignore[arg-type]  # LIKE 'abc%' gives a str
         if op == "isnull":
             return ColumnPredicate.is_null(column_id)
         return ColumnPredicate.is_not_null(column_id)
@@ -490,9 +490,9 @@ def coerce_literal(value: object, column_type: DataType) -> object:
     return coerce(value, column_type)
 
 
-def _or_unconvertible(parse: object, value: str) -> object:
+def _or_unconvertible(parse: Callable[[str], object], value: str) -> object:
     try:
-        return parse(value)  # type: ignore[operator]
+        return parse(value)
     except ValueError:
         raise _Unconvertible from None
 

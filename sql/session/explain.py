@@ -83,7 +83,7 @@ def run_explain(
     params: list[Any],
     now: Any,
 ) -> Result:
-    compiled = query if query is not None else write.source  # type: ignore[union-attr]
+    compiled = query if query is not None else write.source  # type: ignore[union-attr]  # a plan has a query or a write
     lines = explain_lines(compiled, write, params)
     if analyze:
         stats = ScanStats()

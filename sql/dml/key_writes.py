@@ -417,12 +417,14 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         values = [None if v is None else _numeric(v, column) for v in values]
     elif kind is TypeKind.VARCHAR and column.type.length is not None:
         limit = column.type.length
-        if any(v is not None and len(v) > limit for v in values):  # type: ignore[arg-type]  # varchar cells are str
-            if any(v is not None and v[limit:].strip(" ") for v in values):  # type: ignore[index]  # varchar cells are str
+        texts = [None if v is None else str(v) for v in values]  # varchar cells are str
+        if any(v is not None and len(v) > limit for v in texts):
+            # characters past the limit that are all spaces are cut, as PostgreSQL stores them
+            if any(v is not None and v[limit:].strip(" ") for v in texts):
                 raise StringDataRightTruncation(
                     f"value too long for type character varying({limit})"
                 )
-            values = [None if v is None else v[:limit] for v in values]  # type: ignore[index]  # varchar cells are str
+            values = [None if v is None else v[:limit] for v in texts]
     try:
         return pa.array(values, type=column.type.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:

@@ -123,6 +123,14 @@ class Upsert(exp.Insert):
 class NyalaParser(PostgresParser):
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
+
+    # to_char's pattern is read by the planner (sql/planner/to_char.py), not turned into a
+    # strftime format here, which loses what strftime cannot say.
+    FUNCTIONS = {
+        **PostgresParser.FUNCTIONS,
+        "TO_CHAR": lambda args: exp.Anonymous(this="to_char", expressions=args),
+    }
+
     PROPERTY_PARSERS = {
         **PostgresParser.PROPERTY_PARSERS,
         "PARTITION BY": lambda self: self._parse_nyala_partition_by(),

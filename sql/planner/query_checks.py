@@ -64,9 +64,12 @@ def check_set_operations(ast: exp.Expr) -> None:
                 _coerce(a, b.type)
             else:
                 name = _OPERATION_NAMES.get(type(operation), "UNION")
+                left_type, right_type = (
+                    t.sql(dialect="postgres").lower() if t is not None else "unknown"
+                    for t in (a.type, b.type)
+                )
                 raise DatatypeMismatch(
-                    f"{name} types {a.type.sql(dialect='postgres').lower()} and "  # type: ignore[union-attr]
-                    f"{b.type.sql(dialect='postgres').lower()} cannot be matched"  # type: ignore[union-attr]
+                    f"{name} types {left_type} and {right_type} cannot be matched"
                 )
 
 

@@ -29,6 +29,7 @@ from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
+from sql.planner.to_char import rewrite_to_char
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 
@@ -377,6 +378,8 @@ def to_duckdb(
         if replaced is None:
             replaced = _sequence_function(node, facts)
         if replaced is None:
+            replaced = rewrite_to_char(node)
+        if replaced is node:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
             replaced = _rewrite_arithmetic(

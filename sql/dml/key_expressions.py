@@ -5,7 +5,7 @@ balance) would otherwise go through DuckDB.  The expressions such statements
 use are few: columns of the row, parameters, literals, ``+ - *``, unary minus
 and ``COALESCE``.  ``compile_expression`` types them as PostgreSQL does
 (int2/int4/int8 arithmetic in the wider operand's type, an integer literal
-is int4 or int8, float8 with float8) and returns None for anything else, so
+is int4 or int8, float8 when either operand is float8) and returns None for anything else, so
 the statement takes the general path.  ``Computed.evaluate`` then follows
 PostgreSQL at run time: NULL in, NULL out; an integer result outside its
 type is 22003 "<type> out of range"; a float8 result that overflows is 22003
@@ -118,8 +118,8 @@ def _common_number_type(left: str, right: str) -> str | None:
     """The type PostgreSQL computes ``left <op> right`` in (None: not one this module does)."""
     if left in _INT_RANGES and right in _INT_RANGES:
         return max(left, right, key=_INT_ORDER.index)
-    if left == right == "float8":
-        return "float8"
+    if {left, right} <= {"float8", *_INT_RANGES}:
+        return "float8"  # an integer operand is cast to float8 first, as PostgreSQL does
     return None
 
 
@@ -153,7 +153,7 @@ def _float_check(op: Callable[[object, object], object]) -> Callable[[object, ob
     is_product = op is _ARITHMETIC[exp.Mul]
 
     def check(a: object, b: object, result: object) -> object:
-        value = float(result)  # type: ignore[arg-type]  # float8 arithmetic gives floats
+        value = float(result)  # type: ignore[arg-type]  # float8 arithmetic gives numbers
         if math.isinf(value) and not (math.isinf(a) or math.isinf(b)):  # type: ignore[arg-type]  # float8 operands
             raise NumericValueOutOfRange("value out of range: overflow")
         if is_product and value == 0.0 and a != 0.0 and b != 0.0:

@@ -110,6 +110,7 @@ ROW_UPDATES = [
     ("update rw set f = f * %s, i = -(i) where k = %s",
      [(10.0, 1), (1e300, 2), (1e-300, 2), (0.0, 1)]),
     ("update rw set r = f + %s where k = %s", [(1.0, 1), (1e300, 2)]),
+    ("update rw set f = f + 1, b = b - i where k = %s", [(1,), (2,)]),
     ("update rw set i = 7, s = i where k = %s", [(1,), (2,)]),
 ]  # fmt: skip
 

@@ -136,6 +136,7 @@ ROW_UPDATES = [
     ("update rw set b = -b + i * $1 where k = $2", [[3, 1], [2**40, 2], [2**62, 2]]),
     ("update rw set f = f * $1, i = -(i) where k = $2", [[10.0, 1], [0.5, 2], [0.0, 1]]),
     ("update rw set r = f + $1 where k = $2", [[1.0, 1]]),
+    ("update rw set f = f + 1, r = i * f where k = $1", [[1], [2]]),
     ("update rw set i = 7, s = i where k = $1", [[1], [2]]),
 ]
 

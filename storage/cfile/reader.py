@@ -9,7 +9,6 @@ only for the rows a scan selects.
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,8 @@ from storage.cfile.encoding import (
     physical_dtype,
     var_arrow_type,
 )
-from storage.cfile.writer import BLOCK_HEADER, MAGIC, TRAILER
+from storage.cfile.footer import open_with_footer
+from storage.cfile.writer import BLOCK_HEADER, MAGIC
 from storage.data_type import DataType, TypeKind
 from storage.errors import DataCorrupted
 from storage.predicate import ColumnPredicate, PredicateKind
@@ -54,20 +54,7 @@ class CFileReader:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        try:
-            self._file = pa.memory_map(str(self.path), "r")
-            size = self._file.size()
-            if size < len(MAGIC) + TRAILER.size:
-                raise ValueError("file too short")
-            length, crc, magic = TRAILER.unpack(
-                self._file.read_at(TRAILER.size, size - TRAILER.size)
-            )
-            doc = bytes(self._file.read_at(length, size - TRAILER.size - length))
-            if magic != MAGIC or crc32c.crc32c(doc) != crc:
-                raise ValueError("bad trailer or footer checksum")
-            footer = json.loads(doc)
-        except (OSError, ValueError, struct.error) as exc:
-            raise DataCorrupted(f"cfile {self.path} is unreadable: {exc}") from exc
+        self._file, footer = open_with_footer(self.path, MAGIC, "cfile")
         self.data_type = DataType.from_json(footer["type"])
         self.encoding = EncodingType(footer["encoding"])
         self.compression = CompressionType(footer["compression"])

@@ -40,12 +40,12 @@ from storage.cfile.encoding import (
     to_physical,
     var_buffers,
 )
+from storage.cfile.footer import footer_tail
 from storage.data_type import DataType, TypeKind
 from storage.fs import write_file
 
 MAGIC = b"NYCFILE1"
 BLOCK_HEADER = struct.Struct("<IIB")
-TRAILER = struct.Struct("<II8s")
 TARGET_BLOCK_BYTES = 256 * 1024
 MAX_BLOCK_ROWS = 65_536
 MAX_DICT_BYTES = 4 * 1024 * 1024
@@ -113,7 +113,7 @@ def write_cfile(
         )
         footer["dictionary"] = [offset, len(out) - offset, len(dictionary)]
     doc = json.dumps(footer, separators=(",", ":")).encode()
-    out += doc + TRAILER.pack(len(doc), crc32c.crc32c(doc), MAGIC)
+    out += footer_tail(doc, MAGIC)
     write_file(Path(path), out, fsync=fsync)
     return len(out)
 

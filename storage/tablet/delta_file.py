@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from storage.cfile.block_cache import BlockCache
+from storage.cfile.footer import footer_tail, open_with_footer
 from storage.data_type import ColumnId
 from storage.errors import DataCorrupted
 from storage.fs import write_file
@@ -37,7 +38,6 @@ from storage.schema import Schema
 from storage.tablet.delta_records import KEEP, ColumnDelta, DeltaRecords
 
 MAGIC = b"NYDELTA1"
-TRAILER = struct.Struct("<II8s")
 BLOCK_RECORDS = 16_384
 DELTA_BLOCK_CACHE: BlockCache[DeltaRecords] = BlockCache(64 << 20)
 """Decoded delta blocks kept across scans (64 MiB)."""
@@ -109,7 +109,7 @@ def write_delta_file(path: Path, records: DeltaRecords, *, fsync: bool) -> Delta
         "blocks": blocks,
     }
     doc = json.dumps(footer, separators=(",", ":")).encode()
-    out += doc + TRAILER.pack(len(doc), crc32c.crc32c(doc), MAGIC)
+    out += footer_tail(doc, MAGIC)
     write_file(path, out, fsync=fsync)
     return DeltaFileInfo(
         info.file, info.records, info.min_ts, info.max_ts, info.min_rowid, info.max_rowid, len(out)
@@ -150,21 +150,8 @@ class DeltaFile:
     def __init__(self, path: Path, schema: Schema) -> None:
         self.path = path
         self.schema = schema
-        try:
-            self._file = pa.memory_map(str(path), "r")
-            size = self._file.size()
-            if size < len(MAGIC) + TRAILER.size:
-                raise ValueError("file too short")
-            length, crc, magic = TRAILER.unpack(
-                self._file.read_at(TRAILER.size, size - TRAILER.size)
-            )
-            doc = bytes(self._file.read_at(length, size - TRAILER.size - length))
-            if magic != MAGIC or crc32c.crc32c(doc) != crc:
-                raise ValueError("bad trailer or footer checksum")
-            footer = json.loads(doc)
-        except (OSError, ValueError, struct.error) as exc:
-            raise DataCorrupted(f"delta file {path} is unreadable: {exc}") from exc
-        self.size_bytes: int = size
+        self._file, footer = open_with_footer(path, MAGIC, "delta file")
+        self.size_bytes: int = self._file.size()
         self.records: int = footer["records"]
         self.min_ts: int = footer["min_ts"]
         self.max_ts: int = footer["max_ts"]

@@ -2,7 +2,10 @@
 
 A ``DataType`` is a ``TypeKind`` plus the parameters some kinds take
 (precision and scale for DECIMAL, a length limit for VARCHAR, whether a
-TIMESTAMP came from ``timestamptz``).  Every layer names types this way:
+VARCHAR is PostgreSQL's blank-padded ``char(n)``, whether a TIMESTAMP came
+from ``timestamptz``).  A ``char(n)`` is stored as Kudu's string without its
+trailing spaces: PostgreSQL ignores them in every comparison and drops them
+whenever the value becomes text, so only the wire output pads it again.  Every layer names types this way:
 storage lays out values by it, the SQL layer maps PostgreSQL spellings onto
 it, and the wire layer asks it for the OID and typmod to describe a column.
 """
@@ -77,6 +80,7 @@ class DataType:
     scale: int | None = None
     length: int | None = None
     with_time_zone: bool = False
+    blank_padded: bool = False
 
     @property
     def is_integer(self) -> bool:
@@ -110,6 +114,8 @@ class DataType:
 
     @property
     def pg_oid(self) -> int:
+        if self.blank_padded:
+            return int(TypeOid.BPCHAR)
         if self.kind is TypeKind.TIMESTAMP and self.with_time_zone:
             return int(TypeOid.TIMESTAMPTZ)
         return int(_PG_OID[self.kind])
@@ -128,6 +134,8 @@ class DataType:
         k = self.kind
         if k is TypeKind.DECIMAL:
             return f"numeric({self.precision},{self.scale or 0})"
+        if k is TypeKind.VARCHAR and self.blank_padded:
+            return f"character({self.length})" if self.length else "bpchar"
         if k is TypeKind.VARCHAR:
             return f"character varying({self.length})" if self.length else "character varying"
         if k is TypeKind.TIMESTAMP:
@@ -144,6 +152,8 @@ class DataType:
                 out[field] = value
         if self.with_time_zone:
             out["with_time_zone"] = True
+        if self.blank_padded:
+            out["blank_padded"] = True
         return out
 
     @classmethod
@@ -154,6 +164,7 @@ class DataType:
             scale=doc.get("scale"),
             length=doc.get("length"),
             with_time_zone=bool(doc.get("with_time_zone", False)),
+            blank_padded=bool(doc.get("blank_padded", False)),
         )
 
 
@@ -216,3 +227,8 @@ def decimal(precision: int, scale: int = 0) -> DataType:
 
 def varchar(length: int | None) -> DataType:
     return DataType(TypeKind.VARCHAR, length=length)
+
+
+def bpchar(length: int | None) -> DataType:
+    """PostgreSQL's ``char(n)`` (``bpchar`` when ``length`` is None)."""
+    return DataType(TypeKind.VARCHAR, length=length, blank_padded=True)

@@ -68,6 +68,14 @@ def column_type(node: exp.DataType) -> DataType:
         if length < 1:
             raise InvalidParameterValue("length for type varchar must be at least 1")
         return t.varchar(length)
+    if kind in (DT.CHAR, DT.NCHAR, DT.BPCHAR):
+        # char without a length is char(1); bpchar without one has no limit (PostgreSQL).
+        if not node.expressions:
+            return t.bpchar(None if kind is DT.BPCHAR else 1)
+        length = _int_arg(node.expressions[0], "length")
+        if length < 1:
+            raise InvalidParameterValue("length for type char must be at least 1")
+        return t.bpchar(length)
     if kind is DT.DECIMAL:
         if not node.expressions:
             raise FeatureNotSupported(
@@ -283,10 +291,14 @@ _ARROW_BY_OID = {
 
 
 def to_wire(
-    array: pa.Array | pa.ChunkedArray, oid: int, time_zone: str = "UTC"
+    array: pa.Array | pa.ChunkedArray, oid: int, time_zone: str = "UTC", typmod: int = -1
 ) -> pa.Array | pa.ChunkedArray:
     """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from; a
-    ``timestamptz`` carries the session's zone, in which the wire layer writes it as text."""
+    ``timestamptz`` carries the session's zone, in which the wire layer writes it as text,
+    and a ``char(n)`` (stored without its padding) is padded to n again."""
+    if oid == TypeOid.BPCHAR:
+        text = normalize_for_wire(array)
+        return pc.utf8_rpad(text, width=typmod - 4, padding=" ") if typmod > 4 else text
     if oid == TypeOid.TIMESTAMPTZ and time_zone != "UTC":
         return to_wire(array, oid).cast(pa.timestamp("us", tz=time_zone))
     if oid == TypeOid.NUMERIC:

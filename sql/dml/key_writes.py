@@ -421,10 +421,10 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         if any(v is not None and len(v) > limit for v in texts):
             # characters past the limit that are all spaces are cut, as PostgreSQL stores them
             if any(v is not None and v[limit:].strip(" ") for v in texts):
-                raise StringDataRightTruncation(
-                    f"value too long for type character varying({limit})"
-                )
+                raise StringDataRightTruncation(f"value too long for type {column.type.pg_name()}")
             values = [None if v is None else v[:limit] for v in texts]
+    if column.type.blank_padded:
+        values = [None if v is None else str(v).rstrip(" ") for v in values]
     try:
         return pa.array(values, type=column.type.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:

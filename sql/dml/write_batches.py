@@ -21,9 +21,10 @@ def check_constraints(
     table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]
 ) -> pa.Table:
     """``rows`` checked against NOT NULL and varchar lengths; a varchar(n) value whose
-    characters past n are all spaces is cut to n, as PostgreSQL stores it (22001 else)."""
+    characters past n are all spaces is cut to n, as PostgreSQL stores it (22001 else),
+    and a char(n) value loses its trailing spaces (see ``storage.data_type``)."""
     for column in columns:
-        array = rows.column(column.name)
+        array = original = rows.column(column.name)
         if not column.nullable and array.null_count:
             raise NotNullViolation(
                 f'null value in column "{column.name}" of relation "{table.name}" '
@@ -36,12 +37,14 @@ def check_constraints(
                 rest = pc.utf8_slice_codeunits(array, limit)
                 if not pc.all(pc.match_substring_regex(rest, "^ *$")).as_py():
                     raise StringDataRightTruncation(
-                        f"value too long for type character varying({limit})"
+                        f"value too long for type {column.type.pg_name()}"
                     )
-                index = rows.column_names.index(column.name)
-                rows = rows.set_column(
-                    index, rows.field(index), pc.utf8_slice_codeunits(array, 0, limit)
-                )
+                array = pc.utf8_slice_codeunits(array, 0, limit)
+        if column.type.blank_padded:
+            array = pc.utf8_rtrim(array, characters=" ")
+        if array is not original:
+            index = rows.column_names.index(column.name)
+            rows = rows.set_column(index, rows.field(index), array)
     return rows
 
 

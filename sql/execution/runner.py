@@ -132,6 +132,7 @@ class QueryRunner:
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
         oids = [c.type_oid for c in columns]
+        typmods = [c.typmod for c in columns]
         zone = self.zone.arrow
 
         def stream() -> Iterator[pa.RecordBatch]:
@@ -139,8 +140,8 @@ class QueryRunner:
                 for batch in batches:
                     self._check_cancel()
                     arrays = [
-                        to_wire(a, oid, zone)
-                        for a, oid in zip(batch.columns, oids, strict=True)
+                        to_wire(a, oid, zone, typmod)
+                        for a, oid, typmod in zip(batch.columns, oids, typmods, strict=True)
                     ]
                     yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
             finally:
@@ -167,6 +168,7 @@ class QueryRunner:
         positions = [spec.projection.index(c.id) for c in compiled.direct]
         names = [c.name for c in columns]
         oids = [c.type_oid for c in columns]
+        typmods = [c.typmod for c in columns]
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
@@ -181,8 +183,8 @@ class QueryRunner:
                         batch = batch.slice(0, remaining)
                         remaining -= batch.num_rows
                     arrays = [
-                        to_wire(batch.column(i), oid, zone)
-                        for i, oid in zip(positions, oids, strict=True)
+                        to_wire(batch.column(i), oid, zone, typmod)
+                        for i, oid, typmod in zip(positions, oids, typmods, strict=True)
                     ]
                     yield pa.RecordBatch.from_arrays(arrays, names=names)
 
@@ -223,6 +225,8 @@ def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[Resu
         oid = wire_oid(duck_type)
         if out.table_oid and out.is_varchar and oid == 25:
             oid = TypeOid.VARCHAR
-        typmod = out.typmod if out.table_oid else -1
+        if out.is_bpchar and oid == 25:
+            oid = TypeOid.BPCHAR
+        typmod = out.typmod if out.table_oid or out.is_bpchar else -1
         columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
     return tuple(columns)

@@ -22,6 +22,7 @@ from sqlglot.schema import MappingSchema
 
 from catalog.table import TableInfo
 from sql.common.datatypes import oid_for_sqlglot_type
+from sql.planner.blank_padding import trim_blank_padded_literals
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
@@ -187,6 +188,7 @@ def bind_query(
             raise AmbiguousColumn(message) from exc
         raise UndefinedColumn(message) from exc
     ast = annotate_types(ast, schema=schema, dialect=DIALECT)
+    trim_blank_padded_literals(ast)
     check_set_operations(ast)
     check_distinct_on(ast)
     by_alias: dict[str, set[str]] = {}

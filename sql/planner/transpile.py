@@ -103,6 +103,7 @@ class OutputColumn:
     attnum: int = 0
     typmod: int = -1
     is_varchar: bool = False
+    is_bpchar: bool = False
 
 
 def _is_integer(node: exp.Expr) -> bool:
@@ -172,16 +173,26 @@ def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
     """An explicit cast to ``varchar(n)`` or ``char(n)`` cuts the value to n characters, as
-    PostgreSQL's does (an assignment refuses instead, in dml).  ``char(n)``'s padding is
-    not kept: PostgreSQL drops it again wherever the value is used as text."""
-    if not isinstance(node, exp.Cast) or node.to.this not in (DT.VARCHAR, DT.CHAR):
+    PostgreSQL's does (an assignment refuses instead, in dml).  A ``char(n)`` value also
+    loses its trailing spaces, as stored ones do (``storage.data_type``); the output pads
+    it again."""
+    if not isinstance(node, exp.Cast):
+        return node
+    blank_padded = node.to.this in (DT.CHAR, DT.BPCHAR, DT.NCHAR)
+    if node.to.this is not DT.VARCHAR and not blank_padded:
         return node
     params = node.to.expressions
     size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
-    if not isinstance(size, exp.Literal) or size.is_string:
+    if size is None and node.to.this in (DT.CHAR, DT.NCHAR):
+        size = exp.Literal.number(1)
+    text: exp.Expr = exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR"))
+    if isinstance(size, exp.Literal) and not size.is_string:
+        text = exp.Anonymous(this="left", expressions=[text, size.copy()])
+    elif not blank_padded:
         return node
-    text = exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR"))
-    return exp.Anonymous(this="left", expressions=[text, size.copy()])
+    if blank_padded:
+        text = exp.Anonymous(this="rtrim", expressions=[text, exp.Literal.string(" ")])
+    return text
 
 
 def _rewrite_function(node: exp.Expr) -> exp.Expr:
@@ -307,6 +318,17 @@ def output_name(projection: exp.Expr) -> str:
     return "?column?"
 
 
+def _bpchar_cast_length(node: exp.Expr) -> int | None:
+    """n of an explicit ``CAST(... AS char(n))``, whose output PostgreSQL pads to n."""
+    if not isinstance(node, exp.Cast) or node.to.this not in (DT.CHAR, DT.BPCHAR, DT.NCHAR):
+        return None
+    params = node.to.expressions
+    size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
+    if isinstance(size, exp.Literal) and not size.is_string:
+        return int(size.name)
+    return 1 if node.to.this is not DT.BPCHAR else None
+
+
 def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     ast = bound.ast
     select = ast
@@ -331,8 +353,11 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
                     ref.table.attnum(column.id),
                     column.type.pg_typmod,
                     column.type.pg_oid == TypeOid.VARCHAR,
+                    column.type.blank_padded,
                 )
             )
+        elif (length := _bpchar_cast_length(inner)) is not None:
+            out.append(OutputColumn(name, typmod=length + 4, is_bpchar=True))
         else:
             out.append(OutputColumn(name))
     return out

@@ -22,10 +22,10 @@ from sqlglot.schema import MappingSchema
 
 from catalog.table import TableInfo
 from sql.common.datatypes import oid_for_sqlglot_type
-from sql.planner.blank_padding import trim_blank_padded_literals
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
+from sql.planner.blank_padding import trim_blank_padded_literals
 from sql.planner.literal_casts import check_literal_casts
 from sql.planner.query_checks import check_distinct_on, check_set_operations
 from sql.planner.tablet_selection import selected_tablets

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from catalog.partition import Partition, PartitionSchema, RangeBounds
+from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
@@ -311,6 +312,38 @@ class Catalog:
             self._tables[new.name] = new
             self._save()
             return new
+
+    def rekey_table(
+        self,
+        old: TableInfo,
+        key: Sequence[str],
+        key_name: str,
+        copy_rows: Callable[[TableInfo], None],
+    ) -> TableInfo:
+        """Rewrite a table with the hidden key into new tablets keyed by ``key`` (ADD PRIMARY
+        KEY): ``copy_rows`` fills the new definition's tablets and commits; only then does
+        the catalog name them and drop the old ones, so a failure or a crash at any point
+        leaves the old table as it was (``open`` removes tablets no table names)."""
+        with self._lock:
+            tablet_id = TabletId(self._next_tablet_id)
+            new = rekeyed(old, key, (tablet_id,), key_name)
+            self._next_tablet_id += 1
+            self._engine.create_tablet(tablet_id, new.schema)
+        try:
+            copy_rows(new)
+            with self._lock:
+                if self._tables.get(old.name) is not old:
+                    raise ObjectNotInPrerequisiteState(
+                        f'relation "{old.name}" was changed by another statement; try again'
+                    )
+                self._tables[old.name] = new
+                self._save()
+        except BaseException:
+            self._engine.drop_tablet(tablet_id)
+            raise
+        for dropped in old.tablet_ids:
+            self._engine.drop_tablet(dropped)
+        return new
 
     def _align_tablet_schemas(self) -> None:
         for table in self._tables.values():

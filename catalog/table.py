@@ -47,6 +47,8 @@ class TableInfo:
     partitions: tuple[Partition, ...] = ()
     column_storage: tuple[tuple[ColumnId, str, str], ...] = ()
     sequences: tuple[SequenceInfo, ...] = ()
+    primary_key_name: str | None = None
+    """The primary key's constraint name when ADD CONSTRAINT gave it; ``<table>_pkey`` else."""
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
@@ -118,6 +120,7 @@ class TableInfo:
             "partitions": [p.to_json() for p in self.partitions],
             "column_storage": [list(entry) for entry in self.column_storage],
             "sequences": [info.to_json() for info in self.sequences],
+            **({"primary_key_name": self.primary_key_name} if self.primary_key_name else {}),
         }
 
     @classmethod
@@ -141,4 +144,5 @@ class TableInfo:
                 SequenceInfo.from_json(d)
                 for d in doc.get("sequences") or ()
             ),
+            primary_key_name=str(doc["primary_key_name"]) if doc.get("primary_key_name") else None,
         )

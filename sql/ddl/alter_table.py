@@ -8,8 +8,9 @@ was added, without rewriting anything.  A later SET DEFAULT changes only
 what new rows get, as in PostgreSQL.
 
 All actions of one statement are checked first and then applied as one new
-table definition, so either all of them take effect or none.  What Kudu
-cannot do in place is refused with 0A000 and the reason: changing the
+table definition, so either all of them take effect or none.  ADD PRIMARY
+KEY on a table without one rewrites it (``primary_key``).  What Kudu cannot
+do in place is refused with 0A000 and the reason: changing an existing
 primary key, a column's type, or the partitioning (beyond ADD/DROP RANGE
 PARTITION, partition_ddl.py).
 """
@@ -27,7 +28,7 @@ from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import tables
+from sql.ddl import primary_key, tables
 from sql.frontend import parser
 from storage.data_type import ColumnId, DataType
 from storage.errors import (
@@ -56,6 +57,8 @@ def alter_table(
     check_default: tables.DefaultChecker,
     evaluate: Evaluator,
     row_exists: RowExists,
+    *,
+    in_block: bool = False,
 ) -> Result:
     name = table_name(ast.this)
     table = catalog.find_table(name)
@@ -95,6 +98,13 @@ def alter_table(
                 )
         elif isinstance(action, exp.AlterColumn):
             change.alter_column(action)
+        elif (added := _added_primary_key(action)) is not None:
+            if len(actions) > 1:
+                raise FeatureNotSupported(
+                    "ADD PRIMARY KEY beside other ALTER TABLE actions is not supported"
+                )
+            primary_key.add_primary_key(table, *added, catalog, in_block=in_block)
+            return Result(command_tag="ALTER TABLE")
         elif isinstance(action, exp.AddConstraint) or (
             isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT"
         ):
@@ -109,6 +119,18 @@ def alter_table(
     if change.changed:
         catalog.replace_table(table, change.result())
     return Result(command_tag="ALTER TABLE", notices=change.notices)
+
+
+def _added_primary_key(action: exp.Expr) -> tuple[exp.PrimaryKey, str | None] | None:
+    """The key and constraint name of ``ADD [CONSTRAINT name] PRIMARY KEY (cols)``."""
+    if not isinstance(action, exp.AddConstraint) or len(action.expressions) != 1:
+        return None
+    node = action.expressions[0]
+    name = None
+    if isinstance(node, exp.Constraint) and len(node.expressions) == 1:
+        name = identifier_name(node.this)
+        node = node.expressions[0]
+    return (node, name) if isinstance(node, exp.PrimaryKey) else None
 
 
 def _column_rename_without_keyword(text: str) -> tuple[str, str] | None:

@@ -42,7 +42,7 @@ _SERIAL_TYPES = {
 }
 _IDENTITY_TYPES = {TypeKind.INT16: "smallint", TypeKind.INT32: "integer", TypeKind.INT64: "bigint"}
 
-_KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
+KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
 
 # Checks that a constant default converts to the column type; raises the conversion's DbError.
 DefaultChecker = Callable[[str, DataType], None]
@@ -237,7 +237,7 @@ def create_table(
         if col_name not in columns:
             raise UndefinedColumn(f'column "{col_name}" named in key does not exist')
         dtype = columns[col_name][0]
-        if dtype.kind in _KEY_FORBIDDEN:
+        if dtype.kind in KEY_FORBIDDEN:
             raise InvalidTableDefinition(
                 f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'
             )
@@ -259,6 +259,26 @@ _CLAUSE_NAMES: dict[type[exp.Expr], str] = {
     exp.Property: "WITH (storage parameters)",
 }
 _UNDERSTOOD = (exp.PartitionedByProperty, exp.PartitionedOfProperty, TrailingPrimaryKey)
+# Heap storage parameters about pages and vacuum, which a tablet has neither of: accepted
+# (pgbench and pg_dump write them) and checked as PostgreSQL checks them, then ignored.
+_HEAP_PARAMETERS = {"fillfactor": (10, 100), "toast_tuple_target": (128, 8160)}
+_VACUUM_PREFIXES = ("autovacuum_", "toast.autovacuum_")
+
+
+def _check_heap_parameter(prop: exp.Property) -> bool:
+    """Whether ``prop`` is a heap storage parameter nyala ignores; 22023 for a bad value."""
+    name = prop.name.lower()
+    value = prop.args.get("value")
+    if name in _HEAP_PARAMETERS:
+        low, high = _HEAP_PARAMETERS[name]
+        text = value.name if isinstance(value, exp.Literal) else ""
+        if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
+            raise InvalidParameterValue(
+                f'value {text or value} out of bounds for option "{name}"',
+                detail=f'Valid values are between "{low}" and "{high}".',
+            )
+        return True
+    return name.startswith(_VACUUM_PREFIXES)
 
 
 def _refuse_unsupported_clauses(ast: exp.Create) -> None:
@@ -266,6 +286,8 @@ def _refuse_unsupported_clauses(ast: exp.Create) -> None:
     properties = ast.args.get("properties")
     for prop in properties.expressions if properties is not None else ():
         if isinstance(prop, _UNDERSTOOD):
+            continue
+        if type(prop) is exp.Property and _check_heap_parameter(prop):
             continue
         name = _CLAUSE_NAMES.get(type(prop)) or prop.sql(dialect="postgres")
         raise FeatureNotSupported(f"{name} is not supported")

@@ -276,6 +276,10 @@ def _validated(raw: list[tuple[str, object, Token]], is_from: bool) -> CopyOptio
             options.header = options.header_match = True
         elif name == "header":
             options.header = _boolean(name, value)
+        elif name == "freeze":
+            options.freeze = _boolean(name, value)
+            if options.freeze and not is_from:
+                raise FeatureNotSupported("COPY FREEZE cannot be used with COPY TO")
         elif name in ("delimiter", "null", "quote", "escape", "encoding"):
             if not isinstance(value, str):
                 raise SqlSyntaxError(f"{name} requires a string value", position=token.start + 1)

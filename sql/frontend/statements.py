@@ -64,6 +64,18 @@ class Utility(Statement):
     modes: tuple[str, ...] = _field("modes")
 
 
+class MaintenanceStatement(Statement):
+    """VACUUM or ANALYZE (``kind``) of the ``tables`` named, all of them when none is."""
+
+    arg_types = {"kind": True, "tables": False}
+
+    def __init__(self, kind: str = "", tables: tuple[str, ...] = ()) -> None:
+        super().__init__(kind=kind, tables=tables)
+
+    kind: str = _field("kind")
+    tables: tuple[str, ...] = _field("tables")
+
+
 class CursorStatement(Statement):
     """DECLARE (with its query text), FETCH, MOVE or CLOSE.
 
@@ -110,6 +122,8 @@ class CopyOptions:
     force_not_null: tuple[str, ...] | None = None
     force_null: tuple[str, ...] | None = None
     encoding: str | None = None
+    freeze: bool = False
+    """Accepted and ignored: a tablet row needs no freezing, it is visible from its commit."""
 
     @property
     def is_binary(self) -> bool:

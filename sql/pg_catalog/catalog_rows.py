@@ -175,7 +175,8 @@ def _storage(info: BuiltinType) -> str:
 
 def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
-    keys = () if table.hidden_columns else table.schema.key_columns
+    hidden = {c.id for c in table.hidden_columns}
+    keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
     _class_row(
         rows,
         oid=table.oid,
@@ -230,7 +231,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         if clause is not None:
             rows.index_suffixes[index_oid(table)] = clause
         key_attnums = [table.attnum(c.id) for c in keys]
-        name = f"{table.name}_pkey"
+        name = table.primary_key_name or f"{table.name}_pkey"
         _class_row(
             rows,
             oid=index_oid(table),

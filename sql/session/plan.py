@@ -13,6 +13,7 @@ from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    MaintenanceStatement,
     ParsedStatement,
     RoleStatement,
     Utility,
@@ -66,6 +67,13 @@ class UtilityPlan:
 
 
 @dataclass(slots=True)
+class MaintenancePlan:
+    """VACUUM or ANALYZE of tables already checked to exist."""
+
+    statement: MaintenanceStatement
+
+
+@dataclass(slots=True)
 class DdlPlan:
     """CREATE, ALTER, DROP or COMMENT ON, applied to the catalog."""
 
@@ -110,7 +118,7 @@ class DeclarePlan:
 
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
-    | RolePlan | CopyPlan | CursorPlan | DeclarePlan
+    | RolePlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
 )  # fmt: skip
 
 

@@ -36,6 +36,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     ExplainStatement,
+    MaintenanceStatement,
     RoleStatement,
     Utility,
 )
@@ -53,6 +54,7 @@ from sql.session.plan import (
     DeclarePlan,
     DmlPlan,
     ExplainPlan,
+    MaintenancePlan,
     Plan,
     QueryPlan,
     RolePlan,
@@ -392,6 +394,10 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case MaintenanceStatement():
+                for name in ast.tables:
+                    self._db.catalog.get_table(name)
+                return MaintenancePlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._db.catalog)
@@ -507,6 +513,12 @@ class Session:
                 return roles.execute_role_statement(role, self._db.roles, self.user)
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
+            case MaintenancePlan(statement=statement):
+                # Flushes, compactions and history GC do a tablet's VACUUM in the background,
+                # and DuckDB plans without ANALYZE's statistics: nothing is left to do here.
+                if statement.kind == "VACUUM" and self._block.in_block:
+                    raise ActiveSqlTransaction("VACUUM cannot run inside a transaction block")
+                return Result(command_tag=statement.kind)
             case CursorPlan(cursor=cursor) if cursor.kind == "CLOSE":
                 return self._cursors.close(cursor)
             case CursorPlan(cursor=cursor):
@@ -615,7 +627,7 @@ class Session:
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
-                self._evaluate_constant, self._row_exists,
+                self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
             )  # fmt: skip
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"

@@ -1,0 +1,50 @@
+"""Rekeying: the definition of a table with the hidden key once it gets a primary key of its own.
+
+``ALTER TABLE ... ADD PRIMARY KEY`` on a table created without one (how
+pg_dump and pgbench write keys) cannot change a Kudu tablet's key in place:
+the table is rewritten into new tablets keyed by the named columns.  The
+hidden ``auto_incrementing_id`` column stays, as a plain hidden column, so
+no column's ID or attnum changes (see ``TableInfo.attnum``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from catalog.table import TableInfo
+from storage.data_type import TabletId
+from storage.errors import FeatureNotSupported, InvalidTableDefinition, UndefinedColumn
+from storage.schema import Schema
+
+
+def has_hidden_key(table: TableInfo) -> bool:
+    """Whether the table was created without a primary key and has not been given one."""
+    hidden = {c.id for c in table.hidden_columns}
+    return all(c.id in hidden for c in table.schema.key_columns)
+
+
+def rekeyed(
+    table: TableInfo, key: Sequence[str], tablet_ids: Sequence[TabletId], key_name: str
+) -> TableInfo:
+    """``table`` keyed by the visible columns ``key``, stored in ``tablet_ids``."""
+    if not has_hidden_key(table):
+        raise InvalidTableDefinition(
+            f'multiple primary keys for table "{table.name}" are not allowed'
+        )
+    if table.partition_schema is not None:
+        raise FeatureNotSupported("adding a primary key to a partitioned table is not supported")
+    by_name = {c.name: c for c in table.columns}
+    missing = [name for name in key if name not in by_name]
+    if missing:
+        raise UndefinedColumn(f'column "{missing[0]}" of relation "{table.name}" does not exist')
+    key_columns = [dataclasses.replace(by_name[name], nullable=False) for name in key]
+    key_ids = {c.id for c in key_columns}
+    rest = [c for c in table.schema.columns if c.id not in key_ids]
+    return dataclasses.replace(
+        table,
+        schema=Schema(tuple(key_columns + rest), len(key_columns)),
+        tablet_ids=tuple(tablet_ids),
+        partitions=(),
+        primary_key_name=key_name,
+    )

@@ -318,15 +318,17 @@ def output_name(projection: exp.Expr) -> str:
     return "?column?"
 
 
-def _bpchar_cast_length(node: exp.Expr) -> int | None:
-    """n of an explicit ``CAST(... AS char(n))``, whose output PostgreSQL pads to n."""
-    if not isinstance(node, exp.Cast) or node.to.this not in (DT.CHAR, DT.BPCHAR, DT.NCHAR):
+def _blank_padded_length(node: exp.Expr) -> int | None:
+    """n when ``node`` is a ``char(n)`` value (a cast, min(c), a subquery's column ...), whose
+    output PostgreSQL pads to n; 0 for a ``bpchar`` without a length; None for anything else."""
+    dtype = node.type
+    if dtype is None or dtype.this not in (DT.CHAR, DT.BPCHAR, DT.NCHAR):
         return None
-    params = node.to.expressions
+    params = dtype.expressions
     size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
     if isinstance(size, exp.Literal) and not size.is_string:
         return int(size.name)
-    return 1 if node.to.this is not DT.BPCHAR else None
+    return 1 if dtype.this is not DT.BPCHAR else 0
 
 
 def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
@@ -356,8 +358,8 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
                     column.type.blank_padded,
                 )
             )
-        elif (length := _bpchar_cast_length(inner)) is not None:
-            out.append(OutputColumn(name, typmod=length + 4, is_bpchar=True))
+        elif (length := _blank_padded_length(projection)) is not None:
+            out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         else:
             out.append(OutputColumn(name))
     return out

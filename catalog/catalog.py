@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from catalog.constraints import CheckConstraint
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
@@ -158,6 +159,7 @@ class Catalog:
         partitioning: Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]] | None = None,
         storage: dict[str, tuple[str, str]] | None = None,
         serials: Sequence[SerialSpec] = (),
+        checks: Sequence[CheckConstraint] = (),
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
@@ -222,6 +224,7 @@ class Catalog:
                     (by_name[n].id, enc, comp) for n, (enc, comp) in (storage or {}).items()
                 ),
                 sequences=sequences,
+                checks=tuple(checks),
             )
             self._next_table_id += 1
             for partition in partitions:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NewType
 
+from catalog.constraints import CheckConstraint
 from catalog.partition import Partition, PartitionSchema
 from catalog.sequences import SequenceInfo
 from catalog.store import JsonObject
@@ -49,6 +50,7 @@ class TableInfo:
     sequences: tuple[SequenceInfo, ...] = ()
     primary_key_name: str | None = None
     """The primary key's constraint name when ADD CONSTRAINT gave it; ``<table>_pkey`` else."""
+    checks: tuple[CheckConstraint, ...] = ()
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
@@ -121,6 +123,7 @@ class TableInfo:
             "column_storage": [list(entry) for entry in self.column_storage],
             "sequences": [info.to_json() for info in self.sequences],
             **({"primary_key_name": self.primary_key_name} if self.primary_key_name else {}),
+            **({"checks": [c.to_json() for c in self.checks]} if self.checks else {}),
         }
 
     @classmethod
@@ -145,4 +148,5 @@ class TableInfo:
                 for d in doc.get("sequences") or ()
             ),
             primary_key_name=str(doc["primary_key_name"]) if doc.get("primary_key_name") else None,
+            checks=tuple(CheckConstraint.from_json(c) for c in doc.get("checks") or ()),
         )

@@ -89,8 +89,8 @@ class _CopySourceRunner:
         stats: ScanStats | None = None,
     ) -> pa.Table | None:
         assert self.rows is not None, "a batch is set before the plan runs"
-        merged = dict(overrides or {})
-        merged[self._table] = self.rows
+        # A CHECK query reads the rows about to be written, not the parsed batch.
+        merged = {self._table: self.rows, **(overrides or {})}
         return self._runner.run_to_table(compiled, txn, params, now, merged, stats)
 
     def __getattr__(self, name: str) -> Any:

@@ -24,22 +24,28 @@ import pyarrow as pa
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from catalog import rekey
 from catalog.catalog import Catalog
+from catalog.constraints import CheckConstraint
 from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import primary_key, tables
+from sql.ddl import check_constraints, primary_key, tables
 from sql.frontend import parser
+from sql.frontend.dialect import ValidateConstraint
 from storage.data_type import ColumnId, DataType
 from storage.errors import (
+    CheckViolation,
     DbError,
     DuplicateColumn,
+    DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
     InvalidTableDefinition,
     NotNullViolation,
     SqlSyntaxError,
     UndefinedColumn,
+    UndefinedObject,
     UndefinedTable,
 )
 from storage.row_change import to_storage_values
@@ -98,6 +104,16 @@ def alter_table(
                 )
         elif isinstance(action, exp.AlterColumn):
             change.alter_column(action)
+        elif (check := _added_check(action)) is not None:
+            change.add_check(*check, not_valid=bool(ast.args.get("not_valid")))
+        elif isinstance(action, ValidateConstraint):
+            change.validate_check(identifier_name(action.this))
+        elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT":
+            for node in action.args.get("tables") or []:
+                change.drop_constraint(
+                    identifier_name(node.this if isinstance(node, exp.Table) else node),
+                    if_exists=bool(action.args.get("exists")),
+                )
         elif (added := _added_primary_key(action)) is not None:
             if len(actions) > 1:
                 raise FeatureNotSupported(
@@ -105,12 +121,11 @@ def alter_table(
                 )
             primary_key.add_primary_key(table, *added, catalog, in_block=in_block)
             return Result(command_tag="ALTER TABLE")
-        elif isinstance(action, exp.AddConstraint) or (
-            isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT"
-        ):
+        elif isinstance(action, exp.AddConstraint):
             raise FeatureNotSupported(
-                "changing the primary key is not supported",
-                detail="A table's primary key is fixed when it is created, as in Kudu.",
+                f"ALTER TABLE ... ADD {action.sql(dialect='postgres')[4:]} is not supported",
+                detail="nyala has CHECK constraints and a primary key added to a table "
+                "without one.",
             )
         else:
             raise FeatureNotSupported(
@@ -119,6 +134,13 @@ def alter_table(
     if change.changed:
         catalog.replace_table(table, change.result())
     return Result(command_tag="ALTER TABLE", notices=change.notices)
+
+
+def _added_check(action: exp.Expr) -> tuple[exp.CheckColumnConstraint, str | None] | None:
+    """The CHECK and its name of ``ADD [CONSTRAINT name] CHECK (...)``."""
+    if not isinstance(action, exp.AddConstraint) or len(action.expressions) != 1:
+        return None
+    return check_constraints.table_constraint(action.expressions[0])
 
 
 def _added_primary_key(action: exp.Expr) -> tuple[exp.PrimaryKey, str | None] | None:
@@ -131,6 +153,18 @@ def _added_primary_key(action: exp.Expr) -> tuple[exp.PrimaryKey, str | None] | 
         name = identifier_name(node.this)
         node = node.expressions[0]
     return (node, name) if isinstance(node, exp.PrimaryKey) else None
+
+
+def _renamed(check: CheckConstraint, old: str, new: str) -> CheckConstraint:
+    """``check`` with its references to column ``old`` made to ``new``."""
+    if old not in check.columns:
+        return check
+    tree = exp.maybe_parse(check.expression, dialect="postgres")
+    for column in tree.find_all(exp.Column):
+        if identifier_name(column.this) == old:
+            column.set("this", exp.to_identifier(new, quoted=new != new.lower() or None))
+    columns = tuple(new if c == old else c for c in check.columns)
+    return dataclasses.replace(check, expression=tree.sql(dialect="postgres"), columns=columns)
 
 
 def _column_rename_without_keyword(text: str) -> tuple[str, str] | None:
@@ -171,6 +205,7 @@ class _TableChange:
         self._next_id = table.next_column_id
         self._storage = list(table.column_storage)
         self._is_empty: bool | None = None
+        self._checks = list(table.checks)
         self.notices: list[DbError] = []
         self.changed = False
 
@@ -206,6 +241,67 @@ class _TableChange:
         if old != new and self._find(new) is not None:
             raise DuplicateColumn(f'column "{new}" of relation "{self._name}" already exists')
         self._set(dataclasses.replace(column, name=new))
+        self._checks = [_renamed(check, old, new) for check in self._checks]
+
+    def _taken_names(self) -> list[str]:
+        return [self._table.primary_key_name or f"{self._table.name}_pkey"] + [
+            c.name for c in self._checks
+        ]
+
+    def add_check(
+        self, node: exp.CheckColumnConstraint, name: str | None, *, not_valid: bool,
+        column: str | None = None,
+    ) -> None:
+        """ADD [CONSTRAINT name] CHECK (...) [NOT VALID]: existing rows are checked (23514)
+        unless NOT VALID; a name in use is 42710."""
+        taken = self._taken_names()
+        if name is not None and name in taken:
+            raise DuplicateObject(f'constraint "{name}" for relation "{self._name}" already exists')
+        number = max((c.number for c in self._checks), default=-1) + 1
+        names = [c.name for c in self._columns.values() if c.id in self._order]
+        check = check_constraints.check_constraint(
+            node, name, self._name, names, taken, number, column=column, validated=not not_valid
+        )
+        if not not_valid:
+            self._probe(check)
+        self._checks.append(check)
+        self.changed = True
+
+    def _probe(self, check: CheckConstraint) -> None:
+        if self._row_exists(check_constraints.violation_probe(self._table.name, check)):
+            raise CheckViolation(
+                f'check constraint "{check.name}" of relation "{self._name}" is violated by '
+                "some row"
+            )
+
+    def validate_check(self, name: str) -> None:
+        """VALIDATE CONSTRAINT: check the existing rows against a NOT VALID constraint."""
+        found = [c for c in self._checks if c.name == name]
+        if not found:
+            raise UndefinedObject(f'constraint "{name}" of relation "{self._name}" does not exist')
+        if not found[0].validated:
+            self._probe(found[0])
+            index = self._checks.index(found[0])
+            self._checks[index] = dataclasses.replace(found[0], validated=True)
+            self.changed = True
+
+    def drop_constraint(self, name: str, *, if_exists: bool) -> None:
+        if name == (self._table.primary_key_name or f"{self._table.name}_pkey") and not (
+            rekey.has_hidden_key(self._table)
+        ):
+            raise FeatureNotSupported(
+                "dropping the primary key is not supported",
+                detail="A table's primary key is fixed when it is created, as in Kudu.",
+            )
+        kept = [c for c in self._checks if c.name != name]
+        if len(kept) == len(self._checks):
+            message = f'constraint "{name}" of relation "{self._name}" does not exist'
+            if if_exists:
+                self.notices.append(UndefinedObject(message + ", skipping", severity="NOTICE"))
+                return
+            raise UndefinedObject(message)
+        self._checks = kept
+        self.changed = True
 
     def add_column(self, node: exp.ColumnDef) -> None:
         definition = tables.column_definition(node, self._check_default)
@@ -251,6 +347,15 @@ class _TableChange:
                 definition.default, encoding, compression, read_default,
             )
         )  # fmt: skip
+        if definition.checks and not self._table_is_empty():
+            raise FeatureNotSupported(
+                f'adding column "{definition.name}" with a CHECK constraint to a table with rows '
+                "is not supported",
+                hint="Add the column, then ADD CONSTRAINT ... CHECK.",
+            )
+        for node, named in definition.checks:
+            self.add_check(node, named, not_valid=True, column=definition.name)
+            self._checks[-1] = dataclasses.replace(self._checks[-1], validated=True)
 
     def drop_column(self, name: str, *, if_exists: bool) -> None:
         column = self._find(name)
@@ -267,6 +372,8 @@ class _TableChange:
             )
         del self._columns[column.id]
         self._order.remove(column.id)
+        # As PostgreSQL: the table constraints that use the column go with it.
+        self._checks = [c for c in self._checks if name not in c.columns]
         self._storage = [entry for entry in self._storage if entry[0] != column.id]
         self.changed = True
 
@@ -321,4 +428,5 @@ class _TableChange:
             column_order=tuple(self._order),
             column_storage=tuple(self._storage),
             sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
+            checks=tuple(self._checks),
         )

@@ -20,13 +20,14 @@ from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import partitions
+from sql.ddl import check_constraints, partitions
 from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from storage import data_type as types
 from storage.data_type import DataType, TypeKind
 from storage.errors import (
     DbError,
     DuplicateColumn,
+    DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
     InvalidParameterValue,
@@ -75,6 +76,8 @@ class ColumnDefinition:
     is_key: bool
     attributes: dict[str, str]
     serial: SerialSpec | None = None
+    checks: tuple[tuple[exp.CheckColumnConstraint, str | None], ...] = ()
+    """The column's CHECK constraints and their names, if given."""
 
 
 def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
@@ -93,6 +96,7 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
         dtype = column_type(kind_node)
     nullable, default, is_key = serial is None, None, False
     attributes: dict[str, str] = {}
+    checks: list[tuple[exp.CheckColumnConstraint, str | None]] = []
     for constraint in item.constraints:
         kind = constraint.kind
         if isinstance(kind, exp.NotNullColumnConstraint):
@@ -111,6 +115,9 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
         elif isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
             serial = _identity(kind, col_name, dtype, serial, default)
             nullable = False
+        elif isinstance(kind, exp.CheckColumnConstraint):
+            named = identifier_name(constraint.this) if constraint.this else None
+            checks.append((kind, named))
         else:
             raise FeatureNotSupported(
                 f"column constraint {kind.sql(dialect='postgres')} is not supported"
@@ -119,7 +126,9 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
         raise InvalidTableDefinition(
             f'multiple default values specified for column "{col_name}" of table'
         )
-    return ColumnDefinition(col_name, dtype, nullable, default, is_key, attributes, serial)
+    return ColumnDefinition(
+        col_name, dtype, nullable, default, is_key, attributes, serial, tuple(checks)
+    )
 
 
 def _identity(
@@ -194,6 +203,7 @@ def create_table(
     attributes: dict[str, dict[str, str]] = {}
     serials: list[SerialSpec] = []
     key: list[str] = []
+    checks: list[tuple[exp.CheckColumnConstraint, str | None, str | None]] = []
     items = list(schema_node.expressions)
     trailing = _trailing_primary_key(ast)
     if trailing is not None:
@@ -215,6 +225,9 @@ def create_table(
             if column.serial is not None:
                 serials.append(column.serial)
             columns[col_name] = (column.type, column.nullable, column.default)
+            checks.extend((node, named, col_name) for node, named in column.checks)
+        elif (check := check_constraints.table_constraint(item)) is not None:
+            checks.append((*check, None))
         elif isinstance(item, exp.PrimaryKey):
             if key:
                 raise InvalidTableDefinition(
@@ -247,7 +260,18 @@ def create_table(
     if clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partitions.build_partitioning(clause, evaluate)
-    catalog.create_table(name, declared, key, partitioning, storage, serials)
+    taken = [f"{name}_pkey"]
+    made = []
+    for number, (node, named, column_name) in enumerate(checks):
+        made.append(
+            check_constraints.check_constraint(
+                node, named, name, columns, taken, number, column=column_name
+            )
+        )
+        taken.append(made[-1].name)
+    if len(set(taken)) != len(taken):
+        raise DuplicateObject(f'constraint "{made[-1].name}" for relation "{name}" already exists')
+    catalog.create_table(name, declared, key, partitioning, storage, serials, made)
     return Result(command_tag="CREATE TABLE")
 
 

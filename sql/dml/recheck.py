@@ -10,6 +10,7 @@ Under REPEATABLE READ the storage transaction fails with 40001 instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sql.dml import conflict
+from sql.dml.checks import enforce
 from sql.dml.write_batches import (
     OLD_KEY,
     by_tablet,
@@ -56,6 +58,8 @@ def modify(
     count = 0
     written: list[pa.Table] = []
     while True:
+        if plan.kind == "UPDATE":
+            enforce(plan.table, plan.checks, runner, txn, rows, now)
         if plan.changes_key:
             done, conflicts = move_rows(plan, txn, rows)
         else:
@@ -145,7 +149,11 @@ def write_with_conflicts(
     while True:
         txn.savepoint(_RETRY_SAVEPOINT)
         try:
-            result = _apply_conflict_rows(plan, txn, rows, action)
+            result = _apply_conflict_rows(
+                plan, txn, rows, action, lambda images: enforce(
+                    plan.table, plan.checks, runner, txn, images, now
+                ),
+            )  # fmt: skip
         except (UniqueViolation, _ConcurrentChange) as exc:
             txn.rollback_to(_RETRY_SAVEPOINT)
             txn.release(_RETRY_SAVEPOINT)
@@ -168,15 +176,22 @@ def write_with_conflicts(
 
 
 def _apply_conflict_rows(
-    plan: WritePlan, txn: Transaction, rows: pa.Table, action: conflict.ConflictAction
+    plan: WritePlan,
+    txn: Transaction,
+    rows: pa.Table,
+    action: conflict.ConflictAction,
+    check: Callable[[pa.Table], None],
 ) -> tuple[int, pa.Table | None]:
     table = plan.table
+    # As PostgreSQL, every proposed row is checked, before it is known whether it conflicts.
+    check(check_constraints(table, rows, list(table.schema.columns)))
     inserts, updates = conflict.split(table, rows, action)
     count = insert_rows(table, txn, inserts) if inserts.num_rows else 0
     written = [inserts]
     if updates is not None and updates.num_rows:
         columns = list(table.schema.columns)
         updates = check_constraints(table, updates, columns)
+        check(updates)
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []
             count += txn.update(tablet_id, batch, conflicts=conflicts)

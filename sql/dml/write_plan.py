@@ -30,6 +30,8 @@ class WritePlan:
     changes_key: bool = False
     key_write: key_writes.KeyWrite | None = None
     """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
+    checks: CompiledQuery | None = None
+    """The table's CHECK constraints over the new row images (``dml.checks``)."""
 
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:

@@ -21,6 +21,7 @@ from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.names import identifier_name, table_name
 from sql.dml import conflict, key_writes, recheck
+from sql.dml.checks import enforce, plan_checks
 from sql.dml.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
 from sql.dml.write_plan import SourceRows, WritePlan
 from sql.execution.executor import ScanStats
@@ -187,9 +188,11 @@ def plan_insert(
     fast = None
     if plain_values is not None:
         fast = key_writes.plan_insert(table, targets, plain_values, oids)
+    checks = plan_checks(table, alias, runner, facts)
     return WritePlan(
-        "INSERT", table, compiled, columns, returning, oids, conflict=action, key_write=fast
-    )
+        "INSERT", table, compiled, columns, returning, oids, conflict=action,
+        key_write=fast if checks is None else None, checks=checks,
+    )  # fmt: skip
 
 
 def _is_default(node: exp.Expr) -> bool:
@@ -345,7 +348,8 @@ def plan_update(
         returning,
         oids,
         changes_key=changes_key,
-        key_write=key_writes.plan_update(ast, table, oids),
+        key_write=key_writes.plan_update(ast, table, oids) if not table.checks else None,
+        checks=plan_checks(table, alias, runner, facts),
     )
 
 
@@ -400,6 +404,7 @@ def execute_write(
         return recheck.write_with_conflicts(plan, runner, txn, params, now, rows, plan.conflict)
     if plan.kind == "INSERT":
         rows = check_constraints(plan.table, rows, plan.written)
+        enforce(plan.table, plan.checks, runner, txn, rows, now)
         count = 0
         for tablet_id, batch in by_tablet(plan.table, storage_batch(rows, plan.written)):
             count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")

@@ -116,6 +116,12 @@ class TrailingPrimaryKey(exp.Expression):
     arg_types = {"expressions": True}
 
 
+class ValidateConstraint(exp.Expression):
+    """ALTER TABLE ... VALIDATE CONSTRAINT name: check existing rows against a NOT VALID one."""
+
+    arg_types = {"this": True}
+
+
 class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
@@ -123,6 +129,14 @@ class Upsert(exp.Insert):
 class NyalaParser(PostgresParser):
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
+
+    # ``ADD CHECK (...)`` without CONSTRAINT name, as PostgreSQL allows; VALIDATE CONSTRAINT.
+    ADD_CONSTRAINT_KEYWORDS = {*PostgresParser.ADD_CONSTRAINT_KEYWORDS, "CHECK"}
+    ALTER_PARSERS = {
+        **PostgresParser.ALTER_PARSERS,
+        "VALIDATE": lambda self: self._match(TokenType.CONSTRAINT)
+        and self.expression(ValidateConstraint(this=self._parse_id_var())),
+    }
 
     # to_char's pattern is read by the planner (sql/planner/to_char.py), not turned into a
     # strftime format here, which loses what strftime cannot say.

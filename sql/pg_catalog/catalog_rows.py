@@ -43,6 +43,8 @@ INT4_OPS_OID = 1978
 
 _INDEX_OID_BASE = 1_000_000_000
 _CONSTRAINT_OID_BASE = 1_100_000_000
+_CHECK_OID_BASE = 1_200_000_000
+_CHECKS_PER_TABLE = 1000
 
 
 def index_oid(table: TableInfo) -> int:
@@ -186,6 +188,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relkind="r",
         relnatts=len(table.columns) + len(table.dropped_attnums),
         relhasindex=bool(keys),
+        relchecks=len(table.checks),
     )
     for attnum in table.dropped_attnums:
         _attribute_row(
@@ -297,6 +300,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             connoinherit=True,
             conkey=key_attnums,
         )
+    _check_rows(rows, table)
     for (objsubid_table, objsubid), text in comments.items():
         if objsubid_table == table.oid:
             rows.add(
@@ -306,6 +310,40 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 objsubid=objsubid,
                 description=text,
             )
+
+
+def check_constraint_oid(table: TableInfo, number: int) -> int:
+    """OID of a table's CHECK constraint (pg_constraint), by its number in the table."""
+    return _CHECK_OID_BASE + table.table_id * _CHECKS_PER_TABLE + number
+
+
+def _check_rows(rows: CatalogRows, table: TableInfo) -> None:
+    attnums = {c.name: table.attnum(c.id) for c in table.columns}
+    for check in table.checks:
+        definition = f"CHECK ({check.expression})" + ("" if check.validated else " NOT VALID")
+        rows.add(
+            "pg_constraint",
+            oid=check_constraint_oid(table, check.number),
+            conname=check.name,
+            connamespace=PUBLIC_OID,
+            contype="c",
+            condeferrable=False,
+            condeferred=False,
+            convalidated=check.validated,
+            conrelid=table.oid,
+            contypid=0,
+            conindid=0,
+            conparentid=0,
+            confrelid=0,
+            confupdtype=" ",
+            confdeltype=" ",
+            confmatchtype=" ",
+            conislocal=True,
+            coninhcount=0,
+            connoinherit=False,
+            conkey=[attnums[c] for c in check.columns if c in attnums],
+            conbin=definition,
+        )
 
 
 def _catalog_column_type(column: str, duck_type: str) -> int:

@@ -79,9 +79,16 @@ VIEWS: dict[str, str] = {
                NULL::INTEGER AS position_in_unique_constraint
         FROM (SELECT oid, conname, conrelid, unnest(conkey) AS attnum,
                      generate_subscripts(conkey, 1) AS pos
-              FROM pgc.pg_constraint) k
+              FROM pgc.pg_constraint WHERE contype IN ('p', 'u', 'f')) k
         JOIN pgc.pg_constraint con ON con.oid = k.oid
         JOIN pgc.pg_class c ON c.oid = con.conrelid
         JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
         JOIN pgc.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum""",
+    "check_constraints": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
+               n.nspname AS constraint_schema, con.conname AS constraint_name,
+               '(' || substring(con.conbin, 7) || ')' AS check_clause
+        FROM pgc.pg_constraint con
+        JOIN pgc.pg_namespace n ON n.oid = con.connamespace
+        WHERE con.contype = 'c'""",
 }

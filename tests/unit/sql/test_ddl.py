@@ -80,7 +80,7 @@ def test_encoding_and_compression_words_are_checked_per_type():
 
 @pytest.mark.parametrize(
     "clause",
-    ["INHERITS (base)", "TABLESPACE pg_default", "WITH (fillfactor = 70)"],
+    ["INHERITS (base)", "TABLESPACE pg_default", "WITH (parallel_workers = 4)"],
 )
 def test_clauses_nyala_cannot_honour_are_refused_naming_them(clause, tmp_path):
     from sql.session.database import Database

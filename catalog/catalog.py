@@ -15,9 +15,11 @@ from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
+from catalog.views import ViewInfo, dependents
 from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
+    DependentObjectsStillExist,
     DuplicateTable,
     FeatureNotSupported,
     InvalidObjectDefinition,
@@ -68,6 +70,9 @@ class Catalog:
             t.name: t
             for t in (TableInfo.from_json(d) for d in doc["tables"])
         }
+        self._views: dict[str, ViewInfo] = {
+            v.name: v for v in (ViewInfo.from_json(d) for d in doc.get("views") or ())
+        }
         self._next_table_id = int(doc["next_table_id"])
         self._next_tablet_id = int(doc["next_tablet_id"])
         self._remove_orphan_tablets()
@@ -88,6 +93,7 @@ class Catalog:
                 "next_table_id": self._next_table_id,
                 "next_tablet_id": self._next_tablet_id,
                 "tables": [t.to_json() for t in self._tables.values()],
+                **({"views": [v.to_json() for v in self._views.values()]} if self._views else {}),
             }
         )
 
@@ -129,7 +135,7 @@ class Catalog:
         self._counters.restart([table.counter_key(i) for i in table.sequences])
 
     def _relation_names(self) -> set[str]:
-        names = set(self._tables)
+        names = set(self._tables) | set(self._views)
         names.update(i.name for t in self._tables.values() for i in t.sequences)
         return names
 
@@ -389,9 +395,78 @@ class Catalog:
             self._save()
             return detached
 
-    def drop_table(self, name: str) -> TableInfo:
+    # -- views ------------------------------------------------------------------------------
+
+    def find_view(self, name: str) -> ViewInfo | None:
+        return self._views.get(name)
+
+    def views(self) -> list[ViewInfo]:
+        return sorted(self._views.values(), key=lambda v: v.view_id)
+
+    def create_view(
+        self,
+        name: str,
+        query: str,
+        columns: Sequence[tuple[str, int, int]],
+        relations: Sequence[str],
+        *,
+        replace: bool = False,
+    ) -> ViewInfo:
+        """Create (or, with ``replace``, redefine) a view; its ID comes from the table IDs,
+        so its OID is never another relation's."""
+        with self._lock:
+            old = self._views.get(name)
+            if old is None and name in self._relation_names():
+                raise DuplicateTable(f'relation "{name}" already exists')
+            if old is not None and not replace:
+                raise DuplicateTable(f'relation "{name}" already exists')
+            if old is not None:
+                view_id = old.view_id
+            else:
+                view_id = self._next_table_id
+                self._next_table_id += 1
+            view = ViewInfo(view_id, name, query, tuple(columns), tuple(relations))
+            self._views[name] = view
+            self._save()
+            return view
+
+    def dependent_views(self, name: str) -> list[str]:
+        """The views that read relation ``name``, directly or through other views."""
+        return dependents(self._views, name)
+
+    def drop_view(self, name: str, *, cascade: bool = False) -> list[str]:
+        """Drop a view (2BP01 if other views read it, unless ``cascade``); return the names
+        dropped, the view's dependents first."""
+        with self._lock:
+            if name not in self._views:
+                raise UndefinedTable(f'view "{name}" does not exist')
+            dropped = self._check_dependents(f"view {name}", name, cascade)
+            for view in [*dropped, name]:
+                del self._views[view]
+            self._save()
+            return [*dropped, name]
+
+    def _check_dependents(self, what: str, name: str, cascade: bool) -> list[str]:
+        found = dependents(self._views, name)
+        if found and not cascade:
+            raise DependentObjectsStillExist(
+                f"cannot drop {what} because other objects depend on it",
+                detail="\n".join(f"view {v} depends on {name}" for v in found[:1]),
+                hint="Use DROP ... CASCADE to drop the dependent objects too.",
+            )
+        return found
+
+    def rename_in_views(self, rewrite: Callable[[ViewInfo], ViewInfo]) -> None:
+        """Replace every view by ``rewrite(view)`` (a renamed relation it reads)."""
+        with self._lock:
+            self._views = {v.name: rewrite(v) for v in self._views.values()}
+            self._save()
+
+    def drop_table(self, name: str, *, cascade: bool = False) -> TableInfo:
         with self._lock:
             table = self.get_table(name)
+            for view in self._check_dependents(f"table {name}", name, cascade):
+                del self._views[view]
             del self._tables[name]
             self._save()
             for tablet_id in table.tablet_ids:

@@ -171,6 +171,14 @@ class InFailedSqlTransaction(InvalidTransactionState, sqlstate="25P02"):
 
 
 # 26, 34: prepared statements and portals
+class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2B000"):
+    pass
+
+
+class DependentObjectsStillExist(DependentPrivilegeDescriptorsStillExist, sqlstate="2BP01"):
+    """DROP of an object others depend on (a table a view reads) without CASCADE."""
+
+
 class InvalidSqlStatementName(DbError, sqlstate="26000"):
     pass
 
@@ -238,6 +246,10 @@ class GeneratedAlways(SyntaxErrorOrAccessRuleViolation, sqlstate="428C9"):
 
 
 class InvalidTableDefinition(SyntaxErrorOrAccessRuleViolation, sqlstate="42P16"):
+    pass
+
+
+class WrongObjectType(SyntaxErrorOrAccessRuleViolation, sqlstate="42809"):
     pass
 
 

@@ -159,7 +159,7 @@ def _renamed(check: CheckConstraint, old: str, new: str) -> CheckConstraint:
     """``check`` with its references to column ``old`` made to ``new``."""
     if old not in check.columns:
         return check
-    tree = exp.maybe_parse(check.expression, dialect="postgres")
+    tree: exp.Expr = exp.maybe_parse(check.expression, dialect="postgres")
     for column in tree.find_all(exp.Column):
         if identifier_name(column.this) == old:
             column.set("this", exp.to_identifier(new, quoted=new != new.lower() or None))
@@ -353,8 +353,8 @@ class _TableChange:
                 "is not supported",
                 hint="Add the column, then ADD CONSTRAINT ... CHECK.",
             )
-        for node, named in definition.checks:
-            self.add_check(node, named, not_valid=True, column=definition.name)
+        for check_node, named in definition.checks:
+            self.add_check(check_node, named, not_valid=True, column=definition.name)
             self._checks[-1] = dataclasses.replace(self._checks[-1], validated=True)
 
     def drop_column(self, name: str, *, if_exists: bool) -> None:

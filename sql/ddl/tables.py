@@ -34,6 +34,7 @@ from storage.errors import (
     InvalidTableDefinition,
     UndefinedColumn,
     UndefinedTable,
+    WrongObjectType,
 )
 
 _SERIAL_TYPES = {
@@ -386,6 +387,9 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     if (ast.args.get("kind") or "").upper() != "TABLE":
         raise FeatureNotSupported(f"DROP {ast.args.get('kind')} is not supported")
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
+    for name in names:
+        if catalog.find_view(name) is not None:
+            raise WrongObjectType(f'"{name}" is not a table', hint="Use DROP VIEW to remove a view.")
     notices: list[DbError] = []
     missing = [
         n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None
@@ -401,5 +405,5 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         if catalog.find_table(name) is None:
             partitions.drop_partition_table(name, catalog)
         else:
-            catalog.drop_table(name)
+            catalog.drop_table(name, cascade=bool(ast.args.get("cascade")))
     return Result(command_tag="DROP TABLE", notices=notices)

@@ -21,7 +21,8 @@ import sqlglot.errors
 from sqlglot import exp
 
 from catalog.roles import Role
-from catalog.table import TableInfo
+from catalog.table import FIRST_USER_OID, TableInfo
+from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
 from sql.pg_catalog import sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
@@ -312,6 +313,35 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             )
 
 
+def _view_rows(rows: CatalogRows, view: ViewInfo, user: str) -> None:
+    oid = FIRST_USER_OID + view.view_id
+    _class_row(
+        rows, oid=oid, relname=view.name, relnamespace=PUBLIC_OID, relam=0, relkind="v",
+        relnatts=len(view.columns),
+    )  # fmt: skip
+    for attnum, (name, type_oid, typmod) in enumerate(view.columns, start=1):
+        info = TYPE_BY_OID.get(type_oid) or TYPE_BY_OID[TypeOid.TEXT]
+        _attribute_row(
+            rows,
+            attrelid=oid,
+            attname=name,
+            atttypid=info.oid,
+            attlen=info.length,
+            attnum=attnum,
+            atttypmod=typmod,
+            attbyval=info.length in (1, 2, 4, 8),
+            attstorage=_storage(info),
+            attcollation=DEFAULT_COLLATION_OID if info.oid in _TEXT_OIDS else 0,
+        )
+    rows.add(
+        "pg_views", schemaname="public", viewname=view.name, viewowner=user,
+        definition=f" {view.query};",
+    )  # fmt: skip
+
+
+_TEXT_OIDS = {TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BPCHAR}
+
+
 def check_constraint_oid(table: TableInfo, number: int) -> int:
     """OID of a table's CHECK constraint (pg_constraint), by its number in the table."""
     return _CHECK_OID_BASE + table.table_id * _CHECKS_PER_TABLE + number
@@ -474,6 +504,7 @@ def catalog_rows(
     cursors: Iterable[tuple[str, str, bool]] = (),
     roles: Iterable[Role] = (),
     prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
+    views: Iterable[ViewInfo] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -481,6 +512,8 @@ def catalog_rows(
     _static_rows(rows, database, user)
     for role_row in pg_roles_rows(list(roles), user, SUPERUSER_OID):
         rows.add("pg_roles", **role_row)
+    for view in views:
+        _view_rows(rows, view, user)
     for table in tables:
         _table_rows(rows, table, comments)
         for row in sequences.rows(table):

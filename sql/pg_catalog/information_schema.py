@@ -91,4 +91,12 @@ VIEWS: dict[str, str] = {
         FROM pgc.pg_constraint con
         JOIN pgc.pg_namespace n ON n.oid = con.connamespace
         WHERE con.contype = 'c'""",
+    "views": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               v.schemaname AS table_schema, v.viewname AS table_name,
+               v.definition AS view_definition, 'NONE' AS check_option,
+               'NO' AS is_updatable, 'NO' AS is_insertable_into,
+               'NO' AS is_trigger_updatable, 'NO' AS is_trigger_deletable,
+               'NO' AS is_trigger_insertable_into
+        FROM pgc.pg_views v""",
 }

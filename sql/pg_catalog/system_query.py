@@ -518,7 +518,7 @@ class SystemCatalog:
             key,
             lambda: catalog_rows(
                 db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
-                prepared,
+                prepared, db.catalog.views(),
             ),
         )  # fmt: skip
 

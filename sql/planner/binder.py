@@ -31,6 +31,7 @@ from sql.planner.query_checks import check_distinct_on, check_set_operations
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
+from sql.planner.views import expand_views
 from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
@@ -130,6 +131,8 @@ def bind_query(
     declared_param_oids: list[int] | tuple[int, ...] = (),
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
+    if catalog.views():
+        ast = expand_views(ast.copy(), catalog)
     original = ast
     ast = shape_values(ast.copy())
     check_literal_casts(ast)

@@ -23,7 +23,7 @@ from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
-from sql.ddl import alter_table, comments, partitions, roles, tables
+from sql.ddl import alter_table, comments, partitions, roles, tables, views
 from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.context import DatabaseContext
@@ -468,7 +468,8 @@ class Session:
         return self._cursors.columns(name)
 
     def _has_user_table(self, name: str) -> bool:
-        return self._db.catalog.find_table(name) is not None
+        catalog = self._db.catalog
+        return catalog.find_table(name) is not None or catalog.find_view(name) is not None
 
     def _finish_prepared(self, kind: str, gid: str) -> Result:
         """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
@@ -614,7 +615,11 @@ class Session:
         if isinstance(ast, exp.Comment):
             comments.comment_on(ast, self._db.comments, self._db.catalog)
             return Result(command_tag="COMMENT")
-        if isinstance(ast, exp.Create):
+        if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
+            result = views.create_view(ast, self._db.catalog, self._describe_view_query)
+        elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
+            result = views.drop_view(ast, self._db.catalog)
+        elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
             result = tables.create_table(
@@ -634,6 +639,13 @@ class Session:
             result = tables.drop_table(ast, self._db.catalog)
         self._db.bump_catalog_version()
         return result
+
+    def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
+        """A view's output columns as its query binds now: (name, type OID, typmod)."""
+        if system_query.is_system_query(query, self._has_user_table):
+            raise FeatureNotSupported("views over the system catalogs are not supported")
+        compiled = compile_query(self._runner.bind(query, []), self._facts)
+        return [(c.name, c.type_oid, c.typmod) for c in self._runner.describe(compiled)]
 
     def _row_exists(self, sql: str) -> bool:
         """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""

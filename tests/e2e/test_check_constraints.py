@@ -44,9 +44,11 @@ def test_psql_describe_lists_check_constraints(servers, nyala_server, postgres_s
 def test_copy_rows_are_checked(servers):
     for dsn in servers:
         with psycopg.connect(dsn) as conn:
-            with pytest.raises(psycopg.errors.CheckViolation):
-                with conn.cursor().copy("copy checked from stdin") as copy:
-                    copy.write("1\t5\t1\t2\n2\t-5\t1\t2\n")
+            with (
+                pytest.raises(psycopg.errors.CheckViolation),
+                conn.cursor().copy("copy checked from stdin") as copy,
+            ):
+                copy.write("1\t5\t1\t2\n2\t-5\t1\t2\n")
             conn.rollback()
             with conn.cursor().copy("copy checked from stdin") as copy:
                 copy.write("3\t5\t1\t2\n")

@@ -58,9 +58,8 @@ def test_pgbench_initialises_the_same_tables(
         ours = nyala_server.psql(["-c", rf"\d {table}"], check=True).stdout
         theirs = postgres_server.psql(["-c", rf"\d {table}"], check=True).stdout
         assert _normalise(ours) == _normalise(theirs)
-    with psycopg.connect(nyala_server.dsn) as conn:
-        with pytest.raises(psycopg.errors.UniqueViolation):
-            conn.execute("insert into pgbench_accounts values (1, 1, 0, '')")
+    with psycopg.connect(nyala_server.dsn) as conn, pytest.raises(psycopg.errors.UniqueViolation):
+        conn.execute("insert into pgbench_accounts values (1, 1, 0, '')")
 
 
 def test_copy_freeze_after_truncate_in_the_same_transaction(nyala_server, postgres_server):

@@ -1,0 +1,54 @@
+"""Views: a name for a stored query, and the relations it reads (its dependencies).
+
+The query is kept as PostgreSQL SQL text; the SQL layer expands a view where
+a query names it.  ``relations`` are the tables and views the query reads:
+dropping one of them fails with 2BP01 unless CASCADE drops the view too, as
+PostgreSQL's pg_depend makes it.  ``columns`` are the output names and the
+(type OID, typmod) of each, for the catalogs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ViewInfo:
+    view_id: int
+    name: str
+    query: str
+    columns: tuple[tuple[str, int, int], ...]
+    relations: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "view_id": self.view_id,
+            "name": self.name,
+            "query": self.query,
+            "columns": [list(c) for c in self.columns],
+            "relations": list(self.relations),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ViewInfo:
+        return cls(
+            int(doc["view_id"]),
+            str(doc["name"]),
+            str(doc["query"]),
+            tuple((str(n), int(o), int(m)) for n, o, m in doc["columns"]),
+            tuple(str(r) for r in doc["relations"]),
+        )
+
+
+def dependents(views: dict[str, ViewInfo], name: str) -> list[str]:
+    """The views that read ``name``, directly or through other views, nearest first."""
+    found: list[str] = []
+    pending = [name]
+    while pending:
+        current = pending.pop(0)
+        for view in views.values():
+            if current in view.relations and view.name not in found:
+                found.append(view.name)
+                pending.append(view.name)
+    return found

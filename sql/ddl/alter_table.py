@@ -30,7 +30,7 @@ from catalog.constraints import CheckConstraint
 from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, primary_key, tables
+from sql.ddl import check_constraints, primary_key, tables, view_dependencies
 from sql.frontend import parser
 from sql.frontend.dialect import ValidateConstraint
 from storage.data_type import ColumnId, DataType
@@ -133,6 +133,7 @@ def alter_table(
             )
     if change.changed:
         catalog.replace_table(table, change.result())
+        view_dependencies.carry_renames(catalog, table.name, change.name, change.renamed_columns)
     return Result(command_tag="ALTER TABLE", notices=change.notices)
 
 
@@ -206,6 +207,7 @@ class _TableChange:
         self._storage = list(table.column_storage)
         self._is_empty: bool | None = None
         self._checks = list(table.checks)
+        self.renamed_columns: list[tuple[str, str]] = []
         self.notices: list[DbError] = []
         self.changed = False
 
@@ -230,6 +232,11 @@ class _TableChange:
         self._columns[column.id] = column
         self.changed = True
 
+    @property
+    def name(self) -> str:
+        """The table's name once the actions are applied."""
+        return self._name
+
     def rename_to(self, new_name: str) -> None:
         if new_name != self._name and self._catalog.find_table(new_name) is not None:
             raise DuplicateTable(f'relation "{new_name}" already exists')
@@ -242,6 +249,7 @@ class _TableChange:
             raise DuplicateColumn(f'column "{new}" of relation "{self._name}" already exists')
         self._set(dataclasses.replace(column, name=new))
         self._checks = [_renamed(check, old, new) for check in self._checks]
+        self.renamed_columns.append((old, new))
 
     def _taken_names(self) -> list[str]:
         return [self._table.primary_key_name or f"{self._table.name}_pkey"] + [
@@ -370,6 +378,7 @@ class _TableChange:
                 f'cannot drop primary key column "{name}"',
                 detail="A table's primary key is fixed when it is created, as in Kudu.",
             )
+        view_dependencies.check_column_drop(self._catalog, self._table.name, column.name)
         del self._columns[column.id]
         self._order.remove(column.id)
         # As PostgreSQL: the table constraints that use the column go with it.

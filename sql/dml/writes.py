@@ -286,6 +286,8 @@ def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
 
 
 def _target(node: exp.Table, runner: QueryRunner) -> tuple[TableInfo, str]:
+    if runner.catalog.find_view(table_name(node)) is not None:
+        raise FeatureNotSupported(f'cannot write to view "{table_name(node)}"')
     table = runner.catalog.get_table(table_name(node))
     return table, node.alias_or_name
 

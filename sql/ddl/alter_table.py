@@ -28,6 +28,7 @@ from catalog import rekey
 from catalog.catalog import Catalog
 from catalog.constraints import CheckConstraint
 from catalog.table import TableInfo
+from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import check_constraints, primary_key, tables, view_dependencies
@@ -389,11 +390,8 @@ class _TableChange:
     def alter_column(self, node: exp.AlterColumn) -> None:
         column = self._column(identifier_name(node.this))
         if node.args.get("dtype") is not None:
-            raise FeatureNotSupported(
-                f'cannot change the type of column "{column.name}"',
-                detail="Column types cannot change in place (Kudu); add a new column instead.",
-            )
-        if node.args.get("allow_null") is not None:
+            self._set_type(column, node)
+        elif node.args.get("allow_null") is not None:
             self._set_nullable(column, bool(node.args["allow_null"]))
         elif node.args.get("drop"):
             self._set(dataclasses.replace(column, default_sql=None))
@@ -406,6 +404,30 @@ class _TableChange:
             raise FeatureNotSupported(
                 f"ALTER TABLE {node.sql(dialect='postgres')} is not supported"
             )
+
+    def _set_type(self, column: ColumnSchema, node: exp.AlterColumn) -> None:
+        """ALTER COLUMN ... TYPE for the changes that leave every stored value as it is: a
+        string type to text or to a varchar or char at least as long (char(n) is stored
+        without its padding, which PostgreSQL drops when it becomes text anyway)."""
+        new = column_type(node.args["dtype"])
+        old = column.type
+        if new == old:
+            return
+        same_values = (
+            old.is_string
+            and new.is_string
+            and not node.args.get("using")
+            and (not new.blank_padded or old.blank_padded)
+            and (new.length is None or (old.length is not None and new.length >= old.length))
+        )
+        if not same_values:
+            raise FeatureNotSupported(
+                f'cannot change the type of column "{column.name}" from {old.pg_name()} to '
+                f"{new.pg_name()}",
+                detail="Only changes that need no rewrite are supported: a string type to "
+                "text, or to a varchar or char at least as long.",
+            )
+        self._set(dataclasses.replace(column, type=new))
 
     def _set_nullable(self, column: ColumnSchema, nullable: bool) -> None:
         if self._key(column):

@@ -330,12 +330,26 @@ class Catalog:
         copy_rows: Callable[[TableInfo], None],
     ) -> TableInfo:
         """Rewrite a table with the hidden key into new tablets keyed by ``key`` (ADD PRIMARY
-        KEY): ``copy_rows`` fills the new definition's tablets and commits; only then does
-        the catalog name them and drop the old ones, so a failure or a crash at any point
-        leaves the old table as it was (``open`` removes tablets no table names)."""
+        KEY); see ``rewrite_table``."""
+        return self.rewrite_table(
+            old, lambda tablet_id: rekeyed(old, key, (tablet_id,), key_name), copy_rows
+        )
+
+    def rewrite_table(
+        self,
+        old: TableInfo,
+        define: Callable[[TabletId], TableInfo],
+        copy_rows: Callable[[TableInfo], None],
+    ) -> TableInfo:
+        """Replace an unpartitioned table by ``define(new tablet)``, whose tablet
+        ``copy_rows`` fills and commits; only then does the catalog name it and drop the old
+        tablets, so a failure or a crash at any point leaves the old table as it was
+        (``open`` removes tablets no table names)."""
+        if old.partition_schema is not None:
+            raise FeatureNotSupported("rewriting a partitioned table is not supported")
         with self._lock:
             tablet_id = TabletId(self._next_tablet_id)
-            new = rekeyed(old, key, (tablet_id,), key_name)
+            new = define(tablet_id)
             self._next_tablet_id += 1
             self._engine.create_tablet(tablet_id, new.schema)
         try:
@@ -345,7 +359,8 @@ class Catalog:
                     raise ObjectNotInPrerequisiteState(
                         f'relation "{old.name}" was changed by another statement; try again'
                     )
-                self._tables[old.name] = new
+                del self._tables[old.name]
+                self._tables[new.name] = new
                 self._save()
         except BaseException:
             self._engine.drop_tablet(tablet_id)

@@ -31,10 +31,10 @@ from catalog.table import TableInfo
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, primary_key, tables, view_dependencies
+from sql.ddl import check_constraints, primary_key, rewrite, tables, view_dependencies
 from sql.frontend import parser
 from sql.frontend.dialect import ValidateConstraint
-from storage.data_type import ColumnId, DataType
+from storage.data_type import ColumnId, DataType, TypeKind
 from storage.errors import (
     CheckViolation,
     DbError,
@@ -132,7 +132,19 @@ def alter_table(
             raise FeatureNotSupported(
                 f"ALTER TABLE {action.sql(dialect='postgres')} is not supported"
             )
-    if change.changed:
+    if change.changed and change.needs_rewrite:
+        if in_block:
+            raise FeatureNotSupported(
+                "ALTER COLUMN ... TYPE that rewrites the table inside a transaction block is "
+                "not supported"
+            )
+        new = change.result()
+        catalog.rewrite_table(
+            table,
+            lambda tablet_id: dataclasses.replace(new, tablet_ids=(tablet_id,), partitions=()),
+            lambda written: rewrite.copy_rows(catalog, table, written),
+        )
+    elif change.changed:
         catalog.replace_table(table, change.result())
         view_dependencies.carry_renames(catalog, table.name, change.name, change.renamed_columns)
     return Result(command_tag="ALTER TABLE", notices=change.notices)
@@ -209,6 +221,8 @@ class _TableChange:
         self._is_empty: bool | None = None
         self._checks = list(table.checks)
         self.renamed_columns: list[tuple[str, str]] = []
+        self.needs_rewrite = False
+        """A column's stored type widens: the rows are copied into a new tablet."""
         self.notices: list[DbError] = []
         self.changed = False
 
@@ -416,17 +430,27 @@ class _TableChange:
         same_values = (
             old.is_string
             and new.is_string
-            and not node.args.get("using")
             and (not new.blank_padded or old.blank_padded)
             and (new.length is None or (old.length is not None and new.length >= old.length))
         )
-        if not same_values:
+        widening = (
+            old.is_integer
+            and new.is_integer
+            and new.integer_range[1] >= old.integer_range[1]
+        ) or (
+            old.kind is TypeKind.DECIMAL
+            and new.kind is TypeKind.DECIMAL
+            and new.scale == old.scale
+            and (new.precision or 0) >= (old.precision or 0)
+        )
+        if node.args.get("using") or not (same_values or widening):
             raise FeatureNotSupported(
                 f'cannot change the type of column "{column.name}" from {old.pg_name()} to '
                 f"{new.pg_name()}",
-                detail="Only changes that need no rewrite are supported: a string type to "
-                "text, or to a varchar or char at least as long.",
+                detail="Supported: a string type to text or to a varchar or char at least as "
+                "long (no rewrite), and integer or numeric widening (the table is rewritten).",
             )
+        self.needs_rewrite = self.needs_rewrite or widening
         self._set(dataclasses.replace(column, type=new))
 
     def _set_nullable(self, column: ColumnSchema, nullable: bool) -> None:

@@ -23,6 +23,12 @@ class CatalogDouble:
     def find_table(self, name: str) -> TableInfo | None:
         return self._tables.get(name)
 
+    def views(self) -> list[object]:
+        return []
+
+    def find_view(self, name: str) -> None:
+        return None
+
 
 def make_table(table_id: int, name: str, columns: list[tuple[str, t.DataType]], key: int = 1):
     cols = tuple(

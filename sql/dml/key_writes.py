@@ -351,9 +351,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         txn.refresh_snapshot()
 
 
-def _batch(
-    write: KeyWrite, values: list[_Values], sequences: SessionSequences
-) -> pa.RecordBatch:
+def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) -> pa.RecordBatch:
     """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []

@@ -46,9 +46,7 @@ class QueryRunner:
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
 
-    def bind(
-        self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()
-    ) -> BoundQuery:
+    def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
         return bind_query(ast, self.catalog, declared_oids)
 
     def _cursor(
@@ -139,8 +137,7 @@ class QueryRunner:
                 for batch in batches:
                     self._check_cancel()
                     arrays = [
-                        to_wire(a, oid, zone)
-                        for a, oid in zip(batch.columns, oids, strict=True)
+                        to_wire(a, oid, zone) for a, oid in zip(batch.columns, oids, strict=True)
                     ]
                     yield pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
             finally:

@@ -202,7 +202,9 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
         test = exp.Is if name == "num_nulls" else (lambda **a: exp.Not(this=exp.Is(**a)))
         terms = [
             exp.Case(
-                ifs=[exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))],
+                ifs=[
+                    exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))
+                ],
                 default=exp.Literal.number(0),
             )
             for arg in node.expressions

@@ -92,9 +92,7 @@ class Session:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
-        self._runner = QueryRunner(
-            self._duck, db.catalog, self._check_cancel, self._read_snapshot
-        )
+        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
@@ -217,7 +215,10 @@ class Session:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = parser.parse_utility(sql, chunks[0])
         if utility is None or utility.ast.kind not in (
-            "COMMIT", "ROLLBACK", "ROLLBACK TO", "PREPARE TRANSACTION"
+            "COMMIT",
+            "ROLLBACK",
+            "ROLLBACK TO",
+            "PREPARE TRANSACTION",
         ):
             self._block.check_not_failed()
         try:

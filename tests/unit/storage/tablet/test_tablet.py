@@ -112,7 +112,7 @@ def test_a_conflicting_write_calls_wait_for_then_retries(tablet):
     tablet.insert(holder, _batch(a=[1], b=["x"], v=["h"]), never_wait)
     waited: list[TxnState] = []
 
-    def wait_for(blocker: TxnState) -> None:
+    def wait_for(blocker: TxnState, key: bytes) -> None:
         waited.append(blocker)
         tablet.remove_provisional(blocker, [k for k in list(_keys(tablet))])
         blocker.mark_aborted()

@@ -252,7 +252,8 @@ class Session:
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
-        (``execute_batch``): a one-row INSERT the key-write path takes, on a current plan."""
+        (``execute_batch``): a one-row INSERT, or an UPDATE or DELETE by key, that the
+        key-write path takes, on a current plan."""
         plan = stmt.plan
         if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
             return False
@@ -260,38 +261,52 @@ class Session:
         key_write = write.key_write
         return (
             key_write is not None
-            and key_write.kind == "INSERT"
-            and len(key_write.rows) == 1
+            and (key_write.kind != "INSERT" or len(key_write.rows) == 1)
             and write.returning is None
             and write.conflict is None
         )
 
-    def execute_batch(self, stmt: PreparedStatement, param_rows: list[list[Any]]) -> bool:
-        """Apply ``stmt`` once per parameter row as one vectorised write, in the transaction
-        the next Sync ends.  False when nothing was written and the rows must run one by one
-        instead: the batch could not be judged, or a row failed (that row's own Execute then
-        reports the error, after the rows before it, as PostgreSQL would)."""
+    def execute_batch(
+        self, stmt: PreparedStatement, param_rows: list[list[Any]]
+    ) -> list[str] | None:
+        """Apply ``stmt`` once per parameter row as one write, in the transaction the next
+        Sync ends; the command tag of each row.  None when nothing was written and the rows
+        must run one by one instead: the batch could not be judged, or a row failed (that
+        row's own Execute then reports the error, after the rows before it, as PostgreSQL
+        would)."""
         self._cancel.clear()
         if self._block.failed or not self.batchable(stmt):
-            return False
+            return None
         plan = stmt.plan
         assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
+        write = plan.write.key_write
         txn = self._block.current()
         txn.savepoint(_BATCH_SAVEPOINT)
+        counts: list[int] | None
         try:
-            done = key_writes.insert_many(
-                plan.write.key_write, txn, param_rows, self.sequences, self._block.started
-            )
+            if write.kind == "INSERT":
+                done = key_writes.insert_many(
+                    write, txn, param_rows, self.sequences, self._block.started
+                )
+                counts = [1] * len(param_rows) if done else None
+            else:
+                counts = key_writes.write_many(
+                    write, txn, param_rows, self.sequences, self._block.started
+                )
         except QueryCanceled:
             txn.rollback_to(_BATCH_SAVEPOINT)
             txn.release(_BATCH_SAVEPOINT)
             raise  # a cancel or statement_timeout is the run's answer, not one row's
         except DbError:
-            done = False
-        if not done:
+            counts = None
+        if counts is None:
             txn.rollback_to(_BATCH_SAVEPOINT)
         txn.release(_BATCH_SAVEPOINT)
-        return done
+        if counts is None:
+            return None
+        if write.kind == "INSERT":
+            return ["INSERT 0 1"] * len(counts)
+        return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement) -> bool:
         """Whether executing ``stmt`` is short and never waits: a read of a few rows by key

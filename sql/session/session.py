@@ -24,7 +24,7 @@ from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
-from sql.dml import key_writes, writes
+from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
@@ -314,6 +314,7 @@ class Session:
         plan = stmt.plan
         return (
             isinstance(plan, QueryPlan)
+            and plan.lock is None
             and plan.query.is_short
             and plan.catalog_version == self._db.catalog_version
         )
@@ -349,6 +350,19 @@ class Session:
         return None
 
     # -- planning --------------------------------------------------------------------------
+
+    def _lockable_column(self, ast: exp.Expr) -> str | None:
+        """A non-key column of the table a one-table SELECT reads (what FOR UPDATE sets to
+        itself to lock a row), or None."""
+        source = ast.args.get("from_") if isinstance(ast, exp.Select) else None
+        node = source.this if source is not None else None
+        table = (
+            self._db.catalog.find_table(table_name(node)) if isinstance(node, exp.Table) else None
+        )
+        if table is None:
+            return None
+        keys = set(table.schema.key_column_ids)
+        return next((c.name for c in table.schema.columns if c.id not in keys), None)
 
     def _plan_reusing(
         self,
@@ -420,8 +434,15 @@ class Session:
             return SystemPlan(system, version)
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
+                locking = locking_reads.locking_update(ast, self._lockable_column(ast))
                 bound = self._runner.bind(ast, declared_list)
-                return QueryPlan(compile_query(bound, self._facts), version)
+                plan = QueryPlan(compile_query(bound, self._facts), version)
+                if locking is not None:
+                    plan.lock = writes.plan_update(
+                        locking.update, self._runner, self._facts, declared_list
+                    )
+                    plan.lock_nowait = locking.nowait
+                return plan
             case exp.Insert():
                 write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
             case exp.Update():
@@ -553,7 +574,9 @@ class Session:
                 if not deferred:
                     self._block.finish_autocommit()
                 return Result(command_tag="TRUNCATE TABLE")
-            case QueryPlan(query=query):
+            case QueryPlan(query=query, lock=lock):
+                if lock is not None:
+                    self._lock_rows(plan, txn, params, now)
                 columns, batches = self._runner.run(query, txn, params, now)
                 return Result(columns=columns, batches=self._guard(batches, deferred))
             case DmlPlan(write=write):
@@ -569,6 +592,17 @@ class Session:
             raise
         if not deferred:
             self._block.finish_autocommit()
+
+    def _lock_rows(self, plan: QueryPlan, txn: Transaction, params: list[Any], now: Any) -> None:
+        """Take a FOR UPDATE query's row locks (NOWAIT: fail at once, 55P03, if one is held)."""
+        assert plan.lock is not None
+        waits = txn.lock_timeout_ms
+        if plan.lock_nowait:
+            txn.lock_timeout_ms = 1
+        try:
+            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
+        finally:
+            txn.lock_timeout_ms = waits
 
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool

@@ -63,15 +63,13 @@ class MemRowSetRow:
     version only moves forward, and a reader whose snapshot is past it starts there.
     """
 
-    __slots__ = ("txn", "values", "mutations", "_prefix_values", "_prefix_len", "_prefix_ts")
+    __slots__ = ("txn", "values", "mutations", "_prefix")
 
     def __init__(self, txn: TxnState, values: Row) -> None:
         self.txn = txn
         self.values = values
         self.mutations: list[Mutation] = []
-        self._prefix_values: Row | None = None
-        self._prefix_len = -1
-        self._prefix_ts: Timestamp | None = None
+        self._prefix: tuple[Row | None, int, Timestamp] | None = None
 
     @property
     def last_writer(self) -> TxnState:
@@ -81,12 +79,13 @@ class MemRowSetRow:
         """The row after every entry up to the first uncommitted one: (its values or None if
         deleted, how many mutations that applies, the newest of their commit timestamps).
         (None, -1, None) while the insert itself is uncommitted."""
-        if self._prefix_len < 0:
-            if self.txn.commit_ts is None:
+        prefix = self._prefix
+        if prefix is None:
+            inserted = self.txn.commit_ts
+            if inserted is None:
                 return None, -1, None
-            self._prefix_values, self._prefix_len = self.values, 0
-            self._prefix_ts = self.txn.commit_ts
-        values, applied, ts = self._prefix_values, self._prefix_len, self._prefix_ts
+            prefix = (self.values, 0, inserted)
+        values, applied, ts = prefix
         mutations = self.mutations
         while applied < len(mutations):
             mutation = mutations[applied]
@@ -96,8 +95,8 @@ class MemRowSetRow:
             values = apply_mutation(values, mutation)
             applied += 1
             ts = committed
-        if applied != self._prefix_len:
-            self._prefix_values, self._prefix_len, self._prefix_ts = values, applied, ts
+        if self._prefix is None or applied != self._prefix[1]:
+            self._prefix = (values, applied, ts)
         return values, applied, ts
 
 
@@ -183,6 +182,15 @@ class MemRowSet:
                 row.mutations.pop()
         elif row.txn is txn:
             del self._rows[key]
+
+    def holds_any(self, keys: list[bytes]) -> bool:
+        """Whether any of ``keys`` has a row here (live, deleted or provisional)."""
+        return not dict.keys(self._rows).isdisjoint(keys)
+
+    def insert_new(self, keys: list[bytes], rows: list[Row], txn: TxnState) -> None:
+        """Insert rows at distinct keys none of which is here (``holds_any`` was False): one
+        bulk update of the sorted map, which merges a large batch in one sort."""
+        self._rows.update(zip(keys, [MemRowSetRow(txn, row) for row in rows], strict=True))
 
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""

@@ -514,6 +514,12 @@ class Tablet:
         while True:
             with self._lock:
                 mrs = self._memrowset
+                if self._all_absent(keys):
+                    # The bulk load's case (COPY, INSERT ... SELECT, batches of new keys):
+                    # nothing to probe row by row, one sorted merge into the MemRowSet.
+                    mrs.insert_new(keys, rows, txn)
+                    self._note_inserted(batch, len(keys))
+                    return WriteResult(len(keys), keys)
                 blocker = None
                 blocked_key = b""
                 locations = []
@@ -530,11 +536,24 @@ class Tablet:
                             (self._mrs_for(key) or mrs).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
-                    self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * len(keys)
-                    if self.unflushed_since is None:
-                        self.unflushed_since = time.monotonic()
+                    self._note_inserted(batch, len(keys))
                     return WriteResult(len(keys), keys)
             wait_for(blocker, blocked_key)
+
+    def _all_absent(self, keys: list[bytes]) -> bool:
+        """Whether no rowset has any of ``keys`` (caller holds the tablet lock)."""
+        if self._memrowset.holds_any(keys):
+            return False
+        if self._frozen is not None and self._frozen.holds_any(keys):
+            return False
+        if not self.rowsets:
+            return True
+        return all(location is None for location in self._locate_sorted(sorted(keys)))
+
+    def _note_inserted(self, batch: pa.RecordBatch, count: int) -> None:
+        self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * count
+        if self.unflushed_since is None:
+            self.unflushed_since = time.monotonic()
 
     def update(
         self,

@@ -362,7 +362,13 @@ class Session:
         if table is None:
             return None
         keys = set(table.schema.key_column_ids)
-        return next((c.name for c in table.schema.columns if c.id not in keys), None)
+        settable = [
+            c
+            for c in table.schema.columns
+            if c.id not in keys
+            and not ((info := table.sequence_of(c.id)) is not None and info.identity == "a")
+        ]
+        return settable[0].name if settable else None
 
     def _plan_reusing(
         self,

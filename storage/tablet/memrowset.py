@@ -79,6 +79,9 @@ class MemRowSetRow:
         """The row after every entry up to the first uncommitted one: (its values or None if
         deleted, how many mutations that applies, the newest of their commit timestamps).
         (None, -1, None) while the insert itself is uncommitted."""
+        if not self.mutations:  # the common row: nothing to remember
+            inserted = self.txn.commit_ts
+            return (None, -1, None) if inserted is None else (self.values, 0, inserted)
         prefix = self._prefix
         if prefix is None:
             inserted = self.txn.commit_ts

@@ -123,3 +123,19 @@ def test_unsupported_locking_clauses_are_refused(nyala_server):
         with pytest.raises(errors.FeatureNotSupported):
             conn.execute("select count(*) from fu_refused for update")
         conn.execute("drop table fu_refused")
+
+
+def test_for_update_on_a_table_with_an_identity_column(connect):
+    a, b = connect(), connect()
+    a.execute("drop table if exists fu_identity")
+    a.execute(
+        "create table fu_identity (id int primary key, n int generated always as identity, v int)"
+    )
+    a.execute("insert into fu_identity (id, v) values (1, 10)")
+    a.execute("begin")
+    assert a.execute("select n, v from fu_identity where id = 1 for update").fetchall() == [(1, 10)]
+    with pytest.raises(errors.LockNotAvailable):
+        b.execute("select v from fu_identity where id = 1 for update nowait")
+    a.execute("commit")
+    assert b.execute("select n, v from fu_identity where id = 1 for update").fetchall() == [(1, 10)]
+    a.execute("drop table fu_identity")

@@ -1,10 +1,12 @@
-"""Pipelined batches: a run of Bind/Execute of one prepared INSERT before Sync, as one write.
+"""Pipelined batches: a run of Bind/Execute of one prepared INSERT, UPDATE or DELETE before
+Sync, as one write.
 
 psycopg's ``executemany``, pgjdbc's ``executeBatch`` and Spark's JDBC writer
 send one Bind and one Execute per row, then Sync.  Taken one at a time, each
-row pays a statement's fixed cost; taken together they are one vectorised
-write.  ``take_run`` lifts such a run out of the messages already received
-(it never waits for more), and the connection applies all but its last pair
+row pays a statement's fixed cost; taken together they are one write
+(vectorised where the rows allow: see ``sql.dml.key_writes``).  ``take_run``
+lifts such a run out of the messages already received (it never waits for
+more), and the connection applies all but its last pair
 through ``Session.execute_batch``; the last pair runs as usual, so the portal
 is left as PostgreSQL leaves it.  When the batch cannot be applied whole,
 nothing of it is written and the messages are answered one by one, which

@@ -513,7 +513,7 @@ class Connection:
         self.send(m.BindComplete())
 
     async def _on_batch(self, first: m.Bind) -> bool:
-        """Apply a buffered run of Bind/Execute of one prepared INSERT as one write
+        """Apply a buffered run of Bind/Execute of one prepared INSERT, UPDATE or DELETE as one write
         (``batches``); False when ``first`` is to be answered on its own."""
         session = self._session
         assert session is not None, "queries run only after startup"
@@ -532,7 +532,7 @@ class Connection:
         await self._close_portals(self._registry.close_portal(""))
         self._begin_statement()
         try:
-            done = await self._run(session.execute_batch, statement, rows)
+            tags = await self._run(session.execute_batch, statement, rows)
         except Exception:
             # Canceled while applying the batch: the first row reports it, the rest skip to Sync.
             self._replay.extend(taken[1:])
@@ -540,15 +540,14 @@ class Connection:
             raise
         finally:
             self._end_statement()
-        if not done:
+        if tags is None:
             self._replay.extend(taken[1:])
             return False
-        tag = m.CommandComplete("INSERT 0 1")
-        for row in batched:
+        for row, tag in zip(batched, tags, strict=True):
             self.send(m.BindComplete())
             if row.described:
                 self.send(m.NoData())
-            self.send(tag)
+            self.send(m.CommandComplete(tag))
         self._replay.extend(taken[batched[-1].end + 1 :])
         return True
 

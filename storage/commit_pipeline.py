@@ -3,7 +3,7 @@
 A transaction needs, from the database it runs in, the MVCC manager (its
 snapshots and commit timestamps), the WAL with its group-commit sync, the
 commit lock that keeps timestamps in WAL order, the waits-for graph that finds
-row-lock deadlocks, the lock-timeout option, the history window that bounds
+row-lock deadlocks, the lines of writers waiting on one row, the lock-timeout option, the history window that bounds
 time-travel reads, the log of recent scans, and a hook that flushes tablets
 whose MemRowSets grew past the threshold.  The StorageEngine builds one
 pipeline and hands it to every transaction, so a transaction never sees the
@@ -21,6 +21,7 @@ from storage.errors import InvalidParameterValue, SnapshotTooOld
 from storage.mvcc import MvccManager
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
+from storage.row_lock_queue import RowLockQueue
 from storage.scan_stats import ScanStats
 from storage.timestamp import HybridClock, Timestamp, from_micros, to_micros
 from storage.waits_for import WaitsForGraph
@@ -43,6 +44,8 @@ class CommitPipeline:
         self.wal = wal
         self.mvcc = MvccManager(clock)
         self.waits_for = WaitsForGraph()
+        self.row_locks = RowLockQueue()
+        """The lines of writers waiting on one row: only the first waits for the holder."""
         self.commit_lock = threading.Lock()
         """Held from taking a commit timestamp to appending the record: timestamps are
         assigned in WAL order, so replay order is commit order."""

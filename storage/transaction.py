@@ -11,6 +11,9 @@ A transaction reads at a snapshot and writes provisionally:
   write is locked: the writer waits for that transaction to finish (deadlocks
   are found with a waits-for graph, 40P01; ``lock_timeout_ms`` gives 55P03),
   then re-applies against the newest committed version (READ COMMITTED).
+  Writers waiting on one row wait in line (``row_lock_queue.py``): only the
+  first waits for the holder, and keeps its place until its own write of the
+  row is done or its statement ends, so a release wakes one writer.
 - ``commit`` writes ONE WAL record (commit timestamp + every write, as Arrow
   IPC), group-commit syncs it, stamps the TxnState with the commit timestamp
   so every write becomes visible at the same instant, and waits for safe time
@@ -57,6 +60,7 @@ from storage.errors import (
 )
 from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
+from storage.row_lock_queue import RowId, Ticket
 from storage.scan_stats import ScanStats
 from storage.tablet.tablet import Tablet, WriteResult
 from storage.tablet_registry import TabletRegistry
@@ -83,6 +87,7 @@ class Transaction:
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         self._savepoints: list[tuple[str, int]] = []
+        self._tickets: dict[RowId, Ticket] = {}
         self.repeatable_read = False
         """One snapshot for the whole transaction, taken by its first statement."""
         self._snapshot_fixed = False
@@ -119,10 +124,16 @@ class Transaction:
     def begin_statement(self) -> Timestamp:
         """The snapshot a statement reads at: a fresh one under READ COMMITTED; under
         REPEATABLE READ the first statement's, for the whole transaction."""
+        self.end_statement()
         if not (self.repeatable_read and self._snapshot_fixed):
             self._snapshot = self._pipeline.mvcc.safe_time()
         self._snapshot_fixed = True
         return self._snapshot
+
+    def end_statement(self) -> None:
+        """Give up this transaction's place in any row's line of waiters (its statement is over)."""
+        if self._tickets:
+            self._leave_lines()
 
     def refresh_snapshot(self) -> Timestamp:
         """Read at the current safe time from now on (an EvalPlanQual re-read)."""
@@ -163,7 +174,11 @@ class Transaction:
         """
         self._check_writable("INSERT")
         tablet = self._tablets.tablet(tablet_id)
-        result = tablet.insert(self._state, batch, self._wait_for, constraint_name)
+        try:
+            result = tablet.insert(self._state, batch, self._waiter(tablet_id), constraint_name)
+        except BaseException:
+            self.end_statement()
+            raise
         return self._record(tablet, OpKind.INSERT, batch, result)
 
     def update(
@@ -180,7 +195,13 @@ class Transaction:
         """
         self._check_writable("UPDATE")
         tablet = self._tablets.tablet(tablet_id)
-        result = tablet.update(self._state, batch, self._wait_for, self._conflict_ts(conflicts))
+        try:
+            result = tablet.update(
+                self._state, batch, self._waiter(tablet_id), self._conflict_ts(conflicts)
+            )
+        except BaseException:
+            self.end_statement()
+            raise
         return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
 
     def delete(
@@ -190,7 +211,13 @@ class Transaction:
         ``conflicts`` as for ``update``."""
         self._check_writable("DELETE")
         tablet = self._tablets.tablet(tablet_id)
-        result = tablet.delete(self._state, keys, self._wait_for, self._conflict_ts(conflicts))
+        try:
+            result = tablet.delete(
+                self._state, keys, self._waiter(tablet_id), self._conflict_ts(conflicts)
+            )
+        except BaseException:
+            self.end_statement()
+            raise
         return self._record(tablet, OpKind.DELETE, keys, result, conflicts)
 
     def _conflict_ts(self, conflicts: list[int] | None) -> Timestamp | None:
@@ -204,6 +231,10 @@ class Transaction:
         result: WriteResult,
         conflicts: list[int] | None = None,
     ) -> int:
+        if not result.conflicts:
+            # The write is done; with conflicts the caller re-reads those rows and writes
+            # again, keeping its place at the head of their lines until then.
+            self.end_statement()
         if result.conflicts:
             if self.repeatable_read:
                 self._undo_writes(tablet, result.keys)
@@ -309,6 +340,7 @@ class Transaction:
         self._ops.clear()
         self._undo_log.clear()
         self._written.clear()
+        self.end_statement()
         try:
             pipeline.maybe_flush(written)
         except Exception:
@@ -320,6 +352,7 @@ class Transaction:
         """Discard every provisional write and wake writers waiting on them; idempotent."""
         if not self.is_active:
             return
+        self.end_statement()
         for tablet, keys in self._written.values():
             tablet.remove_provisional(self._state, keys)
         self._ops.clear()
@@ -328,9 +361,20 @@ class Transaction:
         self._savepoints.clear()
         self._state.mark_aborted()
 
-    def _wait_for(self, holder: TxnState) -> None:
-        """Wait until ``holder`` finishes, unless that would deadlock or time out."""
+    def _waiter(self, tablet_id: TabletId) -> Callable[[TxnState, bytes], None]:
+        return lambda holder, key: self._wait_for((tablet_id, key), holder)
+
+    def _wait_for(self, row: RowId, holder: TxnState) -> None:
+        """Wait in ``row``'s line until it is this transaction's turn and ``holder`` has
+        finished, unless that would deadlock or time out.  Returns early when the turn comes
+        (the row may have a new holder by then: the tablet retries and calls again)."""
         pipeline = self._pipeline
+        for other in [r for r in self._tickets if r != row]:
+            pipeline.row_locks.leave(self._tickets.pop(other))
+        ticket = self._tickets.get(row)
+        if ticket is None:
+            ticket = self._tickets[row] = pipeline.row_locks.join(row, self._state)
+        was_head = ticket.is_head
         try:
             pipeline.waits_for.add_wait(self._state, holder)
             try:
@@ -342,7 +386,10 @@ class Transaction:
                     wait_s = _LOCK_WAIT_SLICE_S
                     if deadline is not None:
                         wait_s = max(0.0, min(wait_s, deadline - time.monotonic()))
-                    if holder.wait_done(wait_s):
+                    if was_head:
+                        if holder.wait_done(wait_s):
+                            return
+                    elif ticket.wait_turn(wait_s):
                         return
                     if self.cancel_check is not None:
                         self.cancel_check()
@@ -350,10 +397,16 @@ class Transaction:
                         raise LockNotAvailable("canceling statement due to lock timeout")
             finally:
                 pipeline.waits_for.remove_wait(self._state)
-        except DbError:
-            if not self._savepoints:
+        except BaseException as exc:
+            self._leave_lines()
+            if isinstance(exc, DbError) and not self._savepoints:
                 self.rollback()
             raise
+
+    def _leave_lines(self) -> None:
+        tickets, self._tickets = self._tickets, {}
+        for ticket in tickets.values():
+            self._pipeline.row_locks.leave(ticket)
 
     def _check_active(self) -> None:
         if not self.is_active:

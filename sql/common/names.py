@@ -54,7 +54,9 @@ def truncation_notices(words: list[tuple[str, bool]]) -> list[NameTooLong]:
         short = truncate(name)
         if short != name:
             notices.append(
-                NameTooLong(f'identifier "{name}" will be truncated to "{short}"', severity="NOTICE")
+                NameTooLong(
+                    f'identifier "{name}" will be truncated to "{short}"', severity="NOTICE"
+                )
             )
     return notices
 

@@ -149,7 +149,9 @@ def _int_check(tag: str) -> Callable[[object, object, object], object]:
     return check
 
 
-def _float_check(op: Callable[[object, object], object]) -> Callable[[object, object, object], object]:
+def _float_check(
+    op: Callable[[object, object], object],
+) -> Callable[[object, object, object], object]:
     is_product = op is _ARITHMETIC[exp.Mul]
 
     def check(a: object, b: object, result: object) -> object:

@@ -260,6 +260,10 @@ def execute(
         batch = _batch(write, [values] * len(write.rows), sequences)
     except _Fallback:
         return None
+    return _apply(write, txn, batch)
+
+
+def _apply(write: KeyWrite, txn: Transaction, batch: pa.RecordBatch) -> int:
     count = 0
     table = write.table
     for tablet_id, part in by_tablet(table, batch):
@@ -302,6 +306,67 @@ def insert_many(
     for tablet_id, part in by_tablet(table, batch):
         txn.insert(tablet_id, part, constraint_name=f"{table.name}_pkey")
     return True
+
+
+def write_many(
+    write: KeyWrite,
+    txn: Transaction,
+    param_rows: list[list[Any]],
+    sequences: SessionSequences,
+    now: object = None,
+) -> list[int] | None:
+    """Apply a by-key UPDATE or DELETE once per parameter row (a pipelined batch); the row
+    count of each, or None when the general path must run them.  Raises the first DbError a
+    row hits, leaving the caller to undo what was written and find that row one by one.
+
+    Rows with distinct keys whose SET reads nothing go as one vectorised write when every
+    row is found; otherwise (or when they are not all found) each row is applied in turn,
+    as one statement after another would be, all within this one call."""
+    if not write.reads:
+        counts = _write_whole(write, txn, param_rows, sequences, now)
+        if counts is not None:
+            return counts
+    counts = []
+    for params in param_rows:
+        count = execute(write, txn, params, sequences, now)
+        if count is None:
+            return None
+        counts.append(count)
+    return counts
+
+
+_WHOLE_SAVEPOINT = "nyala key write batch"
+
+
+def _write_whole(
+    write: KeyWrite,
+    txn: Transaction,
+    param_rows: list[list[Any]],
+    sequences: SessionSequences,
+    now: object,
+) -> list[int] | None:
+    """Every row as one write, if their keys are distinct and each finds its row; else
+    nothing written and None."""
+    many = dataclasses.replace(write, rows=write.rows * len(param_rows))
+    try:
+        batch = _batch(many, [_Values(params, now) for params in param_rows], sequences)
+    except _Fallback:
+        return None
+    key_count = len(write.table.schema.key_columns)
+    keys = list(zip(*(batch.column(i).to_pylist() for i in range(key_count)), strict=True))
+    if len(set(keys)) != len(keys):
+        return None  # the same row twice: its second write must see the first
+    txn.savepoint(_WHOLE_SAVEPOINT)
+    try:
+        count = _apply(write, txn, batch)
+    except BaseException:
+        txn.rollback_to(_WHOLE_SAVEPOINT)
+        txn.release(_WHOLE_SAVEPOINT)
+        raise
+    if count != len(keys):
+        txn.rollback_to(_WHOLE_SAVEPOINT)
+    txn.release(_WHOLE_SAVEPOINT)
+    return [1] * len(keys) if count == len(keys) else None
 
 
 def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
@@ -351,9 +416,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         txn.refresh_snapshot()
 
 
-def _batch(
-    write: KeyWrite, values: list[_Values], sequences: SessionSequences
-) -> pa.RecordBatch:
+def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) -> pa.RecordBatch:
     """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []

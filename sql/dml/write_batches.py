@@ -17,9 +17,7 @@ OLD_KEY = "__nyala_old_key_"
 """Prefix of the columns that carry a key-changing UPDATE's old key values."""
 
 
-def check_constraints(
-    table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]
-) -> pa.Table:
+def check_constraints(table: TableInfo, rows: pa.Table, columns: list[ColumnSchema]) -> pa.Table:
     """``rows`` checked against NOT NULL and varchar lengths; a varchar(n) value whose
     characters past n are all spaces is cut to n, as PostgreSQL stores it (22001 else),
     and a char(n) value loses its trailing spaces (see ``storage.data_type``)."""

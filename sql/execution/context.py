@@ -16,7 +16,7 @@ from catalog.catalog import Catalog
 from catalog.comments import Comments
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
-from sql.execution import sequences
+from sql.execution import float_arithmetic, sequences
 from storage.engine import StorageEngine
 
 
@@ -41,6 +41,7 @@ class DatabaseContext:
         )
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequences.register(self.duckdb)
+        float_arithmetic.register(self.duckdb)
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 

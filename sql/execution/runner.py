@@ -46,9 +46,7 @@ class QueryRunner:
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
 
-    def bind(
-        self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()
-    ) -> BoundQuery:
+    def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
         return bind_query(ast, self.catalog, declared_oids)
 
     def _cursor(

@@ -81,8 +81,10 @@ def parse(tokens: list[Token]) -> Utility | None:
         elif mode_words and mode_words[0] in ("work", "transaction"):
             mode_words = mode_words[1:]
         return Utility(kind="BEGIN", modes=_modes(mode_words))
-    if words[1:2] == ["transaction"] and head == "prepare" or (
-        words[1:2] == ["prepared"] and head in ("commit", "rollback")
+    if (
+        words[1:2] == ["transaction"]
+        and head == "prepare"
+        or (words[1:2] == ["prepared"] and head in ("commit", "rollback"))
     ):
         return _two_phase(head, tokens)
     if head in ("commit", "end") and all(w in ("work", "transaction") for w in words[1:]):

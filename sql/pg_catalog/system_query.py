@@ -308,9 +308,7 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
-def rewrite(
-    ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
-) -> exp.Expr:
+def rewrite(ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
     for node in reversed(list(ast.walk(bfs=False))):

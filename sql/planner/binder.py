@@ -251,9 +251,7 @@ def _context_oid(param: exp.Expr) -> int:
     return 0
 
 
-def infer_parameter_types(
-    ast: exp.Expr, declared: list[int] | tuple[int, ...] = ()
-) -> list[int]:
+def infer_parameter_types(ast: exp.Expr, declared: list[int] | tuple[int, ...] = ()) -> list[int]:
     """One OID per ``$n``: as declared by the client, else from context, else text."""
     found: dict[int, int] = {}
     highest = len(declared)

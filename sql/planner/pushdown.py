@@ -199,9 +199,7 @@ KEY_IN_META = "nyala_key_in"
 
 def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
     """One ScanPlan per ``bound.tables`` entry, in the same order."""
-    plans = [
-        ScanPlan(ref.table, _projection(ref), tablets=ref.tablets) for ref in bound.tables
-    ]
+    plans = [ScanPlan(ref.table, _projection(ref), tablets=ref.tablets) for ref in bound.tables]
     for ref, plan in zip(bound.tables, plans, strict=True):
         keys = ref.node.meta.get(KEY_IN_META)
         if keys:
@@ -473,9 +471,7 @@ def _is_string_literal(node: exp.Expr) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
 
-def _operand(
-    node: exp.Expr, column_type: DataType, *, allow_null: bool = False
-) -> Operand | None:
+def _operand(node: exp.Expr, column_type: DataType, *, allow_null: bool = False) -> Operand | None:
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
         return Operand(parameter=parameter_number(node))
     if isinstance(node, exp.Null):

@@ -7,6 +7,7 @@ differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
   ``length`` of bytea counts bytes;
 * ``int / int`` is integer division truncating toward zero (DuckDB's ``//``),
   and any division or modulo by zero is an error (22012), never NULL or inf;
+* float ``+ - * /`` overflowing or underflowing is 22003, never inf or 0 (float_checks.py);
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
 * ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
   and ``now()`` answer for nyala and the transaction (``now()`` is the
@@ -27,6 +28,7 @@ from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.to_char import rewrite_to_char
@@ -213,7 +215,9 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
         test = exp.Is if name == "num_nulls" else (lambda **a: exp.Not(this=exp.Is(**a)))
         terms = [
             exp.Case(
-                ifs=[exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))],
+                ifs=[
+                    exp.If(this=test(this=arg, expression=exp.Null()), true=exp.Literal.number(1))
+                ],
                 default=exp.Literal.number(0),
             )
             for arg in node.expressions
@@ -230,7 +234,13 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
         left, right = node.this, node.expression
         if _is_integer(left) and _is_integer(right):
             return exp.IntDiv(this=left, expression=right)
-        return exp.Div(this=left, expression=_error_if_zero(right))
+        divisor = _error_if_zero(right)
+        divisor.type = right.type
+        checked = exp.Div(this=left, expression=divisor)
+        checked.type = node.type
+        return rewrite_float_arithmetic(checked)
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
+        return rewrite_float_arithmetic(node)
     if isinstance(node, exp.Mod):
         return exp.Mod(this=node.this, expression=_error_if_zero(node.expression))
     # A window's sum is cast outside its OVER clause: ``CAST(sum(x) OVER (...) AS BIGINT)``.

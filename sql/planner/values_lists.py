@@ -29,9 +29,7 @@ def _name_columns(values: exp.Values) -> None:
         alias = exp.TableAlias(this=exp.to_identifier("*VALUES*", quoted=True))
         values.set("alias", alias)
     if not alias.columns:
-        alias.set(
-            "columns", [exp.to_identifier(f"column{i + 1}") for i in range(_width(values))]
-        )
+        alias.set("columns", [exp.to_identifier(f"column{i + 1}") for i in range(_width(values))])
 
 
 def as_select(values: exp.Values) -> exp.Select:

@@ -28,6 +28,9 @@ class QueryPlan:
 
     query: CompiledQuery
     catalog_version: int
+    lock: WritePlan | None = None
+    """SELECT ... FOR UPDATE: the UPDATE that locks its rows first (dml/locking_reads.py)."""
+    lock_nowait: bool = False
 
 
 @dataclass(slots=True)

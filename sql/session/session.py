@@ -24,7 +24,7 @@ from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables, views
-from sql.dml import key_writes, writes
+from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
@@ -94,9 +94,7 @@ class Session:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
-        self._runner = QueryRunner(
-            self._duck, db.catalog, self._check_cancel, self._read_snapshot
-        )
+        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
@@ -219,7 +217,10 @@ class Session:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = parser.parse_utility(sql, chunks[0])
         if utility is None or utility.ast.kind not in (
-            "COMMIT", "ROLLBACK", "ROLLBACK TO", "PREPARE TRANSACTION"
+            "COMMIT",
+            "ROLLBACK",
+            "ROLLBACK TO",
+            "PREPARE TRANSACTION",
         ):
             self._block.check_not_failed()
         try:
@@ -253,7 +254,8 @@ class Session:
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
-        (``execute_batch``): a one-row INSERT the key-write path takes, on a current plan."""
+        (``execute_batch``): a one-row INSERT, or an UPDATE or DELETE by key, that the
+        key-write path takes, on a current plan."""
         plan = stmt.plan
         if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
             return False
@@ -261,38 +263,52 @@ class Session:
         key_write = write.key_write
         return (
             key_write is not None
-            and key_write.kind == "INSERT"
-            and len(key_write.rows) == 1
+            and (key_write.kind != "INSERT" or len(key_write.rows) == 1)
             and write.returning is None
             and write.conflict is None
         )
 
-    def execute_batch(self, stmt: PreparedStatement, param_rows: list[list[Any]]) -> bool:
-        """Apply ``stmt`` once per parameter row as one vectorised write, in the transaction
-        the next Sync ends.  False when nothing was written and the rows must run one by one
-        instead: the batch could not be judged, or a row failed (that row's own Execute then
-        reports the error, after the rows before it, as PostgreSQL would)."""
+    def execute_batch(
+        self, stmt: PreparedStatement, param_rows: list[list[Any]]
+    ) -> list[str] | None:
+        """Apply ``stmt`` once per parameter row as one write, in the transaction the next
+        Sync ends; the command tag of each row.  None when nothing was written and the rows
+        must run one by one instead: the batch could not be judged, or a row failed (that
+        row's own Execute then reports the error, after the rows before it, as PostgreSQL
+        would)."""
         self._cancel.clear()
         if self._block.failed or not self.batchable(stmt):
-            return False
+            return None
         plan = stmt.plan
         assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
+        write = plan.write.key_write
         txn = self._block.current()
         txn.savepoint(_BATCH_SAVEPOINT)
+        counts: list[int] | None
         try:
-            done = key_writes.insert_many(
-                plan.write.key_write, txn, param_rows, self.sequences, self._block.started
-            )
+            if write.kind == "INSERT":
+                done = key_writes.insert_many(
+                    write, txn, param_rows, self.sequences, self._block.started
+                )
+                counts = [1] * len(param_rows) if done else None
+            else:
+                counts = key_writes.write_many(
+                    write, txn, param_rows, self.sequences, self._block.started
+                )
         except QueryCanceled:
             txn.rollback_to(_BATCH_SAVEPOINT)
             txn.release(_BATCH_SAVEPOINT)
             raise  # a cancel or statement_timeout is the run's answer, not one row's
         except DbError:
-            done = False
-        if not done:
+            counts = None
+        if counts is None:
             txn.rollback_to(_BATCH_SAVEPOINT)
         txn.release(_BATCH_SAVEPOINT)
-        return done
+        if counts is None:
+            return None
+        if write.kind == "INSERT":
+            return ["INSERT 0 1"] * len(counts)
+        return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement) -> bool:
         """Whether executing ``stmt`` is short and never waits: a read of a few rows by key
@@ -300,6 +316,7 @@ class Session:
         plan = stmt.plan
         return (
             isinstance(plan, QueryPlan)
+            and plan.lock is None
             and plan.query.is_short
             and plan.catalog_version == self._db.catalog_version
         )
@@ -335,6 +352,25 @@ class Session:
         return None
 
     # -- planning --------------------------------------------------------------------------
+
+    def _lockable_column(self, ast: exp.Expr) -> str | None:
+        """A non-key column of the table a one-table SELECT reads (what FOR UPDATE sets to
+        itself to lock a row), or None."""
+        source = ast.args.get("from_") if isinstance(ast, exp.Select) else None
+        node = source.this if source is not None else None
+        table = (
+            self._db.catalog.find_table(table_name(node)) if isinstance(node, exp.Table) else None
+        )
+        if table is None:
+            return None
+        keys = set(table.schema.key_column_ids)
+        settable = [
+            c
+            for c in table.schema.columns
+            if c.id not in keys
+            and not ((info := table.sequence_of(c.id)) is not None and info.identity == "a")
+        ]
+        return settable[0].name if settable else None
 
     def _plan_reusing(
         self,
@@ -410,8 +446,15 @@ class Session:
             return SystemPlan(system, version)
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
+                locking = locking_reads.locking_update(ast, self._lockable_column(ast))
                 bound = self._runner.bind(ast, declared_list)
-                return QueryPlan(compile_query(bound, self._facts), version)
+                plan = QueryPlan(compile_query(bound, self._facts), version)
+                if locking is not None:
+                    plan.lock = writes.plan_update(
+                        locking.update, self._runner, self._facts, declared_list
+                    )
+                    plan.lock_nowait = locking.nowait
+                return plan
             case exp.Insert():
                 write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
             case exp.Update():
@@ -550,7 +593,9 @@ class Session:
                 if not deferred:
                     self._block.finish_autocommit()
                 return Result(command_tag="TRUNCATE TABLE")
-            case QueryPlan(query=query):
+            case QueryPlan(query=query, lock=lock):
+                if lock is not None:
+                    self._lock_rows(plan, txn, params, now)
                 columns, batches = self._runner.run(query, txn, params, now)
                 return Result(columns=columns, batches=self._guard(batches, deferred))
             case DmlPlan(write=write):
@@ -566,6 +611,17 @@ class Session:
             raise
         if not deferred:
             self._block.finish_autocommit()
+
+    def _lock_rows(self, plan: QueryPlan, txn: Transaction, params: list[Any], now: Any) -> None:
+        """Take a FOR UPDATE query's row locks (NOWAIT: fail at once, 55P03, if one is held)."""
+        assert plan.lock is not None
+        waits = txn.lock_timeout_ms
+        if plan.lock_nowait:
+            txn.lock_timeout_ms = 1
+        try:
+            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
+        finally:
+            txn.lock_timeout_ms = waits
 
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool

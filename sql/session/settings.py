@@ -122,7 +122,6 @@ def _bool_setting(value: str) -> str:
     raise InvalidParameterValue(f'parameter requires a Boolean value: "{value}"')
 
 
-
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 _TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
@@ -304,7 +303,17 @@ for _key, _parameter in _PARAMETERS.items():
     else:
         SETTINGS[_key] = _from_postgres(_parameter)
 
-_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
+_MESSAGE_LEVELS = (
+    "debug5",
+    "debug4",
+    "debug3",
+    "debug2",
+    "debug1",
+    "log",
+    "notice",
+    "warning",
+    "error",
+)
 _SEVERITY_LEVEL = {"DEBUG": 4, "LOG": 5, "INFO": 99, "NOTICE": 6, "WARNING": 7}
 
 

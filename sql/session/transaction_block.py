@@ -98,12 +98,16 @@ class TransactionBlock:
 
     def finish_autocommit(self) -> None:
         """Commit the statement's own transaction, when it is not inside a block."""
+        if self.in_block and self.txn is not None:
+            self.txn.end_statement()  # leave any row's line of waiters it still stands in
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
             txn.commit()
 
     def on_error(self) -> None:
         """A statement failed: roll back, or fail the block until ROLLBACK."""
+        if self.txn is not None:
+            self.txn.end_statement()
         if self.in_block and self.txn is not None and self.txn.has_savepoints:
             # ROLLBACK TO SAVEPOINT may still rescue the block: keep its writes until then.
             self.failed = True

@@ -54,18 +54,53 @@ from storage.timestamp import Timestamp
 
 
 class MemRowSetRow:
-    """A row as inserted, plus its mutations in the order they were applied."""
+    """A row as inserted, plus its mutations in the order they were applied.
 
-    __slots__ = ("txn", "values", "mutations")
+    A hot row (a counter, a balance) collects thousands of mutations before a flush;
+    walking them all on every read and write would make each one cost O(chain).  So
+    the row remembers its version after the longest committed prefix of its chain
+    (``committed_prefix``): committed entries are never removed or reordered, so that
+    version only moves forward, and a reader whose snapshot is past it starts there.
+    """
+
+    __slots__ = ("txn", "values", "mutations", "_prefix")
 
     def __init__(self, txn: TxnState, values: Row) -> None:
         self.txn = txn
         self.values = values
         self.mutations: list[Mutation] = []
+        self._prefix: tuple[Row | None, int, Timestamp] | None = None
 
     @property
     def last_writer(self) -> TxnState:
         return self.mutations[-1].txn if self.mutations else self.txn
+
+    def committed_prefix(self) -> tuple[Row | None, int, Timestamp | None]:
+        """The row after every entry up to the first uncommitted one: (its values or None if
+        deleted, how many mutations that applies, the newest of their commit timestamps).
+        (None, -1, None) while the insert itself is uncommitted."""
+        if not self.mutations:  # the common row: nothing to remember
+            inserted = self.txn.commit_ts
+            return (None, -1, None) if inserted is None else (self.values, 0, inserted)
+        prefix = self._prefix
+        if prefix is None:
+            inserted = self.txn.commit_ts
+            if inserted is None:
+                return None, -1, None
+            prefix = (self.values, 0, inserted)
+        values, applied, ts = prefix
+        mutations = self.mutations
+        while applied < len(mutations):
+            mutation = mutations[applied]
+            committed = mutation.txn.commit_ts
+            if committed is None:
+                break
+            values = apply_mutation(values, mutation)
+            applied += 1
+            ts = committed
+        if self._prefix is None or applied != self._prefix[1]:
+            self._prefix = (values, applied, ts)
+        return values, applied, ts
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +167,13 @@ class MemRowSet:
         row = self._rows.get(key)
         if row is None:
             return False
-        for state in (row.txn, *(m.txn for m in row.mutations)):
-            if state.commit_ts is not None and state.commit_ts > ts:
-                return True
-        return False
+        # Committed entries come in commit order, so the newest committed one decides.
+        for mutation in reversed(row.mutations):
+            committed = mutation.txn.commit_ts
+            if committed is not None:
+                return bool(committed > ts)
+        inserted = row.txn.commit_ts
+        return inserted is not None and bool(inserted > ts)
 
     def pop_provisional(self, key: bytes, txn: TxnState) -> None:
         """Undo ``txn``'s newest uncommitted entry at ``key`` (ROLLBACK TO SAVEPOINT)."""
@@ -147,6 +185,15 @@ class MemRowSet:
                 row.mutations.pop()
         elif row.txn is txn:
             del self._rows[key]
+
+    def holds_any(self, keys: list[bytes]) -> bool:
+        """Whether any of ``keys`` has a row here (live, deleted or provisional)."""
+        return not dict.keys(self._rows).isdisjoint(keys)
+
+    def insert_new(self, keys: list[bytes], rows: list[Row], txn: TxnState) -> None:
+        """Insert rows at distinct keys none of which is here (``holds_any`` was False): one
+        bulk update of the sorted map, which merges a large batch in one sort."""
+        self._rows.update(zip(keys, [MemRowSetRow(txn, row) for row in rows], strict=True))
 
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""
@@ -270,9 +317,12 @@ def _project(
 
 def _latest(row: MemRowSetRow) -> Row | None:
     """The newest version of a row, applying every entry; None if deleted."""
-    values: Row | None = row.values
-    for mutation in row.mutations:
-        values = apply_mutation(values, mutation)
+    values, applied, _ = row.committed_prefix()
+    if applied < 0:
+        values, applied = row.values, 0
+    mutations = row.mutations
+    for index in range(applied, len(mutations)):
+        values = apply_mutation(values, mutations[index])
     return values
 
 
@@ -280,10 +330,16 @@ def _visible(row: MemRowSetRow, snapshot: Timestamp, reader: TxnState | None) ->
     if reader is not None and row.last_writer is reader:
         # The reader wrote on top of the newest version, so it sees everything below its write.
         return _latest(row)
+    values, applied, prefix_ts = row.committed_prefix()
+    if applied < 0:
+        return None  # the insert is not committed
+    if prefix_ts is not None and prefix_ts <= snapshot:
+        return values  # every later entry is uncommitted
+    # An older snapshot: walk the chain from the insert.
     txn = row.txn
     if txn.commit_ts is None or txn.commit_ts > snapshot:
         return None
-    values: Row | None = row.values
+    values = row.values
     for mutation in row.mutations:
         ts = mutation.txn.commit_ts
         if ts is None or ts > snapshot:

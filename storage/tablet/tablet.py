@@ -23,7 +23,7 @@ Writers are serialised by the tablet lock.  A write first probes every key
 (a conflict check), then applies every row, both under one hold of the lock,
 so a batch is applied whole or not at all.  When a key carries another live
 transaction's provisional write, the tablet releases the lock, calls the
-caller's ``wait_for(holder)``, and starts the batch over against the newest
+caller's ``wait_for(holder, key)``, and starts the batch over against the newest
 versions.
 """
 
@@ -97,7 +97,8 @@ _ROW_OVERHEAD_BYTES = 200
 _BATCH_PROBE_MIN = 8
 """Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
-WaitFor = Callable[[TxnState], None]
+WaitFor = Callable[[TxnState, bytes], None]
+"""Called with the live transaction holding a key and that key; returns when the write may retry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,11 +514,18 @@ class Tablet:
         while True:
             with self._lock:
                 mrs = self._memrowset
+                if self._all_absent(keys):
+                    # The bulk load's case (COPY, INSERT ... SELECT, batches of new keys):
+                    # nothing to probe row by row, one sorted merge into the MemRowSet.
+                    mrs.insert_new(keys, rows, txn)
+                    self._note_inserted(batch, len(keys))
+                    return WriteResult(len(keys), keys)
                 blocker = None
+                blocked_key = b""
                 locations = []
                 for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
                     if probe.blocker is not None:
-                        blocker = probe.blocker
+                        blocker, blocked_key = probe.blocker, keys[row_idx]
                         break
                     if probe.is_live:
                         raise self._unique_violation(columns, row_idx, constraint_name)
@@ -528,11 +536,24 @@ class Tablet:
                             (self._mrs_for(key) or mrs).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
-                    self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * len(keys)
-                    if self.unflushed_since is None:
-                        self.unflushed_since = time.monotonic()
+                    self._note_inserted(batch, len(keys))
                     return WriteResult(len(keys), keys)
-            wait_for(blocker)
+            wait_for(blocker, blocked_key)
+
+    def _all_absent(self, keys: list[bytes]) -> bool:
+        """Whether no rowset has any of ``keys`` (caller holds the tablet lock)."""
+        if self._memrowset.holds_any(keys):
+            return False
+        if self._frozen is not None and self._frozen.holds_any(keys):
+            return False
+        if not self.rowsets:
+            return True
+        return all(location is None for location in self._locate_sorted(sorted(keys)))
+
+    def _note_inserted(self, batch: pa.RecordBatch, count: int) -> None:
+        self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * count
+        if self.unflushed_since is None:
+            self.unflushed_since = time.monotonic()
 
     def update(
         self,
@@ -622,7 +643,7 @@ class Tablet:
                     if written and self.unflushed_since is None:
                         self.unflushed_since = time.monotonic()
                     return WriteResult(len(written), written, conflicts)
-            wait_for(blocker)
+            wait_for(blocker, key)
 
     def _changed_after(
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
@@ -827,6 +848,6 @@ def _pg_text(value: object) -> str:
     return str(value)
 
 
-def never_wait(holder: TxnState) -> None:
+def never_wait(holder: TxnState, key: bytes) -> None:
     """A ``wait_for`` for WAL replay, where every write is already committed."""
     raise DataCorrupted(f"replayed write found an uncommitted row version of {holder}")

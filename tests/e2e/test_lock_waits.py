@@ -3,7 +3,8 @@
 Each waiting statement holds only its own connection's thread, so hundreds of
 sessions queued behind one row lock leave the holder able to COMMIT and new
 clients able to connect, and every waiter finishes once the lock is released,
-re-reading the row as READ COMMITTED does.
+re-reading the row as READ COMMITTED does.  The waiters stand in line on the
+row (storage/row_lock_queue.py), so each release wakes one of them, not all.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ async def _lock_burst(dsn: str) -> None:
 
     clients = await asyncio.gather(*(_connect(dsn) for _ in range(CONNECTIONS)))
     waiters = [
-        asyncio.create_task(c.execute("update counter set v = v + 1 where k = 1"))
+        asyncio.create_task(_fetch(c, "update counter set v = v + 1 where k = 1 returning v"))
         for c in clients[:WAITERS]
     ]
     await asyncio.sleep(2)
@@ -58,7 +59,8 @@ async def _lock_burst(dsn: str) -> None:
 
     await asyncio.wait_for(holder.commit(), 10)
     await asyncio.wait_for(asyncio.gather(*waiters), 120)
-    assert all(w.result().rowcount == 1 for w in waiters)
+    # Each waiter re-read the newest version: every increment is seen exactly once.
+    assert sorted(w.result() for w in waiters) == [(v,) for v in range(2, WAITERS + 2)]
     assert await _fetch(setup, "select v from counter where k = 1") == (WAITERS + 1,)
     for conn in [setup, holder, *clients]:
         await conn.close()

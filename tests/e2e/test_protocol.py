@@ -535,3 +535,73 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
             client.close()
     assert answers[0] == answers[1]
     assert answers[0][2] == [b"3", b"7", b"8", b"9", b"10", b"11", b"12"]
+
+
+def _pipelined_changes(client, sql, rows, *, begin=False, describe=False):
+    """A prepared UPDATE or DELETE by key, a Bind/Execute per parameter row, then Sync:
+    the answer's message kinds, tags and error codes, and the table after it."""
+    client.query("drop table if exists batch_rows")
+    client.query("create table batch_rows (k int primary key, v smallint not null)")
+    client.query("insert into batch_rows select i, i from generate_series(1, 10) i")
+    if begin:
+        client.query("begin")
+    messages: list[m.FrontendMessage] = [m.Parse("chg", sql, ())]
+    client.send(m.Close("S", "chg"), m.Sync())
+    client.until_ready()
+    for params in rows:
+        encoded = tuple(str(p).encode() for p in params)
+        messages += [m.Bind("", "chg", (), encoded, ())]
+        messages += [m.Describe("P", "")] if describe else []
+        messages += [m.Execute("", 0)]
+    client.send(*messages, m.Sync())
+    answer = client.until_ready()
+    if begin:
+        client.query("commit")
+    table = client.query("select k, v from batch_rows order by k")
+    client.query("drop table batch_rows")
+    return (
+        kinds(answer),
+        [msg.tag for msg in answer if isinstance(msg, m.CommandComplete)],
+        errors(answer),
+        [msg.values for msg in table if isinstance(msg, m.DataRow)],
+    )
+
+
+_SET = "update batch_rows set v = $2 where k = $1"
+_ADD = "update batch_rows set v = v + $2 where k = $1"
+_DELETE = "delete from batch_rows where k = $1"
+
+
+@pytest.mark.parametrize(
+    ("sql", "rows"),
+    [
+        (_SET, [(k, k * 10) for k in range(1, 9)]),
+        (_SET, [(1, 40000)] + [(k, 1) for k in range(2, 9)]),
+        (_SET, [(k, 1) for k in range(1, 5)] + [(5, 40000)] + [(k, 1) for k in range(6, 9)]),
+        (_SET, [(k, 1) for k in range(1, 8)] + [(8, 40000)]),
+        (_SET, [(1, 5), (99, 5), (2, 6), (1, 7), (3, 8), (98, 1)]),
+        (_ADD, [(1, 5), (2, 5), (1, 5), (77, 1), (3, 5)]),
+        (_ADD, [(1, 5), (2, 5), (3, 32767), (4, 5)]),
+        (_DELETE, [(k,) for k in range(1, 8)]),
+        (_DELETE, [(1,), (50,), (2,), (2,), (3,)]),
+    ],
+    ids=["set-all", "set-fails-first", "set-fails-middle", "set-fails-last", "set-missing-and-repeated",
+         "add-repeated-and-missing", "add-overflows-middle", "delete-all", "delete-missing-and-repeated"],
+)  # fmt: skip
+def test_pipelined_updates_and_deletes_match_postgresql(nyala_server, postgres_server, sql, rows):
+    """Runs of Bind/Execute of one UPDATE or DELETE by key (nyala applies them as one batch)
+    answer as PostgreSQL does, tag by tag; a failing row leaves nothing of the run behind."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, _ = _connector(server)
+        client = make()
+        try:
+            answers.append(
+                [
+                    _pipelined_changes(client, sql, rows, begin=begin, describe=describe)
+                    for begin, describe in ((False, False), (True, False), (False, True))
+                ]
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]

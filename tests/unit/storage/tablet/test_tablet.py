@@ -112,7 +112,7 @@ def test_a_conflicting_write_calls_wait_for_then_retries(tablet):
     tablet.insert(holder, _batch(a=[1], b=["x"], v=["h"]), never_wait)
     waited: list[TxnState] = []
 
-    def wait_for(blocker: TxnState) -> None:
+    def wait_for(blocker: TxnState, key: bytes) -> None:
         waited.append(blocker)
         tablet.remove_provisional(blocker, [k for k in list(_keys(tablet))])
         blocker.mark_aborted()
@@ -158,3 +158,29 @@ def test_unknown_fields_are_refused_and_dropped_columns_ignored(tablet):
         ).count
         == 1
     )
+
+
+def test_bulk_inserts_of_new_keys_merge_in_key_order_around_flushed_and_deleted_rows(tablet):
+    """A batch of keys found nowhere goes in as one sorted merge; one touching a live key
+    is still 23505 as a whole, and a key deleted after its flush is a reinsert."""
+    first = TxnState.committed_at(1)
+    evens = list(range(0, 400, 2))
+    tablet.insert(first, _batch(a=evens, b=["k"] * 200, v=["even"] * 200), never_wait)
+    assert tablet.flush(2, 0)
+    gone = TxnState.committed_at(3)
+    assert tablet.delete(gone, _batch(a=[10], b=["k"]), never_wait).count == 1
+    odds = list(range(399, 0, -2))  # descending: the merge sorts them
+    tablet.insert(
+        TxnState.committed_at(4), _batch(a=odds, b=["k"] * 200, v=["odd"] * 200), never_wait
+    )
+    with pytest.raises(UniqueViolation):
+        tablet.insert(TxnState(), _batch(a=[1_000, 7], b=["k", "k"], v=["new", "dup"]), never_wait)
+    tablet.insert(
+        TxnState.committed_at(5), _batch(a=[10, 1_001], b=["k", "k"], v=["back", "new"]), never_wait
+    )
+    in_memory = [r[0] for r in _all(tablet) if r[2] in ("odd", "new")]
+    assert in_memory == sorted(in_memory) and len(in_memory) == 201
+    rows = sorted(_all(tablet))  # each rowset in key order, the MemRowSet's first
+    assert [r[0] for r in rows] == [*range(400), 1_001]
+    assert rows[10] == (10, "k", "back") and rows[11] == (11, "k", "odd")
+    assert rows[12] == (12, "k", "even")

@@ -1,0 +1,66 @@
+"""SELECT ... FOR UPDATE: lock the rows the query reads, as an UPDATE that changes nothing.
+
+A row lock in the storage engine is a provisional write, so locking the rows
+a one-table SELECT matches is ``UPDATE t SET c = c WHERE <its WHERE>`` run just
+before the query: it waits for other writers in the row's line, re-checks the
+WHERE against the newest version under READ COMMITTED (as PostgreSQL's
+EvalPlanQual does), and holds the locks until the transaction ends.  The query
+then reads the locked rows' newest versions.  ``NOWAIT`` waits for no one
+(55P03).  Differences from PostgreSQL: ``LIMIT`` locks every matching row,
+not only those returned; ``FOR SHARE``/``FOR KEY SHARE`` take no lock;
+``SKIP LOCKED`` and queries over joins or groups are refused (0A000).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from storage.errors import FeatureNotSupported
+
+
+@dataclass(frozen=True, slots=True)
+class RowLocking:
+    """The UPDATE that locks a query's rows, and whether it may wait for them."""
+
+    update: exp.Update
+    nowait: bool
+
+
+def locking_update(select: exp.Expr, non_key_column: str | None) -> RowLocking | None:
+    """The lock a ``FOR UPDATE``/``FOR NO KEY UPDATE`` query takes, or None (no locking
+    clause, or only shared ones).  ``non_key_column`` names a column the UPDATE may
+    set to itself (None: the table has only key columns)."""
+    locks = select.args.get("locks") if isinstance(select, exp.Select) else None
+    if not locks or not any(lock.args.get("update") for lock in locks):
+        return None
+    if any(lock.args.get("wait") is False for lock in locks):
+        raise FeatureNotSupported("SELECT ... FOR UPDATE SKIP LOCKED is not supported")
+    assert isinstance(select, exp.Select)
+    source = select.args.get("from_")
+    table = source.this if source is not None else None
+    shape_ok = (
+        isinstance(table, exp.Table)
+        and not select.args.get("joins")
+        and not select.args.get("group")
+        and not select.args.get("having")
+        and not select.args.get("distinct")
+        and not select.args.get("with_")
+        and not any(e.find(exp.AggFunc, exp.Window) for e in select.expressions)
+    )
+    if not shape_ok or non_key_column is None:
+        raise FeatureNotSupported(
+            "SELECT ... FOR UPDATE is supported on one table with a non-key column, "
+            "without joins, grouping or aggregates"
+        )
+    assert isinstance(table, exp.Table)
+    column = exp.column(non_key_column, quoted=True)
+    where = select.args.get("where")
+    update = exp.Update(
+        this=table.copy(),
+        expressions=[exp.EQ(this=column, expression=column.copy())],
+        where=where.copy() if where is not None else None,
+    )
+    nowait = any(lock.args.get("wait") is True for lock in locks)
+    return RowLocking(update, nowait)

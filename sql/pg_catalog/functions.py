@@ -28,7 +28,14 @@ from sql.pg_catalog.catalog_rows import (
     CatalogRows,
 )
 from sql.pg_catalog.relations import RELATIONS
-from storage.errors import QueryCanceled, UndefinedColumn, UndefinedObject, UndefinedTable
+from storage.errors import (
+    FeatureNotSupported,
+    NullValueNotAllowed,
+    QueryCanceled,
+    UndefinedColumn,
+    UndefinedObject,
+    UndefinedTable,
+)
 
 PREFIX = "pgf_"
 _UDF = "nyf_"
@@ -58,8 +65,13 @@ def _rows(rows: CatalogRows, relation: str) -> list[dict[str, Any]]:
 class CatalogFunctions:
     """Lookups over one snapshot of the catalog rows, and the functions built on them."""
 
-    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        is_cancelled: Callable[[], bool] = lambda: False,
+        set_config: Callable[[str, str, bool], str] | None = None,
+    ) -> None:
         self._is_cancelled = is_cancelled
+        self._set_config = set_config
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -219,6 +231,38 @@ class CatalogFunctions:
             time.sleep(min(left, _SLEEP_SLICE_S))
         return ""
 
+    def set_config(self, name: str | None, value: str | None, is_local: bool | None) -> str | None:
+        """set_config(name, value, is_local): SET through a function call, as pg_dump starts."""
+        if name is None:
+            raise NullValueNotAllowed("SET requires parameter name")
+        if self._set_config is None:
+            raise FeatureNotSupported("set_config is not available here")
+        return self._set_config(name, value if value is not None else "", bool(is_local))
+
+    @staticmethod
+    def typeof_name(duck_type: str | None) -> str | None:
+        """pg_typeof: PostgreSQL's name for the type DuckDB computed the value in."""
+        if duck_type is None:
+            return None
+        if duck_type.endswith("[]"):
+            element = CatalogFunctions.typeof_name(duck_type[:-2])
+            return None if element is None else element + "[]"
+        if duck_type.startswith("DECIMAL"):
+            return "numeric"
+        return _TYPEOF_NAMES.get(duck_type, duck_type.lower())
+
+    @staticmethod
+    def quote_ident(name: str | None) -> str | None:
+        return None if name is None else quote_ident(name)
+
+    @staticmethod
+    def quote_literal(text: str | None) -> str | None:
+        """PostgreSQL's quote_literal: doubled quotes, and E'' when there is a backslash."""
+        if text is None:
+            return None
+        quoted = "'" + text.replace("'", "''").replace("\\", "\\\\") + "'"
+        return ("E" + quoted) if "\\" in text else quoted
+
     @staticmethod
     def size_pretty(size: int | None) -> str | None:
         """PostgreSQL's pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB (rounded)."""
@@ -249,7 +293,33 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("regnamespace_out", ["BIGINT"], "VARCHAR"),
     ("size_pretty", ["BIGINT"], "VARCHAR"),
     ("sleep", ["DOUBLE"], "VARCHAR"),
+    ("set_config", ["VARCHAR", "VARCHAR", "BOOLEAN"], "VARCHAR"),
+    ("typeof_name", ["VARCHAR"], "VARCHAR"),
+    ("quote_ident", ["VARCHAR"], "VARCHAR"),
+    ("quote_literal", ["VARCHAR"], "VARCHAR"),
 )
+
+# DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
+_TYPEOF_NAMES = {
+    "INTEGER": "integer",
+    "BIGINT": "bigint",
+    "SMALLINT": "smallint",
+    "BOOLEAN": "boolean",
+    "VARCHAR": "text",
+    "DOUBLE": "double precision",
+    "FLOAT": "real",
+    "DATE": "date",
+    "TIME": "time without time zone",
+    "TIMESTAMP": "timestamp without time zone",
+    "TIMESTAMP WITH TIME ZONE": "timestamp with time zone",
+    "INTERVAL": "interval",
+    "BLOB": "bytea",
+    "UUID": "uuid",
+    "JSON": "json",
+    "UINTEGER": "oid",
+    "HUGEINT": "numeric",
+    "NULL": "unknown",
+}
 
 
 def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) -> Callable[..., Any]:
@@ -261,10 +331,17 @@ def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) ->
 
         return one
 
-    def two(a: Any, b: Any) -> Any:
-        return getattr(current(), name)(a, b)
+    if arity == 2:
 
-    return two
+        def two(a: Any, b: Any) -> Any:
+            return getattr(current(), name)(a, b)
+
+        return two
+
+    def three(a: Any, b: Any, c: Any) -> Any:
+        return getattr(current(), name)(a, b, c)
+
+    return three
 
 
 def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunctions]) -> None:
@@ -330,6 +407,11 @@ MACROS: dict[str, str] = {
     "pg_indexes_size(r)": "0::BIGINT",
     "pg_database_size(d)": "0::BIGINT",
     "pg_sleep(s)": "nyf_sleep(s)",
+    "set_config(n, v, l)": "nyf_set_config(n, v, l)",
+    "pg_typeof(v)": "nyf_typeof_name(typeof(v))",
+    "quote_ident(s)": "nyf_quote_ident(s)",
+    "quote_literal(v)": "nyf_quote_literal(v::VARCHAR)",
+    "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_backend_pid()": "0",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
@@ -40,7 +41,7 @@ from sql.frontend.statements import (
     Utility,
 )
 from sql.pg_catalog import system_query
-from sql.planner import time_travel
+from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
@@ -92,9 +93,7 @@ class Session:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
-        self._runner = QueryRunner(
-            self._duck, db.catalog, self._check_cancel, self._read_snapshot
-        )
+        self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
@@ -105,7 +104,7 @@ class Session:
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
-        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self._system = system_query.SystemCatalog(self._cancel.is_set, self._set_config)
         self._plan_cache: PlanCache[Plan] = PlanCache()
 
     # -- state -----------------------------------------------------------------------------
@@ -217,7 +216,10 @@ class Session:
             raise SqlSyntaxError("cannot insert multiple commands into a prepared statement")
         utility = parser.parse_utility(sql, chunks[0])
         if utility is None or utility.ast.kind not in (
-            "COMMIT", "ROLLBACK", "ROLLBACK TO", "PREPARE TRANSACTION"
+            "COMMIT",
+            "ROLLBACK",
+            "ROLLBACK TO",
+            "PREPARE TRANSACTION",
         ):
             self._block.check_not_failed()
         try:
@@ -322,7 +324,7 @@ class Session:
                 return self._runner.describe(query)
             case SystemPlan(system=system):
                 self._refresh_system()
-                return self._system.describe(system)
+                return self._system.describe(system, self._db.catalog)
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
@@ -399,7 +401,7 @@ class Session:
             ast, self._has_user_table
         ):
             system = system_query.compile_system_query(
-                ast, self._facts, self._has_user_table, declared_list
+                ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
         match ast:
@@ -445,8 +447,7 @@ class Session:
         txn = self._block.current()
         match plan.inner:
             case SystemPlan(system=system):
-                self._refresh_system()
-                columns, batches = self._system.run(system, params)
+                columns, batches = self._run_system(system, params)
             case QueryPlan(query=query):
                 columns, batches = self._runner.run(query, txn, params, self._block.started)
         result = self._cursors.declare(plan.cursor, columns, batches, self._block.in_block)
@@ -460,6 +461,33 @@ class Session:
 
     def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
         return self._cursors.columns(name)
+
+    def _run_system(
+        self, system: system_query.SystemQuery, params: list[Any]
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """A catalog query; one that also reads user tables reads them in the transaction."""
+        self._refresh_system()
+        scan = None
+        if system.user_tables:
+            scan = system_query.ScanContext(
+                self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
+            )
+        return self._system.run(system, params, scan)
+
+    def _set_config(self, name: str, value: str, is_local: bool) -> str:
+        """set_config(): SET (or SET LOCAL) from a query; the value as SHOW gives it."""
+        if is_local:
+            if self._block.txn is not None:
+                self.settings.set_local(name, value)
+        else:
+            self.settings.set(name, value)
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        return self.settings.get(name)
+
+    def _find_table(self, name: str) -> TableInfo:
+        """A table a catalog query reads beside the catalogs: nyala's system views too."""
+        view = system_views.find(name)
+        return view if view is not None else self._db.catalog.get_table(name)
 
     def _has_user_table(self, name: str) -> bool:
         return self._db.catalog.find_table(name) is not None
@@ -513,10 +541,12 @@ class Session:
                 return self._cursors.fetch(cursor)
             case DeclarePlan():
                 return self._run_declare(plan, params, deferred)
-            case SystemPlan(system=system):
-                self._refresh_system()
-                columns, batches = self._system.run(system, params)
+            case SystemPlan(system=system) if not system.user_tables:
+                columns, batches = self._run_system(system, params)
                 return Result(columns=columns, batches=batches)
+            case SystemPlan(system=system):
+                columns, batches = self._run_system(system, params)
+                return Result(columns=columns, batches=self._guard(batches, deferred))
         txn = self._block.current()
         now = self._block.started
         match plan:

@@ -122,7 +122,6 @@ def _bool_setting(value: str) -> str:
     raise InvalidParameterValue(f'parameter requires a Boolean value: "{value}"')
 
 
-
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 _TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
@@ -304,7 +303,17 @@ for _key, _parameter in _PARAMETERS.items():
     else:
         SETTINGS[_key] = _from_postgres(_parameter)
 
-_MESSAGE_LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error")
+_MESSAGE_LEVELS = (
+    "debug5",
+    "debug4",
+    "debug3",
+    "debug2",
+    "debug1",
+    "log",
+    "notice",
+    "warning",
+    "error",
+)
 _SEVERITY_LEVEL = {"DEBUG": 4, "LOG": 5, "INFO": 99, "NOTICE": 6, "WARNING": 7}
 
 
@@ -327,6 +336,10 @@ class SessionSettings:
         self._values: dict[str, str] = {key: s.default for key, s in SETTINGS.items()}
         self._values["session_authorization"] = user
         self._custom: dict[str, str] = {}
+        # The values when the open transaction started (a ROLLBACK restores them) and the
+        # ones SET LOCAL replaced (restored when it ends either way).
+        self._at_start: tuple[dict[str, str], dict[str, str]] | None = None
+        self._local: dict[str, str | None] = {}
         for name, value in startup.items():
             setting = SETTINGS.get(name.lower())
             if setting is not None and not setting.read_only:
@@ -345,6 +358,35 @@ class SessionSettings:
         if setting.read_only:
             raise _cannot_change(setting)
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+
+    def set_local(self, name: str, value: str) -> None:
+        """SET LOCAL: the value holds until the transaction ends."""
+        setting = self._lookup(name)
+        key = setting.name.lower() if setting is not None else name.lower()
+        if key not in self._local:
+            self._local[key] = (
+                self._values.get(key) if setting is not None else self._custom.get(key)
+            )
+        self.set(name, value)
+
+    def begin_transaction(self) -> None:
+        self._at_start = (dict(self._values), dict(self._custom))
+        self._local.clear()
+
+    def end_transaction(self, committed: bool) -> None:
+        """Undo SET LOCAL, and every SET of the transaction when it rolled back."""
+        if not committed and self._at_start is not None:
+            self._values, self._custom = dict(self._at_start[0]), dict(self._at_start[1])
+        elif committed:
+            for key, old in self._local.items():
+                if key in self._values and old is not None:
+                    self._values[key] = old
+                elif old is None:
+                    self._custom.pop(key, None)
+                else:
+                    self._custom[key] = old
+        self._at_start = None
+        self._local.clear()
 
     def honoured(self, name: str) -> bool:
         """Whether nyala acts on the setting (custom ``a.b`` names are for the client)."""

@@ -86,6 +86,7 @@ class TransactionBlock:
         self.txn = self._engine.begin(read_only=read_only)
         self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self.started = dt.datetime.now(dt.UTC)
+        self._settings.begin_transaction()
         return self.txn
 
     def current(self) -> Transaction:
@@ -100,6 +101,7 @@ class TransactionBlock:
         """Commit the statement's own transaction, when it is not inside a block."""
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
+            self._settings.end_transaction(committed=True)
             txn.commit()
 
     def on_error(self) -> None:
@@ -110,6 +112,7 @@ class TransactionBlock:
             return
         if self.txn is not None:
             txn, self.txn = self.txn, None
+            self._settings.end_transaction(committed=False)
             try:
                 txn.rollback()
             except Exception:  # the statement's own error is the one to report
@@ -146,6 +149,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
+        self._settings.end_transaction(committed=tag == "COMMIT")
         if txn is not None:
             if tag == "COMMIT":
                 txn.commit()
@@ -165,6 +169,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
+        self._settings.end_transaction(committed=not rolls_back)
         if rolls_back:
             if txn is not None:
                 txn.rollback()

@@ -123,31 +123,37 @@ def parse(tokens: list[Token]) -> Utility | None:
         return Utility(kind="CHECKPOINT")
     if head == "set":
         rest = tokens[1:]
+        local = False
         if (
             rest
             and rest[0].text.lower() in ("session", "local")
             and len(rest) > 1
             and rest[1].text.lower() not in ("characteristics",)
         ):
+            local = rest[0].text.lower() == "local"
             rest = rest[1:]
-        rest_words = _words(rest)
-        if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
-            return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
-        if rest_words[:2] == ["time", "zone"]:
-            return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
-        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
-            # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
-            name = f"{rest[0].text}.{rest[2].text}"
-            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
-        if len(rest) >= 3 and rest_words[1] in ("to", "="):
-            return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
-        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
-            # a custom (extension-style) parameter: SET myapp.flag = 'on'
-            name = f"{rest[0].text}.{rest[2].text}"
-            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
-        if rest_words and rest_words[0] == "transaction":
-            return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
-        return None
+        setting = _set_statement(rest)
+        if setting is not None and local and setting.name not in ("transaction",):
+            setting.set("local", True)
+        return setting
+    return None
+
+
+def _set_statement(rest: list[Token]) -> Utility | None:
+    """SET's name and value (after SESSION or LOCAL), or the transaction modes it sets."""
+    rest_words = _words(rest)
+    if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
+        return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
+    if rest_words[:2] == ["time", "zone"]:
+        return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
+    if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
+        # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
+        name = f"{rest[0].text}.{rest[2].text}"
+        return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
+    if len(rest) >= 3 and rest_words[1] in ("to", "="):
+        return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
+    if rest_words and rest_words[0] == "transaction":
+        return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
     return None
 
 

@@ -388,6 +388,11 @@ def _replace_user_tables(
         if alias is None:
             alias = exp.TableAlias(this=exp.to_identifier(name))
         node.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
+    if found:
+        for column in ast.find_all(exp.Column):
+            db = column.args.get("db")
+            if db is not None and identifier_name(db) == "public":
+                column.set("db", None)  # public.t.c: the table is known by its alias t
     return tuple(found)
 
 

@@ -361,13 +361,17 @@ class SessionSettings:
 
     def set_local(self, name: str, value: str) -> None:
         """SET LOCAL: the value holds until the transaction ends."""
+        self.remember_local(name)
+        self.set(name, value)
+
+    def remember_local(self, name: str) -> None:
+        """Keep the value ``name`` has before SET LOCAL changes it, to restore at the end."""
         setting = self._lookup(name)
         key = setting.name.lower() if setting is not None else name.lower()
         if key not in self._local:
             self._local[key] = (
                 self._values.get(key) if setting is not None else self._custom.get(key)
             )
-        self.set(name, value)
 
     def begin_transaction(self) -> None:
         self._at_start = (dict(self._values), dict(self._custom))

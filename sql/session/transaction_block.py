@@ -130,7 +130,14 @@ class TransactionBlock:
     def begin(self, modes: tuple[str, ...]) -> Result:
         notices: list[DbError] = []
         if self.in_block:
+            # As PostgreSQL: a warning, then the modes apply to the open block (a level only
+            # while no query has run), so a driver's own BEGIN does not swallow the user's.
             notices.append(ActiveSqlTransaction("there is already a transaction in progress"))
+            try:
+                notices.extend(self._modes.apply(modes, self.txn))
+            except DbError:
+                self.on_error()  # the error fails the block, as any statement's does
+                raise
         elif self.failed:
             raise InFailedSqlTransaction(_ABORTED)
         else:

@@ -53,6 +53,14 @@ def test_set_forms(sql, name, value):
     assert (utility.kind, utility.name, utility.value) == ("SET", name, value)
 
 
+def test_set_local_is_marked_local():
+    local = _utility("SET LOCAL statement_timeout = '5s'")
+    assert (local.name, local.value, local.local) == ("statement_timeout", "5s", True)
+    assert _utility("SET LOCAL TIME ZONE 'UTC'").local is True
+    assert _utility("SET SESSION statement_timeout = '5s'").local is False
+    assert _utility("SET statement_timeout = '5s'").local is False
+
+
 def test_show_transaction_isolation_level_names_the_setting():
     assert _utility("SHOW TRANSACTION ISOLATION LEVEL").name == "transaction_isolation"
 

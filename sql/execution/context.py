@@ -17,11 +17,13 @@ from catalog.comments import Comments
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import sequences
+from sql.execution.advisory_locks import AdvisoryLocks
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
-    """The storage engine, the catalog, the role and comment stores and one DuckDB instance."""
+    """The storage engine, the catalog, the role and comment stores, the advisory locks and one
+    DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -41,6 +43,7 @@ class DatabaseContext:
         )
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequences.register(self.duckdb)
+        self.advisory_locks = AdvisoryLocks()
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 

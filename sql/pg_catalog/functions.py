@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 
 from sql.common.names import fold, quote_ident
+from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -69,9 +70,11 @@ class CatalogFunctions:
         self,
         is_cancelled: Callable[[], bool] = lambda: False,
         set_config: Callable[[str, str, bool], str] | None = None,
+        advisory: SessionAdvisoryLocks | None = None,
     ) -> None:
         self._is_cancelled = is_cancelled
         self._set_config = set_config
+        self._advisory = advisory
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -239,6 +242,22 @@ class CatalogFunctions:
             raise FeatureNotSupported("set_config is not available here")
         return self._set_config(name, value if value is not None else "", bool(is_local))
 
+    def advisory(self, op: str, key: int | None, key2: int | None) -> bool | None:
+        """The pg_advisory_* functions: ``op`` names which; a NULL key gives NULL (strict)."""
+        if key is None:
+            return None
+        if self._advisory is None:
+            raise FeatureNotSupported("advisory locks are not available here")
+        keys = (key,) if key2 is None else (key, key2)
+        if op == "unlock":
+            return self._advisory.unlock(keys)
+        if op == "unlock_all":
+            self._advisory.unlock_all()
+            return True
+        return self._advisory.lock(
+            keys, transaction="xact" in op, wait=not op.startswith("try")
+        )
+
     @staticmethod
     def typeof_name(duck_type: str | None) -> str | None:
         """pg_typeof: PostgreSQL's name for the type DuckDB computed the value in."""
@@ -297,7 +316,10 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("typeof_name", ["VARCHAR"], "VARCHAR"),
     ("quote_ident", ["VARCHAR"], "VARCHAR"),
     ("quote_literal", ["VARCHAR"], "VARCHAR"),
+    ("advisory", ["VARCHAR", "BIGINT", "BIGINT"], "BOOLEAN"),
 )
+# Run every time they are called, never folded or run while a statement is only described.
+_SIDE_EFFECTS = {"sleep", "set_config", "advisory"}
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
 _TYPEOF_NAMES = {
@@ -358,6 +380,7 @@ def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunct
             params,
             returns,
             null_handling="special",
+            side_effects=name in _SIDE_EFFECTS,
         )
     for statement in create_statements():
         duck.execute(statement)
@@ -409,6 +432,12 @@ MACROS: dict[str, str] = {
     "pg_sleep(s)": "nyf_sleep(s)",
     "set_config(n, v, l)": "nyf_set_config(n, v, l)",
     "pg_typeof(v)": "nyf_typeof_name(typeof(v))",
+    "pg_advisory_lock(a, b := NULL)": "CASE WHEN nyf_advisory('lock', a, b) THEN '' END",
+    "pg_try_advisory_lock(a, b := NULL)": "nyf_advisory('try_lock', a, b)",
+    "pg_advisory_xact_lock(a, b := NULL)": "CASE WHEN nyf_advisory('xact_lock', a, b) THEN '' END",
+    "pg_try_advisory_xact_lock(a, b := NULL)": "nyf_advisory('try_xact_lock', a, b)",
+    "pg_advisory_unlock(a, b := NULL)": "nyf_advisory('unlock', a, b)",
+    "pg_advisory_unlock_all()": "CASE WHEN nyf_advisory('unlock_all', 0, NULL) THEN '' END",
     "quote_ident(s)": "nyf_quote_ident(s)",
     "quote_literal(v)": "nyf_quote_literal(v::VARCHAR)",
     "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",

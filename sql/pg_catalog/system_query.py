@@ -33,6 +33,7 @@ from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.execution import system_view_rows
+from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.pg_catalog import functions
@@ -539,10 +540,11 @@ class SystemCatalog:
         self,
         is_cancelled: Callable[[], bool] = lambda: False,
         set_config: Callable[[str, str, bool], str] | None = None,
+        advisory: SessionAdvisoryLocks | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = functions.CatalogFunctions(is_cancelled, set_config)
+        self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory)
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:

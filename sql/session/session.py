@@ -27,6 +27,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
+from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
@@ -62,7 +63,7 @@ from sql.session.plan import (
     UtilityPlan,
 )
 from sql.session.plan_cache import PlanCache
-from sql.session.settings import SessionSettings
+from sql.session.settings import SessionSettings, duration_ms
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.data_type import DataType
@@ -97,14 +98,26 @@ class Session:
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
+        self._advisory = SessionAdvisoryLocks(
+            db.advisory_locks,
+            self._cancel.is_set,
+            lambda: duration_ms(self.settings.get("lock_timeout")),
+        )
         self._block = TransactionBlock(
-            db.engine, self.settings, self._modes, self._cursors, self._check_cancel
+            db.engine,
+            self.settings,
+            self._modes,
+            self._cursors,
+            self._check_cancel,
+            self._advisory.end_transaction,
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
-        self._system = system_query.SystemCatalog(self._cancel.is_set, self._set_config)
+        self._system = system_query.SystemCatalog(
+            self._cancel.is_set, self._set_config, self._advisory
+        )
         self._plan_cache: PlanCache[Plan] = PlanCache()
 
     # -- state -----------------------------------------------------------------------------
@@ -140,6 +153,7 @@ class Session:
 
     def close(self) -> None:
         self._block.close()
+        self._advisory.close()
         self._cursors.close_all()
         self._system.close()
         self._duck.close()
@@ -472,7 +486,11 @@ class Session:
             scan = system_query.ScanContext(
                 self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
             )
-        return self._system.run(system, params, scan)
+        try:
+            return self._system.run(system, params, scan)
+        finally:
+            if self._block.txn is None:
+                self._advisory.end_transaction()  # the statement was its own transaction
 
     def _set_config(self, name: str, value: str, is_local: bool) -> str:
         """set_config(): SET (or SET LOCAL) from a query; the value as SHOW gives it."""

@@ -48,8 +48,10 @@ class TransactionBlock:
         modes: TransactionModes,
         cursors: Cursors,
         check_cancel: Callable[[], None],
+        on_end: Callable[[], None] = lambda: None,
     ) -> None:
         self._engine = engine
+        self._on_end = on_end  # what else a transaction's end releases (advisory xact locks)
         self._check_cancel = check_cancel
         self._settings = settings
         self._modes = modes
@@ -101,8 +103,12 @@ class TransactionBlock:
         """Commit the statement's own transaction, when it is not inside a block."""
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
-            self._settings.end_transaction(committed=True)
+            self._ended(committed=True)
             txn.commit()
+
+    def _ended(self, committed: bool) -> None:
+        self._settings.end_transaction(committed)
+        self._on_end()
 
     def on_error(self) -> None:
         """A statement failed: roll back, or fail the block until ROLLBACK."""
@@ -112,7 +118,7 @@ class TransactionBlock:
             return
         if self.txn is not None:
             txn, self.txn = self.txn, None
-            self._settings.end_transaction(committed=False)
+            self._ended(committed=False)
             try:
                 txn.rollback()
             except Exception:  # the statement's own error is the one to report
@@ -156,7 +162,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
-        self._settings.end_transaction(committed=tag == "COMMIT")
+        self._ended(committed=tag == "COMMIT")
         if txn is not None:
             if tag == "COMMIT":
                 txn.commit()
@@ -176,7 +182,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
-        self._settings.end_transaction(committed=not rolls_back)
+        self._ended(committed=not rolls_back)
         if rolls_back:
             if txn is not None:
                 txn.rollback()

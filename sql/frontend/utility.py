@@ -117,8 +117,8 @@ def parse(tokens: list[Token]) -> Utility | None:
         if rest[0].token_type is not TokenType.IDENTIFIER and rest[0].text.lower() == "all":
             return Utility(kind="DEALLOCATE")
         return Utility(kind="DEALLOCATE", name=rest[0].text)
-    if head == "discard" and words[1:] == ["all"]:
-        return Utility(kind="DISCARD")
+    if head == "discard" and len(words) == 2 and words[1] in _DISCARDS:
+        return Utility(kind="DISCARD", name=_DISCARDS[words[1]])
     if head == "checkpoint" and len(words) == 1:
         return Utility(kind="CHECKPOINT")
     if head == "set":
@@ -155,6 +155,15 @@ def _set_statement(rest: list[Token]) -> Utility | None:
     if rest_words and rest_words[0] == "transaction":
         return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
     return None
+
+
+_DISCARDS = {
+    "all": "ALL",
+    "plans": "PLANS",
+    "sequences": "SEQUENCES",
+    "temp": "TEMP",
+    "temporary": "TEMP",
+}
 
 
 def _two_phase(head: str, tokens: list[Token]) -> Utility:

@@ -715,6 +715,18 @@ class Session:
 
     # -- utility statements ----------------------------------------------------------------
 
+    def _discard(self, what: str) -> None:
+        """DISCARD's session state beyond settings (which setting_statements resets).
+
+        nyala has no temporary tables yet, so DISCARD TEMP has nothing to drop."""
+        if what in ("ALL", "PLANS"):
+            self._plan_cache = PlanCache()
+        if what in ("ALL", "SEQUENCES"):
+            self.sequences.discard()
+        if what == "ALL":
+            self._cursors.close_all()
+            self._advisory.unlock_all()
+
     def _run_utility(self, utility: Utility) -> Result:
         kind = utility.kind
         if kind == "BEGIN":
@@ -737,7 +749,10 @@ class Session:
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
         if kind in setting_statements.KINDS:
-            return setting_statements.run(
+            result = setting_statements.run(
                 utility, self.settings, self._modes, self._block.in_block, self._block.txn
             )
+            if kind == "DISCARD":
+                self._discard(utility.name)
+            return result
         raise FeatureNotSupported(f"{kind} is not supported")

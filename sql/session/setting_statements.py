@@ -66,6 +66,8 @@ def run(
         tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"
         return Result(command_tag=tag, deallocate=utility.name)
     if kind == "DISCARD":
+        if utility.name != "ALL":
+            return Result(command_tag=f"DISCARD {utility.name}")
         if in_block:
             raise ActiveSqlTransaction("DISCARD ALL cannot run inside a transaction block")
         settings.reset_all()

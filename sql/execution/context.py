@@ -18,12 +18,13 @@ from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import sequences
 from sql.execution.advisory_locks import AdvisoryLocks
+from sql.execution.notifications import NotificationHub
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
-    """The storage engine, the catalog, the role and comment stores, the advisory locks and one
-    DuckDB instance."""
+    """The storage engine, the catalog, the role and comment stores, the advisory locks, the
+    LISTEN/NOTIFY channels and one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -44,6 +45,7 @@ class DatabaseContext:
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequences.register(self.duckdb)
         self.advisory_locks = AdvisoryLocks()
+        self.notifications = NotificationHub()
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 

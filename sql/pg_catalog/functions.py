@@ -21,6 +21,7 @@ import duckdb
 
 from sql.common.names import fold, quote_ident
 from sql.execution.advisory_locks import SessionAdvisoryLocks
+from sql.execution.notifications import Listener
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -31,6 +32,7 @@ from sql.pg_catalog.catalog_rows import (
 from sql.pg_catalog.relations import RELATIONS
 from storage.errors import (
     FeatureNotSupported,
+    InvalidParameterValue,
     NullValueNotAllowed,
     QueryCanceled,
     UndefinedColumn,
@@ -71,8 +73,10 @@ class CatalogFunctions:
         is_cancelled: Callable[[], bool] = lambda: False,
         set_config: Callable[[str, str, bool], str] | None = None,
         advisory: SessionAdvisoryLocks | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self._is_cancelled = is_cancelled
+        self._listener = listener
         self._set_config = set_config
         self._advisory = advisory
         self.load(CatalogRows())
@@ -258,6 +262,17 @@ class CatalogFunctions:
             keys, transaction="xact" in op, wait=not op.startswith("try")
         )
 
+    def notify(self, channel: str | None, payload: str | None) -> str:
+        """pg_notify(channel, payload): NOTIFY with computed arguments, sent at commit."""
+        if not channel:
+            raise InvalidParameterValue("channel name cannot be empty")
+        if len((payload or "").encode()) >= 8000:
+            raise InvalidParameterValue("payload string too long")
+        if self._listener is None:
+            raise FeatureNotSupported("pg_notify is not available here")
+        self._listener.notify(channel, payload or "")
+        return ""
+
     @staticmethod
     def typeof_name(duck_type: str | None) -> str | None:
         """pg_typeof: PostgreSQL's name for the type DuckDB computed the value in."""
@@ -317,9 +332,10 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("quote_ident", ["VARCHAR"], "VARCHAR"),
     ("quote_literal", ["VARCHAR"], "VARCHAR"),
     ("advisory", ["VARCHAR", "BIGINT", "BIGINT"], "BOOLEAN"),
+    ("notify", ["VARCHAR", "VARCHAR"], "VARCHAR"),
 )
 # Run every time they are called, never folded or run while a statement is only described.
-_SIDE_EFFECTS = {"sleep", "set_config", "advisory"}
+_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify"}
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
 _TYPEOF_NAMES = {
@@ -432,6 +448,7 @@ MACROS: dict[str, str] = {
     "pg_sleep(s)": "nyf_sleep(s)",
     "set_config(n, v, l)": "nyf_set_config(n, v, l)",
     "pg_typeof(v)": "nyf_typeof_name(typeof(v))",
+    "pg_notify(c, p)": "nyf_notify(c, p)",
     "pg_advisory_lock(a, b := NULL)": "CASE WHEN nyf_advisory('lock', a, b) THEN '' END",
     "pg_try_advisory_lock(a, b := NULL)": "nyf_advisory('try_lock', a, b)",
     "pg_advisory_xact_lock(a, b := NULL)": "CASE WHEN nyf_advisory('xact_lock', a, b) THEN '' END",

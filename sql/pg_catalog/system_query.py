@@ -36,6 +36,7 @@ from sql.execution import system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
+from sql.execution.notifications import Listener
 from sql.pg_catalog import functions
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
@@ -541,10 +542,13 @@ class SystemCatalog:
         is_cancelled: Callable[[], bool] = lambda: False,
         set_config: Callable[[str, str, bool], str] | None = None,
         advisory: SessionAdvisoryLocks | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory)
+        self._functions = functions.CatalogFunctions(
+            is_cancelled, set_config, advisory, listener
+        )
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:

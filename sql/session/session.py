@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -29,6 +29,7 @@ from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
+from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
@@ -71,6 +72,7 @@ from storage.errors import (
     ActiveSqlTransaction,
     DbError,
     FeatureNotSupported,
+    InvalidParameterValue,
     QueryCanceled,
     SqlSyntaxError,
 )
@@ -78,6 +80,8 @@ from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
+NOTIFY_PAYLOAD_LIMIT = 8000
+"""PostgreSQL's limit on a NOTIFY payload, in bytes."""
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
 
@@ -98,6 +102,9 @@ class Session:
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
+        self.process_id = 0
+        """The backend process ID the server gave the connection (NotificationResponse)."""
+        self._listener = Listener(db.notifications, lambda: self.process_id)
         self._advisory = SessionAdvisoryLocks(
             db.advisory_locks,
             self._cancel.is_set,
@@ -109,14 +116,14 @@ class Session:
             self._modes,
             self._cursors,
             self._check_cancel,
-            self._advisory.end_transaction,
+            self._end_transaction,
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
         self._system = system_query.SystemCatalog(
-            self._cancel.is_set, self._set_config, self._advisory
+            self._cancel.is_set, self._set_config, self._advisory, self._listener
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
 
@@ -154,6 +161,7 @@ class Session:
     def close(self) -> None:
         self._block.close()
         self._advisory.close()
+        self._listener.close()
         self._cursors.close_all()
         self._system.close()
         self._duck.close()
@@ -487,10 +495,14 @@ class Session:
                 self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
             )
         try:
-            return self._system.run(system, params, scan)
-        finally:
+            result = self._system.run(system, params, scan)
+        except BaseException:
             if self._block.txn is None:
-                self._advisory.end_transaction()  # the statement was its own transaction
+                self._end_transaction(committed=False)
+            raise
+        if self._block.txn is None:
+            self._end_transaction(committed=True)  # the statement was its own transaction
+        return result
 
     def _set_config(self, name: str, value: str, is_local: bool) -> str:
         """set_config(): SET (or SET LOCAL) from a query; the value as SHOW gives it."""
@@ -715,6 +727,33 @@ class Session:
 
     # -- utility statements ----------------------------------------------------------------
 
+    def _end_transaction(self, committed: bool) -> None:
+        self._advisory.end_transaction()
+        self._listener.end_transaction(committed)
+
+    def take_notifications(self) -> list[Notification]:
+        """Notifications from committed NOTIFYs on channels this session listens on."""
+        return self._listener.take()
+
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        """Have ``wake`` called (from any thread) when a notification arrives."""
+        self._listener.wake = wake
+
+    def _run_notification(self, utility: Utility) -> Result:
+        """LISTEN, UNLISTEN and NOTIFY take effect when the transaction commits."""
+        kind = utility.kind
+        if kind == "LISTEN":
+            self._listener.listen(utility.name)
+        elif kind == "UNLISTEN":
+            self._listener.unlisten(None if utility.name == "*" else utility.name)
+        else:
+            if len(utility.value.encode()) >= NOTIFY_PAYLOAD_LIMIT:
+                raise InvalidParameterValue("payload string too long")
+            self._listener.notify(utility.name, utility.value)
+        if self._block.txn is None:
+            self._listener.end_transaction(committed=True)  # the statement is its transaction
+        return Result(command_tag=kind)
+
     def _discard(self, what: str) -> None:
         """DISCARD's session state beyond settings (which setting_statements resets).
 
@@ -726,6 +765,9 @@ class Session:
         if what == "ALL":
             self._cursors.close_all()
             self._advisory.unlock_all()
+            self._listener.unlisten(None)
+            if self._block.txn is None:
+                self._listener.end_transaction(committed=True)
 
     def _run_utility(self, utility: Utility) -> Result:
         kind = utility.kind
@@ -745,6 +787,8 @@ class Session:
             return self._block.savepoint(kind, utility.name)
         if kind in ("COMMIT PREPARED", "ROLLBACK PREPARED"):
             return self._finish_prepared(kind, utility.name)
+        if kind in ("LISTEN", "UNLISTEN", "NOTIFY"):
+            return self._run_notification(utility)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")

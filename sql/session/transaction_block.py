@@ -48,10 +48,11 @@ class TransactionBlock:
         modes: TransactionModes,
         cursors: Cursors,
         check_cancel: Callable[[], None],
-        on_end: Callable[[], None] = lambda: None,
+        on_end: Callable[[bool], None] = lambda committed: None,
     ) -> None:
         self._engine = engine
-        self._on_end = on_end  # what else a transaction's end releases (advisory xact locks)
+        # What else a transaction's end settles (advisory xact locks, NOTIFY, LISTEN).
+        self._on_end = on_end
         self._check_cancel = check_cancel
         self._settings = settings
         self._modes = modes
@@ -108,7 +109,7 @@ class TransactionBlock:
 
     def _ended(self, committed: bool) -> None:
         self._settings.end_transaction(committed)
-        self._on_end()
+        self._on_end(committed)
 
     def on_error(self) -> None:
         """A statement failed: roll back, or fail the block until ROLLBACK."""

@@ -16,6 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
+PAYLOAD_LIMIT = 8000
+"""PostgreSQL's limit on a NOTIFY payload, in bytes."""
+
+
 @dataclass(frozen=True, slots=True)
 class Notification:
     process_id: int

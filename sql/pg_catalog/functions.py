@@ -21,7 +21,7 @@ import duckdb
 
 from sql.common.names import fold, quote_ident
 from sql.execution.advisory_locks import SessionAdvisoryLocks
-from sql.execution.notifications import Listener
+from sql.execution.notifications import PAYLOAD_LIMIT, Listener
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -266,7 +266,7 @@ class CatalogFunctions:
         """pg_notify(channel, payload): NOTIFY with computed arguments, sent at commit."""
         if not channel:
             raise InvalidParameterValue("channel name cannot be empty")
-        if len((payload or "").encode()) >= 8000:
+        if len((payload or "").encode()) >= PAYLOAD_LIMIT:
             raise InvalidParameterValue("payload string too long")
         if self._listener is None:
             raise FeatureNotSupported("pg_notify is not available here")
@@ -460,6 +460,7 @@ MACROS: dict[str, str] = {
     "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_backend_pid()": "0",
+    "pg_is_in_recovery()": "false",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 

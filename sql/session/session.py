@@ -47,7 +47,7 @@ from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
-from sql.session import cursors, explain, setting_statements
+from sql.session import cursors, explain, notify_statements, setting_statements
 from sql.session import plan as plan_mod
 from sql.session.plan import (
     CopyPlan,
@@ -72,7 +72,6 @@ from storage.errors import (
     ActiveSqlTransaction,
     DbError,
     FeatureNotSupported,
-    InvalidParameterValue,
     QueryCanceled,
     SqlSyntaxError,
 )
@@ -80,8 +79,6 @@ from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
-NOTIFY_PAYLOAD_LIMIT = 8000
-"""PostgreSQL's limit on a NOTIFY payload, in bytes."""
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
 
@@ -560,6 +557,7 @@ class Session:
     def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
         match plan:
             case DdlPlan(ast=ast):
+                self._block.check_allowed(ast)
                 return self._run_ddl(ast)
             case RolePlan(role=role):
                 return roles.execute_role_statement(role, self._db.roles, self.user)
@@ -739,21 +737,6 @@ class Session:
         """Have ``wake`` called (from any thread) when a notification arrives."""
         self._listener.wake = wake
 
-    def _run_notification(self, utility: Utility) -> Result:
-        """LISTEN, UNLISTEN and NOTIFY take effect when the transaction commits."""
-        kind = utility.kind
-        if kind == "LISTEN":
-            self._listener.listen(utility.name)
-        elif kind == "UNLISTEN":
-            self._listener.unlisten(None if utility.name == "*" else utility.name)
-        else:
-            if len(utility.value.encode()) >= NOTIFY_PAYLOAD_LIMIT:
-                raise InvalidParameterValue("payload string too long")
-            self._listener.notify(utility.name, utility.value)
-        if self._block.txn is None:
-            self._listener.end_transaction(committed=True)  # the statement is its transaction
-        return Result(command_tag=kind)
-
     def _discard(self, what: str) -> None:
         """DISCARD's session state beyond settings (which setting_statements resets).
 
@@ -787,8 +770,8 @@ class Session:
             return self._block.savepoint(kind, utility.name)
         if kind in ("COMMIT PREPARED", "ROLLBACK PREPARED"):
             return self._finish_prepared(kind, utility.name)
-        if kind in ("LISTEN", "UNLISTEN", "NOTIFY"):
-            return self._run_notification(utility)
+        if kind in notify_statements.KINDS:
+            return notify_statements.run(utility, self._listener, self._block.txn is not None)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sql.common.result import Result
 from sql.session.cursors import Cursors
 from sql.session.settings import SessionSettings, duration_ms
@@ -35,6 +37,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _ABORTED = "current transaction is aborted, commands ignored until end of transaction block"
+
+
+def refusal_in_block(ast: exp.Expr) -> str | None:
+    """What PostgreSQL refuses inside a transaction block (25001) among these statements:
+    ``CREATE/DROP DATABASE``, ``CREATE/DROP INDEX CONCURRENTLY``; None for the rest."""
+    if not isinstance(ast, (exp.Create, exp.Drop)):
+        return None
+    verb = "CREATE" if isinstance(ast, exp.Create) else "DROP"
+    kind = str(ast.args.get("kind") or "").upper()
+    if kind == "DATABASE":
+        return f"{verb} DATABASE"
+    if kind == "INDEX" and ast.args.get("concurrently"):
+        return f"{verb} INDEX CONCURRENTLY"
+    return None
 
 
 class TransactionBlock:
@@ -77,6 +93,14 @@ class TransactionBlock:
     def has_writes_to_commit(self) -> bool:
         """Whether ending the implicit transaction has a commit to make durable."""
         return not self.in_block and self.txn is not None and self.txn.has_writes
+
+    def check_allowed(self, ast: exp.Expr) -> None:
+        """25001 for a statement PostgreSQL runs only outside a transaction block."""
+        what = refusal_in_block(ast)
+        if what is not None and self.in_block:
+            raise ActiveSqlTransaction(
+                f"{what} cannot run inside a transaction block", severity="ERROR"
+            )
 
     def check_not_failed(self) -> None:
         if self.failed:

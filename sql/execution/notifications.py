@@ -15,7 +15,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
 PAYLOAD_LIMIT = 8000
 """PostgreSQL's limit on a NOTIFY payload, in bytes."""
 

@@ -368,6 +368,9 @@ _BACKEND_ENCODERS: dict[type[Any], Callable[[Any], bytes]] = {
     m.AuthenticationSASLContinue: _encode_auth,
     m.AuthenticationSASLFinal: _encode_auth,
     m.ParameterStatus: lambda msg: _cstr(msg.name) + _cstr(msg.value),
+    m.NotificationResponse: lambda msg: (
+        struct.pack("!i", msg.process_id) + _cstr(msg.channel) + _cstr(msg.payload)
+    ),
     m.BackendKeyData: lambda msg: _I32.pack(msg.process_id) + _I32.pack(msg.secret_key),
     m.NegotiateProtocolVersion: lambda msg: (
         _I32.pack(msg.newest_minor_version)
@@ -434,6 +437,7 @@ def _decode_row_description(body: _Body) -> m.RowDescription:
 _BACKEND_DECODERS: dict[bytes, Callable[[_Body], Any]] = {
     b"R": _decode_auth,
     b"S": lambda body: m.ParameterStatus(body.cstring(), body.cstring()),
+    b"A": lambda body: m.NotificationResponse(body.int32(), body.cstring(), body.cstring()),
     b"K": lambda body: m.BackendKeyData(body.int32(), body.int32()),
     b"v": lambda body: m.NegotiateProtocolVersion(
         body.int32(), tuple(body.cstring() for _ in range(body.int32()))

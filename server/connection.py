@@ -167,6 +167,13 @@ class Connection:
                 startup.user,
                 startup.database,
             )
+            self._session.process_id = self.process_id
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:
+                loop.call_soon_threadsafe(self._push_notifications)
+
+            self._session.on_notification(wake)
             self._send_parameter_changes()
             self.send(m.BackendKeyData(self.process_id, self.secret_key))
             self.send(m.ReadyForQuery(self._session.transaction_status))
@@ -369,9 +376,29 @@ class Connection:
         status = session.transaction_status
         await self._close_portals(self._registry.end_of_transaction(status))
         self._send_parameter_changes()
+        if status == "I":
+            self._send_notifications()
         self.send(m.ReadyForQuery(status))
         self._is_idle = True
         await self.flush()
+
+    def _send_notifications(self) -> None:
+        assert self._session is not None, "notifications come once a session exists"
+        for n in self._session.take_notifications():
+            self.send(m.NotificationResponse(n.process_id, n.channel, n.payload))
+
+    def _push_notifications(self) -> None:
+        """A notification arrived: an idle connection outside a transaction gets it now;
+        otherwise it goes before the next ReadyForQuery that ends a transaction."""
+        session = self._session
+        if session is None or not self._is_reading or self._is_running_statement:
+            return
+        if session.transaction_status != "I" or self._out:
+            return
+        self._send_notifications()
+        if self._out:
+            self._writer.write(bytes(self._out))
+            self._out.clear()
 
     def _send_parameter_changes(self) -> None:
         assert self._session is not None, "parameters are reported once a session exists"

@@ -224,6 +224,16 @@ class ParameterStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class NotificationResponse:
+    """A NOTIFY on a channel the session listens on: the notifying backend, channel, payload."""
+
+    TYPE: ClassVar[bytes] = b"A"
+    process_id: int
+    channel: str
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
 class BackendKeyData:
     TYPE: ClassVar[bytes] = b"K"
     process_id: int
@@ -342,6 +352,7 @@ BackendMessage = (
     | AuthenticationSASLContinue
     | AuthenticationSASLFinal
     | ParameterStatus
+    | NotificationResponse
     | BackendKeyData
     | NegotiateProtocolVersion
     | ReadyForQuery

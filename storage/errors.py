@@ -96,6 +96,10 @@ class NumericValueOutOfRange(DataException, sqlstate="22003"):
     pass
 
 
+class NullValueNotAllowed(DataException, sqlstate="22004"):
+    pass
+
+
 class InvalidDatetimeFormat(DataException, sqlstate="22007"):
     pass
 

@@ -17,11 +17,14 @@ from catalog.comments import Comments
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import float_arithmetic, sequences
+from sql.execution.advisory_locks import AdvisoryLocks
+from sql.execution.notifications import NotificationHub
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
-    """The storage engine, the catalog, the role and comment stores and one DuckDB instance."""
+    """The storage engine, the catalog, the role and comment stores, the advisory locks, the
+    LISTEN/NOTIFY channels and one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -42,6 +45,8 @@ class DatabaseContext:
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequences.register(self.duckdb)
         float_arithmetic.register(self.duckdb)
+        self.advisory_locks = AdvisoryLocks()
+        self.notifications = NotificationHub()
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 

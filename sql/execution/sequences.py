@@ -45,6 +45,11 @@ class SessionSequences:
             self.session_id = next(_IDS)
             _SESSIONS[self.session_id] = self
 
+    def discard(self) -> None:
+        """DISCARD SEQUENCES: forget the values currval and lastval would give."""
+        self._last.clear()
+        self._last_name = None
+
     def _check_writable(self, function: str) -> None:
         """A sequence advance is a write: PostgreSQL refuses it in a read-only transaction."""
         if self._read_only():

@@ -51,17 +51,24 @@ class Utility(Statement):
     modes (e.g. ``isolation level repeatable read``, ``read only``).
     """
 
-    arg_types = {"kind": True, "name": False, "value": False, "modes": False}
+    arg_types = {"kind": True, "name": False, "value": False, "modes": False, "local": False}
 
     def __init__(
-        self, kind: str = "", name: str = "", value: str = "", modes: tuple[str, ...] = ()
+        self,
+        kind: str = "",
+        name: str = "",
+        value: str = "",
+        modes: tuple[str, ...] = (),
+        local: bool = False,
     ) -> None:
-        super().__init__(kind=kind, name=name, value=value, modes=modes)
+        super().__init__(kind=kind, name=name, value=value, modes=modes, local=local)
 
     kind: str = _field("kind")
     name: str = _field("name")
     value: str = _field("value")
     modes: tuple[str, ...] = _field("modes")
+    local: bool = _field("local")
+    """SET LOCAL: the value holds until the transaction ends."""
 
 
 class MaintenanceStatement(Statement):

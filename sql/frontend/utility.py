@@ -16,7 +16,8 @@ from storage.errors import SqlSyntaxError
 
 KEYWORDS = (
     "begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "show",
-    "reset", "deallocate", "discard", "checkpoint", "set", "prepare",
+    "reset", "deallocate", "discard", "checkpoint", "set", "prepare", "listen", "unlisten",
+    "notify",
 )  # fmt: skip
 
 
@@ -119,38 +120,79 @@ def parse(tokens: list[Token]) -> Utility | None:
         if rest[0].token_type is not TokenType.IDENTIFIER and rest[0].text.lower() == "all":
             return Utility(kind="DEALLOCATE")
         return Utility(kind="DEALLOCATE", name=rest[0].text)
-    if head == "discard" and words[1:] == ["all"]:
-        return Utility(kind="DISCARD")
+    if head == "discard" and len(words) == 2 and words[1] in _DISCARDS:
+        return Utility(kind="DISCARD", name=_DISCARDS[words[1]])
+    if head in ("listen", "unlisten", "notify"):
+        return _notification_statement(head, tokens)
     if head == "checkpoint" and len(words) == 1:
         return Utility(kind="CHECKPOINT")
     if head == "set":
         rest = tokens[1:]
+        local = False
         if (
             rest
             and rest[0].text.lower() in ("session", "local")
             and len(rest) > 1
             and rest[1].text.lower() not in ("characteristics",)
         ):
+            local = rest[0].text.lower() == "local"
             rest = rest[1:]
-        rest_words = _words(rest)
-        if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
-            return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
-        if rest_words[:2] == ["time", "zone"]:
-            return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
-        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
-            # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
-            name = f"{rest[0].text}.{rest[2].text}"
-            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
-        if len(rest) >= 3 and rest_words[1] in ("to", "="):
-            return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
-        if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
-            # a custom (extension-style) parameter: SET myapp.flag = 'on'
-            name = f"{rest[0].text}.{rest[2].text}"
-            return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
-        if rest_words and rest_words[0] == "transaction":
-            return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
-        return None
+        setting = _set_statement(rest)
+        if setting is not None and local and setting.name not in ("transaction",):
+            setting.set("local", True)
+        return setting
     return None
+
+
+def _set_statement(rest: list[Token]) -> Utility | None:
+    """SET's name and value (after SESSION or LOCAL), or the transaction modes it sets."""
+    rest_words = _words(rest)
+    if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
+        return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
+    if rest_words[:2] == ["time", "zone"]:
+        return Utility(kind="SET", name="TimeZone", value=_value_text(rest[2:]))
+    if len(rest) >= 5 and rest[1].token_type is TokenType.DOT and rest_words[3] in ("to", "="):
+        # A custom (extension) setting: ``SET nyala.read_timestamp = ...``.
+        name = f"{rest[0].text}.{rest[2].text}"
+        return Utility(kind="SET", name=name, value=_value_text(rest[4:]))
+    if len(rest) >= 3 and rest_words[1] in ("to", "="):
+        return Utility(kind="SET", name=rest[0].text, value=_value_text(rest[2:]))
+    if rest_words and rest_words[0] == "transaction":
+        return Utility(kind="SET", name="transaction", modes=_modes(rest_words[1:]))
+    return None
+
+
+def _channel(token: Token) -> str:
+    if token.token_type is TokenType.IDENTIFIER:
+        return token.text
+    if token.token_type is TokenType.STRING:
+        raise SqlSyntaxError(f"syntax error at or near \"'{token.text}'\"")
+    return token.text.lower()
+
+
+def _notification_statement(head: str, tokens: list[Token]) -> Utility:
+    """LISTEN channel, UNLISTEN channel | *, NOTIFY channel [, 'payload']."""
+    rest = tokens[1:]
+    if head == "unlisten" and len(rest) == 1 and rest[0].token_type is TokenType.STAR:
+        return Utility(kind="UNLISTEN", name="*")
+    if head == "notify" and len(rest) == 3 and rest[1].token_type is TokenType.COMMA:
+        if rest[2].token_type is not TokenType.STRING:
+            raise SqlSyntaxError(f'syntax error at or near "{rest[2].text}"')
+        return Utility(kind="NOTIFY", name=_channel(rest[0]), value=rest[2].text)
+    if len(rest) != 1:
+        near = rest[1].text if len(rest) > 1 else "end of input"
+        where = f'at or near "{near}"' if len(rest) > 1 else "at end of input"
+        raise SqlSyntaxError(f"syntax error {where}")
+    return Utility(kind=head.upper(), name=_channel(rest[0]))
+
+
+_DISCARDS = {
+    "all": "ALL",
+    "plans": "PLANS",
+    "sequences": "SEQUENCES",
+    "temp": "TEMP",
+    "temporary": "TEMP",
+}
 
 
 def _two_phase(head: str, tokens: list[Token]) -> Utility:

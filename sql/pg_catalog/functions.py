@@ -20,6 +20,8 @@ from typing import Any
 import duckdb
 
 from sql.common.names import fold, quote_ident
+from sql.execution.advisory_locks import SessionAdvisoryLocks
+from sql.execution.notifications import PAYLOAD_LIMIT, Listener
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -28,7 +30,15 @@ from sql.pg_catalog.catalog_rows import (
     CatalogRows,
 )
 from sql.pg_catalog.relations import RELATIONS
-from storage.errors import QueryCanceled, UndefinedColumn, UndefinedObject, UndefinedTable
+from storage.errors import (
+    FeatureNotSupported,
+    InvalidParameterValue,
+    NullValueNotAllowed,
+    QueryCanceled,
+    UndefinedColumn,
+    UndefinedObject,
+    UndefinedTable,
+)
 
 PREFIX = "pgf_"
 _UDF = "nyf_"
@@ -58,8 +68,17 @@ def _rows(rows: CatalogRows, relation: str) -> list[dict[str, Any]]:
 class CatalogFunctions:
     """Lookups over one snapshot of the catalog rows, and the functions built on them."""
 
-    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        is_cancelled: Callable[[], bool] = lambda: False,
+        set_config: Callable[[str, str, bool], str] | None = None,
+        advisory: SessionAdvisoryLocks | None = None,
+        listener: Listener | None = None,
+    ) -> None:
         self._is_cancelled = is_cancelled
+        self._listener = listener
+        self._set_config = set_config
+        self._advisory = advisory
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -219,6 +238,65 @@ class CatalogFunctions:
             time.sleep(min(left, _SLEEP_SLICE_S))
         return ""
 
+    def set_config(self, name: str | None, value: str | None, is_local: bool | None) -> str | None:
+        """set_config(name, value, is_local): SET through a function call, as pg_dump starts."""
+        if name is None:
+            raise NullValueNotAllowed("SET requires parameter name")
+        if self._set_config is None:
+            raise FeatureNotSupported("set_config is not available here")
+        return self._set_config(name, value if value is not None else "", bool(is_local))
+
+    def advisory(self, op: str, key: int | None, key2: int | None) -> bool | None:
+        """The pg_advisory_* functions: ``op`` names which; a NULL key gives NULL (strict)."""
+        if key is None:
+            return None
+        if self._advisory is None:
+            raise FeatureNotSupported("advisory locks are not available here")
+        keys = (key,) if key2 is None else (key, key2)
+        if op == "unlock":
+            return self._advisory.unlock(keys)
+        if op == "unlock_all":
+            self._advisory.unlock_all()
+            return True
+        return self._advisory.lock(
+            keys, transaction="xact" in op, wait=not op.startswith("try")
+        )
+
+    def notify(self, channel: str | None, payload: str | None) -> str:
+        """pg_notify(channel, payload): NOTIFY with computed arguments, sent at commit."""
+        if not channel:
+            raise InvalidParameterValue("channel name cannot be empty")
+        if len((payload or "").encode()) >= PAYLOAD_LIMIT:
+            raise InvalidParameterValue("payload string too long")
+        if self._listener is None:
+            raise FeatureNotSupported("pg_notify is not available here")
+        self._listener.notify(channel, payload or "")
+        return ""
+
+    @staticmethod
+    def typeof_name(duck_type: str | None) -> str | None:
+        """pg_typeof: PostgreSQL's name for the type DuckDB computed the value in."""
+        if duck_type is None:
+            return None
+        if duck_type.endswith("[]"):
+            element = CatalogFunctions.typeof_name(duck_type[:-2])
+            return None if element is None else element + "[]"
+        if duck_type.startswith("DECIMAL"):
+            return "numeric"
+        return _TYPEOF_NAMES.get(duck_type, duck_type.lower())
+
+    @staticmethod
+    def quote_ident(name: str | None) -> str | None:
+        return None if name is None else quote_ident(name)
+
+    @staticmethod
+    def quote_literal(text: str | None) -> str | None:
+        """PostgreSQL's quote_literal: doubled quotes, and E'' when there is a backslash."""
+        if text is None:
+            return None
+        quoted = "'" + text.replace("'", "''").replace("\\", "\\\\") + "'"
+        return ("E" + quoted) if "\\" in text else quoted
+
     @staticmethod
     def size_pretty(size: int | None) -> str | None:
         """PostgreSQL's pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB (rounded)."""
@@ -249,7 +327,37 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("regnamespace_out", ["BIGINT"], "VARCHAR"),
     ("size_pretty", ["BIGINT"], "VARCHAR"),
     ("sleep", ["DOUBLE"], "VARCHAR"),
+    ("set_config", ["VARCHAR", "VARCHAR", "BOOLEAN"], "VARCHAR"),
+    ("typeof_name", ["VARCHAR"], "VARCHAR"),
+    ("quote_ident", ["VARCHAR"], "VARCHAR"),
+    ("quote_literal", ["VARCHAR"], "VARCHAR"),
+    ("advisory", ["VARCHAR", "BIGINT", "BIGINT"], "BOOLEAN"),
+    ("notify", ["VARCHAR", "VARCHAR"], "VARCHAR"),
 )
+# Run every time they are called, never folded or run while a statement is only described.
+_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify"}
+
+# DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
+_TYPEOF_NAMES = {
+    "INTEGER": "integer",
+    "BIGINT": "bigint",
+    "SMALLINT": "smallint",
+    "BOOLEAN": "boolean",
+    "VARCHAR": "text",
+    "DOUBLE": "double precision",
+    "FLOAT": "real",
+    "DATE": "date",
+    "TIME": "time without time zone",
+    "TIMESTAMP": "timestamp without time zone",
+    "TIMESTAMP WITH TIME ZONE": "timestamp with time zone",
+    "INTERVAL": "interval",
+    "BLOB": "bytea",
+    "UUID": "uuid",
+    "JSON": "json",
+    "UINTEGER": "oid",
+    "HUGEINT": "numeric",
+    "NULL": "unknown",
+}
 
 
 def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) -> Callable[..., Any]:
@@ -261,10 +369,17 @@ def _dispatch(current: Callable[[], CatalogFunctions], name: str, arity: int) ->
 
         return one
 
-    def two(a: Any, b: Any) -> Any:
-        return getattr(current(), name)(a, b)
+    if arity == 2:
 
-    return two
+        def two(a: Any, b: Any) -> Any:
+            return getattr(current(), name)(a, b)
+
+        return two
+
+    def three(a: Any, b: Any, c: Any) -> Any:
+        return getattr(current(), name)(a, b, c)
+
+    return three
 
 
 def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunctions]) -> None:
@@ -281,6 +396,7 @@ def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], CatalogFunct
             params,
             returns,
             null_handling="special",
+            side_effects=name in _SIDE_EFFECTS,
         )
     for statement in create_statements():
         duck.execute(statement)
@@ -330,8 +446,21 @@ MACROS: dict[str, str] = {
     "pg_indexes_size(r)": "0::BIGINT",
     "pg_database_size(d)": "0::BIGINT",
     "pg_sleep(s)": "nyf_sleep(s)",
+    "set_config(n, v, l)": "nyf_set_config(n, v, l)",
+    "pg_typeof(v)": "nyf_typeof_name(typeof(v))",
+    "pg_notify(c, p)": "nyf_notify(c, p)",
+    "pg_advisory_lock(a, b := NULL)": "CASE WHEN nyf_advisory('lock', a, b) THEN '' END",
+    "pg_try_advisory_lock(a, b := NULL)": "nyf_advisory('try_lock', a, b)",
+    "pg_advisory_xact_lock(a, b := NULL)": "CASE WHEN nyf_advisory('xact_lock', a, b) THEN '' END",
+    "pg_try_advisory_xact_lock(a, b := NULL)": "nyf_advisory('try_xact_lock', a, b)",
+    "pg_advisory_unlock(a, b := NULL)": "nyf_advisory('unlock', a, b)",
+    "pg_advisory_unlock_all()": "CASE WHEN nyf_advisory('unlock_all', 0, NULL) THEN '' END",
+    "quote_ident(s)": "nyf_quote_ident(s)",
+    "quote_literal(v)": "nyf_quote_literal(v::VARCHAR)",
+    "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_backend_pid()": "0",
+    "pg_is_in_recovery()": "false",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 

@@ -2,11 +2,14 @@
 
 A statement that reads a system relation (``pg_catalog.pg_class``, ``pg_type``,
 ``information_schema.columns`` ...) or calls a catalog function
-(``format_type``, ``pg_get_indexdef`` ...) never touches user data: it is
-rewritten for DuckDB (schemas renamed, reg* casts and PostgreSQL-only
-operators turned into macro calls) and run on a small in-memory DuckDB whose
-``pgc`` schema is refilled from the nyala catalog whenever the catalog, the
-comments or the session's settings changed since the last such statement.
+(``format_type``, ``pg_get_indexdef``, ``pg_sleep`` ...) is rewritten for
+DuckDB (schemas renamed, reg* casts and PostgreSQL-only operators turned into
+macro calls) and run on a small in-memory DuckDB whose ``pgc`` schema is
+refilled from the nyala catalog whenever the catalog, the comments or the
+session's settings changed since the last such statement.  User tables it
+also reads (``SELECT pg_sleep(1) FROM t``, a join of ``pg_class`` with a
+table) become ``ScanSource`` streams at the statement's snapshot registered
+beside the catalog views, so one DuckDB query answers both.
 """
 
 from __future__ import annotations
@@ -23,19 +26,28 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.catalog import Catalog
+from catalog.table import TableInfo
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
+from sql.execution import system_view_rows
+from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
+from sql.execution.executor import ScanSource
+from sql.execution.notifications import Listener
 from sql.pg_catalog import functions
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
+from sql.planner import system_views
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.transpile import SessionFacts, output_name
-from storage.errors import FeatureNotSupported, UndefinedParameter
+from storage.errors import UndefinedParameter, UndefinedTable
+from storage.predicate import ScanSpec
+from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
 SYSTEM_SCHEMA = "pgc"
@@ -331,6 +343,61 @@ def _output_name(projection: exp.Expr) -> str:
     return output_name(projection)
 
 
+@dataclass(frozen=True, slots=True)
+class UserTable:
+    """A user table (or nyala system view) a catalog query reads, under its DuckDB view name."""
+
+    view: str
+    table: TableInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ScanContext:
+    """What reading user tables in a catalog query needs: the transaction and its snapshot."""
+
+    txn: Transaction
+    catalog: Catalog
+    check_cancel: Callable[[], None]
+    snapshot: int | None = None
+
+
+def _user_table_name(node: exp.Table) -> str:
+    """The catalog name of a user table reference; 42P01 for another schema's."""
+    schema = _schema_of(node)
+    name = identifier_name(node)
+    if schema not in (None, "public"):
+        raise UndefinedTable(f'relation "{schema}.{name}" does not exist')
+    return name
+
+
+def _replace_user_tables(
+    ast: exp.Expr, find_table: Callable[[str], TableInfo], has_user_table: Callable[[str], bool]
+) -> tuple[UserTable, ...]:
+    """Point each user table reference at a view of its own; the name stays as the alias."""
+    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+    found: list[UserTable] = []
+    for node in list(ast.find_all(exp.Table)):
+        if not isinstance(node.this, exp.Identifier):
+            continue
+        if node.name in ctes and _schema_of(node) is None:
+            continue
+        if _system_table(node, has_user_table) is not None:
+            continue
+        name = _user_table_name(node)
+        view = f"__nyala_user_{len(found)}"
+        found.append(UserTable(view, find_table(name)))
+        alias = node.args.get("alias")
+        if alias is None:
+            alias = exp.TableAlias(this=exp.to_identifier(name))
+        node.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
+    if found:
+        for column in ast.find_all(exp.Column):
+            db = column.args.get("db")
+            if db is not None and identifier_name(db) == "public":
+                column.set("db", None)  # public.t.c: the table is known by its alias t
+    return tuple(found)
+
+
 @dataclass(slots=True)
 class SystemQuery:
     """A compiled system-catalog query: its rewritten AST, output names and parameter types.
@@ -345,6 +412,7 @@ class SystemQuery:
     names: list[str]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
+    user_tables: tuple[UserTable, ...] = ()
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -372,8 +440,11 @@ def compile_system_query(
     ast: exp.Expr,
     facts: SessionFacts,
     has_user_table: Callable[[str], bool],
+    find_table: Callable[[str], TableInfo],
     declared: Sequence[int] = (),
 ) -> SystemQuery:
+    """Compile a query reading system relations or calling catalog functions, and any user
+    tables beside them (``find_table`` resolves those, 42P01 when missing)."""
     select = ast
     while isinstance(select, exp.SetOperation):
         select = select.this
@@ -381,17 +452,11 @@ def compile_system_query(
     names = [_output_name(p) for p in projections]
     if any(p.is_star for p in projections):
         names = []  # DuckDB's own names: the catalog columns ``*`` expands to
-    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
-    for table in ast.find_all(exp.Table):
-        user_table = isinstance(table.this, exp.Identifier) and table.name not in ctes
-        if user_table and _system_table(table, has_user_table) is None:
-            raise FeatureNotSupported(
-                "a query cannot read both system catalogs and user tables yet: "
-                + table.sql(dialect="postgres")
-            )
     param_oids = infer_parameter_types(ast, list(declared))
+    ast = ast.copy()
+    user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table)
-    return SystemQuery(rewritten, names, param_oids)
+    return SystemQuery(rewritten, names, param_oids, user_tables=user_tables)
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
@@ -444,7 +509,10 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
     """
     with _SHARED_LOCK:
         if not _SHARED:
-            duck = duckdb.connect(config={"enable_external_access": False, "threads": 1})
+            # integer_division: int / int truncates, as in PostgreSQL (user columns meet here).
+            duck = duckdb.connect(
+                config={"enable_external_access": False, "threads": 1, "integer_division": True}
+            )
             ddl = [
                 "SET TimeZone = 'UTC'",
                 f"CREATE SCHEMA {SYSTEM_SCHEMA}",
@@ -469,10 +537,18 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
 class SystemCatalog:
     """One session's in-memory DuckDB holding the emulated catalogs."""
 
-    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        is_cancelled: Callable[[], bool] = lambda: False,
+        set_config: Callable[[str, str, bool], str] | None = None,
+        advisory: SessionAdvisoryLocks | None = None,
+        listener: Listener | None = None,
+    ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = functions.CatalogFunctions(is_cancelled)
+        self._functions = functions.CatalogFunctions(
+            is_cancelled, set_config, advisory, listener
+        )
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
@@ -520,17 +596,52 @@ class SystemCatalog:
             ),
         )  # fmt: skip
 
-    def describe(self, query: SystemQuery) -> tuple[ResultColumn, ...]:
+    def describe(self, query: SystemQuery, catalog: Catalog) -> tuple[ResultColumn, ...]:
         if query.columns is None:
             duck = self._connection()
+            self._register_user_tables(duck, query, catalog, None)
             try:
                 relation = duck.sql(query.sql(None))
+                types = [str(t) for t in relation.types] if relation is not None else []
+                duck_names = list(relation.columns) if relation is not None else []
             except duckdb.Error as exc:
                 raise translate(exc) from exc
-            types = [str(t) for t in relation.types] if relation is not None else []
-            duck_names = list(relation.columns) if relation is not None else []
+            finally:
+                self._unregister_user_tables(duck, query)
             query.columns = self._columns(query, types, duck_names)
         return query.columns
+
+    @staticmethod
+    def _register_user_tables(
+        duck: duckdb.DuckDBPyConnection,
+        query: SystemQuery,
+        catalog: Catalog,
+        scan: ScanContext | None,
+    ) -> None:
+        """Register each user table the query reads: a scan at the statement's snapshot (or,
+        with no transaction, just its schema, which describing needs)."""
+        txn = scan.txn if scan is not None else None
+        for user in query.user_tables:
+            table = user.table
+            if system_views.is_system_view(table):
+                duck.register(user.view, system_view_rows.contents(table, catalog, txn))
+                continue
+            columns = list(table.columns)
+            spec = ScanSpec(projection=tuple(c.id for c in columns))
+            source = ScanSource(
+                txn,
+                table,
+                columns,
+                spec,
+                scan.check_cancel if scan is not None else lambda: None,
+                snapshot=scan.snapshot if scan is not None else None,
+            )
+            duck.register(user.view, source)
+
+    @staticmethod
+    def _unregister_user_tables(duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
+        for user in query.user_tables:
+            duck.unregister(user.view)
 
     def _columns(
         self, query: SystemQuery, types: list[str], duck_names: list[str]
@@ -551,15 +662,21 @@ class SystemCatalog:
         return tuple(out)
 
     def run(
-        self, query: SystemQuery, params: list[Any] | None
+        self, query: SystemQuery, params: list[Any] | None, scan: ScanContext | None = None
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """Run the query to completion (user tables it reads at ``scan``'s snapshot)."""
         duck = self._connection()
+        if query.user_tables:
+            assert scan is not None, "a query reading user tables runs in a transaction"
+            self._register_user_tables(duck, query, scan.catalog, scan)
         try:
             relation = duck.sql(query.sql(params or []))
             table = relation.to_arrow_table() if relation is not None else pa.table({})
+            types = [str(t) for t in relation.types] if relation is not None else []
         except duckdb.Error as exc:
             raise translate(exc) from exc
-        types = [str(t) for t in relation.types] if relation is not None else []
+        finally:
+            self._unregister_user_tables(duck, query)
         columns = self._columns(query, types, table.column_names)
         query.columns = columns
         arrays = [_wire_column(table.column(i), t)[0] for i, t in enumerate(types)]

@@ -307,6 +307,8 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Cast):
         if isinstance(inner.this, exp.Column):
             return inner.this.name
+        if isinstance(inner.this, exp.Anonymous):
+            return inner.this.name.lower()  # f(x)::text is named f, as PostgreSQL names it
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
     if isinstance(inner, exp.Trim):
         position = str(inner.args.get("position") or "").upper()

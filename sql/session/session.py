@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
@@ -26,7 +27,9 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables, views
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
+from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
+from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
@@ -41,11 +44,11 @@ from sql.frontend.statements import (
     Utility,
 )
 from sql.pg_catalog import system_query
-from sql.planner import time_travel
+from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
-from sql.session import cursors, explain, setting_statements
+from sql.session import cursors, explain, notify_statements, setting_statements
 from sql.session import plan as plan_mod
 from sql.session.plan import (
     CopyPlan,
@@ -63,7 +66,7 @@ from sql.session.plan import (
     UtilityPlan,
 )
 from sql.session.plan_cache import PlanCache
-from sql.session.settings import SessionSettings
+from sql.session.settings import SessionSettings, duration_ms
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.data_type import DataType
@@ -98,14 +101,29 @@ class Session:
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
+        self.process_id = 0
+        """The backend process ID the server gave the connection (NotificationResponse)."""
+        self._listener = Listener(db.notifications, lambda: self.process_id)
+        self._advisory = SessionAdvisoryLocks(
+            db.advisory_locks,
+            self._cancel.is_set,
+            lambda: duration_ms(self.settings.get("lock_timeout")),
+        )
         self._block = TransactionBlock(
-            db.engine, self.settings, self._modes, self._cursors, self._check_cancel
+            db.engine,
+            self.settings,
+            self._modes,
+            self._cursors,
+            self._check_cancel,
+            self._end_transaction,
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
-        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self._system = system_query.SystemCatalog(
+            self._cancel.is_set, self._set_config, self._advisory, self._listener
+        )
         self._plan_cache: PlanCache[Plan] = PlanCache()
 
     # -- state -----------------------------------------------------------------------------
@@ -141,6 +159,8 @@ class Session:
 
     def close(self) -> None:
         self._block.close()
+        self._advisory.close()
+        self._listener.close()
         self._cursors.close_all()
         self._system.close()
         self._duck.close()
@@ -341,7 +361,7 @@ class Session:
                 return self._runner.describe(query)
             case SystemPlan(system=system):
                 self._refresh_system()
-                return self._system.describe(system)
+                return self._system.describe(system, self._db.catalog)
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
@@ -441,7 +461,7 @@ class Session:
             ast, self._has_user_table
         ):
             system = system_query.compile_system_query(
-                ast, self._facts, self._has_user_table, declared_list
+                ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
         match ast:
@@ -494,8 +514,7 @@ class Session:
         txn = self._block.current()
         match plan.inner:
             case SystemPlan(system=system):
-                self._refresh_system()
-                columns, batches = self._system.run(system, params)
+                columns, batches = self._run_system(system, params)
             case QueryPlan(query=query):
                 columns, batches = self._runner.run(query, txn, params, self._block.started)
         result = self._cursors.declare(plan.cursor, columns, batches, self._block.in_block)
@@ -509,6 +528,41 @@ class Session:
 
     def cursor_columns(self, name: str) -> tuple[ResultColumn, ...]:
         return self._cursors.columns(name)
+
+    def _run_system(
+        self, system: system_query.SystemQuery, params: list[Any]
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """A catalog query; one that also reads user tables reads them in the transaction."""
+        self._refresh_system()
+        scan = None
+        if system.user_tables:
+            scan = system_query.ScanContext(
+                self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
+            )
+        try:
+            result = self._system.run(system, params, scan)
+        except BaseException:
+            if self._block.txn is None:
+                self._end_transaction(committed=False)
+            raise
+        if self._block.txn is None:
+            self._end_transaction(committed=True)  # the statement was its own transaction
+        return result
+
+    def _set_config(self, name: str, value: str, is_local: bool) -> str:
+        """set_config(): SET (or SET LOCAL) from a query; the value as SHOW gives it."""
+        if is_local:
+            if self._block.txn is not None:
+                self.settings.set_local(name, value)
+        else:
+            self.settings.set(name, value)
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        return self.settings.get(name)
+
+    def _find_table(self, name: str) -> TableInfo:
+        """A table a catalog query reads beside the catalogs: nyala's system views too."""
+        view = system_views.find(name)
+        return view if view is not None else self._db.catalog.get_table(name)
 
     def _has_user_table(self, name: str) -> bool:
         catalog = self._db.catalog
@@ -552,6 +606,7 @@ class Session:
     def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
         match plan:
             case DdlPlan(ast=ast):
+                self._block.check_allowed(ast)
                 return self._run_ddl(ast)
             case RolePlan(role=role):
                 return roles.execute_role_statement(role, self._db.roles, self.user)
@@ -569,10 +624,12 @@ class Session:
                 return self._cursors.fetch(cursor)
             case DeclarePlan():
                 return self._run_declare(plan, params, deferred)
-            case SystemPlan(system=system):
-                self._refresh_system()
-                columns, batches = self._system.run(system, params)
+            case SystemPlan(system=system) if not system.user_tables:
+                columns, batches = self._run_system(system, params)
                 return Result(columns=columns, batches=batches)
+            case SystemPlan(system=system):
+                columns, batches = self._run_system(system, params)
+                return Result(columns=columns, batches=self._guard(batches, deferred))
         txn = self._block.current()
         now = self._block.started
         match plan:
@@ -747,6 +804,33 @@ class Session:
 
     # -- utility statements ----------------------------------------------------------------
 
+    def _end_transaction(self, committed: bool) -> None:
+        self._advisory.end_transaction()
+        self._listener.end_transaction(committed)
+
+    def take_notifications(self) -> list[Notification]:
+        """Notifications from committed NOTIFYs on channels this session listens on."""
+        return self._listener.take()
+
+    def on_notification(self, wake: Callable[[], None]) -> None:
+        """Have ``wake`` called (from any thread) when a notification arrives."""
+        self._listener.wake = wake
+
+    def _discard(self, what: str) -> None:
+        """DISCARD's session state beyond settings (which setting_statements resets).
+
+        nyala has no temporary tables yet, so DISCARD TEMP has nothing to drop."""
+        if what in ("ALL", "PLANS"):
+            self._plan_cache = PlanCache()
+        if what in ("ALL", "SEQUENCES"):
+            self.sequences.discard()
+        if what == "ALL":
+            self._cursors.close_all()
+            self._advisory.unlock_all()
+            self._listener.unlisten(None)
+            if self._block.txn is None:
+                self._listener.end_transaction(committed=True)
+
     def _run_utility(self, utility: Utility) -> Result:
         kind = utility.kind
         if kind == "BEGIN":
@@ -765,11 +849,16 @@ class Session:
             return self._block.savepoint(kind, utility.name)
         if kind in ("COMMIT PREPARED", "ROLLBACK PREPARED"):
             return self._finish_prepared(kind, utility.name)
+        if kind in notify_statements.KINDS:
+            return notify_statements.run(utility, self._listener, self._block.txn is not None)
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
         if kind in setting_statements.KINDS:
-            return setting_statements.run(
+            result = setting_statements.run(
                 utility, self.settings, self._modes, self._block.in_block, self._block.txn
             )
+            if kind == "DISCARD":
+                self._discard(utility.name)
+            return result
         raise FeatureNotSupported(f"{kind} is not supported")

@@ -11,7 +11,12 @@ from sql.common.result import Result, ResultColumn
 from sql.frontend.statements import Utility
 from sql.session.settings import SessionSettings
 from sql.session.transaction_modes import TransactionModes
-from storage.errors import ActiveSqlTransaction, DbError, FeatureNotSupported
+from storage.errors import (
+    ActiveSqlTransaction,
+    DbError,
+    FeatureNotSupported,
+    NoActiveSqlTransaction,
+)
 from storage.type_oids import TypeOid
 
 if TYPE_CHECKING:
@@ -32,6 +37,13 @@ def run(
     if kind == "SET":
         if utility.name in ("transaction", "characteristics"):
             return modes.set(utility, in_block, txn)
+        if utility.local and not in_block:
+            warning = NoActiveSqlTransaction(
+                "SET LOCAL can only be used in transaction blocks", severity="WARNING"
+            )
+            return Result(command_tag="SET", notices=[warning])
+        if utility.local:
+            settings.remember_local(utility.name)
         if utility.value.lower() == "default" or (
             utility.value.lower() == "local" and settings.canonical_name(utility.name) == "TimeZone"
         ):
@@ -54,6 +66,8 @@ def run(
         tag = "DEALLOCATE" if utility.name else "DEALLOCATE ALL"
         return Result(command_tag=tag, deallocate=utility.name)
     if kind == "DISCARD":
+        if utility.name != "ALL":
+            return Result(command_tag=f"DISCARD {utility.name}")
         if in_block:
             raise ActiveSqlTransaction("DISCARD ALL cannot run inside a transaction block")
         settings.reset_all()

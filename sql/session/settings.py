@@ -336,6 +336,10 @@ class SessionSettings:
         self._values: dict[str, str] = {key: s.default for key, s in SETTINGS.items()}
         self._values["session_authorization"] = user
         self._custom: dict[str, str] = {}
+        # The values when the open transaction started (a ROLLBACK restores them) and the
+        # ones SET LOCAL replaced (restored when it ends either way).
+        self._at_start: tuple[dict[str, str], dict[str, str]] | None = None
+        self._local: dict[str, str | None] = {}
         for name, value in startup.items():
             setting = SETTINGS.get(name.lower())
             if setting is not None and not setting.read_only:
@@ -354,6 +358,39 @@ class SessionSettings:
         if setting.read_only:
             raise _cannot_change(setting)
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+
+    def set_local(self, name: str, value: str) -> None:
+        """SET LOCAL: the value holds until the transaction ends."""
+        self.remember_local(name)
+        self.set(name, value)
+
+    def remember_local(self, name: str) -> None:
+        """Keep the value ``name`` has before SET LOCAL changes it, to restore at the end."""
+        setting = self._lookup(name)
+        key = setting.name.lower() if setting is not None else name.lower()
+        if key not in self._local:
+            self._local[key] = (
+                self._values.get(key) if setting is not None else self._custom.get(key)
+            )
+
+    def begin_transaction(self) -> None:
+        self._at_start = (dict(self._values), dict(self._custom))
+        self._local.clear()
+
+    def end_transaction(self, committed: bool) -> None:
+        """Undo SET LOCAL, and every SET of the transaction when it rolled back."""
+        if not committed and self._at_start is not None:
+            self._values, self._custom = dict(self._at_start[0]), dict(self._at_start[1])
+        elif committed:
+            for key, old in self._local.items():
+                if key in self._values and old is not None:
+                    self._values[key] = old
+                elif old is None:
+                    self._custom.pop(key, None)
+                else:
+                    self._custom[key] = old
+        self._at_start = None
+        self._local.clear()
 
     def honoured(self, name: str) -> bool:
         """Whether nyala acts on the setting (custom ``a.b`` names are for the client)."""

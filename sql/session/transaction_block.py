@@ -16,6 +16,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sql.common.result import Result
 from sql.session.cursors import Cursors
 from sql.session.settings import SessionSettings, duration_ms
@@ -37,6 +39,20 @@ log = logging.getLogger(__name__)
 _ABORTED = "current transaction is aborted, commands ignored until end of transaction block"
 
 
+def refusal_in_block(ast: exp.Expr) -> str | None:
+    """What PostgreSQL refuses inside a transaction block (25001) among these statements:
+    ``CREATE/DROP DATABASE``, ``CREATE/DROP INDEX CONCURRENTLY``; None for the rest."""
+    if not isinstance(ast, (exp.Create, exp.Drop)):
+        return None
+    verb = "CREATE" if isinstance(ast, exp.Create) else "DROP"
+    kind = str(ast.args.get("kind") or "").upper()
+    if kind == "DATABASE":
+        return f"{verb} DATABASE"
+    if kind == "INDEX" and ast.args.get("concurrently"):
+        return f"{verb} INDEX CONCURRENTLY"
+    return None
+
+
 class TransactionBlock:
     """The session's storage transaction (``txn``, None between transactions), when it
     started (``now()``), and the block state the protocol reports."""
@@ -48,8 +64,11 @@ class TransactionBlock:
         modes: TransactionModes,
         cursors: Cursors,
         check_cancel: Callable[[], None],
+        on_end: Callable[[bool], None] = lambda committed: None,
     ) -> None:
         self._engine = engine
+        # What else a transaction's end settles (advisory xact locks, NOTIFY, LISTEN).
+        self._on_end = on_end
         self._check_cancel = check_cancel
         self._settings = settings
         self._modes = modes
@@ -75,6 +94,14 @@ class TransactionBlock:
         """Whether ending the implicit transaction has a commit to make durable."""
         return not self.in_block and self.txn is not None and self.txn.has_writes
 
+    def check_allowed(self, ast: exp.Expr) -> None:
+        """25001 for a statement PostgreSQL runs only outside a transaction block."""
+        what = refusal_in_block(ast)
+        if what is not None and self.in_block:
+            raise ActiveSqlTransaction(
+                f"{what} cannot run inside a transaction block", severity="ERROR"
+            )
+
     def check_not_failed(self) -> None:
         if self.failed:
             raise InFailedSqlTransaction(_ABORTED)
@@ -86,6 +113,7 @@ class TransactionBlock:
         self.txn = self._engine.begin(read_only=read_only)
         self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self.started = dt.datetime.now(dt.UTC)
+        self._settings.begin_transaction()
         return self.txn
 
     def current(self) -> Transaction:
@@ -102,7 +130,12 @@ class TransactionBlock:
             self.txn.end_statement()  # leave any row's line of waiters it still stands in
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
+            self._ended(committed=True)
             txn.commit()
+
+    def _ended(self, committed: bool) -> None:
+        self._settings.end_transaction(committed)
+        self._on_end(committed)
 
     def on_error(self) -> None:
         """A statement failed: roll back, or fail the block until ROLLBACK."""
@@ -114,6 +147,7 @@ class TransactionBlock:
             return
         if self.txn is not None:
             txn, self.txn = self.txn, None
+            self._ended(committed=False)
             try:
                 txn.rollback()
             except Exception:  # the statement's own error is the one to report
@@ -131,7 +165,14 @@ class TransactionBlock:
     def begin(self, modes: tuple[str, ...]) -> Result:
         notices: list[DbError] = []
         if self.in_block:
+            # As PostgreSQL: a warning, then the modes apply to the open block (a level only
+            # while no query has run), so a driver's own BEGIN does not swallow the user's.
             notices.append(ActiveSqlTransaction("there is already a transaction in progress"))
+            try:
+                notices.extend(self._modes.apply(modes, self.txn))
+            except DbError:
+                self.on_error()  # the error fails the block, as any statement's does
+                raise
         elif self.failed:
             raise InFailedSqlTransaction(_ABORTED)
         else:
@@ -150,6 +191,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
+        self._ended(committed=tag == "COMMIT")
         if txn is not None:
             if tag == "COMMIT":
                 txn.commit()
@@ -169,6 +211,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
+        self._ended(committed=not rolls_back)
         if rolls_back:
             if txn is not None:
                 txn.rollback()

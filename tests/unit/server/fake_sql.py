@@ -53,6 +53,12 @@ class FakeSession:
     def reported_parameters(self) -> dict[str, str]:
         return dict(self.params)
 
+    def take_notifications(self) -> list[object]:
+        return []
+
+    def on_notification(self, wake: object) -> None:
+        pass
+
     def cancel(self) -> None:
         self.cancelled = True
 

@@ -67,6 +67,7 @@ BACKEND_STRATEGIES = {
     m.AuthenticationSASLFinal: st.builds(m.AuthenticationSASLFinal, st.binary(max_size=30)),
     m.ParameterStatus: st.builds(m.ParameterStatus, names, names),
     m.BackendKeyData: st.builds(m.BackendKeyData, int32s, int32s),
+    m.NotificationResponse: st.builds(m.NotificationResponse, int32s, names, names),
     m.NegotiateProtocolVersion: st.builds(
         m.NegotiateProtocolVersion, int32s, st.lists(names, max_size=3).map(tuple)
     ),

@@ -196,8 +196,9 @@ def test_schema_qualified_names(session):
     with pytest.raises(errors.InvalidSchemaName):
         tags(session, "select * from elsewhere.q")
     assert rows(session, "select relname from pg_catalog.pg_class where relname = 'q'") == [("q",)]
-    with pytest.raises(errors.FeatureNotSupported):
-        tags(session, "select relname from pg_catalog.pg_class, q")
+    assert rows(
+        session, "select relname, public.q.n from pg_catalog.pg_class, public.q where relname = 'q'"
+    ) == [("q", 5)]
     tags(session, "drop table public.q")
 
 

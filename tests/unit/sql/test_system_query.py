@@ -86,8 +86,15 @@ def test_session_queries_over_the_catalogs(tmp_path):
             )
         )
         assert [r["table_name"] for b in result.batches for r in b.to_pylist()] == ["mine"]
-        with pytest.raises(errors.FeatureNotSupported):
-            list(session.execute("select * from mine, pg_class"))
+        list(session.execute("insert into mine values (7, 'seven')"))
+        (result,) = list(
+            session.execute(
+                "select m.v, c.relname from mine m join pg_class c on c.oid = 'mine'::regclass"
+            )
+        )
+        assert [tuple(r.values()) for b in result.batches for r in b.to_pylist()] == [
+            ("seven", "mine")
+        ]
     finally:
         session.close()
         db.close()

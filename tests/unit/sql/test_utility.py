@@ -53,6 +53,31 @@ def test_set_forms(sql, name, value):
     assert (utility.kind, utility.name, utility.value) == ("SET", name, value)
 
 
+def test_set_local_is_marked_local():
+    local = _utility("SET LOCAL statement_timeout = '5s'")
+    assert (local.name, local.value, local.local) == ("statement_timeout", "5s", True)
+    assert _utility("SET LOCAL TIME ZONE 'UTC'").local is True
+    assert _utility("SET SESSION statement_timeout = '5s'").local is False
+    assert _utility("SET statement_timeout = '5s'").local is False
+
+
+def test_listen_notify_unlisten():
+    assert (_utility("LISTEN Jobs").kind, _utility("LISTEN Jobs").name) == ("LISTEN", "jobs")
+    assert _utility('listen "Jobs"').name == "Jobs"
+    notify = _utility("NOTIFY jobs, 'run 7'")
+    assert (notify.kind, notify.name, notify.value) == ("NOTIFY", "jobs", "run 7")
+    assert _utility("notify jobs").value == ""
+    assert _utility("UNLISTEN *").name == "*"
+    with pytest.raises(SqlSyntaxError):
+        _utility("notify jobs, payload")
+
+
+def test_discard_variants():
+    assert _utility("DISCARD ALL").name == "ALL"
+    assert _utility("discard temporary").name == "TEMP"
+    assert _utility("discard sequences").name == "SEQUENCES"
+
+
 def test_show_transaction_isolation_level_names_the_setting():
     assert _utility("SHOW TRANSACTION ISOLATION LEVEL").name == "transaction_isolation"
 

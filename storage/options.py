@@ -41,7 +41,7 @@ class StorageOptions:
         },
     )
     history_max_age_s: float = field(
-        default=15 * 60,
+        default=15 * 60.0,
         metadata={
             "help": "keep row history this long for time-travel reads; older snapshots "
             "are refused with SQLSTATE 72000"

@@ -261,7 +261,7 @@ def _mass_delete(
 ) -> dict[str, Any]:
     """Delete 90% of the rows, wait past history_max_age, and compare with a fresh copy."""
     out: dict[str, Any] = {}
-    for system, conn in conns.items():
+    for conn in conns.values():
         conn.execute("delete from churn where k % 10 <> 3")
         conn.execute("checkpoint")
     log.info("deleted 90%%; waiting %.0f s past history_max_age", history_max_age)
@@ -360,8 +360,12 @@ def chart(results: dict[str, Any], stem: Path, title: str) -> None:
     ny = [r[NYALA] for r in results["rounds"]]
     ax = flat[4]
     ax.plot(rounds, [r["rowsets"] for r in ny], marker="o", markersize=3, label="rowsets")
-    ax.plot(rounds, [r["redo_delta_files"] for r in ny], marker="s", markersize=3, label="REDO files")
-    ax.plot(rounds, [r["undo_delta_files"] for r in ny], marker="^", markersize=3, label="UNDO files")
+    ax.plot(
+        rounds, [r["redo_delta_files"] for r in ny], marker="s", markersize=3, label="REDO files"
+    )
+    ax.plot(
+        rounds, [r["undo_delta_files"] for r in ny], marker="^", markersize=3, label="UNDO files"
+    )
     ax.set_title("nyala: rowsets and delta files", fontsize=9)
     ax.legend(fontsize=7)
     ax = flat[5]

@@ -14,13 +14,15 @@ duration and bytes read and written (the ``nyala_maintenance`` system view).
 
 from __future__ import annotations
 
+import bisect
 import collections
+import dataclasses
 import logging
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from storage.data_type import TabletId
 
@@ -85,6 +87,32 @@ class OpRecord:
     error: str | None = None
 
 
+DURATION_BUCKETS_S = (0.01, 0.05, 0.25, 1.0, 5.0, 30.0, 120.0, 600.0)
+"""Upper bounds of the op-duration histogram ``OpTotals`` keeps (seconds; +Inf follows)."""
+
+
+@dataclass(slots=True)
+class OpTotals:
+    """Everything one kind of op has done since the engine opened (for /metrics)."""
+
+    runs: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    buckets: list[int] = field(default_factory=lambda: [0] * (len(DURATION_BUCKETS_S) + 1))
+    """Runs per duration bucket (not cumulative), the last one past every bound."""
+
+    def add(self, record: OpRecord) -> None:
+        seconds = record.duration_s or 0.0
+        self.runs += 1
+        self.failures += record.error is not None
+        self.seconds += seconds
+        self.bytes_read += record.bytes_read or 0
+        self.bytes_written += record.bytes_written or 0
+        self.buckets[bisect.bisect_left(DURATION_BUCKETS_S, seconds)] += 1
+
+
 OpSource = Callable[[], list[MaintenanceOp] | None]
 """Every op that could run now (the engine lists its tablets' ops); None once the engine is
 gone (a test that never closed it), which stops the workers."""
@@ -104,6 +132,7 @@ class MaintenanceManager:
         self._running: dict[str, OpRecord] = {}
         self._recent: collections.deque[OpRecord] = collections.deque(maxlen=RECENT_OPS)
         self._last_scores: list[OpRecord] = []
+        self._totals: dict[str, OpTotals] = {}
         self.completed = 0
 
     @property
@@ -212,6 +241,7 @@ class MaintenanceManager:
             self._busy_tablets.discard(op.tablet_id)
             self._running.pop(op.name, None)
             self._recent.append(record)
+            self._totals.setdefault(op.kind, OpTotals()).add(record)
             self.completed += 1
             self._cond.notify_all()
         if error is None:
@@ -229,6 +259,14 @@ class MaintenanceManager:
         """The registered ops as last scored, the running ones, the recent ones (newest last)."""
         with self._cond:
             return [*self._last_scores, *self._running.values(), *self._recent]
+
+    def totals(self) -> dict[str, OpTotals]:
+        """Per op kind, what its runs have done since the engine opened (copies)."""
+        with self._cond:
+            return {
+                kind: dataclasses.replace(t, buckets=list(t.buckets))
+                for kind, t in self._totals.items()
+            }
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Block until no op is running and none is worth running (tests, CHECKPOINT)."""

@@ -2,6 +2,8 @@
 
 - ``FlushOp``: MemRowSet and DeltaMemStores to disk.  Scored by memory held:
   past ``flush_threshold_bytes`` it outranks everything; past
+  ``flush_threshold_rows`` (unflushed rows are read one by one, so they cost
+  scans far more than their memory says) it outranks the compactions; past
   ``flush_threshold_s`` since the first unflushed write (which bounds how
   much WAL the tablet keeps for replay) it runs when nothing else is urgent.
 Delta compactions wait until a rowset's REDO files hold
@@ -71,6 +73,13 @@ class FlushOp(TabletOp):
             return OpStats(False, 0.0, "nothing to flush")
         if held >= self.options.flush_threshold_bytes:
             return OpStats(True, 1000.0 + held / MIB, why + " (over the size threshold)")
+        rows = tablet.memrowset_rows + tablet.delta_memstore_rows
+        if rows >= self.options.flush_threshold_rows:
+            return OpStats(
+                True,
+                100.0 + rows / self.options.flush_threshold_rows,
+                why + f", {rows} rows (over the row threshold)",
+            )
         if since is not None and age >= self.options.flush_threshold_s:
             return OpStats(True, 10.0 + held / MIB, why + " (over the age threshold)")
         return OpStats(True, 0.0, why)

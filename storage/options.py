@@ -63,6 +63,13 @@ class StorageOptions:
         default=250,
         metadata={"help": "how often the maintenance manager re-scores its operations"},
     )
+    flush_threshold_rows: int = field(
+        default=50_000,
+        metadata={
+            "help": "flush a tablet's MemRowSet and DeltaMemStores once they hold this many "
+            "rows: scans read unflushed rows one by one, flushed ones a block at a time"
+        },
+    )
     flush_threshold_s: float = field(
         default=120.0,
         metadata={"help": "flush a tablet's MemRowSet or DeltaMemStores once they are this old"},

@@ -62,7 +62,13 @@ from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
-from storage.tablet.compaction_policy import Choice, RowSetInfo, choose
+from storage.tablet.compaction_policy import (
+    Choice,
+    RowSetInfo,
+    average_height,
+    choose,
+    intervals,
+)
 from storage.tablet.delta_compaction import (
     CompactionOutput,
     major_compaction,
@@ -140,6 +146,9 @@ class Tablet:
         if directory is not None:
             self.rowsets = [DiskRowSet(directory, schema, m) for m in doc.get("rowsets", [])]
         self.memrowset_bytes = 0
+        self.scans = 0
+        self.delta_lookups = 0
+        """Scans run and delta stores they consulted (for /metrics; unlocked, so approximate)."""
         self.unflushed_since: float | None = None
         """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
 
@@ -685,6 +694,23 @@ class Tablet:
         remaining = spec.limit
         if remaining is not None and remaining <= 0:
             return
+        self.scans += 1
+        before = stats.delta_stores_read
+        try:
+            yield from self._scan_sources(spec, snapshot, reader, stats, memrowsets, rowsets)
+        finally:
+            self.delta_lookups += stats.delta_stores_read - before
+
+    def _scan_sources(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats,
+        memrowsets: list[MemRowSet],
+        rowsets: list[DiskRowSet],
+    ) -> Iterator[pa.RecordBatch]:
+        remaining = spec.limit
         unlimited = dataclasses.replace(spec, limit=None)
         key_range = spec.key_range(self.schema)
         if key_range.is_empty:
@@ -722,8 +748,15 @@ class Tablet:
         with self._lock:
             rowsets = [r.stats() for r in self.rowsets]
             memrowset_rows = self.memrowset_rows
+        infos = [
+            RowSetInfo(r["rowset_id"], r["min_key"], r["max_key"], r["bytes_on_disk"], r["rows"], 0)
+            for r in rowsets
+        ]
         return {
             "tablet_id": self.tablet_id,
+            "average_rowset_height": average_height(intervals(infos)),
+            "scans": self.scans,
+            "delta_lookups": self.delta_lookups,
             "memrowset_rows": memrowset_rows,
             "memrowset_bytes_estimate": self.memrowset_bytes,
             "rowsets": rowsets,

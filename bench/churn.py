@@ -7,7 +7,9 @@ record a full-table aggregate (best of 3), a prepared point select (median of 20
 the change rate of the round, and bytes on disk; nyala adds its rowsets, delta files and
 average rowset height (from ``nyala_rowsets``), PostgreSQL its dead tuples.  PostgreSQL
 runs with autovacuum on (its default); nyala with its maintenance manager on (its
-default).  Neither is waited for: the figures are what a client sees right after a round.
+default).  Both are measured right after each round (what a client sees then); nyala is
+measured again once its maintenance manager has gone quiet (``nyala_settled``, with
+``settle_s``, how long that took).
 
 Then the bench deletes 90% of the rows, waits ``--history-max-age`` seconds (nyala runs
 with that ``history_max_age_s``) plus the maintenance manager going quiet, and compares
@@ -41,6 +43,8 @@ log = logging.getLogger("bench.churn")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVERS = (NYALA, POSTGRES)
+SETTLED = "nyala_settled"
+"""nyala measured again once its maintenance manager has gone quiet after the round."""
 CREATE = "create table churn (k bigint primary key, v bigint, s text)"
 INSERT_RANGE = (
     "insert into churn select g, g * 2, 'row ' || g::text from generate_series({lo}, {hi}) g"
@@ -151,43 +155,53 @@ def _measure(
     rng: np.random.Generator,
     next_key: int,
 ) -> dict[str, Any]:
+    """Both systems right after the round, then nyala again once its maintenance settled."""
     keys = rng.integers(0, next_key, POINT_SAMPLES).tolist()
     out: dict[str, Any] = {"round": round_no}
     for system, conn in conns.items():
-        agg = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            total = conn.execute("select count(*), sum(v) from churn").fetchone()
-            agg.append(time.perf_counter() - t0)
-        point = []
-        with conn.cursor() as cur:
-            for k in keys:
-                t0 = time.perf_counter()
-                cur.execute(POINT, (k,), prepare=True)
-                cur.fetchall()
-                point.append(time.perf_counter() - t0)
-        figures: dict[str, Any] = {
-            "aggregate_ms": min(agg) * 1000,
-            "point_select_ms": statistics.median(point) * 1000,
-            "change_rate_rows_per_s": rates[system],
-            "live_rows": total[0],
-            "sum_v": int(total[1] or 0),
-            "bytes_on_disk": _bytes_on_disk(conn, system),
-        }
-        if system == NYALA:
-            figures.update(_nyala_layout(conn))
-        else:
-            figures["dead_tuples"] = conn.execute(
-                "select n_dead_tup from pg_stat_user_tables where relname = 'churn'"
-            ).fetchone()[0]
-        out[system] = figures
+        out[system] = _figures(conn, system, keys, rates[system])
     if out[NYALA]["sum_v"] != out[POSTGRES]["sum_v"]:
         raise AssertionError(f"round {round_no}: the systems disagree: {out}")
+    settle_s = _wait_quiet(conns[NYALA], 600)
+    out[SETTLED] = _figures(conns[NYALA], NYALA, keys, rates[NYALA])
+    out[SETTLED]["settle_s"] = settle_s
     log.info(
         "round %d: %s", round_no,
-        {s: {k: round(v, 2) for k, v in out[s].items()} for s in SERVERS},
+        {s: {k: round(v, 2) for k, v in out[s].items()} for s in (*SERVERS, SETTLED)},
     )  # fmt: skip
     return out
+
+
+def _figures(
+    conn: psycopg.Connection[Any], system: str, keys: list[int], rate: float
+) -> dict[str, Any]:
+    agg = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        total = conn.execute("select count(*), sum(v) from churn").fetchone()
+        agg.append(time.perf_counter() - t0)
+    point = []
+    with conn.cursor() as cur:
+        for k in keys:
+            t0 = time.perf_counter()
+            cur.execute(POINT, (k,), prepare=True)
+            cur.fetchall()
+            point.append(time.perf_counter() - t0)
+    figures: dict[str, Any] = {
+        "aggregate_ms": min(agg) * 1000,
+        "point_select_ms": statistics.median(point) * 1000,
+        "change_rate_rows_per_s": rate,
+        "live_rows": total[0],
+        "sum_v": int(total[1] or 0),
+        "bytes_on_disk": _bytes_on_disk(conn, system),
+    }
+    if system == NYALA:
+        figures.update(_nyala_layout(conn))
+    else:
+        figures["dead_tuples"] = conn.execute(
+            "select n_dead_tup from pg_stat_user_tables where relname = 'churn'"
+        ).fetchone()[0]
+    return figures
 
 
 def _bytes_on_disk(conn: psycopg.Connection[Any], system: str) -> int:
@@ -311,7 +325,15 @@ def summary(results: dict[str, Any]) -> str:
             f"({b['point_select_ms'] / a['point_select_ms']:.2f}x), bytes "
             f"{a['bytes_on_disk']:,} -> {b['bytes_on_disk']:,}"
         )
-    ny = [r[NYALA] for r in results["rounds"]]
+    a, b = first[SETTLED], last[SETTLED]
+    lines.append(
+        f"  nyala, maintenance settled: aggregate {a['aggregate_ms']:.1f} -> "
+        f"{b['aggregate_ms']:.1f} ms ({b['aggregate_ms'] / a['aggregate_ms']:.2f}x), point select "
+        f"{a['point_select_ms']:.2f} -> {b['point_select_ms']:.2f} ms "
+        f"({b['point_select_ms'] / a['point_select_ms']:.2f}x); settling took up to "
+        f"{max(r[SETTLED]['settle_s'] for r in results['rounds']):.0f} s"
+    )
+    ny = [r[NYALA] for r in results["rounds"]] + [r[SETTLED] for r in results["rounds"]]
     lines.append(
         "  nyala layout over the rounds: rowsets max "
         f"{max(r['rowsets'] for r in ny)}, REDO files in one rowset max "
@@ -339,7 +361,7 @@ def chart(results: dict[str, Any], stem: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     rounds = [r["round"] for r in results["rounds"]]
-    colours = {NYALA: "#2a9d8f", POSTGRES: "#336791"}
+    colours = {NYALA: "#2a9d8f", POSTGRES: "#336791", SETTLED: "#e76f51"}
     panels = [
         ("aggregate_ms", "full-table aggregate (ms)"),
         ("point_select_ms", "prepared point select, median (ms)"),
@@ -349,11 +371,12 @@ def chart(results: dict[str, Any], stem: Path, title: str) -> None:
     figure, axes = plt.subplots(3, 2, figsize=(11, 10))
     flat = axes.flatten()
     for ax, (key, label) in zip(flat, panels, strict=False):
-        for system in SERVERS:
+        for system in (*SERVERS, SETTLED):
             values = [r[system][key] for r in results["rounds"]]
             if key == "bytes_on_disk":
                 values = [v / 1e6 for v in values]
-            ax.plot(rounds, values, marker="o", markersize=3, color=colours[system], label=system)
+            ax.plot(rounds, values, marker="o", markersize=3, color=colours[system], label=system,
+                    linestyle="--" if system == SETTLED else "-")  # fmt: skip
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("round", fontsize=8)
         ax.legend(fontsize=7)

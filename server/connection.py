@@ -462,6 +462,8 @@ class Connection:
                         return Step(out, "copy_in")
                     if result.is_empty_query or result.columns is None:
                         out += answers.no_rows_answer(result)
+                        if not result.is_empty_query:
+                            self._completed(result.command_tag or "")
                         continue
                     progress.sent = 0
                     if result.copy_out is not None:
@@ -671,6 +673,8 @@ class Connection:
                     return Step(out, "copy_in", copy_in=result.copy_in)
                 if result.is_empty_query or result.columns is None:
                     out += answers.no_rows_answer(result)
+                    if not result.is_empty_query:
+                        self._completed(result.command_tag or "")
                     return Step(out, "done")
                 if result.copy_out is not None:
                     portal.stream = copy_protocol.copy_out_stream(result)

@@ -178,24 +178,12 @@ class MaintenanceManager:
     def _pick(self) -> tuple[MaintenanceOp, OpStats] | None:
         """The runnable op with the best score on a tablet nobody is busy with; marks it
         running."""
-        scored = []
-        ops = self._ops()
-        if ops is None:
+        scored = self._score()
+        if scored is None:
             with self._cond:
                 self._stopping = True
             return None
-        for op in ops:
-            try:
-                stats = op.stats()
-            except Exception as exc:  # a tablet dropped meanwhile, say
-                log.debug("scoring %s failed: %s", op.name, exc)
-                continue
-            scored.append((op, stats))
         with self._cond:
-            self._last_scores = [
-                OpRecord(op.name, op.kind, op.tablet_id, "registered", s.score, s.reason)
-                for op, s in scored
-            ]
             candidates = [
                 (s.score, op.name, op, s)
                 for op, s in scored
@@ -209,6 +197,27 @@ class MaintenanceManager:
                 op.name, op.kind, op.tablet_id, "running", stats.score, stats.reason, time.time()
             )
             return op, stats
+
+    def _score(self) -> list[tuple[MaintenanceOp, OpStats]] | None:
+        """Score every op now and keep the scores for ``status()``; None once the engine is
+        gone."""
+        ops = self._ops()
+        if ops is None:
+            return None
+        scored = []
+        for op in ops:
+            try:
+                stats = op.stats()
+            except Exception as exc:  # a tablet dropped meanwhile, say
+                log.debug("scoring %s failed: %s", op.name, exc)
+                continue
+            scored.append((op, stats))
+        with self._cond:
+            self._last_scores = [
+                OpRecord(op.name, op.kind, op.tablet_id, "registered", s.score, s.reason)
+                for op, s in scored
+            ]
+        return scored
 
     def run_once(self) -> bool:
         """Run the best op, if one is worth running; return whether one ran."""
@@ -256,7 +265,10 @@ class MaintenanceManager:
         return True
 
     def status(self) -> list[OpRecord]:
-        """The registered ops as last scored, the running ones, the recent ones (newest last)."""
+        """The registered ops as last scored (scored now when no worker runs), the running
+        ones, the recent ones (newest last)."""
+        if not self.enabled:
+            self._score()
         with self._cond:
             return [*self._last_scores, *self._running.values(), *self._recent]
 

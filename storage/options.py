@@ -64,7 +64,7 @@ class StorageOptions:
         metadata={"help": "how often the maintenance manager re-scores its operations"},
     )
     flush_threshold_rows: int = field(
-        default=50_000,
+        default=20_000,
         metadata={
             "help": "flush a tablet's MemRowSet and DeltaMemStores once they hold this many "
             "rows: scans read unflushed rows one by one, flushed ones a block at a time"

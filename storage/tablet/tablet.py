@@ -75,6 +75,12 @@ from storage.tablet.delta_compaction import (
     minor_compaction,
     undo_gc,
 )
+from storage.tablet.delta_upgrade import (
+    OLD_SUFFIX,
+    needs_upgrade,
+    remove_old_files,
+    upgrade_delta_files,
+)
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.flush import (
     FlushResult,
@@ -184,12 +190,21 @@ class Tablet:
         try:
             doc = json.loads(path.read_bytes())
             assert doc["format_version"] in (1, 2, METADATA_FORMAT_VERSION), "known version"
+            upgrade = needs_upgrade(doc)
             for rowset in doc.get("rowsets", []):
                 for delta in (*rowset["undo"], *rowset["redo"]):
-                    assert delta["file"].endswith(".delta"), "delta files of format 3"
+                    assert delta["file"].endswith((".delta", OLD_SUFFIX)), "a delta file"
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc
+        if upgrade:
+            remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
+            doc = upgrade_delta_files(
+                layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync
+            )
+            doc["format_version"] = METADATA_FORMAT_VERSION
+            atomic_write(path, json.dumps(doc, indent=2).encode(), fsync=options.fsync)
+            remove_old_files(layout.tablet_dir(tablet_id), doc)
         remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
         return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
 

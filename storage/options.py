@@ -88,7 +88,8 @@ class StorageOptions:
     delta_compaction_min_bytes: int = field(
         default=256 * 1024,
         metadata={
-            "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
+            "help": "a rowset's REDO deltas smaller than this are not worth a major delta "
+            "compaction (minor ones merge files whatever their size)"
         },
     )
 

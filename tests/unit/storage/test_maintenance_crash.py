@@ -102,6 +102,7 @@ def child(data_dir: str) -> None:
         else:
             txn.update(TID, marker)
         txn.commit()
+        Path(f"{data_dir}-ready").touch()
         snapshot = engine.mvcc.safe_time()
         cutoff = engine.history_cutoff(snapshot)
         step = r % 5
@@ -124,6 +125,14 @@ def test_kill9_during_maintenance_ops_loses_no_committed_round(tmp_path):
     seen_rounds = []
     for _ in range(4):
         proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+        # Start-up (imports, replay) takes seconds on a busy machine: kill it at a random
+        # moment of its rounds, not while it is still opening the database.
+        started = time.monotonic()
+        ready = Path(f"{tmp_path}-ready")
+        ready.unlink(missing_ok=True)
+        while not ready.exists() and proc.poll() is None:
+            assert time.monotonic() - started < 120, "the child never committed a round"
+            time.sleep(0.05)
         time.sleep(rng.uniform(1.5, 3.0))
         assert proc.poll() is None, "the child runs until killed"
         os.kill(proc.pid, signal.SIGKILL)

@@ -162,7 +162,7 @@ def _measure(
         out[system] = _figures(conn, system, keys, rates[system])
     if out[NYALA]["sum_v"] != out[POSTGRES]["sum_v"]:
         raise AssertionError(f"round {round_no}: the systems disagree: {out}")
-    settle_s = _wait_quiet(conns[NYALA], 600)
+    settle_s = _wait_quiet(conns[NYALA], 120)
     out[SETTLED] = _figures(conns[NYALA], NYALA, keys, rates[NYALA])
     out[SETTLED]["settle_s"] = settle_s
     log.info(
@@ -258,12 +258,14 @@ def _place(hex_key: str) -> int:
 
 
 def _wait_quiet(conn: psycopg.Connection[Any], timeout_s: float) -> float:
-    """Wait until nyala runs no maintenance op for two polls in a row; return seconds waited."""
+    """Wait until nyala runs no maintenance op and scores none worth running, two polls in a
+    row (or ``timeout_s`` passed); return seconds waited."""
     t0 = time.monotonic()
     quiet = 0
     while time.monotonic() - t0 < timeout_s and quiet < 2:
         running = conn.execute(
-            "select count(*) from nyala_maintenance where state = 'running'"
+            "select count(*) from nyala_maintenance "
+            "where state = 'running' or (state = 'registered' and score > 0)"
         ).fetchone()[0]
         quiet = quiet + 1 if running == 0 else 0
         time.sleep(1.0)

@@ -19,6 +19,8 @@ RUN_STAMP  := $(VENV)/.nyala-installed
 TEST_STAMP := $(VENV)/.nyala-installed-test
 # pgjdbc as Debian packages it, for tests/e2e/test_pgjdbc.py (Java 17 is on the machine).
 JDBC_JAR   := /usr/share/java/postgresql.jar
+# Debian's Chromium, run headless by tests/e2e/test_status_page.py to render the status page.
+CHROMIUM   := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
 .PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings bench-memory clean distclean
@@ -49,11 +51,15 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(RUN_STAMP)
 
-install-test: $(TEST_STAMP) $(JDBC_JAR)
+install-test: $(TEST_STAMP) $(JDBC_JAR) $(CHROMIUM)
 
 $(JDBC_JAR):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpostgresql-jdbc-java
+
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 serve: $(RUN_STAMP)
 	$(BIN)/nyala serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from server.auth import Authenticator, ScramAuthenticator, TrustAuthenticator
 from server.config import Config, add_arguments, from_namespace
 from server.server import Server
+from server.status_http import StatusServer
 from sql.session.database import Database
 
 log = logging.getLogger("server")
@@ -59,6 +60,17 @@ async def _serve(config: Config) -> int:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc)
         database.close()
         return 1
+    status: StatusServer | None = None
+    if config.http_port >= 0:
+        status = StatusServer(database, config.http_host, config.http_port)
+        try:
+            http_host, http_port = await status.start()
+        except OSError as exc:
+            log.error("cannot listen on %s:%d: %s", config.http_host, config.http_port, exc)
+            await server.shutdown()
+            database.close()
+            return 1
+        log.info("status page on http://%s:%d/ (metrics at /metrics)", http_host, http_port)
     try:
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -72,6 +84,8 @@ async def _serve(config: Config) -> int:
         )
         await server.serve_until(stop)
     finally:
+        if status is not None:
+            await status.close()
         database.close()
     log.info("stopped")
     return 0

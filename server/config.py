@@ -69,8 +69,15 @@ class Config:
     tls_cert: str = _option("", "PEM certificate (chain) file; with --tls-key, clients may use TLS")
     tls_key: str = _option("", "PEM private key file of --tls-cert")
     tls_required: bool = _option(False, "refuse clients that do not use TLS")
+    http_port: int = _option(
+        -1,
+        "serve the status page and /metrics over HTTP on this port; 0 picks a free port, "
+        "-1 serves none",
+    )
+    http_host: str = _option("127.0.0.1", "address the status page listens on")
     # Storage knobs: names, defaults and help are StorageOptions' (storage/options.py).
     flush_threshold_bytes: int = _storage_option("flush_threshold_bytes")
+    flush_threshold_rows: int = _storage_option("flush_threshold_rows")
     flush_threshold_s: float = _storage_option("flush_threshold_s")
     history_max_age_s: float = _storage_option("history_max_age_s")
     maintenance_threads: int = _storage_option("maintenance_threads")
@@ -93,6 +100,8 @@ class Config:
                 raise ValueError(f"{name} must be positive")
         if not 0 <= self.port <= 65535:
             raise ValueError("port must be between 0 and 65535")
+        if not -1 <= self.http_port <= 65535:
+            raise ValueError("http_port must be between -1 (off) and 65535")
         if self.auth not in AUTH_METHODS:
             raise ValueError(f"auth must be one of {', '.join(AUTH_METHODS)}")
         if bool(self.tls_cert) != bool(self.tls_key):

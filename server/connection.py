@@ -36,11 +36,12 @@ import functools
 import logging
 import socket
 import ssl
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, batches, codec, copy_protocol, params, timeouts
+from server import answers, batches, codec, copy_protocol, metrics, params, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
@@ -116,6 +117,8 @@ class Connection:
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
+        self._statement_started = 0.0
+        self._statement_kind = ""
         self._is_idle = False
         self.is_cancelled = False
         self._timer = timeouts.StatementTimer(self.cancel_statement)
@@ -216,7 +219,17 @@ class Connection:
     # -- I/O --------------------------------------------------------------------------------
 
     def send(self, message: m.BackendMessage) -> None:
+        if isinstance(message, m.CommandComplete):
+            self._completed(message.tag)
+        elif isinstance(message, m.ErrorResponse):
+            metrics.STATEMENT_ERRORS.labels(message.get("C") or "").inc()
         self._out += codec.encode(message)
+
+    def _completed(self, tag: str) -> None:
+        """Count a finished statement by kind (for /metrics)."""
+        kind = metrics.statement_kind(tag)
+        metrics.STATEMENTS.labels(kind).inc()
+        self._statement_kind = kind
 
     async def flush(self) -> None:
         if self._out:
@@ -323,6 +336,8 @@ class Connection:
         assert self._session is not None, "statements run only after startup"
         self._is_running_statement = True
         self.is_cancelled = False
+        self._statement_started = time.perf_counter()
+        self._statement_kind = ""
         setting = self._session.settings.get("statement_timeout")
         self._timer.start(timeouts.milliseconds(setting))
 
@@ -332,6 +347,9 @@ class Connection:
     def _end_statement(self) -> None:
         self._timer.stop()
         self._is_running_statement = False
+        metrics.LATENCY.labels(self._statement_kind or "OTHER").observe(
+            time.perf_counter() - self._statement_started
+        )
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
@@ -436,7 +454,9 @@ class Connection:
                 if step.state == "copy_in":
                     sink, progress.copy_in = progress.copy_in, None
                     try:
-                        tag = await copy_protocol.copy_in(sink, self.receive, self._run, self._copy_cancelled)
+                        tag = await copy_protocol.copy_in(
+                            sink, self.receive, self._run, self._copy_cancelled
+                        )
                     except DbError as exc:
                         if is_fatal(exc):
                             await self._fatal(exc)
@@ -469,6 +489,8 @@ class Connection:
                         return Step(out, "copy_in")
                     if result.is_empty_query or result.columns is None:
                         out += answers.no_rows_answer(result)
+                        if not result.is_empty_query:
+                            self._completed(result.command_tag or "")
                         continue
                     progress.sent = 0
                     if result.copy_out is not None:
@@ -503,6 +525,7 @@ class Connection:
             sent += fetched.rows
             if fetched.is_exhausted:
                 tag = stream.command_tag(sent)
+                self._completed(tag)
                 out += codec.encode(m.CommandComplete(tag))
                 return sent, "done"
             if 0 < max_rows <= sent:
@@ -676,6 +699,8 @@ class Connection:
                     return Step(out, "copy_in", copy_in=result.copy_in)
                 if result.is_empty_query or result.columns is None:
                     out += answers.no_rows_answer(result)
+                    if not result.is_empty_query:
+                        self._completed(result.command_tag or "")
                     return Step(out, "done")
                 if result.copy_out is not None:
                     portal.stream = copy_protocol.copy_out_stream(result)

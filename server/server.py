@@ -20,6 +20,7 @@ import secrets
 import ssl
 from typing import TYPE_CHECKING
 
+from server import metrics
 from server.auth import Authenticator, TrustAuthenticator
 from server.config import Config
 from server.connection import Connection
@@ -100,9 +101,12 @@ class Server:
         self._connections[process_id] = connection
         self._tasks.add(task)
         log.debug("connection %d from %s", process_id, connection.peer)
+        metrics.CONNECTIONS.inc()
+        metrics.CONNECTIONS_TOTAL.inc()
         try:
             await connection.run()
         finally:
+            metrics.CONNECTIONS.dec()
             self._connections.pop(process_id, None)
             self._tasks.discard(task)
 

@@ -30,7 +30,7 @@ from storage.data_type import TabletId
 from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
 from storage.key_encoding import is_key_type
-from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpRecord
+from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpRecord, OpTotals
 from storage.maintenance_ops import tablet_ops
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -125,6 +125,10 @@ class StorageEngine:
     def maintenance_status(self) -> list[OpRecord]:
         """Registered, running and recent maintenance ops (the nyala_maintenance view)."""
         return self.maintenance.status()
+
+    def maintenance_totals(self) -> dict[str, OpTotals]:
+        """Per op kind, runs, failures, seconds and bytes since the engine opened (/metrics)."""
+        return self.maintenance.totals()
 
     @classmethod
     def open(cls, data_dir: Path, options: StorageOptions | None = None) -> StorageEngine:
@@ -244,12 +248,33 @@ class StorageEngine:
         counts) and its totals; see ``Tablet.rowset_stats``."""
         return self.tablet(tablet_id).rowset_stats()
 
+    def tablet_layout(self, tablet_id: TabletId) -> dict[str, object]:
+        """``tablet_stats`` plus the rowsets the next merging compaction would take
+        (``compaction_inputs``, empty if none is worth it) and why (``compaction_reason``);
+        for the status page, which draws them."""
+        tablet = self.tablet(tablet_id)
+        stats = tablet.rowset_stats()
+        choice = tablet.compaction_choice(
+            self.options.compaction_budget_mb, self.history_cutoff(self.now())
+        )
+        stats["compaction_inputs"] = [] if choice is None else list(choice.rowset_ids)
+        stats["compaction_reason"] = "" if choice is None else choice.reason
+        return stats
+
     def maybe_flush(self, tablet_ids: list[TabletId]) -> None:
         """After a commit: when one of these tablets' MemRowSet passed the size threshold, wake
-        the maintenance manager to flush it; with no manager running, flush here."""
+        the maintenance manager to flush it; with no manager running, flush here.  Past the
+        row threshold only the manager is woken (without one, CHECKPOINT flushes)."""
         for tablet_id in tablet_ids:
             tablet = self.registry.find(tablet_id)
-            if tablet is None or tablet.memrowset_bytes < self.options.flush_threshold_bytes:
+            if tablet is None:
+                continue
+            if tablet.memrowset_bytes < self.options.flush_threshold_bytes:
+                if self.maintenance.enabled and (
+                    tablet.memrowset_rows + tablet.delta_memstore_rows
+                    >= self.options.flush_threshold_rows
+                ):
+                    self.maintenance.wake()
                 continue
             if self.maintenance.enabled:
                 self.maintenance.wake()

@@ -14,13 +14,15 @@ duration and bytes read and written (the ``nyala_maintenance`` system view).
 
 from __future__ import annotations
 
+import bisect
 import collections
+import dataclasses
 import logging
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from storage.data_type import TabletId
 
@@ -85,6 +87,32 @@ class OpRecord:
     error: str | None = None
 
 
+DURATION_BUCKETS_S = (0.01, 0.05, 0.25, 1.0, 5.0, 30.0, 120.0, 600.0)
+"""Upper bounds of the op-duration histogram ``OpTotals`` keeps (seconds; +Inf follows)."""
+
+
+@dataclass(slots=True)
+class OpTotals:
+    """Everything one kind of op has done since the engine opened (for /metrics)."""
+
+    runs: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    buckets: list[int] = field(default_factory=lambda: [0] * (len(DURATION_BUCKETS_S) + 1))
+    """Runs per duration bucket (not cumulative), the last one past every bound."""
+
+    def add(self, record: OpRecord) -> None:
+        seconds = record.duration_s or 0.0
+        self.runs += 1
+        self.failures += record.error is not None
+        self.seconds += seconds
+        self.bytes_read += record.bytes_read or 0
+        self.bytes_written += record.bytes_written or 0
+        self.buckets[bisect.bisect_left(DURATION_BUCKETS_S, seconds)] += 1
+
+
 OpSource = Callable[[], list[MaintenanceOp] | None]
 """Every op that could run now (the engine lists its tablets' ops); None once the engine is
 gone (a test that never closed it), which stops the workers."""
@@ -104,6 +132,7 @@ class MaintenanceManager:
         self._running: dict[str, OpRecord] = {}
         self._recent: collections.deque[OpRecord] = collections.deque(maxlen=RECENT_OPS)
         self._last_scores: list[OpRecord] = []
+        self._totals: dict[str, OpTotals] = {}
         self.completed = 0
 
     @property
@@ -149,24 +178,12 @@ class MaintenanceManager:
     def _pick(self) -> tuple[MaintenanceOp, OpStats] | None:
         """The runnable op with the best score on a tablet nobody is busy with; marks it
         running."""
-        scored = []
-        ops = self._ops()
-        if ops is None:
+        scored = self._score()
+        if scored is None:
             with self._cond:
                 self._stopping = True
             return None
-        for op in ops:
-            try:
-                stats = op.stats()
-            except Exception as exc:  # a tablet dropped meanwhile, say
-                log.debug("scoring %s failed: %s", op.name, exc)
-                continue
-            scored.append((op, stats))
         with self._cond:
-            self._last_scores = [
-                OpRecord(op.name, op.kind, op.tablet_id, "registered", s.score, s.reason)
-                for op, s in scored
-            ]
             candidates = [
                 (s.score, op.name, op, s)
                 for op, s in scored
@@ -180,6 +197,27 @@ class MaintenanceManager:
                 op.name, op.kind, op.tablet_id, "running", stats.score, stats.reason, time.time()
             )
             return op, stats
+
+    def _score(self) -> list[tuple[MaintenanceOp, OpStats]] | None:
+        """Score every op now and keep the scores for ``status()``; None once the engine is
+        gone."""
+        ops = self._ops()
+        if ops is None:
+            return None
+        scored = []
+        for op in ops:
+            try:
+                stats = op.stats()
+            except Exception as exc:  # a tablet dropped meanwhile, say
+                log.debug("scoring %s failed: %s", op.name, exc)
+                continue
+            scored.append((op, stats))
+        with self._cond:
+            self._last_scores = [
+                OpRecord(op.name, op.kind, op.tablet_id, "registered", s.score, s.reason)
+                for op, s in scored
+            ]
+        return scored
 
     def run_once(self) -> bool:
         """Run the best op, if one is worth running; return whether one ran."""
@@ -212,6 +250,7 @@ class MaintenanceManager:
             self._busy_tablets.discard(op.tablet_id)
             self._running.pop(op.name, None)
             self._recent.append(record)
+            self._totals.setdefault(op.kind, OpTotals()).add(record)
             self.completed += 1
             self._cond.notify_all()
         if error is None:
@@ -226,9 +265,20 @@ class MaintenanceManager:
         return True
 
     def status(self) -> list[OpRecord]:
-        """The registered ops as last scored, the running ones, the recent ones (newest last)."""
+        """The registered ops as last scored (scored now when no worker runs), the running
+        ones, the recent ones (newest last)."""
+        if not self.enabled:
+            self._score()
         with self._cond:
             return [*self._last_scores, *self._running.values(), *self._recent]
+
+    def totals(self) -> dict[str, OpTotals]:
+        """Per op kind, what its runs have done since the engine opened (copies)."""
+        with self._cond:
+            return {
+                kind: dataclasses.replace(t, buckets=list(t.buckets))
+                for kind, t in self._totals.items()
+            }
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Block until no op is running and none is worth running (tests, CHECKPOINT)."""

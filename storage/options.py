@@ -41,7 +41,7 @@ class StorageOptions:
         },
     )
     history_max_age_s: float = field(
-        default=15 * 60,
+        default=15 * 60.0,
         metadata={
             "help": "keep row history this long for time-travel reads; older snapshots "
             "are refused with SQLSTATE 72000"
@@ -63,6 +63,13 @@ class StorageOptions:
         default=250,
         metadata={"help": "how often the maintenance manager re-scores its operations"},
     )
+    flush_threshold_rows: int = field(
+        default=20_000,
+        metadata={
+            "help": "flush a tablet's MemRowSet and DeltaMemStores once they hold this many "
+            "rows: scans read unflushed rows one by one, flushed ones a block at a time"
+        },
+    )
     flush_threshold_s: float = field(
         default=120.0,
         metadata={"help": "flush a tablet's MemRowSet or DeltaMemStores once they are this old"},
@@ -81,7 +88,8 @@ class StorageOptions:
     delta_compaction_min_bytes: int = field(
         default=256 * 1024,
         metadata={
-            "help": "a rowset's REDO deltas smaller than this are not worth a delta compaction"
+            "help": "a rowset's REDO deltas smaller than this are not worth a major delta "
+            "compaction (minor ones merge files whatever their size)"
         },
     )
 

@@ -11,7 +11,10 @@ among the rowsets inside it, those whose total size fits the budget (MiB) and
 whose total width is largest; its quality is that total minus (b - a).  Small
 rowsets get a bonus, so that the many small flushes a busy tablet makes are
 merged even where they barely overlap (Kudu's small-rowset trade-off).  The
-best set wins, if its quality is worth a compaction.
+best set wins, if its quality is worth a compaction.  The small-rowset bonus
+counts only while the merged rowset stays small: merging rowsets that do not
+overlap lowers no lookup's cost, so a big rowset is not rewritten whole to
+absorb a small one beside it (the churn bench's inserts did exactly that).
 
 Beyond Kudu (KUDU-1625): a rowset whose rows are mostly deleted is worth
 rewriting on its own; its quality is the share of its rows it would drop.
@@ -23,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SMALL_ROWSET_MB = 32.0
-"""Rowsets below this size count as small and get a bonus of up to ``SMALL_BONUS``."""
+SMALL_ROWSET_MB = 8.0
+"""Rowsets below this size count as small and get a bonus of up to ``SMALL_BONUS``, as long
+as what they merge into stays below it too."""
 SMALL_BONUS = 0.2
 MIN_QUALITY = 0.01
 MOSTLY_DELETED = 0.5
@@ -129,6 +133,8 @@ def choose(infos: list[RowSetInfo], budget_mb: int) -> Choice | None:
                 continue
             chosen = [inside[i] for i in picked]
             quality = sum(values[i] for i in chosen) - (end - start)
+            if sum(sizes_mb[i] for i in chosen) >= SMALL_ROWSET_MB:
+                quality = sum(spans[i][1] - spans[i][0] for i in chosen) - (end - start)
             if best is None or quality > best.quality:
                 best = Choice(
                     [infos[i].rowset_id for i in chosen],

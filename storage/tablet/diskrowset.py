@@ -224,6 +224,8 @@ class RowSetStats(TypedDict):
     redo_records: int
     undo_records: int
     base_bytes: int
+    deleted_rows: int
+    """Rows deleted in the base data (not counting deletes still in REDO records)."""
 
 
 class DiskRowSet:
@@ -454,6 +456,7 @@ class DiskRowSet:
             "redo_records": sum(len(d) for d in self.redo),
             "undo_records": sum(len(d) for d in self.undo),
             "base_bytes": self.base_bytes,
+            "deleted_rows": int(np.count_nonzero(self._deleted)),
         }
 
     # --- scans -----------------------------------------------------------------------------------

@@ -62,12 +62,24 @@ from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.bloom import key_hashes
-from storage.tablet.compaction_policy import Choice, RowSetInfo, choose
+from storage.tablet.compaction_policy import (
+    Choice,
+    RowSetInfo,
+    average_height,
+    choose,
+    intervals,
+)
 from storage.tablet.delta_compaction import (
     CompactionOutput,
     major_compaction,
     minor_compaction,
     undo_gc,
+)
+from storage.tablet.delta_upgrade import (
+    OLD_SUFFIX,
+    needs_upgrade,
+    remove_old_files,
+    upgrade_delta_files,
 )
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.flush import (
@@ -141,6 +153,9 @@ class Tablet:
         if directory is not None:
             self.rowsets = [DiskRowSet(directory, schema, m) for m in doc.get("rowsets", [])]
         self.memrowset_bytes = 0
+        self.scans = 0
+        self.delta_lookups = 0
+        """Scans run and delta stores they consulted (for /metrics; unlocked, so approximate)."""
         self.unflushed_since: float | None = None
         """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
 
@@ -176,12 +191,21 @@ class Tablet:
         try:
             doc = json.loads(path.read_bytes())
             assert doc["format_version"] in (1, 2, METADATA_FORMAT_VERSION), "known version"
+            upgrade = needs_upgrade(doc)
             for rowset in doc.get("rowsets", []):
                 for delta in (*rowset["undo"], *rowset["redo"]):
-                    assert delta["file"].endswith(".delta"), "delta files of format 3"
+                    assert delta["file"].endswith((".delta", OLD_SUFFIX)), "a delta file"
             schema = Schema.from_json(doc["schema"])
         except (ValueError, KeyError, TypeError, AssertionError) as exc:
             raise DataCorrupted(f"tablet metadata {path} is unreadable: {exc}") from exc
+        if upgrade:
+            remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
+            doc = upgrade_delta_files(
+                layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync
+            )
+            doc["format_version"] = METADATA_FORMAT_VERSION
+            atomic_write(path, json.dumps(doc, indent=2).encode(), fsync=options.fsync)
+            remove_old_files(layout.tablet_dir(tablet_id), doc)
         remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
         return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
 
@@ -706,6 +730,23 @@ class Tablet:
         remaining = spec.limit
         if remaining is not None and remaining <= 0:
             return
+        self.scans += 1
+        before = stats.delta_stores_read
+        try:
+            yield from self._scan_sources(spec, snapshot, reader, stats, memrowsets, rowsets)
+        finally:
+            self.delta_lookups += stats.delta_stores_read - before
+
+    def _scan_sources(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats,
+        memrowsets: list[MemRowSet],
+        rowsets: list[DiskRowSet],
+    ) -> Iterator[pa.RecordBatch]:
+        remaining = spec.limit
         unlimited = dataclasses.replace(spec, limit=None)
         key_range = spec.key_range(self.schema)
         if key_range.is_empty:
@@ -743,8 +784,15 @@ class Tablet:
         with self._lock:
             rowsets = [r.stats() for r in self.rowsets]
             memrowset_rows = self.memrowset_rows
+        infos = [
+            RowSetInfo(r["rowset_id"], r["min_key"], r["max_key"], r["bytes_on_disk"], r["rows"], 0)
+            for r in rowsets
+        ]
         return {
             "tablet_id": self.tablet_id,
+            "average_rowset_height": average_height(intervals(infos)),
+            "scans": self.scans,
+            "delta_lookups": self.delta_lookups,
             "memrowset_rows": memrowset_rows,
             "memrowset_bytes_estimate": self.memrowset_bytes,
             "rowsets": rowsets,

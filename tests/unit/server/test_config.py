@@ -66,7 +66,8 @@ def test_bad_environment_value_is_refused():
 
 
 @pytest.mark.parametrize("flags", [["--port", "70000"], ["--log-level", "loud"],
-                                   ["--max-message-size-bytes", "0"]])  # fmt: skip
+                                   ["--max-message-size-bytes", "0"], ["--http-port", "-2"],
+                                   ["--http-port", "70000"]])  # fmt: skip
 def test_invalid_values_are_refused(flags):
     with pytest.raises(ValueError):
         Config.from_args(flags, environ={})
@@ -94,3 +95,13 @@ def test_auth_and_tls_options_are_checked():
     for bad in ({"auth": "md5"}, {"tls_cert": "c.pem"}, {"tls_required": True}):
         with pytest.raises(ValueError):
             Config(**bad)
+
+
+def test_status_page_is_off_unless_a_port_is_given():
+    assert Config.from_args([], environ={}).http_port == -1
+    config = Config.from_args([], environ={"NYALA_HTTP_PORT": "8050"})
+    assert (config.http_host, config.http_port) == ("127.0.0.1", 8050)
+
+
+def test_history_max_age_takes_fractions_of_a_second():
+    assert Config.from_args(["--history-max-age-s", "2.5"], environ={}).history_max_age_s == 2.5

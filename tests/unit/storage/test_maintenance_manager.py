@@ -162,3 +162,41 @@ def test_background_flush_and_delta_compactions_run_without_checkpoint(tmp_path)
     engine = StorageEngine.open(tmp_path, options)
     assert _read(engine) == expected
     engine.close()
+
+
+def test_totals_count_each_kind_of_op_for_metrics():
+    runs: list[str] = []
+    ops = [CountingOp(1, 2.0, runs), CountingOp(2, 1.0, runs)]
+    manager = MaintenanceManager(lambda: ops, threads=0, polling_interval_ms=10)
+    assert manager.run_once() and manager.run_once()
+    totals = manager.totals()["CountingOp"]
+    assert totals.runs == 2 and totals.failures == 0
+    assert totals.bytes_read == 2 and totals.bytes_written == 4
+    assert sum(totals.buckets) == 2 and totals.buckets[0] == 2  # both well under 10 ms
+
+
+def test_without_workers_status_scores_the_ops_when_asked():
+    runs: list[str] = []
+    manager = MaintenanceManager(
+        lambda: [CountingOp(7, 4.0, runs)], threads=0, polling_interval_ms=10
+    )
+    [record] = manager.status()
+    assert (record.op, record.state, record.score) == ("CountingOp(7)", "registered", 4.0)
+
+
+def test_flush_outranks_compactions_once_unflushed_rows_pass_the_row_threshold(tmp_path):
+    from storage.maintenance_ops import FlushOp
+
+    options = StorageOptions(fsync=False, maintenance_threads=0, flush_threshold_rows=1_000)
+    engine = StorageEngine.open(tmp_path, options)
+    engine.create_tablet(TID, SCHEMA)
+    _insert(engine, list(range(999)))
+    flush = next(op for op in engine._maintenance_ops() if isinstance(op, FlushOp))
+    assert flush.stats().score < 1.0
+    _insert(engine, [5_000])
+    stats = flush.stats()
+    assert stats.runnable and stats.score > 100.0 and "row threshold" in stats.reason
+    engine.checkpoint()
+    _update(engine, [*range(999), 5_000], 1)
+    assert flush.stats().score > 100.0, "DeltaMemStore rows count too"
+    engine.close()

@@ -53,7 +53,7 @@ def _scan(engine, spec=None, stats=None) -> list[tuple]:
 
 @pytest.fixture
 def engine(tmp_path):
-    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False))
+    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False, maintenance_threads=0))
     engine.create_tablet(TID, SCHEMA)
     yield engine
     engine.close()

@@ -171,3 +171,16 @@ def test_budgeted_policy_merges_overlapping_rowsets_within_the_budget():
     tight = choose(infos, budget_mb=80)
     assert tight is not None and len(tight.rowset_ids) == 2 and 4 not in tight.rowset_ids
     assert choose([infos[3]], budget_mb=128) is None
+
+
+def test_small_rowsets_merge_together_but_a_big_one_is_not_rewritten_for_a_small_neighbour():
+    def info(i, lo, hi, kib):
+        return RowSetInfo(i, lo.to_bytes(8, "big"), hi.to_bytes(8, "big"), kib << 10, 10, 0)
+
+    step = 1 << 56
+    big = info(1, 0, 100 * step, 24 << 10)
+    small = info(2, 101 * step, 102 * step, 512)
+    assert choose([big, small], budget_mb=128) is None
+    other = info(3, 103 * step, 104 * step, 512)
+    choice = choose([big, small, other], budget_mb=128)
+    assert choice is not None and sorted(choice.rowset_ids) == [2, 3]

@@ -177,9 +177,7 @@ class Frame:
 def mutated(draw: st.DrawFn, message: m.FrontendMessage) -> Frame:
     """Encode ``message``, then maybe damage it the way a broken client or an attacker would."""
     data = codec.encode_frontend(message)
-    kind = draw(
-        st.sampled_from(("none",) * 20 + ("truncate", "pad", "length", "flip", "garbage"))
-    )
+    kind = draw(st.sampled_from(("none",) * 20 + ("truncate", "pad", "length", "flip", "garbage")))
     body = data[5:]
     if kind == "truncate" and body:
         cut = draw(st.integers(0, len(body) - 1))
@@ -207,7 +205,9 @@ def startups(draw: st.DrawFn) -> tuple[Frame, ...]:
     """The start-up phase: mostly a good StartupMessage, sometimes something hostile first."""
     parameters = {"user": "nyala", "database": "nyala", "options": "-c statement_timeout=5000"}
     good = codec.encode_frontend(m.StartupMessage(parameters=parameters))
-    kind = draw(st.sampled_from(("good",) * 5 + ("ssl", "gss", "garbage", "params", "version", "length")))
+    kind = draw(
+        st.sampled_from(("good",) * 5 + ("ssl", "gss", "garbage", "params", "version", "length"))
+    )
     if kind == "ssl":
         return (Frame(codec.encode_frontend(m.SSLRequest())), Frame(good))
     if kind == "gss":
@@ -215,12 +215,18 @@ def startups(draw: st.DrawFn) -> tuple[Frame, ...]:
     if kind == "garbage":
         return (Frame(draw(st.binary(min_size=1, max_size=64)), may_derail=True),)
     if kind == "params":
-        keys = st.sampled_from(("user", "database", "options", "application_name", "DateStyle", "_pq_.x"))
-        values = st.one_of(st.text(max_size=12), st.sampled_from(("-c statement_timeout=x", "nyala")))
+        keys = st.sampled_from(
+            ("user", "database", "options", "application_name", "DateStyle", "_pq_.x")
+        )
+        values = st.one_of(
+            st.text(max_size=12), st.sampled_from(("-c statement_timeout=x", "nyala"))
+        )
         params = draw(st.dictionaries(keys, values, max_size=4))
         return (Frame(codec.encode_frontend(m.StartupMessage(parameters=params))),)
     if kind == "version":
-        version = draw(st.sampled_from((0, 1 << 16, 2 << 16, (3 << 16) | 1, (3 << 16) | 99, 4 << 16)))
+        version = draw(
+            st.sampled_from((0, 1 << 16, 2 << 16, (3 << 16) | 1, (3 << 16) | 99, 4 << 16))
+        )
         return (Frame(codec.encode_frontend(m.StartupMessage(version, {"user": "nyala"}))),)
     if kind == "length":
         length = draw(st.sampled_from((0, 4, 7, 10_001, 2**31 - 1, -8)))
@@ -277,7 +283,12 @@ def _run_case(port: int, frames: list[Frame]) -> Outcome:
     """Send the frames, a tail that ends any COPY, pipeline and transaction and runs a marker query, then EOF."""
     tail = b"".join(
         codec.encode_frontend(msg)
-        for msg in (m.CopyFail("fuzz"), m.Sync(), m.Query("ROLLBACK"), m.Query(f"SELECT '{MARKER}'"))
+        for msg in (
+            m.CopyFail("fuzz"),
+            m.Sync(),
+            m.Query("ROLLBACK"),
+            m.Query(f"SELECT '{MARKER}'"),
+        )
     )
     with socket.create_connection(("127.0.0.1", port), timeout=ANSWER_TIMEOUT_S) as sock:
         try:
@@ -332,4 +343,3 @@ def test_hostile_frontend_messages(fuzz_server: NyalaServer, frames: list[Frame]
     assert len(_INTERNAL.findall(fuzz_server.log)) <= internal_before, fuzz_server.log_tail(60)
     with psycopg.connect(fuzz_server.dsn, autocommit=True, connect_timeout=20) as other:
         assert other.execute("SELECT count(*) FROM fuzz_kv").fetchone() is not None
-

@@ -21,7 +21,7 @@ TEST_STAMP := $(VENV)/.nyala-installed-test
 JDBC_JAR   := /usr/share/java/postgresql.jar
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings bench-memory clean distclean
+.PHONY: help serve install install-test test lint unit e2e fuzz bench bench-quick bench-encodings bench-memory clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -29,6 +29,7 @@ help:
 	@echo "make lint       ruff check, lint-imports and mypy only"
 	@echo "make unit       every test except the end-to-end ones"
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
+	@echo "make fuzz       the protocol fuzz test at length (FUZZ_EXAMPLES cases, default 20000)"
 	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
 	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
 	@echo "make bench-encodings on-disk bytes per column encoding and compression (bench data)"
@@ -71,6 +72,17 @@ e2e: $(TEST_STAMP) $(JDBC_JAR)
 
 test: lint $(JDBC_JAR)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The protocol fuzz test of make test (tests/e2e/test_protocol_fuzz.py), with many more cases;
+# the outcomes by SQLSTATE go to FUZZ_REPORT.
+FUZZ_EXAMPLES ?= 20000
+FUZZ_REPORT ?= fuzz-report.txt
+
+fuzz: $(TEST_STAMP)
+	rm -f $(FUZZ_REPORT)
+	NYALA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NYALA_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
+		$(BIN)/python -m pytest tests/e2e/test_protocol_fuzz.py -x $(PYTEST_ARGS)
+	cat $(FUZZ_REPORT)
 
 # BENCH_ARGS adds flags, e.g. BENCH_ARGS="--only tpch,pushdown".
 BENCH_ARGS ?=

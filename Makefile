@@ -81,7 +81,7 @@ FUZZ_REPORT ?= fuzz-report.txt
 fuzz: $(TEST_STAMP)
 	rm -f $(FUZZ_REPORT)
 	NYALA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NYALA_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
-		$(BIN)/python -m pytest tests/e2e/test_protocol_fuzz.py -x $(PYTEST_ARGS)
+		$(BIN)/python -m pytest tests/e2e/test_protocol_fuzz.py -x --timeout=0 $(PYTEST_ARGS)
 	cat $(FUZZ_REPORT)
 
 # BENCH_ARGS adds flags, e.g. BENCH_ARGS="--only tpch,pushdown".

@@ -52,6 +52,7 @@ async def _serve(config: Config) -> int:
             data_dir=config.data_dir, name=config.database, options=config.storage_options()
         ),
     )
+    database.limit_query_memory(config.query_memory_limit_mb)
     server = Server(database, config, _authenticator(config, database))
     try:
         host, port = await server.start()

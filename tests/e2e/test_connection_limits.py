@@ -82,3 +82,17 @@ def test_connections_beyond_the_limit_are_refused_with_53300(small_server: Nyala
     finally:
         for conn in workers:
             conn.close()
+
+
+def test_a_query_over_the_memory_limit_fails_with_53200(
+    nyala_server_factory: Callable[..., NyalaServer],
+) -> None:
+    server = nyala_server_factory(extra_args=("--query-memory-limit-mb", "64"))
+    with _connect(server) as conn:
+        with pytest.raises(psycopg.errors.OutOfMemory):
+            conn.execute(
+                "SELECT string_agg(repeat('x', 1000), ',') FROM generate_series(1, 300000)"
+            )
+        assert conn.execute("SELECT count(*) FROM generate_series(1, 1000)").fetchone() == (1000,)
+        with _connect(server) as other:
+            assert other.execute("SELECT 1").fetchone() == (1,)

@@ -259,6 +259,14 @@ class Wal:
                 self._durable_lsn = self._appended_lsn
 
 
+def segment_is_sound(path: Path, *, is_last: bool) -> int:
+    """Check one segment read-only (``nyala check``): raise DataCorrupted on damage; return
+    the bytes of a torn tail that opening the log would drop (0 if none)."""
+    data = path.read_bytes()
+    _, valid_end = _scan_segment(path, data, is_last=is_last)
+    return len(data) - valid_end
+
+
 def _scan_segment(path: Path, data: bytes, *, is_last: bool) -> tuple[int, int]:
     """Validate one segment; return (intact records, byte offset where they end)."""
     if len(data) < _SEGMENT_HEADER.size:

@@ -5,11 +5,15 @@ Each case damages one kind of file of table ``a`` while the server is down
 reads ``a`` by a full scan and by key.  Every read either returns exactly
 the rows that were committed or fails with XX001 naming the damaged file
 (the path holds the tablet); at least one read sees the damage; the session
-stays usable and table ``b`` keeps being served.
+stays usable and table ``b`` keeps being served.  ``nyala check`` passes the
+intact directory and names the damaged file in the damaged one.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,9 +29,30 @@ def _expected_value(k: int) -> str:
     return "updated" if k % 7 == 0 else f"value-{k}"
 
 
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stopped server's data directory with tables a, b and c, built once per module."""
+    server = NyalaServer(tmp_path_factory.mktemp("pristine") / "data").start()
+    try:
+        _load(server)
+    finally:
+        server.stop()
+    clean = _nyala_check(server.data_dir)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    return server.data_dir
+
+
 @pytest.fixture
-def loaded(nyala_server_factory: Callable[..., NyalaServer]) -> NyalaServer:
-    server = nyala_server_factory()
+def loaded(
+    pristine: Path, tmp_path: Path, nyala_server_factory: Callable[..., NyalaServer]
+) -> NyalaServer:
+    """A not yet started server on a copy of the pristine directory, this test's to damage."""
+    shutil.copytree(pristine, tmp_path / "data")
+    server: NyalaServer = nyala_server_factory(tmp_path / "data", start=False)
+    return server
+
+
+def _load(server: NyalaServer) -> None:
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE a (k int PRIMARY KEY, v text)")
         conn.execute("CREATE TABLE b (k int PRIMARY KEY, v text)")
@@ -36,12 +61,18 @@ def loaded(nyala_server_factory: Callable[..., NyalaServer]) -> NyalaServer:
         conn.execute("CHECKPOINT")
         conn.execute("UPDATE a SET v = 'updated' WHERE k % 7 = 0")
         conn.execute("CHECKPOINT")
-    server.stop()
-    return server
+        conn.execute("CREATE TABLE c (k int PRIMARY KEY, v text)")  # WAL records to damage
+        for k in range(3):
+            conn.execute("INSERT INTO c VALUES (%s, repeat('w', 200))", (k,))
 
 
-def _table_files(server: NyalaServer, conn_dsn: str | None = None) -> dict[str, Path]:
-    """The files of table a's one tablet (the tablet with the most rows), by name."""
+def _nyala_check(data_dir: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "server", "check", "--data-dir", str(data_dir)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _table_files(server: NyalaServer) -> dict[str, Path]:
+    """The files of table a's tablet (the first one made), by name."""
     tablets = sorted((server.data_dir / "tablets").iterdir(), key=lambda p: int(p.name))
     rowset = sorted(tablets[0].glob("rowset-*"))[0]
     return {p.name: p for p in rowset.iterdir()}
@@ -61,6 +92,9 @@ def test_a_flipped_byte_is_reported_as_xx001_and_nothing_wrong_is_served(
     files = _table_files(loaded)
     name = next(n for n in files if n.startswith(kind))
     _flip_middle_byte(files[name])
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert f"CORRUPT tablet 1: {files[name]}" in checked.stdout, checked.stdout
     loaded.start()
     seen_damage = 0
     with psycopg.connect(loaded.dsn, autocommit=True) as conn:
@@ -87,3 +121,23 @@ def test_a_flipped_byte_is_reported_as_xx001_and_nothing_wrong_is_served(
         assert conn.execute("SELECT v FROM b ORDER BY k").fetchall() == [("safe",), ("sound",)]
         conn.execute("INSERT INTO b VALUES (3, 'still writable')")
         assert conn.execute("SELECT count(*) FROM b").fetchone() == (3,)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["bloom.bin", "undo", "metadata.json", "wal"])
+def test_nyala_check_names_every_other_damaged_file_kind(loaded: NyalaServer, kind: str) -> None:
+    if kind == "metadata.json":
+        target = loaded.data_dir / "tablets" / "1" / "metadata.json"
+        target.write_bytes(target.read_bytes()[:-7])
+    elif kind == "wal":
+        target = max((loaded.data_dir / "wal").iterdir(), key=lambda p: p.stat().st_size)
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 0x5A  # inside a record that intact records follow
+        target.write_bytes(bytes(data))
+    else:
+        files = _table_files(loaded)
+        target = files[next(n for n in files if n.startswith(kind))]
+        _flip_middle_byte(target)
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert str(target) in checked.stdout, checked.stdout

@@ -231,7 +231,11 @@ class Wal:
         # A reopened log always appends to a fresh segment, so recovered segments stay untouched.
         if self._fd is not None:
             if self._options.fsync:
-                os.fsync(self._fd)
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    self._failure = f"an fsync of the log failed: {exc}"
+                    raise
             os.close(self._fd)
             self._fd = None
             with self._sync_cond:

@@ -162,3 +162,15 @@ def test_a_failed_fsync_is_never_retried_as_a_success(tmp_path, monkeypatch):
         wal.sync(lsn)  # the next fsync would succeed: it must not vouch for the lost pages
     with pytest.raises(IoError):
         wal.append(b"later")
+
+
+def test_a_failed_fsync_when_a_segment_rolls_over_is_final_too(tmp_path, monkeypatch):
+    options = StorageOptions(fsync=True, wal_segment_size_bytes=64)
+    wal = Wal.open(tmp_path, options)
+    wal.sync(wal.append(b"a" * 40))
+    lsn = wal.append(b"b" * 40)
+    monkeypatch.setattr(os, "fsync", _failing(os.fsync, errno.EIO))
+    with pytest.raises(IoError):
+        wal.append(b"c" * 40)  # rolling over fsyncs the full segment, and that fails
+    with pytest.raises(IoError):
+        wal.sync(lsn)

@@ -23,7 +23,7 @@ JDBC_JAR   := /usr/share/java/postgresql.jar
 CHROMIUM   := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e bench bench-quick bench-encodings bench-memory clean distclean
+.PHONY: help serve install install-test test lint unit e2e fuzz soak bench bench-quick bench-encodings bench-memory clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -31,6 +31,8 @@ help:
 	@echo "make lint       ruff check, lint-imports and mypy only"
 	@echo "make unit       every test except the end-to-end ones"
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
+	@echo "make fuzz       the protocol fuzz test at length (FUZZ_EXAMPLES cases, default 20000)"
+	@echo "make soak       the kill -9 crash loop under transfer load, SOAK_KILLS times (default 200)"
 	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
 	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
 	@echo "make bench-encodings on-disk bytes per column encoding and compression (bench data)"
@@ -77,6 +79,28 @@ e2e: $(TEST_STAMP) $(JDBC_JAR)
 
 test: lint $(JDBC_JAR)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The protocol fuzz test of make test (tests/e2e/test_protocol_fuzz.py), with many more cases;
+# the outcomes by SQLSTATE go to FUZZ_REPORT.
+FUZZ_EXAMPLES ?= 20000
+FUZZ_REPORT ?= fuzz-report.txt
+
+fuzz: $(TEST_STAMP)
+	rm -f $(FUZZ_REPORT)
+	NYALA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NYALA_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
+		$(BIN)/python -m pytest tests/e2e/test_protocol_fuzz.py -x --timeout=0 $(PYTEST_ARGS)
+	cat $(FUZZ_REPORT)
+
+# The crash loop of make test (tests/e2e/test_crash_loop.py) with many more kills; its figures
+# (kills, commits acknowledged, lost) go to SOAK_REPORT.
+SOAK_KILLS ?= 200
+SOAK_REPORT ?= soak-report.txt
+
+soak: $(TEST_STAMP)
+	rm -f $(SOAK_REPORT)
+	NYALA_SOAK_KILLS=$(SOAK_KILLS) NYALA_SOAK_REPORT=$(abspath $(SOAK_REPORT)) \
+		$(BIN)/python -m pytest tests/e2e/test_crash_loop.py -x --timeout=0 -k kill_9 $(PYTEST_ARGS)
+	cat $(SOAK_REPORT)
 
 # BENCH_ARGS adds flags, e.g. BENCH_ARGS="--only tpch,pushdown".
 BENCH_ARGS ?=

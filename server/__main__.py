@@ -2,6 +2,8 @@
 
 Usage: ``nyala serve [flags]`` or ``python -m server serve [flags]``; see
 ``nyala serve --help`` for the flags and their NYALA_* environment variables.
+``nyala check --data-dir D`` verifies a stopped server's files offline
+(``storage.integrity``) and exits 1 if any is damaged.
 Once the server listens it logs one line containing ``listening on HOST:PORT``
 with the port actually bound (tests read it when they pass ``--port 0``).
 """
@@ -15,12 +17,14 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from server.auth import Authenticator, ScramAuthenticator, TrustAuthenticator
 from server.config import Config, add_arguments, from_namespace
 from server.server import Server
 from server.status_http import StatusServer
 from sql.session.database import Database
+from storage.integrity import check_data_dir
 
 log = logging.getLogger("server")
 
@@ -32,9 +36,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nyala", description="nyala SQL database server")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the server", description="Run the server.")
+    check = commands.add_parser(
+        "check",
+        help="verify a data directory's checksums offline",
+        description="Verify every checksum and structural invariant of a stopped server's "
+        "data directory, read-only, and print a report; exit 1 if anything is damaged.",
+    )
+    check.add_argument("--data-dir", type=Path, required=True, help="the data directory")
     try:
         add_arguments(serve)
-        config = from_namespace(parser.parse_args(argv))
+        namespace = parser.parse_args(argv)
+        if namespace.command == "check":
+            return _check(namespace.data_dir)
+        config = from_namespace(namespace)
     except ValueError as exc:
         parser.error(str(exc))
     logging.basicConfig(
@@ -45,6 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return asyncio.run(_serve(config))
 
 
+def _check(data_dir: Path) -> int:
+    if not data_dir.is_dir():
+        sys.stderr.write(f"nyala check: {data_dir} is not a directory\n")
+        return 2
+    report = check_data_dir(data_dir)
+    sys.stdout.write("\n".join(report.lines()) + "\n")
+    return 0 if report.is_clean else 1
+
+
 async def _serve(config: Config) -> int:
     loop = asyncio.get_running_loop()
     database = await loop.run_in_executor(
@@ -53,6 +76,7 @@ async def _serve(config: Config) -> int:
             data_dir=config.data_dir, name=config.database, options=config.storage_options()
         ),
     )
+    database.limit_query_memory(config.query_memory_limit_mb)
     server = Server(database, config, _authenticator(config, database))
     try:
         host, port = await server.start()

@@ -57,6 +57,17 @@ class Config:
     write_buffer_bytes: int = _option(
         256 * 1024, "buffered output that is sent before a sync point is reached"
     )
+    max_connections: int = _option(
+        100, "most client sessions at once; one more is refused with 53300, as PostgreSQL does"
+    )
+    superuser_reserved_connections: int = _option(
+        3, "of max_connections, slots only superusers may take, so an admin can always get in"
+    )
+    query_memory_limit_mb: int = _option(
+        4096,
+        "memory the relational operators of all running queries may hold together; "
+        "a query needing more fails with 53200",
+    )
     shutdown_grace_s: float = _option(
         10.0, "on SIGTERM/SIGINT, time running statements get before they are cancelled"
     )
@@ -95,9 +106,11 @@ class Config:
     def __post_init__(self) -> None:
         if self.log_level.upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(_LOG_LEVELS)}")
-        for name in ("max_message_size_bytes", "result_chunk_rows"):
+        for name in ("max_message_size_bytes", "result_chunk_rows", "query_memory_limit_mb"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if not 0 <= self.superuser_reserved_connections < self.max_connections:
+            raise ValueError("superuser_reserved_connections must be below max_connections")
         if not 0 <= self.port <= 65535:
             raise ValueError("port must be between 0 and 65535")
         if not -1 <= self.http_port <= 65535:

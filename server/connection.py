@@ -94,6 +94,7 @@ class Connection:
         on_cancel_request: Callable[[int, int], None],
         tls_context: ssl.SSLContext | None = None,
         executor: Executor | None = None,
+        admit: Callable[[bool], None] | None = None,
     ) -> None:
         self.process_id = process_id
         self.secret_key = secret_key
@@ -107,6 +108,9 @@ class Connection:
         """The connection's statement thread, started at its first statement (tests may
         pass an executor that runs calls in place)."""
         self._authenticator = authenticator
+        self._admit = admit
+        """Takes a connection slot for a session, given whether its role is a superuser;
+        raises TooManyConnections when none is left (the server's ``max_connections``)."""
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
         self._replay: collections.deque[m.FrontendMessage | DbError] = collections.deque()
@@ -164,6 +168,8 @@ class Connection:
             self._session = await self._run(
                 self._database.session, startup.user, startup.database, startup.settings
             )
+            if self._admit is not None:
+                self._admit(self._session.settings.get("is_superuser") == "on")
             log.debug(
                 "connection %d: user %r, database %r",
                 self.process_id,

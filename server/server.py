@@ -6,6 +6,10 @@ CancelRequest; the registry maps the process id to the connection and the
 secret is compared in constant time.  Each connection runs its statements on
 a thread of its own, so no number of waiting statements can starve the rest.
 
+A session takes one of ``max_connections`` slots once authenticated; the
+last ``superuser_reserved_connections`` go to superusers only, and a client
+beyond them gets FATAL 53300, as from PostgreSQL.
+
 Shutdown (SIGTERM or SIGINT, wired in ``__main__``): stop listening, end
 idle connections at once with FATAL 57P01, give running statements
 ``shutdown_grace_s`` to finish, then cancel them and close what is left.
@@ -24,6 +28,7 @@ from server import metrics
 from server.auth import Authenticator, TrustAuthenticator
 from server.config import Config
 from server.connection import Connection
+from storage.errors import TooManyConnections
 
 if TYPE_CHECKING:
     from sql.session.database import Database
@@ -53,6 +58,8 @@ class Server:
         self._config = config
         self._authenticator = authenticator or TrustAuthenticator()
         self._connections: dict[int, Connection] = {}
+        self._sessions: set[int] = set()
+        """Process ids of the connections holding a session slot (``max_connections``)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Server | None = None
         self._next_process_id = secrets.randbelow(2**30) + 1000
@@ -95,6 +102,7 @@ class Server:
             secret_key=secrets.randbelow(2**31),
             on_cancel_request=self.cancel,
             tls_context=self._tls_context,
+            admit=lambda is_superuser: self._admit(process_id, is_superuser),
         )
         task = asyncio.current_task()
         assert task is not None, "connections run in tasks"
@@ -107,8 +115,22 @@ class Server:
             await connection.run()
         finally:
             metrics.CONNECTIONS.dec()
+            self._sessions.discard(process_id)
             self._connections.pop(process_id, None)
             self._tasks.discard(task)
+
+    def _admit(self, process_id: int, is_superuser: bool) -> None:
+        """Give a new session a slot, as PostgreSQL does: the last
+        ``superuser_reserved_connections`` of ``max_connections`` only to superusers."""
+        in_use = len(self._sessions)
+        if in_use >= self._config.max_connections:
+            raise TooManyConnections("sorry, too many clients already")
+        reserved = self._config.superuser_reserved_connections
+        if not is_superuser and in_use >= self._config.max_connections - reserved:
+            raise TooManyConnections(
+                "remaining connection slots are reserved for non-replication superuser connections"
+            )
+        self._sessions.add(process_id)
 
     def _allocate_process_id(self) -> int:
         while True:

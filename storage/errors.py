@@ -334,6 +334,10 @@ class OutOfMemory(DbError, sqlstate="53200"):
     pass
 
 
+class DiskFull(DbError, sqlstate="53100"):
+    pass
+
+
 class TooManyConnections(DbError, sqlstate="53300"):
     severity = "FATAL"
 

@@ -36,10 +36,19 @@ Group commit: ``append`` writes a record to the OS and returns its LSN (its
 whose LSN is already durable returns at once; otherwise one thread becomes
 the leader and fsyncs everything appended so far while the others wait on a
 condition, so N concurrent commits cost about one fsync, not N.
+
+I/O failures: a write that fails (53100 on a full disk, else 58030) is cut
+off the segment again, so the log stays whole and writes resume once there
+is space.  A failed fsync is final for this process: the kernel may have
+dropped the pages it could not write, so a later fsync that succeeds proves
+nothing about them; the log refuses every later write (58030) while reads
+go on, and a restart recovers from what the disk holds (PostgreSQL PANICs
+for the same reason).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import struct
@@ -49,7 +58,7 @@ from pathlib import Path
 
 import crc32c
 
-from storage.errors import AdminShutdown, DataCorrupted, IoError
+from storage.errors import AdminShutdown, DataCorrupted, DbError, DiskFull, IoError
 from storage.fs import fsync_dir
 from storage.options import StorageOptions
 
@@ -98,6 +107,8 @@ class Wal:
         self._durable_lsn = 0
         self._is_syncing = False
         self._is_closed = False
+        self._failure: str | None = None
+        """Why the log refuses writes (an fsync failed, or a failed write stuck), if it does."""
 
     @classmethod
     def open(cls, wal_dir: Path, options: StorageOptions) -> Wal:
@@ -158,21 +169,35 @@ class Wal:
             pos += _RECORD_HEADER.size + length
 
     def append(self, payload: bytes) -> int:
-        """Write one record to the OS (not yet durable) and return its LSN."""
+        """Write one record to the OS (not yet durable) and return its LSN.
+
+        A failed write (a full disk: 53100, else 58030) is cut off the segment
+        again, so the log stays whole and a later append succeeds once there
+        is space; if even that fails, the log refuses every later write.
+        """
         assert payload, "WAL records are never empty"
         record = frame(payload)
         with self._lock:
             if self._is_closed:
                 raise AdminShutdown("the write-ahead log is closed")
+            self._check_not_failed()
             if self._fd is None or self._segment_bytes >= self._options.wal_segment_size_bytes:
-                self._roll_over()
+                try:
+                    self._roll_over()
+                except OSError as exc:
+                    raise io_error("could not start a WAL segment", exc) from exc
             assert self._fd is not None
             try:
                 view = memoryview(record)
                 while view:
                     view = view[os.write(self._fd, view) :]
             except OSError as exc:
-                raise IoError(f"could not write to WAL segment: {exc}") from exc
+                try:
+                    os.ftruncate(self._fd, self._segment_bytes)
+                except OSError as cut:
+                    self._failure = f"a failed write could not be cut off the log: {cut}"
+                    log.critical("WAL: %s", self._failure)
+                raise io_error("could not write to WAL segment", exc) from exc
             self._segment_bytes += len(record)
             self._appended_lsn += 1
             return self._appended_lsn
@@ -194,32 +219,58 @@ class Wal:
             if paths and self._options.fsync:
                 fsync_dir(self._dir)
 
+    def _check_not_failed(self) -> None:
+        if self._failure is not None:
+            raise IoError(
+                "the write-ahead log refuses writes after an I/O failure",
+                detail=self._failure,
+                hint="Restart the server: it recovers from what the log holds on disk.",
+            )
+
     def _roll_over(self) -> None:
         # A reopened log always appends to a fresh segment, so recovered segments stay untouched.
         if self._fd is not None:
             if self._options.fsync:
-                os.fsync(self._fd)
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    self._failure = f"an fsync of the log failed: {exc}"
+                    raise
             os.close(self._fd)
             self._fd = None
             with self._sync_cond:
                 self._durable_lsn = max(self._durable_lsn, self._appended_lsn)
         seq = (_segment_seq(self._segments[-1].name) or 0) + 1 if self._segments else 1
         path = self._dir / segment_name(seq)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        os.write(self._fd, _SEGMENT_HEADER.pack(SEGMENT_MAGIC, SEGMENT_FORMAT_VERSION))
-        if self._options.fsync:
-            os.fsync(self._fd)
-            fsync_dir(self._dir)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        try:
+            header = _SEGMENT_HEADER.pack(SEGMENT_MAGIC, SEGMENT_FORMAT_VERSION)
+            if os.write(fd, header) != len(header):
+                raise OSError(errno.ENOSPC, "short write of a WAL segment header")
+            if self._options.fsync:
+                os.fsync(fd)
+                fsync_dir(self._dir)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)  # nothing was logged in it; a restart would drop it too
+            raise
+        self._fd = fd
         self._segments.append(path)
         self._segment_bytes = _SEGMENT_HEADER.size
 
     def sync(self, lsn: int) -> None:
-        """Return once the record at ``lsn`` (and all before it) is durable."""
+        """Return once the record at ``lsn`` (and all before it) is durable.
+
+        A failed fsync is never retried as if a later one could vouch for the
+        same records (the kernel may have dropped the unwritten pages): the
+        log refuses every later append and sync until the server restarts.
+        """
         with self._sync_cond:
             while self._durable_lsn < lsn and self._is_syncing:
                 self._sync_cond.wait()
             if self._durable_lsn >= lsn:
                 return
+            self._check_not_failed()  # a plain read: this lock is never taken inside _lock's
             self._is_syncing = True
         target = 0
         try:
@@ -234,7 +285,10 @@ class Wal:
                     os.close(fd)
         except OSError as exc:
             target = 0
-            raise IoError(f"could not fsync WAL segment: {exc}") from exc
+            with self._lock:
+                self._failure = f"an fsync of the log failed: {exc}"
+            log.critical("WAL: %s; no further writes until a restart", self._failure)
+            raise io_error("could not fsync WAL segment", exc) from exc
         finally:
             with self._sync_cond:
                 self._is_syncing = False
@@ -257,6 +311,21 @@ class Wal:
                 self._fd = None
             with self._sync_cond:
                 self._durable_lsn = self._appended_lsn
+
+
+def io_error(action: str, exc: OSError) -> DbError:
+    """The error for a failed write: 53100 when the disk is full, else 58030."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(f"{action}: No space left on device")
+    return IoError(f"{action}: {exc}")
+
+
+def segment_is_sound(path: Path, *, is_last: bool) -> int:
+    """Check one segment read-only (``nyala check``): raise DataCorrupted on damage; return
+    the bytes of a torn tail that opening the log would drop (0 if none)."""
+    data = path.read_bytes()
+    _, valid_end = _scan_segment(path, data, is_last=is_last)
+    return len(data) - valid_end
 
 
 def _scan_segment(path: Path, data: bytes, *, is_last: bool) -> tuple[int, int]:

@@ -15,6 +15,11 @@ from storage import errors as e
 _PREFIX = re.compile(r"^[A-Za-z ]+ Error: ")
 # A DbError raised inside one of nyala's Python functions (sequence functions ...).
 _UDF_ERROR = re.compile(r"executing the UDF: (\w+): (.*)", re.DOTALL)
+# A DbError raised while DuckDB pulled a table's scan stream (a damaged file, say): the stream's
+# Python traceback ends with the exception's qualified class name and message.
+_STREAM_ERROR = re.compile(
+    r"Python exception: Traceback.*^storage\.errors\.(\w+): ([^\n]*)", re.S | re.M
+)
 # A catalog function (a ``pgf_`` macro of sql/pg_catalog) called with arguments it has no form for.
 _MACRO_ARGUMENTS = re.compile(r"Macro pgf_(\w+)\(\) does not support the supplied arguments")
 _NO_TABLE = re.compile(r"Table with name (.+?) does not exist")
@@ -28,7 +33,7 @@ def _clean(message: str) -> str:
 def translate(exc: duckdb.Error) -> e.DbError:
     """Return the DbError a DuckDB exception stands for."""
     raw = str(exc)
-    raised = _UDF_ERROR.search(raw)
+    raised = _UDF_ERROR.search(raw) or _STREAM_ERROR.search(raw)
     if raised is not None:
         cls = getattr(e, raised.group(1), None)
         if isinstance(cls, type) and issubclass(cls, e.DbError):

@@ -50,6 +50,11 @@ class DatabaseContext:
         self._version_lock = threading.Lock()
         self.catalog_version = 0
 
+    def limit_query_memory(self, megabytes: int) -> None:
+        """Cap the memory DuckDB's operators (joins, sorts, aggregates) may hold at once, for
+        all running queries together; a query that needs more fails with 53200."""
+        self.duckdb.execute(f"SET memory_limit = '{int(megabytes)}MB'")
+
     def bump_catalog_version(self) -> None:
         """Note a DDL change, so prepared statements bound to the old catalog are re-planned."""
         with self._version_lock:

@@ -76,6 +76,7 @@ from storage.errors import (
     FeatureNotSupported,
     QueryCanceled,
     SqlSyntaxError,
+    UndefinedParameter,
 )
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -683,6 +684,8 @@ class Session:
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
     ) -> Result:
+        if len(params) < len(plan.param_oids):  # e.g. a simple Query naming $1
+            raise UndefinedParameter(f"there is no parameter ${len(params) + 1}")
         count, rows = writes.execute_write(
             plan, self._runner, txn, params, now, sequences=self.sequences
         )

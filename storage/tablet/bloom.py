@@ -2,7 +2,10 @@
 
 Sized for the rowset's key count at a 1% false-positive rate; k probes by
 double hashing two CRC32C values of the encoded key (Kirsch and
-Mitzenmacher).  Stored as ``u32 k`` followed by the bit array.
+Mitzenmacher).  Stored as the magic ``NYB1``, ``u32 k``, the bit array and a
+CRC32C of everything before it, so a damaged filter is reported rather than
+answering "absent" for a key that is there; files from before the checksum
+(``u32 k`` then the bits, no magic) are still read.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ import numpy as np
 from storage.errors import DataCorrupted
 
 _HEADER = struct.Struct("<I")
+_MAGIC = b"NYB1"
+_CRC = struct.Struct("<I")
+_MAX_PROBES = 64
+"""Far above what any false-positive rate needs; more means a damaged header."""
 _SEED = 0x9747B28C
 
 
@@ -68,11 +75,24 @@ class BloomFilter:
         return out
 
     def to_bytes(self) -> bytes:
-        return _HEADER.pack(self._k) + self._bits.tobytes()
+        body = _MAGIC + _HEADER.pack(self._k) + self._bits.tobytes()
+        return body + _CRC.pack(crc32c.crc32c(body))
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> BloomFilter:
-        if len(data) <= _HEADER.size:
-            raise DataCorrupted("bloom filter file is truncated")
-        (k,) = _HEADER.unpack_from(data, 0)
-        return cls(np.frombuffer(data, np.uint8, offset=_HEADER.size).copy(), k)
+    def from_bytes(cls, data: bytes, source: object = "bloom filter") -> BloomFilter:
+        """Decode a stored filter; ``source`` names it (its file) in a DataCorrupted."""
+        start = 0
+        if data.startswith(_MAGIC):
+            if len(data) <= len(_MAGIC) + _HEADER.size + _CRC.size:
+                raise DataCorrupted(f"bloom filter {source} is truncated")
+            (crc,) = _CRC.unpack_from(data, len(data) - _CRC.size)
+            data = data[: -_CRC.size]
+            if crc32c.crc32c(data) != crc:
+                raise DataCorrupted(f"bloom filter {source} fails its CRC32C")
+            start = len(_MAGIC)
+        if len(data) <= start + _HEADER.size:
+            raise DataCorrupted(f"bloom filter {source} is truncated")
+        (k,) = _HEADER.unpack_from(data, start)
+        if not 1 <= k <= _MAX_PROBES:
+            raise DataCorrupted(f"bloom filter {source} has {k} probes")
+        return cls(np.frombuffer(data, np.uint8, offset=start + _HEADER.size).copy(), k)

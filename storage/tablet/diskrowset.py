@@ -251,7 +251,7 @@ class DiskRowSet:
         deleted = CFileReader(self.directory / meta.get("deleted_file", DELETED_FILE))
         self._deleted = deleted.read_all().to_numpy(zero_copy_only=False).astype(bool)
         bloom = (self.directory / BLOOM_FILE).read_bytes()
-        self.bloom = BloomFilter.from_bytes(bloom)
+        self.bloom = BloomFilter.from_bytes(bloom, self.directory / BLOOM_FILE)
         self._index_bytes = self.key_index.size_bytes + deleted.size_bytes + len(bloom)
         self.undo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["undo"])
         self.redo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["redo"])

@@ -26,9 +26,11 @@ async def _connect(dsn: str) -> psycopg.AsyncConnection:
 
 
 def test_three_hundred_waiters_on_one_row_all_finish_and_new_clients_are_served(
-    fresh_nyala_server,
+    nyala_server_factory,
 ):
-    asyncio.run(_lock_burst(fresh_nyala_server.dsn))
+    # More sessions than the default max_connections (100), as PostgreSQL would need too.
+    server = nyala_server_factory(extra_args=("--max-connections", str(CONNECTIONS + 50)))
+    asyncio.run(_lock_burst(server.dsn))
 
 
 async def _lock_burst(dsn: str) -> None:

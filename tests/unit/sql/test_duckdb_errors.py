@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from sql.common.duckdb_errors import translate
@@ -36,3 +37,26 @@ def test_conversion_message_uses_postgresql_words(duck):
     with pytest.raises(duckdb.Error) as info:
         duck.sql("select 'abc'::int").fetchall()
     assert translate(info.value).message == 'invalid input syntax for type integer: "abc"'
+
+
+def test_a_db_error_raised_in_a_scan_stream_keeps_its_sqlstate():
+    """A damaged file found while DuckDB pulls a scan is XX001, not DuckDB's invalid input."""
+
+    def batches():
+        yield pa.record_batch([pa.array([1])], names=["x"])
+        raise errors.DataCorrupted("cfile tablets/1/rowset-1/col-1.cfile: block at 8 fails its CRC32C")
+
+    class Source:
+        def __arrow_c_stream__(self, requested_schema=None):
+            schema = pa.schema([("x", pa.int64())])
+            reader = pa.RecordBatchReader.from_batches(schema, batches())
+            return reader.__arrow_c_stream__(requested_schema)
+
+    con = duckdb.connect()
+    con.register("t", Source())
+    with pytest.raises(duckdb.Error) as raised:
+        for _ in con.sql("SELECT * FROM t ORDER BY x").to_arrow_reader(100):
+            pass
+    error = translate(raised.value)
+    assert isinstance(error, errors.DataCorrupted)
+    assert "col-1.cfile" in error.message

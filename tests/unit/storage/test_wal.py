@@ -1,8 +1,10 @@
+import errno
+import os
 import struct
 
 import pytest
 
-from storage.errors import DataCorrupted
+from storage.errors import DataCorrupted, DiskFull, IoError
 from storage.options import StorageOptions
 from storage.wal import Wal, frame, segment_name
 
@@ -117,3 +119,58 @@ def test_an_empty_last_segment_from_a_crash_is_removed(tmp_path):
     (tmp_path / segment_name(2)).write_bytes(b"")
     _write(tmp_path, [b"after"])
     assert _replay(tmp_path) == [b"kept", b"after"]
+
+
+def _failing(real, error_number, *, after_bytes=None):
+    """``os.write``/``os.fsync`` that fails once with ``error_number`` (a partial write first)."""
+    state = {"armed": True}
+
+    def call(fd, *args):
+        if state["armed"]:
+            state["armed"] = False
+            if after_bytes is not None:
+                real(fd, bytes(args[0][:after_bytes]))
+            raise OSError(error_number, os.strerror(error_number))
+        return real(fd, *args)
+
+    return call
+
+
+def test_a_full_disk_fails_the_append_with_53100_and_leaves_the_log_whole(tmp_path, monkeypatch):
+    wal = Wal.open(tmp_path, OPTIONS)
+    wal.sync(wal.append(b"before"))
+    monkeypatch.setattr(os, "write", _failing(os.write, errno.ENOSPC, after_bytes=5))
+    with pytest.raises(DiskFull) as full:
+        wal.append(b"x" * 100)
+    assert full.value.sqlstate == "53100"
+    wal.sync(wal.append(b"after"))  # space came back: writes resume
+    wal.close()
+    assert _replay(tmp_path) == [b"before", b"after"]
+
+
+def test_a_failed_fsync_is_never_retried_as_a_success(tmp_path, monkeypatch):
+    options = StorageOptions(fsync=True)
+    wal = Wal.open(tmp_path, options)
+    wal.sync(wal.append(b"durable"))
+    monkeypatch.setattr(os, "fsync", _failing(os.fsync, errno.EIO))
+    lsn = wal.append(b"in doubt")
+    with pytest.raises(IoError) as failed:
+        wal.sync(lsn)
+    assert failed.value.sqlstate == "58030"
+    assert wal.durable_lsn < lsn
+    with pytest.raises(IoError):
+        wal.sync(lsn)  # the next fsync would succeed: it must not vouch for the lost pages
+    with pytest.raises(IoError):
+        wal.append(b"later")
+
+
+def test_a_failed_fsync_when_a_segment_rolls_over_is_final_too(tmp_path, monkeypatch):
+    options = StorageOptions(fsync=True, wal_segment_size_bytes=64)
+    wal = Wal.open(tmp_path, options)
+    wal.sync(wal.append(b"a" * 40))
+    lsn = wal.append(b"b" * 40)
+    monkeypatch.setattr(os, "fsync", _failing(os.fsync, errno.EIO))
+    with pytest.raises(IoError):
+        wal.append(b"c" * 40)  # rolling over fsyncs the full segment, and that fails
+    with pytest.raises(IoError):
+        wal.sync(lsn)

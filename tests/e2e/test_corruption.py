@@ -1,0 +1,143 @@
+"""Corruption is detected, never served: a flipped byte in a tablet file is XX001, not wrong rows.
+
+Each case damages one kind of file of table ``a`` while the server is down
+(a column's data, the key index, a REDO delta file), starts it again and
+reads ``a`` by a full scan and by key.  Every read either returns exactly
+the rows that were committed or fails with XX001 naming the damaged file
+(the path holds the tablet); at least one read sees the damage; the session
+stays usable and table ``b`` keeps being served.  ``nyala check`` passes the
+intact directory and names the damaged file in the damaged one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.support.servers import NyalaServer
+
+ROWS = 3000
+
+
+def _expected_value(k: int) -> str:
+    return "updated" if k % 7 == 0 else f"value-{k}"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stopped server's data directory with tables a, b and c, built once per module."""
+    server = NyalaServer(tmp_path_factory.mktemp("pristine") / "data").start()
+    try:
+        _load(server)
+    finally:
+        server.stop()
+    clean = _nyala_check(server.data_dir)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    return server.data_dir
+
+
+@pytest.fixture
+def loaded(
+    pristine: Path, tmp_path: Path, nyala_server_factory: Callable[..., NyalaServer]
+) -> NyalaServer:
+    """A not yet started server on a copy of the pristine directory, this test's to damage."""
+    shutil.copytree(pristine, tmp_path / "data")
+    server: NyalaServer = nyala_server_factory(tmp_path / "data", start=False)
+    return server
+
+
+def _load(server: NyalaServer) -> None:
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE a (k int PRIMARY KEY, v text)")
+        conn.execute("CREATE TABLE b (k int PRIMARY KEY, v text)")
+        conn.execute(f"INSERT INTO a SELECT g, 'value-' || g FROM generate_series(1, {ROWS}) g")
+        conn.execute("INSERT INTO b VALUES (1, 'safe'), (2, 'sound')")
+        conn.execute("CHECKPOINT")
+        conn.execute("UPDATE a SET v = 'updated' WHERE k % 7 = 0")
+        conn.execute("CHECKPOINT")
+        conn.execute("CREATE TABLE c (k int PRIMARY KEY, v text)")  # WAL records to damage
+        for k in range(3):
+            conn.execute("INSERT INTO c VALUES (%s, repeat('w', 200))", (k,))
+
+
+def _nyala_check(data_dir: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "server", "check", "--data-dir", str(data_dir)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _table_files(server: NyalaServer) -> dict[str, Path]:
+    """The files of table a's tablet (the first one made), by name."""
+    tablets = sorted((server.data_dir / "tablets").iterdir(), key=lambda p: int(p.name))
+    rowset = sorted(tablets[0].glob("rowset-*"))[0]
+    return {p.name: p for p in rowset.iterdir()}
+
+
+def _flip_middle_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["col-1.cfile", "key.cfile", "redo"])
+def test_a_flipped_byte_is_reported_as_xx001_and_nothing_wrong_is_served(
+    loaded: NyalaServer, kind: str
+) -> None:
+    files = _table_files(loaded)
+    name = next(n for n in files if n.startswith(kind))
+    _flip_middle_byte(files[name])
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert f"CORRUPT tablet 1: {files[name]}" in checked.stdout, checked.stdout
+    loaded.start()
+    seen_damage = 0
+    with psycopg.connect(loaded.dsn, autocommit=True) as conn:
+        probes: list[tuple[str, tuple[int, ...], list[tuple[object, ...]]]] = [
+            (
+                "SELECT k, v FROM a ORDER BY k",
+                (),
+                [(k, _expected_value(k)) for k in range(1, ROWS + 1)],
+            )
+        ]
+        probes += [
+            ("SELECT v FROM a WHERE k = %s", (k,), [(_expected_value(k),)])
+            for k in range(1, ROWS + 1, 37)
+        ]
+        for sql, params, expected in probes:
+            try:
+                rows = conn.execute(sql, params).fetchall()
+            except psycopg.errors.DataCorrupted as exc:
+                seen_damage += 1
+                assert name in str(exc) and "tablets" in str(exc), str(exc)
+                continue
+            assert rows == expected, sql
+        assert seen_damage, f"no read noticed the damaged {name}"
+        assert conn.execute("SELECT v FROM b ORDER BY k").fetchall() == [("safe",), ("sound",)]
+        conn.execute("INSERT INTO b VALUES (3, 'still writable')")
+        assert conn.execute("SELECT count(*) FROM b").fetchone() == (3,)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["bloom.bin", "undo", "metadata.json", "wal"])
+def test_nyala_check_names_every_other_damaged_file_kind(loaded: NyalaServer, kind: str) -> None:
+    if kind == "metadata.json":
+        target = loaded.data_dir / "tablets" / "1" / "metadata.json"
+        target.write_bytes(target.read_bytes()[:-7])
+    elif kind == "wal":
+        target = max((loaded.data_dir / "wal").iterdir(), key=lambda p: p.stat().st_size)
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 0x5A  # inside a record that intact records follow
+        target.write_bytes(bytes(data))
+    else:
+        files = _table_files(loaded)
+        target = files[next(n for n in files if n.startswith(kind))]
+        _flip_middle_byte(target)
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert str(target) in checked.stdout, checked.stdout

@@ -29,6 +29,8 @@ class Options:
     as_of: str | None = None
     save_mode: str = "append"
     upsert: bool = False
+    split_rows: int = 1_000_000
+    """A tablet of more rows is read as key ranges of about this many rows (0: never split)."""
     """Appended rows whose primary key the table holds replace that row (ON CONFLICT DO UPDATE)."""
     fail_after_prepare: tuple[int, ...] = ()
     """Partitions whose first write attempt fails after PREPARE (fault-injection tests)."""
@@ -54,6 +56,7 @@ class Options:
             as_of=as_of or snapshot,
             save_mode=_save_mode(values.get("save_mode", "append")),
             upsert=_flag("upsert", values.get("upsert", "false")),
+            split_rows=int(values.get("split_rows", cls.split_rows)),
             fail_after_prepare=tuple(
                 int(p) for p in values.get("fail_after_prepare", "").split(",") if p.strip()
             ),

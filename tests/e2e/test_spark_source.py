@@ -165,6 +165,44 @@ def test_pushed_filters_reach_the_scan(spark, nyala_server, events):
     assert len(scan["Tablets"]) == 2
 
 
+def test_a_large_tablet_is_read_as_key_ranges(spark, nyala_server):
+    """Two tablets of ~1,500 rows with split_rows=500: about three key ranges each, bounds
+    the scans seek to (EXPLAIN's Primary-Key Bounds), every row read once."""
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists big")
+        conn.execute("create table big (id bigint primary key, v text) partition by hash (id)"
+                     " partitions 2")  # fmt: skip
+        conn.execute("insert into big select g, 'v' || g from generate_series(0, 2999) g")
+        sizes = [
+            conn.execute(f"select count(*) from big partition ({t})").fetchone()[0]
+            for t in _tablets_of(conn, "big")
+        ]
+    options = {**_options(nyala_server), "table": "big", "split_rows": "500"}
+    df = spark.read.format("nyala").options(**options).load()
+    assert df.rdd.getNumPartitions() == sum(-(-n // 500) for n in sizes) > 2
+    assert sorted(r.id for r in df.collect()) == list(range(3000))
+    assert df.where("id < 1000").count() == 1000
+    reader = NyalaReader(Options.parse(options), df.schema)
+    pieces = reader.partitions()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        counts = []
+        for piece in pieces:
+            query = reader.select(piece.tablet_id, piece.as_of, piece.bounds())
+            (document,) = conn.execute("explain (format json) " + query).fetchone()
+            scan = document[0]["Plan"]["Plans"][0]
+            assert scan["Tablets"] == [piece.tablet_id]
+            assert scan["Primary-Key Bounds"] == ["id"]
+            counts.append(conn.execute(f"select count(*) from ({query}) q").fetchone()[0])
+    assert sum(counts) == 3000 and max(counts) <= 520 and min(counts) >= 480
+    whole = spark.read.format("nyala").options(**{**options, "split_rows": "0"}).load()
+    assert whole.rdd.getNumPartitions() == 2
+
+
+def _tablets_of(conn, table: str) -> list[int]:
+    (plan,) = conn.execute(f"explain (format json) select * from {table}").fetchone()
+    return plan[0]["Plan"]["Plans"][0]["Tablets"]
+
+
 def test_one_snapshot_across_tasks_while_another_connection_writes(spark, nyala_server, events):
     """Each task inserts rows into every tablet through a second connection before reading;
     every task still sees the table as it was when the job was planned."""

@@ -295,7 +295,7 @@ def _time(
     start = time.perf_counter()
     run()
     seconds = time.perf_counter() - start
-    log.info("%s via %s: %.2f s", figure, path, seconds)
+    print(f"{figure} via {path}: {seconds:.2f} s", file=sys.stderr, flush=True)
     results.setdefault(figure, {}).setdefault(path, []).append(seconds)
 
 

@@ -18,6 +18,7 @@ from tests.support.servers import REPO_ROOT, missing_postgres_reason
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
+@pytest.mark.timeout(900)  # a JVM, two servers and six Spark jobs, on a shared machine
 def test_spark_bench_measures_every_path_at_tiny_scale(tmp_path):
     reason = missing_postgres_reason()
     if reason:

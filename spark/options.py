@@ -29,8 +29,9 @@ class Options:
     as_of: str | None = None
     save_mode: str = "append"
     upsert: bool = False
-    split_rows: int = 1_000_000
-    """A tablet of more rows is read as key ranges of about this many rows (0: never split)."""
+    split_rows: int = 0
+    """A tablet of more rows is read as key ranges of about this many rows (0: never split;
+    sizing the tablets costs the driver a pass over every tablet's first key column)."""
     """Appended rows whose primary key the table holds replace that row (ON CONFLICT DO UPDATE)."""
     fail_after_prepare: tuple[int, ...] = ()
     """Partitions whose first write attempt fails after PREPARE (fault-injection tests)."""

@@ -225,9 +225,10 @@ def _to_hex(arg: exp.Expr) -> exp.Expr:
     """PostgreSQL's to_hex: lower case, and a negative integer in its own width's two's
     complement (DuckDB's hex widens an integer to 64 bits first)."""
     narrow = arg.type is not None and arg.type.this in _SMALL_INTEGERS
-    literal = arg.this if isinstance(arg, exp.Neg) else arg
+    sign, literal = (-1, arg.this) if isinstance(arg, exp.Neg) else (1, arg)
     if isinstance(literal, exp.Literal) and not literal.is_string:
-        narrow = -(2**31) <= int(float(literal.this)) < 2**31  # PostgreSQL types it by its value
+        # PostgreSQL types a constant (its minus sign folded in) by its value.
+        narrow = -(2**31) <= sign * int(float(literal.this)) < 2**31
     if narrow:
         arg = exp.BitwiseAnd(
             this=exp.cast(arg, exp.DataType.build("BIGINT")),

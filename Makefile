@@ -23,7 +23,7 @@ JDBC_JAR   := /usr/share/java/postgresql.jar
 CHROMIUM   := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help serve install install-test test lint unit e2e fuzz soak bench bench-quick bench-encodings bench-memory clean distclean
+.PHONY: help serve install install-test test lint unit e2e fuzz soak bench bench-quick bench-encodings bench-memory bench-spark clean distclean
 
 help:
 	@echo "make serve      start nyala on $(HOST):$(PORT), data in $(DATA_DIR) (HOST, PORT, DATA_DIR override)"
@@ -37,6 +37,7 @@ help:
 	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
 	@echo "make bench-encodings on-disk bytes per column encoding and compression (bench data)"
 	@echo "make bench-memory server RSS loading 10M rows through COPY, and after CHECKPOINT"
+	@echo "make bench-spark Spark local[2]: the nyala data source vs Spark JDBC on nyala and PostgreSQL"
 	@echo "make clean      remove caches and build leftovers (keeps .venv and $(DATA_DIR))"
 	@echo "make distclean  clean, and remove .venv too"
 
@@ -116,6 +117,9 @@ bench-encodings: $(TEST_STAMP)
 
 bench-memory: $(TEST_STAMP)
 	$(BIN)/python -m bench.memory --rows 10000000 --out bench/results/memory.json
+
+bench-spark: $(TEST_STAMP) $(JDBC_JAR)
+	$(BIN)/python -m bench.spark --rows 5000000 --write-rows 1000000 --out bench/results/spark.json
 
 clean:
 	rm -rf .pytest_cache .ruff_cache .hypothesis build dist *.egg-info bench/results/*.tmp

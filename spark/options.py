@@ -14,7 +14,8 @@ class Options:
     ``as_of`` (or its synonym ``snapshot``) is the instant every task reads at,
     a ``timestamptz`` literal; unset, it is the server's ``now()`` when the job
     is planned.  ``save_mode`` gives writes the modes Spark does not pass to a
-    Python data source (errorifexists, ignore).
+    Python data source (errorifexists, ignore); ``upsert`` makes an append
+    replace the rows whose primary key the table already holds.
     """
 
     host: str = "127.0.0.1"
@@ -27,6 +28,11 @@ class Options:
     query: str | None = None
     as_of: str | None = None
     save_mode: str = "append"
+    upsert: bool = False
+    split_rows: int = 0
+    """A tablet of more rows is read as key ranges of about this many rows (0: never split;
+    sizing the tablets costs the driver a pass over every tablet's first key column)."""
+    """Appended rows whose primary key the table holds replace that row (ON CONFLICT DO UPDATE)."""
     fail_after_prepare: tuple[int, ...] = ()
     """Partitions whose first write attempt fails after PREPARE (fault-injection tests)."""
 
@@ -50,6 +56,8 @@ class Options:
             query=query,
             as_of=as_of or snapshot,
             save_mode=_save_mode(values.get("save_mode", "append")),
+            upsert=_flag("upsert", values.get("upsert", "false")),
+            split_rows=int(values.get("split_rows", cls.split_rows)),
             fail_after_prepare=tuple(
                 int(p) for p in values.get("fail_after_prepare", "").split(",") if p.strip()
             ),
@@ -78,6 +86,14 @@ def _save_mode(value: str) -> str:
     if mode not in ("append", "errorifexists", "ignore"):
         raise ValueError('"save_mode" is append, errorifexists or ignore (overwrite: .mode)')
     return mode
+
+
+def _flag(name: str, value: str) -> bool:
+    if value.lower() in ("true", "on", "1", "yes"):
+        return True
+    if value.lower() in ("false", "off", "0", "no"):
+        return False
+    raise ValueError(f'"{name}" is true or false, not {value!r}')
 
 
 def quote_identifier(name: str) -> str:

@@ -16,7 +16,12 @@ where they hold their rows' locks until someone commits or rolls them back.
 
 ``overwrite`` writes the tasks' rows into a staging table the same way and
 then, in one transaction, deletes the table's rows and inserts the staged
-ones, so readers see the old table or the new one, never a mix.  Spark takes
+ones, so readers see the old table or the new one, never a mix.  An append
+with the ``upsert`` option stages the same way and then, in one transaction,
+runs ``INSERT ... SELECT ... ON CONFLICT (primary key) DO UPDATE`` from the
+stage: rows with a new key are inserted, rows with a key the table holds
+replace that row's other columns (a key twice in one job fails the job with
+PostgreSQL's 21000, as the INSERT would, and changes nothing).  Spark takes
 only append and overwrite from a Python data source; ``errorifexists`` and
 ``ignore`` are the ``save_mode`` option, against a table that holds rows.
 """
@@ -70,7 +75,12 @@ class NyalaWriter(DataSourceArrowWriter):
                     raise SaveModeError(f"table {options.table} already holds rows")
                 self.skip = has_rows is not None
             self.stage = None
-            if overwrite:
+            self.conflict: tuple[list[str], list[str]] | None = None
+            if options.upsert:
+                if overwrite:
+                    raise ValueError('"upsert" appends: it does not go with mode("overwrite")')
+                self.conflict = self._key_and_rest(conn)
+            if overwrite or options.upsert:
                 self.stage = quote_identifier(f"nyala_spark_stage_{self.job}")
                 types = dict(
                     conn.execute(
@@ -84,6 +94,21 @@ class NyalaWriter(DataSourceArrowWriter):
                     raise ValueError(f"table {options.table} has no columns {missing}")
                 columns = ", ".join(f"{quote_identifier(c)} {types[c]}" for c in self.columns)
                 conn.execute(f"CREATE TABLE {self.stage} ({columns})")
+
+    def _key_and_rest(self, conn: object) -> tuple[list[str], list[str]]:
+        """The table's primary key columns, and the written columns an upsert sets."""
+        cursor = conn.execute(  # type: ignore[attr-defined]
+            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+            " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary",
+            (self.options.table,),
+        )
+        key = [row[0] for row in cursor]
+        if not key:
+            raise ValueError(f'"upsert" needs a primary key, and {self.options.table} has none')
+        absent = [c for c in key if c not in self.columns]
+        if absent:
+            raise ValueError(f'"upsert" writes every primary key column; missing {absent}')
+        return key, [c for c in self.columns if c not in key]
 
     def _column_list(self) -> str:
         return ", ".join(quote_identifier(c) for c in self.columns)
@@ -142,14 +167,28 @@ class NyalaWriter(DataSourceArrowWriter):
                 verb = "COMMIT" if gid in keep else "ROLLBACK"
                 conn.execute(f"{verb} PREPARED {quote_literal(gid)}")
             if self.stage is not None:
-                conn.execute("BEGIN")
-                conn.execute(f"DELETE FROM {self.target}")
-                columns = self._column_list()
-                conn.execute(
-                    f"INSERT INTO {self.target} ({columns}) SELECT {columns} FROM {self.stage}"
-                )
-                conn.execute("COMMIT")
-                conn.execute(f"DROP TABLE {self.stage}")
+                try:
+                    with conn.transaction():
+                        self._publish(conn)
+                finally:
+                    conn.execute(f"DROP TABLE {self.stage}")
+
+    def _publish(self, conn: object) -> None:
+        """Move the staged rows into the table: replacing it (overwrite) or upserting (driver)."""
+        columns = self._column_list()
+        insert = f"INSERT INTO {self.target} ({columns}) SELECT {columns} FROM {self.stage}"
+        if self.conflict is None:
+            conn.execute(f"DELETE FROM {self.target}")  # type: ignore[attr-defined]
+            conn.execute(insert)  # type: ignore[attr-defined]
+            return
+        key, rest = self.conflict
+        action = (
+            "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in map(quote_identifier, rest))
+            if rest
+            else "DO NOTHING"
+        )
+        keys = ", ".join(map(quote_identifier, key))
+        conn.execute(f"{insert} ON CONFLICT ({keys}) {action}")  # type: ignore[attr-defined]
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """The job failed: roll back every transaction it prepared (driver)."""

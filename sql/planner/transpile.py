@@ -208,7 +208,14 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
         and node.this.type.this in (DT.DOUBLE, DT.FLOAT)
     ):
         return exp.Anonymous(this="round_even", expressions=[node.this, exp.Literal.number(0)])
+    if isinstance(node, exp.Hex):
+        return _to_hex(node.this)
     name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
+    if name in ("quote_literal", "quote_nullable") and len(node.expressions) == 1:
+        quoted = _quote_literal(node.expressions[0])
+        if name == "quote_nullable":
+            return exp.Coalesce(this=quoted, expressions=[exp.Literal.string("NULL")])
+        return quoted
     if name == "every":
         return exp.Anonymous(this="bool_and", expressions=node.expressions)
     if name in ("num_nulls", "num_nonnulls") and node.expressions:
@@ -227,6 +234,56 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
             total = exp.Add(this=total, expression=term)
         return exp.Cast(this=exp.Paren(this=total), to=exp.DataType.build("INTEGER"))
     return node
+
+
+def _to_hex(arg: exp.Expr) -> exp.Expr:
+    """PostgreSQL's to_hex: lower case, and a negative integer in its own width's two's
+    complement (DuckDB's hex widens an integer to 64 bits first)."""
+    narrow = arg.type is not None and arg.type.this in _SMALL_INTEGERS
+    sign, literal = (-1, arg.this) if isinstance(arg, exp.Neg) else (1, arg)
+    if isinstance(literal, exp.Literal) and not literal.is_string:
+        # PostgreSQL types a constant (its minus sign folded in) by its value.
+        narrow = -(2**31) <= sign * int(float(literal.this)) < 2**31
+    if narrow:
+        arg = exp.BitwiseAnd(
+            this=exp.cast(arg, exp.DataType.build("BIGINT")),
+            expression=exp.Literal.number(0xFFFFFFFF),
+        )
+    return exp.Lower(this=exp.Anonymous(this="to_hex", expressions=[arg]))
+
+
+def _quote_literal(arg: exp.Expr) -> exp.Expr:
+    """PostgreSQL's quote_literal: quotes doubled; a value with a backslash becomes an
+    E'' string with the backslashes doubled too.  NULL in, NULL out."""
+    text = exp.cast(arg, exp.DataType.build("VARCHAR"))
+
+    def replace(value: exp.Expr, old: str, new: str) -> exp.Expr:
+        return exp.Anonymous(
+            this="replace",
+            expressions=[value, exp.Literal.string(old), exp.Literal.string(new)],
+        )
+
+    plain = replace(text.copy(), "'", "''")
+    escaped = replace(replace(text.copy(), "\\", "\\\\"), "'", "''")
+    quote = exp.Literal.string("'")
+    has_backslash = exp.GT(
+        this=exp.Anonymous(this="strpos", expressions=[text.copy(), exp.Literal.string("\\")]),
+        expression=exp.Literal.number(0),
+    )
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=has_backslash,
+                true=exp.DPipe(
+                    this=exp.DPipe(this=exp.Literal.string("E'"), expression=escaped),
+                    expression=quote.copy(),
+                ),
+            )
+        ],
+        default=exp.DPipe(
+            this=exp.DPipe(this=quote.copy(), expression=plain), expression=quote.copy()
+        ),
+    )
 
 
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:

@@ -165,6 +165,44 @@ def test_pushed_filters_reach_the_scan(spark, nyala_server, events):
     assert len(scan["Tablets"]) == 2
 
 
+def test_a_large_tablet_is_read_as_key_ranges(spark, nyala_server):
+    """Two tablets of ~1,500 rows with split_rows=500: about three key ranges each, bounds
+    the scans seek to (EXPLAIN's Primary-Key Bounds), every row read once."""
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists big")
+        conn.execute("create table big (id bigint primary key, v text) partition by hash (id)"
+                     " partitions 2")  # fmt: skip
+        conn.execute("insert into big select g, 'v' || g from generate_series(0, 2999) g")
+        sizes = [
+            conn.execute(f"select count(*) from big partition ({t})").fetchone()[0]
+            for t in _tablets_of(conn, "big")
+        ]
+    options = {**_options(nyala_server), "table": "big", "split_rows": "500"}
+    df = spark.read.format("nyala").options(**options).load()
+    assert df.rdd.getNumPartitions() == sum(-(-n // 500) for n in sizes) > 2
+    assert sorted(r.id for r in df.collect()) == list(range(3000))
+    assert df.where("id < 1000").count() == 1000
+    reader = NyalaReader(Options.parse(options), df.schema)
+    pieces = reader.partitions()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        counts = []
+        for piece in pieces:
+            query = reader.select(piece.tablet_id, piece.as_of, piece.bounds())
+            (document,) = conn.execute("explain (format json) " + query).fetchone()
+            scan = document[0]["Plan"]["Plans"][0]
+            assert scan["Tablets"] == [piece.tablet_id]
+            assert scan["Primary-Key Bounds"] == ["id"]
+            counts.append(conn.execute(f"select count(*) from ({query}) q").fetchone()[0])
+    assert sum(counts) == 3000 and max(counts) <= 600 and min(counts) >= 400
+    whole = spark.read.format("nyala").options(**_options(nyala_server), table="big").load()
+    assert whole.rdd.getNumPartitions() == 2
+
+
+def _tablets_of(conn, table: str) -> list[int]:
+    (plan,) = conn.execute(f"explain (format json) select * from {table}").fetchone()
+    return plan[0]["Plan"]["Plans"][0]["Tablets"]
+
+
 def test_one_snapshot_across_tasks_while_another_connection_writes(spark, nyala_server, events):
     """Each task inserts rows into every tablet through a second connection before reading;
     every task still sees the table as it was when the job was planned."""
@@ -316,6 +354,75 @@ def test_errorifexists_and_ignore_as_options(spark, nyala_server):
     write.option("save_mode", "ignore").mode("append").save()  # not empty: writes nothing
     with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
         assert conn.execute("select count(*) from sink_modes").fetchone() == (10,)
+
+
+def test_upsert_appends_with_on_conflict_do_update_as_postgres_does(
+    spark, nyala_server, postgres_server
+):
+    """Rows 0-99 exist; the job writes 50-149 with upsert, one task failing after PREPARE:
+    the table ends as PostgreSQL's INSERT ... ON CONFLICT (id) DO UPDATE leaves it."""
+    frame = _frame(spark, 150).where("id >= 50")
+    for dsn in (nyala_server.dsn, postgres_server.dsn):
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("drop table if exists sink_upsert")
+            conn.execute("create table sink_upsert (id bigint primary key, host text,"
+                         " amount numeric(10,2), note text default 'kept')")  # fmt: skip
+            conn.execute("insert into sink_upsert select g, 'old', 1 from generate_series(0, 99) g")
+    frame.write.format("nyala").options(
+        **_options(nyala_server), table="sink_upsert", upsert="true", fail_after_prepare="1"
+    ).mode("append").save()
+    with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "insert into sink_upsert (id, host, amount) values (%s, %s, %s) on conflict (id)"
+                " do update set host = excluded.host, amount = excluded.amount",
+                [tuple(r) for r in frame.collect()],
+            )
+        expected = conn.execute("select * from sink_upsert order by id").fetchall()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select * from sink_upsert order by id").fetchall() == expected
+        assert len(expected) == 150 and expected[49][1] == "old" and expected[50][1] == "h1"
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+        tables = conn.execute(
+            "select count(*) from information_schema.tables where table_name like 'nyala_spark%'"
+        ).fetchone()
+        assert tables == (0,)
+
+
+def test_upsert_of_a_key_twice_in_one_job_fails_and_changes_nothing(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_upsert_twice")
+        conn.execute("insert into sink_upsert_twice values (1, 'old', 1)")
+    frame = _frame(spark, 6, partitions=2).selectExpr("id % 3 as id", "host", "amount")
+    with pytest.raises(Exception, match="CardinalityViolation"):  # psycopg's class for 21000
+        frame.write.format("nyala").options(
+            **_options(nyala_server), table="sink_upsert_twice", upsert="true"
+        ).mode("append").save()
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert conn.execute("select * from sink_upsert_twice").fetchall() == [
+            (1, "old", decimal.Decimal("1.00"))
+        ]
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+        tables = conn.execute(
+            "select count(*) from information_schema.tables where table_name like 'nyala_spark%'"
+        ).fetchone()
+        assert tables == (0,)
+
+
+def test_upsert_needs_a_primary_key_and_an_append(spark, nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        _sink(conn, "sink_upsert_bad")
+    write = _frame(spark, 4).write.format("nyala").options(
+        **_options(nyala_server), table="sink_upsert_bad", upsert="true"
+    )
+    with pytest.raises(Exception, match="overwrite"):
+        write.mode("overwrite").save()
+    with pytest.raises(Exception, match="primary key"):
+        _frame(spark, 4).select("host", "amount").write.format("nyala").options(
+            **_options(nyala_server), table="sink_upsert_bad", upsert="true"
+        ).mode("append").save()
+    with pytest.raises(Exception, match="true or false"):
+        write.option("upsert", "maybe").mode("append").save()
 
 
 def test_the_pipeline_example(spark, nyala_server):

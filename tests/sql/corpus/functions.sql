@@ -93,3 +93,5 @@ SELECT to_char(timestamp '2024-03-05 09:07:09', 'FMHH12:MI am, FMDD FMMonth');
 SELECT to_char(timestamp '2024-03-05 09:07:09', 'MONTH month DAY day MON mon DY dy');
 SELECT to_char(NULL::timestamp, 'YYYY');
 SELECT to_char(timestamp '2024-03-05 09:07:09', 'YYYY "100%" MM');
+SELECT quote_literal(E'back\\slash'), quote_literal(1.5), quote_nullable(7), quote_nullable(NULL::int);
+SELECT to_hex(-2147483648), to_hex(2147483648), to_hex(-2147483647), to_hex(4096);

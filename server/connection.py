@@ -49,6 +49,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common.result import PreparedStatement, Result
+from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -121,6 +122,7 @@ class Connection:
         self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
         self._is_shutting_down = False
+        self._is_terminating = False
         self._task: asyncio.Task[Any] | None = None
         self.peer: object = writer.get_extra_info("peername")
         self._handshake = StartupHandshake(
@@ -159,7 +161,11 @@ class Connection:
             if startup is None:
                 return False
             self._session = await self._run(
-                self._database.session, startup.user, startup.database, startup.settings
+                self._database.session,
+                startup.user,
+                startup.database,
+                startup.settings,
+                self._client_link(),
             )
             log.debug(
                 "connection %d: user %r, database %r",
@@ -174,6 +180,26 @@ class Connection:
         except DbError as exc:
             await self._fatal(exc)
         return True
+
+    def _client_link(self) -> ClientLink:
+        """How pg_stat_activity names this client, and how another session's
+        pg_cancel_backend or pg_terminate_backend (on its own thread) reaches it."""
+        loop = asyncio.get_running_loop()
+        peer = self.peer
+        is_tcp = isinstance(peer, tuple) and len(peer) >= 2
+        return ClientLink(
+            self.process_id,
+            str(peer[0]) if is_tcp else None,  # type: ignore[index]  # a TCP peer is a tuple
+            int(peer[1]) if is_tcp else -1,  # type: ignore[index]
+            functools.partial(loop.call_soon_threadsafe, self.cancel_statement),
+            functools.partial(loop.call_soon_threadsafe, self.terminate),
+        )
+
+    def terminate(self) -> None:
+        """pg_terminate_backend: end the connection with FATAL 57P01, cancelling its statement."""
+        self._is_terminating = True
+        self.cancel_statement()
+        self.shutdown()
 
     def cancel_statement(self) -> None:
         """Cancel the running statement, if any (from a CancelRequest or shutdown)."""
@@ -328,6 +354,8 @@ class Connection:
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
+        if self._is_terminating:
+            await self._fatal(AdminShutdown("terminating connection due to administrator command"))
         self.send(error_response(exc))
         if self._session is not None:
             # An error found here (a bad parameter, a missing portal) aborts the transaction too.
@@ -371,6 +399,7 @@ class Connection:
         self._send_parameter_changes()
         self.send(m.ReadyForQuery(status))
         self._is_idle = True
+        session.report_idle()
         await self.flush()
 
     def _send_parameter_changes(self) -> None:

@@ -69,6 +69,11 @@ def error_class(sqlstate: str) -> type[DbError]:
     return _BY_SQLSTATE.get(sqlstate, DbError)
 
 
+# 01: warning
+class SqlWarning(DbError, sqlstate="01000"):
+    severity = "WARNING"
+
+
 # 08: connection exception
 class ProtocolViolation(DbError, sqlstate="08P01"):
     pass

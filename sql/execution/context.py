@@ -17,11 +17,13 @@ from catalog.comments import Comments
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import sequences
+from sql.execution.backends import BackendRegistry
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
-    """The storage engine, the catalog, the role and comment stores and one DuckDB instance."""
+    """The storage engine, the catalog, the role and comment stores, the live backends and
+    one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -43,6 +45,7 @@ class DatabaseContext:
         sequences.register(self.duckdb)
         self._version_lock = threading.Lock()
         self.catalog_version = 0
+        self.backends = BackendRegistry()
 
     def bump_catalog_version(self) -> None:
         """Note a DDL change, so prepared statements bound to the old catalog are re-planned."""

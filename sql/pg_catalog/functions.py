@@ -331,7 +331,6 @@ MACROS: dict[str, str] = {
     "pg_database_size(d)": "0::BIGINT",
     "pg_sleep(s)": "nyf_sleep(s)",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
-    "pg_backend_pid()": "0",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 

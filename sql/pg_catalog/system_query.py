@@ -28,7 +28,7 @@ from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.execution.context import DatabaseContext
-from sql.pg_catalog import functions
+from sql.pg_catalog import activity, functions
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -52,7 +52,7 @@ _ARROW_TYPES = {
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
 }
 
-_FUNCTIONS = functions.names()
+_FUNCTIONS = functions.names() | activity.names()
 # PostgreSQL functions DuckDB has under another name.
 _RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
@@ -347,6 +347,8 @@ class SystemQuery:
     names: list[str]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
+    live: frozenset[str] = frozenset()
+    """The activity relations it reads, whose rows are built afresh at every run."""
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -393,7 +395,10 @@ def compile_system_query(
             )
     param_oids = infer_parameter_types(ast, list(declared))
     rewritten = rewrite(ast, facts, has_user_table)
-    return SystemQuery(rewritten, names, param_oids)
+    live = frozenset(
+        t.name for t in rewritten.find_all(exp.Table) if t.name in activity.DYNAMIC_RELATIONS
+    )
+    return SystemQuery(rewritten, names, param_oids, live=live)
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
@@ -436,6 +441,13 @@ def _current_functions() -> functions.CatalogFunctions:
     return current
 
 
+def _current_activity() -> activity.Activity:
+    current: activity.Activity | None = getattr(_CURRENT, "activity", None)
+    if current is None:
+        raise FeatureNotSupported("this session has no backend to report")
+    return current
+
+
 def _shared_database() -> duckdb.DuckDBPyConnection:
     """The one in-memory DuckDB holding the catalog views, macros and functions.
 
@@ -462,6 +474,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 for name, body in INFORMATION_SCHEMA_VIEWS.items()
             ]
             functions.register(duck, _current_functions)
+            activity.register(duck, _current_activity)
             duck.execute(";\n".join(ddl))
             _SHARED.append(duck)
             atexit.register(duck.close)
@@ -471,10 +484,15 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
 class SystemCatalog:
     """One session's in-memory DuckDB holding the emulated catalogs."""
 
-    def __init__(self, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        is_cancelled: Callable[[], bool] = lambda: False,
+        backends: activity.Activity | None = None,
+    ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
         self._functions = functions.CatalogFunctions(is_cancelled)
+        self.activity = backends
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
@@ -483,6 +501,7 @@ class SystemCatalog:
                 duck.register(_rows_name(name), _arrow_rows(columns, []))
             self._duck = duck
         _CURRENT.functions = self._functions
+        _CURRENT.activity = self.activity
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
@@ -496,6 +515,12 @@ class SystemCatalog:
             return
         rows = build()
         self._functions.load(rows)
+        if self.activity is not None:
+            role_columns = [c for c, _ in RELATIONS["pg_roles"]]
+            name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
+            self.activity.role_oids = {
+                r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])
+            }
         for name, columns in RELATIONS.items():
             duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
         self._key = key
@@ -521,6 +546,11 @@ class SystemCatalog:
                 prepared,
             ),
         )  # fmt: skip
+
+    def _register_live(self, duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
+        for name in query.live:
+            data = self.activity.rows(name) if self.activity is not None else []
+            duck.register(_rows_name(name), _arrow_rows(RELATIONS[name], data))
 
     def describe(self, query: SystemQuery) -> tuple[ResultColumn, ...]:
         if query.columns is None:
@@ -556,6 +586,7 @@ class SystemCatalog:
         self, query: SystemQuery, params: list[Any] | None
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
         duck = self._connection()
+        self._register_live(duck, query)
         try:
             relation = duck.sql(query.sql(params or []))
             table = relation.to_arrow_table() if relation is not None else pa.table({})

@@ -10,6 +10,7 @@ from catalog.comments import Comments
 from catalog.roles import RoleStore
 from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
+from sql.execution.backends import ClientLink
 from sql.execution.context import DatabaseContext
 from sql.session.session import Session
 from storage.engine import StorageEngine
@@ -45,7 +46,13 @@ class Database(DatabaseContext):
         database.roles = RoleStore(data_dir, fsync=fsync)
         return database
 
-    def session(self, user: str, database: str, startup_params: dict[str, str]) -> Session:
+    def session(
+        self,
+        user: str,
+        database: str,
+        startup_params: dict[str, str],
+        client: ClientLink | None = None,
+    ) -> Session:
         if database != self.name:
             raise InvalidCatalogName(f'database "{database}" does not exist')
-        return Session(self, user, startup_params)
+        return Session(self, user, startup_params, client)

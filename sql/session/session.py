@@ -26,6 +26,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import alter_table, comments, partitions, roles, tables
 from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
+from sql.execution.backends import Backend, ClientLink
 from sql.execution.context import DatabaseContext
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
@@ -40,6 +41,8 @@ from sql.frontend.statements import (
     Utility,
 )
 from sql.pg_catalog import system_query
+from sql.pg_catalog.activity import Activity
+from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.planner import time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
@@ -83,7 +86,13 @@ _BATCH_SAVEPOINT = "nyala batch"
 class Session:
     """A client's session: plans and runs statements in its TransactionBlock."""
 
-    def __init__(self, db: DatabaseContext, user: str, startup: dict[str, str]) -> None:
+    def __init__(
+        self,
+        db: DatabaseContext,
+        user: str,
+        startup: dict[str, str],
+        client: ClientLink | None = None,
+    ) -> None:
         self._db = db
         self.user = user
         self.settings = SessionSettings(user, startup)
@@ -105,8 +114,23 @@ class Session:
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
-        self._system = system_query.SystemCatalog(self._cancel.is_set)
+        self.backend = Backend(
+            client.process_id if client is not None else db.backends.embedded_pid(),
+            user,
+            db.name,
+            self._block,
+            client.cancel if client is not None else self.cancel,
+            client.terminate if client is not None else self.cancel,
+            application_name=self.settings.get("application_name"),
+            client_addr=client.client_addr if client is not None else None,
+            client_port=client.client_port if client is not None else None,
+        )
+        backends = Activity(
+            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
+        )
+        self._system = system_query.SystemCatalog(self._cancel.is_set, backends)
         self._plan_cache: PlanCache[Plan] = PlanCache()
+        db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -139,11 +163,19 @@ class Session:
             self._cancel.clear()
             raise QueryCanceled("canceling statement due to user request")
 
+    def report_idle(self) -> None:
+        """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
+        self.backend.application_name = self.settings.get("application_name")
+        self.backend.go_idle(self._block.status)
+
     def close(self) -> None:
-        self._block.close()
-        self._cursors.close_all()
-        self._system.close()
-        self._duck.close()
+        try:
+            self._block.close()
+            self._cursors.close_all()
+            self._system.close()
+            self._duck.close()
+        finally:
+            self._db.backends.remove(self.backend)
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -166,6 +198,7 @@ class Session:
     def execute(self, sql: str) -> Iterator[Result]:
         """Run every statement of a simple Query, yielding one Result each."""
         self._cancel.clear()
+        self.backend.begin_statement(sql)
         try:
             chunks = parser.split(sql)
         except DbError:
@@ -230,6 +263,7 @@ class Session:
 
     def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
         self._cancel.clear()
+        self.backend.begin_statement(stmt.sql)
         if stmt.is_empty_query:
             return Result(is_empty_query=True)
         plan = stmt.plan
@@ -516,7 +550,8 @@ class Session:
             case SystemPlan(system=system):
                 self._refresh_system()
                 columns, batches = self._system.run(system, params)
-                return Result(columns=columns, batches=batches)
+                notices = self._system.activity.take_notices() if self._system.activity else []
+                return Result(columns=columns, batches=batches, notices=notices)
         txn = self._block.current()
         now = self._block.started
         match plan:

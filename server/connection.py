@@ -345,6 +345,13 @@ class Connection:
         setting = self._session.settings.get("statement_timeout")
         self._timer.start(timeouts.milliseconds(setting))
 
+    def _reword(self, exc: BaseException) -> BaseException:
+        """The error a statement ended with, as the client hears it: the statement of a
+        terminated connection ends it (57P01), a statement_timeout names itself."""
+        if self._is_terminating:
+            return AdminShutdown("terminating connection due to administrator command")
+        return self._timer.reword(exc)
+
     def _copy_cancelled(self) -> bool:
         return self.is_cancelled
 
@@ -427,9 +434,10 @@ class Connection:
                 step = await self._run(self._advance_query, progress)
                 self._out += step.output
                 if step.error is not None:
-                    if is_fatal(step.error):
-                        await self._fatal(step.error)
-                    self.send(error_response(self._timer.reword(step.error)))
+                    error = self._reword(step.error)
+                    if is_fatal(error):
+                        await self._fatal(error)
+                    self.send(error_response(error))
                     break
                 if step.state == "done":
                     is_finished = True
@@ -440,9 +448,10 @@ class Connection:
                     try:
                         tag = await copy_protocol.copy_in(sink, self.receive, self._run, self._copy_cancelled)
                     except DbError as exc:
-                        if is_fatal(exc):
-                            await self._fatal(exc)
-                        self.send(error_response(self._timer.reword(exc)))
+                        error = self._reword(exc)
+                        if is_fatal(error):
+                            await self._fatal(error)
+                        self.send(error_response(error))
                         break
                     self.send(m.CommandComplete(tag))
         finally:
@@ -645,7 +654,7 @@ class Connection:
                 sent = step.sent
                 if step.error is not None:
                     portal.is_complete = True
-                    raise self._timer.reword(step.error)
+                    raise self._reword(step.error)
                 if step.state == "done":
                     portal.is_complete = True
                 if step.state == "copy_in":
@@ -656,7 +665,7 @@ class Connection:
                             step.copy_in, self.receive, self._run, self._copy_cancelled
                         )
                     except DbError as exc:
-                        raise self._timer.reword(exc) from None
+                        raise self._reword(exc) from None
                     self.send(m.CommandComplete(tag))
                     return
                 if step.state != "more":

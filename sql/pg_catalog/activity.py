@@ -19,7 +19,7 @@ import duckdb
 
 from catalog.roles import RoleStore
 from sql.execution.backends import Backend, BackendRegistry
-from storage.errors import DbError, InsufficientPrivilege, InvalidParameterValue, SqlWarning
+from storage.errors import DbError, InsufficientPrivilege, NumericValueOutOfRange, SqlWarning
 from storage.waits_for import WaitsForGraph
 
 _UDF = "nya_"
@@ -100,7 +100,7 @@ class Activity:
         if pid is None or timeout_ms is None:
             return None
         if timeout_ms < 0:
-            raise InvalidParameterValue('"timeout" must not be negative')
+            raise NumericValueOutOfRange('"timeout" must not be negative')
         target = self._target(pid)
         if target is None:
             return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -283,3 +284,58 @@ def test_cancel_and_terminate_follow_postgresqls_rules(nyala_server, postgres_se
     assert nyala["bob sees the superuser"] == ("nyala", None, "<insufficient privilege>", None, None)
     assert nyala["her statement"] == errors.QueryCanceled.sqlstate
     assert nyala["terminated statement"] == errors.AdminShutdown.sqlstate
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_statements() -> list[str]:
+    section = README.read_text().split("## Sessions, locks and stopping a session", 1)[1]
+    block = section.split("```sql\n", 1)[1].split("```", 1)[0]
+    text = "\n".join(line.split("--", 1)[0] for line in block.splitlines())
+    return [s.strip() for s in text.split(";") if s.strip()]
+
+
+def _readme_scenario(server) -> list[object]:
+    """The README's recipe, run while session a blocks session b: what each step shows."""
+    out: list[object] = []
+    with (
+        psycopg.connect(server.dsn, autocommit=True) as monitor,
+        psycopg.connect(server.dsn, application_name="forgotten") as a,
+        psycopg.connect(server.dsn, autocommit=True) as b,
+    ):
+        monitor.execute("drop table if exists readme_rows")
+        monitor.execute("create table readme_rows (id int primary key, v int)")
+        monitor.execute("insert into readme_rows values (1, 0)")
+        labels = {a.info.backend_pid: "a", b.info.backend_pid: "b"}
+        a.execute("update readme_rows set v = 1 where id = 1")
+        waiter = Background(b, "update readme_rows set v = 2 where id = 1")
+        _until(lambda: _waiting(monitor, b.info.backend_pid), "b to wait")
+        for statement in _readme_statements():
+            rows = monitor.execute(statement.replace("4711", str(a.info.backend_pid))).fetchall()
+            out.append(
+                [
+                    tuple(
+                        labels.get(v, v) if isinstance(v, int) and not isinstance(v, bool)
+                        else [labels[p] for p in v] if isinstance(v, list)
+                        else type(v).__name__ if v is not None and not isinstance(v, (str, bool))
+                        else v
+                        for v in row
+                    )
+                    for row in rows
+                ]
+            )
+        waiter.join()
+        out.append(getattr(waiter.error, "sqlstate", None))
+        with pytest.raises(psycopg.OperationalError):
+            a.execute("select 1")
+        monitor.execute("drop table readme_rows")
+    return out
+
+
+def test_the_readme_recipe_finds_and_stops_a_blocking_session(nyala_server, postgres_server):
+    nyala = _readme_scenario(nyala_server)
+    assert nyala == _readme_scenario(postgres_server)
+    assert [row[0] for row in nyala[0]] == ["b"]
+    assert [row[0] for row in nyala[1]] == ["a"]
+    assert nyala[-1] is None  # b got the row once a was terminated

@@ -74,6 +74,14 @@ class SqlWarning(DbError, sqlstate="01000"):
     severity = "WARNING"
 
 
+class PrivilegeNotRevoked(SqlWarning, sqlstate="01006"):
+    pass
+
+
+class PrivilegeNotGranted(SqlWarning, sqlstate="01007"):
+    pass
+
+
 # 08: connection exception
 class ProtocolViolation(DbError, sqlstate="08P01"):
     pass
@@ -154,6 +162,11 @@ class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):
     pass
 
 
+# 2B: dependent privilege descriptors still exist
+class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2BP01"):
+    pass
+
+
 # 25: invalid transaction state
 class InvalidTransactionState(DbError, sqlstate="25000"):
     pass
@@ -205,6 +218,11 @@ class InvalidSavepointSpecification(SavepointException, sqlstate="3B001"):
 # 3D: invalid catalog name
 class InvalidCatalogName(DbError, sqlstate="3D000"):
     severity = "FATAL"
+
+
+# 0L: invalid grantor
+class InvalidGrantOperation(DbError, sqlstate="0LP01"):
+    pass
 
 
 # 3F: invalid schema name

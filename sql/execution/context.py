@@ -14,6 +14,7 @@ import duckdb
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
+from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import sequences
@@ -46,6 +47,7 @@ class DatabaseContext:
         self._version_lock = threading.Lock()
         self.catalog_version = 0
         self.backends = BackendRegistry()
+        self.privileges = PrivilegeStore(None)
 
     def bump_catalog_version(self) -> None:
         """Note a DDL change, so prepared statements bound to the old catalog are re-planned."""

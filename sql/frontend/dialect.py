@@ -33,7 +33,7 @@ from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold_identifiers
-from sql.frontend import comments, copy_grammar, cursors, explain, roles, utility
+from sql.frontend import comments, copy_grammar, cursors, explain, privileges, roles, utility
 from sql.frontend.escape_strings import decode_escape_strings
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
@@ -263,6 +263,9 @@ class NyalaParser(PostgresParser):
     }
     _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
         "copy": lambda self, tokens: copy_grammar.parse(self.sql, tokens),
+        **dict.fromkeys(
+            privileges.KEYWORDS, lambda self, tokens: privileges.parse(self.sql, tokens)
+        ),
         "explain": lambda self, tokens: self._parse_explain(tokens),
         **dict.fromkeys(
             ("create", "alter", "drop"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
+from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
@@ -44,6 +45,7 @@ class Database(DatabaseContext):
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
         database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         database.roles = RoleStore(data_dir, fsync=fsync)
+        database.privileges = PrivilegeStore(data_dir, fsync=fsync)
         return database
 
     def session(

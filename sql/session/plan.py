@@ -13,6 +13,7 @@ from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    GrantStatement,
     ParsedStatement,
     RoleStatement,
     Utility,
@@ -35,6 +36,8 @@ class DmlPlan:
 
     write: WritePlan
     catalog_version: int
+    reads_target: bool = True
+    """Whether it reads the target's columns, so needs SELECT on it (``access``)."""
 
 
 @dataclass(slots=True)
@@ -80,6 +83,13 @@ class TruncatePlan:
 
 
 @dataclass(slots=True)
+class GrantPlan:
+    """GRANT or REVOKE of privileges."""
+
+    grant: GrantStatement
+
+
+@dataclass(slots=True)
 class RolePlan:
     """CREATE, ALTER or DROP ROLE."""
 
@@ -110,7 +120,7 @@ class DeclarePlan:
 
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
-    | RolePlan | CopyPlan | CursorPlan | DeclarePlan
+    | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan
 )  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
-from sql.ddl import alter_table, comments, partitions, roles, tables
+from sql.ddl import alter_table, comments, partitions, privileges, roles, tables
 from sql.dml import key_writes, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.backends import Backend, ClientLink
@@ -37,6 +37,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     ExplainStatement,
+    GrantStatement,
     RoleStatement,
     Utility,
 )
@@ -47,7 +48,7 @@ from sql.planner import time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
-from sql.session import cursors, explain, setting_statements
+from sql.session import access, cursors, explain, setting_statements
 from sql.session import plan as plan_mod
 from sql.session.plan import (
     CopyPlan,
@@ -56,6 +57,7 @@ from sql.session.plan import (
     DeclarePlan,
     DmlPlan,
     ExplainPlan,
+    GrantPlan,
     Plan,
     QueryPlan,
     RolePlan,
@@ -130,6 +132,7 @@ class Session:
         )
         self._system = system_query.SystemCatalog(self._cancel.is_set, backends)
         self._plan_cache: PlanCache[Plan] = PlanCache()
+        self._access = access.AccessControl(db, user)
         db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
@@ -426,6 +429,8 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case GrantStatement():
+                return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._db.catalog)
@@ -460,7 +465,7 @@ class Session:
                 raise FeatureNotSupported(
                     f"statement is not supported: {plan_mod.statement_name(statement)}"
                 )
-        return DmlPlan(write, version)
+        return DmlPlan(write, version, reads_target=access.reads_target(ast))
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":
@@ -534,11 +539,18 @@ class Session:
             raise
 
     def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        self._access.check(plan)
         match plan:
             case DdlPlan(ast=ast):
                 return self._run_ddl(ast)
             case RolePlan(role=role):
                 return roles.execute_role_statement(role, self._db.roles, self.user)
+            case GrantPlan(grant=grant):
+                result = privileges.execute_grant(
+                    grant, self._db.catalog, self._db.privileges, self._db.roles, self.user
+                )
+                self._db.bump_catalog_version()
+                return result
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
             case CursorPlan(cursor=cursor) if cursor.kind == "CLOSE":
@@ -640,9 +652,13 @@ class Session:
         if isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
+            existed = {t.table_id for t in self._db.catalog.tables()}
             result = tables.create_table(
                 ast, self._db.catalog, self._check_default, self._evaluate_constant
             )
+            for table in self._db.catalog.tables():
+                if table.table_id not in existed:
+                    self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
             result = partitions.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):

@@ -23,7 +23,7 @@ from catalog.roles import RoleStore
 from storage.errors import (
     DataCorrupted,
     DbError,
-    DependentPrivilegeDescriptorsStillExist,
+    DependentObjectsStillExist,
     InsufficientPrivilege,
     PrivilegeNotGranted,
     PrivilegeNotRevoked,
@@ -183,7 +183,7 @@ def _revoke(
     lost_options = set(item.grant_options) & rights
     if grantee != owner and lost_options and _granted_onwards(items, grantee, lost_options):
         if not request.cascade:
-            raise DependentPrivilegeDescriptorsStillExist(
+            raise DependentObjectsStillExist(
                 "dependent privileges exist", hint="Use CASCADE to revoke them too."
             )
         for onward in [i for i in items if i.grantor == grantee]:

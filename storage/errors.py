@@ -162,8 +162,8 @@ class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):
     pass
 
 
-# 2B: dependent privilege descriptors still exist
-class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2BP01"):
+# 2B: dependent objects still exist
+class DependentObjectsStillExist(DbError, sqlstate="2BP01"):
     pass
 
 

@@ -42,9 +42,7 @@ class _Reader:
         token = self.peek()
         if token is None:
             return SqlSyntaxError("syntax error at end of input", position=len(self.sql) + 1)
-        return SqlSyntaxError(
-            f'syntax error at or near "{token.text}"', position=token.start + 1
-        )
+        return SqlSyntaxError(f'syntax error at or near "{token.text}"', position=token.start + 1)
 
     def take(self) -> Token:
         token = self.peek()

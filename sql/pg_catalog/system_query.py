@@ -23,12 +23,13 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.privileges import database_owner
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.execution.context import DatabaseContext
-from sql.pg_catalog import activity, functions
+from sql.pg_catalog import activity, functions, privilege_rows
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -52,7 +53,7 @@ _ARROW_TYPES = {
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
 }
 
-_FUNCTIONS = functions.names() | activity.names()
+_FUNCTIONS = functions.names() | activity.names() | privilege_rows.names()
 # PostgreSQL functions DuckDB has under another name.
 _RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
@@ -441,6 +442,11 @@ def _current_functions() -> functions.CatalogFunctions:
     return current
 
 
+def _current_privileges() -> privilege_rows.PrivilegeLookup:
+    current: privilege_rows.PrivilegeLookup = _CURRENT.privileges
+    return current
+
+
 def _current_activity() -> activity.Activity:
     current: activity.Activity | None = getattr(_CURRENT, "activity", None)
     if current is None:
@@ -475,6 +481,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             ]
             functions.register(duck, _current_functions)
             activity.register(duck, _current_activity)
+            privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
             _SHARED.append(duck)
             atexit.register(duck.close)
@@ -493,6 +500,7 @@ class SystemCatalog:
         self._key: object = None
         self._functions = functions.CatalogFunctions(is_cancelled)
         self.activity = backends
+        self._privileges = privilege_rows.PrivilegeLookup()
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
@@ -502,6 +510,7 @@ class SystemCatalog:
             self._duck = duck
         _CURRENT.functions = self._functions
         _CURRENT.activity = self.activity
+        _CURRENT.privileges = self._privileges
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
@@ -538,14 +547,23 @@ class SystemCatalog:
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
-        key = (db.catalog_version, comments.version, user, settings, cursors, roles, prepared)
-        self.refresh(
-            key,
-            lambda: catalog_rows(
+        acls = db.privileges.all()
+        key = (
+            db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
+            db.privileges.version,
+        )  # fmt: skip
+
+        def build() -> CatalogRows:
+            rows = catalog_rows(
                 db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
                 prepared,
-            ),
-        )  # fmt: skip
+            )  # fmt: skip
+            owner = database_owner(db.roles, user)
+            privilege_rows.with_privileges(rows, acls, owner)
+            self._privileges.load(acls, list(roles), owner, user, rows)
+            return rows
+
+        self.refresh(key, build)
 
     def _register_live(self, duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
         for name in query.live:

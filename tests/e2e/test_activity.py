@@ -160,7 +160,11 @@ def test_a_queue_of_three_sessions_on_one_row(nyala_server):
         assert blockers("b") == [pids["a"]] and blockers("c") == [pids["a"]]
         ungranted = monitor.execute(
             "select pid from pg_locks where not granted and transactionid = %s order by pid",
-            (monitor.execute("select backend_xid from pg_stat_activity where pid = %s", (pids["a"],)).fetchone()[0],),  # type: ignore[index]  # fmt: skip
+            (
+                monitor.execute(
+                    "select backend_xid from pg_stat_activity where pid = %s", (pids["a"],)
+                ).fetchone()[0],
+            ),  # type: ignore[index]  # fmt: skip
         ).fetchall()
         assert [p for (p,) in ungranted] == sorted([pids["b"], pids["c"]])
 
@@ -239,10 +243,12 @@ def _signal_scenario(server) -> dict[str, object]:
 
             sleeper = Background(alice2, "select pg_sleep(30)")
             _until(
-                lambda: admin.execute(
-                    "select state from pg_stat_activity where pid = %s", (alice2_pid,)
-                ).fetchone()
-                == ("active",),
+                lambda: (
+                    admin.execute(
+                        "select state from pg_stat_activity where pid = %s", (alice2_pid,)
+                    ).fetchone()
+                    == ("active",)
+                ),
                 "the sleep to start",
             )
             out["alice cancels her own session"] = _outcome(
@@ -254,10 +260,12 @@ def _signal_scenario(server) -> dict[str, object]:
 
             sleeper = Background(alice2, "select pg_sleep(30)")
             _until(
-                lambda: admin.execute(
-                    "select state from pg_stat_activity where pid = %s", (alice2_pid,)
-                ).fetchone()
-                == ("active",),
+                lambda: (
+                    admin.execute(
+                        "select state from pg_stat_activity where pid = %s", (alice2_pid,)
+                    ).fetchone()
+                    == ("active",)
+                ),
                 "the sleep to start",
             )
             out["superuser terminates alice"] = _outcome(
@@ -281,7 +289,13 @@ def test_cancel_and_terminate_follow_postgresqls_rules(nyala_server, postgres_se
     nyala = _signal_scenario(nyala_server)
     assert nyala == _signal_scenario(postgres_server)
     assert nyala["bob cancels alice"] == errors.InsufficientPrivilege.sqlstate
-    assert nyala["bob sees the superuser"] == ("nyala", None, "<insufficient privilege>", None, None)
+    assert nyala["bob sees the superuser"] == (
+        "nyala",
+        None,
+        "<insufficient privilege>",
+        None,
+        None,
+    )
     assert nyala["her statement"] == errors.QueryCanceled.sqlstate
     assert nyala["terminated statement"] == errors.AdminShutdown.sqlstate
 
@@ -316,9 +330,12 @@ def _readme_scenario(server) -> list[object]:
             out.append(
                 [
                     tuple(
-                        labels.get(v, v) if isinstance(v, int) and not isinstance(v, bool)
-                        else [labels[p] for p in v] if isinstance(v, list)
-                        else type(v).__name__ if v is not None and not isinstance(v, (str, bool))
+                        labels.get(v, v)
+                        if isinstance(v, int) and not isinstance(v, bool)
+                        else [labels[p] for p in v]
+                        if isinstance(v, list)
+                        else type(v).__name__
+                        if v is not None and not isinstance(v, (str, bool))
                         else v
                         for v in row
                     )

@@ -1,0 +1,224 @@
+"""GRANT, REVOKE, owners and the checks every statement kind makes, compared with PostgreSQL 15.
+
+Each scenario runs the same statements, as several roles, against nyala and
+PostgreSQL and compares what happened: rows, SQLSTATEs, warnings and the
+ACLs as pg_class.relacl and has_table_privilege show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from tests.support.servers import make_dsn
+
+pytestmark = pytest.mark.e2e
+
+ROLES = ("priv_alice", "priv_bob", "priv_carol")
+
+
+def _connect(server, user: str | None = None) -> psycopg.Connection:
+    dsn = server.dsn if user is None else make_dsn(server.host, server.port, user, "nyala")
+    return psycopg.connect(dsn, autocommit=True)
+
+
+class Roles:
+    """One connection per role (``su`` the superuser), each noting the warnings it gets."""
+
+    def __init__(self, server) -> None:
+        self.su = _connect(server)
+        self.warnings: list[str] = []
+        for role in ROLES:
+            self.su.execute(f"drop role if exists {role}")
+            self.su.execute(f"create role {role} login")
+        self.conns = {"su": self.su} | {r.removeprefix("priv_"): _connect(server, r) for r in ROLES}
+        for conn in self.conns.values():
+            conn.add_notice_handler(
+                lambda d: (
+                    self.warnings.append(d.sqlstate or "")
+                    if d.severity_nonlocalized == "WARNING"
+                    else None
+                )
+            )
+
+    def run(self, who: str, sql: str) -> object:
+        self.warnings.clear()
+        try:
+            cur = self.conns[who].execute(sql)
+            out: object = cur.fetchall() if cur.description else cur.statusmessage
+        except psycopg.Error as exc:
+            out = exc.sqlstate
+        return (out, *self.warnings) if self.warnings else out
+
+    def close(self, tables: tuple[str, ...]) -> None:
+        for table in tables:
+            self.su.execute(f"drop table if exists {table}")
+        self.su.execute(f"revoke all on schema public from {', '.join(ROLES)}")
+        for name, conn in self.conns.items():
+            if name != "su":
+                conn.close()
+        for role in ROLES:
+            self.su.execute(f"drop role {role}")
+        self.su.close()
+
+
+def _scenario(server, steps: list[tuple[str, str]], tables: tuple[str, ...]) -> list[object]:
+    roles = Roles(server)
+    try:
+        return [(who, sql, roles.run(who, sql)) for who, sql in steps]
+    finally:
+        roles.close(tables)
+
+
+ACL = "select relname, relacl::text[] from pg_class where relname in ('pg1', 'pg2') order by 1"
+
+GRANTS = [
+    ("su", "create table pg1 (id int primary key, v int)"),
+    ("su", "insert into pg1 values (1, 10), (2, 20)"),
+    ("alice", "select * from pg1"),
+    ("alice", "insert into pg1 values (3, 30)"),
+    ("alice", "grant select on pg1 to priv_bob"),
+    ("alice", "create table pg2 (x int)"),
+    ("su", ACL),
+    ("su", "grant select, update on pg1 to priv_alice with grant option"),
+    ("su", "grant create on schema public to priv_alice"),
+    ("alice", "select * from pg1 order by id"),
+    ("alice", "update pg1 set v = v + 1 where id = 1"),
+    ("alice", "update pg1 set v = 0"),
+    ("alice", "delete from pg1 where id = 2"),
+    ("alice", "grant select on pg1 to priv_bob"),
+    ("alice", "grant delete on pg1 to priv_bob"),
+    ("alice", "grant select, delete on pg1 to priv_bob"),
+    ("bob", "select * from pg1 order by id"),
+    ("bob", "grant select on pg1 to priv_carol"),
+    ("alice", "create table pg2 (x int)"),
+    ("alice", "insert into pg2 values (1)"),
+    ("alice", "grant all on pg2 to public"),
+    ("alice", "revoke insert on pg2 from public"),
+    ("carol", "select * from pg2"),
+    ("carol", "insert into pg2 values (2)"),
+    ("carol", "drop table pg2"),
+    ("su", ACL),
+    (
+        "su",
+        "select has_table_privilege('priv_bob', 'pg1', 'select'),"
+        " has_table_privilege('priv_bob', 'pg1', 'update'),"
+        " has_table_privilege('priv_alice', 'pg1', 'update with grant option'),"
+        " has_table_privilege('priv_carol', 'pg2', 'delete'),"
+        " has_schema_privilege('priv_alice', 'public', 'create'),"
+        " has_schema_privilege('priv_bob', 'public', 'create, usage')",
+    ),
+    ("bob", "select has_table_privilege('pg1', 'select'), has_table_privilege('pg1', 'insert')"),
+    ("su", "revoke grant option for select on pg1 from priv_alice"),
+    ("su", "revoke grant option for select on pg1 from priv_alice cascade"),
+    ("su", ACL),
+    ("bob", "select * from pg1"),
+    ("alice", "revoke all on pg1 from priv_bob"),
+    ("su", "revoke all on pg1 from priv_alice"),
+    ("su", "grant usage on pg1 to priv_bob"),
+    ("su", "grant create on schema public to priv_nobody"),
+    ("su", "grant select on pg_nosuch to priv_bob"),
+    ("su", "grant select on nosuch.pg1 to priv_bob"),
+    ("su", "grant select on pg1, pg2 to priv_carol, public"),
+    ("su", ACL),
+    ("alice", "drop table pg1"),
+    ("alice", "alter table pg1 add column w int"),
+    ("alice", "comment on table pg1 is 'x'"),
+    ("su", "grant select on all tables in schema public to priv_bob"),
+    ("su", ACL),
+    ("alice", "drop table pg2"),
+]
+
+
+def test_grant_and_revoke_as_several_roles_match_postgresql(nyala_server, postgres_server):
+    tables = ("pg1", "pg2")
+    nyala = _scenario(nyala_server, GRANTS, tables)
+    postgres = _scenario(postgres_server, GRANTS, tables)
+    assert nyala == postgres
+    assert ("alice", "select * from pg1", "42501") in nyala
+
+
+MATRIX_STATEMENTS = [
+    "select v from pm",
+    "select count(*) from pm",
+    "insert into pm values (5, 5)",
+    "insert into pm values (6, 6) returning id",
+    "insert into pm values (1, 1) on conflict (id) do update set v = excluded.v",
+    "update pm set v = 0",
+    "update pm set v = v + 1",
+    "update pm set v = 0 where id = 1",
+    "delete from pm",
+    "delete from pm where id = 1",
+    "truncate pm",
+    "copy pm to stdout",
+    "copy (select id from pm) to stdout",
+    "copy pm from stdin",
+    "drop table pm",
+    "alter table pm add column w int",
+    "comment on table pm is 'x'",
+    "create table pm_new (id int)",
+    "explain select * from pm",
+]
+MATRIX_GRANTS = ["", "select", "insert", "update", "delete", "truncate", "select, insert, update"]
+
+
+def _matrix(server) -> Iterator[tuple[str, str, str]]:
+    roles = Roles(server)
+    su, bob = roles.su, roles.conns["bob"]
+    try:
+        su.execute("create table pm (id int primary key, v int)")
+        su.execute("insert into pm values (1, 1), (2, 2)")
+        for grant in MATRIX_GRANTS:
+            su.execute("revoke all on pm from priv_bob")
+            if grant:
+                su.execute(f"grant {grant} on pm to priv_bob")
+            for sql in MATRIX_STATEMENTS:
+                bob.autocommit = False
+                try:
+                    with bob.cursor() as cur:
+                        if sql.endswith("from stdin"):
+                            with cur.copy(sql) as copy:
+                                copy.write_row((9, 9))
+                        elif sql.endswith("to stdout"):
+                            with cur.copy(sql) as copy:
+                                list(copy)
+                        else:
+                            cur.execute(sql)
+                    outcome = "ok"
+                except psycopg.Error as exc:
+                    outcome = exc.sqlstate or "?"
+                bob.rollback()
+                bob.autocommit = True
+                yield grant or "nothing", sql, outcome
+    finally:
+        roles.close(("pm", "pm_new"))
+
+
+def test_each_statement_kind_checks_what_postgresql_checks(nyala_server, postgres_server):
+    nyala = list(_matrix(nyala_server))
+    postgres = list(_matrix(postgres_server))
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    denied = {(g, s) for g, s, outcome in nyala if outcome == "42501"}
+    assert ("nothing", "select v from pm") in denied and (
+        "select",
+        "select v from pm",
+    ) not in denied
+
+
+def test_privileges_survive_a_restart(fresh_nyala_server):
+    with _connect(fresh_nyala_server) as su:
+        su.execute("create role priv_dora login")
+        su.execute("create table kept (id int primary key)")
+        su.execute("grant select, insert on kept to priv_dora with grant option")
+    fresh_nyala_server.restart()
+    with _connect(fresh_nyala_server) as su:
+        assert su.execute(
+            "select relacl::text[] from pg_class where relname = 'kept'"
+        ).fetchone() == (["nyala=arwdDxt/nyala", "priv_dora=a*r*/nyala"],)
+    with _connect(fresh_nyala_server, "priv_dora") as dora:
+        dora.execute("insert into kept values (1)")
+        assert dora.execute("select id from kept").fetchall() == [(1,)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            dora.execute("delete from kept")

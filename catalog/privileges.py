@@ -267,6 +267,15 @@ class PrivilegeStore:
             if self._acls.pop(key, None) is not None:
                 self._save()
 
+    def keep_tables(self, oids: set[int]) -> None:
+        """Forget the owners and ACLs of tables that are gone (after DROP TABLE)."""
+        with self._lock:
+            gone = [k for k in self._acls if k.startswith("table:") and int(k[6:]) not in oids]
+            for key in gone:
+                del self._acls[key]
+            if gone:
+                self._save()
+
     def all(self) -> dict[str, ObjectAcl]:
         with self._lock:
             return dict(self._acls)

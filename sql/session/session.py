@@ -544,7 +544,9 @@ class Session:
             case DdlPlan(ast=ast):
                 return self._run_ddl(ast)
             case RolePlan(role=role):
-                return roles.execute_role_statement(role, self._db.roles, self.user)
+                return roles.execute_role_statement(
+                    role, self._db.roles, self.user, self._db.privileges
+                )
             case GrantPlan(grant=grant):
                 result = privileges.execute_grant(
                     grant, self._db.catalog, self._db.privileges, self._db.roles, self.user
@@ -671,6 +673,7 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, self._db.catalog)
+            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
         self._db.bump_catalog_version()
         return result
 

@@ -222,3 +222,51 @@ def test_privileges_survive_a_restart(fresh_nyala_server):
         assert dora.execute("select id from kept").fetchall() == [(1,)]
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             dora.execute("delete from kept")
+
+
+@pytest.mark.usefixtures("psql")
+def test_psql_dp_and_z_show_the_acls_as_postgresql_does(nyala_server, postgres_server):
+    setup = [
+        "create role priv_viewer login",
+        "create table priv_shown (id int primary key, v int)",
+        "create table priv_plain (id int primary key)",
+        "grant select, insert on priv_shown to priv_viewer with grant option",
+        "grant select on priv_shown to public",
+    ]
+    outputs = []
+    for server in (nyala_server, postgres_server):
+        server.psql([a for s in setup for a in ("-c", s)], check=True)
+        try:
+            shown = server.psql(["-c", r"\dp priv_*", "-c", r"\z priv_shown"], check=True)
+            outputs.append(shown.stdout)
+        finally:
+            server.psql(
+                ["-c", "drop table priv_shown", "-c", "drop table priv_plain",
+                 "-c", "drop role priv_viewer"],
+                check=True,
+            )  # fmt: skip
+    assert outputs[0] == outputs[1]
+    assert "priv_viewer=a*r*/nyala" in outputs[0]
+
+
+def test_a_role_with_privileges_cannot_be_dropped(nyala_server, postgres_server):
+    steps = [
+        ("su", "create table priv_dep (id int primary key)"),
+        ("su", "grant select on priv_dep to priv_bob"),
+        ("su", "grant create on schema public to priv_alice"),
+        ("alice", "create table priv_dep2 (id int primary key)"),
+        ("su", "drop role priv_bob"),
+        ("su", "drop role priv_alice"),
+        ("su", "revoke select on priv_dep from priv_bob"),
+        ("su", "revoke create on schema public from priv_alice"),
+        ("su", "drop role priv_bob"),
+        ("su", "drop role priv_alice"),
+        ("su", "drop table priv_dep2"),
+        ("su", "drop role priv_alice"),
+        ("su", "create role priv_alice login"),
+        ("su", "create role priv_bob login"),
+    ]
+    tables = ("priv_dep", "priv_dep2")
+    nyala = _scenario(nyala_server, steps, tables)
+    assert nyala == _scenario(postgres_server, steps, tables)
+    assert nyala[4][2] == "2BP01"

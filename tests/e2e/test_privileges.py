@@ -8,6 +8,7 @@ ACLs as pg_class.relacl and has_table_privilege show them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -270,3 +271,81 @@ def test_a_role_with_privileges_cannot_be_dropped(nyala_server, postgres_server)
     nyala = _scenario(nyala_server, steps, tables)
     assert nyala == _scenario(postgres_server, steps, tables)
     assert nyala[4][2] == "2BP01"
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+LEAST_PRIVILEGE_ROLES = ("migrator", "app", "reporting")
+
+
+def _readme_blocks() -> list[tuple[str, list[str]]]:
+    """The README's least-privilege setup: (role, statements) per SQL block."""
+    section = README.read_text().split("## Privileges\n", 1)[1].split("\n## ", 1)[0]
+    out = []
+    for block in section.split("```sql\n")[1:]:
+        body = block.split("```", 1)[0]
+        who = body.splitlines()[0].removeprefix("-- as ").split(":")[0].strip()
+        text = "\n".join(line.split("--", 1)[0] for line in body.splitlines())
+        out.append((who, [s.strip() for s in text.split(";") if s.strip()]))
+    return out
+
+
+LEAST_PRIVILEGE_CHECKS = [
+    ("app", "insert into customers values (1, 'ada')"),
+    ("app", "insert into orders values (1, 1, 9.50)"),
+    ("app", "update orders set amount = amount + 1 where id = 1"),
+    ("app", "select name, amount from customers join orders on customer_id = customers.id"),
+    ("app", "delete from orders where id = 1"),
+    ("app", "truncate orders"),
+    ("app", "drop table orders"),
+    ("app", "alter table orders add column note text"),
+    ("app", "create table scratch (id int)"),
+    ("reporting", "select count(*) from customers"),
+    ("reporting", "insert into customers values (2, 'bob')"),
+    ("reporting", "update customers set name = 'x'"),
+    ("reporting", "delete from customers"),
+    ("migrator", "alter table orders add column note text"),
+    ("migrator", "select count(*) from orders"),
+    ("migrator", "drop table orders"),
+    ("migrator", "drop table customers"),
+]
+
+
+def _least_privilege(server) -> list[object]:
+    with _connect(server) as su:
+        for role in LEAST_PRIVILEGE_ROLES:
+            su.execute(f"drop role if exists {role}")
+        out: list[object] = []
+        conns: dict[str, psycopg.Connection] = {"a superuser": su}
+        try:
+            for who, statements in _readme_blocks():
+                if who not in conns:
+                    conns[who] = _connect(server, who)
+                for sql in statements:
+                    conns[who].execute(sql)
+            for who, sql in LEAST_PRIVILEGE_CHECKS:
+                if who not in conns:
+                    conns[who] = _connect(server, who)
+                try:
+                    cur = conns[who].execute(sql)
+                    out.append((who, sql, cur.fetchall() if cur.description else "ok"))
+                except psycopg.Error as exc:
+                    out.append((who, sql, exc.sqlstate))
+        finally:
+            for who, conn in conns.items():
+                if conn is not su:
+                    conn.close()
+            su.execute("drop table if exists orders")
+            su.execute("drop table if exists customers")
+            su.execute("revoke create on schema public from migrator")
+            for role in LEAST_PRIVILEGE_ROLES:
+                su.execute(f"drop role if exists {role}")
+    return out
+
+
+def test_the_readme_least_privilege_setup(nyala_server, postgres_server):
+    nyala = _least_privilege(nyala_server)
+    assert nyala == _least_privilege(postgres_server)
+    outcome = {(who, sql): result for who, sql, result in nyala}
+    assert outcome[("app", "truncate orders")] == "42501"
+    assert outcome[("reporting", "delete from customers")] == "42501"
+    assert outcome[("migrator", "drop table customers")] == "ok"

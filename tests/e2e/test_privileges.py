@@ -331,7 +331,7 @@ def _least_privilege(server) -> list[object]:
                 except psycopg.Error as exc:
                     out.append((who, sql, exc.sqlstate))
         finally:
-            for who, conn in conns.items():
+            for conn in conns.values():
                 if conn is not su:
                     conn.close()
             su.execute("drop table if exists orders")

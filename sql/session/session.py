@@ -312,6 +312,10 @@ class Session:
             return False
         plan = stmt.plan
         assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
+        try:
+            self._access.check(plan)
+        except DbError:
+            return False  # the first row's own Execute reports it
         txn = self._block.current()
         txn.savepoint(_BATCH_SAVEPOINT)
         try:

@@ -13,6 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from server import messages as m
+from tests.e2e.test_protocol import RawClient, errors
 from tests.support.servers import make_dsn
 
 pytestmark = pytest.mark.e2e
@@ -349,3 +351,57 @@ def test_the_readme_least_privilege_setup(nyala_server, postgres_server):
     assert outcome[("app", "truncate orders")] == "42501"
     assert outcome[("reporting", "delete from customers")] == "42501"
     assert outcome[("migrator", "drop table customers")] == "ok"
+
+
+def test_checks_run_at_every_execution_and_on_every_path(nyala_server, postgres_server):
+    """A REVOKE reaches a statement prepared before it; pipelined INSERTs, cursors and
+    EXPLAIN are checked as single statements are."""
+
+    def scenario(server) -> list[object]:
+        out: list[object] = []
+        roles = Roles(server)
+        try:
+            su, bob = roles.su, roles.conns["bob"]
+            su.execute("create table priv_paths (id int primary key, v int)")
+            su.execute("grant select, insert on priv_paths to priv_bob")
+            query = "select count(*) from priv_paths where id > %s"
+            out.append(bob.execute(query, (0,), prepare=True).fetchone())
+            su.execute("revoke select on priv_paths from priv_bob")
+            for attempt in (
+                lambda: bob.execute(query, (0,), prepare=True),
+                lambda: bob.execute("declare c cursor with hold for select * from priv_paths"),
+                lambda: bob.execute("explain select * from priv_paths"),
+            ):
+                try:
+                    attempt()
+                    out.append("ok")
+                except psycopg.Error as exc:
+                    out.append(exc.sqlstate)
+            out.append(_pipelined_insert(server, range(20)))
+            su.execute("revoke insert on priv_paths from priv_bob")
+            out.append(_pipelined_insert(server, range(20, 40)))
+            out.append(su.execute("select count(*) from priv_paths").fetchone())
+        finally:
+            roles.close(("priv_paths",))
+        return out
+
+    nyala = scenario(nyala_server)
+    assert nyala == scenario(postgres_server)
+    assert nyala[-3:] == [[None], ["42501"], (20,)]
+
+
+def _pipelined_insert(server, keys: range) -> list[str | None]:
+    """One prepared INSERT, a Bind/Execute per key and one Sync, sent at once as priv_bob: the
+    run nyala applies as one batch write (server/batches.py); the SQLSTATEs answered."""
+    client = RawClient(server.host, server.port)
+    try:
+        client.startup(user="priv_bob")
+        client.send(m.Parse("ins", "insert into priv_paths values ($1, $2)", ()), m.Sync())
+        client.until_ready()
+        messages: list[m.FrontendMessage] = []
+        for key in keys:
+            messages += [m.Bind("", "ins", (), (str(key).encode(), b"1"), ()), m.Execute("", 0)]
+        client.send(*messages, m.Sync())
+        return errors(client.until_ready()) or [None]
+    finally:
+        client.close()

@@ -405,3 +405,21 @@ def _pipelined_insert(server, keys: range) -> list[str | None]:
         return errors(client.until_ready()) or [None]
     finally:
         client.close()
+
+
+def test_information_schema_grants_match_postgresql(nyala_server, postgres_server):
+    views = ("table_privileges", "role_table_grants")
+    steps = [
+        ("su", "create table priv_is (id int primary key)"),
+        ("su", "grant select, insert on priv_is to priv_bob with grant option"),
+        ("su", "grant select on priv_is to public"),
+        ("bob", "grant insert on priv_is to priv_carol"),
+    ] + [
+        (who, f"select * from information_schema.{view} where table_schema = 'public'"
+              " order by grantor, grantee, privilege_type")
+        for who in ("su", "bob", "carol", "alice")
+        for view in views
+    ]  # fmt: skip
+    nyala = _scenario(nyala_server, steps, ("priv_is",))
+    assert nyala == _scenario(postgres_server, steps, ("priv_is",))
+    assert ("nyala", "priv_bob", "nyala", "public", "priv_is", "INSERT", "YES", "NO") in nyala[4][2]

@@ -80,6 +80,27 @@ class ObjectAcl:
             default.append(AclItem(PUBLIC, self.owner, "U"))
         return default
 
+    def change_owner(self, new_owner: str) -> None:
+        """PostgreSQL's aclnewowner: the old owner's place in the ACL passes to the new one,
+        whose entries merge with it."""
+        if self.items is not None:
+            items: list[AclItem] = []
+            for item in self.items:
+                grantee = new_owner if item.grantee == self.owner else item.grantee
+                grantor = new_owner if item.grantor == self.owner else item.grantor
+                same = _find(items, grantee, grantor)
+                if same is None:
+                    items.append(AclItem(grantee, grantor, item.privileges, item.grant_options))
+                else:
+                    same.privileges = _ordered(
+                        self.kind, set(same.privileges) | set(item.privileges)
+                    )
+                    same.grant_options = _ordered(
+                        self.kind, set(same.grant_options) | set(item.grant_options)
+                    )
+            self.items = items
+        self.owner = new_owner
+
     def acl_text(self) -> list[str] | None:
         return None if self.items is None else [item.text() for item in self.items]
 

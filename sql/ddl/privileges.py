@@ -1,4 +1,4 @@
-"""GRANT and REVOKE on tables and the public schema: resolve names, then change the ACLs.
+"""GRANT, REVOKE and ALTER TABLE ... OWNER TO: resolve names, then change owners and ACLs.
 
 The rules of who may grant what live in ``catalog.privileges.apply_grant``;
 this module checks the statement's names as PostgreSQL does (42P01 for a
@@ -24,9 +24,10 @@ from catalog.privileges import (
 from catalog.roles import RoleStore
 from sql.common.names import SCHEMA
 from sql.common.result import Result
-from sql.frontend.statements import GrantStatement
+from sql.frontend.statements import GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
+    InsufficientPrivilege,
     InvalidGrantOperation,
     InvalidSchemaName,
     UndefinedObject,
@@ -78,6 +79,39 @@ def execute_grant(
         notices += apply_grant(acl, request, user, superuser, f"table {table.name}").notices
         privileges.put(key, acl)
     return Result(command_tag=tag, notices=notices)
+
+
+def alter_owner(
+    statement: OwnerStatement,
+    catalog: Catalog,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+) -> Result:
+    """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
+    table to a role it is a member of (without memberships: itself) that may create in
+    the schema; the ACL's mentions of the old owner become the new one's."""
+    table = catalog.find_table(statement.table)
+    if table is None:
+        if statement.if_exists:
+            notice = UndefinedTable(f'relation "{statement.table}" does not exist, skipping')
+            notice.severity = "NOTICE"
+            return Result(command_tag="ALTER TABLE", notices=[notice])
+        raise UndefinedTable(f'relation "{statement.table}" does not exist')
+    if statement.owner == PUBLIC:
+        raise UndefinedObject('role "public" does not exist')
+    new_owner = _grantee(statement.owner, roles, user)
+    key = table_key(table.oid)
+    acl = privileges.get(key, "table", database_owner(roles, user))
+    if new_owner == acl.owner:
+        return Result(command_tag="ALTER TABLE")
+    if not is_superuser(roles, user):
+        if user != acl.owner:
+            raise InsufficientPrivilege(f"must be owner of table {table.name}")
+        raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+    acl.change_owner(new_owner)
+    privileges.put(key, acl)
+    return Result(command_tag="ALTER TABLE")
 
 
 def _request(statement: GrantStatement, letters: str, grantees: tuple[str, ...]) -> GrantRequest:

@@ -16,8 +16,8 @@ expressions over the text):
 And the statements sqlglot reads as opaque commands or misreads, each parsed
 into a typed statement (``statements``) by a grammar module keyed by its
 first keyword: utility statements (``utility``), cursors (``cursors``),
-COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
-(``explain``).
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), GRANT, REVOKE and
+ALTER TABLE ... OWNER TO (``privileges``) and EXPLAIN (``explain``).
 """
 
 from __future__ import annotations
@@ -270,7 +270,9 @@ class NyalaParser(PostgresParser):
         **dict.fromkeys(
             ("create", "alter", "drop"),
             lambda self, tokens: (
-                roles.parse(self.sql, tokens) if roles.is_role_statement(tokens) else None
+                roles.parse(self.sql, tokens)
+                if roles.is_role_statement(tokens)
+                else privileges.parse_owner(self.sql, tokens)
             ),
         ),
     }

@@ -5,7 +5,7 @@ TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT O
 FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
 where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE.  Column
 lists, sequences, functions and role membership (``GRANT role TO role``) are refused
-with 0A000 until they are kept.
+with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here too.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold
-from sql.frontend.statements import GrantStatement
-from storage.errors import FeatureNotSupported, SqlSyntaxError
+from sql.frontend.statements import GrantStatement, OwnerStatement
+from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
 
 KEYWORDS = ("grant", "revoke")
 _PRIVILEGES = {
@@ -107,6 +107,25 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement:
     return GrantStatement(
         is_grant, tuple(privileges), kind, tuple(objects), tuple(grantees), grant_option, cascade
     )
+
+
+def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
+    """``ALTER TABLE [IF EXISTS] [ONLY] t OWNER TO role``, or None for any other ALTER."""
+    words = [t.text.lower() for t in tokens]
+    if len(words) < 5 or words[:2] != ["alter", "table"] or words[-3:-1] != ["owner", "to"]:
+        return None
+    reader = _Reader(sql, tokens)
+    reader.index = 2
+    if_exists = reader.accept("if", "exists")
+    reader.accept("only")
+    schema, table = _qualified(reader)
+    if schema not in ("", "public"):
+        raise InvalidSchemaName(f'schema "{schema}" does not exist')
+    reader.expect("owner", "to")
+    owner = _grantee(reader)
+    if reader.peek() is not None:
+        raise reader.error()
+    return OwnerStatement(table, owner, if_exists)
 
 
 def _privileges(reader: _Reader) -> list[str]:

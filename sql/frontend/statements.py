@@ -235,3 +235,16 @@ class GrantStatement(Statement):
     grantees: tuple[str, ...] = _field("grantees")
     grant_option: bool = _field("grant_option")
     cascade: bool = _field("cascade")
+
+
+class OwnerStatement(Statement):
+    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
+
+    arg_types = {"table": True, "owner": True, "if_exists": False}
+
+    def __init__(self, table: str = "", owner: str = "", if_exists: bool = False) -> None:
+        super().__init__(table=table, owner=owner, if_exists=if_exists)
+
+    table: str = _field("table")
+    owner: str = _field("owner")
+    if_exists: bool = _field("if_exists")

@@ -14,6 +14,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     GrantStatement,
+    OwnerStatement,
     ParsedStatement,
     RoleStatement,
     Utility,
@@ -84,9 +85,9 @@ class TruncatePlan:
 
 @dataclass(slots=True)
 class GrantPlan:
-    """GRANT or REVOKE of privileges."""
+    """GRANT or REVOKE of privileges, or ALTER TABLE ... OWNER TO."""
 
-    grant: GrantStatement
+    grant: GrantStatement | OwnerStatement
 
 
 @dataclass(slots=True)

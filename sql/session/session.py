@@ -38,6 +38,7 @@ from sql.frontend.statements import (
     CursorStatement,
     ExplainStatement,
     GrantStatement,
+    OwnerStatement,
     RoleStatement,
     Utility,
 )
@@ -433,7 +434,7 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
-            case GrantStatement():
+            case GrantStatement() | OwnerStatement():
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
@@ -552,9 +553,15 @@ class Session:
                     role, self._db.roles, self.user, self._db.privileges
                 )
             case GrantPlan(grant=grant):
-                result = privileges.execute_grant(
-                    grant, self._db.catalog, self._db.privileges, self._db.roles, self.user
-                )
+                db = self._db
+                if isinstance(grant, GrantStatement):
+                    result = privileges.execute_grant(
+                        grant, db.catalog, db.privileges, db.roles, self.user
+                    )
+                else:
+                    result = privileges.alter_owner(
+                        grant, db.catalog, db.privileges, db.roles, self.user
+                    )
                 self._db.bump_catalog_version()
                 return result
             case CopyPlan(copy=copy):

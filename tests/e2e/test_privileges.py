@@ -423,3 +423,28 @@ def test_information_schema_grants_match_postgresql(nyala_server, postgres_serve
     nyala = _scenario(nyala_server, steps, ("priv_is",))
     assert nyala == _scenario(postgres_server, steps, ("priv_is",))
     assert ("nyala", "priv_bob", "nyala", "public", "priv_is", "INSERT", "YES", "NO") in nyala[4][2]
+
+
+def test_alter_table_owner_to_matches_postgresql(nyala_server, postgres_server):
+    acl = "select relowner::regrole::text, relacl::text[] from pg_class where relname = 'priv_own'"
+    steps = [
+        ("su", "create table priv_own (id int primary key)"),
+        ("su", "grant select on priv_own to priv_bob"),
+        ("su", "grant insert on priv_own to priv_alice with grant option"),
+        ("alice", "grant insert on priv_own to priv_carol"),
+        ("alice", "alter table priv_own owner to priv_alice"),
+        ("su", "alter table priv_own owner to priv_nobody"),
+        ("su", "alter table priv_own owner to public"),
+        ("su", "alter table priv_nosuch owner to priv_alice"),
+        ("su", "alter table if exists priv_nosuch owner to priv_alice"),
+        ("su", "alter table priv_own owner to priv_alice"),
+        ("su", acl),
+        ("alice", "insert into priv_own values (1)"),
+        ("alice", "select * from priv_own"),
+        ("alice", "alter table priv_own owner to priv_bob"),
+        ("alice", "alter table priv_own owner to current_user"),
+        ("alice", "drop table priv_own"),
+    ]
+    nyala = _scenario(nyala_server, steps, ("priv_own",))
+    assert nyala == _scenario(postgres_server, steps, ("priv_own",))
+    assert nyala[-1][2] == "DROP TABLE"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ from sql.planner import time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
-from sql.session import access, cursors, explain, setting_statements
+from sql.session import access, cursors, explain, setting_statements, statement_log
 from sql.session import plan as plan_mod
 from sql.session.plan import (
     CopyPlan,
@@ -134,6 +135,7 @@ class Session:
         self._system = system_query.SystemCatalog(self._cancel.is_set, backends)
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, user)
+        self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
@@ -174,6 +176,7 @@ class Session:
 
     def close(self) -> None:
         try:
+            self._log.close()
             self._block.close()
             self._cursors.close_all()
             self._system.close()
@@ -221,12 +224,15 @@ class Session:
             self._block.in_block = True
         try:
             for chunk, utility in zip(chunks, utilities, strict=True):
+                started = time.monotonic()
                 try:
                     plan = self._plan_reusing(sql, chunk, utility, ())
                 except BaseException:
                     self._block.on_error()
                     raise
-                result = self._run(plan, [])
+                text = sql[chunk[0].start : chunk[-1].end + 1]
+                self._log.statement(plan, text)
+                result = self._log.timed(self._run(plan, []), text, started)
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
@@ -266,6 +272,7 @@ class Session:
             raise
 
     def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
+        started = time.monotonic()
         self._cancel.clear()
         self.backend.begin_statement(stmt.sql)
         if stmt.is_empty_query:
@@ -282,7 +289,8 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        result = self._run(plan, list(params), deferred=True)
+        self._log.statement(plan, stmt.sql)
+        result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
         result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result

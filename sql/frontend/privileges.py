@@ -118,10 +118,14 @@ def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
     reader.index = 2
     if_exists = reader.accept("if", "exists")
     reader.accept("only")
-    schema, table = _qualified(reader)
+    try:
+        schema, table = _qualified(reader)
+    except SqlSyntaxError:
+        return None
+    if not reader.accept("owner", "to"):
+        return None  # another ALTER TABLE (RENAME owner TO holder ...)
     if schema not in ("", "public"):
         raise InvalidSchemaName(f'schema "{schema}" does not exist')
-    reader.expect("owner", "to")
     owner = _grantee(reader)
     if reader.peek() is not None:
         raise reader.error()

@@ -9,6 +9,7 @@ It exposes no names of its own here; ``sql/`` imports them from the modules::
     sequences   SequenceInfo and SequenceCounters: SERIAL, IDENTITY and hidden keys
     store       CatalogStore: the versioned catalog document on disk
     roles       RoleStore: login roles and their SCRAM-SHA-256 verifiers
+    privileges  PrivilegeStore: owners and ACLs of tables and the public schema; GRANT's rules
 
 IDs are allocated here and never reused: table IDs name tables for good (a
 dropped table's ID is never handed out again), column IDs live in each

@@ -31,8 +31,10 @@ forbids ``server -> catalog``): it talks to ``sql.session.database``
 (``Database.session``, ``Database.roles``, which auth sees only through its
 ``RoleLookup`` protocol) and ``sql.session.session`` (``execute``, ``prepare``,
 ``execute_prepared``, ``transaction_status``, ``reported_parameters``,
-``cancel``, ``close``), reads back ``sql.common.result`` objects, and uses
-``sql.frontend.statements.CopyOptions`` and ``sql.session.settings.duration_ms``.
+``cancel``, ``report_idle``, ``close``), reads back ``sql.common.result`` objects, and
+uses ``sql.frontend.statements.CopyOptions``, ``sql.session.settings.duration_ms`` and
+``sql.execution.backends.ClientLink`` (how pg_cancel_backend and pg_terminate_backend,
+run by another session on its own thread, reach this connection through the event loop).
 
 Connection lifecycle:
 

@@ -50,6 +50,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common.result import PreparedStatement, Result
+from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
     DbError,
@@ -128,6 +129,7 @@ class Connection:
         self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
         self._is_shutting_down = False
+        self._is_terminating = False
         self._task: asyncio.Task[Any] | None = None
         self.peer: object = writer.get_extra_info("peername")
         self._handshake = StartupHandshake(
@@ -166,7 +168,11 @@ class Connection:
             if startup is None:
                 return False
             self._session = await self._run(
-                self._database.session, startup.user, startup.database, startup.settings
+                self._database.session,
+                startup.user,
+                startup.database,
+                startup.settings,
+                self._client_link(),
             )
             if self._admit is not None:
                 self._admit(self._session.settings.get("is_superuser") == "on")
@@ -190,6 +196,26 @@ class Connection:
         except DbError as exc:
             await self._fatal(exc)
         return True
+
+    def _client_link(self) -> ClientLink:
+        """How pg_stat_activity names this client, and how another session's
+        pg_cancel_backend or pg_terminate_backend (on its own thread) reaches it."""
+        loop = asyncio.get_running_loop()
+        peer = self.peer
+        is_tcp = isinstance(peer, tuple) and len(peer) >= 2
+        return ClientLink(
+            self.process_id,
+            str(peer[0]) if is_tcp else None,  # type: ignore[index]  # a TCP peer is a tuple
+            int(peer[1]) if is_tcp else -1,  # type: ignore[index]
+            functools.partial(loop.call_soon_threadsafe, self.cancel_statement),
+            functools.partial(loop.call_soon_threadsafe, self.terminate),
+        )
+
+    def terminate(self) -> None:
+        """pg_terminate_backend: end the connection with FATAL 57P01, cancelling its statement."""
+        self._is_terminating = True
+        self.cancel_statement()
+        self.shutdown()
 
     def cancel_statement(self) -> None:
         """Cancel the running statement, if any (from a CancelRequest or shutdown)."""
@@ -347,6 +373,13 @@ class Connection:
         setting = self._session.settings.get("statement_timeout")
         self._timer.start(timeouts.milliseconds(setting))
 
+    def _reword(self, exc: BaseException) -> BaseException:
+        """The error a statement ended with, as the client hears it: the statement of a
+        terminated connection ends it (57P01), a statement_timeout names itself."""
+        if self._is_terminating:
+            return AdminShutdown("terminating connection due to administrator command")
+        return self._timer.reword(exc)
+
     def _copy_cancelled(self) -> bool:
         return self.is_cancelled
 
@@ -359,6 +392,8 @@ class Connection:
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
         """Report an error; skip to Sync in the extended protocol, else say ReadyForQuery."""
+        if self._is_terminating:
+            await self._fatal(AdminShutdown("terminating connection due to administrator command"))
         self.send(error_response(exc))
         if self._session is not None:
             # An error found here (a bad parameter, a missing portal) aborts the transaction too.
@@ -404,6 +439,7 @@ class Connection:
             self._send_notifications()
         self.send(m.ReadyForQuery(status))
         self._is_idle = True
+        session.report_idle()
         await self.flush()
 
     def _send_notifications(self) -> None:
@@ -449,9 +485,10 @@ class Connection:
                 step = await self._run(self._advance_query, progress)
                 self._out += step.output
                 if step.error is not None:
-                    if is_fatal(step.error):
-                        await self._fatal(step.error)
-                    self.send(error_response(self._timer.reword(step.error)))
+                    error = self._reword(step.error)
+                    if is_fatal(error):
+                        await self._fatal(error)
+                    self.send(error_response(error))
                     break
                 if step.state == "done":
                     is_finished = True
@@ -464,9 +501,10 @@ class Connection:
                             sink, self.receive, self._run, self._copy_cancelled
                         )
                     except DbError as exc:
-                        if is_fatal(exc):
-                            await self._fatal(exc)
-                        self.send(error_response(self._timer.reword(exc)))
+                        error = self._reword(exc)
+                        if is_fatal(error):
+                            await self._fatal(error)
+                        self.send(error_response(error))
                         break
                     self.send(m.CommandComplete(tag))
         finally:
@@ -671,7 +709,7 @@ class Connection:
                 sent = step.sent
                 if step.error is not None:
                     portal.is_complete = True
-                    raise self._timer.reword(step.error)
+                    raise self._reword(step.error)
                 if step.state == "done":
                     portal.is_complete = True
                 if step.state == "copy_in":
@@ -682,7 +720,7 @@ class Connection:
                             step.copy_in, self.receive, self._run, self._copy_cancelled
                         )
                     except DbError as exc:
-                        raise self._timer.reword(exc) from None
+                        raise self._reword(exc) from None
                     self.send(m.CommandComplete(tag))
                     return
                 if step.state != "more":

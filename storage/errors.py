@@ -69,6 +69,19 @@ def error_class(sqlstate: str) -> type[DbError]:
     return _BY_SQLSTATE.get(sqlstate, DbError)
 
 
+# 01: warning
+class SqlWarning(DbError, sqlstate="01000"):
+    severity = "WARNING"
+
+
+class PrivilegeNotRevoked(SqlWarning, sqlstate="01006"):
+    pass
+
+
+class PrivilegeNotGranted(SqlWarning, sqlstate="01007"):
+    pass
+
+
 # 08: connection exception
 class ProtocolViolation(DbError, sqlstate="08P01"):
     pass
@@ -153,6 +166,16 @@ class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):
     pass
 
 
+# 2B: dependent objects still exist
+class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2B000"):
+    pass
+
+
+class DependentObjectsStillExist(DependentPrivilegeDescriptorsStillExist, sqlstate="2BP01"):
+    """DROP of an object others depend on (a table a view reads, a role that owns one)
+    without CASCADE."""
+
+
 # 25: invalid transaction state
 class InvalidTransactionState(DbError, sqlstate="25000"):
     pass
@@ -175,14 +198,6 @@ class InFailedSqlTransaction(InvalidTransactionState, sqlstate="25P02"):
 
 
 # 26, 34: prepared statements and portals
-class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2B000"):
-    pass
-
-
-class DependentObjectsStillExist(DependentPrivilegeDescriptorsStillExist, sqlstate="2BP01"):
-    """DROP of an object others depend on (a table a view reads) without CASCADE."""
-
-
 class InvalidSqlStatementName(DbError, sqlstate="26000"):
     pass
 
@@ -212,6 +227,11 @@ class InvalidSavepointSpecification(SavepointException, sqlstate="3B001"):
 # 3D: invalid catalog name
 class InvalidCatalogName(DbError, sqlstate="3D000"):
     severity = "FATAL"
+
+
+# 0L: invalid grantor
+class InvalidGrantOperation(DbError, sqlstate="0LP01"):
+    pass
 
 
 # 3F: invalid schema name

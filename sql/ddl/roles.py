@@ -10,11 +10,13 @@ roles, and any role may change its own password.
 
 from __future__ import annotations
 
+from catalog.privileges import PrivilegeStore
 from catalog.roles import Role, RoleStore, password_verifier
 from sql.common.result import Result
 from sql.frontend.statements import RoleStatement
 from storage.errors import (
     DbError,
+    DependentObjectsStillExist,
     DuplicateObject,
     FeatureNotSupported,
     InsufficientPrivilege,
@@ -24,7 +26,10 @@ from storage.errors import (
 
 
 def execute_role_statement(
-    statement: RoleStatement, store: RoleStore | None, current_user: str
+    statement: RoleStatement,
+    store: RoleStore | None,
+    current_user: str,
+    privileges: PrivilegeStore | None = None,
 ) -> Result:
     """Apply the statement as ``current_user``; returns its command tag and notices."""
     if store is None:
@@ -35,7 +40,7 @@ def execute_role_statement(
         return _create(statement, store, is_superuser)
     if statement.action == "ALTER":
         return _alter(statement, store, current_user, is_superuser)
-    return _drop(statement, store, current_user, is_superuser)
+    return _drop(statement, store, current_user, is_superuser, privileges)
 
 
 def _create(statement: RoleStatement, store: RoleStore, is_superuser: bool) -> Result:
@@ -91,7 +96,11 @@ def _replace(role: Role, changes: dict[str, object]) -> Role:
 
 
 def _drop(
-    statement: RoleStatement, store: RoleStore, current_user: str, is_superuser: bool
+    statement: RoleStatement,
+    store: RoleStore,
+    current_user: str,
+    is_superuser: bool,
+    privileges: PrivilegeStore | None,
 ) -> Result:
     if not is_superuser:
         raise InsufficientPrivilege("permission denied to drop role")
@@ -106,6 +115,12 @@ def _drop(
                 notices.append(notice)
                 continue
             raise UndefinedObject(f'role "{name}" does not exist')
+        if privileges is not None and privileges.mentions(name):
+            raise DependentObjectsStillExist(
+                f'role "{name}" cannot be dropped because some objects depend on it',
+                detail="It owns objects or holds or granted privileges; drop them or REVOKE"
+                " the privileges first.",
+            )
     for name in statement.names:
         store.drop(name)
     return Result(command_tag="DROP ROLE", notices=notices)

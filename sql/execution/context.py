@@ -14,17 +14,19 @@ import duckdb
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
+from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import float_arithmetic, sequences
 from sql.execution.advisory_locks import AdvisoryLocks
+from sql.execution.backends import BackendRegistry
 from sql.execution.notifications import NotificationHub
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
-    """The storage engine, the catalog, the role and comment stores, the advisory locks, the
-    LISTEN/NOTIFY channels and one DuckDB instance."""
+    """The storage engine, the catalog, the role, privilege and comment stores, the live
+    backends, the advisory locks, the LISTEN/NOTIFY channels and one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -49,6 +51,8 @@ class DatabaseContext:
         self.notifications = NotificationHub()
         self._version_lock = threading.Lock()
         self.catalog_version = 0
+        self.backends = BackendRegistry()
+        self.privileges = PrivilegeStore(None)
 
     def limit_query_memory(self, megabytes: int) -> None:
         """Cap the memory DuckDB's operators (joins, sorts, aggregates) may hold at once, for

@@ -16,8 +16,8 @@ expressions over the text):
 And the statements sqlglot reads as opaque commands or misreads, each parsed
 into a typed statement (``statements``) by a grammar module keyed by its
 first keyword: utility statements (``utility``), cursors (``cursors``),
-COMMENT ON (``comments``), COPY (``copy``), roles (``roles``) and EXPLAIN
-(``explain``).
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), GRANT, REVOKE and
+ALTER TABLE ... OWNER TO (``privileges``) and EXPLAIN (``explain``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,16 @@ from sqlglot.tokenizer_core import TokenizerCore
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold_identifiers
-from sql.frontend import comments, copy_grammar, cursors, explain, maintenance, roles, utility
+from sql.frontend import (
+    comments,
+    copy_grammar,
+    cursors,
+    explain,
+    maintenance,
+    privileges,
+    roles,
+    utility,
+)
 from sql.frontend.escape_strings import decode_escape_strings
 from sql.frontend.statements import ExplainStatement, ParsedStatement
 from storage.errors import SqlSyntaxError
@@ -277,6 +286,9 @@ class NyalaParser(PostgresParser):
     }
     _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
         "copy": lambda self, tokens: copy_grammar.parse(self.sql, tokens),
+        **dict.fromkeys(
+            privileges.KEYWORDS, lambda self, tokens: privileges.parse(self.sql, tokens)
+        ),
         "explain": lambda self, tokens: self._parse_explain(tokens),
         **dict.fromkeys(
             maintenance.KEYWORDS,
@@ -285,7 +297,9 @@ class NyalaParser(PostgresParser):
         **dict.fromkeys(
             ("create", "alter", "drop"),
             lambda self, tokens: (
-                roles.parse(self.sql, tokens) if roles.is_role_statement(tokens) else None
+                roles.parse(self.sql, tokens)
+                if roles.is_role_statement(tokens)
+                else privileges.parse_owner(self.sql, tokens)
             ),
         ),
     }

@@ -218,3 +218,54 @@ class ExplainStatement(Statement):
     analyze: bool = _field("analyze")
     json: bool = _field("json")
     statement: ParsedStatement = _field("statement")
+
+
+class GrantStatement(Statement):
+    """GRANT or REVOKE of privileges on tables or schemas.
+
+    ``privileges`` are upper-case names (``("ALL",)`` for ALL PRIVILEGES); ``kind`` is
+    TABLE, SCHEMA or ALL TABLES (``ON ALL TABLES IN SCHEMA``, ``objects`` then naming the
+    schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
+    as "".  ``grant_option``: WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
+    """
+
+    arg_types = {
+        "is_grant": True, "privileges": True, "kind": True, "objects": True, "grantees": True,
+        "grant_option": False, "cascade": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        is_grant: bool = True,
+        privileges: tuple[str, ...] = (),
+        kind: str = "TABLE",
+        objects: tuple[tuple[str, str], ...] = (),
+        grantees: tuple[str, ...] = (),
+        grant_option: bool = False,
+        cascade: bool = False,
+    ) -> None:
+        super().__init__(
+            is_grant=is_grant, privileges=privileges, kind=kind, objects=objects,
+            grantees=grantees, grant_option=grant_option, cascade=cascade,
+        )  # fmt: skip
+
+    is_grant: bool = _field("is_grant")
+    privileges: tuple[str, ...] = _field("privileges")
+    kind: str = _field("kind")
+    objects: tuple[tuple[str, str], ...] = _field("objects")
+    grantees: tuple[str, ...] = _field("grantees")
+    grant_option: bool = _field("grant_option")
+    cascade: bool = _field("cascade")
+
+
+class OwnerStatement(Statement):
+    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
+
+    arg_types = {"table": True, "owner": True, "if_exists": False}
+
+    def __init__(self, table: str = "", owner: str = "", if_exists: bool = False) -> None:
+        super().__init__(table=table, owner=owner, if_exists=if_exists)
+
+    table: str = _field("table")
+    owner: str = _field("owner")
+    if_exists: bool = _field("if_exists")

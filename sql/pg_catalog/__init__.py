@@ -4,6 +4,8 @@
   (``relations`` their columns, ``builtin_types`` pg_type, ``sequences``, ``roles``,
   ``partitioning`` helpers); ``information_schema``: its views over them.
 - ``functions``: PostgreSQL's catalog functions and reg* casts.
+- ``activity``: pg_stat_activity and pg_locks rows, built live at each query, and
+  pg_blocking_pids, pg_cancel_backend, pg_terminate_backend.
 - ``system_query``: ``SystemCatalog`` runs a query over the catalogs on a per-session
   DuckDB of those rows.
 """

@@ -429,8 +429,6 @@ MACROS: dict[str, str] = {
     "regnamespace_out(n)": "nyf_regnamespace_out(n)",
     "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",
     "regrole_out(r)": "nyf_userbyid(r)",
-    "has_table_privilege(a, b, c := NULL)": "true",
-    "has_schema_privilege(a, b, c := NULL)": "true",
     "pg_has_role(a, b, c := NULL)": "true",
     "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
@@ -459,7 +457,6 @@ MACROS: dict[str, str] = {
     "quote_literal(v)": "nyf_quote_literal(v::VARCHAR)",
     "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
-    "pg_backend_pid()": "0",
     "pg_is_in_recovery()": "false",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }

@@ -6,6 +6,37 @@ Each entry is the SELECT a view in DuckDB's ``infos`` schema runs over the
 
 from __future__ import annotations
 
+# One row per privilege in each user table's ACL (its owner's default when relacl is NULL),
+# as PostgreSQL's view explodes them; the owner's rights are always grantable.
+_TABLE_GRANTS = """
+        WITH items AS (
+            SELECT n.nspname, c.relname, r.rolname AS owner,
+                   unnest(coalesce(c.relacl, [r.rolname || '=arwdDxt/' || r.rolname])) AS item
+            FROM pgc.pg_class c JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+            JOIN pgc.pg_roles r ON r.oid = c.relowner
+            WHERE c.relkind IN ('r', 'v', 'p') AND n.nspname = 'public'
+        ), parts AS (
+            SELECT nspname, relname, owner, split_part(item, '=', 1) AS grantee,
+                   split_part(split_part(item, '=', 2), '/', 1) AS rights,
+                   split_part(item, '/', 2) AS grantor
+            FROM items
+        )
+        SELECT g.grantor, CASE WHEN g.grantee = '' THEN 'PUBLIC' ELSE g.grantee END AS grantee,
+               (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               g.nspname AS table_schema, g.relname AS table_name, p.name AS privilege_type,
+               CASE WHEN g.grantee = g.owner OR contains(g.rights, p.letter || '*')
+                    THEN 'YES' ELSE 'NO' END AS is_grantable,
+               CASE WHEN p.name = 'SELECT' THEN 'YES' ELSE 'NO' END AS with_hierarchy
+        FROM parts g
+        JOIN (VALUES (1, 'a', 'INSERT'), (2, 'r', 'SELECT'), (3, 'w', 'UPDATE'),
+                     (4, 'd', 'DELETE'), (5, 'D', 'TRUNCATE'), (6, 'x', 'REFERENCES'),
+                     (7, 't', 'TRIGGER')) p(n, letter, name) ON contains(g.rights, p.letter)
+        WHERE {visible}"""
+_SUPERUSER = "pgf_current_setting('is_superuser') = 'on'"
+_ME = "pgf_current_setting('session_authorization')"
+_VISIBLE_GRANT = f"{_SUPERUSER} OR g.grantor = {_ME} OR g.grantee IN ({_ME}, '')"
+_VISIBLE_ROLE_GRANT = f"({_SUPERUSER} AND g.grantee <> '') OR g.grantor = {_ME} OR g.grantee = {_ME}"
+
 VIEWS: dict[str, str] = {
     "schemata": """
         SELECT current_database() AS catalog_name, n.nspname AS schema_name,
@@ -99,4 +130,6 @@ VIEWS: dict[str, str] = {
                'NO' AS is_trigger_updatable, 'NO' AS is_trigger_deletable,
                'NO' AS is_trigger_insertable_into
         FROM pgc.pg_views v""",
+    "table_privileges": _TABLE_GRANTS.format(visible=_VISIBLE_GRANT),
+    "role_table_grants": _TABLE_GRANTS.format(visible=_VISIBLE_ROLE_GRANT),
 }

@@ -167,6 +167,20 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "classid UINTEGER, objid UINTEGER, objsubid INTEGER, refclassid UINTEGER, "
         "refobjid UINTEGER, refobjsubid INTEGER, deptype VARCHAR"
     ),
+    "pg_stat_activity": _cols(
+        "datid UINTEGER, datname VARCHAR, pid INTEGER, leader_pid INTEGER, usesysid UINTEGER, "
+        "usename VARCHAR, application_name VARCHAR, client_addr VARCHAR, "
+        "client_hostname VARCHAR, client_port INTEGER, backend_start TIMESTAMPTZ, "
+        "xact_start TIMESTAMPTZ, query_start TIMESTAMPTZ, state_change TIMESTAMPTZ, "
+        "wait_event_type VARCHAR, wait_event VARCHAR, state VARCHAR, backend_xid UINTEGER, "
+        "backend_xmin UINTEGER, query_id BIGINT, query VARCHAR, backend_type VARCHAR"
+    ),
+    "pg_locks": _cols(
+        "locktype VARCHAR, database UINTEGER, relation UINTEGER, page INTEGER, tuple SMALLINT, "
+        "virtualxid VARCHAR, transactionid UINTEGER, classid UINTEGER, objid UINTEGER, "
+        "objsubid SMALLINT, virtualtransaction VARCHAR, pid INTEGER, mode VARCHAR, "
+        "granted BOOLEAN, fastpath BOOLEAN, waitstart TIMESTAMPTZ"
+    ),
 }
 
 # Well-known OIDs of the catalogs themselves, as clients write them ('pg_class'::regclass).
@@ -201,6 +215,8 @@ _RELATION_OIDS = {
     "pg_auth_members": 1261,
     "pg_roles": 12_001,
     "pg_settings": 12_002,
+    "pg_stat_activity": 12_003,
+    "pg_locks": 12_004,
 }
 
 

@@ -27,6 +27,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.privileges import database_owner
 from catalog.table import TableInfo
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.duckdb_errors import translate
@@ -37,7 +38,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
-from sql.pg_catalog import functions
+from sql.pg_catalog import activity, functions, privilege_rows
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -45,7 +46,7 @@ from sql.planner import system_views
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.transpile import SessionFacts, output_name
-from storage.errors import UndefinedParameter, UndefinedTable
+from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -64,7 +65,7 @@ _ARROW_TYPES = {
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
 }
 
-_FUNCTIONS = functions.names()
+_FUNCTIONS = functions.names() | activity.names() | privilege_rows.names()
 # PostgreSQL functions DuckDB has under another name.
 _RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
@@ -413,6 +414,8 @@ class SystemQuery:
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
     user_tables: tuple[UserTable, ...] = ()
+    live: frozenset[str] = frozenset()
+    """The activity relations it reads, whose rows are built afresh at every run."""
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -456,7 +459,10 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table)
-    return SystemQuery(rewritten, names, param_oids, user_tables=user_tables)
+    live = frozenset(
+        t.name for t in rewritten.find_all(exp.Table) if t.name in activity.DYNAMIC_RELATIONS
+    )
+    return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
@@ -499,6 +505,18 @@ def _current_functions() -> functions.CatalogFunctions:
     return current
 
 
+def _current_privileges() -> privilege_rows.PrivilegeLookup:
+    current: privilege_rows.PrivilegeLookup = _CURRENT.privileges
+    return current
+
+
+def _current_activity() -> activity.Activity:
+    current: activity.Activity | None = getattr(_CURRENT, "activity", None)
+    if current is None:
+        raise FeatureNotSupported("this session has no backend to report")
+    return current
+
+
 def _shared_database() -> duckdb.DuckDBPyConnection:
     """The one in-memory DuckDB holding the catalog views, macros and functions.
 
@@ -528,6 +546,8 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 for name, body in INFORMATION_SCHEMA_VIEWS.items()
             ]
             functions.register(duck, _current_functions)
+            activity.register(duck, _current_activity)
+            privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
             _SHARED.append(duck)
             atexit.register(duck.close)
@@ -543,12 +563,15 @@ class SystemCatalog:
         set_config: Callable[[str, str, bool], str] | None = None,
         advisory: SessionAdvisoryLocks | None = None,
         listener: Listener | None = None,
+        backends: activity.Activity | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
         self._functions = functions.CatalogFunctions(
             is_cancelled, set_config, advisory, listener
         )
+        self.activity = backends
+        self._privileges = privilege_rows.PrivilegeLookup()
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
@@ -557,6 +580,8 @@ class SystemCatalog:
                 duck.register(_rows_name(name), _arrow_rows(columns, []))
             self._duck = duck
         _CURRENT.functions = self._functions
+        _CURRENT.activity = self.activity
+        _CURRENT.privileges = self._privileges
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
@@ -570,6 +595,12 @@ class SystemCatalog:
             return
         rows = build()
         self._functions.load(rows)
+        if self.activity is not None:
+            role_columns = [c for c, _ in RELATIONS["pg_roles"]]
+            name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
+            self.activity.role_oids = {
+                r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])
+            }
         for name, columns in RELATIONS.items():
             duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
         self._key = key
@@ -587,14 +618,28 @@ class SystemCatalog:
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
-        key = (db.catalog_version, comments.version, user, settings, cursors, roles, prepared)
-        self.refresh(
-            key,
-            lambda: catalog_rows(
+        acls = db.privileges.all()
+        key = (
+            db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
+            db.privileges.version,
+        )  # fmt: skip
+
+        def build() -> CatalogRows:
+            rows = catalog_rows(
                 db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
                 prepared, db.catalog.views(),
-            ),
-        )  # fmt: skip
+            )  # fmt: skip
+            owner = database_owner(db.roles, user)
+            privilege_rows.with_privileges(rows, acls, owner)
+            self._privileges.load(acls, list(roles), owner, user, rows)
+            return rows
+
+        self.refresh(key, build)
+
+    def _register_live(self, duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
+        for name in query.live:
+            data = self.activity.rows(name) if self.activity is not None else []
+            duck.register(_rows_name(name), _arrow_rows(RELATIONS[name], data))
 
     def describe(self, query: SystemQuery, catalog: Catalog) -> tuple[ResultColumn, ...]:
         if query.columns is None:
@@ -669,6 +714,7 @@ class SystemCatalog:
         if query.user_tables:
             assert scan is not None, "a query reading user tables runs in a transaction"
             self._register_user_tables(duck, query, scan.catalog, scan)
+        self._register_live(duck, query)
         try:
             relation = duck.sql(query.sql(params or []))
             table = relation.to_arrow_table() if relation is not None else pa.table({})

@@ -6,4 +6,6 @@
 - ``transaction_block``, ``transaction_modes``: BEGIN ... COMMIT, savepoints, modes.
 - ``settings``, ``setting_statements``: SET, SHOW, RESET and the session's values.
 - ``cursors``: DECLARE/FETCH/MOVE/CLOSE; ``explain``: EXPLAIN [ANALYZE].
+- ``access``: the one privilege check every plan passes before it runs.
+- ``statement_log``: log_statement, log_min_duration_statement, connection logs.
 """

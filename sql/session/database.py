@@ -7,9 +7,11 @@ from pathlib import Path
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
+from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
+from sql.execution.backends import ClientLink
 from sql.execution.context import DatabaseContext
 from sql.session.session import Session
 from storage.engine import StorageEngine
@@ -43,9 +45,16 @@ class Database(DatabaseContext):
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
         database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         database.roles = RoleStore(data_dir, fsync=fsync)
+        database.privileges = PrivilegeStore(data_dir, fsync=fsync)
         return database
 
-    def session(self, user: str, database: str, startup_params: dict[str, str]) -> Session:
+    def session(
+        self,
+        user: str,
+        database: str,
+        startup_params: dict[str, str],
+        client: ClientLink | None = None,
+    ) -> Session:
         if database != self.name:
             raise InvalidCatalogName(f'database "{database}" does not exist')
-        return Session(self, user, startup_params)
+        return Session(self, user, startup_params, client)

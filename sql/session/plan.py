@@ -13,7 +13,9 @@ from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    GrantStatement,
     MaintenanceStatement,
+    OwnerStatement,
     ParsedStatement,
     RoleStatement,
     Utility,
@@ -39,6 +41,8 @@ class DmlPlan:
 
     write: WritePlan
     catalog_version: int
+    reads_target: bool = True
+    """Whether it reads the target's columns, so needs SELECT on it (``access``)."""
 
 
 @dataclass(slots=True)
@@ -91,6 +95,13 @@ class TruncatePlan:
 
 
 @dataclass(slots=True)
+class GrantPlan:
+    """GRANT or REVOKE of privileges, or ALTER TABLE ... OWNER TO."""
+
+    grant: GrantStatement | OwnerStatement
+
+
+@dataclass(slots=True)
 class RolePlan:
     """CREATE, ALTER or DROP ROLE."""
 
@@ -121,7 +132,7 @@ class DeclarePlan:
 
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
-    | RolePlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
+    | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
 )  # fmt: skip
 
 

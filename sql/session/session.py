@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -24,10 +25,11 @@ from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
-from sql.ddl import alter_table, comments, partitions, roles, tables, views
+from sql.ddl import alter_table, comments, partitions, privileges, roles, tables, views
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
+from sql.execution.backends import Backend, ClientLink
 from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
@@ -39,16 +41,27 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     ExplainStatement,
+    GrantStatement,
     MaintenanceStatement,
+    OwnerStatement,
     RoleStatement,
     Utility,
 )
 from sql.pg_catalog import system_query
+from sql.pg_catalog.activity import Activity
+from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
-from sql.session import cursors, explain, notify_statements, setting_statements
+from sql.session import (
+    access,
+    cursors,
+    explain,
+    notify_statements,
+    setting_statements,
+    statement_log,
+)
 from sql.session import plan as plan_mod
 from sql.session.plan import (
     CopyPlan,
@@ -57,6 +70,7 @@ from sql.session.plan import (
     DeclarePlan,
     DmlPlan,
     ExplainPlan,
+    GrantPlan,
     MaintenancePlan,
     Plan,
     QueryPlan,
@@ -89,7 +103,13 @@ _BATCH_SAVEPOINT = "nyala batch"
 class Session:
     """A client's session: plans and runs statements in its TransactionBlock."""
 
-    def __init__(self, db: DatabaseContext, user: str, startup: dict[str, str]) -> None:
+    def __init__(
+        self,
+        db: DatabaseContext,
+        user: str,
+        startup: dict[str, str],
+        client: ClientLink | None = None,
+    ) -> None:
         self._db = db
         self.user = user
         self.settings = SessionSettings(user, startup)
@@ -122,10 +142,27 @@ class Session:
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
         )
+        self.backend = Backend(
+            client.process_id if client is not None else db.backends.embedded_pid(),
+            user,
+            db.name,
+            self._block,
+            client.cancel if client is not None else self.cancel,
+            client.terminate if client is not None else self.cancel,
+            application_name=self.settings.get("application_name"),
+            client_addr=client.client_addr if client is not None else None,
+            client_port=client.client_port if client is not None else None,
+        )
+        backends = Activity(
+            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
+        )
         self._system = system_query.SystemCatalog(
-            self._cancel.is_set, self._set_config, self._advisory, self._listener
+            self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
+        self._access = access.AccessControl(db, user)
+        self._log = statement_log.StatementLog(self.settings, user, db.name)
+        db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -158,13 +195,22 @@ class Session:
             self._cancel.clear()
             raise QueryCanceled("canceling statement due to user request")
 
+    def report_idle(self) -> None:
+        """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
+        self.backend.application_name = self.settings.get("application_name")
+        self.backend.go_idle(self._block.status)
+
     def close(self) -> None:
-        self._block.close()
-        self._advisory.close()
-        self._listener.close()
-        self._cursors.close_all()
-        self._system.close()
-        self._duck.close()
+        try:
+            self._log.close()
+            self._block.close()
+            self._advisory.close()
+            self._listener.close()
+            self._cursors.close_all()
+            self._system.close()
+            self._duck.close()
+        finally:
+            self._db.backends.remove(self.backend)
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -187,6 +233,7 @@ class Session:
     def execute(self, sql: str) -> Iterator[Result]:
         """Run every statement of a simple Query, yielding one Result each."""
         self._cancel.clear()
+        self.backend.begin_statement(sql)
         try:
             chunks = parser.split(sql)
         except DbError:
@@ -205,12 +252,15 @@ class Session:
             self._block.in_block = True
         try:
             for chunk, utility in zip(chunks, utilities, strict=True):
+                started = time.monotonic()
                 try:
                     plan = self._plan_reusing(sql, chunk, utility, ())
                 except BaseException:
                     self._block.on_error()
                     raise
-                result = self._run(plan, [])
+                text = sql[chunk[0].start : chunk[-1].end + 1]
+                self._log.statement(plan, text)
+                result = self._log.timed(self._run(plan, []), text, started)
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
@@ -253,7 +303,9 @@ class Session:
             raise
 
     def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
+        started = time.monotonic()
         self._cancel.clear()
+        self.backend.begin_statement(stmt.sql)
         if stmt.is_empty_query:
             return Result(is_empty_query=True)
         plan = stmt.plan
@@ -268,7 +320,8 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        result = self._run(plan, list(params), deferred=True)
+        self._log.statement(plan, stmt.sql)
+        result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
         result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
@@ -303,6 +356,10 @@ class Session:
         plan = stmt.plan
         assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
         write = plan.write.key_write
+        try:
+            self._access.check(plan)
+        except DbError:
+            return None  # the first row's own Execute reports it
         txn = self._block.current()
         txn.savepoint(_BATCH_SAVEPOINT)
         counts: list[int] | None
@@ -455,6 +512,8 @@ class Session:
                 for name in ast.tables:
                     self._db.catalog.get_table(name)
                 return MaintenancePlan(ast)
+            case GrantStatement() | OwnerStatement():
+                return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._db.catalog)
@@ -496,7 +555,7 @@ class Session:
                 raise FeatureNotSupported(
                     f"statement is not supported: {plan_mod.statement_name(statement)}"
                 )
-        return DmlPlan(write, version)
+        return DmlPlan(write, version, reads_target=access.reads_target(ast))
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":
@@ -549,6 +608,10 @@ class Session:
         if self._block.txn is None:
             self._end_transaction(committed=True)  # the statement was its own transaction
         return result
+
+    def _activity_notices(self) -> list[Any]:
+        """Warnings pg_cancel_backend and pg_terminate_backend raised while the query ran."""
+        return self._system.activity.take_notices() if self._system.activity else []
 
     def _set_config(self, name: str, value: str, is_local: bool) -> str:
         """set_config(): SET (or SET LOCAL) from a query; the value as SHOW gives it."""
@@ -605,12 +668,27 @@ class Session:
             raise
 
     def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+        self._access.check(plan)
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
                 return self._run_ddl(ast)
             case RolePlan(role=role):
-                return roles.execute_role_statement(role, self._db.roles, self.user)
+                return roles.execute_role_statement(
+                    role, self._db.roles, self.user, self._db.privileges
+                )
+            case GrantPlan(grant=grant):
+                db = self._db
+                if isinstance(grant, GrantStatement):
+                    result = privileges.execute_grant(
+                        grant, db.catalog, db.privileges, db.roles, self.user
+                    )
+                else:
+                    result = privileges.alter_owner(
+                        grant, db.catalog, db.privileges, db.roles, self.user
+                    )
+                self._db.bump_catalog_version()
+                return result
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
             case MaintenancePlan(statement=statement):
@@ -627,10 +705,14 @@ class Session:
                 return self._run_declare(plan, params, deferred)
             case SystemPlan(system=system) if not system.user_tables:
                 columns, batches = self._run_system(system, params)
-                return Result(columns=columns, batches=batches)
+                return Result(columns=columns, batches=batches, notices=self._activity_notices())
             case SystemPlan(system=system):
                 columns, batches = self._run_system(system, params)
-                return Result(columns=columns, batches=self._guard(batches, deferred))
+                return Result(
+                    columns=columns,
+                    batches=self._guard(batches, deferred),
+                    notices=self._activity_notices(),
+                )
         txn = self._block.current()
         now = self._block.started
         match plan:
@@ -738,9 +820,13 @@ class Session:
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
+            existed = {t.table_id for t in self._db.catalog.tables()}
             result = tables.create_table(
                 ast, self._db.catalog, self._check_default, self._evaluate_constant
             )
+            for table in self._db.catalog.tables():
+                if table.table_id not in existed:
+                    self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
             result = partitions.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
@@ -753,6 +839,7 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, self._db.catalog)
+            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
         self._db.bump_catalog_version()
         return result
 

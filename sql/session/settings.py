@@ -14,6 +14,7 @@ cannot be SET (55P02), as there.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from storage.errors import (
     CantChangeRuntimeParam,
     DbError,
     FeatureNotSupported,
+    InsufficientPrivilege,
     InvalidParameterValue,
     UndefinedObject,
 )
@@ -302,6 +304,9 @@ for _key, _parameter in _PARAMETERS.items():
         )  # fmt: skip
     else:
         SETTINGS[_key] = _from_postgres(_parameter)
+for _name in ("log_statement", "log_min_duration_statement", "log_connections",
+              "log_disconnections"):  # fmt: skip
+    SETTINGS[_name] = dataclasses.replace(SETTINGS[_name], honoured=True)  # statement_log.py
 
 _MESSAGE_LEVELS = (
     "debug5",
@@ -344,6 +349,10 @@ class SessionSettings:
             setting = SETTINGS.get(name.lower())
             if setting is not None and not setting.read_only:
                 self.set(name, value)
+            elif setting is not None and setting.context in ("backend", "superuser-backend"):
+                # Set at connection start only, as log_connections is by a startup option.
+                checked = setting.validate(value) if setting.validate else value
+                self._values[setting.name.lower()] = checked
 
     def _lookup(self, name: str) -> Setting | None:
         return SETTINGS.get(name.lower())
@@ -357,6 +366,8 @@ class SessionSettings:
             raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
         if setting.read_only:
             raise _cannot_change(setting)
+        if setting.context == "superuser" and self._values["is_superuser"] != "on":
+            raise InsufficientPrivilege(f'permission denied to set parameter "{setting.name}"')
         self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
 
     def set_local(self, name: str, value: str) -> None:

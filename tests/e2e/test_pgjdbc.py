@@ -6,7 +6,7 @@ two outputs must be the same.  It covers PreparedStatement with every type
 past pgjdbc's switch to a named statement and binary results (the 5th
 execution), executeBatch with and without reWriteBatchedInserts=true,
 setAutoCommit(false) transactions, ResultSetMetaData and DatabaseMetaData
-(getTables, getColumns, getPrimaryKeys, getIndexInfo, getSchemas,
+(getTables, getColumns, getTablePrivileges, getPrimaryKeys, getIndexInfo, getSchemas,
 getCatalogs, getTypeInfo).
 """
 
@@ -57,6 +57,7 @@ def test_pgjdbc_scenario_matches_postgresql(scenario_classes, nyala_server, post
     assert "plain batch: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]" in ours
     assert "rewritten batch: [-2, -2, -2, -2, -2, -2, -2, -2, -2, -2]" in ours
     assert "primary key: jdbc_types id 1 jdbc_types_pkey" in ours
+    assert "table privilege: jdbc_types nyala PUBLIC SELECT NO" in ours
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])

@@ -63,6 +63,7 @@ public final class JdbcScenario {
                             + "tz timestamp with time zone, by bytea)");
             st.execute("create table jdbc_batch (id bigint primary key, name text)");
             st.execute("comment on table jdbc_types is 'every type'");
+            st.execute("grant select, insert on jdbc_types to public");
         }
     }
 
@@ -223,6 +224,13 @@ public final class JdbcScenario {
                         + rs.getInt("NULLABLE") + " pos=" + rs.getInt("ORDINAL_POSITION") + " "
                         + rs.getString("IS_NULLABLE") + " default=" + rs.getString("COLUMN_DEF")
                         + " auto=" + rs.getString("IS_AUTOINCREMENT"));
+            }
+        }
+        try (ResultSet rs = md.getTablePrivileges(null, "public", "jdbc_types")) {
+            while (rs.next()) {
+                print("table privilege", rs.getString("TABLE_NAME") + " " + rs.getString("GRANTOR")
+                        + " " + rs.getString("GRANTEE") + " " + rs.getString("PRIVILEGE") + " "
+                        + rs.getString("IS_GRANTABLE"));
             }
         }
         try (ResultSet rs = md.getPrimaryKeys(null, "public", "jdbc_types")) {

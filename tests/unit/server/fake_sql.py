@@ -62,6 +62,9 @@ class FakeSession:
     def cancel(self) -> None:
         self.cancelled = True
 
+    def report_idle(self) -> None:
+        pass
+
     def has_cursor(self, name: str) -> bool:
         return False
 
@@ -167,7 +170,13 @@ class FakeDatabase:
     def __init__(self) -> None:
         self.sessions: list[FakeSession] = []
 
-    def session(self, user: str, database: str, startup_params: dict[str, str]) -> FakeSession:
+    def session(
+        self,
+        user: str,
+        database: str,
+        startup_params: dict[str, str],
+        client: object = None,
+    ) -> FakeSession:
         if database != self.name:
             raise InvalidCatalogName(f'database "{database}" does not exist')
         session = FakeSession(user, startup_params)

@@ -1,0 +1,328 @@
+"""Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
+
+``privileges.json`` in the data directory keeps, per object (``table:<oid>``
+or ``schema:public``), its owner and its ACL as PostgreSQL keeps
+``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
+default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
+``grantee=privileges/grantor``, PUBLIC as the empty grantee and a ``*``
+after each privilege given WITH GRANT OPTION.  GRANT and REVOKE follow
+PostgreSQL's rules (``apply_grant``): a superuser acts as the owner, anyone
+else grants only what they hold with grant option, and revoking a grant
+option others granted onwards needs CASCADE.  A table with no entry (made
+before privileges existed) belongs to the database owner.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catalog.roles import RoleStore
+from storage.errors import (
+    DataCorrupted,
+    DbError,
+    DependentObjectsStillExist,
+    InsufficientPrivilege,
+    PrivilegeNotGranted,
+    PrivilegeNotRevoked,
+)
+from storage.fs import atomic_write
+
+FILE_NAME = "privileges.json"
+FORMAT_VERSION = 1
+PUBLIC = ""
+"""The grantee PUBLIC, as aclitem text spells it (``=r/alice``)."""
+
+TABLE_PRIVILEGES = {
+    "INSERT": "a", "SELECT": "r", "UPDATE": "w", "DELETE": "d",
+    "TRUNCATE": "D", "REFERENCES": "x", "TRIGGER": "t",
+}  # fmt: skip
+SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
+_ALL = {"table": "arwdDxt", "schema": "UC"}
+PUBLIC_SCHEMA = "schema:public"
+
+
+def table_key(oid: int) -> str:
+    return f"table:{oid}"
+
+
+def _ordered(kind: str, letters: set[str] | str) -> str:
+    return "".join(c for c in _ALL[kind] if c in letters)
+
+
+@dataclass(slots=True)
+class AclItem:
+    grantee: str
+    grantor: str
+    privileges: str
+    grant_options: str = ""
+
+    def text(self) -> str:
+        rights = "".join(c + ("*" if c in self.grant_options else "") for c in self.privileges)
+        return f"{self.grantee}={rights}/{self.grantor}"
+
+
+@dataclass(slots=True)
+class ObjectAcl:
+    """One object's owner and ACL (None: its default)."""
+
+    kind: str
+    owner: str
+    items: list[AclItem] | None = None
+
+    def effective(self) -> list[AclItem]:
+        if self.items is not None:
+            return self.items
+        default = [AclItem(self.owner, self.owner, _ALL[self.kind])]
+        if self.kind == "schema":
+            default.append(AclItem(PUBLIC, self.owner, "U"))
+        return default
+
+    def change_owner(self, new_owner: str) -> None:
+        """PostgreSQL's aclnewowner: the old owner's place in the ACL passes to the new one,
+        whose entries merge with it."""
+        if self.items is not None:
+            items: list[AclItem] = []
+            for item in self.items:
+                grantee = new_owner if item.grantee == self.owner else item.grantee
+                grantor = new_owner if item.grantor == self.owner else item.grantor
+                same = _find(items, grantee, grantor)
+                if same is None:
+                    items.append(AclItem(grantee, grantor, item.privileges, item.grant_options))
+                else:
+                    same.privileges = _ordered(
+                        self.kind, set(same.privileges) | set(item.privileges)
+                    )
+                    same.grant_options = _ordered(
+                        self.kind, set(same.grant_options) | set(item.grant_options)
+                    )
+            self.items = items
+        self.owner = new_owner
+
+    def acl_text(self) -> list[str] | None:
+        return None if self.items is None else [item.text() for item in self.items]
+
+    def held(self, role: str, *, options: bool = False) -> set[str]:
+        """The privileges (or grant options) ``role`` holds, directly or through PUBLIC;
+        the owner holds all, with grant option."""
+        if role == self.owner:
+            return set(_ALL[self.kind])
+        out: set[str] = set()
+        for item in self.effective():
+            if item.grantee in (role, PUBLIC):
+                out |= set(item.grant_options if options else item.privileges)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GrantRequest:
+    """One GRANT or REVOKE on one object, already resolved to letters and role names."""
+
+    is_grant: bool
+    privileges: str
+    is_all: bool
+    grantees: tuple[str, ...]
+    grant_option: bool = False
+    cascade: bool = False
+
+
+@dataclass(slots=True)
+class GrantOutcome:
+    notices: list[DbError] = field(default_factory=list)
+
+
+def apply_grant(
+    acl: ObjectAcl, request: GrantRequest, user: str, is_superuser: bool, label: str
+) -> GrantOutcome:
+    """Change ``acl`` in place as ``user`` granting or revoking; ``label`` names the object in
+    messages (``table t``) as PostgreSQL does."""
+    outcome = GrantOutcome()
+    if is_superuser or user == acl.owner:
+        grantor, available = acl.owner, set(_ALL[acl.kind])
+    else:
+        grantor, available = user, acl.held(user, options=True)
+        if not available and not acl.held(user):
+            raise InsufficientPrivilege(f"permission denied for {label}")
+    wanted = set(request.privileges)
+    granted = wanted & available
+    name = label.split(" ", 1)[1]
+    if request.is_grant:
+        if not granted:
+            outcome.notices.append(PrivilegeNotGranted(f'no privileges were granted for "{name}"'))
+        elif granted != wanted and not request.is_all:
+            outcome.notices.append(
+                PrivilegeNotGranted(f'not all privileges were granted for "{name}"')
+            )
+    elif not granted:
+        outcome.notices.append(PrivilegeNotRevoked(f'no privileges could be revoked for "{name}"'))
+    elif granted != wanted and not request.is_all:
+        outcome.notices.append(
+            PrivilegeNotRevoked(f'not all privileges could be revoked for "{name}"')
+        )
+    if not granted:
+        return outcome
+    items = list(acl.effective())
+    for grantee in request.grantees:
+        if request.is_grant:
+            _add(items, acl.kind, grantee, grantor, granted, request.grant_option)
+        else:
+            _revoke(items, acl.kind, grantee, grantor, granted, request, acl.owner)
+    acl.items = items
+    return outcome
+
+
+def _find(items: list[AclItem], grantee: str, grantor: str) -> AclItem | None:
+    return next((i for i in items if i.grantee == grantee and i.grantor == grantor), None)
+
+
+def _add(
+    items: list[AclItem], kind: str, grantee: str, grantor: str, rights: set[str], option: bool
+) -> None:
+    item = _find(items, grantee, grantor)
+    if item is None:
+        item = AclItem(grantee, grantor, "")
+        items.append(item)
+    item.privileges = _ordered(kind, set(item.privileges) | rights)
+    if option and grantee != PUBLIC:
+        item.grant_options = _ordered(kind, set(item.grant_options) | rights)
+
+
+def _revoke(
+    items: list[AclItem],
+    kind: str,
+    grantee: str,
+    grantor: str,
+    rights: set[str],
+    request: GrantRequest,
+    owner: str,
+) -> None:
+    item = _find(items, grantee, grantor)
+    if item is None:
+        return
+    lost_options = set(item.grant_options) & rights
+    if grantee != owner and lost_options and _granted_onwards(items, grantee, lost_options):
+        if not request.cascade:
+            raise DependentObjectsStillExist(
+                "dependent privileges exist", hint="Use CASCADE to revoke them too."
+            )
+        for onward in [i for i in items if i.grantor == grantee]:
+            _revoke(
+                items, kind, onward.grantee, grantee, lost_options,
+                GrantRequest(False, "", True, (), cascade=True), owner,
+            )  # fmt: skip
+    item.grant_options = _ordered(kind, set(item.grant_options) - rights)
+    if not request.grant_option:
+        item.privileges = _ordered(kind, set(item.privileges) - rights)
+    if not item.privileges:
+        items.remove(item)
+
+
+def _granted_onwards(items: list[AclItem], grantee: str, rights: set[str]) -> bool:
+    return any(i.grantor == grantee and set(i.privileges) & rights for i in items)
+
+
+class PrivilegeStore:
+    """Owners and ACLs of one data directory; thread-safe, written before each change returns."""
+
+    def __init__(self, data_dir: Path | None, *, fsync: bool = True) -> None:
+        self._path = Path(data_dir) / FILE_NAME if data_dir is not None else None
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._acls: dict[str, ObjectAcl] = {}
+        self.version = 0
+        if self._path is not None and self._path.exists():
+            self._load(self._path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            doc = json.loads(path.read_bytes())
+        except ValueError as exc:
+            raise DataCorrupted(f'privilege file "{path}" is not valid JSON') from exc
+        if doc.get("version") != FORMAT_VERSION:
+            raise DataCorrupted(
+                f"privilege file format version {doc.get('version')} is not supported"
+            )
+        for key, entry in doc["objects"].items():
+            items = entry["items"]
+            self._acls[key] = ObjectAcl(
+                entry["kind"],
+                entry["owner"],
+                None if items is None else [AclItem(*i) for i in items],
+            )
+
+    def _save(self) -> None:
+        self.version += 1
+        if self._path is None:
+            return
+        objects = {
+            key: {
+                "kind": acl.kind,
+                "owner": acl.owner,
+                "items": None
+                if acl.items is None
+                else [[i.grantee, i.grantor, i.privileges, i.grant_options] for i in acl.items],
+            }
+            for key, acl in sorted(self._acls.items())
+        }
+        doc = {"version": FORMAT_VERSION, "objects": objects}
+        atomic_write(self._path, json.dumps(doc, indent=1).encode(), fsync=self._fsync)
+
+    def get(self, key: str, kind: str, default_owner: str) -> ObjectAcl:
+        """A copy of the object's ACL (its default when it has no entry)."""
+        with self._lock:
+            acl = self._acls.get(key)
+            if acl is None:
+                return ObjectAcl(kind, default_owner)
+            items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
+            return ObjectAcl(acl.kind, acl.owner, items)
+
+    def put(self, key: str, acl: ObjectAcl) -> None:
+        with self._lock:
+            self._acls[key] = acl
+            self._save()
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            if self._acls.pop(key, None) is not None:
+                self._save()
+
+    def keep_tables(self, oids: set[int]) -> None:
+        """Forget the owners and ACLs of tables that are gone (after DROP TABLE)."""
+        with self._lock:
+            gone = [k for k in self._acls if k.startswith("table:") and int(k[6:]) not in oids]
+            for key in gone:
+                del self._acls[key]
+            if gone:
+                self._save()
+
+    def all(self) -> dict[str, ObjectAcl]:
+        with self._lock:
+            return dict(self._acls)
+
+    def mentions(self, role: str) -> bool:
+        """Whether ``role`` owns something or appears in an ACL (then it cannot be dropped)."""
+        with self._lock:
+            return any(
+                acl.owner == role or any(role in (i.grantee, i.grantor) for i in acl.items or [])
+                for acl in self._acls.values()
+            )
+
+
+def _fields(item: AclItem) -> tuple[str, str, str, str]:
+    return item.grantee, item.grantor, item.privileges, item.grant_options
+
+
+def database_owner(roles: RoleStore | None, fallback: str) -> str:
+    """The role that owns the database, the public schema and every table made before
+    privileges were kept: the first superuser by name, as pg_roles shows it."""
+    every = roles.all() if roles is not None else []
+    return next((r.name for r in every if r.superuser), fallback)
+
+
+def is_superuser(roles: RoleStore | None, name: str) -> bool:
+    """A role the store does not know (``--auth trust`` with any user name) acts as a
+    superuser, as its session does."""
+    role = roles.get(name) if roles is not None else None
+    return role is None or role.superuser

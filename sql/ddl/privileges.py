@@ -1,0 +1,147 @@
+"""GRANT, REVOKE and ALTER TABLE ... OWNER TO: resolve names, then change owners and ACLs.
+
+The rules of who may grant what live in ``catalog.privileges.apply_grant``;
+this module checks the statement's names as PostgreSQL does (42P01 for a
+missing table, 3F000 for a schema, 42704 for a role, 0LP01 for a privilege
+the object does not have) and applies it object by object.
+"""
+
+from __future__ import annotations
+
+from catalog.catalog import Catalog
+from catalog.privileges import (
+    PUBLIC,
+    PUBLIC_SCHEMA,
+    SCHEMA_PRIVILEGES,
+    TABLE_PRIVILEGES,
+    GrantRequest,
+    PrivilegeStore,
+    apply_grant,
+    database_owner,
+    is_superuser,
+    table_key,
+)
+from catalog.roles import RoleStore
+from sql.common.names import SCHEMA
+from sql.common.result import Result
+from sql.frontend.statements import GrantStatement, OwnerStatement
+from storage.errors import (
+    DbError,
+    InsufficientPrivilege,
+    InvalidGrantOperation,
+    InvalidSchemaName,
+    UndefinedObject,
+    UndefinedTable,
+)
+
+
+def execute_grant(
+    statement: GrantStatement,
+    catalog: Catalog,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+) -> Result:
+    owner = database_owner(roles, user)
+    superuser = is_superuser(roles, user)
+    grantees = tuple(_grantee(name, roles, user) for name in statement.grantees)
+    tag = "GRANT" if statement.is_grant else "REVOKE"
+    notices: list[DbError] = []
+    if statement.kind == "SCHEMA":
+        letters = _letters(statement.privileges, SCHEMA_PRIVILEGES, "schema")
+        for _, name in statement.objects:
+            if name != SCHEMA:
+                raise InvalidSchemaName(f'schema "{name}" does not exist')
+        request = _request(statement, letters, grantees)
+        acl = privileges.get(PUBLIC_SCHEMA, "schema", owner)
+        notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}").notices
+        privileges.put(PUBLIC_SCHEMA, acl)
+        return Result(command_tag=tag, notices=notices)
+    letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
+    if statement.kind == "ALL TABLES":
+        for _, name in statement.objects:
+            if name != SCHEMA:
+                raise InvalidSchemaName(f'schema "{name}" does not exist')
+        tables = sorted(catalog.tables(), key=lambda t: t.oid)
+    else:
+        tables = []
+        for schema, name in statement.objects:
+            if schema not in ("", SCHEMA):
+                raise InvalidSchemaName(f'schema "{schema}" does not exist')
+            table = catalog.find_table(name)
+            if table is None:
+                raise UndefinedTable(f'relation "{name}" does not exist')
+            tables.append(table)
+    request = _request(statement, letters, grantees)
+    for table in tables:
+        key = table_key(table.oid)
+        acl = privileges.get(key, "table", owner)
+        notices += apply_grant(acl, request, user, superuser, f"table {table.name}").notices
+        privileges.put(key, acl)
+    return Result(command_tag=tag, notices=notices)
+
+
+def alter_owner(
+    statement: OwnerStatement,
+    catalog: Catalog,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+) -> Result:
+    """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
+    table to a role it is a member of (without memberships: itself) that may create in
+    the schema; the ACL's mentions of the old owner become the new one's."""
+    table = catalog.find_table(statement.table)
+    if table is None:
+        if statement.if_exists:
+            notice = UndefinedTable(f'relation "{statement.table}" does not exist, skipping')
+            notice.severity = "NOTICE"
+            return Result(command_tag="ALTER TABLE", notices=[notice])
+        raise UndefinedTable(f'relation "{statement.table}" does not exist')
+    if statement.owner == PUBLIC:
+        raise UndefinedObject('role "public" does not exist')
+    new_owner = _grantee(statement.owner, roles, user)
+    key = table_key(table.oid)
+    acl = privileges.get(key, "table", database_owner(roles, user))
+    if new_owner == acl.owner:
+        return Result(command_tag="ALTER TABLE")
+    if not is_superuser(roles, user):
+        if user != acl.owner:
+            raise InsufficientPrivilege(f"must be owner of table {table.name}")
+        raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+    acl.change_owner(new_owner)
+    privileges.put(key, acl)
+    return Result(command_tag="ALTER TABLE")
+
+
+def _request(statement: GrantStatement, letters: str, grantees: tuple[str, ...]) -> GrantRequest:
+    return GrantRequest(
+        statement.is_grant,
+        letters,
+        statement.privileges == ("ALL",),
+        grantees,
+        statement.grant_option,
+        statement.cascade,
+    )
+
+
+def _letters(names: tuple[str, ...], known: dict[str, str], kind: str) -> str:
+    if names == ("ALL",):
+        return "".join(known.values())
+    out = []
+    for name in names:
+        letter = known.get(name)
+        if letter is None:
+            raise InvalidGrantOperation(f"invalid privilege type {name} for {kind}")
+        out.append(letter)
+    return "".join(out)
+
+
+def _grantee(name: str, roles: RoleStore | None, user: str) -> str:
+    if name == PUBLIC:
+        return PUBLIC
+    if name in ("CURRENT_USER", "SESSION_USER", "CURRENT_ROLE"):
+        return user
+    if roles is not None and roles.get(name) is None:
+        raise UndefinedObject(f'role "{name}" does not exist')
+    return name

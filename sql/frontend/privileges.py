@@ -1,0 +1,204 @@
+"""The grammar of GRANT and REVOKE of privileges on tables and schemas.
+
+``GRANT privileges ON [TABLE] t [, ...] | SCHEMA s [, ...] | ALL TABLES IN SCHEMA s
+TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT OPTION
+FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
+where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE.  Column
+lists, sequences, functions and role membership (``GRANT role TO role``) are refused
+with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here too.
+"""
+
+from __future__ import annotations
+
+from sqlglot.tokens import Token, TokenType
+
+from sql.common.names import fold
+from sql.frontend.statements import GrantStatement, OwnerStatement
+from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
+
+KEYWORDS = ("grant", "revoke")
+_PRIVILEGES = {
+    "select", "insert", "update", "delete", "truncate", "references", "trigger",
+    "usage", "create", "connect", "temporary", "temp", "execute", "all",
+}  # fmt: skip
+_SPECIAL_GRANTEES = ("current_user", "session_user", "current_role")
+
+
+class _Reader:
+    def __init__(self, sql: str, tokens: list[Token]) -> None:
+        self.sql = sql
+        self.tokens = tokens
+        self.index = 0
+
+    def peek(self, offset: int = 0) -> Token | None:
+        at = self.index + offset
+        return self.tokens[at] if at < len(self.tokens) else None
+
+    def word(self, offset: int = 0) -> str:
+        token = self.peek(offset)
+        return token.text.lower() if token is not None else ""
+
+    def error(self) -> SqlSyntaxError:
+        token = self.peek()
+        if token is None:
+            return SqlSyntaxError("syntax error at end of input", position=len(self.sql) + 1)
+        return SqlSyntaxError(f'syntax error at or near "{token.text}"', position=token.start + 1)
+
+    def take(self) -> Token:
+        token = self.peek()
+        if token is None:
+            raise self.error()
+        self.index += 1
+        return token
+
+    def accept(self, *words: str) -> bool:
+        if [self.word(i) for i in range(len(words))] == list(words):
+            self.index += len(words)
+            return True
+        return False
+
+    def expect(self, *words: str) -> None:
+        if not self.accept(*words):
+            raise self.error()
+
+    def name(self) -> str:
+        token = self.take()
+        if token.token_type is TokenType.IDENTIFIER:
+            return token.text
+        if token.token_type in (TokenType.STRING, TokenType.NUMBER) or not (
+            token.text[:1].isalpha() or token.text[:1] == "_"
+        ):
+            self.index -= 1
+            raise self.error()
+        return fold(token.text)
+
+    def comma(self) -> bool:
+        token = self.peek()
+        if token is not None and token.token_type is TokenType.COMMA:
+            self.index += 1
+            return True
+        return False
+
+
+def parse(sql: str, tokens: list[Token]) -> GrantStatement:
+    reader = _Reader(sql, tokens)
+    is_grant = reader.take().text.lower() == "grant"
+    grant_option = not is_grant and reader.accept("grant", "option", "for")
+    privileges = _privileges(reader)
+    if not reader.accept("on"):
+        if reader.word() in ("to", "from") or reader.peek() is None:
+            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
+        raise reader.error()
+    kind, objects = _objects(reader)
+    reader.expect("to" if is_grant else "from")
+    grantees = [_grantee(reader)]
+    while reader.comma():
+        grantees.append(_grantee(reader))
+    cascade = False
+    while reader.peek() is not None:
+        if is_grant and reader.accept("with", "grant", "option"):
+            grant_option = True
+        elif reader.accept("granted", "by"):
+            _grantee(reader)
+        elif not is_grant and reader.word() in ("cascade", "restrict"):
+            cascade = reader.take().text.lower() == "cascade"
+        else:
+            raise reader.error()
+    return GrantStatement(
+        is_grant, tuple(privileges), kind, tuple(objects), tuple(grantees), grant_option, cascade
+    )
+
+
+def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
+    """``ALTER TABLE [IF EXISTS] [ONLY] t OWNER TO role``, or None for any other ALTER."""
+    words = [t.text.lower() for t in tokens]
+    if len(words) < 5 or words[:2] != ["alter", "table"] or words[-3:-1] != ["owner", "to"]:
+        return None
+    reader = _Reader(sql, tokens)
+    reader.index = 2
+    if_exists = reader.accept("if", "exists")
+    reader.accept("only")
+    try:
+        schema, table = _qualified(reader)
+    except SqlSyntaxError:
+        return None
+    if not reader.accept("owner", "to"):
+        return None  # another ALTER TABLE (RENAME owner TO holder ...)
+    if schema not in ("", "public"):
+        raise InvalidSchemaName(f'schema "{schema}" does not exist')
+    owner = _grantee(reader)
+    if reader.peek() is not None:
+        raise reader.error()
+    return OwnerStatement(table, owner, if_exists)
+
+
+def _privileges(reader: _Reader) -> list[str]:
+    if reader.accept("all"):
+        reader.accept("privileges")
+        _no_columns(reader)
+        return ["ALL"]
+    out = []
+    while True:
+        word = reader.word()
+        if word not in _PRIVILEGES or word == "all":
+            if word in ("to", "from", "on") or not word:
+                raise reader.error()
+            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
+        reader.take()
+        out.append("TEMPORARY" if word == "temp" else word.upper())
+        _no_columns(reader)
+        if not reader.comma():
+            return out
+
+
+def _no_columns(reader: _Reader) -> None:
+    token = reader.peek()
+    if token is not None and token.token_type is TokenType.L_PAREN:
+        raise FeatureNotSupported("column privileges are not supported yet")
+
+
+def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:
+    if reader.accept("all", "tables", "in", "schema"):
+        schemas = [("", reader.name())]
+        while reader.comma():
+            schemas.append(("", reader.name()))
+        return "ALL TABLES", schemas
+    if reader.accept("schema"):
+        names = [("", reader.name())]
+        while reader.comma():
+            names.append(("", reader.name()))
+        return "SCHEMA", names
+    if reader.word() in ("sequence", "function", "procedure", "routine", "database", "type",
+                         "language", "domain", "foreign", "large", "tablespace", "parameter",
+                         "all"):  # fmt: skip
+        raise FeatureNotSupported(
+            f"GRANT and REVOKE on {reader.word().upper()} are not supported yet"
+        )
+    reader.accept("table")
+    tables = [_qualified(reader)]
+    while reader.comma():
+        tables.append(_qualified(reader))
+    return "TABLE", tables
+
+
+def _qualified(reader: _Reader) -> tuple[str, str]:
+    first = reader.name()
+    token = reader.peek()
+    if token is not None and token.token_type is TokenType.DOT:
+        reader.take()
+        return first, reader.name()
+    return "", first
+
+
+def _grantee(reader: _Reader) -> str:
+    reader.accept("group")
+    token = reader.peek()
+    if token is not None and token.token_type is not TokenType.IDENTIFIER:
+        word = token.text.lower()
+        if word == "public":
+            reader.take()
+            return ""
+        if word in _SPECIAL_GRANTEES:
+            reader.take()
+            return word.upper()
+    return reader.name()

@@ -1,0 +1,187 @@
+"""Privileges in the catalogs: relowner, relacl and nspacl, and the has_*_privilege functions.
+
+``with_privileges`` writes each table's owner and ACL into the pg_class rows
+and the public schema's into pg_namespace, so psql's ``\\dp``/``\\z`` and
+drivers' metadata read them where PostgreSQL keeps them.  ``PrivilegeLookup``
+answers ``has_table_privilege`` and ``has_schema_privilege`` from the same
+snapshot, with PostgreSQL's argument forms (role and object by name or OID,
+privilege names comma-separated, ``WITH GRANT OPTION`` allowed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from catalog.privileges import (
+    PUBLIC_SCHEMA,
+    SCHEMA_PRIVILEGES,
+    TABLE_PRIVILEGES,
+    ObjectAcl,
+    table_key,
+)
+from catalog.roles import Role
+from sql.pg_catalog.catalog_rows import PUBLIC_OID, CatalogRows
+from sql.pg_catalog.relations import RELATIONS
+from storage.errors import InvalidParameterValue, UndefinedObject, UndefinedTable
+
+_UDF = "nyp_"
+PREFIX = "pgf_"
+
+
+def _column(relation: str, name: str) -> int:
+    return [c for c, _ in RELATIONS[relation]].index(name)
+
+
+def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -> None:
+    """Fill pg_class.relowner/relacl and pg_namespace.nspacl in place."""
+    role_oids = {
+        r[_column("pg_roles", "rolname")]: r[_column("pg_roles", "oid")]
+        for r in rows.rows.get("pg_roles", [])
+    }
+    oid_at, owner_at, acl_at = (_column("pg_class", c) for c in ("oid", "relowner", "relacl"))
+    classes = rows.rows.get("pg_class", [])
+    for index, row in enumerate(classes):
+        acl = acls.get(table_key(row[oid_at]))
+        if acl is None:
+            continue
+        values = list(row)
+        values[owner_at] = role_oids.get(acl.owner, values[owner_at])
+        values[acl_at] = acl.acl_text()
+        classes[index] = tuple(values)
+    schema = acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", owner)
+    nsp_oid_at, nsp_acl_at = _column("pg_namespace", "oid"), _column("pg_namespace", "nspacl")
+    namespaces = rows.rows.get("pg_namespace", [])
+    for index, row in enumerate(namespaces):
+        if row[nsp_oid_at] == PUBLIC_OID:
+            values = list(row)
+            values[nsp_acl_at] = [item.text() for item in schema.effective()]
+            namespaces[index] = tuple(values)
+
+
+class PrivilegeLookup:
+    """has_*_privilege over one snapshot of the ACLs, for the session user ``user``."""
+
+    def __init__(self) -> None:
+        self.load({}, [], "", "", CatalogRows())
+
+    def load(
+        self,
+        acls: dict[str, ObjectAcl],
+        roles: list[Role],
+        owner: str,
+        user: str,
+        rows: CatalogRows,
+    ) -> None:
+        self._acls = acls
+        self._roles = {r.name: r for r in roles}
+        self._owner = owner
+        self._user = user
+        self._role_oids = {
+            r[_column("pg_roles", "oid")]: r[_column("pg_roles", "rolname")]
+            for r in rows.rows.get("pg_roles", [])
+        }
+        name_at, nsp_at, oid_at = (
+            _column("pg_class", c) for c in ("relname", "relnamespace", "oid")
+        )
+        self._tables = {
+            r[name_at]: r[oid_at] for r in rows.rows.get("pg_class", []) if r[nsp_at] == PUBLIC_OID
+        }
+
+    def _is_superuser(self, name: str) -> bool:
+        role = self._roles.get(name)
+        return role is None or role.superuser
+
+    def _role(self, role: Any) -> str:
+        if isinstance(role, int):
+            name = self._role_oids.get(role)
+            if name is None:
+                raise UndefinedObject(f"role with OID {role} does not exist")
+            return name
+        name = str(role)
+        if self._roles and name not in self._roles and name != self._user:
+            raise UndefinedObject(f'role "{name}" does not exist')
+        return name
+
+    def _table_oid(self, table: Any) -> int:
+        if isinstance(table, int):
+            return table
+        text = str(table).strip()
+        name = text[1:-1] if text.startswith('"') else text.lower()
+        name = name.removeprefix("public.")
+        oid = self._tables.get(name)
+        if oid is None:
+            raise UndefinedTable(f'relation "{text}" does not exist')
+        return oid
+
+    def has(self, a: Any, b: Any, c: Any, kind: str) -> bool | None:
+        """``has_x_privilege([role,] object, privileges)``: ``c`` is None in the two-argument
+        form."""
+        if a is None or b is None:
+            return None
+        role, target, wanted = (self._user, a, b) if c is None else (self._role(a), b, c)
+        letters, options = _wanted(str(wanted), kind)
+        if self._is_superuser(role):
+            return True
+        if kind == "table":
+            acl = self._acls.get(table_key(self._table_oid(target)))
+            acl = acl or ObjectAcl("table", self._owner)
+        else:
+            acl = self._acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", self._owner)
+        held = acl.held(role, options=options)
+        return any(letter in held for letter in letters)
+
+    def has_table(self, a: Any, b: Any, c: Any) -> bool | None:
+        return self.has(a, b, c, "table")
+
+    def has_schema(self, a: Any, b: Any, c: Any) -> bool | None:
+        return self.has(a, b, c, "schema")
+
+
+def _wanted(text: str, kind: str) -> tuple[str, bool]:
+    known = TABLE_PRIVILEGES if kind == "table" else SCHEMA_PRIVILEGES
+    letters = []
+    options = False
+    for part in text.split(","):
+        words = part.strip().upper().split()
+        if words[1:] == ["WITH", "GRANT", "OPTION"]:
+            options = True
+            words = words[:1]
+        if len(words) != 1 or words[0] not in known:
+            raise InvalidParameterValue(f'unrecognized privilege type: "{part.strip()}"')
+        letters.append(known[words[0]])
+    return "".join(letters), options
+
+
+_UDFS = (("has_table", "has_table_privilege"), ("has_schema", "has_schema_privilege"))
+
+
+def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], PrivilegeLookup]) -> None:
+    """Create the ``nyp_*`` functions and their ``pgf_*`` macros on the shared catalog DuckDB."""
+    for method, sql_name in _UDFS:
+        duck.create_function(  # type: ignore[call-overload]  # DuckDB's stubs name only types
+            _UDF + method,
+            _dispatch(current, method),
+            ["VARCHAR", "VARCHAR", "VARCHAR"],
+            "BOOLEAN",
+            null_handling="special",
+        )
+        duck.execute(f"CREATE MACRO {PREFIX}{sql_name}(a, b, c := NULL) AS {_UDF}{method}(a, b, c)")
+
+
+def names() -> frozenset[str]:
+    return frozenset(sql_name for _, sql_name in _UDFS)
+
+
+def _dispatch(current: Callable[[], PrivilegeLookup], method: str) -> Callable[..., Any]:
+    def call(a: Any, b: Any, c: Any) -> Any:
+        return getattr(current(), method)(_number(a), _number(b), c)
+
+    return call
+
+
+def _number(value: Any) -> Any:
+    """OIDs arrive as text through the VARCHAR signature; digits mean an OID."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value

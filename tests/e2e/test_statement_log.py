@@ -1,0 +1,84 @@
+"""log_statement, log_min_duration_statement, log_connections and log_disconnections.
+
+The lines go to the server's log through ``logging`` in PostgreSQL's wording;
+only superusers may set them (42501, as PostgreSQL answers).
+"""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+
+from tests.support.servers import make_dsn
+
+pytestmark = pytest.mark.e2e
+
+
+def _log_lines(server, marker: str) -> list[str]:
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [line.split("nyala.statements: ", 1)[1] for line in server.log.splitlines()
+                 if "nyala.statements: " in line and marker in line]  # fmt: skip
+        if lines or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def test_statements_are_logged_by_kind_and_duration(nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("set log_statement = 'mod'")
+        conn.execute("create table log_ddl_1 (id int primary key)")
+        conn.execute("insert into log_ddl_1 values (1)")
+        conn.execute("select id as log_read_1 from log_ddl_1").fetchall()
+        conn.execute("set log_statement = 'ddl'")
+        conn.execute("insert into log_ddl_1 values (2)")
+        conn.execute("set log_statement = 'none'")
+        conn.execute("set log_min_duration_statement = 0")
+        conn.execute("select id as log_timed_1 from log_ddl_1 where id = %s", (1,)).fetchall()
+        conn.execute("set log_min_duration_statement = '1h'")
+        conn.execute("select id as log_untimed_1 from log_ddl_1").fetchall()
+        conn.execute("reset log_min_duration_statement")
+        conn.execute("drop table log_ddl_1")
+    assert [
+        line for line in _log_lines(nyala_server, "log_ddl_1") if "log_timed_1" not in line
+    ] == [
+        "statement: create table log_ddl_1 (id int primary key)",
+        "statement: insert into log_ddl_1 values (1)",
+    ]
+    assert _log_lines(nyala_server, "log_read_1") == []
+    timed = _log_lines(nyala_server, "log_timed_1")
+    assert len(timed) == 1 and timed[0].startswith("duration: ") and " ms  statement: " in timed[0]
+    assert _log_lines(nyala_server, "log_untimed_1") == []
+
+
+def test_connections_are_logged_when_asked_at_connection_start(nyala_server):
+    options = " options='-c log_connections=on -c log_disconnections=on'"
+    with psycopg.connect(nyala_server.dsn + options, application_name="logged") as conn:
+        assert conn.execute("show log_connections").fetchone() == ("on",)
+    assert _log_lines(nyala_server, "connection authorized: user=nyala database=nyala")
+    assert _log_lines(nyala_server, "disconnection: session time: ")
+
+
+def test_only_superusers_set_the_log_settings(nyala_server, postgres_server):
+    def outcome(server) -> list[object]:
+        out: list[object] = []
+        with psycopg.connect(server.dsn, autocommit=True) as su:
+            su.execute("drop role if exists log_user")
+            su.execute("create role log_user login")
+            dsn = make_dsn(server.host, server.port, "log_user", "nyala")
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                for sql in ("set log_statement = 'all'", "set log_min_duration_statement = 0",
+                            "set application_name = 'fine'", "set log_lock_waits = on"):  # fmt: skip
+                    try:
+                        conn.execute(sql)
+                        out.append("ok")
+                    except psycopg.Error as exc:
+                        out.append(exc.sqlstate)
+            su.execute("drop role log_user")
+        return out
+
+    nyala = outcome(nyala_server)
+    assert nyala == outcome(postgres_server)
+    assert nyala[0] == "42501"

@@ -6,3 +6,14 @@ both through psycopg 3 and the analytic ones against DuckDB in-process, and
 writes a table, a JSON file and a PNG chart of the ratios to
 ``bench/results/``.  See the README's Performance section.
 """
+
+import logging
+import sys
+
+
+def log_progress() -> None:
+    """Every bench entry point reports its steps on stderr, leaving stdout to the figures."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )  # fmt: skip

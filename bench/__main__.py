@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import datasets, report
+from bench import datasets, log_progress, report
 from bench.context import Context
 from bench.measure import NYALA, Figures
 from bench.systems import Systems
@@ -28,10 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )  # fmt: skip
+    log_progress()
     chosen = args.only.split(",") if args.only else list(WORKLOADS)
     unknown = [name for name in chosen if name not in WORKLOADS]
     if unknown:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from bench import log_progress
 from bench.__main__ import _git
 from bench.measure import NYALA, POSTGRES
 from tests.support.servers import NyalaServer, PostgresServer
@@ -56,10 +57,7 @@ POINT_SAMPLES = 200
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )  # fmt: skip
+    log_progress()
     rows = max(1_000, int(1_000_000 * args.scale))
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="nyala-churn-", dir=args.workdir))

@@ -40,6 +40,7 @@ import psycopg
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from bench import log_progress
 from spark import register
 from tests.support.servers import NyalaServer, PostgresServer
 
@@ -55,10 +56,7 @@ TABLETS = 4
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )  # fmt: skip
+    log_progress()
     results: dict[str, dict[str, list[float]]] = {}
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="nyala-bench-spark-", dir=args.workdir))

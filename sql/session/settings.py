@@ -47,6 +47,19 @@ class Setting:
     unit: str = ""
 
 
+_MESSAGE_LEVELS = (  # client_min_messages, least to most severe
+    "debug5",
+    "debug4",
+    "debug3",
+    "debug2",
+    "debug1",
+    "log",
+    "notice",
+    "warning",
+    "error",
+)
+
+
 def _one_of(*allowed: str, canonical: str | None = None) -> Validator:
     def check(value: str) -> str:
         if value.lower() not in {a.lower() for a in allowed}:
@@ -274,17 +287,7 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "client_min_messages",
             "notice",
-            validate=_one_of(
-                "debug5",
-                "debug4",
-                "debug3",
-                "debug2",
-                "debug1",
-                "log",
-                "notice",
-                "warning",
-                "error",
-            ),
+            validate=_one_of(*_MESSAGE_LEVELS),
         ),
         Setting("bytea_output", "hex", validate=_one_of("hex")),
         Setting("max_index_keys", "32", read_only=True),
@@ -308,17 +311,6 @@ for _name in ("log_statement", "log_min_duration_statement", "log_connections",
               "log_disconnections"):  # fmt: skip
     SETTINGS[_name] = dataclasses.replace(SETTINGS[_name], honoured=True)  # statement_log.py
 
-_MESSAGE_LEVELS = (
-    "debug5",
-    "debug4",
-    "debug3",
-    "debug2",
-    "debug1",
-    "log",
-    "notice",
-    "warning",
-    "error",
-)
 _SEVERITY_LEVEL = {"DEBUG": 4, "LOG": 5, "INFO": 99, "NOTICE": 6, "WARNING": 7}
 
 

@@ -185,8 +185,13 @@ class StorageEngine:
         )
 
     def drop_tablet(self, tablet_id: TabletId) -> None:
-        """Remove a tablet and its files; WAL records naming it are skipped from now on."""
-        self.registry.remove(tablet_id, lambda: self._remove_tablet_files(tablet_id))
+        """Remove a tablet and its files; WAL records naming it are skipped from now on.  A
+        flush or compaction of it that is running finishes first (its files are removed with
+        the rest), and one that chose it but has not started finds it retired."""
+        tablet = self.registry.tablet(tablet_id)
+        with tablet.maintenance_lock:
+            tablet.retired = True
+            self.registry.remove(tablet_id, lambda: self._remove_tablet_files(tablet_id))
 
     def _remove_tablet_files(self, tablet_id: TabletId) -> None:
         metadata = self.layout.tablet_metadata_path(tablet_id)

@@ -464,6 +464,11 @@ MACROS: dict[str, str] = {
 TABLE_MACROS: dict[str, str] = {}
 
 
+USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})
+"""Functions the user-query planner computes as well (``planner.transpile``): calling one
+does not by itself make a statement a catalog query."""
+
+
 def names() -> frozenset[str]:
     """Function names (without the prefix) the rewriter sends to these macros."""
     return frozenset(spec.split("(")[0] for spec in (*MACROS, *TABLE_MACROS))

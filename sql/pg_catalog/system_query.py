@@ -66,6 +66,7 @@ _ARROW_TYPES = {
 }
 
 _FUNCTIONS = functions.names() | activity.names() | privilege_rows.names()
+_CATALOG_ONLY_FUNCTIONS = _FUNCTIONS - functions.USER_QUERY_FUNCTIONS
 # PostgreSQL functions DuckDB has under another name.
 _RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
@@ -142,7 +143,7 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
         ):
             return True
     for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
-        if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _FUNCTIONS:
+        if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
             return True
         if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
             parent = node.parent

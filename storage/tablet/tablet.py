@@ -141,6 +141,9 @@ class Tablet:
         self._lock = threading.Lock()
         self.maintenance_lock = threading.Lock()
         """Held by one structural change (flush, compaction, schema change) at a time."""
+        self.retired = False
+        """Set (under ``maintenance_lock``) when the tablet is dropped: a maintenance op that
+        chose it before then finds nothing to do instead of writing into a removed directory."""
         self._memrowset = MemRowSet(schema, self._lock)
         self._frozen: MemRowSet | None = None
         """The MemRowSet a running flush is writing out; still read and written until then."""
@@ -229,6 +232,8 @@ class Tablet:
         anything was written.  Writers and readers wait only for the freeze and install."""
         assert self.directory is not None, "a tablet with files has a directory"
         with self.maintenance_lock:
+            if self.retired:
+                return False
             with self._lock:
                 frozen = self._memrowset
                 self._frozen = frozen
@@ -301,7 +306,7 @@ class Tablet:
         assert self.directory is not None, "a tablet with files has a directory"
         with self.maintenance_lock:
             rowset = next((r for r in self.rowsets if r.rowset_id == rowset_id), None)
-            if rowset is None:
+            if rowset is None or self.retired:
                 return None
             redo = rowset.redo
             fsync = self._options.fsync
@@ -357,7 +362,7 @@ class Tablet:
         assert self.directory is not None, "a tablet with files has a directory"
         with self.maintenance_lock:
             inputs = [r for r in self.rowsets if r.rowset_id in set(rowset_ids)]
-            if not inputs:
+            if not inputs or self.retired:
                 return None
             rowset_id = self.next_rowset_id
             out = merge_rowsets(
@@ -388,7 +393,7 @@ class Tablet:
         assert self.directory is not None, "a tablet with files has a directory"
         freed = 0
         with self.maintenance_lock:
-            for rowset in list(self.rowsets):
+            for rowset in [] if self.retired else list(self.rowsets):
                 out = undo_gc(rowset.meta, history_cutoff)
                 if out is not None:
                     freed += sum(d.size_bytes for d in rowset.undo if d.path.name in out.obsolete)

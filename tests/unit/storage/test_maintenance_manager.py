@@ -200,3 +200,48 @@ def test_flush_outranks_compactions_once_unflushed_rows_pass_the_row_threshold(t
     _update(engine, [*range(999), 5_000], 1)
     assert flush.stats().score > 100.0, "DeltaMemStore rows count too"
     engine.close()
+
+
+def test_dropping_a_tablet_while_it_flushes_waits_for_the_flush_and_removes_everything(
+    tmp_path, monkeypatch
+):
+    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False, maintenance_threads=0))
+    engine.create_tablet(TID, SCHEMA)
+    _insert(engine, list(range(5_000)))
+    tablet = engine.tablet(TID)
+    writing, release = threading.Event(), threading.Event()
+    original = flush_module.write_rowset
+
+    def slow_write(*args, **kwargs):
+        writing.set()
+        assert release.wait(30), "the test releases the flush"
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    errors: list[BaseException] = []
+
+    def run(target) -> threading.Thread:
+        def guarded():
+            try:
+                target()
+            except BaseException as exc:  # reported by the assertion below
+                errors.append(exc)
+
+        thread = threading.Thread(target=guarded)
+        thread.start()
+        return thread
+
+    flusher = run(engine.checkpoint)
+    assert writing.wait(30)
+    dropper = run(lambda: engine.drop_tablet(TID))
+    time.sleep(0.2)
+    assert dropper.is_alive(), "the drop waits for the running flush"
+    release.set()
+    flusher.join(30)
+    dropper.join(30)
+    assert errors == []
+    assert not engine.layout.tablet_dir(TID).exists()
+    assert not engine.layout.tablet_metadata_path(TID).exists()
+    assert tablet.retired
+    assert tablet.flush(engine.mvcc.safe_time(), 0) is False, "a retired tablet is not flushed"
+    engine.close()

@@ -47,17 +47,8 @@ class Setting:
     unit: str = ""
 
 
-_MESSAGE_LEVELS = (  # client_min_messages, least to most severe
-    "debug5",
-    "debug4",
-    "debug3",
-    "debug2",
-    "debug1",
-    "log",
-    "notice",
-    "warning",
-    "error",
-)
+_MESSAGE_LEVELS = next(p.choices for p in PARAMETERS if p.name == "client_min_messages")
+"""client_min_messages' values as PostgreSQL lists them, least to most severe."""
 
 
 def _one_of(*allowed: str, canonical: str | None = None) -> Validator:

@@ -137,6 +137,14 @@ class SequenceGeneratorLimitExceeded(DataException, sqlstate="2200H"):
     pass
 
 
+class InvalidTablesampleArgument(DataException, sqlstate="2202H"):
+    pass
+
+
+class InvalidTablesampleRepeat(DataException, sqlstate="2202G"):
+    pass
+
+
 class InvalidTextRepresentation(DataException, sqlstate="22P02"):
     pass
 

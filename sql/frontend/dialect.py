@@ -411,12 +411,36 @@ DIALECT = Nyala()
 
 def tokenize(sql: str) -> list[Token]:
     try:
-        return DIALECT.tokenize(sql)
+        tokens = DIALECT.tokenize(sql)
     except TokenError as exc:
         message = str(exc)
         if "'" in sql and message.startswith("Error tokenizing"):
             message = "unterminated quoted string"
         raise SqlSyntaxError(message, position=len(sql)) from exc
+    return _unqualified_catalog_calls(tokens)
+
+
+def _unqualified_catalog_calls(tokens: list[Token]) -> list[Token]:
+    """``pg_catalog.f(...)`` as ``f(...)``: every built-in function lives in pg_catalog (and
+    is found first on the search path), and sqlglot only recognises ``max``, ``round`` ...
+    as the functions they are when unqualified."""
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (
+            token.text.lower() == "pg_catalog"
+            and index + 3 < len(tokens)
+            and tokens[index + 1].token_type is TokenType.DOT
+            and tokens[index + 2].text.isidentifier()
+            and tokens[index + 3].token_type is TokenType.L_PAREN
+            and not (out and out[-1].token_type is TokenType.DOT)
+        ):
+            index += 2
+            continue
+        out.append(token)
+        index += 1
+    return out
 
 
 def parse_statement(

@@ -57,6 +57,12 @@ def _types() -> tuple[BuiltinType, ...]:
         (TypeOid.UUID, "uuid", 16, "U", ""),
         (TypeOid.JSONB, "jsonb", -1, "U", ""),
         (TypeOid.REGNAMESPACE, "regnamespace", 4, "N", ""),
+        # Pseudo-types PostgreSQL's own catalogs name (sqlsmith looks them up).
+        (2275, "cstring", -2, "P", ""),
+        (2276, "any", 4, "P", '"any"'),
+        (2277, "anyarray", -1, "P", ""),
+        (2281, "internal", 8, "P", ""),
+        (2283, "anyelement", 4, "P", ""),
     ]
     out = []
     for oid, name, length, category, display in base:

@@ -24,7 +24,7 @@ from catalog.roles import Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
-from sql.pg_catalog import sequences
+from sql.pg_catalog import casts, operators, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
@@ -510,6 +510,9 @@ def catalog_rows(
     the role store's roles (none: the session user is the one superuser)."""
     rows = CatalogRows({name: [] for name in RELATIONS})
     _static_rows(rows, database, user)
+    for module in (routines, operators, casts):
+        for row in module.rows():
+            rows.add(row.relation, **row.values)
     for role_row in pg_roles_rows(list(roles), user, SUPERUSER_OID):
         rows.add("pg_roles", **role_row)
     for view in views:

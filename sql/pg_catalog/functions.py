@@ -33,6 +33,7 @@ from sql.pg_catalog.relations import RELATIONS
 from storage.errors import (
     FeatureNotSupported,
     InvalidParameterValue,
+    InvalidSchemaName,
     NullValueNotAllowed,
     QueryCanceled,
     UndefinedColumn,
@@ -224,6 +225,19 @@ class CatalogFunctions:
         row = self._classes.get(oid)
         return quote_ident(row["relname"]) if row is not None else str(oid)
 
+    def regnamespace_in(self, name: str | None) -> int | None:
+        """``'name'::regnamespace``: the schema's OID, 3F000 when there is none."""
+        if name is None:
+            return None
+        text = name.strip()
+        if text.isdigit():
+            return int(text)
+        wanted = text.strip('"') if text.startswith('"') else fold(text)
+        for oid, nspname in self._namespaces.items():
+            if nspname == wanted:
+                return oid
+        raise InvalidSchemaName(f'schema "{wanted}" does not exist')
+
     def regnamespace_out(self, oid: int | None) -> str | None:
         if oid is None:
             return None
@@ -324,6 +338,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
     ("regclass_out", ["BIGINT"], "VARCHAR"),
+    ("regnamespace_in", ["VARCHAR"], "UINTEGER"),
     ("regnamespace_out", ["BIGINT"], "VARCHAR"),
     ("size_pretty", ["BIGINT"], "VARCHAR"),
     ("sleep", ["DOUBLE"], "VARCHAR"),
@@ -426,6 +441,7 @@ MACROS: dict[str, str] = {
     "regclass_out(r)": "nyf_regclass_out(r)",
     "regtype_in(n)": "nyf_regtype_in(n)",
     "regtype_out(t)": "nyf_format_type(t, NULL)",
+    "regnamespace_in(n)": "nyf_regnamespace_in(n)",
     "regnamespace_out(n)": "nyf_regnamespace_out(n)",
     "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",
     "regrole_out(r)": "nyf_userbyid(r)",

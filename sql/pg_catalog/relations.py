@@ -149,7 +149,29 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "prolang UINTEGER, prokind VARCHAR, proretset BOOLEAN, provolatile VARCHAR, "
         "pronargs SMALLINT, prorettype UINTEGER, proargtypes UINTEGER_ARR, "
         "proallargtypes UINTEGER_ARR, proargmodes VARCHAR_ARR, proargnames VARCHAR_ARR, "
-        "prosrc VARCHAR"
+        "prosrc VARCHAR, procost REAL, prorows REAL, provariadic UINTEGER, prosupport VARCHAR, "
+        "prosecdef BOOLEAN, proleakproof BOOLEAN, proisstrict BOOLEAN, proparallel VARCHAR, "
+        "pronargdefaults SMALLINT, proargdefaults VARCHAR, protrftypes UINTEGER_ARR, "
+        "probin VARCHAR, prosqlbody VARCHAR, proconfig VARCHAR_ARR, proacl VARCHAR_ARR"
+    ),
+    "pg_aggregate": _cols(
+        "aggfnoid UINTEGER, aggkind VARCHAR, aggnumdirectargs SMALLINT, aggtransfn VARCHAR, "
+        "aggfinalfn VARCHAR, aggcombinefn VARCHAR, aggserialfn VARCHAR, aggdeserialfn VARCHAR, "
+        "aggmtransfn VARCHAR, aggminvtransfn VARCHAR, aggmfinalfn VARCHAR, "
+        "aggfinalextra BOOLEAN, aggmfinalextra BOOLEAN, aggfinalmodify VARCHAR, "
+        "aggmfinalmodify VARCHAR, aggsortop UINTEGER, aggtranstype UINTEGER, "
+        "aggtransspace INTEGER, aggmtranstype UINTEGER, aggmtransspace INTEGER, "
+        "agginitval VARCHAR, aggminitval VARCHAR"
+    ),
+    "pg_operator": _cols(
+        "oid UINTEGER, oprname VARCHAR, oprnamespace UINTEGER, oprowner UINTEGER, "
+        "oprkind VARCHAR, oprcanmerge BOOLEAN, oprcanhash BOOLEAN, oprleft UINTEGER, "
+        "oprright UINTEGER, oprresult UINTEGER, oprcom UINTEGER, oprnegate UINTEGER, "
+        "oprcode UINTEGER, oprrest VARCHAR, oprjoin VARCHAR"
+    ),
+    "pg_cast": _cols(
+        "oid UINTEGER, castsource UINTEGER, casttarget UINTEGER, castfunc UINTEGER, "
+        "castcontext VARCHAR, castmethod VARCHAR"
     ),
     "pg_extension": _cols(
         "oid UINTEGER, extname VARCHAR, extowner UINTEGER, extnamespace UINTEGER, "
@@ -188,6 +210,9 @@ _RELATION_OIDS = {
     "pg_type": 1247,
     "pg_attribute": 1249,
     "pg_proc": 1255,
+    "pg_aggregate": 2600,
+    "pg_cast": 2605,
+    "pg_operator": 2617,
     "pg_class": 1259,
     "pg_database": 1262,
     "pg_authid": 1260,

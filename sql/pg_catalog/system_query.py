@@ -45,7 +45,7 @@ from sql.pg_catalog.relations import RELATIONS
 from sql.planner import system_views
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
-from sql.planner.transpile import SessionFacts, output_name
+from sql.planner.transpile import SessionFacts, output_name, scan_view_table
 from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
@@ -206,6 +206,8 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
         return _as_reg(_call("regtype_in", text), "regtype")
     if target in ("regproc", "regprocedure"):
         return _call("regproc_in", text)
+    if target == "regnamespace" and isinstance(operand, exp.Literal) and operand.is_string:
+        return _as_reg(_call("regnamespace_in", text), target)
     if target in ("regnamespace", "regrole"):
         return _as_reg(_uinteger(operand), target)
     kind = _reg_kind(operand)
@@ -391,7 +393,7 @@ def _replace_user_tables(
         alias = node.args.get("alias")
         if alias is None:
             alias = exp.TableAlias(this=exp.to_identifier(name))
-        node.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
+        node.replace(scan_view_table(node, view, alias.copy()))
     if found:
         for column in ast.find_all(exp.Column):
             db = column.args.get("db")

@@ -27,7 +27,7 @@ from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.blank_padding import trim_blank_padded_literals
 from sql.planner.literal_casts import check_literal_casts
-from sql.planner.query_checks import check_distinct_on, check_set_operations
+from sql.planner.query_checks import check_distinct_on, check_set_operations, check_tablesample
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
@@ -194,6 +194,7 @@ def bind_query(
     trim_blank_padded_literals(ast)
     check_set_operations(ast)
     check_distinct_on(ast)
+    check_tablesample(ast)
     by_alias: dict[str, set[str]] = {}
     for column in ast.find_all(exp.Column):
         if column.table:

@@ -284,6 +284,8 @@ def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchem
     for clause in ("joins", "laterals", "order", "group", "having", "distinct", "qualify", "with_"):
         if select.args.get(clause):
             return None
+    if ref.node.args.get("sample"):
+        return None
     columns = []
     for projection in select.expressions:
         node = projection.this if isinstance(projection, exp.Alias) else projection
@@ -355,6 +357,12 @@ def _nullable_aliases(select: exp.Select) -> set[str]:
     if from_ is not None:
         seen.append(from_.this.alias_or_name)
     nullable: set[str] = set()
+    for table in select.find_all(exp.Table):
+        # Joins nested under a table (``a LEFT JOIN b JOIN c ON .. ON ..``): their tables
+        # get no WHERE conjuncts, whatever the nesting's join types.
+        if table.args.get("joins") and table.find_ancestor(exp.Select) is select:
+            nullable.add(table.alias_or_name)
+            nullable.update(j.this.alias_or_name for j in table.args["joins"])
     for join in select.args.get("joins") or []:
         alias = join.this.alias_or_name
         side = (join.side or "").upper()
@@ -370,6 +378,8 @@ def _limit_applies(select: exp.Select) -> bool:
     limit = select.args.get("limit")
     if not isinstance(limit, exp.Limit) or limit.expression is None:
         return False
+    if any(t.args.get("sample") for t in select.find_all(exp.Table)):
+        return False  # the LIMIT counts sampled rows
     if select.args.get("joins") or select.args.get("laterals"):
         return False
     for clause in ("order", "group", "having", "distinct", "qualify", "windows"):

@@ -1,4 +1,5 @@
-"""Checks PostgreSQL makes on a query's shape that DuckDB would let through.
+"""Checks PostgreSQL makes on a query's shape that DuckDB would let through (or refuse
+with another SQLSTATE).
 
 DuckDB unions an integer column with a text column by casting both to text, and
 takes DISTINCT ON with any ORDER BY; PostgreSQL refuses both (42804, 42P10).  A
@@ -11,7 +12,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from storage.errors import DatatypeMismatch, InvalidColumnReference
+from storage.errors import (
+    DatatypeMismatch,
+    InvalidColumnReference,
+    InvalidTablesampleArgument,
+    InvalidTablesampleRepeat,
+)
 
 DT = exp.DataType.Type
 
@@ -94,3 +100,27 @@ def check_distinct_on(ast: exp.Expr) -> None:
                     "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"
                 )
             wanted.discard(_key(ordered))
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(node: exp.Expr | None) -> object:
+    """A numeric literal's value (None for NULL); ``_NOT_CONSTANT`` for anything else."""
+    negative = isinstance(node, exp.Neg)
+    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    if isinstance(inner, exp.Literal) and not inner.is_string:
+        value = float(inner.this)
+        return -value if negative else value
+    return None if isinstance(inner, exp.Null) else _NOT_CONSTANT
+
+
+def check_tablesample(ast: exp.Expr) -> None:
+    """2202H for a TABLESAMPLE percentage outside 0..100 (or NULL), 2202G for a NULL seed."""
+    for sample in ast.find_all(exp.TableSample):
+        value = _constant(sample.args.get("percent") or sample.args.get("size"))
+        if value is None or (isinstance(value, float) and not 0 <= value <= 100):
+            raise InvalidTablesampleArgument("sample percentage must be between 0 and 100")
+        seed = sample.args.get("seed")
+        if seed is not None and _constant(seed) is None:
+            raise InvalidTablesampleRepeat("TABLESAMPLE REPEATABLE parameter cannot be null")

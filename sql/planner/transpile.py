@@ -434,6 +434,16 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     return out
 
 
+def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Table:
+    """The reference to a base table's scan view standing in for ``node``: it keeps the
+    joins nested under it (``a LEFT JOIN b JOIN c ON .. ON ..``) and its TABLESAMPLE."""
+    replacement = exp.Table(this=exp.to_identifier(view, quoted=True), alias=alias)
+    for arg in ("joins", "sample", "laterals"):
+        if node.args.get(arg):
+            replacement.set(arg, node.args[arg])
+    return replacement
+
+
 def used_parameters(bound: BoundQuery) -> list[int]:
     """The ``$n`` numbers the query names, ascending."""
     return sorted({parameter_number(p) for p in parameters(bound.ast)})
@@ -446,12 +456,9 @@ def to_duckdb(
     columns = _output_columns(bound)
     ast = bound.ast
     for ref, view in zip(bound.tables, view_names, strict=True):
-        replacement = exp.Table(
-            this=exp.to_identifier(view, quoted=True),
-            alias=exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True)),
+        replacement = scan_view_table(
+            ref.node, view, exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True))
         )
-        if ref.node.args.get("version"):
-            replacement.set("version", None)
         ref.node.replace(replacement)
         ref.node = replacement
     uses_now = False

@@ -21,6 +21,8 @@ TEST_STAMP := $(VENV)/.nyala-installed-test
 JDBC_JAR   := /usr/share/java/postgresql.jar
 # Debian's Chromium, run headless by tests/e2e/test_status_page.py to render the status page.
 CHROMIUM   := /usr/bin/chromium
+# Debian's sqlsmith, the SQL fuzzer tests/e2e/test_sqlsmith.py and make fuzz drive.
+SQLSMITH   := /usr/bin/sqlsmith
 
 .DEFAULT_GOAL := help
 .PHONY: help serve install install-test test lint unit e2e fuzz soak bench bench-quick bench-encodings bench-memory bench-spark clean distclean
@@ -31,7 +33,7 @@ help:
 	@echo "make lint       ruff check, lint-imports and mypy only"
 	@echo "make unit       every test except the end-to-end ones"
 	@echo "make e2e        the end-to-end tests (real server processes, psql, psycopg)"
-	@echo "make fuzz       the protocol fuzz test at length (FUZZ_EXAMPLES cases, default 20000)"
+	@echo "make fuzz       protocol fuzz (FUZZ_EXAMPLES cases) and sqlsmith (FUZZ_SQLSMITH_SECONDS) at length"
 	@echo "make soak       the kill -9 crash loop under transfer load, SOAK_KILLS times (default 200)"
 	@echo "make bench      nyala vs PostgreSQL 15 and DuckDB, full scale (~10 min); table in README"
 	@echo "make bench-quick the same workloads, smaller (~2 min); results in bench/results/"
@@ -54,7 +56,7 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(RUN_STAMP)
 
-install-test: $(TEST_STAMP) $(JDBC_JAR) $(CHROMIUM)
+install-test: $(TEST_STAMP) $(JDBC_JAR) $(CHROMIUM) $(SQLSMITH)
 
 $(JDBC_JAR):
 	apt-get update -qq
@@ -63,6 +65,10 @@ $(JDBC_JAR):
 $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+$(SQLSMITH):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlsmith
 
 serve: $(RUN_STAMP)
 	$(BIN)/nyala serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
@@ -78,18 +84,22 @@ unit: $(TEST_STAMP)
 e2e: $(TEST_STAMP) $(JDBC_JAR)
 	$(BIN)/python -m pytest -m e2e $(PYTEST_ARGS)
 
-test: lint $(JDBC_JAR)
+test: lint $(JDBC_JAR) $(SQLSMITH)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The protocol fuzz test of make test (tests/e2e/test_protocol_fuzz.py), with many more cases;
-# the outcomes by SQLSTATE go to FUZZ_REPORT.
+# The protocol fuzz test and the sqlsmith run of make test (tests/e2e/test_protocol_fuzz.py,
+# tests/e2e/test_sqlsmith.py), at length; the outcomes by SQLSTATE go to FUZZ_REPORT, with
+# sqlsmith's compared against PostgreSQL 15's for the same queries.
 FUZZ_EXAMPLES ?= 20000
+FUZZ_SQLSMITH_SECONDS ?= 300
 FUZZ_REPORT ?= fuzz-report.txt
 
-fuzz: $(TEST_STAMP)
+fuzz: $(TEST_STAMP) $(SQLSMITH)
 	rm -f $(FUZZ_REPORT)
 	NYALA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NYALA_FUZZ_REPORT=$(abspath $(FUZZ_REPORT)) \
 		$(BIN)/python -m pytest tests/e2e/test_protocol_fuzz.py -x --timeout=0 $(PYTEST_ARGS)
+	NYALA_SQLSMITH_SECONDS=$(FUZZ_SQLSMITH_SECONDS) NYALA_SQLSMITH_REPORT=$(abspath $(FUZZ_REPORT)) \
+		$(BIN)/python -m pytest tests/e2e/test_sqlsmith.py -x --timeout=0 $(PYTEST_ARGS)
 	cat $(FUZZ_REPORT)
 
 # The crash loop of make test (tests/e2e/test_crash_loop.py) with many more kills; its figures

@@ -77,6 +77,10 @@ async def _serve(config: Config) -> int:
         ),
     )
     database.limit_query_memory(config.query_memory_limit_mb)
+    database.server_parameters.update(
+        max_connections=str(config.max_connections),
+        superuser_reserved_connections=str(config.superuser_reserved_connections),
+    )
     server = Server(database, config, _authenticator(config, database))
     try:
         host, port = await server.start()

@@ -53,6 +53,9 @@ class DatabaseContext:
         self.catalog_version = 0
         self.backends = BackendRegistry()
         self.privileges = PrivilegeStore(None)
+        # Server-wide parameters the server's own flags set (max_connections ...), shown by
+        # SHOW and pg_settings in every session instead of PostgreSQL's defaults.
+        self.server_parameters: dict[str, str] = {}
 
     def limit_query_memory(self, megabytes: int) -> None:
         """Cap the memory DuckDB's operators (joins, sorts, aggregates) may hold at once, for

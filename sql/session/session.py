@@ -112,7 +112,7 @@ class Session:
     ) -> None:
         self._db = db
         self.user = user
-        self.settings = SessionSettings(user, startup)
+        self.settings = SessionSettings(user, startup, db.server_parameters)
         role = db.roles.get(user) if db.roles is not None else None
         if role is not None and not role.superuser:
             self.settings.set_fact("is_superuser", "off")

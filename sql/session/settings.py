@@ -15,7 +15,7 @@ cannot be SET (55P02), as there.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sql.common.time_zones import session_zone
@@ -320,8 +320,13 @@ def _cannot_change(setting: Setting) -> CantChangeRuntimeParam:
 class SessionSettings:
     """One session's values: defaults, then startup parameters, then SET."""
 
-    def __init__(self, user: str, startup: dict[str, str]) -> None:
+    def __init__(
+        self, user: str, startup: dict[str, str], server: Mapping[str, str] | None = None
+    ) -> None:
         self._values: dict[str, str] = {key: s.default for key, s in SETTINGS.items()}
+        for name, value in (server or {}).items():
+            if name.lower() in self._values:
+                self._values[name.lower()] = value
         self._values["session_authorization"] = user
         self._custom: dict[str, str] = {}
         # The values when the open transaction started (a ROLLBACK restores them) and the

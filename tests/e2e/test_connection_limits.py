@@ -63,6 +63,17 @@ def _sqlstate_of_refusal(server: NyalaServer, user: str) -> str | None:
     return None
 
 
+def test_show_and_pg_settings_report_the_flags(small_server: NyalaServer) -> None:
+    with _connect(small_server) as conn:
+        assert conn.execute("SHOW max_connections").fetchone() == ("4",)
+        assert conn.execute("SHOW superuser_reserved_connections").fetchone() == ("1",)
+        assert conn.execute(
+            "SELECT setting FROM pg_settings WHERE name = 'max_connections'"
+        ).fetchone() == ("4",)
+        with pytest.raises(psycopg.errors.CantChangeRuntimeParam):
+            conn.execute("SET max_connections = 10")
+
+
 def test_connections_beyond_the_limit_are_refused_with_53300(small_server: NyalaServer) -> None:
     workers = [_connect(small_server, "worker") for _ in range(3)]
     try:

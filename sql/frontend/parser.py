@@ -19,7 +19,7 @@ from sql.common import names
 from sql.frontend import utility
 from sql.frontend.dialect import DIALECT, parse_statement, tokenize
 from sql.frontend.statements import ParsedStatement, Utility
-from storage.errors import DbError, SqlSyntaxError
+from storage.errors import DbError, FeatureNotSupported, SqlSyntaxError
 
 __all__ = [
     "DIALECT",
@@ -74,6 +74,9 @@ def parse_tokens(
     try:
         return parse_statement(sql, tokens, admit)
     except ParseError as exc:
+        if tokens and tokens[0].token_type is TokenType.MERGE:
+            # Valid MERGE that sqlglot cannot read is as unsupported as the MERGE it can.
+            raise FeatureNotSupported("statement is not supported: MERGE") from exc
         raise _syntax_error(sql, exc) from exc
 
 

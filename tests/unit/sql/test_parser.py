@@ -11,7 +11,7 @@ from sql.frontend.statements import (
     RoleStatement,
     Utility,
 )
-from storage.errors import SqlSyntaxError
+from storage.errors import FeatureNotSupported, SqlSyntaxError
 
 
 def test_statements_keep_offsets_into_the_whole_query():
@@ -87,3 +87,15 @@ def test_admit_runs_before_parsing_what_a_failed_block_refuses(sql, admitted):
 def test_parse_utility_reads_only_utility_statements():
     assert parser.parse_utility("commit", parser.split("commit")[0]).ast.kind == "COMMIT"
     assert parser.parse_utility("select 1", parser.split("select 1")[0]) is None
+
+
+def test_a_merge_sqlglot_cannot_read_is_unsupported_not_a_syntax_error():
+    with pytest.raises(FeatureNotSupported):
+        parser.parse("MERGE INTO t USING a RIGHT JOIN b ON true ON t.x = a.x WHEN MATCHED THEN DELETE")
+
+
+def test_pg_catalog_qualified_calls_parse_as_the_unqualified_functions():
+    (statement,) = parser.parse("select pg_catalog.max(x), pg_catalog.round(y, 2) from pg_catalog.t")
+    assert isinstance(statement.ast.expressions[0], exp.Max)
+    assert isinstance(statement.ast.expressions[1], exp.Round)
+    assert statement.ast.find(exp.Table).db == "pg_catalog"

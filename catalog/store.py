@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from storage.errors import DataCorrupted
-from storage.fs import atomic_write
+from storage.fs import atomic_write, checksummed_json, read_checksummed_json
 
 FORMAT_VERSION = 1
 FILE_NAME = "catalog.json"
@@ -33,14 +32,11 @@ class CatalogStore:
                 "next_tablet_id": 1,
                 "tables": [],
             }
-        try:
-            doc: JsonObject = json.loads(raw)
-        except ValueError as exc:
-            raise DataCorrupted(f'catalog file "{self._path}" is not valid JSON') from exc
+        doc: JsonObject = read_checksummed_json(raw, self._path)
         if doc.get("version") != FORMAT_VERSION:
             raise DataCorrupted(f"catalog format version {doc.get('version')} is not supported")
         return doc
 
     def save(self, doc: dict[str, object]) -> None:
-        data = json.dumps(doc, indent=1, sort_keys=True).encode()
+        data = checksummed_json(doc, indent=1, sort_keys=True)
         atomic_write(self._path, data, fsync=self._fsync)

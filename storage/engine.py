@@ -84,11 +84,12 @@ class StorageEngine:
         wal: Wal,
         clock: HybridClock,
         tablets: dict[TabletId, Tablet],
+        offline: dict[TabletId, str] | None = None,
     ) -> None:
         self.layout = layout
         self.options = options
         self.pipeline = CommitPipeline(options, clock, wal, self.maybe_flush)
-        self.registry = TabletRegistry(tablets)
+        self.registry = TabletRegistry(tablets, offline)
         self.wal = wal
         self.clock = clock
         self.mvcc = self.pipeline.mvcc
@@ -136,10 +137,10 @@ class StorageEngine:
         options = options or StorageOptions()
         layout = DataDirLayout(Path(data_dir))
         layout.create(fsync=options.fsync)
-        tablets = _load_tablets(layout, options)
+        tablets, offline = _load_tablets(layout, options)
         wal = Wal.open(layout.wal_dir, options)
         clock = HybridClock()
-        engine = cls(layout, options, wal, clock, tablets)
+        engine = cls(layout, options, wal, clock, tablets, offline)
         engine._replay()
         engine.prepared.recover(engine.wal, engine.begin)
         engine.maintenance.start()
@@ -187,7 +188,11 @@ class StorageEngine:
     def drop_tablet(self, tablet_id: TabletId) -> None:
         """Remove a tablet and its files; WAL records naming it are skipped from now on.  A
         flush or compaction of it that is running finishes first (its files are removed with
-        the rest), and one that chose it but has not started finds it retired."""
+        the rest), and one that chose it but has not started finds it retired.  An offline
+        tablet is removed as it is."""
+        if tablet_id in self.registry.offline:
+            self.registry.remove(tablet_id, lambda: self._remove_tablet_files(tablet_id))
+            return
         tablet = self.registry.tablet(tablet_id)
         with tablet.maintenance_lock:
             tablet.retired = True
@@ -291,6 +296,10 @@ class StorageEngine:
                     release_freed_memory()
 
     def _remove_flushed_segments(self) -> int:
+        if self.registry.offline:
+            # The WAL still holds the offline tablets' unflushed writes: keep all of it.
+            log.warning("keeping the WAL: tablets %s are offline", sorted(self.registry.offline))
+            return 0
         tablets = self.registry.tablets()
         floor = min((t.flushed_ts for t in tablets), default=self.mvcc.safe_time())
         removable = []
@@ -324,8 +333,13 @@ class StorageEngine:
             self.wal.close()
 
 
-def _load_tablets(layout: DataDirLayout, options: StorageOptions) -> dict[TabletId, Tablet]:
+def _load_tablets(
+    layout: DataDirLayout, options: StorageOptions
+) -> tuple[dict[TabletId, Tablet], dict[TabletId, str]]:
+    """The tablets that open, and why each one that does not is corrupt: a damaged tablet
+    is taken offline (XX001 on access) instead of keeping the whole database down."""
     tablets: dict[TabletId, Tablet] = {}
+    offline: dict[TabletId, str] = {}
     for path in sorted(layout.tablets_dir.iterdir()):
         if not path.is_dir() or not path.name.isdigit():
             continue
@@ -334,5 +348,9 @@ def _load_tablets(layout: DataDirLayout, options: StorageOptions) -> dict[Tablet
             log.warning("removing %s: a tablet created or dropped during a crash", path)
             remove_dir(path, fsync=options.fsync)
             continue
-        tablets[tablet_id] = Tablet.load(layout, tablet_id, options)
-    return tablets
+        try:
+            tablets[tablet_id] = Tablet.load(layout, tablet_id, options)
+        except DataCorrupted as exc:
+            log.error("tablet %s is offline: %s", tablet_id, exc.message)
+            offline[tablet_id] = exc.message
+    return tablets, offline

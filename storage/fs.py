@@ -10,17 +10,27 @@
 ``atomic_write`` follows the usual recipe: write a temporary file beside the
 target, fsync it, rename it over the target, fsync the directory.  Readers see
 the old file or the new one, never a mix, and once it returns the new one
-survives a crash.
+survives a crash.  JSON documents (tablet metadata, the catalog) carry a CRC32C
+of their content (``checksummed_json``), as every block and WAL record does, so
+a flipped byte that still parses is caught too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import crc32c
 
 from storage.data_type import TabletId
+from storage.errors import DataCorrupted
+
+CHECKSUM_KEY = "crc32c"
 
 WAL_DIR = "wal"
 TABLETS_DIR = "tablets"
@@ -102,3 +112,34 @@ def remove_dir(path: Path, *, fsync: bool = True) -> None:
     shutil.rmtree(path)
     if fsync:
         fsync_dir(path.parent)
+
+
+def _content_crc(doc: Mapping[str, object]) -> int:
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return int(crc32c.crc32c(canonical.encode()))
+
+
+def checksummed_json(
+    doc: Mapping[str, object], *, indent: int | None = 1, sort_keys: bool = False
+) -> bytes:
+    """``doc`` as JSON with a ``crc32c`` member over the rest of it."""
+    body = {k: v for k, v in doc.items() if k != CHECKSUM_KEY}
+    return json.dumps(
+        {**body, CHECKSUM_KEY: _content_crc(body)}, indent=indent, sort_keys=sort_keys
+    ).encode()
+
+
+def read_checksummed_json(raw: bytes, path: Path) -> dict[str, Any]:
+    """Parse a document ``checksummed_json`` wrote; DataCorrupted (XX001) naming ``path`` when
+    it is not JSON or its checksum does not match.  A document without one (written before
+    checksums) is taken as it is."""
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise DataCorrupted(f'file "{path}" is not valid JSON: {exc}') from exc
+    if not isinstance(doc, dict):
+        raise DataCorrupted(f'file "{path}" does not hold a JSON object')
+    stored = doc.pop(CHECKSUM_KEY, None)
+    if stored is not None and stored != _content_crc(doc):
+        raise DataCorrupted(f'checksum mismatch in file "{path}"')
+    return doc

@@ -13,7 +13,6 @@ problem names the file and the tablet it belongs to, and the walk goes on.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from storage.cfile.reader import CFileReader
 from storage.errors import DataCorrupted
-from storage.fs import DataDirLayout
+from storage.fs import DataDirLayout, read_checksummed_json
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_file import DeltaFile
@@ -169,10 +168,7 @@ def _check_delta(path: Path, schema: Schema) -> None:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except ValueError as exc:
-        raise DataCorrupted(f"is not valid JSON: {exc}") from exc
+    return read_checksummed_json(path.read_bytes(), path)
 
 
 def _guard(report: Report, path: Path, tablet: str | None, kind: str, check: Any) -> Any:

@@ -2,7 +2,10 @@
 
 The engine creates, drops and flushes tablets; transactions only look them up.
 The registry is the one place both meet, so a transaction needs nothing else
-of the engine to find a tablet.  Once closed, it refuses new tablets.
+of the engine to find a tablet.  Once closed, it refuses new tablets.  A tablet
+found corrupt when the database opened is offline: it is not among the open
+tablets, every access to it is XX001 naming it and the damage, and dropping it
+removes its files.
 """
 
 from __future__ import annotations
@@ -11,26 +14,35 @@ import threading
 from collections.abc import Callable
 
 from storage.data_type import TabletId
-from storage.errors import AdminShutdown, InternalError, UndefinedTable
+from storage.errors import AdminShutdown, DataCorrupted, InternalError, UndefinedTable
 from storage.tablet.tablet import Tablet
 
 
 class TabletRegistry:
     """The open tablets by id; thread-safe."""
 
-    def __init__(self, tablets: dict[TabletId, Tablet]) -> None:
+    def __init__(
+        self, tablets: dict[TabletId, Tablet], offline: dict[TabletId, str] | None = None
+    ) -> None:
         self._tablets = tablets
+        self.offline: dict[TabletId, str] = dict(offline or {})
+        """Tablets that did not open, with what was wrong."""
         self._lock = threading.Lock()
         self._is_closed = False
 
     def tablet(self, tablet_id: TabletId) -> Tablet:
-        """The tablet with this id (UndefinedTable if there is none)."""
+        """The tablet with this id (UndefinedTable if there is none, DataCorrupted if it is
+        offline)."""
         tablet = self.find(tablet_id)
         if tablet is None:
+            reason = self.offline.get(tablet_id)
+            if reason is not None:
+                raise DataCorrupted(f"tablet {tablet_id} is offline: {reason}")
             raise UndefinedTable(f"tablet {tablet_id} does not exist")
         return tablet
 
     def find(self, tablet_id: TabletId) -> Tablet | None:
+        """The open tablet with this id, or None (also for an offline one)."""
         with self._lock:
             return self._tablets.get(tablet_id)
 
@@ -66,7 +78,9 @@ class TabletRegistry:
     def remove(self, tablet_id: TabletId, destroy: Callable[[], None]) -> None:
         """Unregister a tablet, then run ``destroy`` (removing its files) under the lock."""
         with self._lock:
-            if self._tablets.pop(tablet_id, None) is None:
+            if self._tablets.pop(tablet_id, None) is None and (
+                self.offline.pop(tablet_id, None) is None
+            ):
                 raise UndefinedTable(f"tablet {tablet_id} does not exist")
             destroy()
 

@@ -64,9 +64,10 @@ def _types() -> tuple[BuiltinType, ...]:
         (2281, "internal", 8, "P", ""),
         (2283, "anyelement", 4, "P", ""),
     ]
+    arrays = {int(k): v for k, v in ARRAY_OID.items()}
     out = []
     for oid, name, length, category, display in base:
-        array_oid = ARRAY_OID.get(oid, 0)
+        array_oid = arrays.get(int(oid), 0)
         out.append(BuiltinType(int(oid), name, length, category, array_oid, 0, display or name))
         if array_oid:
             out.append(

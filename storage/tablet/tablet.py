@@ -32,7 +32,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -53,7 +52,14 @@ from storage.errors import (
     ProgramLimitExceeded,
     UniqueViolation,
 )
-from storage.fs import DataDirLayout, atomic_write, fsync_dir, make_dir
+from storage.fs import (
+    DataDirLayout,
+    atomic_write,
+    checksummed_json,
+    fsync_dir,
+    make_dir,
+    read_checksummed_json,
+)
 from storage.key_encoding import encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -183,7 +189,7 @@ class Tablet:
         """Create the tablet's directory and metadata, durably."""
         make_dir(layout.tablet_dir(tablet_id), fsync=options.fsync)
         tablet = cls(tablet_id, schema, options, layout.tablet_dir(tablet_id))
-        data = json.dumps(tablet.metadata_doc(), indent=2).encode()
+        data = checksummed_json(tablet.metadata_doc(), indent=2)
         atomic_write(layout.tablet_metadata_path(tablet_id), data, fsync=options.fsync)
         return tablet
 
@@ -192,7 +198,7 @@ class Tablet:
         """Open a tablet from its metadata file."""
         path = layout.tablet_metadata_path(tablet_id)
         try:
-            doc = json.loads(path.read_bytes())
+            doc = read_checksummed_json(path.read_bytes(), path)
             assert doc["format_version"] in (1, 2, METADATA_FORMAT_VERSION), "known version"
             upgrade = needs_upgrade(doc)
             for rowset in doc.get("rowsets", []):
@@ -207,7 +213,7 @@ class Tablet:
                 layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync
             )
             doc["format_version"] = METADATA_FORMAT_VERSION
-            atomic_write(path, json.dumps(doc, indent=2).encode(), fsync=options.fsync)
+            atomic_write(path, checksummed_json(doc, indent=2), fsync=options.fsync)
             remove_old_files(layout.tablet_dir(tablet_id), doc)
         remove_unnamed_files(layout.tablet_dir(tablet_id), doc, schema, fsync=options.fsync)
         return cls(tablet_id, schema, options, layout.tablet_dir(tablet_id), doc)
@@ -426,7 +432,7 @@ class Tablet:
             "next_rowset_id": next_rowset_id,
             "rowsets": rowset_metas,
         }
-        data = json.dumps(doc, indent=2).encode()
+        data = checksummed_json(doc, indent=2)
         atomic_write(self.directory / "metadata.json", data, fsync=self._options.fsync)
 
     @property
@@ -444,7 +450,7 @@ class Tablet:
     def write_metadata(self) -> None:
         """Replace the metadata file atomically (caller holds the lock)."""
         assert self.directory is not None, "a tablet with files has a directory"
-        data = json.dumps(self.metadata_doc(), indent=2).encode()
+        data = checksummed_json(self.metadata_doc(), indent=2)
         atomic_write(self.directory / "metadata.json", data, fsync=self._options.fsync)
 
     def _locate(self, key: bytes) -> tuple[DiskRowSet, int] | None:

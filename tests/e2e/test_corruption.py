@@ -11,6 +11,7 @@ intact directory and names the damaged file in the damaged one.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -141,3 +142,54 @@ def test_nyala_check_names_every_other_damaged_file_kind(loaded: NyalaServer, ki
     checked = _nyala_check(loaded.data_dir)
     assert checked.returncode == 1, checked.stdout
     assert str(target) in checked.stdout, checked.stdout
+
+
+def _rewrite_json_number(path: Path, key: str) -> None:
+    """Change the number after ``"key":`` by one digit: still valid JSON, now wrong."""
+    text = path.read_text()
+    match = re.search(rf'"{key}": (\d+)', text)
+    assert match is not None, text[:500]
+    digits = match.group(1)
+    changed = digits[:-1] + str((int(digits[-1]) + 1) % 10)
+    path.write_text(text[: match.start(1)] + changed + text[match.end(1) :])
+
+
+@pytest.mark.slow
+def test_a_tablet_damaged_at_start_up_is_offline_and_the_rest_is_served(
+    loaded: NyalaServer,
+) -> None:
+    metadata = loaded.data_dir / "tablets" / "1" / "metadata.json"
+    _rewrite_json_number(metadata, "next_rowset_id")
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert str(metadata) in checked.stdout, checked.stdout
+    loaded.start()  # the server starts: only table a's tablet is offline
+    with psycopg.connect(loaded.dsn, autocommit=True) as conn:
+        for sql in ("SELECT count(*) FROM a", "SELECT v FROM a WHERE k = 1"):
+            with pytest.raises(psycopg.errors.DataCorrupted) as info:
+                conn.execute(sql)
+            assert "tablet 1" in str(info.value) and str(metadata) in str(info.value)
+        with pytest.raises(psycopg.errors.DataCorrupted):
+            conn.execute("INSERT INTO a VALUES (-1, 'lost?')")
+        assert conn.execute("SELECT v FROM b ORDER BY k").fetchall() == [("safe",), ("sound",)]
+        conn.execute("INSERT INTO b VALUES (3, 'still writable')")
+        assert conn.execute("SELECT count(*) FROM c").fetchone() == (3,)
+        conn.execute("CHECKPOINT")
+    # The WAL keeps what the offline tablet has not flushed; nothing else changed.
+    loaded.restart()
+    with psycopg.connect(loaded.dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM b").fetchone() == (3,)
+        with pytest.raises(psycopg.errors.DataCorrupted):
+            conn.execute("SELECT count(*) FROM a")
+        conn.execute("DROP TABLE a")  # an offline tablet can be dropped
+        assert conn.execute("SELECT count(*) FROM b").fetchone() == (3,)
+    assert not (loaded.data_dir / "tablets" / "1").exists()
+
+
+def test_catalog_json_carries_a_checksum(loaded: NyalaServer) -> None:
+    catalog = loaded.data_dir / "catalog.json"
+    assert '"crc32c"' in catalog.read_text()
+    _rewrite_json_number(catalog, "next_table_id")
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert str(catalog) in checked.stdout and "checksum" in checked.stdout, checked.stdout

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +43,8 @@ class Bank:
         self.dsn = dsn
         self.run = run
         self.acknowledged: set[tuple[int, int, int]] = set()
+        self.endings: list[str | None] = []
+        """The SQLSTATE of the error that ended each client's connection (None: no error)."""
         self.stop = threading.Event()
         self._lock = threading.Lock()
 
@@ -71,7 +75,8 @@ class Bank:
                         (self.run, client, seq, source, target, amount),
                     )
                     conn.execute("COMMIT")
-                except psycopg.OperationalError:
+                except psycopg.OperationalError as exc:
+                    self.endings.append(exc.sqlstate)
                     return  # the server is gone; the outcome of this transfer is unknown
                 except psycopg.Error:
                     try:
@@ -116,10 +121,7 @@ def _check_invariants(dsn: str, acknowledged: set[tuple[int, int, int]]) -> int:
     return len(ledger)
 
 
-@pytest.mark.slow
-def test_kill_9_under_transfer_load_loses_no_acknowledged_commit(
-    nyala_server_factory: Callable[..., NyalaServer],
-) -> None:
+def _bank_server(nyala_server_factory: Callable[..., NyalaServer]) -> NyalaServer:
     server = nyala_server_factory(extra_args=("--flush-threshold-bytes", "65536"))
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL)")
@@ -130,18 +132,31 @@ def test_kill_9_under_transfer_load_loses_no_acknowledged_commit(
         conn.execute(
             f"INSERT INTO accounts SELECT g, {OPENING} FROM generate_series(1, {ACCOUNTS}) g"
         )
+    return server
+
+
+def _start_clients(bank: Bank) -> list[threading.Thread]:
+    threads = [
+        threading.Thread(target=bank.transfer_loop, args=(c,), daemon=True)
+        for c in range(CLIENTS)
+    ]
+    threads.append(threading.Thread(target=bank.checkpoint_loop, daemon=True))
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+@pytest.mark.slow
+def test_kill_9_under_transfer_load_loses_no_acknowledged_commit(
+    nyala_server_factory: Callable[..., NyalaServer],
+) -> None:
+    server = _bank_server(nyala_server_factory)
     acknowledged: set[tuple[int, int, int]] = set()
     rng = random.Random(19)
     transfers = 0
     for run in range(1, KILLS + 1):
         bank = Bank(server.dsn, run)
-        threads = [
-            threading.Thread(target=bank.transfer_loop, args=(c,), daemon=True)
-            for c in range(CLIENTS)
-        ]
-        threads.append(threading.Thread(target=bank.checkpoint_loop, daemon=True))
-        for thread in threads:
-            thread.start()
+        threads = _start_clients(bank)
         time.sleep(rng.uniform(0.5, 2.5))
         server.kill9()
         bank.stop.set()
@@ -156,6 +171,33 @@ def test_kill_9_under_transfer_load_loses_no_acknowledged_commit(
                 f"crash loop: {KILLS} kills, {len(acknowledged)} commits acknowledged, "
                 f"{transfers} transfers recorded, lost: 0\n"
             )
+
+
+@pytest.mark.slow
+def test_sigterm_under_transfer_load_ends_sessions_with_57p01_and_leaves_a_clean_wal(
+    nyala_server_factory: Callable[..., NyalaServer],
+) -> None:
+    server = _bank_server(nyala_server_factory)
+    bank = Bank(server.dsn, 1)
+    threads = _start_clients(bank)
+    deadline = time.monotonic() + 60
+    while len(bank.acknowledged) < 20 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.stop() == 0  # SIGTERM: a clean exit, running commits finished
+    bank.stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    # Each client was told the server is going away (57P01) or found it gone afterwards.
+    assert bank.endings and set(bank.endings) <= {"57P01", None}, bank.endings
+    assert "57P01" in bank.endings, bank.endings
+    checked = subprocess.run(
+        [sys.executable, "-m", "server", "check", "--data-dir", str(server.data_dir)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    server.start()
+    assert "torn WAL tail" not in server.log
+    assert _check_invariants(server.dsn, bank.acknowledged) >= len(bank.acknowledged)
 
 
 RR_CLIENTS = 8

@@ -77,6 +77,7 @@ async def _serve(config: Config) -> int:
         ),
     )
     database.limit_query_memory(config.query_memory_limit_mb)
+    database.buffered_rows_limit = config.buffered_rows_limit
     database.server_parameters.update(
         max_connections=str(config.max_connections),
         superuser_reserved_connections=str(config.superuser_reserved_connections),

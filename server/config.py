@@ -68,6 +68,11 @@ class Config:
         "memory the relational operators of all running queries may hold together; "
         "a query needing more fails with 53200",
     )
+    buffered_rows_limit: int = _option(
+        50_000_000,
+        "rows one statement may hold in the server at once (the source of an INSERT ... SELECT,"
+        " UPDATE or DELETE, a WITH HOLD cursor); a statement needing more fails with 53200",
+    )
     shutdown_grace_s: float = _option(
         10.0, "on SIGTERM/SIGINT, time running statements get before they are cancelled"
     )
@@ -106,7 +111,12 @@ class Config:
     def __post_init__(self) -> None:
         if self.log_level.upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(_LOG_LEVELS)}")
-        for name in ("max_message_size_bytes", "result_chunk_rows", "query_memory_limit_mb"):
+        for name in (
+            "max_message_size_bytes",
+            "result_chunk_rows",
+            "query_memory_limit_mb",
+            "buffered_rows_limit",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if not 0 <= self.superuser_reserved_connections < self.max_connections:

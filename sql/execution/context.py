@@ -56,6 +56,8 @@ class DatabaseContext:
         # Server-wide parameters the server's own flags set (max_connections ...), shown by
         # SHOW and pg_settings in every session instead of PostgreSQL's defaults.
         self.server_parameters: dict[str, str] = {}
+        self.buffered_rows_limit: int | None = None
+        """Rows one statement may hold in the server (each session's ``QueryRunner``)."""
 
     def limit_query_memory(self, megabytes: int) -> None:
         """Cap the memory DuckDB's operators (joins, sorts, aggregates) may hold at once, for

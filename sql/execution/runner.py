@@ -24,6 +24,7 @@ from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
+from storage.errors import OutOfMemory
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -45,6 +46,8 @@ class QueryRunner:
         self._read_snapshot = read_snapshot
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
+        self.buffered_rows_limit: int | None = None
+        """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
         return bind_query(ast, self.catalog, declared_oids)
@@ -199,8 +202,21 @@ class QueryRunner:
     ) -> pa.Table | None:
         """Run to completion, keeping DuckDB's own types; None when no rows came back."""
         cursor, _, batches = self._start(compiled, txn, params, now, overrides, stats)
+        limit = self.buffered_rows_limit
+        collected: list[pa.RecordBatch] = []
+        held = 0
         try:
-            collected = list(batches)
+            for batch in batches:
+                held += batch.num_rows
+                if limit is not None and held > limit:
+                    # PostgreSQL would spill; nyala holds these rows in memory, so a
+                    # statement needing more fails as one out of memory does there.
+                    raise OutOfMemory(
+                        "out of memory",
+                        detail=f"A statement may hold at most {limit} rows in the server "
+                        "(--buffered-rows-limit).",
+                    )
+                collected.append(batch)
         finally:
             self._finish(cursor)
         return pa.Table.from_batches(collected) if collected else None

@@ -119,6 +119,7 @@ class Session:
         self._duck = db.duckdb.cursor()
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
+        self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)

@@ -107,3 +107,22 @@ def test_a_query_over_the_memory_limit_fails_with_53200(
         assert conn.execute("SELECT count(*) FROM generate_series(1, 1000)").fetchone() == (1000,)
         with _connect(server) as other:
             assert other.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_statement_buffering_more_rows_than_the_limit_fails_with_53200(
+    nyala_server_factory: Callable[..., NyalaServer],
+) -> None:
+    server = nyala_server_factory(extra_args=("--buffered-rows-limit", "1000"))
+    with _connect(server) as conn:
+        conn.execute("CREATE TABLE big (k int PRIMARY KEY, v int)")
+        conn.execute("INSERT INTO big SELECT g, 0 FROM generate_series(1, 900) g")
+        with pytest.raises(psycopg.errors.OutOfMemory):
+            conn.execute("INSERT INTO big SELECT g, 0 FROM generate_series(1001, 3000) g")
+        conn.execute("INSERT INTO big SELECT g, 1 FROM generate_series(901, 1900) g")
+        with pytest.raises(psycopg.errors.OutOfMemory):
+            conn.execute("UPDATE big SET v = v + 1")
+        # Nothing of the failed statements was written; results still stream past the limit.
+        assert conn.execute("SELECT count(*), sum(v) FROM big").fetchone() == (1900, 1000)
+        assert len(conn.execute("SELECT * FROM big").fetchall()) == 1900
+        conn.execute("UPDATE big SET v = 2 WHERE k <= 500")
+        assert conn.execute("SELECT sum(v) FROM big").fetchone() == (2000,)

@@ -3,6 +3,9 @@
 - ``catalog_rows``: the catalog relations' rows, built from the nyala catalog
   (``relations`` their columns, ``builtin_types`` pg_type, ``sequences``, ``roles``,
   ``partitioning`` helpers); ``information_schema``: its views over them.
+- ``routines`` (pg_proc, pg_aggregate), ``operators`` (pg_operator), ``casts``
+  (pg_cast): the built-ins nyala answers as PostgreSQL does, from the planner's
+  measured ``pg_signatures`` table.
 - ``functions``: PostgreSQL's catalog functions and reg* casts.
 - ``activity``: pg_stat_activity and pg_locks rows, built live at each query, and
   pg_blocking_pids, pg_cancel_backend, pg_terminate_backend.

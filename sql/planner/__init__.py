@@ -9,4 +9,6 @@
 - ``compiled_query``: ``compile_query`` ties the three together once per statement.
 - ``sequence_calls``, ``system_views``: how sequence functions and nyala's system views
   look to the planner.
+- ``pg_signatures``: the PostgreSQL functions, aggregates, operators and casts the
+  planner answers as PostgreSQL does (measured; pg_catalog lists them).
 """

@@ -68,7 +68,11 @@ _ARROW_TYPES = {
 _FUNCTIONS = functions.names() | activity.names() | privilege_rows.names()
 _CATALOG_ONLY_FUNCTIONS = _FUNCTIONS - functions.USER_QUERY_FUNCTIONS
 # PostgreSQL functions DuckDB has under another name.
-_RENAMED = {"json_build_object": "json_object", "jsonb_build_object": "json_object"}
+_RENAMED = {
+    "json_build_object": "json_object",
+    "jsonb_build_object": "json_object",
+    "every": "bool_and",
+}
 _REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
 _PLAIN_CASTS = {
     "oid": "UINTEGER",

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalog.roles import RoleStore
+from catalog.roles import READ_ALL_DATA, WRITE_ALL_DATA, RoleStore
 from storage.errors import (
     DataCorrupted,
     DbError,
@@ -41,6 +41,10 @@ TABLE_PRIVILEGES = {
 }  # fmt: skip
 SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
 _ALL = {"table": "arwdDxt", "schema": "UC"}
+_PREDEFINED = {
+    "table": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "awd"},
+    "schema": {READ_ALL_DATA: "U", WRITE_ALL_DATA: "U"},
+}
 PUBLIC_SCHEMA = "schema:public"
 
 
@@ -104,16 +108,35 @@ class ObjectAcl:
     def acl_text(self) -> list[str] | None:
         return None if self.items is None else [item.text() for item in self.items]
 
-    def held(self, role: str, *, options: bool = False) -> set[str]:
-        """The privileges (or grant options) ``role`` holds, directly or through PUBLIC;
-        the owner holds all, with grant option."""
-        if role == self.owner:
+    def held(self, roles: str | frozenset[str], *, options: bool = False) -> set[str]:
+        """The privileges (or grant options) held by a role, given alone or as every role
+        whose privileges it has (``RoleStore.privileges_of``): granted to one of them or to
+        PUBLIC, all of them when one owns the object, and what the predefined
+        ``pg_read_all_data``/``pg_write_all_data`` give."""
+        held_by = frozenset((roles,)) if isinstance(roles, str) else roles
+        if self.owner in held_by:
             return set(_ALL[self.kind])
         out: set[str] = set()
         for item in self.effective():
-            if item.grantee in (role, PUBLIC):
+            if item.grantee == PUBLIC or item.grantee in held_by:
                 out |= set(item.grant_options if options else item.privileges)
+        if not options:
+            for role, letters in _PREDEFINED[self.kind].items():
+                if role in held_by:
+                    out |= set(letters)
         return out
+
+    def best_grantor(self, roles: frozenset[str], wanted: str) -> str | None:
+        """PostgreSQL's select_best_grantor: of the roles whose privileges the user has, the
+        one holding the most of ``wanted`` with grant option (the owner, if among them)."""
+        if self.owner in roles:
+            return self.owner
+        best, best_count = None, 0
+        for role in sorted(roles):
+            count = len(self.held(role, options=True) & set(wanted))
+            if count > best_count:
+                best, best_count = role, count
+        return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,16 +157,25 @@ class GrantOutcome:
 
 
 def apply_grant(
-    acl: ObjectAcl, request: GrantRequest, user: str, is_superuser: bool, label: str
+    acl: ObjectAcl,
+    request: GrantRequest,
+    user: str,
+    is_superuser: bool,
+    label: str,
+    privileges_of: frozenset[str] | None = None,
 ) -> GrantOutcome:
     """Change ``acl`` in place as ``user`` granting or revoking; ``label`` names the object in
-    messages (``table t``) as PostgreSQL does."""
+    messages (``table t``) as PostgreSQL does; ``privileges_of`` are the roles whose
+    privileges ``user`` has (itself alone when not given)."""
     outcome = GrantOutcome()
-    if is_superuser or user == acl.owner:
+    mine = privileges_of if privileges_of is not None else frozenset((user,))
+    grantor = acl.best_grantor(mine, request.privileges)
+    if is_superuser or grantor == acl.owner:
         grantor, available = acl.owner, set(_ALL[acl.kind])
     else:
-        grantor, available = user, acl.held(user, options=True)
-        if not available and not acl.held(user):
+        grantor = grantor or user
+        available = acl.held(grantor, options=True)
+        if not available and not acl.held(mine):
             raise InsufficientPrivilege(f"permission denied for {label}")
     wanted = set(request.privileges)
     granted = wanted & available
@@ -326,3 +358,8 @@ def is_superuser(roles: RoleStore | None, name: str) -> bool:
     superuser, as its session does."""
     role = roles.get(name) if roles is not None else None
     return role is None or role.superuser
+
+
+def privileges_of(roles: RoleStore | None, name: str) -> frozenset[str]:
+    """``name`` and the roles whose privileges it has through membership."""
+    return roles.privileges_of(name) if roles is not None else frozenset((name,))

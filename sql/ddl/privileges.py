@@ -19,6 +19,7 @@ from catalog.privileges import (
     apply_grant,
     database_owner,
     is_superuser,
+    privileges_of,
     table_key,
 )
 from catalog.roles import RoleStore
@@ -44,6 +45,7 @@ def execute_grant(
 ) -> Result:
     owner = database_owner(roles, user)
     superuser = is_superuser(roles, user)
+    mine = privileges_of(roles, user)
     grantees = tuple(_grantee(name, roles, user) for name in statement.grantees)
     tag = "GRANT" if statement.is_grant else "REVOKE"
     notices: list[DbError] = []
@@ -54,7 +56,7 @@ def execute_grant(
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
         request = _request(statement, letters, grantees)
         acl = privileges.get(PUBLIC_SCHEMA, "schema", owner)
-        notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}").notices
+        notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}", mine).notices
         privileges.put(PUBLIC_SCHEMA, acl)
         return Result(command_tag=tag, notices=notices)
     letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
@@ -76,7 +78,8 @@ def execute_grant(
     for table in tables:
         key = table_key(table.oid)
         acl = privileges.get(key, "table", owner)
-        notices += apply_grant(acl, request, user, superuser, f"table {table.name}").notices
+        label = f"table {table.name}"
+        notices += apply_grant(acl, request, user, superuser, label, mine).notices
         privileges.put(key, acl)
     return Result(command_tag=tag, notices=notices)
 
@@ -89,8 +92,8 @@ def alter_owner(
     user: str,
 ) -> Result:
     """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
-    table to a role it is a member of (without memberships: itself) that may create in
-    the schema; the ACL's mentions of the old owner become the new one's."""
+    table to a role it is a member of that may create in the schema; the ACL's mentions
+    of the old owner become the new one's."""
     table = catalog.find_table(statement.table)
     if table is None:
         if statement.if_exists:
@@ -106,9 +109,13 @@ def alter_owner(
     if new_owner == acl.owner:
         return Result(command_tag="ALTER TABLE")
     if not is_superuser(roles, user):
-        if user != acl.owner:
+        if acl.owner not in privileges_of(roles, user):
             raise InsufficientPrivilege(f"must be owner of table {table.name}")
-        raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+        if roles is None or new_owner not in roles.member_of(user):
+            raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+        schema = privileges.get(PUBLIC_SCHEMA, "schema", database_owner(roles, user))
+        if "C" not in schema.held(privileges_of(roles, new_owner)):
+            raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
     acl.change_owner(new_owner)
     privileges.put(key, acl)
     return Result(command_tag="ALTER TABLE")

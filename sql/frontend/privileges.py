@@ -1,11 +1,14 @@
-"""The grammar of GRANT and REVOKE of privileges on tables and schemas.
+"""The grammar of GRANT and REVOKE: of privileges on tables and schemas, and of role membership.
 
 ``GRANT privileges ON [TABLE] t [, ...] | SCHEMA s [, ...] | ALL TABLES IN SCHEMA s
 TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT OPTION
 FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
-where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE.  Column
-lists, sequences, functions and role membership (``GRANT role TO role``) are refused
-with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here too.
+where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
+``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
+``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
+RESTRICT]`` (a list of names not followed by ON).  Column lists, sequences and functions
+are refused with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here
+too.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold
-from sql.frontend.statements import GrantStatement, OwnerStatement
+from sql.frontend.statements import GrantStatement, MembershipStatement, OwnerStatement
 from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
 
 KEYWORDS = ("grant", "revoke")
@@ -80,14 +83,14 @@ class _Reader:
         return False
 
 
-def parse(sql: str, tokens: list[Token]) -> GrantStatement:
+def parse(sql: str, tokens: list[Token]) -> GrantStatement | MembershipStatement:
     reader = _Reader(sql, tokens)
     is_grant = reader.take().text.lower() == "grant"
+    if _is_membership(tokens):
+        return _membership(reader, is_grant)
     grant_option = not is_grant and reader.accept("grant", "option", "for")
     privileges = _privileges(reader)
     if not reader.accept("on"):
-        if reader.word() in ("to", "from") or reader.peek() is None:
-            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
         raise reader.error()
     kind, objects = _objects(reader)
     reader.expect("to" if is_grant else "from")
@@ -107,6 +110,39 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement:
     return GrantStatement(
         is_grant, tuple(privileges), kind, tuple(objects), tuple(grantees), grant_option, cascade
     )
+
+
+def _is_membership(tokens: list[Token]) -> bool:
+    """Role membership names roles, then TO or FROM, with no ON before them."""
+    for token in tokens[1:]:
+        word = token.text.lower() if token.token_type is not TokenType.IDENTIFIER else ""
+        if word == "on":
+            return False
+        if word in ("to", "from"):
+            return True
+    return False
+
+
+def _membership(reader: _Reader, is_grant: bool) -> MembershipStatement:
+    admin_option = not is_grant and reader.accept("admin", "option", "for")
+    roles = [reader.name()]
+    while reader.comma():
+        roles.append(reader.name())
+    reader.expect("to" if is_grant else "from")
+    grantees = [_grantee(reader)]
+    while reader.comma():
+        grantees.append(_grantee(reader))
+    cascade = False
+    while reader.peek() is not None:
+        if is_grant and reader.accept("with", "admin", "option"):
+            admin_option = True
+        elif reader.accept("granted", "by"):
+            _grantee(reader)
+        elif not is_grant and reader.word() in ("cascade", "restrict"):
+            cascade = reader.take().text.lower() == "cascade"
+        else:
+            raise reader.error()
+    return MembershipStatement(is_grant, tuple(roles), tuple(grantees), admin_option, cascade)
 
 
 def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
@@ -141,9 +177,7 @@ def _privileges(reader: _Reader) -> list[str]:
     while True:
         word = reader.word()
         if word not in _PRIVILEGES or word == "all":
-            if word in ("to", "from", "on") or not word:
-                raise reader.error()
-            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
+            raise reader.error()
         reader.take()
         out.append("TEMPORARY" if word == "temp" else word.upper())
         _no_columns(reader)

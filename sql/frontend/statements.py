@@ -258,6 +258,36 @@ class GrantStatement(Statement):
     cascade: bool = _field("cascade")
 
 
+class MembershipStatement(Statement):
+    """GRANT role TO role or REVOKE role FROM role: ``roles`` are granted to (or revoked
+    from) ``grantees``; ``admin_option`` is WITH ADMIN OPTION, or REVOKE ADMIN OPTION FOR.
+    Grantees spelled CURRENT_USER, SESSION_USER or CURRENT_ROLE keep that spelling."""
+
+    arg_types = {
+        "is_grant": True, "roles": True, "grantees": True, "admin_option": False,
+        "cascade": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        is_grant: bool = True,
+        roles: tuple[str, ...] = (),
+        grantees: tuple[str, ...] = (),
+        admin_option: bool = False,
+        cascade: bool = False,
+    ) -> None:
+        super().__init__(
+            is_grant=is_grant, roles=roles, grantees=grantees, admin_option=admin_option,
+            cascade=cascade,
+        )  # fmt: skip
+
+    is_grant: bool = _field("is_grant")
+    roles: tuple[str, ...] = _field("roles")
+    grantees: tuple[str, ...] = _field("grantees")
+    admin_option: bool = _field("admin_option")
+    cascade: bool = _field("cascade")
+
+
 class OwnerStatement(Statement):
     """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
 

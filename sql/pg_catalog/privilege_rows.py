@@ -22,7 +22,7 @@ from catalog.privileges import (
     ObjectAcl,
     table_key,
 )
-from catalog.roles import Role
+from catalog.roles import PREDEFINED, Role, RoleStore
 from sql.pg_catalog.catalog_rows import PUBLIC_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
 from storage.errors import InvalidParameterValue, UndefinedObject, UndefinedTable
@@ -74,9 +74,11 @@ class PrivilegeLookup:
         owner: str,
         user: str,
         rows: CatalogRows,
+        store: RoleStore | None = None,
     ) -> None:
         self._acls = acls
-        self._roles = {r.name: r for r in roles}
+        self._roles = {r.name: r for r in roles} | (PREDEFINED if roles else {})
+        self._store = store
         self._owner = owner
         self._user = user
         self._role_oids = {
@@ -130,7 +132,8 @@ class PrivilegeLookup:
             acl = acl or ObjectAcl("table", self._owner)
         else:
             acl = self._acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", self._owner)
-        held = acl.held(role, options=options)
+        mine = self._store.privileges_of(role) if self._store is not None else frozenset((role,))
+        held = acl.held(mine, options=options)
         return any(letter in held for letter in letters)
 
     def has_table(self, a: Any, b: Any, c: Any) -> bool | None:

@@ -12,6 +12,8 @@ REVOKE reaches prepared statements and cached plans at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from catalog.privileges import (
@@ -19,6 +21,7 @@ from catalog.privileges import (
     ObjectAcl,
     database_owner,
     is_superuser,
+    privileges_of,
     table_key,
 )
 from catalog.table import TableInfo
@@ -56,11 +59,19 @@ def reads_target(ast: exp.Expr) -> bool:
 
 
 class AccessControl:
-    """One session's checks; reads the privilege and role stores at each check."""
+    """One session's checks, as its current role (which SET ROLE changes); reads the
+    privilege and role stores at each check."""
 
-    def __init__(self, db: DatabaseContext, user: str) -> None:
+    def __init__(self, db: DatabaseContext, current_user: Callable[[], str]) -> None:
         self._db = db
-        self.user = user
+        self._current_user = current_user
+
+    @property
+    def user(self) -> str:
+        return self._current_user()
+
+    def _mine(self) -> frozenset[str]:
+        return privileges_of(self._db.roles, self.user)
 
     def created(self, table: TableInfo) -> None:
         """The session made ``table``: its role owns it."""
@@ -104,7 +115,7 @@ class AccessControl:
         if isinstance(ast, exp.Create):
             owner = database_owner(self._db.roles, self.user)
             acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
-            if "C" not in acl.held(self.user):
+            if "C" not in acl.held(self._mine()):
                 raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
             return
         if isinstance(ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition)):
@@ -124,11 +135,11 @@ class AccessControl:
     def _require(self, table: TableInfo, letter: str) -> None:
         owner = database_owner(self._db.roles, self.user)
         acl = self._db.privileges.get(table_key(table.oid), "table", owner)
-        if letter not in acl.held(self.user):
+        if letter not in acl.held(self._mine()):
             raise InsufficientPrivilege(f"permission denied for table {table.name}")
 
     def _require_owner(self, table: TableInfo, kind: str = "table") -> None:
         owner = database_owner(self._db.roles, self.user)
         acl = self._db.privileges.get(table_key(table.oid), "table", owner)
-        if acl.owner != self.user:
+        if acl.owner not in self._mine():
             raise InsufficientPrivilege(f"must be owner of {kind} {table.name}")

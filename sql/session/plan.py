@@ -15,6 +15,7 @@ from sql.frontend.statements import (
     CursorStatement,
     GrantStatement,
     MaintenanceStatement,
+    MembershipStatement,
     OwnerStatement,
     ParsedStatement,
     RoleStatement,
@@ -96,9 +97,9 @@ class TruncatePlan:
 
 @dataclass(slots=True)
 class GrantPlan:
-    """GRANT or REVOKE of privileges, or ALTER TABLE ... OWNER TO."""
+    """GRANT or REVOKE of privileges or of role membership, or ALTER TABLE ... OWNER TO."""
 
-    grant: GrantStatement | OwnerStatement
+    grant: GrantStatement | OwnerStatement | MembershipStatement
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ not transactional yet).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +26,16 @@ from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
-from sql.ddl import alter_table, comments, partitions, privileges, roles, tables, views
+from sql.ddl import (
+    alter_table,
+    comments,
+    memberships,
+    partitions,
+    privileges,
+    roles,
+    tables,
+    views,
+)
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
@@ -43,6 +53,7 @@ from sql.frontend.statements import (
     ExplainStatement,
     GrantStatement,
     MaintenanceStatement,
+    MembershipStatement,
     OwnerStatement,
     RoleStatement,
     Utility,
@@ -59,6 +70,7 @@ from sql.session import (
     cursors,
     explain,
     notify_statements,
+    role_switch,
     setting_statements,
     statement_log,
 )
@@ -140,7 +152,11 @@ class Session:
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
-            db.version_string, db.name, user, session_id=self.sequences.session_id
+            db.version_string,
+            db.name,
+            user,
+            session_id=self.sequences.session_id,
+            session_user=user,
         )
         self.backend = Backend(
             client.process_id if client is not None else db.backends.embedded_pid(),
@@ -156,15 +172,30 @@ class Session:
         backends = Activity(
             db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
         )
+        backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        self._access = access.AccessControl(db, user)
+        self._access = access.AccessControl(db, lambda: self.current_user)
         self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
+
+    @property
+    def current_user(self) -> str:
+        """The role privileges are checked as (SET ROLE changes it)."""
+        return role_switch.current_user(self.settings)
+
+    def _follow_role(self) -> None:
+        """After SET ROLE or SESSION AUTHORIZATION (or a ROLLBACK undoing one), plan with the
+        new users: ``current_user`` is folded into plans, so plans made before are re-made."""
+        current, session = self.current_user, role_switch.session_user(self.settings)
+        if (current, session) != (self._facts.user, self._facts.session_user):
+            self._facts = dataclasses.replace(self._facts, user=current, session_user=session)
+            self._plan_cache = PlanCache()
+            self._db.bump_catalog_version()
 
     @property
     def transaction_status(self) -> str:
@@ -310,6 +341,7 @@ class Session:
             return Result(is_empty_query=True)
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
+        self._follow_role()
         if (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
@@ -458,6 +490,7 @@ class Session:
         declared: Sequence[int],
     ) -> Plan:
         """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
+        self._follow_role()
         if utility is not None or self._block.failed:
             return self._plan(sql, tokens, utility, declared)
         text = sql[tokens[0].start : tokens[-1].end + 1]
@@ -512,7 +545,7 @@ class Session:
                 for name in ast.tables:
                     self._db.catalog.get_table(name)
                 return MaintenancePlan(ast)
-            case GrantStatement() | OwnerStatement():
+            case GrantStatement() | OwnerStatement() | MembershipStatement():
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
@@ -649,7 +682,11 @@ class Session:
             for p in self._db.engine.prepared.listing()
         )
         self._system.refresh_for(
-            self._db, self.user, self.settings.describe(), self._cursors.listing(), prepared
+            self._db,
+            self.current_user,
+            self.settings.describe(),
+            self._cursors.listing(),
+            prepared,
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -675,17 +712,19 @@ class Session:
                 return self._run_ddl(ast)
             case RolePlan(role=role):
                 return roles.execute_role_statement(
-                    role, self._db.roles, self.user, self._db.privileges
+                    role, self._db.roles, self.current_user, self._db.privileges
                 )
             case GrantPlan(grant=grant):
                 db = self._db
-                if isinstance(grant, GrantStatement):
+                if isinstance(grant, MembershipStatement):
+                    result = memberships.execute_membership(grant, db.roles, self.current_user)
+                elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, db.catalog, db.privileges, db.roles, self.current_user
                     )
                 else:
                     result = privileges.alter_owner(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, db.catalog, db.privileges, db.roles, self.current_user
                     )
                 self._db.bump_catalog_version()
                 return result
@@ -915,6 +954,8 @@ class Session:
         if what in ("ALL", "SEQUENCES"):
             self.sequences.discard()
         if what == "ALL":
+            reset = Utility(kind="RESET", name=role_switch.SESSION_AUTHORIZATION)
+            role_switch.run(reset, self.settings, self._db.roles, self.user, in_block=False)
             self._cursors.close_all()
             self._advisory.unlock_all()
             self._listener.unlisten(None)
@@ -930,7 +971,7 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn: prepared.prepare(txn, utility.name, self.user, database)
+                lambda txn: prepared.prepare(txn, utility.name, self.current_user, database)
             )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)
@@ -944,6 +985,10 @@ class Session:
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
+        if kind in ("SET", "RESET") and utility.name.lower() in role_switch.NAMES:
+            return role_switch.run(
+                utility, self.settings, self._db.roles, self.user, self._block.in_block
+            )
         if kind in setting_statements.KINDS:
             result = setting_statements.run(
                 utility, self.settings, self._modes, self._block.in_block, self._block.txn

@@ -1,0 +1,158 @@
+"""Role membership, INHERIT, SET ROLE, SESSION AUTHORIZATION and the predefined roles,
+compared with PostgreSQL 15.
+
+The same steps run as several roles on nyala and on PostgreSQL; rows, SQLSTATEs and
+warnings must agree, and so must psql's ``\\du`` of the roles involved.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_privileges import _connect, _scenario
+
+pytestmark = pytest.mark.e2e
+
+MEMBERS = (
+    "select r.rolname, m.rolname, a.admin_option from pg_auth_members a"
+    " join pg_roles r on r.oid = a.roleid join pg_roles m on m.oid = a.member"
+    " where m.rolname like 'priv%' order by 1, 2"
+)
+
+MEMBERSHIP = [
+    ("su", "drop role if exists priv_team"),
+    ("su", "create role priv_team"),
+    ("su", "create table pr1 (id int primary key, v int)"),
+    ("su", "insert into pr1 values (1, 10)"),
+    ("su", "grant select on pr1 to priv_team"),
+    ("alice", "select * from pr1"),
+    ("su", "grant priv_team to priv_alice"),
+    ("alice", "select * from pr1"),
+    ("alice", "select has_table_privilege('pr1', 'select'), current_user, session_user"),
+    ("su", "select has_table_privilege('priv_alice', 'pr1', 'select')"),
+    ("su", "grant priv_team to priv_alice"),
+    ("su", "grant priv_team to priv_team"),
+    ("su", "grant priv_alice to priv_team"),
+    ("su", "grant priv_nosuch to priv_alice"),
+    ("su", "grant priv_team to priv_nosuch"),
+    ("alice", "grant priv_team to priv_bob"),
+    ("su", "grant priv_team to priv_alice with admin option"),
+    ("alice", "grant priv_team to priv_bob"),
+    ("bob", "select v from pr1"),
+    ("su", MEMBERS),
+    # NOINHERIT: the membership allows SET ROLE but gives no privileges by itself.
+    ("su", "alter role priv_carol noinherit"),
+    ("su", "grant priv_team to priv_carol"),
+    ("carol", "select * from pr1"),
+    ("carol", "set role priv_team"),
+    ("carol", "select current_user, session_user"),
+    ("carol", "show role"),
+    ("carol", "select * from pr1"),
+    ("carol", "insert into pr1 values (5, 50)"),
+    ("carol", "reset role"),
+    ("carol", "select * from pr1"),
+    ("carol", "begin"),
+    ("carol", "set local role priv_team"),
+    ("carol", "select count(*) from pr1"),
+    ("carol", "commit"),
+    ("carol", "select count(*) from pr1"),
+    ("carol", "begin"),
+    ("carol", "set role priv_team"),
+    ("carol", "rollback"),
+    ("carol", "select current_user"),
+    ("carol", "select rolname, rolinherit from pg_roles where rolname like 'priv%' order by 1"),
+    ("bob", "set role priv_alice"),
+    ("bob", "set role priv_nosuch"),
+    ("bob", "set role none"),
+    ("carol", "set session authorization priv_bob"),
+    ("carol", "set session authorization priv_carol"),
+    # A superuser may become any role, and then has only its privileges.
+    ("su", "set session authorization priv_bob"),
+    ("su", "select current_user, session_user"),
+    ("su", "select v from pr1"),
+    ("su", "create role priv_never"),
+    ("su", "set role priv_team"),
+    ("su", "set role priv_alice"),
+    ("su", "set session authorization default"),
+    ("su", "set role priv_alice"),
+    ("su", "select current_user, session_user"),
+    ("su", "create table pr2 (id int)"),
+    ("su", "drop table pr1"),
+    ("su", "reset role"),
+    ("su", "select current_user"),
+    ("alice", "revoke priv_team from priv_bob"),
+    ("bob", "select v from pr1"),
+    ("su", "revoke admin option for priv_team from priv_alice"),
+    ("alice", "grant priv_team to priv_bob"),
+    ("su", "revoke priv_team from priv_bob"),
+    ("su", MEMBERS),
+    # The predefined roles.
+    ("su", "grant pg_read_all_data to priv_bob"),
+    ("bob", "select v from pr1"),
+    ("bob", "insert into pr1 values (2, 20)"),
+    ("su", "grant pg_write_all_data to priv_bob"),
+    ("bob", "insert into pr1 values (2, 20)"),
+    ("bob", "update pr1 set v = 21 where id = 2"),
+    ("bob", "delete from pr1 where id = 2"),
+    ("bob", "truncate pr1"),
+    ("bob", "drop table pr1"),
+    ("alice", "grant pg_read_all_data to priv_carol"),
+    ("su", "revoke pg_read_all_data, pg_write_all_data from priv_bob"),
+    ("bob", "select v from pr1"),
+    ("su", "create role pg_mine"),
+    ("su", "drop role pg_signal_backend"),
+    ("su", "select rolname, rolcanlogin from pg_roles where rolname in"
+     " ('pg_read_all_data', 'pg_write_all_data', 'pg_signal_backend') order by 1"),  # fmt: skip
+    ("su", "drop role priv_team"),
+    ("su", "drop table pr1"),
+    ("su", "drop role priv_team"),
+    ("su", MEMBERS),
+]
+
+
+def test_role_membership_matches_postgresql(nyala_server, postgres_server):
+    tables = ("pr1", "pr2")
+    nyala = _scenario(nyala_server, MEMBERSHIP, tables)
+    postgres = _scenario(postgres_server, MEMBERSHIP, tables)
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    outcome = {(who, sql): out for who, sql, out in nyala}
+    assert outcome[("alice", "select * from pr1")] == [(1, 10)]
+    assert outcome[("carol", "set role priv_team")] == "SET"
+
+
+@pytest.mark.usefixtures("psql")
+def test_psql_du_shows_memberships_as_postgresql_does(nyala_server, postgres_server):
+    setup = [
+        "create role priv_du_team nologin",
+        "create role priv_du_app login noinherit",
+        "create role priv_du_admin superuser",
+        "grant priv_du_team to priv_du_app",
+        "grant pg_read_all_data to priv_du_app",
+    ]
+    outputs = []
+    for server in (nyala_server, postgres_server):
+        server.psql([a for s in setup for a in ("-c", s)], check=True)
+        try:
+            outputs.append(server.psql(["-c", r"\du priv_du*"], check=True).stdout)
+        finally:
+            for role in ("priv_du_app", "priv_du_team", "priv_du_admin"):
+                server.psql(["-c", f"drop role {role}"], check=True)
+    assert outputs[0] == outputs[1]
+    assert "{pg_read_all_data,priv_du_team}" in outputs[0]
+
+
+def test_memberships_survive_a_restart(fresh_nyala_server):
+    with _connect(fresh_nyala_server) as su:
+        su.execute("create role priv_keep_team")
+        su.execute("create role priv_keep login noinherit")
+        su.execute("grant priv_keep_team to priv_keep with admin option")
+        su.execute("create table kept_m (id int primary key)")
+        su.execute("grant select on kept_m to priv_keep_team")
+    fresh_nyala_server.restart()
+    with _connect(fresh_nyala_server, "priv_keep") as keep:
+        assert keep.execute(
+            "select rolinherit from pg_roles where rolname = 'priv_keep'"
+        ).fetchone() == (False,)
+        assert keep.execute("select admin_option from pg_auth_members").fetchall() == [(True,)]
+        keep.execute("set role priv_keep_team")
+        assert keep.execute("select count(*) from kept_m").fetchone() == (0,)

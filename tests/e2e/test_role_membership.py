@@ -7,9 +7,10 @@ warnings must agree, and so must psql's ``\\du`` of the roles involved.
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
-from tests.e2e.test_privileges import _connect, _scenario
+from tests.e2e.test_privileges import README, _connect, _scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -156,3 +157,59 @@ def test_memberships_survive_a_restart(fresh_nyala_server):
         assert keep.execute("select admin_option from pg_auth_members").fetchall() == [(True,)]
         keep.execute("set role priv_keep_team")
         assert keep.execute("select count(*) from kept_m").fetchone() == (0,)
+
+
+README_ROLES = ("analysts", "dana", "ops")
+README_CHECKS = [
+    ("dana", "select count(*) from metrics"),
+    ("dana", "insert into metrics values ('2024-01-01', 1)"),
+    ("ops", "select count(*) from metrics"),
+    ("ops", "set role dana"),
+    ("ops", "set role analysts"),
+    ("ops", "insert into metrics values ('2024-01-01', 1)"),
+]
+
+
+def _readme_membership(server) -> list[object]:
+    """The README's role membership example, statement by statement, then checks."""
+    section = README.read_text().split("## Role membership and SET ROLE\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    out: list[object] = []
+    with _connect(server) as su:
+        su.execute("drop table if exists metrics")
+        for role in README_ROLES:
+            su.execute(f"drop role if exists {role}")
+        conns: dict[str, psycopg.Connection] = {"a superuser": su}
+        try:
+            steps = []
+            for block in section.split("```sql\n")[1:]:
+                body = block.split("```", 1)[0]
+                who = body.splitlines()[0].removeprefix("-- as ").strip()
+                text = "\n".join(line.split("--", 1)[0] for line in body.splitlines())
+                steps += [(who, s.strip()) for s in text.split(";") if s.strip()]
+            for who, sql in [*steps, *README_CHECKS]:
+                if who not in conns:
+                    conns[who] = _connect(server, who)
+                try:
+                    cur = conns[who].execute(sql)
+                    out.append((who, sql, cur.fetchall() if cur.description else "ok"))
+                except psycopg.Error as exc:
+                    out.append((who, sql, exc.sqlstate))
+        finally:
+            for conn in conns.values():
+                if conn is not su:
+                    conn.close()
+            su.execute("drop table if exists metrics")
+            for role in README_ROLES:
+                su.execute(f"drop role if exists {role}")
+    return out
+
+
+def test_the_readme_role_membership_example(nyala_server, postgres_server):
+    nyala = _readme_membership(nyala_server)
+    assert nyala == _readme_membership(postgres_server)
+    outcome = {(who, sql): result for who, sql, result in reversed(nyala)}  # the first of each
+    assert outcome[("dana", "select count(*) from metrics")] == [(0,)]
+    assert nyala[-6] == ("dana", "select count(*) from metrics", "42501")  # after the REVOKE
+    assert outcome[("ops", "select current_user, session_user")] == [("analysts", "ops")]
+    assert outcome[("dana", "insert into metrics values ('2024-01-01', 1)")] == "42501"

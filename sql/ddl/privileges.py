@@ -23,6 +23,8 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import RoleStore
+from catalog.table import TableInfo
+from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
 from sql.common.result import Result
 from sql.frontend.statements import GrantStatement, OwnerStatement
@@ -64,13 +66,15 @@ def execute_grant(
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
-        tables = sorted(catalog.tables(), key=lambda t: t.oid)
+        tables: list[TableInfo | ViewInfo] = sorted(
+            [*catalog.tables(), *catalog.views()], key=lambda t: t.oid
+        )
     else:
         tables = []
         for schema, name in statement.objects:
             if schema not in ("", SCHEMA):
                 raise InvalidSchemaName(f'schema "{schema}" does not exist')
-            table = catalog.find_table(name)
+            table = catalog.find_table(name) or catalog.find_view(name)
             if table is None:
                 raise UndefinedTable(f'relation "{name}" does not exist')
             tables.append(table)

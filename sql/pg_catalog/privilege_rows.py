@@ -36,7 +36,7 @@ def _column(relation: str, name: str) -> int:
 
 
 def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -> None:
-    """Fill pg_class.relowner/relacl and pg_namespace.nspacl in place."""
+    """Fill pg_class.relowner/relacl, pg_views.viewowner and pg_namespace.nspacl in place."""
     role_oids = {
         r[_column("pg_roles", "rolname")]: r[_column("pg_roles", "oid")]
         for r in rows.rows.get("pg_roles", [])
@@ -51,6 +51,19 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
         values[owner_at] = role_oids.get(acl.owner, values[owner_at])
         values[acl_at] = acl.acl_text()
         classes[index] = tuple(values)
+    name_at = _column("pg_class", "relname")
+    owners = {
+        row[name_at]: acl.owner
+        for row in classes
+        if (acl := acls.get(table_key(row[oid_at]))) is not None
+    }
+    view_at, view_owner_at = _column("pg_views", "viewname"), _column("pg_views", "viewowner")
+    views = rows.rows.get("pg_views", [])
+    for index, row in enumerate(views):
+        if row[view_at] in owners:
+            values = list(row)
+            values[view_owner_at] = owners[row[view_at]]
+            views[index] = tuple(values)
     schema = acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", owner)
     nsp_oid_at, nsp_acl_at = _column("pg_namespace", "oid"), _column("pg_namespace", "nspacl")
     namespaces = rows.rows.get("pg_namespace", [])

@@ -25,6 +25,7 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.table import TableInfo
+from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.execution.context import DatabaseContext
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
@@ -73,12 +74,13 @@ class AccessControl:
     def _mine(self) -> frozenset[str]:
         return privileges_of(self._db.roles, self.user)
 
-    def created(self, table: TableInfo) -> None:
-        """The session made ``table``: its role owns it."""
+    def created(self, table: TableInfo | ViewInfo) -> None:
+        """The session made ``table`` (or a view): its role owns it."""
         self._db.privileges.put(table_key(table.oid), ObjectAcl("table", self.user))
 
     def check(self, plan: Plan) -> None:
         if is_superuser(self._db.roles, self.user):
+            self._superuser_reads(plan)
             return
         match plan:
             case QueryPlan(query=query):
@@ -100,10 +102,40 @@ class AccessControl:
             case DdlPlan(ast=ast):
                 self._ddl(ast)
 
-    def _reads(self, query: CompiledQuery, skip: TableInfo | None) -> None:
-        for view in query.views:
-            if skip is None or view.table.table_id != skip.table_id:
-                self._require(view.table, _SELECT)
+    def _superuser_reads(self, plan: Plan) -> None:
+        """A superuser passes every check of its own, but what a view reads is checked as
+        the view's owner, whoever queries it."""
+        match plan:
+            case QueryPlan(query=query) if query.views_read:
+                self._reads(query, None, superuser=True)
+            case DmlPlan(write=write) if write.source.views_read:
+                self._reads(write.source, write.table, superuser=True)
+            case ExplainPlan(inner=inner) | DeclarePlan(inner=inner):
+                self._superuser_reads(inner)
+
+    def _reads(self, query: CompiledQuery, skip: TableInfo | None, superuser: bool = False) -> None:
+        """SELECT on each view and table the query reads: those it names as the current
+        role, those a view's query names as that view's owner (PostgreSQL's checkAsUser)."""
+        catalog = self._db.catalog
+        for name, via in query.views_read:
+            view = catalog.find_view(name)
+            if view is not None and (via is not None or not superuser):
+                self._require(view, _SELECT, via, kind="view")
+        for binding in query.views:
+            via = binding.via_view
+            target = skip is not None and binding.table.table_id == skip.table_id
+            if via is None and (superuser or target):
+                continue
+            self._require(binding.table, _SELECT, via)
+
+    def _owner_of(self, view_name: str) -> str | None:
+        """The owner of a view, or None when it is a superuser (who passes every check)."""
+        view = self._db.catalog.find_view(view_name)
+        if view is None:
+            return None
+        owner = database_owner(self._db.roles, self.user)
+        acl = self._db.privileges.get(table_key(view.oid), "table", owner)
+        return None if is_superuser(self._db.roles, acl.owner) else acl.owner
 
     def _copy(self, copy: CopyStatement) -> None:
         if copy.is_from and copy.table is not None:
@@ -113,6 +145,10 @@ class AccessControl:
 
     def _ddl(self, ast: exp.Expr) -> None:
         if isinstance(ast, exp.Create):
+            if ast.args.get("replace") and isinstance(ast.this, exp.Table):
+                view = self._db.catalog.find_view(identifier_name(ast.this))
+                if view is not None:  # CREATE OR REPLACE VIEW: the owner's to change
+                    self._require_owner(view, "view")
             owner = database_owner(self._db.roles, self.user)
             acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
             if "C" not in acl.held(self._mine()):
@@ -122,9 +158,13 @@ class AccessControl:
             nodes = ast.args.get("tables") or [] if isinstance(ast, exp.Drop) else [ast.this]
             for node in nodes:
                 if isinstance(node, exp.Table):
-                    table = self._db.catalog.find_table(identifier_name(node))
+                    relation = identifier_name(node)
+                    table = self._db.catalog.find_table(relation)
+                    view = self._db.catalog.find_view(relation) if table is None else None
                     if table is not None:
                         self._require_owner(table)
+                    elif view is not None:
+                        self._require_owner(view, "view")
         elif isinstance(ast, exp.Comment) and isinstance(ast.this, (exp.Table, exp.Column)):
             node = ast.this if isinstance(ast.this, exp.Table) else ast.this.args.get("table")
             name = identifier_name(node) if isinstance(node, (exp.Table, exp.Identifier)) else None
@@ -132,13 +172,28 @@ class AccessControl:
             if table is not None:
                 self._require_owner(table, "relation")
 
-    def _require(self, table: TableInfo, letter: str) -> None:
-        owner = database_owner(self._db.roles, self.user)
-        acl = self._db.privileges.get(table_key(table.oid), "table", owner)
-        if letter not in acl.held(self._mine()):
-            raise InsufficientPrivilege(f"permission denied for table {table.name}")
+    def _require(
+        self,
+        table: TableInfo | ViewInfo,
+        letter: str,
+        via: str | None = None,
+        kind: str = "table",
+    ) -> None:
+        """``letter`` on ``table`` for the current role, or for the owner of the view ``via``
+        when that view's query reads it."""
+        if via is None:
+            roles = self._mine()
+        else:
+            owner = self._owner_of(via)
+            if owner is None:
+                return
+            roles = privileges_of(self._db.roles, owner)
+        default_owner = database_owner(self._db.roles, self.user)
+        acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
+        if letter not in acl.held(roles):
+            raise InsufficientPrivilege(f"permission denied for {kind} {table.name}")
 
-    def _require_owner(self, table: TableInfo, kind: str = "table") -> None:
+    def _require_owner(self, table: TableInfo | ViewInfo, kind: str = "table") -> None:
         owner = database_owner(self._db.roles, self.user)
         acl = self._db.privileges.get(table_key(table.oid), "table", owner)
         if acl.owner not in self._mine():

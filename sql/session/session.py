@@ -853,9 +853,14 @@ class Session:
             comments.comment_on(ast, self._db.comments, self._db.catalog)
             return Result(command_tag="COMMENT")
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
+            existed = {v.view_id for v in self._db.catalog.views()}
             result = views.create_view(ast, self._db.catalog, self._describe_view_query)
+            for view in self._db.catalog.views():
+                if view.view_id not in existed:
+                    self._access.created(view)
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
             result = views.drop_view(ast, self._db.catalog)
+            self._db.privileges.keep_tables(self._relation_oids())
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
@@ -878,9 +883,14 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, self._db.catalog)
-            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
+            self._db.privileges.keep_tables(self._relation_oids())
         self._db.bump_catalog_version()
         return result
+
+    def _relation_oids(self) -> set[int]:
+        """The OIDs of the tables and views there are, whose owners and ACLs are kept."""
+        catalog = self._db.catalog
+        return {t.oid for t in catalog.tables()} | {v.oid for v in catalog.views()}
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""

@@ -213,3 +213,60 @@ def test_the_readme_role_membership_example(nyala_server, postgres_server):
     assert nyala[-6] == ("dana", "select count(*) from metrics", "42501")  # after the REVOKE
     assert outcome[("ops", "select current_user, session_user")] == [("analysts", "ops")]
     assert outcome[("dana", "insert into metrics values ('2024-01-01', 1)")] == "42501"
+
+
+VIEWS = [
+    ("su", "create table pv1 (id int primary key, secret text)"),
+    ("su", "insert into pv1 values (1, 's'), (2, 't')"),
+    ("su", "grant create on schema public to priv_alice"),
+    ("su", "grant select on pv1 to priv_alice"),
+    ("alice", "create view pv_alice as select id from pv1"),
+    ("bob", "select * from pv_alice"),
+    ("alice", "grant select on pv_alice to priv_bob"),
+    ("bob", "select * from pv_alice order by id"),
+    ("bob", "select * from pv1"),
+    ("bob", "select count(*) from pv_alice where id > 1"),
+    ("su", "revoke select on pv1 from priv_alice"),
+    ("bob", "select * from pv_alice"),
+    ("su", "select * from pv_alice"),
+    ("su", "create view pv_su as select id from pv1"),
+    ("su", "grant select on pv_su to priv_bob"),
+    ("bob", "select * from pv_su order by id"),
+    ("bob", "select count(*) from pv_su join pv_alice using (id)"),
+    ("alice", "create view pv_nested as select * from pv_su"),
+    ("alice", "select * from pv_nested"),
+    ("su", "grant select on pv_su to priv_alice"),
+    ("alice", "select * from pv_nested order by id"),
+    ("bob", "select * from pv_nested"),
+    ("alice", "grant select on pv_nested to priv_team"),
+    ("su", "create role priv_team"),
+    ("alice", "grant select on pv_nested to priv_team"),
+    ("su", "grant priv_team to priv_bob"),
+    ("bob", "select count(*) from pv_nested"),
+    ("su", "select relname, relacl::text[] from pg_class where relname like 'pv%' order by 1"),
+    ("su", "select viewname, viewowner from pg_views where viewname like 'pv%' order by 1"),
+    ("su", "select has_table_privilege('priv_bob', 'pv_alice', 'select')"),
+    ("bob", "drop view pv_alice"),
+    ("bob", "create or replace view pv_alice as select 1 as id"),
+    ("alice", "create or replace view pv_alice as select id from pv1 where id > 0"),
+    ("su", "select relname, relacl::text[] from pg_class where relname = 'pv_alice'"),
+    ("alice", "drop view pv_nested"),
+    ("alice", "drop view pv_alice"),
+    ("su", "drop view pv_su"),
+    ("su", "drop role priv_team"),
+    ("su", "revoke create on schema public from priv_alice"),
+]
+
+
+def test_views_are_read_as_their_owner_as_in_postgresql(nyala_server, postgres_server):
+    for server in (nyala_server, postgres_server):
+        with _connect(server) as su:
+            for view in ("pv_nested", "pv_alice", "pv_su"):
+                su.execute(f"drop view if exists {view}")
+            su.execute("drop role if exists priv_team")
+    nyala = _scenario(nyala_server, VIEWS, ("pv1",))
+    postgres = _scenario(postgres_server, VIEWS, ("pv1",))
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    outcome = {(who, sql): out for who, sql, out in nyala}
+    assert outcome[("bob", "select * from pv_alice order by id")] == [(1,), (2,)]
+    assert outcome[("su", "select * from pv_alice")] == "42501"

@@ -1,7 +1,7 @@
 """Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
 
 ``privileges.json`` in the data directory keeps, per object (``table:<oid>``
-or ``schema:public``), its owner and its ACL as PostgreSQL keeps
+for tables, views and sequences, or ``schema:public``), its owner and its ACL as PostgreSQL keeps
 ``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
 default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
 ``grantee=privileges/grantor``, PUBLIC as the empty grantee and a ``*``
@@ -9,7 +9,8 @@ after each privilege given WITH GRANT OPTION.  GRANT and REVOKE follow
 PostgreSQL's rules (``apply_grant``): a superuser acts as the owner, anyone
 else grants only what they hold with grant option, and revoking a grant
 option others granted onwards needs CASCADE.  A table with no entry (made
-before privileges existed) belongs to the database owner.
+before privileges existed) belongs to the database owner.  A sequence belongs
+to the owner of the table whose column owns it, whatever its entry says.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ TABLE_PRIVILEGES = {
     "TRUNCATE": "D", "REFERENCES": "x", "TRIGGER": "t",
 }  # fmt: skip
 SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
-_ALL = {"table": "arwdDxt", "schema": "UC"}
+SEQUENCE_PRIVILEGES = {"USAGE": "U", "SELECT": "r", "UPDATE": "w"}
+_ALL = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU"}
 _PREDEFINED = {
     "table": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "awd"},
     "schema": {READ_ALL_DATA: "U", WRITE_ALL_DATA: "U"},
+    "sequence": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "w"},
 }
 PUBLIC_SCHEMA = "schema:public"
 
@@ -363,3 +366,14 @@ def is_superuser(roles: RoleStore | None, name: str) -> bool:
 def privileges_of(roles: RoleStore | None, name: str) -> frozenset[str]:
     """``name`` and the roles whose privileges it has through membership."""
     return roles.privileges_of(name) if roles is not None else frozenset((name,))
+
+
+def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner: str) -> ObjectAcl:
+    """A sequence's ACL, owned by whoever owns the table with ``table_oid`` (its column's
+    table); grants made under an earlier owner pass to the new one, as ALTER TABLE OWNER
+    passes them in PostgreSQL."""
+    owner = store.get(table_key(table_oid), "table", default_owner).owner
+    acl = store.get(key, "sequence", owner)
+    if acl.owner != owner:
+        acl.change_owner(owner)
+    return acl

@@ -13,6 +13,7 @@ from catalog.privileges import (
     PUBLIC,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
+    SEQUENCE_PRIVILEGES,
     TABLE_PRIVILEGES,
     GrantRequest,
     PrivilegeStore,
@@ -20,9 +21,11 @@ from catalog.privileges import (
     database_owner,
     is_superuser,
     privileges_of,
+    sequence_acl,
     table_key,
 )
 from catalog.roles import RoleStore
+from catalog.sequences import SequenceInfo, sequence_oid
 from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
@@ -61,6 +64,8 @@ def execute_grant(
         notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}", mine).notices
         privileges.put(PUBLIC_SCHEMA, acl)
         return Result(command_tag=tag, notices=notices)
+    if statement.kind in ("SEQUENCE", "ALL SEQUENCES"):
+        return _grant_on_sequences(statement, catalog, privileges, roles, user, grantees)
     letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
     if statement.kind == "ALL TABLES":
         for _, name in statement.objects:
@@ -85,6 +90,41 @@ def execute_grant(
         label = f"table {table.name}"
         notices += apply_grant(acl, request, user, superuser, label, mine).notices
         privileges.put(key, acl)
+    return Result(command_tag=tag, notices=notices)
+
+
+def _grant_on_sequences(
+    statement: GrantStatement,
+    catalog: Catalog,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+    grantees: tuple[str, ...],
+) -> Result:
+    """GRANT or REVOKE on sequences: each belongs to the owner of its table."""
+    letters = _letters(statement.privileges, SEQUENCE_PRIVILEGES, "sequence")
+    found: list[tuple[TableInfo, SequenceInfo]] = []
+    if statement.kind == "ALL SEQUENCES":
+        for _, name in statement.objects:
+            if name != SCHEMA:
+                raise InvalidSchemaName(f'schema "{name}" does not exist')
+        for table in sorted(catalog.tables(), key=lambda t: t.oid):
+            found += [(table, info) for info in table.sequences if not info.hidden]
+    else:
+        for schema, name in statement.objects:
+            if schema not in ("", SCHEMA):
+                raise InvalidSchemaName(f'schema "{schema}" does not exist')
+            found.append(catalog.get_sequence(name))
+    request = _request(statement, letters, grantees)
+    superuser, mine = is_superuser(roles, user), privileges_of(roles, user)
+    notices: list[DbError] = []
+    for table, info in found:
+        key = table_key(sequence_oid(table.table_id, info.column_id))
+        acl = sequence_acl(privileges, key, table.oid, database_owner(roles, user))
+        label = f"sequence {info.name}"
+        notices += apply_grant(acl, request, user, superuser, label, mine).notices
+        privileges.put(key, acl)
+    tag = "GRANT" if statement.is_grant else "REVOKE"
     return Result(command_tag=tag, notices=notices)
 
 

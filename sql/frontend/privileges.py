@@ -1,13 +1,13 @@
 """The grammar of GRANT and REVOKE: of privileges on tables and schemas, and of role membership.
 
-``GRANT privileges ON [TABLE] t [, ...] | SCHEMA s [, ...] | ALL TABLES IN SCHEMA s
+``GRANT privileges ON [TABLE] t [, ...] | SEQUENCE s [, ...] | SCHEMA s [, ...] |
+ALL {TABLES | SEQUENCES} IN SCHEMA s
 TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT OPTION
 FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
 where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
 ``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
 ``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
-RESTRICT]`` (a list of names not followed by ON).  Column lists, sequences and functions
-are refused with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here
+RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here
 too.
 """
 
@@ -192,17 +192,23 @@ def _no_columns(reader: _Reader) -> None:
 
 
 def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:
-    if reader.accept("all", "tables", "in", "schema"):
-        schemas = [("", reader.name())]
+    for kind in ("tables", "sequences"):
+        if reader.accept("all", kind, "in", "schema"):
+            schemas = [("", reader.name())]
+            while reader.comma():
+                schemas.append(("", reader.name()))
+            return f"ALL {kind.upper()}", schemas
+    if reader.accept("sequence"):
+        sequences = [_qualified(reader)]
         while reader.comma():
-            schemas.append(("", reader.name()))
-        return "ALL TABLES", schemas
+            sequences.append(_qualified(reader))
+        return "SEQUENCE", sequences
     if reader.accept("schema"):
         names = [("", reader.name())]
         while reader.comma():
             names.append(("", reader.name()))
         return "SCHEMA", names
-    if reader.word() in ("sequence", "function", "procedure", "routine", "database", "type",
+    if reader.word() in ("function", "procedure", "routine", "database", "type",
                          "language", "domain", "foreign", "large", "tablespace", "parameter",
                          "all"):  # fmt: skip
         raise FeatureNotSupported(

@@ -224,8 +224,8 @@ class GrantStatement(Statement):
     """GRANT or REVOKE of privileges on tables or schemas.
 
     ``privileges`` are upper-case names (``("ALL",)`` for ALL PRIVILEGES); ``kind`` is
-    TABLE, SCHEMA or ALL TABLES (``ON ALL TABLES IN SCHEMA``, ``objects`` then naming the
-    schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
+    TABLE, SEQUENCE, SCHEMA, ALL TABLES or ALL SEQUENCES (``ON ALL ... IN SCHEMA``,
+    ``objects`` then naming the schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
     as "".  ``grant_option``: WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
     """
 

@@ -22,8 +22,10 @@ from catalog.privileges import (
     database_owner,
     is_superuser,
     privileges_of,
+    sequence_acl,
     table_key,
 )
+from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
@@ -101,6 +103,22 @@ class AccessControl:
                 self._copy(copy)
             case DdlPlan(ast=ast):
                 self._ddl(ast)
+
+    def sequence(self, name: str, wanted: str) -> None:
+        """nextval (USAGE or UPDATE), currval (USAGE or SELECT) and setval (UPDATE), also
+        behind a SERIAL column's default; an IDENTITY column's sequence is not checked, as
+        PostgreSQL does not check it."""
+        if is_superuser(self._db.roles, self.user):
+            return
+        found = self._db.catalog.find_sequence(name)
+        if found is None or found[1].identity or found[1].hidden:
+            return  # a hidden key's sequence is nyala's own
+        table, info = found
+        key = table_key(sequence_oid(table.table_id, info.column_id))
+        default_owner = database_owner(self._db.roles, self.user)
+        acl = sequence_acl(self._db.privileges, key, table.oid, default_owner)
+        if not set(wanted) & acl.held(self._mine()):
+            raise InsufficientPrivilege(f"permission denied for sequence {name}")
 
     def _superuser_reads(self, plan: Plan) -> None:
         """A superuser passes every check of its own, but what a view reads is checked as

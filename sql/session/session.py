@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
@@ -178,6 +179,7 @@ class Session:
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user)
+        self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
 
@@ -888,9 +890,11 @@ class Session:
         return result
 
     def _relation_oids(self) -> set[int]:
-        """The OIDs of the tables and views there are, whose owners and ACLs are kept."""
+        """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""
         catalog = self._db.catalog
-        return {t.oid for t in catalog.tables()} | {v.oid for v in catalog.views()}
+        tables = catalog.tables()
+        sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
+        return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""

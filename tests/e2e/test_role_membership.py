@@ -270,3 +270,50 @@ def test_views_are_read_as_their_owner_as_in_postgresql(nyala_server, postgres_s
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("bob", "select * from pv_alice order by id")] == [(1,), (2,)]
     assert outcome[("su", "select * from pv_alice")] == "42501"
+
+
+SEQUENCES = [
+    ("su", "create table ps1 (id serial primary key, v int)"),
+    ("su", "grant select, insert on ps1 to priv_alice"),
+    ("alice", "insert into ps1 (v) values (1)"),
+    ("alice", "insert into ps1 values (100, 1)"),
+    ("alice", "select nextval('ps1_id_seq')"),
+    ("alice", "select currval('ps1_id_seq')"),
+    ("su", "grant usage on sequence ps1_id_seq to priv_alice"),
+    ("alice", "insert into ps1 (v) values (2) returning id"),
+    ("alice", "select currval('ps1_id_seq')"),
+    ("alice", "select setval('ps1_id_seq', 50)"),
+    ("su", "grant update on sequence ps1_id_seq to priv_bob"),
+    ("bob", "select setval('ps1_id_seq', 50)"),
+    ("bob", "select nextval('ps1_id_seq')"),
+    ("bob", "select currval('ps1_id_seq')"),
+    ("su", "grant select on sequence public.ps1_id_seq to priv_bob with grant option"),
+    ("bob", "select currval('ps1_id_seq')"),
+    ("bob", "grant select on sequence ps1_id_seq to priv_carol"),
+    ("su", "select relname, relacl::text[] from pg_class where relname = 'ps1_id_seq'"),
+    ("su", "grant insert on sequence ps1_id_seq to priv_bob"),
+    ("su", "grant usage on sequence ps_nosuch to priv_bob"),
+    ("su", "grant all on all sequences in schema public to priv_carol"),
+    ("carol", "select nextval('ps1_id_seq')"),
+    ("su", "revoke all on all sequences in schema public from priv_carol"),
+    ("carol", "select nextval('ps1_id_seq')"),
+    ("su", "revoke usage on sequence ps1_id_seq from priv_alice"),
+    ("alice", "insert into ps1 (v) values (3)"),
+    ("su", "grant pg_write_all_data to priv_alice"),
+    ("alice", "insert into ps1 (v) values (4) returning id"),
+    ("su", "revoke pg_write_all_data from priv_alice"),
+    ("su", "create table ps2 (id int generated always as identity, v int)"),
+    ("su", "grant insert on ps2 to priv_alice"),
+    ("alice", "insert into ps2 (v) values (1)"),
+    ("su", "revoke all on sequence ps1_id_seq from priv_bob cascade"),
+]
+
+
+def test_sequence_privileges_match_postgresql(nyala_server, postgres_server):
+    tables = ("ps1", "ps2")
+    nyala = _scenario(nyala_server, SEQUENCES, tables)
+    postgres = _scenario(postgres_server, SEQUENCES, tables)
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    outcome = {(who, sql): out for who, sql, out in nyala}
+    assert outcome[("alice", "insert into ps1 (v) values (1)")] == "42501"
+    assert outcome[("alice", "insert into ps1 (v) values (2) returning id")] == [(1,)]

@@ -1,7 +1,7 @@
 """Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
 
 ``privileges.json`` in the data directory keeps, per object (``table:<oid>``
-for tables, views and sequences, or ``schema:public``), its owner and its ACL as PostgreSQL keeps
+for tables, views and sequences, ``schema:public`` or ``database``), its owner and its ACL as PostgreSQL keeps
 ``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
 default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
 ``grantee=privileges/grantor``, PUBLIC as the empty grantee and a ``*``
@@ -42,13 +42,17 @@ TABLE_PRIVILEGES = {
 }  # fmt: skip
 SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
 SEQUENCE_PRIVILEGES = {"USAGE": "U", "SELECT": "r", "UPDATE": "w"}
-_ALL = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU"}
+DATABASE_PRIVILEGES = {"CREATE": "C", "TEMPORARY": "T", "CONNECT": "c"}
+_ALL = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc"}
 _PREDEFINED = {
     "table": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "awd"},
     "schema": {READ_ALL_DATA: "U", WRITE_ALL_DATA: "U"},
     "sequence": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "w"},
+    "database": {},
 }
 PUBLIC_SCHEMA = "schema:public"
+DATABASE = "database"
+"""The key of the database's ACL: a data directory holds one database."""
 
 
 def table_key(oid: int) -> str:
@@ -85,6 +89,8 @@ class ObjectAcl:
         default = [AclItem(self.owner, self.owner, _ALL[self.kind])]
         if self.kind == "schema":
             default.append(AclItem(PUBLIC, self.owner, "U"))
+        elif self.kind == "database":
+            default.insert(0, AclItem(PUBLIC, self.owner, "Tc"))
         return default
 
     def change_owner(self, new_owner: str) -> None:
@@ -377,3 +383,19 @@ def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner:
     if acl.owner != owner:
         acl.change_owner(owner)
     return acl
+
+
+def check_connect(
+    store: PrivilegeStore, roles: RoleStore | None, user: str, database: str
+) -> None:
+    """CONNECT on the database, which a session needs to start (PUBLIC has it until
+    revoked); superusers always connect."""
+    if is_superuser(roles, user):
+        return
+    acl = store.get(DATABASE, "database", database_owner(roles, user))
+    if "c" not in acl.held(privileges_of(roles, user)):
+        raise InsufficientPrivilege(
+            f'permission denied for database "{database}"',
+            detail="User does not have CONNECT privilege.",
+            severity="FATAL",
+        )

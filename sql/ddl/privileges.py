@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from catalog.catalog import Catalog
 from catalog.privileges import (
+    DATABASE,
+    DATABASE_PRIVILEGES,
     PUBLIC,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
@@ -34,6 +36,7 @@ from sql.frontend.statements import GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
     InsufficientPrivilege,
+    InvalidCatalogName,
     InvalidGrantOperation,
     InvalidSchemaName,
     UndefinedObject,
@@ -47,6 +50,7 @@ def execute_grant(
     privileges: PrivilegeStore,
     roles: RoleStore | None,
     user: str,
+    database: str = "",
 ) -> Result:
     owner = database_owner(roles, user)
     superuser = is_superuser(roles, user)
@@ -63,6 +67,16 @@ def execute_grant(
         acl = privileges.get(PUBLIC_SCHEMA, "schema", owner)
         notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}", mine).notices
         privileges.put(PUBLIC_SCHEMA, acl)
+        return Result(command_tag=tag, notices=notices)
+    if statement.kind == "DATABASE":
+        letters = _letters(statement.privileges, DATABASE_PRIVILEGES, "database")
+        for _, name in statement.objects:
+            if name != database:
+                raise InvalidCatalogName(f'database "{name}" does not exist', severity="ERROR")
+        request = _request(statement, letters, grantees)
+        acl = privileges.get(DATABASE, "database", owner)
+        notices += apply_grant(acl, request, user, superuser, f"database {database}", mine).notices
+        privileges.put(DATABASE, acl)
         return Result(command_tag=tag, notices=notices)
     if statement.kind in ("SEQUENCE", "ALL SEQUENCES"):
         return _grant_on_sequences(statement, catalog, privileges, roles, user, grantees)

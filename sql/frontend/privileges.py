@@ -1,7 +1,7 @@
 """The grammar of GRANT and REVOKE: of privileges on tables and schemas, and of role membership.
 
 ``GRANT privileges ON [TABLE] t [, ...] | SEQUENCE s [, ...] | SCHEMA s [, ...] |
-ALL {TABLES | SEQUENCES} IN SCHEMA s
+DATABASE d | ALL {TABLES | SEQUENCES} IN SCHEMA s
 TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT OPTION
 FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
 where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
@@ -198,6 +198,11 @@ def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:
             while reader.comma():
                 schemas.append(("", reader.name()))
             return f"ALL {kind.upper()}", schemas
+    if reader.accept("database"):
+        names = [("", reader.name())]
+        while reader.comma():
+            names.append(("", reader.name()))
+        return "DATABASE", names
     if reader.accept("sequence"):
         sequences = [_qualified(reader)]
         while reader.comma():
@@ -208,7 +213,7 @@ def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:
         while reader.comma():
             names.append(("", reader.name()))
         return "SCHEMA", names
-    if reader.word() in ("function", "procedure", "routine", "database", "type",
+    if reader.word() in ("function", "procedure", "routine", "type",
                          "language", "domain", "foreign", "large", "tablespace", "parameter",
                          "all"):  # fmt: skip
         raise FeatureNotSupported(

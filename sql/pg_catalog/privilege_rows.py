@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from catalog.privileges import (
+    DATABASE,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
     TABLE_PRIVILEGES,
@@ -36,7 +37,8 @@ def _column(relation: str, name: str) -> int:
 
 
 def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -> None:
-    """Fill pg_class.relowner/relacl, pg_views.viewowner and pg_namespace.nspacl in place."""
+    """Fill pg_class.relowner/relacl, pg_views.viewowner, pg_namespace.nspacl and
+    pg_database.datacl in place."""
     role_oids = {
         r[_column("pg_roles", "rolname")]: r[_column("pg_roles", "oid")]
         for r in rows.rows.get("pg_roles", [])
@@ -64,6 +66,14 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
             values = list(row)
             values[view_owner_at] = owners[row[view_at]]
             views[index] = tuple(values)
+    database = acls.get(DATABASE)
+    if database is not None:
+        dat_acl_at = _column("pg_database", "datacl")
+        databases = rows.rows.get("pg_database", [])
+        for index, row in enumerate(databases):
+            values = list(row)
+            values[dat_acl_at] = database.acl_text()
+            databases[index] = tuple(values)
     schema = acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", owner)
     nsp_oid_at, nsp_acl_at = _column("pg_namespace", "oid"), _column("pg_namespace", "nspacl")
     namespaces = rows.rows.get("pg_namespace", [])

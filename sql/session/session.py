@@ -722,7 +722,7 @@ class Session:
                     result = memberships.execute_membership(grant, db.roles, self.current_user)
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, db.catalog, db.privileges, db.roles, self.current_user
+                        grant, db.catalog, db.privileges, db.roles, self.current_user, db.name
                     )
                 else:
                     result = privileges.alter_owner(

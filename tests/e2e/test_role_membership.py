@@ -10,6 +10,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from server import messages as m
+from tests.e2e.test_protocol import RawClient, errors
 from tests.e2e.test_privileges import README, _connect, _scenario
 
 pytestmark = pytest.mark.e2e
@@ -317,3 +319,62 @@ def test_sequence_privileges_match_postgresql(nyala_server, postgres_server):
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("alice", "insert into ps1 (v) values (1)")] == "42501"
     assert outcome[("alice", "insert into ps1 (v) values (2) returning id")] == [(1,)]
+
+
+def _connect_outcome(server, user: str) -> str:
+    """The SQLSTATE of the FATAL error a start-up as ``user`` gets, or "ok" (libpq hides
+    it, so the start-up is spoken directly)."""
+    client = RawClient(server.host, server.port)
+    try:
+        client.send(m.StartupMessage(parameters={"user": user, "database": "nyala"}))
+        messages = []
+        while (message := client.receive()) is not None:
+            messages.append(message)
+            if isinstance(message, m.ReadyForQuery):
+                return "ok"
+        return ",".join(code or "?" for code in errors(messages))
+    finally:
+        client.close()
+
+
+def _connect_scenario(server) -> list[object]:
+    out: list[object] = []
+    with _connect(server) as su:
+        for role in ("priv_conn_app", "priv_conn_group"):
+            su.execute(f"drop role if exists {role}")
+        su.execute("create role priv_conn_app login")
+        su.execute("create role priv_conn_group")
+        try:
+            out.append(_connect_outcome(server, "priv_conn_app"))
+            su.execute("revoke connect on database nyala from public")
+            out.append(su.execute("select datacl::text[] from pg_database"
+                                  " where datname = 'nyala'").fetchone())  # fmt: skip
+            out.append(_connect_outcome(server, "priv_conn_app"))
+            su.execute("grant connect on database nyala to priv_conn_group")
+            su.execute("grant priv_conn_group to priv_conn_app")
+            out.append(_connect_outcome(server, "priv_conn_app"))
+            su.execute("revoke priv_conn_group from priv_conn_app")
+            out.append(_connect_outcome(server, "priv_conn_app"))
+            out.append(_connect_outcome(server, su.info.user))
+            for sql in (
+                "grant select on database nyala to priv_conn_app",
+                "grant connect on database nyala_nosuch to priv_conn_app",
+                "grant connect, temporary on database nyala to priv_conn_app",
+            ):
+                try:
+                    out.append(su.execute(sql).statusmessage)
+                except psycopg.Error as exc:
+                    out.append(exc.sqlstate)
+            out.append(_connect_outcome(server, "priv_conn_app"))
+        finally:
+            su.execute("grant connect on database nyala to public")
+            su.execute("revoke all on database nyala from priv_conn_app, priv_conn_group")
+            for role in ("priv_conn_app", "priv_conn_group"):
+                su.execute(f"drop role {role}")
+    return out
+
+
+def test_connect_on_the_database_matches_postgresql(nyala_server, postgres_server):
+    nyala = _connect_scenario(nyala_server)
+    assert nyala == _connect_scenario(postgres_server)
+    assert nyala[2] == "42501" and nyala[3] == "ok"

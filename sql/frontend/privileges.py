@@ -7,8 +7,9 @@ FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRIC
 where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
 ``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
 ``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
-RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here
-too.
+RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused
+with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role``, ``REASSIGN OWNED`` and
+``DROP OWNED`` are read here too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold
-from sql.frontend.statements import GrantStatement, MembershipStatement, OwnerStatement
+from sql.frontend.statements import (
+    GrantStatement,
+    MembershipStatement,
+    OwnedStatement,
+    OwnerStatement,
+)
 from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
 
 KEYWORDS = ("grant", "revoke")
@@ -143,6 +149,32 @@ def _membership(reader: _Reader, is_grant: bool) -> MembershipStatement:
         else:
             raise reader.error()
     return MembershipStatement(is_grant, tuple(roles), tuple(grantees), admin_option, cascade)
+
+
+def parse_owned(sql: str, tokens: list[Token]) -> OwnedStatement | None:
+    """``REASSIGN OWNED BY role [, ...] TO role`` or ``DROP OWNED BY role [, ...] [CASCADE |
+    RESTRICT]``, or None for any other statement."""
+    reader = _Reader(sql, tokens)
+    action = reader.word().upper()
+    if action not in ("REASSIGN", "DROP") or reader.word(1) != "owned":
+        return None
+    reader.index = 2
+    reader.expect("by")
+    roles = [_grantee(reader)]
+    while reader.comma():
+        roles.append(_grantee(reader))
+    if action == "REASSIGN":
+        reader.expect("to")
+        new_owner = _grantee(reader)
+        if reader.peek() is not None:
+            raise reader.error()
+        return OwnedStatement(action, tuple(roles), new_owner)
+    cascade = reader.word() == "cascade"
+    if reader.word() in ("cascade", "restrict"):
+        reader.take()
+    if reader.peek() is not None:
+        raise reader.error()
+    return OwnedStatement(action, tuple(roles), cascade=cascade)
 
 
 def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:

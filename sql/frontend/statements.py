@@ -288,6 +288,26 @@ class MembershipStatement(Statement):
     cascade: bool = _field("cascade")
 
 
+class OwnedStatement(Statement):
+    """REASSIGN OWNED BY roles TO new_owner, or DROP OWNED BY roles [CASCADE]."""
+
+    arg_types = {"action": True, "roles": True, "new_owner": False, "cascade": False}
+
+    def __init__(
+        self,
+        action: str = "REASSIGN",
+        roles: tuple[str, ...] = (),
+        new_owner: str = "",
+        cascade: bool = False,
+    ) -> None:
+        super().__init__(action=action, roles=roles, new_owner=new_owner, cascade=cascade)
+
+    action: str = _field("action")
+    roles: tuple[str, ...] = _field("roles")
+    new_owner: str = _field("new_owner")
+    cascade: bool = _field("cascade")
+
+
 class OwnerStatement(Statement):
     """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
 

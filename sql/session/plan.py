@@ -16,6 +16,7 @@ from sql.frontend.statements import (
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
+    OwnedStatement,
     OwnerStatement,
     ParsedStatement,
     RoleStatement,
@@ -97,9 +98,10 @@ class TruncatePlan:
 
 @dataclass(slots=True)
 class GrantPlan:
-    """GRANT or REVOKE of privileges or of role membership, or ALTER TABLE ... OWNER TO."""
+    """GRANT or REVOKE of privileges or of role membership, ALTER TABLE ... OWNER TO,
+    REASSIGN OWNED or DROP OWNED."""
 
-    grant: GrantStatement | OwnerStatement | MembershipStatement
+    grant: GrantStatement | OwnerStatement | MembershipStatement | OwnedStatement
 
 
 @dataclass(slots=True)

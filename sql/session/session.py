@@ -31,6 +31,7 @@ from sql.ddl import (
     alter_table,
     comments,
     memberships,
+    owned,
     partitions,
     privileges,
     roles,
@@ -55,6 +56,7 @@ from sql.frontend.statements import (
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
+    OwnedStatement,
     OwnerStatement,
     RoleStatement,
     Utility,
@@ -547,7 +549,7 @@ class Session:
                 for name in ast.tables:
                     self._db.catalog.get_table(name)
                 return MaintenancePlan(ast)
-            case GrantStatement() | OwnerStatement() | MembershipStatement():
+            case GrantStatement() | OwnerStatement() | MembershipStatement() | OwnedStatement():
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
@@ -720,6 +722,11 @@ class Session:
                 db = self._db
                 if isinstance(grant, MembershipStatement):
                     result = memberships.execute_membership(grant, db.roles, self.current_user)
+                elif isinstance(grant, OwnedStatement):
+                    result = owned.execute_owned(
+                        grant, db.catalog, db.privileges, db.roles, self.current_user
+                    )
+                    db.privileges.keep_tables(self._relation_oids())
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
                         grant, db.catalog, db.privileges, db.roles, self.current_user, db.name

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from server import messages as m
-from tests.e2e.test_protocol import RawClient, errors
 from tests.e2e.test_privileges import README, _connect, _scenario
+from tests.e2e.test_protocol import RawClient, errors
 
 pytestmark = pytest.mark.e2e
 
@@ -378,3 +378,47 @@ def test_connect_on_the_database_matches_postgresql(nyala_server, postgres_serve
     nyala = _connect_scenario(nyala_server)
     assert nyala == _connect_scenario(postgres_server)
     assert nyala[2] == "42501" and nyala[3] == "ok"
+
+
+OWNED_ACL = (
+    "select relname, relacl::text[] from pg_class"
+    " where relname in ('po1', 'po2', 'po_v', 'po1_id_seq') order by 1"
+)
+OWNED = [
+    ("su", "grant create on schema public to priv_alice"),
+    ("alice", "create table po1 (id serial primary key)"),
+    ("alice", "create view po_v as select id from po1"),
+    ("alice", "grant select on po1 to priv_bob with grant option"),
+    ("alice", "grant usage on sequence po1_id_seq to priv_bob"),
+    ("bob", "grant select on po1 to priv_carol"),
+    ("su", "create table po2 (id int primary key)"),
+    ("su", "grant select, insert on po2 to priv_bob with grant option"),
+    ("bob", "grant select on po2 to priv_carol"),
+    ("carol", "reassign owned by priv_alice to priv_carol"),
+    ("alice", "reassign owned by priv_alice to priv_carol"),
+    ("su", "drop role priv_alice"),
+    ("su", "reassign owned by priv_alice to priv_carol"),
+    ("su", OWNED_ACL),
+    ("su", "select viewname, viewowner from pg_views where viewname = 'po_v'"),
+    ("carol", "insert into po1 values (default) returning id"),
+    ("carol", "drop table po1"),
+    ("su", "drop owned by priv_bob"),
+    ("su", OWNED_ACL),
+    ("carol", "select count(*) from po2"),
+    ("su", "drop owned by priv_carol"),
+    ("su", "select count(*) from pg_class where relname in ('po1', 'po_v', 'po1_id_seq')"),
+    ("su", "drop owned by priv_nosuch"),
+    ("su", "reassign owned by priv_bob to priv_nosuch"),
+    ("su", "revoke create on schema public from priv_alice"),
+    ("su", "drop role priv_alice"),
+    ("su", "create role priv_alice login"),
+]
+
+
+def test_reassign_and_drop_owned_match_postgresql(nyala_server, postgres_server):
+    tables = ("po2", "po1")
+    nyala = _scenario(nyala_server, OWNED, tables)
+    postgres = _scenario(postgres_server, OWNED, tables)
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    outcome = {(who, sql): out for who, sql, out in nyala}
+    assert outcome[("su", "drop owned by priv_carol")] == "DROP OWNED"

@@ -6,7 +6,8 @@ UPDATE and DELETE need their own privilege on the target, and SELECT on it
 when they read its columns (WHERE, SET expressions, RETURNING, ON CONFLICT);
 TRUNCATE needs TRUNCATE; COPY FROM needs INSERT and COPY TO its query's
 SELECT; CREATE TABLE needs CREATE on the schema; ALTER, DROP and COMMENT need
-ownership.  Superusers pass every check.  Checks run at every execution, so a
+ownership; a catalog query that joins a user table needs SELECT on it too.
+Superusers pass every check.  Checks run at every execution, so a
 REVOKE reaches prepared statements and cached plans at once.
 """
 
@@ -32,6 +33,7 @@ from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.execution.context import DatabaseContext
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
 from sql.frontend.statements import CopyStatement
+from sql.planner import system_views
 from sql.planner.compiled_query import CompiledQuery
 from sql.session.plan import (
     CopyPlan,
@@ -41,6 +43,7 @@ from sql.session.plan import (
     ExplainPlan,
     Plan,
     QueryPlan,
+    SystemPlan,
     TruncatePlan,
 )
 from storage.errors import InsufficientPrivilege
@@ -103,6 +106,10 @@ class AccessControl:
                 self._copy(copy)
             case DdlPlan(ast=ast):
                 self._ddl(ast)
+            case SystemPlan(system=system) if system.user_tables:
+                for user_table in system.user_tables:
+                    if not system_views.is_system_view(user_table.table):
+                        self._require(user_table.table, _SELECT)
 
     def sequence(self, name: str, wanted: str) -> None:
         """nextval (USAGE or UPDATE), currval (USAGE or SELECT) and setval (UPDATE), also

@@ -422,3 +422,50 @@ def test_reassign_and_drop_owned_match_postgresql(nyala_server, postgres_server)
     assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("su", "drop owned by priv_carol")] == "DROP OWNED"
+
+
+def test_nyala_paths_check_privileges_too(nyala_server):
+    """Arrow COPY (the Spark data source's path), time travel, the session-wide read
+    timestamp and catalog queries that join a user table are checked like any read."""
+    with _connect(nyala_server) as su:
+        su.execute("drop role if exists priv_paths_reader")
+        su.execute("create role priv_paths_reader login")
+        su.execute("create table priv_np (id int primary key, v int)")
+        su.execute("insert into priv_np values (1, 1)")
+        (instant,) = su.execute("select now()::text").fetchone()
+        try:
+            with _connect(nyala_server, "priv_paths_reader") as reader:
+                statements = [
+                    f"select * from priv_np for system_time as of '{instant}'",
+                    "select c.relname, t.v from pg_class c join priv_np t on t.id = 1"
+                    " where c.relname = 'priv_np'",
+                ]
+                outcomes: list[object] = []
+                for sql in statements:
+                    outcomes.append(_outcome(reader, sql))
+                for sql in ("copy priv_np to stdout (format arrow)",
+                            "copy priv_np from stdin (format arrow)"):  # fmt: skip
+                    try:
+                        with reader.cursor() as cur, cur.copy(sql) as copy:
+                            if "to stdout" in sql:
+                                b"".join(bytes(block) for block in copy)
+                        outcomes.append("ok")
+                    except psycopg.Error as exc:
+                        outcomes.append(exc.sqlstate)
+                reader.execute("set nyala.read_timestamp = '2020-01-01 00:00:00+00'")
+                outcomes.append(_outcome(reader, "select count(*) from priv_np"))
+                reader.execute("reset nyala.read_timestamp")
+                assert outcomes == ["42501"] * 5
+                su.execute("grant select, insert on priv_np to priv_paths_reader")
+                assert _outcome(reader, statements[1]) == [("priv_np", 1)]
+                assert _outcome(reader, statements[0]) == [(1, 1)]
+        finally:
+            su.execute("drop table priv_np")
+            su.execute("drop role priv_paths_reader")
+
+
+def _outcome(conn: psycopg.Connection, sql: str) -> object:
+    try:
+        return conn.execute(sql).fetchall()
+    except psycopg.Error as exc:
+        return exc.sqlstate

@@ -319,6 +319,15 @@ class PrivilegeStore:
             items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
             return ObjectAcl(acl.kind, acl.owner, items)
 
+    def find(self, key: str) -> ObjectAcl | None:
+        """A copy of the entry under ``key``, or None."""
+        with self._lock:
+            acl = self._acls.get(key)
+            if acl is None:
+                return None
+            items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
+            return ObjectAcl(acl.kind, acl.owner, items)
+
     def put(self, key: str, acl: ObjectAcl) -> None:
         with self._lock:
             self._acls[key] = acl
@@ -349,6 +358,33 @@ class PrivilegeStore:
                 acl.owner == role or any(role in (i.grantee, i.grantor) for i in acl.items or [])
                 for acl in self._acls.values()
             )
+
+
+def default_key(role: str, schema: str, kind: str) -> str:
+    """Where ALTER DEFAULT PRIVILEGES keeps what ``role``'s new objects of ``kind`` get
+    (``schema`` "" for every schema), as pg_default_acl rows."""
+    return f"default:{role}:{schema}:{kind}"
+
+
+def initial_acl(store: PrivilegeStore, kind: str, owner: str, schema: str) -> ObjectAcl:
+    """The ACL of an object ``owner`` creates: the built-in default, replaced by the owner's
+    default privileges for every schema and extended by those for ``schema``, as
+    PostgreSQL's get_user_default_acl; None (the built-in default) when they change
+    nothing."""
+    acl = ObjectAcl(kind, owner)
+    everywhere = store.find(default_key(owner, "", kind))
+    in_schema = store.find(default_key(owner, schema, kind))
+    if everywhere is None and in_schema is None:
+        return acl
+    items = [AclItem(*_fields(i)) for i in (everywhere or acl).effective()]
+    for extra in in_schema.effective() if in_schema is not None else []:
+        _add(items, kind, extra.grantee, extra.grantor, set(extra.privileges), False)
+        same = _find(items, extra.grantee, extra.grantor)
+        if same is not None and extra.grant_options:
+            same.grant_options = _ordered(kind, set(same.grant_options) | set(extra.grant_options))
+    if items and [i.text() for i in items] != [i.text() for i in acl.effective()]:
+        acl.items = items  # PostgreSQL's aclmerge makes nothing at all the built-in default
+    return acl
 
 
 def _fields(item: AclItem) -> tuple[str, str, str, str]:

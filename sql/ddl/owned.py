@@ -44,12 +44,15 @@ def execute_owned(
     if verb == "reassign":
         new_owner = targets[-1]
         for key, acl in privileges.all().items():
-            if acl.owner in names:
+            if acl.owner in names and not key.startswith("default:"):
                 changed = privileges.get(key, acl.kind, acl.owner)
                 changed.change_owner(new_owner)
                 privileges.put(key, changed)
         return Result(command_tag="REASSIGN OWNED")
     owned = {key for key, acl in privileges.all().items() if acl.owner in names}
+    for key in owned:
+        if key.startswith("default:"):
+            privileges.drop(key)  # the roles' default privileges go too
     for view in catalog.views():
         if f"table:{view.oid}" in owned and catalog.find_view(view.name) is not None:
             catalog.drop_view(view.name, cascade=statement.cascade)
@@ -57,7 +60,7 @@ def execute_owned(
         if f"table:{table.oid}" in owned and catalog.find_table(table.name) is not None:
             catalog.drop_table(table.name, cascade=statement.cascade)
     for key, acl in privileges.all().items():
-        if acl.owner in names or not any(
+        if key.startswith("default:") or acl.owner in names or not any(
             name in (item.grantee, item.grantor) for item in acl.items or [] for name in names
         ):
             continue

@@ -18,9 +18,11 @@ from catalog.privileges import (
     SEQUENCE_PRIVILEGES,
     TABLE_PRIVILEGES,
     GrantRequest,
+    ObjectAcl,
     PrivilegeStore,
     apply_grant,
     database_owner,
+    default_key,
     is_superuser,
     privileges_of,
     sequence_acl,
@@ -32,7 +34,7 @@ from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
 from sql.common.result import Result
-from sql.frontend.statements import GrantStatement, OwnerStatement
+from sql.frontend.statements import DefaultPrivilegesStatement, GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
     InsufficientPrivilege,
@@ -140,6 +142,39 @@ def _grant_on_sequences(
         privileges.put(key, acl)
     tag = "GRANT" if statement.is_grant else "REVOKE"
     return Result(command_tag=tag, notices=notices)
+
+
+def alter_default(
+    statement: DefaultPrivilegesStatement,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+) -> Result:
+    """ALTER DEFAULT PRIVILEGES: change what the named roles' (or the current role's) new
+    tables or sequences get; needs the privileges of each role named."""
+    targets = [_grantee(name, roles, user) for name in statement.roles] or [user]
+    if not is_superuser(roles, user):
+        mine = privileges_of(roles, user)
+        if any(target not in mine for target in targets):
+            raise InsufficientPrivilege("permission denied to change default privileges")
+    grant = statement.grant
+    kind = "table" if grant.kind == "TABLES" else "sequence"
+    known = TABLE_PRIVILEGES if kind == "table" else SEQUENCE_PRIVILEGES
+    letters = _letters(grant.privileges, known, "relation" if kind == "table" else "sequence")
+    request = _request(grant, letters, tuple(_grantee(g, roles, user) for g in grant.grantees))
+    for role in targets:
+        key = default_key(role, statement.schema, kind)
+        acl = privileges.find(key) or ObjectAcl(kind, role, [] if statement.schema else None)
+        apply_grant(acl, request, role, True, f"{kind} defaults")
+        unchanged = acl.items is None or (
+            [i.text() for i in acl.items]
+            == [i.text() for i in ([] if statement.schema else ObjectAcl(kind, role).effective())]
+        )
+        if unchanged:
+            privileges.drop(key)
+        else:
+            privileges.put(key, acl)
+    return Result(command_tag="ALTER DEFAULT PRIVILEGES")
 
 
 def alter_owner(

@@ -301,6 +301,7 @@ class NyalaParser(PostgresParser):
                 if roles.is_role_statement(tokens)
                 else privileges.parse_owner(self.sql, tokens)
                 or privileges.parse_owned(self.sql, tokens)
+                or privileges.parse_default(self.sql, tokens)
             ),
         ),
         "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),

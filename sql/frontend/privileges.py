@@ -8,8 +8,8 @@ where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
 ``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
 ``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
 RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused
-with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role``, ``REASSIGN OWNED`` and
-``DROP OWNED`` are read here too.
+with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role``, ``ALTER DEFAULT
+PRIVILEGES``, ``REASSIGN OWNED`` and ``DROP OWNED`` are read here too.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold
 from sql.frontend.statements import (
+    DefaultPrivilegesStatement,
     GrantStatement,
     MembershipStatement,
     OwnedStatement,
@@ -149,6 +150,55 @@ def _membership(reader: _Reader, is_grant: bool) -> MembershipStatement:
         else:
             raise reader.error()
     return MembershipStatement(is_grant, tuple(roles), tuple(grantees), admin_option, cascade)
+
+
+def parse_default(sql: str, tokens: list[Token]) -> DefaultPrivilegesStatement | None:
+    """``ALTER DEFAULT PRIVILEGES [FOR {ROLE | USER} r [, ...]] [IN SCHEMA s [, ...]]``
+    followed by a GRANT or REVOKE ``ON TABLES | SEQUENCES``, or None for another ALTER."""
+    reader = _Reader(sql, tokens)
+    if not reader.accept("alter", "default", "privileges"):
+        return None
+    roles: list[str] = []
+    schema = ""
+    while True:
+        if reader.accept("for", "role") or reader.accept("for", "user"):
+            roles.append(_grantee(reader))
+            while reader.comma():
+                roles.append(_grantee(reader))
+        elif reader.accept("in", "schema"):
+            schema = reader.name()
+            if schema != "public":
+                raise InvalidSchemaName(f'schema "{schema}" does not exist')
+        else:
+            break
+    if reader.word() not in ("grant", "revoke"):
+        raise reader.error()
+    is_grant = reader.take().text.lower() == "grant"
+    grant_option = not is_grant and reader.accept("grant", "option", "for")
+    privileges = _privileges(reader)
+    reader.expect("on")
+    kind = reader.word().upper()
+    if kind not in ("TABLES", "SEQUENCES"):
+        if kind in ("FUNCTIONS", "ROUTINES", "TYPES", "SCHEMAS"):
+            raise FeatureNotSupported(f"default privileges on {kind} are not supported yet")
+        raise reader.error()
+    reader.take()
+    reader.expect("to" if is_grant else "from")
+    grantees = [_grantee(reader)]
+    while reader.comma():
+        grantees.append(_grantee(reader))
+    cascade = False
+    while reader.peek() is not None:
+        if is_grant and reader.accept("with", "grant", "option"):
+            grant_option = True
+        elif not is_grant and reader.word() in ("cascade", "restrict"):
+            cascade = reader.take().text.lower() == "cascade"
+        else:
+            raise reader.error()
+    grant = GrantStatement(
+        is_grant, tuple(privileges), kind, (), tuple(grantees), grant_option, cascade
+    )
+    return DefaultPrivilegesStatement(tuple(roles), schema, grant)
 
 
 def parse_owned(sql: str, tokens: list[Token]) -> OwnedStatement | None:

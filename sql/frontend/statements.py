@@ -288,6 +288,23 @@ class MembershipStatement(Statement):
     cascade: bool = _field("cascade")
 
 
+class DefaultPrivilegesStatement(Statement):
+    """ALTER DEFAULT PRIVILEGES [FOR ROLE r, ...] [IN SCHEMA s] GRANT/REVOKE ...: ``grant``
+    has ``kind`` TABLES or SEQUENCES and no objects; ``roles`` empty means the current role;
+    ``schema`` is "" for defaults in every schema."""
+
+    arg_types = {"roles": False, "schema": False, "grant": True}
+
+    def __init__(
+        self, roles: tuple[str, ...] = (), schema: str = "", grant: GrantStatement | None = None
+    ) -> None:
+        super().__init__(roles=roles, schema=schema, grant=grant)
+
+    roles: tuple[str, ...] = _field("roles")
+    schema: str = _field("schema")
+    grant: GrantStatement = _field("grant")
+
+
 class OwnedStatement(Statement):
     """REASSIGN OWNED BY roles TO new_owner, or DROP OWNED BY roles [CASCADE]."""
 

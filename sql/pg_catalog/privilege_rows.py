@@ -29,6 +29,7 @@ from sql.pg_catalog.relations import RELATIONS
 from storage.errors import InvalidParameterValue, UndefinedObject, UndefinedTable
 
 _UDF = "nyp_"
+_DEFAULT_ACL_OID_BASE = 1_300_000_000
 PREFIX = "pgf_"
 
 
@@ -38,7 +39,7 @@ def _column(relation: str, name: str) -> int:
 
 def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -> None:
     """Fill pg_class.relowner/relacl, pg_views.viewowner, pg_namespace.nspacl and
-    pg_database.datacl in place."""
+    pg_database.datacl in place, and add the pg_default_acl rows."""
     role_oids = {
         r[_column("pg_roles", "rolname")]: r[_column("pg_roles", "oid")]
         for r in rows.rows.get("pg_roles", [])
@@ -66,6 +67,19 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
             values = list(row)
             values[view_owner_at] = owners[row[view_at]]
             views[index] = tuple(values)
+    defaults = [
+        (key.split(":"), default) for key, default in sorted(acls.items())
+        if key.startswith("default:")
+    ]
+    for number, ((_, role, in_schema, kind), default) in enumerate(defaults):
+        rows.add(
+            "pg_default_acl",
+            oid=_DEFAULT_ACL_OID_BASE + number,
+            defaclrole=role_oids.get(role, 0),
+            defaclnamespace=PUBLIC_OID if in_schema else 0,
+            defaclobjtype="r" if kind == "table" else "S",
+            defaclacl=default.acl_text() or [],
+        )
     database = acls.get(DATABASE)
     if database is not None:
         dat_acl_at = _column("pg_database", "datacl")

@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from catalog.privileges import (
     PUBLIC_SCHEMA,
-    ObjectAcl,
     database_owner,
+    initial_acl,
     is_superuser,
     privileges_of,
     sequence_acl,
@@ -80,8 +80,16 @@ class AccessControl:
         return privileges_of(self._db.roles, self.user)
 
     def created(self, table: TableInfo | ViewInfo) -> None:
-        """The session made ``table`` (or a view): its role owns it."""
-        self._db.privileges.put(table_key(table.oid), ObjectAcl("table", self.user))
+        """The session made ``table`` (or a view): its role owns it, and the role's default
+        privileges (ALTER DEFAULT PRIVILEGES) give the table and its sequences their ACLs."""
+        store = self._db.privileges
+        store.put(table_key(table.oid), initial_acl(store, "table", self.user, SCHEMA))
+        if isinstance(table, ViewInfo):
+            return
+        for info in table.sequences:
+            acl = initial_acl(store, "sequence", self.user, SCHEMA)
+            if acl.items is not None and not info.hidden:
+                store.put(table_key(sequence_oid(table.table_id, info.column_id)), acl)
 
     def check(self, plan: Plan) -> None:
         if is_superuser(self._db.roles, self.user):

@@ -13,6 +13,7 @@ from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    DefaultPrivilegesStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
@@ -99,9 +100,15 @@ class TruncatePlan:
 @dataclass(slots=True)
 class GrantPlan:
     """GRANT or REVOKE of privileges or of role membership, ALTER TABLE ... OWNER TO,
-    REASSIGN OWNED or DROP OWNED."""
+    ALTER DEFAULT PRIVILEGES, REASSIGN OWNED or DROP OWNED."""
 
-    grant: GrantStatement | OwnerStatement | MembershipStatement | OwnedStatement
+    grant: (
+        GrantStatement
+        | OwnerStatement
+        | MembershipStatement
+        | OwnedStatement
+        | DefaultPrivilegesStatement
+    )
 
 
 @dataclass(slots=True)

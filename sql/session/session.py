@@ -52,6 +52,7 @@ from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    DefaultPrivilegesStatement,
     ExplainStatement,
     GrantStatement,
     MaintenanceStatement,
@@ -549,7 +550,13 @@ class Session:
                 for name in ast.tables:
                     self._db.catalog.get_table(name)
                 return MaintenancePlan(ast)
-            case GrantStatement() | OwnerStatement() | MembershipStatement() | OwnedStatement():
+            case (
+                GrantStatement()
+                | OwnerStatement()
+                | MembershipStatement()
+                | OwnedStatement()
+                | DefaultPrivilegesStatement()
+            ):
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
@@ -722,6 +729,10 @@ class Session:
                 db = self._db
                 if isinstance(grant, MembershipStatement):
                     result = memberships.execute_membership(grant, db.roles, self.current_user)
+                elif isinstance(grant, DefaultPrivilegesStatement):
+                    result = privileges.alter_default(
+                        grant, db.privileges, db.roles, self.current_user
+                    )
                 elif isinstance(grant, OwnedStatement):
                     result = owned.execute_owned(
                         grant, db.catalog, db.privileges, db.roles, self.current_user

@@ -469,3 +469,51 @@ def _outcome(conn: psycopg.Connection, sql: str) -> object:
         return conn.execute(sql).fetchall()
     except psycopg.Error as exc:
         return exc.sqlstate
+
+
+DEFAULT_ACLS = (
+    "select r.rolname, d.defaclnamespace <> 0, d.defaclobjtype, d.defaclacl::text[]"
+    " from pg_default_acl d join pg_roles r on r.oid = d.defaclrole"
+    " where r.rolname like 'priv%' order by 1, 2, 3"
+)
+PD_ACL = (
+    "select relname, relacl::text[] from pg_class"
+    " where relname in ('pd1', 'pd1_id_seq', 'pd2', 'pd3') order by 1"
+)
+DEFAULTS = [
+    ("su", "grant create on schema public to priv_alice"),
+    ("alice", "alter default privileges grant select on tables to priv_bob"),
+    ("alice", "alter default privileges in schema public grant insert on tables to priv_carol"),
+    ("alice", "alter default privileges grant usage on sequences to priv_bob"),
+    ("bob", "alter default privileges for role priv_alice grant select on tables to priv_bob"),
+    ("su", "alter default privileges for role priv_alice revoke all on tables from priv_nosuch"),
+    ("su", "alter default privileges in schema nosuch grant select on tables to priv_bob"),
+    ("su", DEFAULT_ACLS),
+    ("alice", "create table pd1 (id serial primary key)"),
+    ("su", PD_ACL),
+    ("bob", "select * from pd1"),
+    ("carol", "insert into pd1 (id) values (1)"),
+    ("bob", "select nextval('pd1_id_seq')"),
+    ("su", "drop role priv_alice"),
+    ("alice", "alter default privileges revoke select on tables from priv_bob"),
+    ("alice", "alter default privileges revoke usage on sequences from priv_bob"),
+    ("alice", "alter default privileges in schema public revoke insert on tables from priv_carol"),
+    ("su", DEFAULT_ACLS),
+    ("alice", "create table pd2 (id int)"),
+    ("su", "alter default privileges for role priv_alice revoke all on tables from priv_alice"),
+    ("alice", "create table pd3 (id int)"),
+    ("su", PD_ACL),
+    ("alice", "select * from pd3"),
+    ("alice", "alter default privileges grant all on tables to priv_alice"),
+    ("su", DEFAULT_ACLS),
+    ("su", "revoke create on schema public from priv_alice"),
+]
+
+
+def test_alter_default_privileges_matches_postgresql(nyala_server, postgres_server):
+    tables = ("pd1", "pd2", "pd3")
+    nyala = _scenario(nyala_server, DEFAULTS, tables)
+    postgres = _scenario(postgres_server, DEFAULTS, tables)
+    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    outcome = {(who, sql): out for who, sql, out in nyala}
+    assert outcome[("bob", "select * from pd1")] == []

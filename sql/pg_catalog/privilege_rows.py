@@ -3,8 +3,8 @@
 ``with_privileges`` writes each table's owner and ACL into the pg_class rows
 and the public schema's into pg_namespace, so psql's ``\\dp``/``\\z`` and
 drivers' metadata read them where PostgreSQL keeps them.  ``PrivilegeLookup``
-answers ``has_table_privilege`` and ``has_schema_privilege`` from the same
-snapshot, with PostgreSQL's argument forms (role and object by name or OID,
+answers ``has_table_privilege``, ``has_schema_privilege``,
+``has_database_privilege`` and ``pg_has_role`` from the same snapshot, with PostgreSQL's argument forms (role and object by name or OID,
 privilege names comma-separated, ``WITH GRANT OPTION`` allowed).
 """
 
@@ -17,6 +17,7 @@ import duckdb
 
 from catalog.privileges import (
     DATABASE,
+    DATABASE_PRIVILEGES,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
     TABLE_PRIVILEGES,
@@ -24,11 +25,17 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import PREDEFINED, Role, RoleStore
-from sql.pg_catalog.catalog_rows import PUBLIC_OID, CatalogRows
+from sql.pg_catalog.catalog_rows import DATABASE_OID, PUBLIC_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
-from storage.errors import InvalidParameterValue, UndefinedObject, UndefinedTable
+from storage.errors import (
+    InvalidCatalogName,
+    InvalidParameterValue,
+    UndefinedObject,
+    UndefinedTable,
+)
 
 _UDF = "nyp_"
+_DATABASE_NAMES = DATABASE_PRIVILEGES | {"TEMP": "T"}
 _DEFAULT_ACL_OID_BASE = 1_300_000_000
 PREFIX = "pgf_"
 
@@ -118,6 +125,9 @@ class PrivilegeLookup:
         self._store = store
         self._owner = owner
         self._user = user
+        self._database = next(
+            (r[_column("pg_database", "datname")] for r in rows.rows.get("pg_database", [])), ""
+        )
         self._role_oids = {
             r[_column("pg_roles", "oid")]: r[_column("pg_roles", "rolname")]
             for r in rows.rows.get("pg_roles", [])
@@ -167,11 +177,45 @@ class PrivilegeLookup:
         if kind == "table":
             acl = self._acls.get(table_key(self._table_oid(target)))
             acl = acl or ObjectAcl("table", self._owner)
+        elif kind == "database":
+            if str(target) != self._database and target != DATABASE_OID:
+                raise InvalidCatalogName(f'database "{target}" does not exist', severity="ERROR")
+            acl = self._acls.get(DATABASE) or ObjectAcl("database", self._owner)
         else:
             acl = self._acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", self._owner)
         mine = self._store.privileges_of(role) if self._store is not None else frozenset((role,))
         held = acl.held(mine, options=options)
         return any(letter in held for letter in letters)
+
+    def has_role(self, a: Any, b: Any, c: Any) -> bool | None:
+        """``pg_has_role([user,] role, privilege)``: MEMBER (SET ROLE may become it), USAGE
+        (has its privileges), either WITH ADMIN OPTION (may grant it)."""
+        if a is None or b is None:
+            return None
+        user, role, wanted = (self._user, a, b) if c is None else (self._role(a), b, c)
+        role = self._role(role)
+        modes = [" ".join(part.upper().split()) for part in str(wanted).split(",")]
+        known = {"MEMBER", "USAGE", "MEMBER WITH ADMIN OPTION", "USAGE WITH ADMIN OPTION",
+                 "MEMBER WITH GRANT OPTION", "USAGE WITH GRANT OPTION"}  # fmt: skip
+        for mode in modes:
+            if mode not in known:
+                raise InvalidParameterValue(f'unrecognized privilege type: "{mode.lower()}"')
+        if self._is_superuser(user):
+            return True
+        if self._store is None:
+            return user == role
+        for mode in modes:
+            if "OPTION" in mode:
+                if self._store.has_admin(user, role):
+                    return True
+            elif role in (
+                self._store.member_of(user) if mode == "MEMBER" else self._store.privileges_of(user)
+            ):
+                return True
+        return False
+
+    def has_database(self, a: Any, b: Any, c: Any) -> bool | None:
+        return self.has(a, b, c, "database")
 
     def has_table(self, a: Any, b: Any, c: Any) -> bool | None:
         return self.has(a, b, c, "table")
@@ -181,7 +225,7 @@ class PrivilegeLookup:
 
 
 def _wanted(text: str, kind: str) -> tuple[str, bool]:
-    known = TABLE_PRIVILEGES if kind == "table" else SCHEMA_PRIVILEGES
+    known = {"table": TABLE_PRIVILEGES, "schema": SCHEMA_PRIVILEGES}.get(kind, _DATABASE_NAMES)
     letters = []
     options = False
     for part in text.split(","):
@@ -195,7 +239,12 @@ def _wanted(text: str, kind: str) -> tuple[str, bool]:
     return "".join(letters), options
 
 
-_UDFS = (("has_table", "has_table_privilege"), ("has_schema", "has_schema_privilege"))
+_UDFS = (
+    ("has_table", "has_table_privilege"),
+    ("has_schema", "has_schema_privilege"),
+    ("has_database", "has_database_privilege"),
+    ("has_role", "pg_has_role"),
+)
 
 
 def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], PrivilegeLookup]) -> None:

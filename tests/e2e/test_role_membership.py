@@ -64,6 +64,25 @@ MEMBERSHIP = [
     ("carol", "rollback"),
     ("carol", "select current_user"),
     ("carol", "select rolname, rolinherit from pg_roles where rolname like 'priv%' order by 1"),
+    (
+        "su",
+        "select pg_has_role('priv_alice', 'priv_team', 'member'),"
+        " pg_has_role('priv_alice', 'priv_team', 'usage'),"
+        " pg_has_role('priv_alice', 'priv_team', 'member with admin option'),"
+        " pg_has_role('priv_carol', 'priv_team', 'member'),"
+        " pg_has_role('priv_carol', 'priv_team', 'usage'),"
+        " pg_has_role('priv_bob', 'priv_team', 'usage with admin option'),"
+        " pg_has_role('priv_bob', 'priv_alice', 'member')",
+    ),
+    ("carol", "select pg_has_role('priv_team', 'member'), pg_has_role('priv_team', 'usage')"),
+    ("su", "select pg_has_role('priv_team', 'priv_alice', 'sing')"),
+    (
+        "alice",
+        "select has_database_privilege('nyala', 'connect'),"
+        " has_database_privilege('priv_bob', 'nyala', 'create'),"
+        " has_database_privilege('nyala', 'temp, create')",
+    ),
+    ("alice", "select has_database_privilege('nyala_nosuch', 'connect')"),
     ("bob", "set role priv_alice"),
     ("bob", "set role priv_nosuch"),
     ("bob", "set role none"),

@@ -1,7 +1,7 @@
 """Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
 
 ``privileges.json`` in the data directory keeps, per object (``table:<oid>``
-or ``schema:public``), its owner and its ACL as PostgreSQL keeps
+for tables, views and sequences, ``schema:public`` or ``database``), its owner and its ACL as PostgreSQL keeps
 ``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
 default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
 ``grantee=privileges/grantor``, PUBLIC as the empty grantee and a ``*``
@@ -9,7 +9,8 @@ after each privilege given WITH GRANT OPTION.  GRANT and REVOKE follow
 PostgreSQL's rules (``apply_grant``): a superuser acts as the owner, anyone
 else grants only what they hold with grant option, and revoking a grant
 option others granted onwards needs CASCADE.  A table with no entry (made
-before privileges existed) belongs to the database owner.
+before privileges existed) belongs to the database owner.  A sequence belongs
+to the owner of the table whose column owns it, whatever its entry says.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalog.roles import RoleStore
+from catalog.roles import READ_ALL_DATA, WRITE_ALL_DATA, RoleStore
 from storage.errors import (
     DataCorrupted,
     DbError,
@@ -40,8 +41,18 @@ TABLE_PRIVILEGES = {
     "TRUNCATE": "D", "REFERENCES": "x", "TRIGGER": "t",
 }  # fmt: skip
 SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
-_ALL = {"table": "arwdDxt", "schema": "UC"}
+SEQUENCE_PRIVILEGES = {"USAGE": "U", "SELECT": "r", "UPDATE": "w"}
+DATABASE_PRIVILEGES = {"CREATE": "C", "TEMPORARY": "T", "CONNECT": "c"}
+_ALL = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc"}
+_PREDEFINED = {
+    "table": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "awd"},
+    "schema": {READ_ALL_DATA: "U", WRITE_ALL_DATA: "U"},
+    "sequence": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "w"},
+    "database": {},
+}
 PUBLIC_SCHEMA = "schema:public"
+DATABASE = "database"
+"""The key of the database's ACL: a data directory holds one database."""
 
 
 def table_key(oid: int) -> str:
@@ -78,6 +89,8 @@ class ObjectAcl:
         default = [AclItem(self.owner, self.owner, _ALL[self.kind])]
         if self.kind == "schema":
             default.append(AclItem(PUBLIC, self.owner, "U"))
+        elif self.kind == "database":
+            default.insert(0, AclItem(PUBLIC, self.owner, "Tc"))
         return default
 
     def change_owner(self, new_owner: str) -> None:
@@ -104,16 +117,35 @@ class ObjectAcl:
     def acl_text(self) -> list[str] | None:
         return None if self.items is None else [item.text() for item in self.items]
 
-    def held(self, role: str, *, options: bool = False) -> set[str]:
-        """The privileges (or grant options) ``role`` holds, directly or through PUBLIC;
-        the owner holds all, with grant option."""
-        if role == self.owner:
+    def held(self, roles: str | frozenset[str], *, options: bool = False) -> set[str]:
+        """The privileges (or grant options) held by a role, given alone or as every role
+        whose privileges it has (``RoleStore.privileges_of``): granted to one of them or to
+        PUBLIC, all of them when one owns the object, and what the predefined
+        ``pg_read_all_data``/``pg_write_all_data`` give."""
+        held_by = frozenset((roles,)) if isinstance(roles, str) else roles
+        if self.owner in held_by:
             return set(_ALL[self.kind])
         out: set[str] = set()
         for item in self.effective():
-            if item.grantee in (role, PUBLIC):
+            if item.grantee == PUBLIC or item.grantee in held_by:
                 out |= set(item.grant_options if options else item.privileges)
+        if not options:
+            for role, letters in _PREDEFINED[self.kind].items():
+                if role in held_by:
+                    out |= set(letters)
         return out
+
+    def best_grantor(self, roles: frozenset[str], wanted: str) -> str | None:
+        """PostgreSQL's select_best_grantor: of the roles whose privileges the user has, the
+        one holding the most of ``wanted`` with grant option (the owner, if among them)."""
+        if self.owner in roles:
+            return self.owner
+        best, best_count = None, 0
+        for role in sorted(roles):
+            count = len(self.held(role, options=True) & set(wanted))
+            if count > best_count:
+                best, best_count = role, count
+        return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,16 +166,25 @@ class GrantOutcome:
 
 
 def apply_grant(
-    acl: ObjectAcl, request: GrantRequest, user: str, is_superuser: bool, label: str
+    acl: ObjectAcl,
+    request: GrantRequest,
+    user: str,
+    is_superuser: bool,
+    label: str,
+    privileges_of: frozenset[str] | None = None,
 ) -> GrantOutcome:
     """Change ``acl`` in place as ``user`` granting or revoking; ``label`` names the object in
-    messages (``table t``) as PostgreSQL does."""
+    messages (``table t``) as PostgreSQL does; ``privileges_of`` are the roles whose
+    privileges ``user`` has (itself alone when not given)."""
     outcome = GrantOutcome()
-    if is_superuser or user == acl.owner:
+    mine = privileges_of if privileges_of is not None else frozenset((user,))
+    grantor = acl.best_grantor(mine, request.privileges)
+    if is_superuser or grantor == acl.owner:
         grantor, available = acl.owner, set(_ALL[acl.kind])
     else:
-        grantor, available = user, acl.held(user, options=True)
-        if not available and not acl.held(user):
+        grantor = grantor or user
+        available = acl.held(grantor, options=True)
+        if not available and not acl.held(mine):
             raise InsufficientPrivilege(f"permission denied for {label}")
     wanted = set(request.privileges)
     granted = wanted & available
@@ -278,6 +319,15 @@ class PrivilegeStore:
             items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
             return ObjectAcl(acl.kind, acl.owner, items)
 
+    def find(self, key: str) -> ObjectAcl | None:
+        """A copy of the entry under ``key``, or None."""
+        with self._lock:
+            acl = self._acls.get(key)
+            if acl is None:
+                return None
+            items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
+            return ObjectAcl(acl.kind, acl.owner, items)
+
     def put(self, key: str, acl: ObjectAcl) -> None:
         with self._lock:
             self._acls[key] = acl
@@ -310,6 +360,33 @@ class PrivilegeStore:
             )
 
 
+def default_key(role: str, schema: str, kind: str) -> str:
+    """Where ALTER DEFAULT PRIVILEGES keeps what ``role``'s new objects of ``kind`` get
+    (``schema`` "" for every schema), as pg_default_acl rows."""
+    return f"default:{role}:{schema}:{kind}"
+
+
+def initial_acl(store: PrivilegeStore, kind: str, owner: str, schema: str) -> ObjectAcl:
+    """The ACL of an object ``owner`` creates: the built-in default, replaced by the owner's
+    default privileges for every schema and extended by those for ``schema``, as
+    PostgreSQL's get_user_default_acl; None (the built-in default) when they change
+    nothing."""
+    acl = ObjectAcl(kind, owner)
+    everywhere = store.find(default_key(owner, "", kind))
+    in_schema = store.find(default_key(owner, schema, kind))
+    if everywhere is None and in_schema is None:
+        return acl
+    items = [AclItem(*_fields(i)) for i in (everywhere or acl).effective()]
+    for extra in in_schema.effective() if in_schema is not None else []:
+        _add(items, kind, extra.grantee, extra.grantor, set(extra.privileges), False)
+        same = _find(items, extra.grantee, extra.grantor)
+        if same is not None and extra.grant_options:
+            same.grant_options = _ordered(kind, set(same.grant_options) | set(extra.grant_options))
+    if items and [i.text() for i in items] != [i.text() for i in acl.effective()]:
+        acl.items = items  # PostgreSQL's aclmerge makes nothing at all the built-in default
+    return acl
+
+
 def _fields(item: AclItem) -> tuple[str, str, str, str]:
     return item.grantee, item.grantor, item.privileges, item.grant_options
 
@@ -326,3 +403,35 @@ def is_superuser(roles: RoleStore | None, name: str) -> bool:
     superuser, as its session does."""
     role = roles.get(name) if roles is not None else None
     return role is None or role.superuser
+
+
+def privileges_of(roles: RoleStore | None, name: str) -> frozenset[str]:
+    """``name`` and the roles whose privileges it has through membership."""
+    return roles.privileges_of(name) if roles is not None else frozenset((name,))
+
+
+def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner: str) -> ObjectAcl:
+    """A sequence's ACL, owned by whoever owns the table with ``table_oid`` (its column's
+    table); grants made under an earlier owner pass to the new one, as ALTER TABLE OWNER
+    passes them in PostgreSQL."""
+    owner = store.get(table_key(table_oid), "table", default_owner).owner
+    acl = store.get(key, "sequence", owner)
+    if acl.owner != owner:
+        acl.change_owner(owner)
+    return acl
+
+
+def check_connect(
+    store: PrivilegeStore, roles: RoleStore | None, user: str, database: str
+) -> None:
+    """CONNECT on the database, which a session needs to start (PUBLIC has it until
+    revoked); superusers always connect."""
+    if is_superuser(roles, user):
+        return
+    acl = store.get(DATABASE, "database", database_owner(roles, user))
+    if "c" not in acl.held(privileges_of(roles, user)):
+        raise InsufficientPrivilege(
+            f'permission denied for database "{database}"',
+            detail="User does not have CONNECT privilege.",
+            severity="FATAL",
+        )

@@ -1,12 +1,19 @@
-"""The durable role store: login roles and their SCRAM-SHA-256 verifiers, never a password.
+"""The durable role store: roles, their memberships and SCRAM-SHA-256 verifiers, never a password.
 
-``roles.json`` in the data directory holds each role's name, its LOGIN and
-SUPERUSER attributes and its password as a SCRAM-SHA-256 verifier in
+``roles.json`` in the data directory holds each role's name, its LOGIN,
+SUPERUSER and INHERIT attributes, the role memberships ``GRANT role TO role``
+made (PostgreSQL's ``pg_auth_members``) and its password as a SCRAM-SHA-256 verifier in
 PostgreSQL's ``pg_authid.rolpassword`` form
 (``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>``, base64).  The
 file is replaced atomically on every change.  As in PostgreSQL 14 and later
 with ``password_encryption = scram-sha-256``, no md5 hash is kept, so md5-only
 clients cannot log in with a password.
+
+Membership answers two of PostgreSQL's questions: whose privileges a role
+has (``privileges_of``: through memberships of roles that INHERIT) and which
+roles it may SET ROLE to (``member_of``: through every membership).  The
+predefined roles ``pg_read_all_data``, ``pg_write_all_data`` and
+``pg_signal_backend`` always exist and are never stored.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from storage.errors import DataCorrupted, FeatureNotSupported
 from storage.fs import atomic_write
 
 FILE_NAME = "roles.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 SCRAM_ITERATIONS = 4096
 MECHANISM = "SCRAM-SHA-256"
 
@@ -89,10 +97,35 @@ class Role:
     login: bool = True
     superuser: bool = False
     password: str | None = None
+    inherit: bool = True
 
     @property
     def verifier(self) -> Verifier | None:
         return Verifier.parse(self.password) if self.password else None
+
+
+READ_ALL_DATA = "pg_read_all_data"
+WRITE_ALL_DATA = "pg_write_all_data"
+SIGNAL_BACKEND = "pg_signal_backend"
+PREDEFINED_OIDS = {READ_ALL_DATA: 6181, WRITE_ALL_DATA: 6182, SIGNAL_BACKEND: 4200}
+"""PostgreSQL 15's predefined roles nyala acts on, with PostgreSQL's OIDs."""
+PREDEFINED = {name: Role(name, login=False) for name in PREDEFINED_OIDS}
+
+
+def is_reserved(name: str) -> bool:
+    """Role names starting ``pg_`` are PostgreSQL's own."""
+    return name.startswith("pg_")
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """``member`` belongs to ``role``, granted by ``grantor``; with ADMIN OPTION it may grant
+    ``role`` onwards."""
+
+    role: str
+    member: str
+    grantor: str
+    admin_option: bool = False
 
 
 class RoleStore:
@@ -103,6 +136,8 @@ class RoleStore:
         self._fsync = fsync
         self._lock = threading.Lock()
         self._roles: dict[str, Role] = {}
+        self._members: list[Membership] = []
+        self.version = 0
         self.is_new = not self._path.exists()
         if not self.is_new:
             self._load()
@@ -112,21 +147,25 @@ class RoleStore:
             doc = json.loads(self._path.read_bytes())
         except ValueError as exc:
             raise DataCorrupted(f'role file "{self._path}" is not valid JSON') from exc
-        if doc.get("version") != FORMAT_VERSION:
+        if doc.get("version") not in _READABLE_VERSIONS:
             raise DataCorrupted(f"role file format version {doc.get('version')} is not supported")
         self._roles = {r["name"]: Role(**r) for r in doc["roles"]}
+        self._members = [Membership(**m) for m in doc.get("members", [])]
 
     def _save(self) -> None:
         doc = {
             "version": FORMAT_VERSION,
             "roles": [asdict(r) for r in sorted(self._roles.values(), key=lambda r: r.name)],
+            "members": [asdict(m) for m in self._members],
         }
+        self.version += 1
         atomic_write(self._path, json.dumps(doc, indent=1).encode(), fsync=self._fsync)
         self.is_new = False
 
     def get(self, name: str) -> Role | None:
+        """A stored or predefined role."""
         with self._lock:
-            return self._roles.get(name)
+            return self._roles.get(name) or PREDEFINED.get(name)
 
     def all(self) -> list[Role]:
         with self._lock:
@@ -139,11 +178,75 @@ class RoleStore:
             self._save()
 
     def drop(self, name: str) -> bool:
+        """Drop a role and every membership it is in, either side (as DROP ROLE does)."""
         with self._lock:
             if self._roles.pop(name, None) is None:
                 return False
+            self._members = [m for m in self._members if name not in (m.role, m.member)]
             self._save()
             return True
+
+    # -- membership --------------------------------------------------------------------------
+
+    def memberships(self) -> list[Membership]:
+        with self._lock:
+            return list(self._members)
+
+    def membership(self, role: str, member: str) -> Membership | None:
+        with self._lock:
+            return next((m for m in self._members if (m.role, m.member) == (role, member)), None)
+
+    def put_membership(self, membership: Membership) -> None:
+        """Add ``membership`` or replace the one of the same role and member."""
+        with self._lock:
+            self._members = [
+                m
+                for m in self._members
+                if (m.role, m.member) != (membership.role, membership.member)
+            ]
+            self._members.append(membership)
+            self._save()
+
+    def drop_membership(self, role: str, member: str) -> None:
+        with self._lock:
+            self._members = [m for m in self._members if (m.role, m.member) != (role, member)]
+            self._save()
+
+    def _closure(self, name: str, through_inherit: bool) -> frozenset[str]:
+        seen = {name}
+        frontier = [name]
+        while frontier:
+            current = frontier.pop()
+            if through_inherit:
+                role = self._roles.get(current) or PREDEFINED.get(current)
+                if role is not None and not role.inherit:
+                    continue
+            for m in self._members:
+                if m.member == current and m.role not in seen:
+                    seen.add(m.role)
+                    frontier.append(m.role)
+        return frozenset(seen)
+
+    def privileges_of(self, name: str) -> frozenset[str]:
+        """``name`` and every role whose privileges it has (PostgreSQL's has_privs_of_role),
+        superuser status aside."""
+        with self._lock:
+            return self._closure(name, through_inherit=True)
+
+    def member_of(self, name: str) -> frozenset[str]:
+        """``name`` and every role it is a member of, directly or not, INHERIT or not
+        (PostgreSQL's is_member_of_role: what SET ROLE may become)."""
+        with self._lock:
+            return self._closure(name, through_inherit=False)
+
+    def has_admin(self, name: str, role: str) -> bool:
+        """Whether ``name`` may grant ``role`` onwards: some role it is a member of holds
+        ``role`` WITH ADMIN OPTION."""
+        with self._lock:
+            mine = self._closure(name, through_inherit=False)
+            return any(
+                m.role == role and m.admin_option and m.member in mine for m in self._members
+            )
 
     def bootstrap(self, superuser: str, password: str | None) -> bool:
         """On the first start, create the superuser (with ``password`` if given); True if created."""

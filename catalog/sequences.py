@@ -31,6 +31,14 @@ CACHE = 32
 _MAX_BY_TYPE = {"smallint": 2**15 - 1, "integer": 2**31 - 1, "bigint": 2**63 - 1}
 
 
+_SEQUENCE_OID_BASE = 1_200_000_000
+
+
+def sequence_oid(table_id: int, column_id: int) -> int:
+    """pg_class.oid of the sequence of a table's column."""
+    return _SEQUENCE_OID_BASE + table_id * 1000 + column_id
+
+
 @dataclass(frozen=True, slots=True)
 class SequenceInfo:
     """A column's sequence: its name, value type and range, and how the column uses it.

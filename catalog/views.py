@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from catalog.table import FIRST_USER_OID
+
 
 @dataclass(frozen=True, slots=True)
 class ViewInfo:
@@ -20,6 +22,11 @@ class ViewInfo:
     query: str
     columns: tuple[tuple[str, int, int], ...]
     relations: tuple[str, ...]
+
+    @property
+    def oid(self) -> int:
+        """pg_class.oid: views and tables draw their IDs from one counter."""
+        return FIRST_USER_OID + self.view_id
 
     def to_json(self) -> dict[str, object]:
         return {

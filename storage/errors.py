@@ -69,6 +69,13 @@ def error_class(sqlstate: str) -> type[DbError]:
     return _BY_SQLSTATE.get(sqlstate, DbError)
 
 
+# 00: successful completion
+class Notice(DbError, sqlstate="00000"):
+    """A plain NOTICE, which PostgreSQL sends with SQLSTATE 00000."""
+
+    severity = "NOTICE"
+
+
 # 01: warning
 class SqlWarning(DbError, sqlstate="01000"):
     severity = "WARNING"
@@ -294,6 +301,10 @@ class InvalidColumnReference(SyntaxErrorOrAccessRuleViolation, sqlstate="42P10")
 
 
 class InsufficientPrivilege(SyntaxErrorOrAccessRuleViolation, sqlstate="42501"):
+    pass
+
+
+class ReservedName(SyntaxErrorOrAccessRuleViolation, sqlstate="42939"):
     pass
 
 

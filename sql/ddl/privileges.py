@@ -10,24 +10,35 @@ from __future__ import annotations
 
 from catalog.catalog import Catalog
 from catalog.privileges import (
+    DATABASE,
+    DATABASE_PRIVILEGES,
     PUBLIC,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
+    SEQUENCE_PRIVILEGES,
     TABLE_PRIVILEGES,
     GrantRequest,
+    ObjectAcl,
     PrivilegeStore,
     apply_grant,
     database_owner,
+    default_key,
     is_superuser,
+    privileges_of,
+    sequence_acl,
     table_key,
 )
 from catalog.roles import RoleStore
+from catalog.sequences import SequenceInfo, sequence_oid
+from catalog.table import TableInfo
+from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
 from sql.common.result import Result
-from sql.frontend.statements import GrantStatement, OwnerStatement
+from sql.frontend.statements import DefaultPrivilegesStatement, GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
     InsufficientPrivilege,
+    InvalidCatalogName,
     InvalidGrantOperation,
     InvalidSchemaName,
     UndefinedObject,
@@ -41,9 +52,11 @@ def execute_grant(
     privileges: PrivilegeStore,
     roles: RoleStore | None,
     user: str,
+    database: str = "",
 ) -> Result:
     owner = database_owner(roles, user)
     superuser = is_superuser(roles, user)
+    mine = privileges_of(roles, user)
     grantees = tuple(_grantee(name, roles, user) for name in statement.grantees)
     tag = "GRANT" if statement.is_grant else "REVOKE"
     notices: list[DbError] = []
@@ -54,21 +67,35 @@ def execute_grant(
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
         request = _request(statement, letters, grantees)
         acl = privileges.get(PUBLIC_SCHEMA, "schema", owner)
-        notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}").notices
+        notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}", mine).notices
         privileges.put(PUBLIC_SCHEMA, acl)
         return Result(command_tag=tag, notices=notices)
+    if statement.kind == "DATABASE":
+        letters = _letters(statement.privileges, DATABASE_PRIVILEGES, "database")
+        for _, name in statement.objects:
+            if name != database:
+                raise InvalidCatalogName(f'database "{name}" does not exist', severity="ERROR")
+        request = _request(statement, letters, grantees)
+        acl = privileges.get(DATABASE, "database", owner)
+        notices += apply_grant(acl, request, user, superuser, f"database {database}", mine).notices
+        privileges.put(DATABASE, acl)
+        return Result(command_tag=tag, notices=notices)
+    if statement.kind in ("SEQUENCE", "ALL SEQUENCES"):
+        return _grant_on_sequences(statement, catalog, privileges, roles, user, grantees)
     letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
     if statement.kind == "ALL TABLES":
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
-        tables = sorted(catalog.tables(), key=lambda t: t.oid)
+        tables: list[TableInfo | ViewInfo] = sorted(
+            [*catalog.tables(), *catalog.views()], key=lambda t: t.oid
+        )
     else:
         tables = []
         for schema, name in statement.objects:
             if schema not in ("", SCHEMA):
                 raise InvalidSchemaName(f'schema "{schema}" does not exist')
-            table = catalog.find_table(name)
+            table = catalog.find_table(name) or catalog.find_view(name)
             if table is None:
                 raise UndefinedTable(f'relation "{name}" does not exist')
             tables.append(table)
@@ -76,9 +103,78 @@ def execute_grant(
     for table in tables:
         key = table_key(table.oid)
         acl = privileges.get(key, "table", owner)
-        notices += apply_grant(acl, request, user, superuser, f"table {table.name}").notices
+        label = f"table {table.name}"
+        notices += apply_grant(acl, request, user, superuser, label, mine).notices
         privileges.put(key, acl)
     return Result(command_tag=tag, notices=notices)
+
+
+def _grant_on_sequences(
+    statement: GrantStatement,
+    catalog: Catalog,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+    grantees: tuple[str, ...],
+) -> Result:
+    """GRANT or REVOKE on sequences: each belongs to the owner of its table."""
+    letters = _letters(statement.privileges, SEQUENCE_PRIVILEGES, "sequence")
+    found: list[tuple[TableInfo, SequenceInfo]] = []
+    if statement.kind == "ALL SEQUENCES":
+        for _, name in statement.objects:
+            if name != SCHEMA:
+                raise InvalidSchemaName(f'schema "{name}" does not exist')
+        for table in sorted(catalog.tables(), key=lambda t: t.oid):
+            found += [(table, info) for info in table.sequences if not info.hidden]
+    else:
+        for schema, name in statement.objects:
+            if schema not in ("", SCHEMA):
+                raise InvalidSchemaName(f'schema "{schema}" does not exist')
+            found.append(catalog.get_sequence(name))
+    request = _request(statement, letters, grantees)
+    superuser, mine = is_superuser(roles, user), privileges_of(roles, user)
+    notices: list[DbError] = []
+    for table, info in found:
+        key = table_key(sequence_oid(table.table_id, info.column_id))
+        acl = sequence_acl(privileges, key, table.oid, database_owner(roles, user))
+        label = f"sequence {info.name}"
+        notices += apply_grant(acl, request, user, superuser, label, mine).notices
+        privileges.put(key, acl)
+    tag = "GRANT" if statement.is_grant else "REVOKE"
+    return Result(command_tag=tag, notices=notices)
+
+
+def alter_default(
+    statement: DefaultPrivilegesStatement,
+    privileges: PrivilegeStore,
+    roles: RoleStore | None,
+    user: str,
+) -> Result:
+    """ALTER DEFAULT PRIVILEGES: change what the named roles' (or the current role's) new
+    tables or sequences get; needs the privileges of each role named."""
+    targets = [_grantee(name, roles, user) for name in statement.roles] or [user]
+    if not is_superuser(roles, user):
+        mine = privileges_of(roles, user)
+        if any(target not in mine for target in targets):
+            raise InsufficientPrivilege("permission denied to change default privileges")
+    grant = statement.grant
+    kind = "table" if grant.kind == "TABLES" else "sequence"
+    known = TABLE_PRIVILEGES if kind == "table" else SEQUENCE_PRIVILEGES
+    letters = _letters(grant.privileges, known, "relation" if kind == "table" else "sequence")
+    request = _request(grant, letters, tuple(_grantee(g, roles, user) for g in grant.grantees))
+    for role in targets:
+        key = default_key(role, statement.schema, kind)
+        acl = privileges.find(key) or ObjectAcl(kind, role, [] if statement.schema else None)
+        apply_grant(acl, request, role, True, f"{kind} defaults")
+        unchanged = acl.items is None or (
+            [i.text() for i in acl.items]
+            == [i.text() for i in ([] if statement.schema else ObjectAcl(kind, role).effective())]
+        )
+        if unchanged:
+            privileges.drop(key)
+        else:
+            privileges.put(key, acl)
+    return Result(command_tag="ALTER DEFAULT PRIVILEGES")
 
 
 def alter_owner(
@@ -89,8 +185,8 @@ def alter_owner(
     user: str,
 ) -> Result:
     """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
-    table to a role it is a member of (without memberships: itself) that may create in
-    the schema; the ACL's mentions of the old owner become the new one's."""
+    table to a role it is a member of that may create in the schema; the ACL's mentions
+    of the old owner become the new one's."""
     table = catalog.find_table(statement.table)
     if table is None:
         if statement.if_exists:
@@ -106,9 +202,13 @@ def alter_owner(
     if new_owner == acl.owner:
         return Result(command_tag="ALTER TABLE")
     if not is_superuser(roles, user):
-        if user != acl.owner:
+        if acl.owner not in privileges_of(roles, user):
             raise InsufficientPrivilege(f"must be owner of table {table.name}")
-        raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+        if roles is None or new_owner not in roles.member_of(user):
+            raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
+        schema = privileges.get(PUBLIC_SCHEMA, "schema", database_owner(roles, user))
+        if "C" not in schema.held(privileges_of(roles, new_owner)):
+            raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
     acl.change_owner(new_owner)
     privileges.put(key, acl)
     return Result(command_tag="ALTER TABLE")

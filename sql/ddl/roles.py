@@ -1,17 +1,18 @@
 """CREATE, ALTER and DROP ROLE (and USER): apply them to the durable role store.
 
-Only what nyala enforces is kept: LOGIN, SUPERUSER and the password (stored as
-a SCRAM-SHA-256 verifier by ``catalog.roles``).  PostgreSQL's other role
-attributes (CREATEDB, CREATEROLE, INHERIT, REPLICATION, BYPASSRLS, CONNECTION
+Only what nyala enforces is kept: LOGIN, SUPERUSER, INHERIT and the password
+(stored as a SCRAM-SHA-256 verifier by ``catalog.roles``).  PostgreSQL's other role
+attributes (CREATEDB, CREATEROLE, REPLICATION, BYPASSRLS, CONNECTION
 LIMIT, VALID UNTIL) are accepted and ignored, so scripts written for
 PostgreSQL run.  As in PostgreSQL, only a superuser may create, drop or change
-roles, and any role may change its own password.
+roles, and any role may change its own password.  Names starting ``pg_`` are
+reserved for the predefined roles, which cannot be changed or dropped.
 """
 
 from __future__ import annotations
 
 from catalog.privileges import PrivilegeStore
-from catalog.roles import Role, RoleStore, password_verifier
+from catalog.roles import PREDEFINED, Role, RoleStore, is_reserved, password_verifier
 from sql.common.result import Result
 from sql.frontend.statements import RoleStatement
 from storage.errors import (
@@ -21,6 +22,7 @@ from storage.errors import (
     FeatureNotSupported,
     InsufficientPrivilege,
     ObjectInUse,
+    ReservedName,
     UndefinedObject,
 )
 
@@ -36,6 +38,13 @@ def execute_role_statement(
         raise FeatureNotSupported("roles are not available in this database")
     current = store.get(current_user)
     is_superuser = current is not None and current.superuser
+    if statement.action in ("CREATE", "ALTER") and is_reserved(statement.names[0]):
+        if statement.action == "ALTER" and statement.names[0] not in PREDEFINED:
+            raise UndefinedObject(f'role "{statement.names[0]}" does not exist')
+        raise ReservedName(
+            f'role name "{statement.names[0]}" is reserved',
+            detail='Role names starting with "pg_" are reserved.',
+        )
     if statement.action == "CREATE":
         return _create(statement, store, is_superuser)
     if statement.action == "ALTER":
@@ -56,6 +65,7 @@ def _create(statement: RoleStatement, store: RoleStore, is_superuser: bool) -> R
         login=bool(attributes.get("login", False)),
         superuser=bool(attributes.get("superuser", False)),
         password=password_verifier(str(password)) if password else None,
+        inherit=bool(attributes.get("inherit", True)),
     )
     store.put(role)
     return Result(command_tag="CREATE ROLE")
@@ -77,6 +87,8 @@ def _alter(
         changes["login"] = bool(attributes["login"])
     if "superuser" in attributes:
         changes["superuser"] = bool(attributes["superuser"])
+    if "inherit" in attributes:
+        changes["inherit"] = bool(attributes["inherit"])
     if "password" in attributes:
         password = attributes["password"]
         changes["password"] = password_verifier(str(password)) if password else None
@@ -90,6 +102,7 @@ def _replace(role: Role, changes: dict[str, object]) -> Role:
         "login": role.login,
         "superuser": role.superuser,
         "password": role.password,
+        "inherit": role.inherit,
     }
     values.update(changes)
     return Role(**values)  # type: ignore[arg-type]  # values are Role's own fields, by name
@@ -108,6 +121,10 @@ def _drop(
     for name in statement.names:
         if name == current_user:
             raise ObjectInUse("current user cannot be dropped")
+        if name in PREDEFINED:
+            raise DependentObjectsStillExist(
+                f"cannot drop role {name} because it is required by the database system"
+            )
         if store.get(name) is None:
             if statement.if_exists:
                 notice = UndefinedObject(f'role "{name}" does not exist, skipping')

@@ -41,6 +41,9 @@ class SessionSequences:
         self._read_only = read_only
         self._last: dict[str, int] = {}
         self._last_name: str | None = None
+        self.check: Callable[[str, str], None] = lambda name, privileges: None
+        """Raises 42501 unless the session may use the sequence ``name`` with one of the
+        privilege letters given (U usage, r select, w update); the session sets it."""
         with _LOCK:
             self.session_id = next(_IDS)
             _SESSIONS[self.session_id] = self
@@ -58,6 +61,7 @@ class SessionSequences:
     def nextval(self, name: str, count: int = 1) -> np.ndarray:
         self._check_writable("nextval")
         name = sequence_name(name)
+        self.check(name, "Uw")
         values = self._catalog.nextval(name, count)
         if len(values):
             self._last[name] = int(values[-1])
@@ -67,6 +71,7 @@ class SessionSequences:
     def currval(self, name: str) -> int:
         name = sequence_name(name)
         self._catalog.get_sequence(name)
+        self.check(name, "Ur")
         if name not in self._last:
             raise ObjectNotInPrerequisiteState(
                 f'currval of sequence "{name}" is not yet defined in this session'
@@ -76,6 +81,7 @@ class SessionSequences:
     def setval(self, name: str, value: int, is_called: bool = True) -> int:
         self._check_writable("setval")
         name = sequence_name(name)
+        self.check(name, "w")
         self._catalog.setval(name, value, is_called)
         if is_called:
             self._last[name] = value

@@ -300,8 +300,11 @@ class NyalaParser(PostgresParser):
                 roles.parse(self.sql, tokens)
                 if roles.is_role_statement(tokens)
                 else privileges.parse_owner(self.sql, tokens)
+                or privileges.parse_owned(self.sql, tokens)
+                or privileges.parse_default(self.sql, tokens)
             ),
         ),
+        "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),
     }
 
     admit: Callable[[], None] | None = None

@@ -1,11 +1,15 @@
-"""The grammar of GRANT and REVOKE of privileges on tables and schemas.
+"""The grammar of GRANT and REVOKE: of privileges on tables and schemas, and of role membership.
 
-``GRANT privileges ON [TABLE] t [, ...] | SCHEMA s [, ...] | ALL TABLES IN SCHEMA s
+``GRANT privileges ON [TABLE] t [, ...] | SEQUENCE s [, ...] | SCHEMA s [, ...] |
+DATABASE d | ALL {TABLES | SEQUENCES} IN SCHEMA s
 TO grantee [, ...] [WITH GRANT OPTION] [GRANTED BY role]`` and ``REVOKE [GRANT OPTION
 FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRICT]``,
-where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE.  Column
-lists, sequences, functions and role membership (``GRANT role TO role``) are refused
-with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role`` is read here too.
+where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
+``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
+``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
+RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused
+with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role``, ``ALTER DEFAULT
+PRIVILEGES``, ``REASSIGN OWNED`` and ``DROP OWNED`` are read here too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ from __future__ import annotations
 from sqlglot.tokens import Token, TokenType
 
 from sql.common.names import fold
-from sql.frontend.statements import GrantStatement, OwnerStatement
+from sql.frontend.statements import (
+    DefaultPrivilegesStatement,
+    GrantStatement,
+    MembershipStatement,
+    OwnedStatement,
+    OwnerStatement,
+)
 from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
 
 KEYWORDS = ("grant", "revoke")
@@ -80,14 +90,14 @@ class _Reader:
         return False
 
 
-def parse(sql: str, tokens: list[Token]) -> GrantStatement:
+def parse(sql: str, tokens: list[Token]) -> GrantStatement | MembershipStatement:
     reader = _Reader(sql, tokens)
     is_grant = reader.take().text.lower() == "grant"
+    if _is_membership(tokens):
+        return _membership(reader, is_grant)
     grant_option = not is_grant and reader.accept("grant", "option", "for")
     privileges = _privileges(reader)
     if not reader.accept("on"):
-        if reader.word() in ("to", "from") or reader.peek() is None:
-            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
         raise reader.error()
     kind, objects = _objects(reader)
     reader.expect("to" if is_grant else "from")
@@ -107,6 +117,114 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement:
     return GrantStatement(
         is_grant, tuple(privileges), kind, tuple(objects), tuple(grantees), grant_option, cascade
     )
+
+
+def _is_membership(tokens: list[Token]) -> bool:
+    """Role membership names roles, then TO or FROM, with no ON before them."""
+    for token in tokens[1:]:
+        word = token.text.lower() if token.token_type is not TokenType.IDENTIFIER else ""
+        if word == "on":
+            return False
+        if word in ("to", "from"):
+            return True
+    return False
+
+
+def _membership(reader: _Reader, is_grant: bool) -> MembershipStatement:
+    admin_option = not is_grant and reader.accept("admin", "option", "for")
+    roles = [reader.name()]
+    while reader.comma():
+        roles.append(reader.name())
+    reader.expect("to" if is_grant else "from")
+    grantees = [_grantee(reader)]
+    while reader.comma():
+        grantees.append(_grantee(reader))
+    cascade = False
+    while reader.peek() is not None:
+        if is_grant and reader.accept("with", "admin", "option"):
+            admin_option = True
+        elif reader.accept("granted", "by"):
+            _grantee(reader)
+        elif not is_grant and reader.word() in ("cascade", "restrict"):
+            cascade = reader.take().text.lower() == "cascade"
+        else:
+            raise reader.error()
+    return MembershipStatement(is_grant, tuple(roles), tuple(grantees), admin_option, cascade)
+
+
+def parse_default(sql: str, tokens: list[Token]) -> DefaultPrivilegesStatement | None:
+    """``ALTER DEFAULT PRIVILEGES [FOR {ROLE | USER} r [, ...]] [IN SCHEMA s [, ...]]``
+    followed by a GRANT or REVOKE ``ON TABLES | SEQUENCES``, or None for another ALTER."""
+    reader = _Reader(sql, tokens)
+    if not reader.accept("alter", "default", "privileges"):
+        return None
+    roles: list[str] = []
+    schema = ""
+    while True:
+        if reader.accept("for", "role") or reader.accept("for", "user"):
+            roles.append(_grantee(reader))
+            while reader.comma():
+                roles.append(_grantee(reader))
+        elif reader.accept("in", "schema"):
+            schema = reader.name()
+            if schema != "public":
+                raise InvalidSchemaName(f'schema "{schema}" does not exist')
+        else:
+            break
+    if reader.word() not in ("grant", "revoke"):
+        raise reader.error()
+    is_grant = reader.take().text.lower() == "grant"
+    grant_option = not is_grant and reader.accept("grant", "option", "for")
+    privileges = _privileges(reader)
+    reader.expect("on")
+    kind = reader.word().upper()
+    if kind not in ("TABLES", "SEQUENCES"):
+        if kind in ("FUNCTIONS", "ROUTINES", "TYPES", "SCHEMAS"):
+            raise FeatureNotSupported(f"default privileges on {kind} are not supported yet")
+        raise reader.error()
+    reader.take()
+    reader.expect("to" if is_grant else "from")
+    grantees = [_grantee(reader)]
+    while reader.comma():
+        grantees.append(_grantee(reader))
+    cascade = False
+    while reader.peek() is not None:
+        if is_grant and reader.accept("with", "grant", "option"):
+            grant_option = True
+        elif not is_grant and reader.word() in ("cascade", "restrict"):
+            cascade = reader.take().text.lower() == "cascade"
+        else:
+            raise reader.error()
+    grant = GrantStatement(
+        is_grant, tuple(privileges), kind, (), tuple(grantees), grant_option, cascade
+    )
+    return DefaultPrivilegesStatement(tuple(roles), schema, grant)
+
+
+def parse_owned(sql: str, tokens: list[Token]) -> OwnedStatement | None:
+    """``REASSIGN OWNED BY role [, ...] TO role`` or ``DROP OWNED BY role [, ...] [CASCADE |
+    RESTRICT]``, or None for any other statement."""
+    reader = _Reader(sql, tokens)
+    action = reader.word().upper()
+    if action not in ("REASSIGN", "DROP") or reader.word(1) != "owned":
+        return None
+    reader.index = 2
+    reader.expect("by")
+    roles = [_grantee(reader)]
+    while reader.comma():
+        roles.append(_grantee(reader))
+    if action == "REASSIGN":
+        reader.expect("to")
+        new_owner = _grantee(reader)
+        if reader.peek() is not None:
+            raise reader.error()
+        return OwnedStatement(action, tuple(roles), new_owner)
+    cascade = reader.word() == "cascade"
+    if reader.word() in ("cascade", "restrict"):
+        reader.take()
+    if reader.peek() is not None:
+        raise reader.error()
+    return OwnedStatement(action, tuple(roles), cascade=cascade)
 
 
 def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
@@ -141,9 +259,7 @@ def _privileges(reader: _Reader) -> list[str]:
     while True:
         word = reader.word()
         if word not in _PRIVILEGES or word == "all":
-            if word in ("to", "from", "on") or not word:
-                raise reader.error()
-            raise FeatureNotSupported("GRANT and REVOKE of role membership are not supported yet")
+            raise reader.error()
         reader.take()
         out.append("TEMPORARY" if word == "temp" else word.upper())
         _no_columns(reader)
@@ -158,17 +274,28 @@ def _no_columns(reader: _Reader) -> None:
 
 
 def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:
-    if reader.accept("all", "tables", "in", "schema"):
-        schemas = [("", reader.name())]
+    for kind in ("tables", "sequences"):
+        if reader.accept("all", kind, "in", "schema"):
+            schemas = [("", reader.name())]
+            while reader.comma():
+                schemas.append(("", reader.name()))
+            return f"ALL {kind.upper()}", schemas
+    if reader.accept("database"):
+        names = [("", reader.name())]
         while reader.comma():
-            schemas.append(("", reader.name()))
-        return "ALL TABLES", schemas
+            names.append(("", reader.name()))
+        return "DATABASE", names
+    if reader.accept("sequence"):
+        sequences = [_qualified(reader)]
+        while reader.comma():
+            sequences.append(_qualified(reader))
+        return "SEQUENCE", sequences
     if reader.accept("schema"):
         names = [("", reader.name())]
         while reader.comma():
             names.append(("", reader.name()))
         return "SCHEMA", names
-    if reader.word() in ("sequence", "function", "procedure", "routine", "database", "type",
+    if reader.word() in ("function", "procedure", "routine", "type",
                          "language", "domain", "foreign", "large", "tablespace", "parameter",
                          "all"):  # fmt: skip
         raise FeatureNotSupported(

@@ -1,7 +1,7 @@
 """The grammar of CREATE, ALTER and DROP ROLE (and USER).
 
-Only what nyala enforces is kept: LOGIN, SUPERUSER and the password.
-PostgreSQL's other role attributes (CREATEDB, CREATEROLE, INHERIT,
+Only what nyala enforces is kept: LOGIN, SUPERUSER, INHERIT and the password.
+PostgreSQL's other role attributes (CREATEDB, CREATEROLE,
 REPLICATION, BYPASSRLS, CONNECTION LIMIT, VALID UNTIL) are accepted and
 ignored, so scripts written for PostgreSQL run.
 """
@@ -18,10 +18,12 @@ _FLAGS = {
     "nosuperuser": ("superuser", False),
     "login": ("login", True),
     "nologin": ("login", False),
+    "inherit": ("inherit", True),
+    "noinherit": ("inherit", False),
 }
 _IGNORED = {
-    "createdb", "nocreatedb", "createrole", "nocreaterole", "inherit", "noinherit",
-    "replication", "noreplication", "bypassrls", "nobypassrls",
+    "createdb", "nocreatedb", "createrole", "nocreaterole", "replication", "noreplication",
+    "bypassrls", "nobypassrls",
 }  # fmt: skip
 _STRINGS = (TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.BYTE_STRING)
 

@@ -224,8 +224,8 @@ class GrantStatement(Statement):
     """GRANT or REVOKE of privileges on tables or schemas.
 
     ``privileges`` are upper-case names (``("ALL",)`` for ALL PRIVILEGES); ``kind`` is
-    TABLE, SCHEMA or ALL TABLES (``ON ALL TABLES IN SCHEMA``, ``objects`` then naming the
-    schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
+    TABLE, SEQUENCE, SCHEMA, ALL TABLES or ALL SEQUENCES (``ON ALL ... IN SCHEMA``,
+    ``objects`` then naming the schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
     as "".  ``grant_option``: WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
     """
 
@@ -255,6 +255,73 @@ class GrantStatement(Statement):
     objects: tuple[tuple[str, str], ...] = _field("objects")
     grantees: tuple[str, ...] = _field("grantees")
     grant_option: bool = _field("grant_option")
+    cascade: bool = _field("cascade")
+
+
+class MembershipStatement(Statement):
+    """GRANT role TO role or REVOKE role FROM role: ``roles`` are granted to (or revoked
+    from) ``grantees``; ``admin_option`` is WITH ADMIN OPTION, or REVOKE ADMIN OPTION FOR.
+    Grantees spelled CURRENT_USER, SESSION_USER or CURRENT_ROLE keep that spelling."""
+
+    arg_types = {
+        "is_grant": True, "roles": True, "grantees": True, "admin_option": False,
+        "cascade": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        is_grant: bool = True,
+        roles: tuple[str, ...] = (),
+        grantees: tuple[str, ...] = (),
+        admin_option: bool = False,
+        cascade: bool = False,
+    ) -> None:
+        super().__init__(
+            is_grant=is_grant, roles=roles, grantees=grantees, admin_option=admin_option,
+            cascade=cascade,
+        )  # fmt: skip
+
+    is_grant: bool = _field("is_grant")
+    roles: tuple[str, ...] = _field("roles")
+    grantees: tuple[str, ...] = _field("grantees")
+    admin_option: bool = _field("admin_option")
+    cascade: bool = _field("cascade")
+
+
+class DefaultPrivilegesStatement(Statement):
+    """ALTER DEFAULT PRIVILEGES [FOR ROLE r, ...] [IN SCHEMA s] GRANT/REVOKE ...: ``grant``
+    has ``kind`` TABLES or SEQUENCES and no objects; ``roles`` empty means the current role;
+    ``schema`` is "" for defaults in every schema."""
+
+    arg_types = {"roles": False, "schema": False, "grant": True}
+
+    def __init__(
+        self, roles: tuple[str, ...] = (), schema: str = "", grant: GrantStatement | None = None
+    ) -> None:
+        super().__init__(roles=roles, schema=schema, grant=grant)
+
+    roles: tuple[str, ...] = _field("roles")
+    schema: str = _field("schema")
+    grant: GrantStatement = _field("grant")
+
+
+class OwnedStatement(Statement):
+    """REASSIGN OWNED BY roles TO new_owner, or DROP OWNED BY roles [CASCADE]."""
+
+    arg_types = {"action": True, "roles": True, "new_owner": False, "cascade": False}
+
+    def __init__(
+        self,
+        action: str = "REASSIGN",
+        roles: tuple[str, ...] = (),
+        new_owner: str = "",
+        cascade: bool = False,
+    ) -> None:
+        super().__init__(action=action, roles=roles, new_owner=new_owner, cascade=cascade)
+
+    action: str = _field("action")
+    roles: tuple[str, ...] = _field("roles")
+    new_owner: str = _field("new_owner")
     cascade: bool = _field("cascade")
 
 

@@ -104,13 +104,15 @@ def parse(tokens: list[Token]) -> Utility | None:
         return Utility(kind="RELEASE", name=_savepoint_name(tokens[1:]))
     if head == "show" and len(words) >= 2:
         name = " ".join(words[1:]).replace(" . ", ".")
+        name = _ROLE_SETTINGS.get(name, name)
         if name == "transaction isolation level":
             name = "transaction_isolation"
         elif name in ("time zone",):
             name = "timezone"
         return Utility(kind="SHOW", name=name)
     if head == "reset" and len(words) >= 2:
-        return Utility(kind="RESET", name=" ".join(words[1:]).replace(" . ", "."))
+        name = " ".join(words[1:]).replace(" . ", ".")
+        return Utility(kind="RESET", name=_ROLE_SETTINGS.get(name, name))
     if head == "deallocate":
         rest = tokens[1:]
         if rest and rest[0].text.lower() == "prepare":
@@ -144,9 +146,24 @@ def parse(tokens: list[Token]) -> Utility | None:
     return None
 
 
+_ROLE_SETTINGS = {"session authorization": "session_authorization", "role": "role"}
+
+
+def _role_name(token: Token) -> str:
+    """A role name as SET ROLE reads it: quoted or a string as written, else folded."""
+    if token.token_type in (TokenType.IDENTIFIER, TokenType.STRING):
+        return token.text
+    return token.text.lower()
+
+
 def _set_statement(rest: list[Token]) -> Utility | None:
     """SET's name and value (after SESSION or LOCAL), or the transaction modes it sets."""
     rest_words = _words(rest)
+    if rest_words[:2] == ["session", "authorization"]:  # after SET LOCAL
+        rest, rest_words = rest[1:], rest_words[1:]
+    if len(rest) == 2 and rest_words[0] in ("role", "authorization"):
+        name = "role" if rest_words[0] == "role" else "session_authorization"
+        return Utility(kind="SET", name=name, value=_role_name(rest[1]))
     if rest_words[:4] == ["session", "characteristics", "as", "transaction"]:
         return Utility(kind="SET", name="characteristics", modes=_modes(rest_words[4:]))
     if rest_words[:2] == ["time", "zone"]:

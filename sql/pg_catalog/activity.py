@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from catalog.roles import RoleStore
+from catalog.roles import SIGNAL_BACKEND, RoleStore
 from sql.execution.backends import Backend, BackendRegistry
 from storage.errors import DbError, InsufficientPrivilege, NumericValueOutOfRange, SqlWarning
 from storage.waits_for import WaitsForGraph
@@ -46,6 +46,8 @@ class Activity:
         self._database_oid = database_oid
         self.role_oids: dict[str, int] = {}
         self.notices: list[DbError] = []
+        self.current_user: Callable[[], str] = lambda: own.user
+        """The role checks are made as (SET ROLE changes it; the session sets this)."""
 
     def take_notices(self) -> list[DbError]:
         notices, self.notices = self.notices, []
@@ -59,15 +61,19 @@ class Activity:
         role = self._roles.get(name) if self._roles is not None else None
         return role is None or role.superuser
 
+    def _mine(self) -> frozenset[str]:
+        user = self.current_user()
+        return self._roles.privileges_of(user) if self._roles is not None else frozenset((user,))
+
     def _has_privileges_of(self, target_user: str) -> bool:
-        return self.own.user == target_user or self._is_superuser(self.own.user)
+        return target_user in self._mine() or self._is_superuser(self.current_user())
 
     def _check_signal(self, target: Backend, superuser_message: str, member_message: str) -> None:
         """PostgreSQL 15's pg_signal_backend rules: a superuser's backend only by a superuser,
-        any other by the same role (or a superuser)."""
-        if self._is_superuser(target.user) and not self._is_superuser(self.own.user):
+        any other by a role with the target role's privileges or pg_signal_backend's."""
+        if self._is_superuser(target.user) and not self._is_superuser(self.current_user()):
             raise InsufficientPrivilege(superuser_message)
-        if not self._has_privileges_of(target.user):
+        if not self._has_privileges_of(target.user) and SIGNAL_BACKEND not in self._mine():
             raise InsufficientPrivilege(member_message)
 
     def _target(self, pid: int) -> Backend | None:

@@ -20,7 +20,7 @@ import sqlglot
 import sqlglot.errors
 from sqlglot import exp
 
-from catalog.roles import Role
+from catalog.roles import Membership, Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
@@ -28,7 +28,7 @@ from sql.pg_catalog import casts, operators, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
-from sql.pg_catalog.roles import pg_roles_rows
+from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
 from storage.data_type import DataType, TypeKind
 from storage.type_oids import ARRAY_OID, TypeOid
 
@@ -505,6 +505,7 @@ def catalog_rows(
     roles: Iterable[Role] = (),
     prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
     views: Iterable[ViewInfo] = (),
+    memberships: Iterable[Membership] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -515,6 +516,8 @@ def catalog_rows(
             rows.add(row.relation, **row.values)
     for role_row in pg_roles_rows(list(roles), user, SUPERUSER_OID):
         rows.add("pg_roles", **role_row)
+    for member_row in pg_auth_members_rows(list(memberships), list(roles), user, SUPERUSER_OID):
+        rows.add("pg_auth_members", **member_row)
     for view in views:
         _view_rows(rows, view, user)
     for table in tables:

@@ -445,7 +445,6 @@ MACROS: dict[str, str] = {
     "regnamespace_out(n)": "nyf_regnamespace_out(n)",
     "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",
     "regrole_out(r)": "nyf_userbyid(r)",
-    "pg_has_role(a, b, c := NULL)": "true",
     "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",

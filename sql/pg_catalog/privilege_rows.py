@@ -3,8 +3,8 @@
 ``with_privileges`` writes each table's owner and ACL into the pg_class rows
 and the public schema's into pg_namespace, so psql's ``\\dp``/``\\z`` and
 drivers' metadata read them where PostgreSQL keeps them.  ``PrivilegeLookup``
-answers ``has_table_privilege`` and ``has_schema_privilege`` from the same
-snapshot, with PostgreSQL's argument forms (role and object by name or OID,
+answers ``has_table_privilege``, ``has_schema_privilege``,
+``has_database_privilege`` and ``pg_has_role`` from the same snapshot, with PostgreSQL's argument forms (role and object by name or OID,
 privilege names comma-separated, ``WITH GRANT OPTION`` allowed).
 """
 
@@ -16,18 +16,27 @@ from typing import Any
 import duckdb
 
 from catalog.privileges import (
+    DATABASE,
+    DATABASE_PRIVILEGES,
     PUBLIC_SCHEMA,
     SCHEMA_PRIVILEGES,
     TABLE_PRIVILEGES,
     ObjectAcl,
     table_key,
 )
-from catalog.roles import Role
-from sql.pg_catalog.catalog_rows import PUBLIC_OID, CatalogRows
+from catalog.roles import PREDEFINED, Role, RoleStore
+from sql.pg_catalog.catalog_rows import DATABASE_OID, PUBLIC_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
-from storage.errors import InvalidParameterValue, UndefinedObject, UndefinedTable
+from storage.errors import (
+    InvalidCatalogName,
+    InvalidParameterValue,
+    UndefinedObject,
+    UndefinedTable,
+)
 
 _UDF = "nyp_"
+_DATABASE_NAMES = DATABASE_PRIVILEGES | {"TEMP": "T"}
+_DEFAULT_ACL_OID_BASE = 1_300_000_000
 PREFIX = "pgf_"
 
 
@@ -36,7 +45,8 @@ def _column(relation: str, name: str) -> int:
 
 
 def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -> None:
-    """Fill pg_class.relowner/relacl and pg_namespace.nspacl in place."""
+    """Fill pg_class.relowner/relacl, pg_views.viewowner, pg_namespace.nspacl and
+    pg_database.datacl in place, and add the pg_default_acl rows."""
     role_oids = {
         r[_column("pg_roles", "rolname")]: r[_column("pg_roles", "oid")]
         for r in rows.rows.get("pg_roles", [])
@@ -51,6 +61,40 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
         values[owner_at] = role_oids.get(acl.owner, values[owner_at])
         values[acl_at] = acl.acl_text()
         classes[index] = tuple(values)
+    name_at = _column("pg_class", "relname")
+    owners = {
+        row[name_at]: acl.owner
+        for row in classes
+        if (acl := acls.get(table_key(row[oid_at]))) is not None
+    }
+    view_at, view_owner_at = _column("pg_views", "viewname"), _column("pg_views", "viewowner")
+    views = rows.rows.get("pg_views", [])
+    for index, row in enumerate(views):
+        if row[view_at] in owners:
+            values = list(row)
+            values[view_owner_at] = owners[row[view_at]]
+            views[index] = tuple(values)
+    defaults = [
+        (key.split(":"), default) for key, default in sorted(acls.items())
+        if key.startswith("default:")
+    ]
+    for number, ((_, role, in_schema, kind), default) in enumerate(defaults):
+        rows.add(
+            "pg_default_acl",
+            oid=_DEFAULT_ACL_OID_BASE + number,
+            defaclrole=role_oids.get(role, 0),
+            defaclnamespace=PUBLIC_OID if in_schema else 0,
+            defaclobjtype="r" if kind == "table" else "S",
+            defaclacl=default.acl_text() or [],
+        )
+    database = acls.get(DATABASE)
+    if database is not None:
+        dat_acl_at = _column("pg_database", "datacl")
+        databases = rows.rows.get("pg_database", [])
+        for index, row in enumerate(databases):
+            values = list(row)
+            values[dat_acl_at] = database.acl_text()
+            databases[index] = tuple(values)
     schema = acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", owner)
     nsp_oid_at, nsp_acl_at = _column("pg_namespace", "oid"), _column("pg_namespace", "nspacl")
     namespaces = rows.rows.get("pg_namespace", [])
@@ -74,11 +118,16 @@ class PrivilegeLookup:
         owner: str,
         user: str,
         rows: CatalogRows,
+        store: RoleStore | None = None,
     ) -> None:
         self._acls = acls
-        self._roles = {r.name: r for r in roles}
+        self._roles = {r.name: r for r in roles} | (PREDEFINED if roles else {})
+        self._store = store
         self._owner = owner
         self._user = user
+        self._database = next(
+            (r[_column("pg_database", "datname")] for r in rows.rows.get("pg_database", [])), ""
+        )
         self._role_oids = {
             r[_column("pg_roles", "oid")]: r[_column("pg_roles", "rolname")]
             for r in rows.rows.get("pg_roles", [])
@@ -128,10 +177,45 @@ class PrivilegeLookup:
         if kind == "table":
             acl = self._acls.get(table_key(self._table_oid(target)))
             acl = acl or ObjectAcl("table", self._owner)
+        elif kind == "database":
+            if str(target) != self._database and target != DATABASE_OID:
+                raise InvalidCatalogName(f'database "{target}" does not exist', severity="ERROR")
+            acl = self._acls.get(DATABASE) or ObjectAcl("database", self._owner)
         else:
             acl = self._acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", self._owner)
-        held = acl.held(role, options=options)
+        mine = self._store.privileges_of(role) if self._store is not None else frozenset((role,))
+        held = acl.held(mine, options=options)
         return any(letter in held for letter in letters)
+
+    def has_role(self, a: Any, b: Any, c: Any) -> bool | None:
+        """``pg_has_role([user,] role, privilege)``: MEMBER (SET ROLE may become it), USAGE
+        (has its privileges), either WITH ADMIN OPTION (may grant it)."""
+        if a is None or b is None:
+            return None
+        user, role, wanted = (self._user, a, b) if c is None else (self._role(a), b, c)
+        role = self._role(role)
+        modes = [" ".join(part.upper().split()) for part in str(wanted).split(",")]
+        known = {"MEMBER", "USAGE", "MEMBER WITH ADMIN OPTION", "USAGE WITH ADMIN OPTION",
+                 "MEMBER WITH GRANT OPTION", "USAGE WITH GRANT OPTION"}  # fmt: skip
+        for mode in modes:
+            if mode not in known:
+                raise InvalidParameterValue(f'unrecognized privilege type: "{mode.lower()}"')
+        if self._is_superuser(user):
+            return True
+        if self._store is None:
+            return user == role
+        for mode in modes:
+            if "OPTION" in mode:
+                if self._store.has_admin(user, role):
+                    return True
+            elif role in (
+                self._store.member_of(user) if mode == "MEMBER" else self._store.privileges_of(user)
+            ):
+                return True
+        return False
+
+    def has_database(self, a: Any, b: Any, c: Any) -> bool | None:
+        return self.has(a, b, c, "database")
 
     def has_table(self, a: Any, b: Any, c: Any) -> bool | None:
         return self.has(a, b, c, "table")
@@ -141,7 +225,7 @@ class PrivilegeLookup:
 
 
 def _wanted(text: str, kind: str) -> tuple[str, bool]:
-    known = TABLE_PRIVILEGES if kind == "table" else SCHEMA_PRIVILEGES
+    known = {"table": TABLE_PRIVILEGES, "schema": SCHEMA_PRIVILEGES}.get(kind, _DATABASE_NAMES)
     letters = []
     options = False
     for part in text.split(","):
@@ -155,7 +239,12 @@ def _wanted(text: str, kind: str) -> tuple[str, bool]:
     return "".join(letters), options
 
 
-_UDFS = (("has_table", "has_table_privilege"), ("has_schema", "has_schema_privilege"))
+_UDFS = (
+    ("has_table", "has_table_privilege"),
+    ("has_schema", "has_schema_privilege"),
+    ("has_database", "has_database_privilege"),
+    ("has_role", "pg_has_role"),
+)
 
 
 def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], PrivilegeLookup]) -> None:

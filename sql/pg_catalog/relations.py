@@ -89,6 +89,10 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pg_auth_members": _cols(
         "roleid UINTEGER, member UINTEGER, grantor UINTEGER, admin_option BOOLEAN"
     ),
+    "pg_default_acl": _cols(
+        "oid UINTEGER, defaclrole UINTEGER, defaclnamespace UINTEGER, defaclobjtype VARCHAR, "
+        "defaclacl VARCHAR_ARR"
+    ),
     "pg_settings": _cols(
         "name VARCHAR, setting VARCHAR, unit VARCHAR, category VARCHAR, short_desc VARCHAR, "
         "extra_desc VARCHAR, context VARCHAR, vartype VARCHAR, source VARCHAR, "
@@ -238,6 +242,7 @@ _RELATION_OIDS = {
     "pg_enum": 3501,
     "pg_depend": 2608,
     "pg_auth_members": 1261,
+    "pg_default_acl": 826,
     "pg_roles": 12_001,
     "pg_settings": 12_002,
     "pg_stat_activity": 12_003,

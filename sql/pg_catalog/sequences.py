@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from catalog import sequences as catalog_sequences
 from catalog.table import TableInfo
 from storage.data_type import ColumnId
 from storage.type_oids import TypeOid
 
-_SEQUENCE_OID_BASE = 1_200_000_000
 _TYPE_OIDS = {"smallint": TypeOid.INT2, "integer": TypeOid.INT4, "bigint": TypeOid.INT8}
 PG_CLASS_OID = 1259
 PUBLIC_OID = 2200
@@ -28,7 +28,7 @@ class Row:
 
 
 def sequence_oid(table: TableInfo, column_id: int) -> int:
-    return _SEQUENCE_OID_BASE + table.table_id * 1000 + column_id
+    return catalog_sequences.sequence_oid(table.table_id, column_id)
 
 
 def rows(table: TableInfo) -> list[Row]:

@@ -254,7 +254,9 @@ def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
         implicit = isinstance(arg, exp.Boolean) and arg.this is True
         names = ["pg_catalog", "public"] if implicit else ["public"]
         return exp.Array(expressions=[exp.Literal.string(n) for n in names])
-    if isinstance(node, (exp.CurrentUser, exp.SessionUser)) or name in ("current_user", "user"):
+    if isinstance(node, exp.SessionUser) or name == "session_user":
+        return exp.Literal.string(facts.session_user or facts.user)
+    if isinstance(node, exp.CurrentUser) or name in ("current_user", "user", "current_role"):
         return exp.Literal.string(facts.user)
     if isinstance(node, exp.CurrentVersion) or name == "version":
         return exp.Literal.string(facts.version)
@@ -625,20 +627,21 @@ class SystemCatalog:
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
+        memberships = db.roles.memberships() if db.roles is not None else []
         acls = db.privileges.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version,
+            db.privileges.version, tuple(memberships),
         )  # fmt: skip
 
         def build() -> CatalogRows:
             rows = catalog_rows(
                 db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
-                prepared, db.catalog.views(),
+                prepared, db.catalog.views(), memberships,
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)
-            self._privileges.load(acls, list(roles), owner, user, rows)
+            self._privileges.load(acls, list(roles), owner, user, rows, db.roles)
             return rows
 
         self.refresh(key, build)

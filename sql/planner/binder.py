@@ -31,7 +31,7 @@ from sql.planner.query_checks import check_distinct_on, check_set_operations, ch
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
-from sql.planner.views import expand_views
+from sql.planner.views import VIA_VIEW, VIEWS_READ, expand_views
 from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
@@ -71,6 +71,8 @@ class TableRef:
     columns: list[ColumnSchema] = field(default_factory=list)
     snapshot: int | None = None
     tablets: tuple[TabletId, ...] | None = None
+    via_view: str | None = None
+    """The view whose query named the table (read with that view owner's privileges)."""
 
 
 @dataclass(slots=True)
@@ -80,6 +82,8 @@ class BoundQuery:
     ast: exp.Expr
     tables: list[TableRef]
     param_oids: list[int]
+    views_read: list[tuple[str, str | None]] = field(default_factory=list)
+    """Each view the query reads and the view it was read through (None: the query)."""
 
 
 def sqlglot_type_oid(dtype: exp.DataType | None) -> int:
@@ -131,8 +135,10 @@ def bind_query(
     declared_param_oids: list[int] | tuple[int, ...] = (),
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
+    views_read: list[tuple[str, str | None]] = []
     if catalog.views():
         ast = expand_views(ast.copy(), catalog)
+        views_read = ast.meta.get(VIEWS_READ, [])
     original = ast
     ast = shape_values(ast.copy())
     check_literal_casts(ast)
@@ -160,7 +166,7 @@ def bind_query(
         refs.append(
             TableRef(
                 table, node, node.alias_or_name, snapshot=snapshot_of(node),
-                tablets=selected_tablets(node, table),
+                tablets=selected_tablets(node, table), via_view=orig_node.meta.get(VIA_VIEW),
             )
         )  # fmt: skip
     schema = (
@@ -205,7 +211,7 @@ def bind_query(
         wanted = by_alias.get(ref.alias, set())
         ref.columns = [c for c in _readable(ref.table) if c.name in wanted]
     param_oids = infer_parameter_types(ast, declared_param_oids)
-    return BoundQuery(ast, refs, param_oids)
+    return BoundQuery(ast, refs, param_oids, views_read)
 
 
 def parameter_number(node: exp.Expr) -> int:

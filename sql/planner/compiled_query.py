@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.table import TableInfo
@@ -35,6 +35,7 @@ class ViewBinding:
     columns: list[ColumnSchema]
     scan: ScanPlan
     snapshot: int | None = None
+    via_view: str | None = None
 
 
 @dataclass(slots=True)
@@ -50,6 +51,8 @@ class CompiledQuery:
     """A direct read of a few rows by key (``pushdown.is_short``): it never waits."""
     used_params: list[int] | None = None
     """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
+    views_read: list[tuple[str, str | None]] = field(default_factory=list)
+    """The views the query reads, each with the view it was read through (for privileges)."""
 
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
@@ -68,7 +71,7 @@ class CompiledQuery:
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     scans = plan_scans(bound)
     views = [
-        ViewBinding(new_view_name(), r.table, r.columns, scan, r.snapshot)
+        ViewBinding(new_view_name(), r.table, r.columns, scan, r.snapshot, r.via_view)
         for r, scan in zip(bound.tables, scans, strict=True)
     ]
     used = used_parameters(bound)
@@ -77,5 +80,5 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
     return CompiledQuery(
         sql, views, outputs, bound.param_oids, uses_now, direct=direct,
-        is_short=is_short(bound, scans, direct), used_params=used,
+        is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
     )  # fmt: skip

@@ -96,6 +96,8 @@ class SessionFacts:
     user: str
     now_param: int = 0
     session_id: int = 0
+    session_user: str = ""
+    """SET SESSION AUTHORIZATION's user; ``user`` is the current one (SET ROLE's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +321,9 @@ def _session_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
         )
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
-    if isinstance(node, (exp.CurrentUser, exp.SessionUser)) or name in ("current_user", "user"):
+    if isinstance(node, exp.SessionUser) or name == "session_user":
+        return exp.Literal.string(facts.session_user or facts.user)
+    if isinstance(node, exp.CurrentUser) or name in ("current_user", "user", "current_role"):
         return exp.Literal.string(facts.user)
     if isinstance(node, exp.CurrentVersion) or name == "version":
         return exp.Literal.string(facts.version)

@@ -15,6 +15,11 @@ from sql.frontend.parser import DIALECT
 from storage.errors import InvalidObjectDefinition
 
 _MAX_DEPTH = 32
+VIA_VIEW = "nyala_via_view"
+"""Meta key of a table reference that a view's query brought in: that view's name.  Its
+privileges are checked as the view's owner, as PostgreSQL's rewriter marks them."""
+VIEWS_READ = "nyala_views_read"
+"""Meta key of the expanded query: (view, the view it was read through or None), in order."""
 
 
 def _view_references(ast: exp.Expr, catalog: Catalog) -> list[exp.Table]:
@@ -32,7 +37,10 @@ def _view_references(ast: exp.Expr, catalog: Catalog) -> list[exp.Table]:
 
 
 def expand_views(ast: exp.Expr, catalog: Catalog) -> exp.Expr:
-    """``ast`` with every view reference replaced by ``(view query) AS alias(columns)``."""
+    """``ast`` with every view reference replaced by ``(view query) AS alias(columns)``; the
+    views read and the view each table came through are noted in meta (``VIEWS_READ``,
+    ``VIA_VIEW``)."""
+    reads: list[tuple[str, str | None]] = ast.meta.setdefault(VIEWS_READ, [])
     for _ in range(_MAX_DEPTH):
         references = _view_references(ast, catalog)
         if not references:
@@ -41,6 +49,9 @@ def expand_views(ast: exp.Expr, catalog: Catalog) -> exp.Expr:
             view = catalog.find_view(table.name)
             assert view is not None, "found above"
             query: exp.Expr = exp.maybe_parse(view.query, dialect=DIALECT)
+            reads.append((view.name, table.meta.get(VIA_VIEW)))
+            for inner in query.find_all(exp.Table):
+                inner.meta[VIA_VIEW] = view.name
             alias = exp.TableAlias(
                 this=exp.to_identifier(table.alias_or_name, quoted=True),
                 columns=[exp.to_identifier(name, quoted=True) for name, _, _ in view.columns],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from catalog.catalog import Catalog
 from catalog.comments import Comments
-from catalog.privileges import PrivilegeStore
+from catalog.privileges import PrivilegeStore, check_connect
 from catalog.roles import RoleStore
 from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
@@ -57,4 +57,5 @@ class Database(DatabaseContext):
     ) -> Session:
         if database != self.name:
             raise InvalidCatalogName(f'database "{database}" does not exist')
+        check_connect(self.privileges, self.roles, user, database)
         return Session(self, user, startup_params, client)

@@ -13,8 +13,11 @@ from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    DefaultPrivilegesStatement,
     GrantStatement,
     MaintenanceStatement,
+    MembershipStatement,
+    OwnedStatement,
     OwnerStatement,
     ParsedStatement,
     RoleStatement,
@@ -96,9 +99,16 @@ class TruncatePlan:
 
 @dataclass(slots=True)
 class GrantPlan:
-    """GRANT or REVOKE of privileges, or ALTER TABLE ... OWNER TO."""
+    """GRANT or REVOKE of privileges or of role membership, ALTER TABLE ... OWNER TO,
+    ALTER DEFAULT PRIVILEGES, REASSIGN OWNED or DROP OWNED."""
 
-    grant: GrantStatement | OwnerStatement
+    grant: (
+        GrantStatement
+        | OwnerStatement
+        | MembershipStatement
+        | OwnedStatement
+        | DefaultPrivilegesStatement
+    )
 
 
 @dataclass(slots=True)

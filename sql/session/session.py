@@ -8,6 +8,7 @@ not transactional yet).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
@@ -25,7 +27,17 @@ from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
-from sql.ddl import alter_table, comments, partitions, privileges, roles, tables, views
+from sql.ddl import (
+    alter_table,
+    comments,
+    memberships,
+    owned,
+    partitions,
+    privileges,
+    roles,
+    tables,
+    views,
+)
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
@@ -40,9 +52,12 @@ from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
+    DefaultPrivilegesStatement,
     ExplainStatement,
     GrantStatement,
     MaintenanceStatement,
+    MembershipStatement,
+    OwnedStatement,
     OwnerStatement,
     RoleStatement,
     Utility,
@@ -59,6 +74,7 @@ from sql.session import (
     cursors,
     explain,
     notify_statements,
+    role_switch,
     setting_statements,
     statement_log,
 )
@@ -141,7 +157,11 @@ class Session:
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
-            db.version_string, db.name, user, session_id=self.sequences.session_id
+            db.version_string,
+            db.name,
+            user,
+            session_id=self.sequences.session_id,
+            session_user=user,
         )
         self.backend = Backend(
             client.process_id if client is not None else db.backends.embedded_pid(),
@@ -157,15 +177,31 @@ class Session:
         backends = Activity(
             db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
         )
+        backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        self._access = access.AccessControl(db, user)
+        self._access = access.AccessControl(db, lambda: self.current_user)
+        self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
 
     # -- state -----------------------------------------------------------------------------
+
+    @property
+    def current_user(self) -> str:
+        """The role privileges are checked as (SET ROLE changes it)."""
+        return role_switch.current_user(self.settings)
+
+    def _follow_role(self) -> None:
+        """After SET ROLE or SESSION AUTHORIZATION (or a ROLLBACK undoing one), plan with the
+        new users: ``current_user`` is folded into plans, so plans made before are re-made."""
+        current, session = self.current_user, role_switch.session_user(self.settings)
+        if (current, session) != (self._facts.user, self._facts.session_user):
+            self._facts = dataclasses.replace(self._facts, user=current, session_user=session)
+            self._plan_cache = PlanCache()
+            self._db.bump_catalog_version()
 
     @property
     def transaction_status(self) -> str:
@@ -311,6 +347,7 @@ class Session:
             return Result(is_empty_query=True)
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
+        self._follow_role()
         if (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
@@ -459,6 +496,7 @@ class Session:
         declared: Sequence[int],
     ) -> Plan:
         """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
+        self._follow_role()
         if utility is not None or self._block.failed:
             return self._plan(sql, tokens, utility, declared)
         text = sql[tokens[0].start : tokens[-1].end + 1]
@@ -513,7 +551,13 @@ class Session:
                 for name in ast.tables:
                     self._db.catalog.get_table(name)
                 return MaintenancePlan(ast)
-            case GrantStatement() | OwnerStatement():
+            case (
+                GrantStatement()
+                | OwnerStatement()
+                | MembershipStatement()
+                | OwnedStatement()
+                | DefaultPrivilegesStatement()
+            ):
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
@@ -650,7 +694,11 @@ class Session:
             for p in self._db.engine.prepared.listing()
         )
         self._system.refresh_for(
-            self._db, self.user, self.settings.describe(), self._cursors.listing(), prepared
+            self._db,
+            self.current_user,
+            self.settings.describe(),
+            self._cursors.listing(),
+            prepared,
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -676,17 +724,28 @@ class Session:
                 return self._run_ddl(ast)
             case RolePlan(role=role):
                 return roles.execute_role_statement(
-                    role, self._db.roles, self.user, self._db.privileges
+                    role, self._db.roles, self.current_user, self._db.privileges
                 )
             case GrantPlan(grant=grant):
                 db = self._db
-                if isinstance(grant, GrantStatement):
+                if isinstance(grant, MembershipStatement):
+                    result = memberships.execute_membership(grant, db.roles, self.current_user)
+                elif isinstance(grant, DefaultPrivilegesStatement):
+                    result = privileges.alter_default(
+                        grant, db.privileges, db.roles, self.current_user
+                    )
+                elif isinstance(grant, OwnedStatement):
+                    result = owned.execute_owned(
+                        grant, db.catalog, db.privileges, db.roles, self.current_user
+                    )
+                    db.privileges.keep_tables(self._relation_oids())
+                elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, db.catalog, db.privileges, db.roles, self.current_user, db.name
                     )
                 else:
                     result = privileges.alter_owner(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, db.catalog, db.privileges, db.roles, self.current_user
                     )
                 self._db.bump_catalog_version()
                 return result
@@ -815,9 +874,14 @@ class Session:
             comments.comment_on(ast, self._db.comments, self._db.catalog)
             return Result(command_tag="COMMENT")
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
+            existed = {v.view_id for v in self._db.catalog.views()}
             result = views.create_view(ast, self._db.catalog, self._describe_view_query)
+            for view in self._db.catalog.views():
+                if view.view_id not in existed:
+                    self._access.created(view)
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
             result = views.drop_view(ast, self._db.catalog)
+            self._db.privileges.keep_tables(self._relation_oids())
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
@@ -840,9 +904,16 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, self._db.catalog)
-            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
+            self._db.privileges.keep_tables(self._relation_oids())
         self._db.bump_catalog_version()
         return result
+
+    def _relation_oids(self) -> set[int]:
+        """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""
+        catalog = self._db.catalog
+        tables = catalog.tables()
+        sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
+        return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""
@@ -916,6 +987,8 @@ class Session:
         if what in ("ALL", "SEQUENCES"):
             self.sequences.discard()
         if what == "ALL":
+            reset = Utility(kind="RESET", name=role_switch.SESSION_AUTHORIZATION)
+            role_switch.run(reset, self.settings, self._db.roles, self.user, in_block=False)
             self._cursors.close_all()
             self._advisory.unlock_all()
             self._listener.unlisten(None)
@@ -931,7 +1004,7 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn: prepared.prepare(txn, utility.name, self.user, database)
+                lambda txn: prepared.prepare(txn, utility.name, self.current_user, database)
             )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)
@@ -945,6 +1018,10 @@ class Session:
         if kind == "CHECKPOINT":
             self._db.engine.checkpoint()
             return Result(command_tag="CHECKPOINT")
+        if kind in ("SET", "RESET") and utility.name.lower() in role_switch.NAMES:
+            return role_switch.run(
+                utility, self.settings, self._db.roles, self.user, self._block.in_block
+            )
         if kind in setting_statements.KINDS:
             result = setting_statements.run(
                 utility, self.settings, self._modes, self._block.in_block, self._block.txn

@@ -258,6 +258,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("server_version", SERVER_VERSION, reported=True, read_only=True),
         Setting("server_version_num", SERVER_VERSION_NUM, read_only=True),
         Setting("session_authorization", "nyala", reported=True, read_only=True),
+        Setting("role", "none", read_only=True),  # SET ROLE: session.role_switch
         Setting("standard_conforming_strings", "on", reported=True, validate=_one_of("on")),
         Setting("TimeZone", "UTC", reported=True, validate=_time_zone),
         Setting("extra_float_digits", "1", validate=_integer(-15, 3)),

@@ -219,6 +219,22 @@ def _signal_scenario(server) -> dict[str, object]:
             out["bob terminates alice"] = _outcome(
                 bob, "select pg_terminate_backend(%s)", alice2_pid
             )
+            admin.execute("grant pg_signal_backend to act_bob")
+            out["bob with pg_signal_backend cancels alice"] = _outcome(
+                bob, "select pg_cancel_backend(%s)", alice2_pid
+            )
+            out["bob with pg_signal_backend cancels the superuser"] = _outcome(
+                bob, "select pg_cancel_backend(%s)", admin_pid
+            )
+            admin.execute("revoke pg_signal_backend from act_bob")
+            out["bob sees alice's query"] = _outcome(
+                bob, "select query from pg_stat_activity where pid = %s", alice2_pid
+            )
+            admin.execute("grant act_alice to act_bob")
+            out["bob, a member of alice, sees her query"] = _outcome(
+                bob, "select query from pg_stat_activity where pid = %s", alice2_pid
+            )
+            admin.execute("revoke act_alice from act_bob")
             out["alice cancels the superuser"] = _outcome(
                 alice, "select pg_cancel_backend(%s)", admin_pid
             )
@@ -289,6 +305,8 @@ def test_cancel_and_terminate_follow_postgresqls_rules(nyala_server, postgres_se
     nyala = _signal_scenario(nyala_server)
     assert nyala == _signal_scenario(postgres_server)
     assert nyala["bob cancels alice"] == errors.InsufficientPrivilege.sqlstate
+    assert nyala["bob with pg_signal_backend cancels alice"] is True
+    assert nyala["bob sees alice's query"] == "<insufficient privilege>"
     assert nyala["bob sees the superuser"] == (
         "nyala",
         None,

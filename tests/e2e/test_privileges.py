@@ -312,6 +312,9 @@ LEAST_PRIVILEGE_CHECKS = [
     ("migrator", "select count(*) from orders"),
     ("migrator", "drop table orders"),
     ("migrator", "drop table customers"),
+    ("migrator", "create table audit (id int primary key)"),
+    ("reporting", "select count(*) from audit"),
+    ("app", "select count(*) from audit"),
 ]
 
 
@@ -341,7 +344,9 @@ def _least_privilege(server) -> list[object]:
                     conn.close()
             su.execute("drop table if exists orders")
             su.execute("drop table if exists customers")
+            su.execute("drop table if exists audit")
             su.execute("revoke create on schema public from migrator")
+            su.execute("drop owned by migrator")  # its default privileges
             for role in LEAST_PRIVILEGE_ROLES:
                 su.execute(f"drop role if exists {role}")
     return out
@@ -354,6 +359,7 @@ def test_the_readme_least_privilege_setup(nyala_server, postgres_server):
     assert outcome[("app", "truncate orders")] == "42501"
     assert outcome[("reporting", "delete from customers")] == "42501"
     assert outcome[("migrator", "drop table customers")] == "ok"
+    assert outcome[("reporting", "select count(*) from audit")] == [(0,)]
 
 
 def test_checks_run_at_every_execution_and_on_every_path(nyala_server, postgres_server):

@@ -90,3 +90,24 @@ def test_ordinary_statements_are_not_utilities():
 def test_a_negative_set_value_keeps_its_sign():
     utility = _utility("set extra_float_digits = -3")
     assert (utility.name, utility.value) == ("extra_float_digits", "-3")
+
+
+@pytest.mark.parametrize(
+    ("sql", "name", "value", "local"),
+    [
+        ("SET ROLE app", "role", "app", False),
+        ('SET ROLE "App"', "role", "App", False),
+        ("SET LOCAL ROLE app", "role", "app", True),
+        ("SET ROLE NONE", "role", "none", False),
+        ("SET SESSION AUTHORIZATION admin", "session_authorization", "admin", False),
+        ("SET LOCAL SESSION AUTHORIZATION DEFAULT", "session_authorization", "default", True),
+    ],
+)
+def test_set_role_and_session_authorization(sql, name, value, local):
+    utility = _utility(sql)
+    assert (utility.kind, utility.name, utility.value, utility.local) == ("SET", name, value, local)
+
+
+def test_reset_role_and_session_authorization():
+    assert _utility("RESET ROLE").name == "role"
+    assert _utility("RESET SESSION AUTHORIZATION").name == "session_authorization"

@@ -54,7 +54,7 @@ from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
 from storage.tablet.delta_file import DeltaFile, write_delta_file
 from storage.tablet.delta_records import KEEP, LIVE, DeltaRecords, records_builder
-from storage.tablet.deltas import DeltaMemStore
+from storage.tablet.deltas import DeltaFlush, DeltaMemStore
 from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
 from storage.tablet.schema_change import RowMapper
@@ -255,7 +255,7 @@ class DiskRowSet:
         self._index_bytes = self.key_index.size_bytes + deleted.size_bytes + len(bloom)
         self.undo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["undo"])
         self.redo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["redo"])
-        self.dms = DeltaMemStore()
+        self.dms = DeltaMemStore(schema)
 
     def _has_file(self, column_id: int) -> bool:
         return (self.directory / f"col-{column_id}.cfile").exists()
@@ -267,7 +267,7 @@ class DiskRowSet:
         copy.__dict__.update(self.__dict__)
         copy.schema = schema
         copy._columns = {c.id: self._columns[c.id] for c in schema.columns if c.id in self._columns}
-        copy.dms = self.dms.with_schema(RowMapper(self.schema, schema))
+        copy.dms = self.dms.with_schema(RowMapper(self.schema, schema), schema)
         copy.undo = tuple(d.with_schema(schema) for d in self.undo)
         copy.redo = tuple(d.with_schema(schema) for d in self.redo)
         return copy
@@ -400,18 +400,19 @@ class DiskRowSet:
 
     # --- REDO flush ------------------------------------------------------------------------------
 
-    def write_redo(
-        self, prefixes: dict[int, list[Mutation]], *, fsync: bool
-    ) -> dict[str, Any] | None:
-        """Write the DeltaMemStore's committed ``prefixes`` as a durable REDO delta file (no
-        lock needed); return its metadata entry, or None when there is nothing to write."""
-        if not prefixes:
+    def write_redo(self, flush: DeltaFlush | None, *, fsync: bool) -> dict[str, Any] | None:
+        """Write the DeltaMemStore's committed records ``flush`` as a durable REDO delta file
+        (no lock needed); return its metadata entry, or None when there is nothing to write."""
+        if flush is None:
             return None
-        records = self.dms.committed_records(self.schema, prefixes)
         name = f"redo-{self.meta['next_delta']}.delta"
         tmp = self.directory / (name + ".tmp")
-        info = write_delta_file(tmp, records, fsync=fsync)
-        os.replace(tmp, self.directory / name)
+        try:
+            info = write_delta_file(tmp, flush.records, fsync=fsync)
+            os.replace(tmp, self.directory / name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         if fsync:
             fsync_dir(self.directory)
         return {**info.to_json(), "file": name}
@@ -425,20 +426,20 @@ class DiskRowSet:
             redo=[*self.meta["redo"], doc], next_delta=self.meta["next_delta"] + 1
         )
 
-    def install_redo(self, doc: dict[str, Any], prefixes: dict[int, list[Mutation]]) -> None:
+    def install_redo(self, doc: dict[str, Any], flush: DeltaFlush) -> None:
         """Add the REDO file ``doc`` and drop from the DeltaMemStore what it holds (caller
         holds the tablet lock, so a scan step sees the mutations in one place or the other)."""
-        self.dms.drop_prefixes(prefixes)
+        self.dms.drop_flushed(flush)
         self.meta = self.meta_with_redo(doc)
         self.redo = (*self.redo, self._open_delta(doc))
 
     def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
         """Write and install the DeltaMemStore's mutations committed at or before ``snapshot``
         in one go (the caller holds the tablet lock throughout)."""
-        prefixes = self.dms.committed_prefixes(snapshot)
-        doc = self.write_redo(prefixes, fsync=fsync)
-        if doc is not None:
-            self.install_redo(doc, prefixes)
+        flush = self.dms.committed(snapshot)
+        doc = self.write_redo(flush, fsync=fsync)
+        if doc is not None and flush is not None:
+            self.install_redo(doc, flush)
         return doc
 
     def stats(self) -> RowSetStats:
@@ -476,7 +477,7 @@ class DiskRowSet:
                 )
         if self.dms.chains:
             stats.delta_stores_read += 1
-            redo_parts.append(self.dms.visible_records(self.schema, lo, hi, snapshot, reader))
+            redo_parts.append(self.dms.visible_records(lo, hi, snapshot, reader))
         undo_parts = []
         for delta in self.undo:
             if delta.max_ts > snapshot and delta.may_hold(lo, hi):

@@ -242,7 +242,7 @@ class Tablet:
                 self.unflushed_since = None
                 entries = frozen.snapshot_entries()
                 rowsets = list(self.rowsets)
-                prefixes = [r.dms.committed_prefixes(snapshot) for r in rowsets]
+                prefixes = [r.dms.committed(snapshot) for r in rowsets]
                 schema = self.schema
             try:
                 plan = plan_flush(entries, snapshot, history_cutoff)
@@ -276,7 +276,7 @@ class Tablet:
                 raise
             with self._lock:
                 for rowset, doc, prefix in zip(rowsets, redo_docs, prefixes):
-                    if doc is not None:
+                    if doc is not None and prefix is not None:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
                 if new_rowset is not None:

@@ -140,9 +140,37 @@ def write_rowset_columns(
     fsync: bool,
 ) -> dict[str, object]:
     """Write rows given as columns (key order; ``arrays`` in schema order) and their UNDO
-    records as a DiskRowSet directory, durably; return its metadata entry."""
+    records as a DiskRowSet directory, durably; return its metadata entry.  ``rowset_id``
+    is one the metadata does not name, so a directory already there is an earlier failed
+    attempt's; on failure (a full disk, say) nothing is left behind."""
     final = tablet_dir / rowset_dir_name(rowset_id)
     tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
+    shutil.rmtree(final, ignore_errors=True)
+    try:
+        return _write_rowset_dir(
+            tmp, final, tablet_dir, rowset_id, schema, arrays, keys, deleted, undo, base_ts,
+            fsync=fsync,
+        )  # fmt: skip
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+
+
+def _write_rowset_dir(
+    tmp: Path,
+    final: Path,
+    tablet_dir: Path,
+    rowset_id: int,
+    schema: Schema,
+    arrays: list[pa.Array],
+    keys: pa.Array,
+    deleted: np.ndarray,
+    undo: DeltaRecords,
+    base_ts: int,
+    *,
+    fsync: bool,
+) -> dict[str, object]:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     block_rows = min(

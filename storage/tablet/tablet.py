@@ -238,6 +238,7 @@ class Tablet:
                 frozen = self._memrowset
                 self._frozen = frozen
                 self._memrowset = MemRowSet(self.schema, self._lock)
+                held_bytes, unflushed_since = self.memrowset_bytes, self.unflushed_since
                 self.memrowset_bytes = 0
                 self.unflushed_since = None
                 entries = frozen.snapshot_entries()
@@ -268,8 +269,14 @@ class Tablet:
                 flushed_ts = Timestamp(max(int(snapshot), int(self.flushed_ts)))
                 self._write_metadata_doc(metas, next_id, flushed_ts)
             except BaseException:
+                # Nothing was named (a full disk, say): remove what was written, and put
+                # the frozen rows back where writers find them.
+                on_disk = json.loads((self.directory / "metadata.json").read_bytes())
+                remove_unnamed_files(self.directory, on_disk, schema, fsync=False)
                 with self._lock:
-                    # Nothing was named: put the frozen rows back where writers find them.
+                    self.memrowset_bytes += held_bytes
+                    if unflushed_since is not None:
+                        self.unflushed_since = unflushed_since
                     for key, row in frozen.snapshot_entries():
                         self._memrowset.adopt(key, row)
                     self._frozen = None

@@ -20,8 +20,10 @@ It keeps each mutation twice, for its two kinds of user:
   a binary search over the log sorted by rowid, resolves visibility with
   numpy (each transaction's commit timestamp looked up once, not per
   mutation), and hands ``delta_apply`` the same ``DeltaRecords`` a REDO file
-  gives: no Python runs per mutation on the read path.  A flush takes its
-  REDO records from the log the same way.
+  gives: no Python runs per mutation on a scan.  A flush takes its REDO
+  records from the log the same way.  A read of only a few rows (a point
+  select) walks their chains instead, so it never waits for the whole log to
+  be sealed and sorted.
 
 Appends go to Python lists and are turned into arrays when a reader next
 looks ("sealed"), so a write costs a few list appends and each mutation is
@@ -41,10 +43,21 @@ from sortedcontainers import SortedDict
 from storage.mvcc import TxnState
 from storage.row_change import Mutation, MutationKind, from_storage_values
 from storage.schema import Schema
-from storage.tablet.delta_records import DEAD, DMS_TS_BASE, KEEP, LIVE, ColumnDelta, DeltaRecords
+from storage.tablet.delta_records import (
+    DEAD,
+    DMS_TS_BASE,
+    KEEP,
+    LIVE,
+    ColumnDelta,
+    DeltaRecords,
+    records_builder,
+)
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 
+_FEW_CHAINS = 64
+"""Up to this many rows' chains in a read's range are walked one by one (the old way), so a
+point read after a write costs no seal or sort of the whole log."""
 _NEVER = np.iinfo(np.int64).max
 """The commit timestamp of a transaction not (yet) committed: above every snapshot."""
 
@@ -319,6 +332,9 @@ class DeltaMemStore:
         by (rowid, chain order), ordered after every file's records (``DMS_TS_BASE``)."""
         if not self.chains:
             return DeltaRecords.empty()
+        chains = self.chains
+        if chains.bisect_left(hi) - chains.bisect_left(lo) <= _FEW_CHAINS:
+            return self._walk(lo, hi, snapshot, reader)
         order, sorted_rowid = self._view()
         start = int(np.searchsorted(sorted_rowid, lo, "left"))
         end = int(np.searchsorted(sorted_rowid, hi, "left"))
@@ -328,6 +344,20 @@ class DeltaMemStore:
         visible = self._visible(positions, sorted_rowid[start:end], snapshot, reader)
         positions = positions[visible]
         return self._records(positions, DMS_TS_BASE + self._seq[positions])
+
+    def _walk(self, lo: int, hi: int, snapshot: int, reader: TxnState | None) -> DeltaRecords:
+        """``visible_records`` for a few chains (a point or short range read), walked one
+        by one: no seal or sort of the whole log for them."""
+        builder = records_builder(self.schema)
+        for rowid in self.chains.irange(lo, hi, inclusive=(True, False)):
+            chain: list[DeltaEntry] = self.chains[rowid]
+            own = reader is not None and chain[-1].txn is reader
+            for entry in chain:
+                ts = entry.txn.commit_ts
+                if not own and (ts is None or ts > snapshot):
+                    break
+                builder.add_mutation(rowid, DMS_TS_BASE + entry.seq, entry)
+        return builder.build()
 
     # --- flushing ---------------------------------------------------------------------------
 

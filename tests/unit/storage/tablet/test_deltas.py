@@ -11,7 +11,7 @@ from storage.errors import DataCorrupted
 from storage.mvcc import TxnState
 from storage.row_change import Mutation, MutationKind
 from storage.schema import ColumnSchema, Schema
-from storage.tablet import delta_file
+from storage.tablet import delta_file, deltas
 from storage.tablet.delta_apply import resolve_column, resolve_live
 from storage.tablet.delta_file import DeltaFile, write_delta_file
 from storage.tablet.delta_records import DEAD, KEEP, LIVE, DeltaRecords, records_builder
@@ -143,10 +143,15 @@ def _chain_reference(
     return out
 
 
+@pytest.mark.parametrize("few_chains", [-1, 10**9])
 @pytest.mark.parametrize("seed", range(6))
-def test_delta_memstore_columnar_reads_match_walking_the_chains(seed: int) -> None:
+def test_delta_memstore_columnar_reads_match_walking_the_chains(
+    seed: int, few_chains: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Visibility resolved with numpy over the columnar log (committed prefixes, a reader's
-    own writes on top of newer commits, rollbacks, flushed prefixes) equals the chain walk."""
+    own writes on top of newer commits, rollbacks, flushed prefixes) equals the chain walk,
+    and so does the walk short reads take."""
+    monkeypatch.setattr(deltas, "_FEW_CHAINS", few_chains)
     rng = np.random.default_rng(seed)
     txns = [TxnState.committed_at(Timestamp(ts)) for ts in range(10, 200, 10)]
     dms = DeltaMemStore(SCHEMA)

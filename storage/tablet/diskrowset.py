@@ -22,7 +22,8 @@ block's rowids from the delta stores its snapshot needs (REDO files with a
 record at or below it, UNDO files with one above it, the DeltaMemStore), and
 applies them per projected column with ``delta_apply``: rows without deltas
 keep the encoded-data predicate path, rows with deltas are resolved as
-columns.  The lists of delta files are replaced, never mutated, so a scan step
+columns; a block range dense with deltas (one record per ``_DENSE_SHARE``
+rows) is decoded whole and patched by scatter, Kudu's way.  The lists of delta files are replaced, never mutated, so a scan step
 sees one consistent set.
 """
 

@@ -86,10 +86,12 @@ class StorageOptions:
         },
     )
     delta_compaction_min_bytes: int = field(
-        default=256 * 1024,
+        default=64 * 1024,
         metadata={
             "help": "a rowset's REDO deltas smaller than this are not worth a major delta "
-            "compaction (minor ones merge files whatever their size)"
+            "compaction (minor ones merge files whatever their size); a REDO file updating "
+            "10% of a 300,000-row rowset (about 230 KiB) already makes a full scan 2.5-4x "
+            "dearer"
         },
     )
 

@@ -22,7 +22,8 @@ block's rowids from the delta stores its snapshot needs (REDO files with a
 record at or below it, UNDO files with one above it, the DeltaMemStore), and
 applies them per projected column with ``delta_apply``: rows without deltas
 keep the encoded-data predicate path, rows with deltas are resolved as
-columns.  The lists of delta files are replaced, never mutated, so a scan step
+columns; a block range dense with deltas (one record per ``_DENSE_SHARE``
+rows) is decoded whole and patched by scatter, Kudu's way.  The lists of delta files are replaced, never mutated, so a scan step
 sees one consistent set.
 """
 
@@ -54,7 +55,7 @@ from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
 from storage.tablet.delta_file import DeltaFile, write_delta_file
 from storage.tablet.delta_records import KEEP, LIVE, DeltaRecords, records_builder
-from storage.tablet.deltas import DeltaMemStore
+from storage.tablet.deltas import DeltaFlush, DeltaMemStore
 from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
 from storage.tablet.schema_change import RowMapper
@@ -64,6 +65,9 @@ KEY_FILE = "key.cfile"
 DELETED_FILE = "deleted.cfile"
 BLOOM_FILE = "bloom.bin"
 _FEW_ROWS = 64
+_DENSE_SHARE = 32
+"""A block range (longer than a short key range) with at least one delta record per this
+many rows is resolved whole."""
 """Up to this many candidate rows (and a small share of their block), predicates run on just
 those rows rather than on the whole block."""
 
@@ -137,9 +141,37 @@ def write_rowset_columns(
     fsync: bool,
 ) -> dict[str, object]:
     """Write rows given as columns (key order; ``arrays`` in schema order) and their UNDO
-    records as a DiskRowSet directory, durably; return its metadata entry."""
+    records as a DiskRowSet directory, durably; return its metadata entry.  ``rowset_id``
+    is one the metadata does not name, so a directory already there is an earlier failed
+    attempt's; on failure (a full disk, say) nothing is left behind."""
     final = tablet_dir / rowset_dir_name(rowset_id)
     tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
+    shutil.rmtree(final, ignore_errors=True)
+    try:
+        return _write_rowset_dir(
+            tmp, final, tablet_dir, rowset_id, schema, arrays, keys, deleted, undo, base_ts,
+            fsync=fsync,
+        )  # fmt: skip
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+
+
+def _write_rowset_dir(
+    tmp: Path,
+    final: Path,
+    tablet_dir: Path,
+    rowset_id: int,
+    schema: Schema,
+    arrays: list[pa.Array],
+    keys: pa.Array,
+    deleted: np.ndarray,
+    undo: DeltaRecords,
+    base_ts: int,
+    *,
+    fsync: bool,
+) -> dict[str, object]:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     block_rows = min(
@@ -255,7 +287,7 @@ class DiskRowSet:
         self._index_bytes = self.key_index.size_bytes + deleted.size_bytes + len(bloom)
         self.undo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["undo"])
         self.redo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["redo"])
-        self.dms = DeltaMemStore()
+        self.dms = DeltaMemStore(schema)
 
     def _has_file(self, column_id: int) -> bool:
         return (self.directory / f"col-{column_id}.cfile").exists()
@@ -267,7 +299,7 @@ class DiskRowSet:
         copy.__dict__.update(self.__dict__)
         copy.schema = schema
         copy._columns = {c.id: self._columns[c.id] for c in schema.columns if c.id in self._columns}
-        copy.dms = self.dms.with_schema(RowMapper(self.schema, schema))
+        copy.dms = self.dms.with_schema(RowMapper(self.schema, schema), schema)
         copy.undo = tuple(d.with_schema(schema) for d in self.undo)
         copy.redo = tuple(d.with_schema(schema) for d in self.redo)
         return copy
@@ -400,18 +432,19 @@ class DiskRowSet:
 
     # --- REDO flush ------------------------------------------------------------------------------
 
-    def write_redo(
-        self, prefixes: dict[int, list[Mutation]], *, fsync: bool
-    ) -> dict[str, Any] | None:
-        """Write the DeltaMemStore's committed ``prefixes`` as a durable REDO delta file (no
-        lock needed); return its metadata entry, or None when there is nothing to write."""
-        if not prefixes:
+    def write_redo(self, flush: DeltaFlush | None, *, fsync: bool) -> dict[str, Any] | None:
+        """Write the DeltaMemStore's committed records ``flush`` as a durable REDO delta file
+        (no lock needed); return its metadata entry, or None when there is nothing to write."""
+        if flush is None:
             return None
-        records = self.dms.committed_records(self.schema, prefixes)
         name = f"redo-{self.meta['next_delta']}.delta"
         tmp = self.directory / (name + ".tmp")
-        info = write_delta_file(tmp, records, fsync=fsync)
-        os.replace(tmp, self.directory / name)
+        try:
+            info = write_delta_file(tmp, flush.records, fsync=fsync)
+            os.replace(tmp, self.directory / name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         if fsync:
             fsync_dir(self.directory)
         return {**info.to_json(), "file": name}
@@ -425,20 +458,20 @@ class DiskRowSet:
             redo=[*self.meta["redo"], doc], next_delta=self.meta["next_delta"] + 1
         )
 
-    def install_redo(self, doc: dict[str, Any], prefixes: dict[int, list[Mutation]]) -> None:
+    def install_redo(self, doc: dict[str, Any], flush: DeltaFlush) -> None:
         """Add the REDO file ``doc`` and drop from the DeltaMemStore what it holds (caller
         holds the tablet lock, so a scan step sees the mutations in one place or the other)."""
-        self.dms.drop_prefixes(prefixes)
+        self.dms.drop_flushed(flush)
         self.meta = self.meta_with_redo(doc)
         self.redo = (*self.redo, self._open_delta(doc))
 
     def flush_deltas(self, snapshot: Timestamp, *, fsync: bool) -> dict[str, Any] | None:
         """Write and install the DeltaMemStore's mutations committed at or before ``snapshot``
         in one go (the caller holds the tablet lock throughout)."""
-        prefixes = self.dms.committed_prefixes(snapshot)
-        doc = self.write_redo(prefixes, fsync=fsync)
-        if doc is not None:
-            self.install_redo(doc, prefixes)
+        flush = self.dms.committed(snapshot)
+        doc = self.write_redo(flush, fsync=fsync)
+        if doc is not None and flush is not None:
+            self.install_redo(doc, flush)
         return doc
 
     def stats(self) -> RowSetStats:
@@ -476,7 +509,7 @@ class DiskRowSet:
                 )
         if self.dms.chains:
             stats.delta_stores_read += 1
-            redo_parts.append(self.dms.visible_records(self.schema, lo, hi, snapshot, reader))
+            redo_parts.append(self.dms.visible_records(lo, hi, snapshot, reader))
         undo_parts = []
         for delta in self.undo:
             if delta.max_ts > snapshot and delta.may_hold(lo, hi):
@@ -511,6 +544,14 @@ class DiskRowSet:
                 continue
             start, stop = max(first, lo), min(end, hi)
             redo, undo = self._block_deltas(start, stop, snapshot, reader, stats)
+            if (
+                stop - start > _FEW_ROWS * 16
+                and (len(redo) + len(undo)) * _DENSE_SHARE >= stop - start
+            ):
+                batch = self._dense_block(idx, first, start, stop, spec, redo, undo, stats)
+                if batch.num_rows:
+                    yield batch
+                continue
             marks = np.zeros(meta.rows, bool)  # a mask, not np.union1d: no hashing or sort
             marks[redo.rowid - first] = True
             marks[undo.rowid - first] = True
@@ -534,6 +575,52 @@ class DiskRowSet:
             if batch.num_rows:
                 yield batch
 
+    def _dense_block(
+        self,
+        idx: int,
+        first: int,
+        start: int,
+        stop: int,
+        spec: ScanSpec,
+        redo: DeltaRecords,
+        undo: DeltaRecords,
+        stats: ScanStats,
+    ) -> pa.RecordBatch:
+        """Rows [start, stop) of block ``idx`` when many of them have deltas: Kudu's way,
+        each needed column decoded whole and patched by one scatter per delta store kind,
+        then liveness, the range and the predicates applied as one mask."""
+        rows = self.key_index.blocks[idx].rows
+        rowids = np.arange(first, first + rows, dtype=np.int64)
+        mask = resolve_live(rowids, ~self._deleted[first : first + rows], redo, undo)
+        mask[: start - first] = False
+        mask[stop - first :] = False
+        touched = np.zeros(rows, bool)
+        touched[redo.rowid - first] = True
+        touched[undo.rowid - first] = True
+        stats.delta_rows += int(np.count_nonzero(touched))
+        needed = list(dict.fromkeys([*spec.projection, *(p.column_id for p in spec.predicates)]))
+        resolved = {}
+        for column_id in needed:
+            reader = self._columns.get(column_id)
+            if reader is None:
+                base = self._default_array(column_id, rows)
+            else:
+                base = reader.read_block(idx).to_arrow()
+                stats.blocks_read += 1
+            column = self.schema.column(column_id)
+            resolved[column_id] = resolve_column(rowids, base, column, redo, undo)
+        for predicate in spec.predicates:
+            matches = predicate.evaluate(resolved[predicate.column_id])
+            mask &= matches.to_numpy(zero_copy_only=False).astype(bool)
+            stats.predicates_on_decoded += 1
+        if not spec.projection:
+            return _empty_projection(int(np.count_nonzero(mask)))
+        arrow_schema = self.schema.arrow_schema(spec.projection)
+        batch = pa.RecordBatch.from_arrays(
+            [resolved[column_id] for column_id in spec.projection], schema=arrow_schema
+        )
+        return batch if bool(mask.all()) else batch.filter(pa.array(mask))
+
     def _resolve(
         self,
         idx: int,
@@ -550,10 +637,10 @@ class DiskRowSet:
         touched = touched[live]
         if not len(touched):
             return {}, touched
-        alive = np.zeros(self.rows, bool)
-        alive[touched] = True
-        redo = redo.where(alive[redo.rowid])
-        undo = undo.where(alive[undo.rowid])
+        alive = np.zeros(self.key_index.blocks[idx].rows, bool)
+        alive[touched - first] = True
+        redo = redo.where(alive[redo.rowid - first])
+        undo = undo.where(alive[undo.rowid - first])
         needed = list(dict.fromkeys([*spec.projection, *(p.column_id for p in spec.predicates)]))
         resolved = {}
         for column_id in needed:

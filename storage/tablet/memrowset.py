@@ -291,16 +291,34 @@ class MemRowSet:
         """Resolve up to ``batch_rows`` visible rows from ``start``; return them, the last key
         looked at, and whether the range is exhausted."""
         rows: list[Row] = []
+        append = rows.append
         last_key = None
         entries = self._rows
-        # Per-row Python: each row's mutation chain is resolved against the snapshot (an edge).
-        for key in entries.irange(start, upper, inclusive=(start_inclusive, False)):
-            last_key = key
-            values = _visible(entries[key], snapshot, reader)
-            if values is not None:
-                rows.append(values)
-                if len(rows) >= batch_rows:
-                    return rows, last_key, False
+        if start is None:
+            i = 0
+        else:
+            i = entries.bisect_left(start) if start_inclusive else entries.bisect_right(start)
+        end = len(entries) if upper is None else entries.bisect_left(upper)
+        keys, values = entries.keys(), entries.values()
+        # Per-row Python: each row's mutation chain is resolved against the snapshot (an
+        # edge); a row never changed since its committed insert, the common one, is taken
+        # without a call.
+        while i < end:
+            stop = min(end, i + max(1, batch_rows - len(rows)))
+            for key, row in zip(keys[i:stop], values[i:stop]):
+                last_key = key
+                txn = row.txn
+                if not row.mutations and (
+                    txn is reader or (txn.commit_ts is not None and txn.commit_ts <= snapshot)
+                ):
+                    append(row.values)
+                    continue
+                visible = _visible(row, snapshot, reader)
+                if visible is not None:
+                    append(visible)
+            i = stop
+            if len(rows) >= batch_rows:
+                return rows, last_key, i >= end
         return rows, last_key, True
 
 

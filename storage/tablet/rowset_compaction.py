@@ -166,7 +166,7 @@ def carry_mutations(
             new = int(mapping[rowid])
             if new >= 0:
                 assert output is not None, "a kept row has an output"
-                output.dms.chains[new] = chain
+                output.dms.adopt(new, chain)
                 continue
             first = chain[0]
             assert first.kind is MutationKind.REINSERT and first.change is not None, (

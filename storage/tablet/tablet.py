@@ -244,11 +244,12 @@ class Tablet:
                 frozen = self._memrowset
                 self._frozen = frozen
                 self._memrowset = MemRowSet(self.schema, self._lock)
+                held_bytes, unflushed_since = self.memrowset_bytes, self.unflushed_since
                 self.memrowset_bytes = 0
                 self.unflushed_since = None
                 entries = frozen.snapshot_entries()
                 rowsets = list(self.rowsets)
-                prefixes = [r.dms.committed_prefixes(snapshot) for r in rowsets]
+                prefixes = [r.dms.committed(snapshot) for r in rowsets]
                 schema = self.schema
             try:
                 plan = plan_flush(entries, snapshot, history_cutoff)
@@ -274,15 +275,21 @@ class Tablet:
                 flushed_ts = Timestamp(max(int(snapshot), int(self.flushed_ts)))
                 self._write_metadata_doc(metas, next_id, flushed_ts)
             except BaseException:
+                # Nothing was named (a full disk, say): remove what was written, and put
+                # the frozen rows back where writers find them.
+                on_disk = json.loads((self.directory / "metadata.json").read_bytes())
+                remove_unnamed_files(self.directory, on_disk, schema, fsync=False)
                 with self._lock:
-                    # Nothing was named: put the frozen rows back where writers find them.
+                    self.memrowset_bytes += held_bytes
+                    if unflushed_since is not None:
+                        self.unflushed_since = unflushed_since
                     for key, row in frozen.snapshot_entries():
                         self._memrowset.adopt(key, row)
                     self._frozen = None
                 raise
             with self._lock:
                 for rowset, doc, prefix in zip(rowsets, redo_docs, prefixes):
-                    if doc is not None:
+                    if doc is not None and prefix is not None:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
                 if new_rowset is not None:

@@ -124,6 +124,8 @@ def test_point_lookup_resolves_only_the_matching_row(monkeypatch):
     mrs = _mrs()
     for k in range(5_000):
         mrs.insert(_key(k), (k, k, "x"), _committed(1))
+        # Changed rows: an unchanged one is taken without resolving its (empty) chain.
+        mrs.update(_key(k), ((2, "y"),), _committed(2))
     calls = 0
     real_visible = memrowset_module._visible
 

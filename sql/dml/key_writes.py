@@ -501,6 +501,12 @@ def _numeric(value: object, column: ColumnSchema) -> decimal.Decimal:
     precision = column.type.precision or 38
     scale = column.type.scale or 0
     rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    if column.type.precision is None and rounded != value:
+        # An unconstrained numeric is exact in PostgreSQL: never round it silently.
+        raise NumericValueOutOfRange(
+            "numeric field overflow",
+            detail=f"An unconstrained numeric column holds at most {scale} fraction digits.",
+        )
     if rounded.adjusted() >= precision - scale:
         raise NumericValueOutOfRange(
             "numeric field overflow",

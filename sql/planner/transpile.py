@@ -9,6 +9,7 @@ differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
   and any division or modulo by zero is an error (22012), never NULL or inf;
 * float ``+ - * /`` overflowing or underflowing is 22003, never inf or 0 (float_checks.py);
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
+* ``numeric`` casts, ``/`` and ``avg`` are exact decimals (numeric_casts.py);
 * ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
   and ``now()`` answer for nyala and the transaction (``now()`` is the
   transaction's start time, constant within it, as in PostgreSQL);
@@ -30,6 +31,7 @@ from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
+from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.to_char import rewrite_to_char
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
@@ -477,6 +479,8 @@ def to_duckdb(
             replaced = rewrite_to_char(node)
         if replaced is node:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
+        if replaced is node:
+            replaced = rewrite_numeric(node)
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))

@@ -301,7 +301,7 @@ _ARROW_BY_OID = {
 
 
 _UNCONSTRAINED = t.unconstrained_numeric().arrow_type
-_TRAILING_ZEROS = r"(\.[0-9]*[1-9])0+$|\.0+$"
+TRAILING_ZEROS = r"(\.[0-9]*[1-9])0+$|\.0+$"
 
 
 def unconstrained_numeric_text(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -320,7 +320,7 @@ def unconstrained_numeric_text(array: pa.Array | pa.ChunkedArray) -> pa.Array | 
         text = pa.array(
             [None if v is None else format(Decimal(v), "f") for v in values], pa.string()
         )
-    return pc.replace_substring_regex(text, pattern=_TRAILING_ZEROS, replacement="\\1")
+    return pc.replace_substring_regex(text, pattern=TRAILING_ZEROS, replacement="\\1")
 
 
 def to_wire(

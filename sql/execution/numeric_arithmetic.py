@@ -69,13 +69,19 @@ def register(duck: duckdb.DuckDBPyConnection) -> None:
 _TOO_FINE = rf"\.[0-9]{{{UNCONSTRAINED_NUMERIC_SCALE}}}[0-9]*[1-9]"
 
 
+_EXPONENT = r"^\s*[+-]?[0-9]*\.?[0-9]*[eE][+-]?[0-9]+\s*$"
+
+
 def _exact_arrays(texts: pa.Array) -> pa.Array:
     """The values unchanged, or 22003 when one has more fraction digits than an unconstrained
     numeric column holds (DuckDB's cast would round it silently)."""
-    exponent = pc.fill_null(pc.match_substring(texts, "e", ignore_case=True), False)
+    exponent = pc.fill_null(pc.match_substring_regex(texts, _EXPONENT), False)
     if pc.any(exponent).as_py():
         # Per value: only float spellings such as 1e-20 get here.
-        values = [None if v is None else format(Decimal(v), "f") for v in texts.to_pylist()]
+        values = [
+            format(Decimal(v), "f") if e else v
+            for v, e in zip(texts.to_pylist(), exponent.to_pylist(), strict=True)
+        ]
         texts = pa.array(values, pa.string())
     if pc.any(pc.fill_null(pc.match_substring_regex(texts, _TOO_FINE), False)).as_py():
         raise NumericValueOutOfRange(

@@ -15,14 +15,18 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
-from sql.common.datatypes import duckdb_type
+from sql.common.datatypes import TRAILING_ZEROS, duckdb_type
 from storage.data_type import (
     MAX_DECIMAL_PRECISION,
     UNCONSTRAINED_NUMERIC_SCALE,
     DataType,
     TypeKind,
 )
-from storage.errors import InvalidTextRepresentation, NumericValueOutOfRange
+from storage.errors import (
+    FeatureNotSupported,
+    InvalidTextRepresentation,
+    NumericValueOutOfRange,
+)
 
 DT = exp.DataType.Type
 DIVISION_FUNCTION = "nyf_numeric_div"
@@ -100,7 +104,7 @@ def _numeric_cast(node: exp.Cast) -> exp.Expr:
     if isinstance(operand, exp.Literal):
         value = _literal_decimal(operand.name)
         if not value.is_finite():
-            return node
+            raise FeatureNotSupported(f"numeric value {operand.name.strip()!r} is not supported")
         cast = exp.Cast(this=exp.Literal.string(format(value, "f")), to=_literal_type(value))
     elif operand.type is not None and operand.type.this is DT.DECIMAL:
         return operand
@@ -129,10 +133,31 @@ def exact_division(dividend: exp.Expr, divisor: exp.Expr, scale: int) -> exp.Exp
     return out
 
 
+def _is_unconstrained(node: exp.Expr) -> bool:
+    return node.type is not None and node.type.this is DT.DECIMAL and not node.type.expressions
+
+
+def _unconstrained_text(node: exp.Cast) -> exp.Expr:
+    """An unconstrained column's value as text at its own scale (``common.datatypes``)."""
+    text = exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR"))
+    return exp.Anonymous(
+        this="regexp_replace",
+        expressions=[text, exp.Literal.string(TRAILING_ZEROS), exp.Literal.string("\\1")],
+    )
+
+
 def rewrite_numeric(node: exp.Expr) -> exp.Expr:
     """``node`` with PostgreSQL's numeric semantics, or ``node`` itself."""
     if isinstance(node, exp.Cast) and node.to.this is DT.DECIMAL and not node.to.expressions:
         return _numeric_cast(node)
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this in (DT.TEXT, DT.VARCHAR)
+        and not node.to.expressions
+        and isinstance(node.this, exp.Column)
+        and _is_unconstrained(node.this)
+    ):
+        return _unconstrained_text(node)
     if isinstance(node, exp.Div):
         left, right = node.this, node.expression
         left_scale, right_scale = _scale(left), _scale(right)

@@ -30,13 +30,14 @@ def test_division_by_zero_and_overflow_are_errors():
 
 
 def test_stored_unconstrained_values_never_round():
-    fine = pa.array(["1.5", None, "0.1234567890", "1e-3", "100.0000000000000"])
+    fine = pa.array(["1.5", None, "0.1234567890", "1e-3", "100.0000000000000", "twelve"])
     assert _exact_arrays(fine).to_pylist() == [
         "1.5",
         None,
         "0.1234567890",
         "0.001",
         "100.0000000000000",
+        "twelve",
     ]
     for too_fine in ("0.12345678901", "1e-11"):
         with pytest.raises(NumericValueOutOfRange):

@@ -10,6 +10,7 @@ differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
 * float ``+ - * /`` overflowing or underflowing is 22003, never inf or 0 (float_checks.py);
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
 * ``numeric`` casts, ``/`` and ``avg`` are exact decimals (numeric_casts.py);
+* ``concat`` and ``regexp_matches`` answer as PostgreSQL's (string_functions.py);
 * ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
   and ``now()`` answer for nyala and the transaction (``now()`` is the
   transaction's start time, constant within it, as in PostgreSQL);
@@ -33,6 +34,7 @@ from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
+from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
@@ -481,6 +483,8 @@ def to_duckdb(
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
             replaced = rewrite_numeric(node)
+        if replaced is node:
+            replaced = rewrite_string_function(node)
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))

@@ -11,6 +11,7 @@ larger scale; PostgreSQL widens it per value for quotients far from 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
@@ -167,14 +168,31 @@ def rewrite_numeric(node: exp.Expr) -> exp.Expr:
             return node
         return exact_division(left, right, max(MIN_QUOTIENT_SCALE, left_scale, right_scale))
     if isinstance(node, exp.Avg) and not isinstance(node.parent, exp.Window):
-        arg = node.this
-        scale = _scale(arg)
-        if scale is None or isinstance(arg, exp.Distinct):
-            return node
-        return exact_division(
-            exp.Sum(this=arg.copy()), exp.Count(this=arg.copy()), max(MIN_QUOTIENT_SCALE, scale)
-        )
+        return _exact_avg(node, lambda f: f) or node
+    if isinstance(node, exp.Window) and isinstance(node.this, exp.Avg):
+        window = node
+
+        def over(function: exp.Expr) -> exp.Expr:
+            copy = window.copy()
+            copy.set("this", function)
+            return copy
+
+        return _exact_avg(node.this, over) or node
     return node
+
+
+def _exact_avg(avg: exp.Avg, over: Callable[[exp.Expr], exp.Expr]) -> exp.Expr | None:
+    """``avg`` of integers or numerics as PostgreSQL's exact numeric: sum / count, each
+    ``over`` the same window when it is a window function."""
+    arg = avg.this
+    scale = _scale(arg)
+    if scale is None or isinstance(arg, exp.Distinct):
+        return None
+    return exact_division(
+        over(exp.Sum(this=arg.copy())),
+        over(exp.Count(this=arg.copy())),
+        max(MIN_QUOTIENT_SCALE, scale),
+    )
 
 
 EXACT_FUNCTION = "nyf_numeric_exact"

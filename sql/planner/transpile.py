@@ -361,8 +361,12 @@ def output_name(projection: exp.Expr) -> str:
     )
     if alias and not generated:
         return alias
-    while isinstance(inner, (exp.Paren, exp.Window)):
+    while isinstance(inner, (exp.Paren, exp.Window, exp.Filter)):
         inner = inner.this
+    if isinstance(inner, exp.Subquery) and isinstance(inner.this, exp.Select):
+        # A scalar subquery is named after its one column: (SELECT count(*) ...) is count.
+        projections = inner.this.expressions
+        return output_name(projections[0]) if len(projections) == 1 else "?column?"
     if isinstance(inner, exp.Column):
         return inner.name
     if isinstance(inner, exp.Cast):

@@ -192,17 +192,45 @@ def _binary_bool(array: pa.Array) -> ColumnValues:
     return _from_fixed(_numbers(array, pa.bool_()).astype(np.uint8), array)
 
 
+# DuckDB's infinity and -infinity of a date or timestamp are the type's largest value and
+# its negation; PostgreSQL sends them as the largest and the smallest value.
+_DATE_INFINITY = np.iinfo(np.int32).max
+_TIMESTAMP_INFINITY = np.iinfo(np.int64).max
+
+
 def _binary_date(array: pa.Array) -> ColumnValues:
-    days = _numbers(array, pa.date32()).astype(np.int64) - _PG_EPOCH_DAYS_SINCE_UNIX
+    raw = _numbers(array, pa.date32()).astype(np.int64)
+    days = raw - _PG_EPOCH_DAYS_SINCE_UNIX
+    days = np.where(raw == _DATE_INFINITY, _DATE_INFINITY, days)
+    days = np.where(raw == -_DATE_INFINITY, np.iinfo(np.int32).min, days)
     return _from_fixed(days.astype(">i4"), array)
 
 
 def _binary_timestamp(tz: str | None) -> Callable[[pa.Array], ColumnValues]:
     def encode(array: pa.Array) -> ColumnValues:
-        micros = _numbers(array, pa.timestamp("us", tz=tz)) - _PG_EPOCH_MICROS_SINCE_UNIX
+        raw = _numbers(array, pa.timestamp("us", tz=tz))
+        finite = (raw != _TIMESTAMP_INFINITY) & (raw != -_TIMESTAMP_INFINITY)
+        micros = np.where(finite, raw - np.where(finite, _PG_EPOCH_MICROS_SINCE_UNIX, 0), raw)
+        micros = np.where(raw == -_TIMESTAMP_INFINITY, np.iinfo(np.int64).min, micros)
         return _from_fixed(micros.astype(">i8"), array)
 
     return encode
+
+
+def _with_infinities(
+    array: pa.Array, raw: np.ndarray, top: int, spell: Callable[[pa.Array], pa.Array]
+) -> pa.Array:
+    """``spell(array)``, with DuckDB's infinite dates and timestamps written as PostgreSQL
+    writes them (``infinity``, ``-infinity``); the finite values are spelled without them."""
+    plus, minus = raw == top, raw == -top
+    if not (plus.any() or minus.any()):
+        return spell(array)
+    if array.null_count:
+        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        plus, minus = plus & valid, minus & valid
+    text = spell(pc.if_else(pa.array(plus | minus), pa.nulls(1, array.type)[0], array))
+    text = pc.if_else(pa.array(plus), _s("infinity"), text)
+    return pc.if_else(pa.array(minus), _s("-infinity"), text)
 
 
 def _binary_bytes(array: pa.Array) -> ColumnValues:
@@ -489,7 +517,7 @@ def _text_numeric(array: pa.Array) -> pa.Array:
 def _text_date(array: pa.Array) -> pa.Array:
     if not pa.types.is_date32(array.type):
         array = pc.cast(array, pa.date32())
-    return _text(array)
+    return _with_infinities(array, _numbers(array, pa.date32()), _DATE_INFINITY, _text)
 
 
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
@@ -507,6 +535,15 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
     some thirty times slower.  Large arrays are trimmed as a byte matrix
     (about 2x faster than the regex, which is kept for small ones).
     """
+    if pa.types.is_timestamp(array.type):
+        raw = _numbers(array, array.type)
+        return _with_infinities(
+            array, raw, _TIMESTAMP_INFINITY, lambda a: _text_finite_timestamp(a, with_zone)
+        )
+    return _text_finite_timestamp(array, with_zone)
+
+
+def _text_finite_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
     zone = array.type.tz if with_zone and pa.types.is_timestamp(array.type) else None
     if zone not in (None, "UTC"):
         return _text_local_timestamp(array)
@@ -527,7 +564,7 @@ def _text_local_timestamp(array: pa.Array) -> pa.Array:
     as PostgreSQL writes it (``-05``, ``+05:30``), per value, DST included."""
     utc = _cast(array, pa.timestamp("us", tz=array.type.tz))
     local = pc.local_timestamp(utc)
-    text = _text_timestamp(local, with_zone=False)
+    text = _text_finite_timestamp(local, with_zone=False)
     offsets = (_numbers(local, pa.timestamp("us")) - _numbers(utc, utc.type)) // 1_000_000
     distinct, index = np.unique(offsets, return_inverse=True)
     spelled = pa.array([_utc_offset(int(seconds)) for seconds in distinct], pa.string())

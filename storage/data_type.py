@@ -26,6 +26,12 @@ TabletId = NewType("TabletId", int)
 RowId = NewType("RowId", int)
 
 MAX_DECIMAL_PRECISION = 38
+# PostgreSQL's numeric(p,s) limit.  Values are still held in 128 bits (Arrow's and DuckDB's
+# widest decimal), so a numeric(p,s) with p > 38 keeps up to 38 digits and a value needing
+# more fails with 22003; an unconstrained ``numeric`` is held at a fixed scale of
+# UNCONSTRAINED_NUMERIC_SCALE digits and a value with more fraction digits fails with 22003.
+MAX_NUMERIC_PRECISION = 1000
+UNCONSTRAINED_NUMERIC_SCALE = 10
 
 
 class TypeKind(enum.Enum):
@@ -102,7 +108,8 @@ class DataType:
     def arrow_type(self) -> pa.DataType:
         k = self.kind
         if k is TypeKind.DECIMAL:
-            return pa.decimal128(self.precision or MAX_DECIMAL_PRECISION, self.scale or 0)
+            precision = min(self.precision or MAX_DECIMAL_PRECISION, MAX_DECIMAL_PRECISION)
+            return pa.decimal128(precision, self.scale or 0)
         if k is TypeKind.TIMESTAMP:
             return pa.timestamp("us", tz="UTC" if self.with_time_zone else None)
         return _ARROW[k]
@@ -132,6 +139,8 @@ class DataType:
     def pg_name(self) -> str:
         """Spell the type as PostgreSQL's format_type() would."""
         k = self.kind
+        if k is TypeKind.DECIMAL and self.precision is None:
+            return "numeric"
         if k is TypeKind.DECIMAL:
             return f"numeric({self.precision},{self.scale or 0})"
         if k is TypeKind.VARCHAR and self.blank_padded:
@@ -223,6 +232,11 @@ TIMESTAMPTZ = DataType(TypeKind.TIMESTAMP, with_time_zone=True)
 
 def decimal(precision: int, scale: int = 0) -> DataType:
     return DataType(TypeKind.DECIMAL, precision=precision, scale=scale)
+
+
+def unconstrained_numeric() -> DataType:
+    """PostgreSQL's ``numeric`` without a typmod (held at UNCONSTRAINED_NUMERIC_SCALE)."""
+    return DataType(TypeKind.DECIMAL, scale=UNCONSTRAINED_NUMERIC_SCALE)
 
 
 def varchar(length: int | None) -> DataType:

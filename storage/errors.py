@@ -140,6 +140,10 @@ class CharacterNotInRepertoire(DataException, sqlstate="22021"):
     pass
 
 
+class InvalidRegularExpression(DataException, sqlstate="2201B"):
+    pass
+
+
 class SequenceGeneratorLimitExceeded(DataException, sqlstate="2200H"):
     pass
 

@@ -10,13 +10,20 @@ OID expects.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from storage import data_type as t
-from storage.data_type import MAX_DECIMAL_PRECISION, DataType, TypeKind
+from storage.data_type import (
+    MAX_DECIMAL_PRECISION,
+    MAX_NUMERIC_PRECISION,
+    UNCONSTRAINED_NUMERIC_SCALE,
+    DataType,
+    TypeKind,
+)
 from storage.errors import FeatureNotSupported, InvalidParameterValue
 from storage.type_oids import ARRAY_OID, TypeOid
 
@@ -78,19 +85,21 @@ def column_type(node: exp.DataType) -> DataType:
         return t.bpchar(length)
     if kind is DT.DECIMAL:
         if not node.expressions:
-            raise FeatureNotSupported(
-                "numeric columns need a precision",
-                hint=f"Declare the column as numeric(p,s) with p <= {MAX_DECIMAL_PRECISION}.",
-            )
+            return t.unconstrained_numeric()
         precision = _int_arg(node.expressions[0], "precision")
         scale = _int_arg(node.expressions[1], "scale") if len(node.expressions) > 1 else 0
-        if not 1 <= precision <= MAX_DECIMAL_PRECISION:
+        if not 1 <= precision <= MAX_NUMERIC_PRECISION:
             raise InvalidParameterValue(
-                f"NUMERIC precision {precision} must be between 1 and {MAX_DECIMAL_PRECISION}"
+                f"NUMERIC precision {precision} must be between 1 and {MAX_NUMERIC_PRECISION}"
             )
         if not 0 <= scale <= precision:
             raise InvalidParameterValue(
                 f"NUMERIC scale {scale} must be between 0 and precision {precision}"
+            )
+        if scale > MAX_DECIMAL_PRECISION:
+            raise FeatureNotSupported(
+                f"NUMERIC scale {scale} is above nyala's limit of {MAX_DECIMAL_PRECISION}",
+                hint="Values are held in 128 bits: at most 38 digits, all of them may be fraction.",
             )
         return t.decimal(precision, scale)
     raise FeatureNotSupported(f"type {node.sql(dialect='postgres').lower()} is not supported")
@@ -100,7 +109,8 @@ def duckdb_type(dtype: DataType) -> str:
     """Spell a Kudu type for a DuckDB CAST."""
     k = dtype.kind
     if k is TypeKind.DECIMAL:
-        return f"DECIMAL({dtype.precision},{dtype.scale or 0})"
+        precision = min(dtype.precision or MAX_DECIMAL_PRECISION, MAX_DECIMAL_PRECISION)
+        return f"DECIMAL({precision},{dtype.scale or 0})"
     if k is TypeKind.TIMESTAMP:
         return "TIMESTAMPTZ" if dtype.with_time_zone else "TIMESTAMP"
     return _DUCKDB[k]
@@ -149,7 +159,7 @@ _DUCKDB_BY_OID = {
     TypeOid.DATE: "DATE",
     TypeOid.TIMESTAMP: "TIMESTAMP",
     TypeOid.TIMESTAMPTZ: "TIMESTAMPTZ",
-    TypeOid.NUMERIC: "DECIMAL(38,10)",
+    TypeOid.NUMERIC: f"DECIMAL({MAX_DECIMAL_PRECISION},{UNCONSTRAINED_NUMERIC_SCALE})",
 }
 
 
@@ -290,6 +300,29 @@ _ARROW_BY_OID = {
 }
 
 
+_UNCONSTRAINED = t.unconstrained_numeric().arrow_type
+TRAILING_ZEROS = r"(\.[0-9]*[1-9])0+$|\.0+$"
+
+
+def unconstrained_numeric_text(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Unconstrained numeric values as text, each at the smallest scale that shows it exactly.
+
+    They are held at a fixed scale, so the input's own trailing zeros are gone: PostgreSQL
+    shows ``1.50`` where nyala shows ``1.5`` (the value is the same, exactly).
+    """
+    text = pc.cast(array, pa.string())
+    exponent = pc.fill_null(pc.match_substring(text, "E"), False)
+    if pc.any(exponent).as_py():
+        # Per value: Arrow writes an exponent only below 1e-6, which few values are.
+        values = (
+            text.to_pylist() if isinstance(text, pa.Array) else text.combine_chunks().to_pylist()
+        )
+        text = pa.array(
+            [None if v is None else format(Decimal(v), "f") for v in values], pa.string()
+        )
+    return pc.replace_substring_regex(text, pattern=TRAILING_ZEROS, replacement="\\1")
+
+
 def to_wire(
     array: pa.Array | pa.ChunkedArray, oid: int, time_zone: str = "UTC", typmod: int = -1
 ) -> pa.Array | pa.ChunkedArray:
@@ -302,6 +335,8 @@ def to_wire(
     if oid == TypeOid.TIMESTAMPTZ and time_zone != "UTC":
         return to_wire(array, oid).cast(pa.timestamp("us", tz=time_zone))
     if oid == TypeOid.NUMERIC:
+        if typmod == -1 and array.type == _UNCONSTRAINED:
+            return unconstrained_numeric_text(array)
         if pa.types.is_decimal(array.type):
             return normalize_for_wire(array)
         return array.cast(pa.decimal128(38, 0))

@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from catalog.table import TableInfo
-from sql.common.datatypes import duckdb_type
 from sql.common.names import identifier_name
 from sql.frontend.dialect import Upsert
+from sql.planner.numeric_casts import assignment_cast
 from sql.planner.pushdown import KEY_IN_META
 from storage.errors import (
     CardinalityViolation,
@@ -47,7 +47,7 @@ class ConflictAction:
 
 
 def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
-    return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
+    return assignment_cast(node, column.type)
 
 
 def wrap(

@@ -494,13 +494,24 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
         raise _Fallback from exc
 
 
+_WIDE = decimal.Context(prec=2000)  # quantize never fails for want of digits; the check below
+
+
 def _numeric(value: object, column: ColumnSchema) -> decimal.Decimal:
     """Round to the column's scale (half away from zero, as PostgreSQL) and check precision."""
     if not isinstance(value, decimal.Decimal) or not value.is_finite():
         raise _Fallback
-    precision = column.type.precision or 38
+    precision = min(column.type.precision or 38, 38)
     scale = column.type.scale or 0
-    rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    rounded = value.quantize(
+        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=_WIDE
+    )
+    if column.type.precision is None and rounded != value:
+        # An unconstrained numeric is exact in PostgreSQL: never round it silently.
+        raise NumericValueOutOfRange(
+            "numeric field overflow",
+            detail=f"An unconstrained numeric column holds at most {scale} fraction digits.",
+        )
     if rounded.adjusted() >= precision - scale:
         raise NumericValueOutOfRange(
             "numeric field overflow",

@@ -18,7 +18,6 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql.common.datatypes import duckdb_type
 from sql.common.names import identifier_name, table_name
 from sql.dml import conflict, key_writes, recheck
 from sql.dml.checks import enforce, plan_checks
@@ -29,6 +28,7 @@ from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend.dialect import Upsert
 from sql.planner.compiled_query import CompiledQuery, compile_query
+from sql.planner.numeric_casts import assignment_cast
 from sql.planner.transpile import SessionFacts
 from storage.data_type import ColumnId
 from storage.errors import (
@@ -43,7 +43,7 @@ from storage.transaction import Transaction
 
 
 def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
-    return exp.Cast(this=node, to=exp.DataType.build(duckdb_type(column.type), dialect="duckdb"))
+    return assignment_cast(node, column.type)
 
 
 def _note_parameter(value: exp.Expr, column: ColumnSchema, types: dict[int, int]) -> None:

@@ -131,6 +131,12 @@ class ValidateConstraint(exp.Expression):
     arg_types = {"this": True}
 
 
+class OnCommitDrop(exp.Property):
+    """``ON COMMIT DROP`` of a temporary table (sqlglot knows only PRESERVE/DELETE ROWS)."""
+
+    arg_types = {"this": False}
+
+
 class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
@@ -170,6 +176,11 @@ class NyalaParser(PostgresParser):
             ColumnCompression(this=self._parse_var(any_token=True))
         ),
     }
+
+    def _parse_on_property(self) -> exp.Expr | None:
+        if self._match_text_seq("COMMIT", "DROP"):
+            return self.expression(OnCommitDrop())
+        return super()._parse_on_property()
 
     def _parse_nyala_partition_by(self) -> exp.Expr:
         index = self._index

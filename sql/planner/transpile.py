@@ -9,6 +9,8 @@ differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
   and any division or modulo by zero is an error (22012), never NULL or inf;
 * float ``+ - * /`` overflowing or underflowing is 22003, never inf or 0 (float_checks.py);
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
+* ``numeric`` casts, ``/`` and ``avg`` are exact decimals (numeric_casts.py);
+* ``concat`` and ``regexp_matches`` answer as PostgreSQL's (string_functions.py);
 * ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
   and ``now()`` answer for nyala and the transaction (``now()`` is the
   transaction's start time, constant within it, as in PostgreSQL);
@@ -30,7 +32,9 @@ from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
+from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
+from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
@@ -361,8 +365,12 @@ def output_name(projection: exp.Expr) -> str:
     )
     if alias and not generated:
         return alias
-    while isinstance(inner, (exp.Paren, exp.Window)):
+    while isinstance(inner, (exp.Paren, exp.Window, exp.Filter)):
         inner = inner.this
+    if isinstance(inner, exp.Subquery) and isinstance(inner.this, exp.Select):
+        # A scalar subquery is named after its one column: (SELECT count(*) ...) is count.
+        projections = inner.this.expressions
+        return output_name(projections[0]) if len(projections) == 1 else "?column?"
     if isinstance(inner, exp.Column):
         return inner.name
     if isinstance(inner, exp.Cast):
@@ -488,6 +496,10 @@ def to_duckdb(
             replaced = rewrite_to_char(node)
         if replaced is node:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
+        if replaced is node:
+            replaced = rewrite_numeric(node)
+        if replaced is node:
+            replaced = rewrite_string_function(node)
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from catalog import temp_tables
 from catalog.catalog import Catalog
 from catalog.comments import Comments
 from catalog.privileges import PrivilegeStore, check_connect
@@ -42,6 +43,7 @@ class Database(DatabaseContext):
         catalog = Catalog(
             engine, CatalogStore(data_dir, fsync=fsync), SequenceCounters(data_dir, fsync=fsync)
         )
+        temp_tables.drop_leftovers(catalog)
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
         database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         database.roles = RoleStore(data_dir, fsync=fsync)

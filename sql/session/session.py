@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
+from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
@@ -77,6 +78,7 @@ from sql.session import (
     role_switch,
     setting_statements,
     statement_log,
+    temp_tables,
 )
 from sql.session import plan as plan_mod
 from sql.session.plan import (
@@ -156,6 +158,8 @@ class Session:
             self._end_transaction,
         )
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
+        self._temp = TempNamespace(db.catalog, self.sequences.session_id)
+        self._temp_txn_ended = False
         self._facts = SessionFacts(
             db.version_string,
             db.name,
@@ -239,6 +243,7 @@ class Session:
 
     def close(self) -> None:
         try:
+            self._drop_temp_tables()
             self._log.close()
             self._block.close()
             self._advisory.close()
@@ -497,6 +502,7 @@ class Session:
     ) -> Plan:
         """``_plan``, or the plan this session made for the same text (plan_cache.py)."""
         self._follow_role()
+        self._temp_on_commit()
         if utility is not None or self._block.failed:
             return self._plan(sql, tokens, utility, declared)
         text = sql[tokens[0].start : tokens[-1].end + 1]
@@ -527,6 +533,8 @@ class Session:
 
     def _plan_statement(self, statement: ParsedStatement, declared: Sequence[int]) -> Plan:
         ast = statement.ast
+        self._temp_on_commit()
+        temp_tables.resolve_names(ast, self._temp)
         match ast:
             case Utility():
                 return UtilityPlan(ast)
@@ -705,6 +713,7 @@ class Session:
 
     def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
+        self._temp_on_commit()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
             self._runner.zone = session_zone(self.settings.get("TimeZone"))
@@ -886,9 +895,18 @@ class Session:
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
             existed = {t.table_id for t in self._db.catalog.tables()}
-            result = tables.create_table(
-                ast, self._db.catalog, self._check_default, self._evaluate_constant
-            )
+
+            def create(node: exp.Create) -> Result:
+                return tables.create_table(
+                    node, self._db.catalog, self._check_default, self._evaluate_constant
+                )
+
+            temp_tables.check_on_commit(ast)
+            if temp_tables.is_temporary_create(ast):
+                result = temp_tables.create_temp_table(ast, self._temp, create)
+                self._temp_txn_ended = not self._block.in_block  # its own transaction
+            else:
+                result = create(ast)
             for table in self._db.catalog.tables():
                 if table.table_id not in existed:
                     self._access.created(table)
@@ -904,6 +922,7 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, self._db.catalog)
+            self._temp.forget_missing()
             self._db.privileges.keep_tables(self._relation_oids())
         self._db.bump_catalog_version()
         return result
@@ -967,8 +986,31 @@ class Session:
     # -- utility statements ----------------------------------------------------------------
 
     def _end_transaction(self, committed: bool) -> None:
+        self._temp_txn_ended = bool(self._temp)
         self._advisory.end_transaction()
         self._listener.end_transaction(committed)
+
+    def _temp_on_commit(self) -> None:
+        """The ON COMMIT actions of the transactions ended since the last statement."""
+        if not self._temp_txn_ended or self._block.in_block or self._block.txn is not None:
+            return
+        self._temp_txn_ended = False
+        dropped = self._temp.with_action(OnCommit.DROP)
+        for table in dropped:
+            self._temp.drop(table)
+        emptied = self._temp.with_action(OnCommit.DELETE_ROWS)
+        if emptied:
+            txn = self._block.start_detached()
+            refs = [exp.Table(this=exp.to_identifier(t.internal, quoted=True)) for t in emptied]
+            writes.truncate(exp.TruncateTable(expressions=refs), self._db.catalog, txn)
+            txn.commit()
+        if dropped:
+            self._db.bump_catalog_version()
+
+    def _drop_temp_tables(self) -> None:
+        if self._temp:
+            self._temp.drop_all()
+            self._db.bump_catalog_version()
 
     def take_notifications(self) -> list[Notification]:
         """Notifications from committed NOTIFYs on channels this session listens on."""
@@ -979,9 +1021,9 @@ class Session:
         self._listener.wake = wake
 
     def _discard(self, what: str) -> None:
-        """DISCARD's session state beyond settings (which setting_statements resets).
-
-        nyala has no temporary tables yet, so DISCARD TEMP has nothing to drop."""
+        """DISCARD's session state beyond settings (which setting_statements resets)."""
+        if what in ("ALL", "TEMP"):
+            self._drop_temp_tables()
         if what in ("ALL", "PLANS"):
             self._plan_cache = PlanCache()
         if what in ("ALL", "SEQUENCES"):

@@ -5,7 +5,8 @@ Two answers agree when both servers fail with the same SQLSTATE class (its first
 characters), or both succeed with the same command tag, column names and rows (in the
 order given when the statement sorts, else as multisets).  The corpus is
 ``tests/sql/corpus/*.sql``: plain SQL, one statement ending with ``;`` at the end of a
-line (a statement may span lines), ``--`` lines are comments.  Each file runs on a
+line (a statement may span lines), ``--`` lines are comments.  A ``-- differs: why``
+comment says why the statement after it does not agree yet; ``disagreeing.txt`` shows it.  Each file runs on a
 fresh nyala server and a fresh PostgreSQL database, in autocommit.
 
 ``tests/sql/corpus/agreeing.txt`` is the baseline: the statements that agreed when it was
@@ -35,6 +36,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "sql" / "corpus"
 BASELINE = CORPUS / "agreeing.txt"
 DISAGREEING = CORPUS / "disagreeing.txt"
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
+_REASON = "-- differs:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class Statement:
     line: int
     sql: str
     key: str
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +85,12 @@ def read_corpus_file(path: Path) -> list[Statement]:
     seen: Counter[str] = Counter()
     body: list[str] = []
     start = 0
+    reason = ""
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         stripped = line.strip()
+        if not body and stripped.startswith(_REASON):
+            reason = stripped[len(_REASON) :].strip()
+            continue
         if not body and (not stripped or stripped.startswith("--")):
             continue
         if not body:
@@ -95,7 +102,8 @@ def read_corpus_file(path: Path) -> list[Statement]:
             digest = hashlib.sha1(sql.encode()).hexdigest()[:12]
             seen[digest] += 1
             key = f"{path.stem}:{digest}:{seen[digest]}"
-            statements.append(Statement(path.stem, start, sql, key))
+            statements.append(Statement(path.stem, start, sql, key, reason))
+            reason = ""
     if body:
         raise ValueError(f"{path}:{start}: statement without a closing ';'")
     return statements
@@ -184,7 +192,8 @@ def describe(verdict: Verdict) -> str:
     return (
         f"{s.file}.sql:{s.line}: {one_line}\n"
         f"    nyala:    {verdict.nyala.brief()}\n"
-        f"    postgres: {verdict.postgres.brief()}"
+        f"    postgres: {verdict.postgres.brief()}\n"
+        f"    why:      {s.reason or 'not yet explained'}"
     )
 
 

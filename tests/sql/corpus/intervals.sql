@@ -34,11 +34,15 @@ SELECT timestamp '2024-03-10 12:00' - interval '36 hours';
 SELECT date '2024-03-10' + 5;
 SELECT date '2024-03-10' - 5;
 SELECT date '2024-03-10' + interval '2 hours';
+-- differs: extract(epoch ...) is numeric in PostgreSQL 14+ (six fraction digits), double here
 SELECT extract(epoch FROM interval '1 day 1 hour');
 SELECT extract(hour FROM interval '1 day 5 hours');
 SELECT extract(day FROM interval '40 days');
+-- differs: justify_hours is not implemented yet (42883)
 SELECT justify_hours(interval '27 hours');
+-- differs: justify_days is not implemented yet (42883)
 SELECT justify_days(interval '35 days');
+-- differs: justify_interval is not implemented yet (42883)
 SELECT justify_interval(interval '1 mon -1 hour');
 SELECT age(timestamp '2024-03-10', timestamp '2023-01-01');
 SELECT make_interval(days => 3, hours => 4);
@@ -47,6 +51,7 @@ CREATE TABLE spans (id int PRIMARY KEY, started timestamp, ended timestamp);
 INSERT INTO spans VALUES (1, '2024-01-01 10:00', '2024-01-01 12:30'), (2, '2024-01-01 10:00', '2024-01-03 09:00'), (3, '2024-01-01 10:00', NULL);
 SELECT id, ended - started FROM spans ORDER BY id;
 SELECT id, ended - started AS took FROM spans WHERE ended - started > interval '1 day' ORDER BY id;
+-- differs: sum(interval) is not supported by DuckDB; not translated yet
 SELECT sum(ended - started) FROM spans;
 SELECT avg(ended - started) FROM spans;
 SELECT max(ended - started), min(ended - started) FROM spans;

@@ -338,7 +338,9 @@ SHOW work_mem;
 SHOW enable_seqscan;
 -- Unsupported clauses are refused, never ignored.
 CREATE TABLE parent_t (a int);
+-- differs: INHERITS is refused with 0A000 on purpose: nyala has no table inheritance
 CREATE TABLE child_t (b int) INHERITS (parent_t);
+-- differs: TABLESPACE is refused with 0A000 on purpose: nyala has no tablespaces
 CREATE TABLE ts_t (a int) TABLESPACE pg_default;
 SHOW DateStyle;
 SHOW TimeZone;

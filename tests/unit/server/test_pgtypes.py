@@ -306,3 +306,26 @@ def test_timestamptz_text_follows_the_zone_its_array_carries():
     ]  # fmt: skip
     india = array.cast(pa.timestamp("us", tz="Asia/Kolkata"))
     assert text_column(india, TIMESTAMPTZ).to_pylist()[0] == "2024-03-10 17:30:00+05:30"
+
+
+def test_infinite_dates_and_timestamps_are_spelled_and_sent_as_postgresql_does():
+    top32, top64 = 2**31 - 1, 2**63 - 1
+    dates = pa.array([top32, -top32, 0, None], pa.int32()).cast(pa.date32())
+    assert encoded(dates, TypeOid.DATE, 0) == [b"infinity", b"-infinity", b"1970-01-01", None]
+    assert encoded(dates, TypeOid.DATE, 1)[:3] == [
+        b"\x7f\xff\xff\xff",
+        b"\x80\x00\x00\x00",
+        (-10957).to_bytes(4, "big", signed=True),
+    ]
+    stamps = pa.array([top64, -top64, 0, None], pa.int64())
+    for oid, arrow_type in (
+        (TypeOid.TIMESTAMP, pa.timestamp("us")),
+        (TypeOid.TIMESTAMPTZ, pa.timestamp("us", tz="America/New_York")),
+    ):
+        values = stamps.cast(arrow_type)
+        assert encoded(values, oid, 0)[:2] == [b"infinity", b"-infinity"]
+        assert encoded(values, oid, 0)[3] is None
+        assert encoded(values, oid, 1)[:2] == [
+            b"\x7f\xff\xff\xff\xff\xff\xff\xff",
+            b"\x80\x00\x00\x00\x00\x00\x00\x00",
+        ]

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 from sqlglot import exp
 
-from sql.common.datatypes import column_type, to_wire, wire_oid
+from sql.common.datatypes import column_type, duckdb_type, to_wire, wire_oid
 from storage import data_type as t
 from storage.errors import FeatureNotSupported, InvalidParameterValue
 
@@ -34,11 +36,36 @@ def test_postgresql_and_impala_spellings_map_to_kudu_types(spelling, expected):
     assert column_type(exp.DataType.build(spelling, dialect="postgres")) == expected
 
 
-def test_numeric_precision_is_limited_to_38():
+def test_numeric_precision_goes_to_postgresqls_1000_held_in_38_digits():
+    wide = column_type(exp.DataType.build("numeric(50,2)", dialect="postgres"))
+    assert (wide.precision, wide.pg_typmod, wide.arrow_type) == (
+        50,
+        (50 << 16 | 2) + 4,
+        pa.decimal128(38, 2),
+    )
     with pytest.raises(InvalidParameterValue):
-        column_type(exp.DataType.build("numeric(39,0)", dialect="postgres"))
+        column_type(exp.DataType.build("numeric(1001,0)", dialect="postgres"))
     with pytest.raises(FeatureNotSupported):
-        column_type(exp.DataType.build("numeric", dialect="postgres"))
+        column_type(exp.DataType.build("numeric(60,40)", dialect="postgres"))
+
+
+def test_unconstrained_numeric_is_held_at_a_fixed_scale():
+    free = column_type(exp.DataType.build("numeric", dialect="postgres"))
+    assert (free.pg_name(), free.pg_typmod, free.arrow_type) == (
+        "numeric",
+        -1,
+        pa.decimal128(38, 10),
+    )
+    assert duckdb_type(free) == "DECIMAL(38,10)"
+
+
+def test_unconstrained_numeric_shows_each_value_at_its_own_scale():
+    values = pa.array(
+        [Decimal("1.5"), Decimal("100"), None, Decimal("0.0000001"), Decimal("-2.25")],
+        pa.decimal128(38, 10),
+    )
+    assert to_wire(values, 1700).to_pylist() == ["1.5", "100", None, "0.0000001", "-2.25"]
+    assert to_wire(values, 1700, typmod=(38 << 16 | 10) + 4).type == pa.decimal128(38, 10)
 
 
 def test_unsupported_types_are_0a000():

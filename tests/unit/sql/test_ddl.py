@@ -41,7 +41,7 @@ def test_table_constraint_key_and_inline_key(session):
         ("create table t (a int, primary key (b))", errors.UndefinedColumn),
         ("create table t (a int primary key, b int default 'x')", errors.InvalidTextRepresentation),
         ("create table t (a int primary key, b int default random())", errors.FeatureNotSupported),
-        ("create table t (a int primary key, b numeric(40,2))", errors.InvalidParameterValue),
+        ("create table t (a int primary key, b numeric(1001,2))", errors.InvalidParameterValue),
     ],
 )
 def test_bad_definitions_are_refused_and_create_nothing(session, sql, error):
@@ -92,7 +92,7 @@ def test_clauses_nyala_cannot_honour_are_refused_naming_them(clause, tmp_path):
         list(session.execute("CREATE TABLE base (a int)"))
         with pytest.raises(FeatureNotSupported, match=clause.split()[0]):
             list(session.execute(f"CREATE TABLE child (b int) {clause}"))
-        with pytest.raises(FeatureNotSupported, match="TEMPORARY"):
-            list(session.execute("CREATE TEMP TABLE child (b int)"))
+        with pytest.raises(FeatureNotSupported, match=clause.split()[0]):
+            list(session.execute(f"CREATE TEMP TABLE child (b int) {clause}"))
     finally:
         db.close()

@@ -51,6 +51,16 @@ def test_output_name_rules():
 
     select = parse_one("select 1::int, count(*), b, 1", read="postgres")
     assert [output_name(e) for e in select.expressions] == ["int4", "count", "b", "?column?"]
+    select = parse_one(
+        "select count(*) filter (where b > 1), (select max(b) from t), (select 1, 2)",
+        read="postgres",
+    )
+    assert [output_name(e) for e in select.expressions] == ["count", "max", "?column?"]
+
+
+def test_numeric_division_and_avg_are_exact(catalog):
+    sql, _, _ = _duck("select a / 4.0, avg(a), avg(a) over (order by a) from t", catalog)
+    assert sql.count("NYF_NUMERIC_DIV") == 3 and "DECIMAL(38, 16)" in sql
 
 
 def test_qualify_aliases_are_not_taken_for_user_aliases(catalog):

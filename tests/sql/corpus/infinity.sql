@@ -1,0 +1,23 @@
+-- infinity and -infinity dates and timestamps: input, output, comparison, storage.
+SELECT 'infinity'::date, '-infinity'::date;
+SELECT 'infinity'::timestamp, '-infinity'::timestamp;
+SELECT 'infinity'::timestamptz, '-infinity'::timestamptz;
+SELECT date 'infinity' > date '2024-01-01', date '-infinity' < date '0001-01-01';
+SELECT timestamp 'infinity' > now()::timestamp;
+SELECT isfinite(date 'infinity'), isfinite(date '2024-01-01');
+SELECT isfinite(timestamp '-infinity');
+CREATE TABLE spans (id int PRIMARY KEY, starts date, ends timestamp, seen timestamptz);
+INSERT INTO spans VALUES (1, '-infinity', 'infinity', 'infinity');
+INSERT INTO spans VALUES (2, '2024-01-01', '2024-06-30 12:00', '2024-06-30 12:00+00');
+INSERT INTO spans VALUES (3, NULL, NULL, NULL);
+SELECT id, starts, ends, seen FROM spans ORDER BY id;
+SELECT id FROM spans WHERE ends > '2030-01-01' ORDER BY id;
+SELECT id FROM spans WHERE starts < '1900-01-01' ORDER BY id;
+SELECT max(ends), min(starts) FROM spans;
+SELECT id, starts FROM spans ORDER BY starts NULLS LAST;
+UPDATE spans SET ends = 'infinity' WHERE id = 2;
+SELECT id, ends FROM spans ORDER BY id;
+SET timezone = 'America/New_York';
+SELECT id, seen FROM spans ORDER BY id;
+RESET timezone;
+DROP TABLE spans;

@@ -182,6 +182,7 @@ def alter_table(
             lambda tablet_id: dataclasses.replace(new, tablet_ids=(tablet_id,), partitions=()),
             lambda written: rewrite.copy_rows(catalog, table, written),
         )
+        indexes.rebuild_all(catalog, table.name)
     elif change.changed:
         changed = catalog.replace_table(table, change.result())
         view_dependencies.carry_renames(catalog, table.name, change.name, change.renamed_columns)

@@ -256,3 +256,29 @@ def drop_indexes_of_columns(catalog: Catalog, before: TableInfo, dropped: set[Co
             uses |= {c.id for c in before.schema.columns if c.name in read}
         if uses & dropped:
             catalog.drop_index(index.name)
+
+
+def rebuild_all(catalog: Catalog, name: str) -> None:
+    """Rebuild every index of a table whose rows were rewritten (ADD PRIMARY KEY, ALTER COLUMN
+    TYPE): their entries hold the old primary key and types, so each is made again, under
+    its own name and definition, from the rows now there (all in one transaction)."""
+    table = catalog.get_table(name)
+    if not table.indexes:
+        return
+    txn = catalog.engine.begin()
+    try:
+        for index in table.indexes:
+            catalog.drop_index(index.name)
+            current = catalog.get_table(name)
+            add_index(
+                catalog, current,
+                [table.schema.column(c).name for c in index.columns], index.name, txn,
+                unique=index.unique,
+                include=[table.schema.column(c).name for c in index.include],
+                predicate=index.predicate, nulls_not_distinct=index.nulls_not_distinct,
+                constraint=index.constraint,
+            )  # fmt: skip
+        txn.commit()
+    except BaseException:
+        txn.rollback()
+        raise

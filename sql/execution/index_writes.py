@@ -57,7 +57,7 @@ def _predicate_mask(predicate: str, rows: pa.Table) -> pa.Array:
     try:
         connection.register("__nyala_rows", rows)
         try:
-            result = connection.execute(
+            result = connection.sql(
                 f"SELECT coalesce(({condition}), false) FROM __nyala_rows"
             ).to_arrow_table()
         except duckdb.Error as exc:

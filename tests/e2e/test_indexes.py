@@ -101,7 +101,12 @@ def test_racing_unique_inserts_commit_once(server, nyala_server, postgres_server
             first.execute("insert into raced values (%s, %s)", [base + 1, outcome])
             errors: list[str] = []
 
-            def insert_second() -> None:
+            def insert_second(
+                second: psycopg.Connection = second,
+                base: int = base,
+                outcome: str = outcome,
+                errors: list[str] = errors,
+            ) -> None:
                 try:
                     second.execute("insert into raced values (%s, %s)", [base + 2, outcome])
                     second.commit()

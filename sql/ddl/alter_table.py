@@ -28,6 +28,7 @@ from sqlglot.tokens import Token, TokenType
 from catalog import rekey
 from catalog.catalog import Catalog
 from catalog.constraints import CheckConstraint
+from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
@@ -557,4 +558,16 @@ class _TableChange:
             column_storage=tuple(self._storage),
             sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
             checks=tuple(self._checks),
+            indexes=tuple(self._renamed_predicate(i) for i in self._table.indexes),
         )
+
+    def _renamed_predicate(self, index: IndexInfo) -> IndexInfo:
+        """A partial index's WHERE with this statement's column renames carried into it."""
+        if index.predicate is None or not self.renamed_columns:
+            return index
+        tree: exp.Expr = exp.maybe_parse(index.predicate, dialect="postgres")
+        for old, new in self.renamed_columns:
+            for column in tree.find_all(exp.Column):
+                if identifier_name(column.this) == old:
+                    column.set("this", exp.to_identifier(new, quoted=new != new.lower() or None))
+        return dataclasses.replace(index, predicate=tree.sql(dialect="postgres"))

@@ -72,7 +72,12 @@ def create_index(ast: exp.Create, catalog: Catalog, txn: Transaction) -> Result:
             raise FeatureNotSupported(f"CREATE INDEX ... {option.upper()} is not supported")
     include = [identifier_name(c) for c in params.args.get("include") or []]
     where = params.args.get("where")
-    predicate = where.this.sql(dialect="postgres") if where is not None else None
+    predicate = None
+    if where is not None:
+        condition = where.this
+        while isinstance(condition, exp.Paren):  # pg_dump wraps it: WHERE (b > 0)
+            condition = condition.this
+        predicate = condition.sql(dialect="postgres")
     name = identifier_name(node.this) if node.this is not None else None
     if name is not None and catalog.find_index(name) is not None and ast.args.get("exists"):
         notice = DuplicateTable(f'relation "{name}" already exists, skipping', severity="NOTICE")

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from catalog.constraints import CheckConstraint
+from catalog.indexes import IndexInfo, index_schema
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
@@ -80,6 +81,7 @@ class Catalog:
 
     def _remove_orphan_tablets(self) -> None:
         named = {tid for t in self._tables.values() for tid in t.tablet_ids}
+        named.update(i.tablet_id for t in self._tables.values() for i in t.indexes)
         for tablet_id in self._engine.tablet_ids():
             self._next_tablet_id = max(self._next_tablet_id, tablet_id + 1)
             if tablet_id not in named:
@@ -137,6 +139,7 @@ class Catalog:
     def _relation_names(self) -> set[str]:
         names = set(self._tables) | set(self._views)
         names.update(i.name for t in self._tables.values() for i in t.sequences)
+        names.update(i.name for t in self._tables.values() for i in t.indexes)
         return names
 
     def _sequence_name(self, table: str, column: str, taken: set[str]) -> str:
@@ -484,7 +487,72 @@ class Catalog:
                 del self._views[view]
             del self._tables[name]
             self._save()
-            for tablet_id in table.tablet_ids:
+            for tablet_id in (*table.tablet_ids, *(i.tablet_id for i in table.indexes)):
                 self._engine.drop_tablet(tablet_id)
             self._counters.drop([table.counter_key(i) for i in table.sequences])
             return table
+
+    # -- indexes ----------------------------------------------------------------------------
+
+    def find_index(self, name: str) -> tuple[TableInfo, IndexInfo] | None:
+        """The table that has an index called ``name``, and the index."""
+        for table in self._tables.values():
+            index = table.index_named(name)
+            if index is not None:
+                return table, index
+        return None
+
+    def create_index(
+        self, table: TableInfo, define: Callable[[int, TabletId], IndexInfo]
+    ) -> tuple[TableInfo, IndexInfo]:
+        """Add ``define(index ID, new tablet ID)`` to ``table``: its (empty) tablet is made
+        durable before the catalog names it, so writes from now on keep it in step; the
+        caller then fills it with the entries of the rows already there (``drop_index`` on
+        failure)."""
+        with self._lock:
+            if self._tables.get(table.name) is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            tablet_id = TabletId(self._next_tablet_id)
+            index = define(self._next_table_id, tablet_id)
+            if index.name in self._relation_names():
+                raise DuplicateTable(f'relation "{index.name}" already exists')
+            self._next_tablet_id += 1
+            self._next_table_id += 1
+            self._engine.create_tablet(tablet_id, index_schema(table.schema, index))
+            new = dataclasses.replace(table, indexes=(*table.indexes, index))
+            self._tables[table.name] = new
+            self._save()
+            return new, index
+
+    def drop_index(self, name: str) -> TableInfo:
+        """Remove an index: the catalog stops naming it, then its tablet goes."""
+        with self._lock:
+            found = self.find_index(name)
+            if found is None:
+                raise UndefinedObject(f'index "{name}" does not exist')
+            table, index = found
+            new = dataclasses.replace(
+                table, indexes=tuple(i for i in table.indexes if i.name != name)
+            )
+            self._tables[table.name] = new
+            self._save()
+        self._engine.drop_tablet(index.tablet_id)
+        return new
+
+    def rename_index(self, name: str, new_name: str) -> TableInfo:
+        with self._lock:
+            found = self.find_index(name)
+            if found is None:
+                raise UndefinedTable(f'relation "{name}" does not exist')
+            if new_name in self._relation_names():
+                raise DuplicateTable(f'relation "{new_name}" already exists')
+            table, index = found
+            new = dataclasses.replace(
+                table,
+                indexes=tuple(i.renamed(new_name) if i is index else i for i in table.indexes),
+            )
+            self._tables[table.name] = new
+            self._save()
+            return new

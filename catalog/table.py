@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import NewType
 
 from catalog.constraints import CheckConstraint
+from catalog.indexes import IndexInfo
 from catalog.partition import Partition, PartitionSchema
 from catalog.sequences import SequenceInfo
 from catalog.store import JsonObject
@@ -51,6 +52,14 @@ class TableInfo:
     primary_key_name: str | None = None
     """The primary key's constraint name when ADD CONSTRAINT gave it; ``<table>_pkey`` else."""
     checks: tuple[CheckConstraint, ...] = ()
+    indexes: tuple[IndexInfo, ...] = ()
+    """Secondary indexes (UNIQUE constraints among them), each with its own tablet."""
+
+    def index_named(self, name: str) -> IndexInfo | None:
+        for index in self.indexes:
+            if index.name == name:
+                return index
+        return None
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]:
@@ -124,6 +133,7 @@ class TableInfo:
             "sequences": [info.to_json() for info in self.sequences],
             **({"primary_key_name": self.primary_key_name} if self.primary_key_name else {}),
             **({"checks": [c.to_json() for c in self.checks]} if self.checks else {}),
+            **({"indexes": [i.to_json() for i in self.indexes]} if self.indexes else {}),
         }
 
     @classmethod
@@ -149,4 +159,5 @@ class TableInfo:
             ),
             primary_key_name=str(doc["primary_key_name"]) if doc.get("primary_key_name") else None,
             checks=tuple(CheckConstraint.from_json(c) for c in doc.get("checks") or ()),
+            indexes=tuple(IndexInfo.from_json(i) for i in doc.get("indexes") or ()),
         )

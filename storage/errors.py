@@ -178,7 +178,8 @@ class NotNullViolation(IntegrityConstraintViolation, sqlstate="23502"):
 
 
 class UniqueViolation(IntegrityConstraintViolation, sqlstate="23505"):
-    pass
+    index_name: str | None = None
+    """The secondary index that found the duplicate (None: the primary key)."""
 
 
 class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):

@@ -222,3 +222,62 @@ def prefix_successor(key: bytes) -> bytes | None:
     if not stripped:
         return None
     return stripped[:-1] + bytes([stripped[-1] + 1])
+
+
+_NOT_NULL = b"\x00"
+_NULL = b"\x01"
+
+
+def encode_sortable(columns: Sequence[pa.Array], types: Sequence[DataType]) -> pa.Array:
+    """Encode rows of possibly-NULL values of any comparable type to one binary array whose
+    bytes sort as the tuples do, NULLs last (PostgreSQL's ascending order).
+
+    This is how a secondary index's key holds its columns (``catalog.indexes``): each value
+    is a flag byte (``00`` a value, ``01`` NULL) then the value as a non-last key column, so a
+    prefix of the columns encodes to a prefix of the bytes.  Booleans and floats, which
+    cannot be primary-key columns, get order-preserving encodings of their own.
+    """
+    parts = []
+    for column, data_type in zip(columns, types):
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        valid = column.is_valid()
+        filled = column.fill_null(_zero_of(column.type)) if column.null_count else column
+        if data_type.kind is TypeKind.BOOL:
+            values = filled.cast(pa.uint8()).to_numpy(zero_copy_only=False).astype(">u1")
+            encoded = _fixed_width_to_binary(values, 1)
+        elif data_type.kind in (TypeKind.FLOAT, TypeKind.DOUBLE):
+            encoded = _encode_float(filled)
+        else:
+            encoded = _encode_array(filled, data_type, is_last=False)
+        flags = pc.if_else(valid, pa.scalar(_NOT_NULL), pa.scalar(_NULL))
+        nulls_blank = pc.if_else(valid, encoded, pa.scalar(b""))
+        parts.append(pc.binary_join_element_wise(flags, nulls_blank, b""))
+    if not parts:
+        return pa.array([], pa.binary())
+    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, b"")
+
+
+def _zero_of(arrow_type: pa.DataType) -> pa.Scalar:
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return pa.scalar("", arrow_type)
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return pa.scalar(b"", arrow_type)
+    if pa.types.is_boolean(arrow_type):
+        return pa.scalar(False)
+    if pa.types.is_date32(arrow_type):
+        return pa.scalar(0, pa.int32()).cast(arrow_type)
+    return pa.scalar(0).cast(arrow_type)
+
+
+def _encode_float(column: pa.Array) -> pa.Array:
+    """IEEE doubles as big-endian bytes that sort numerically: negatives have every bit
+    flipped, others only the sign bit; -0.0 is folded into 0.0 and NaN sorts last."""
+    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    values = np.where(values == 0.0, 0.0, values)
+    values = np.where(np.isnan(values), np.inf, values)
+    bits = values.view(np.uint64)
+    negative = (bits >> np.uint64(63)).astype(bool)
+    flipped = np.where(negative, ~bits, bits | np.uint64(1 << 63))
+    nan = np.isnan(column.cast(pa.float64()).to_numpy(zero_copy_only=False))
+    flipped = np.where(nan, np.uint64(0xFFFFFFFFFFFFFFFF), flipped)
+    return _fixed_width_to_binary(flipped.astype(">u8"), 8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench.context import Context
-from bench.workloads import mixed, oltp, pgbench, pushdown, tpch
+from bench.workloads import index_lookup, mixed, oltp, pgbench, pushdown, tpch
 
 WORKLOADS: dict[str, Callable[[Context], None]] = {
     "bulk_load": oltp.bulk_load,
@@ -17,5 +17,6 @@ WORKLOADS: dict[str, Callable[[Context], None]] = {
     "mixed": mixed.mixed,
     "pgbench": pgbench.pgbench,
     "pushdown": pushdown.pushdown,
+    "index_lookup": index_lookup.index_lookup,
     "tpch": tpch.tpch,
 }

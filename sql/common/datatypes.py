@@ -266,6 +266,11 @@ _OID_BY_DUCKDB["REAL"] = TypeOid.FLOAT4
 _OID_BY_DUCKDB["TIMESTAMPTZ"] = TypeOid.TIMESTAMPTZ
 
 
+INT2VECTOR_DUCKDB = "USMALLINT[]"
+"""How the emulated catalogs hold int2vector columns (pg_index.indkey, indoption): an
+attnum list DuckDB can unnest and index, sent as PostgreSQL sends int2vector (``1 2``)."""
+
+
 def wire_oid(duckdb_type: str, *, catalog: bool = False) -> int:
     """The PostgreSQL OID a DuckDB result column is sent as; text for anything exotic.
 
@@ -273,6 +278,8 @@ def wire_oid(duckdb_type: str, *, catalog: bool = False) -> int:
     as ``oid``, and an array as its element type's array type; in user queries a
     UINTEGER is a number and is sent as ``int8``, and an array as text.
     """
+    if catalog and duckdb_type == INT2VECTOR_DUCKDB:
+        return TypeOid.INT2VECTOR
     if catalog and duckdb_type.endswith("[]"):
         element = wire_oid(duckdb_type[:-2], catalog=catalog)
         return ARRAY_OID.get(TypeOid(element), ARRAY_OID[TypeOid.TEXT])

@@ -18,6 +18,7 @@ PARTITION, partition_ddl.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -27,11 +28,19 @@ from sqlglot.tokens import Token, TokenType
 from catalog import rekey
 from catalog.catalog import Catalog
 from catalog.constraints import CheckConstraint
+from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, primary_key, rewrite, tables, view_dependencies
+from sql.ddl import (
+    check_constraints,
+    indexes,
+    primary_key,
+    rewrite,
+    tables,
+    view_dependencies,
+)
 from sql.frontend import parser
 from sql.frontend.dialect import ValidateConstraint
 from storage.data_type import ColumnId, DataType, TypeKind
@@ -51,10 +60,26 @@ from storage.errors import (
 )
 from storage.row_change import to_storage_values
 from storage.schema import ColumnSchema, Schema
+from storage.transaction import Transaction
 
 Evaluator = Callable[[exp.Expr, DataType], object]
 RowExists = Callable[[str], bool]
 """Runs a SELECT and says whether it returned a row (is the table empty, any NULLs, ...)."""
+InTransaction = Callable[[Callable[[Transaction], None]], None]
+"""Runs DDL that writes rows (an index's entries) in the session's transaction."""
+
+
+def _own_transaction(catalog: Catalog) -> InTransaction:
+    def run(write: Callable[[Transaction], None]) -> None:
+        txn = catalog.engine.begin()
+        try:
+            write(txn)
+            txn.commit()
+        except BaseException:
+            txn.rollback()
+            raise
+
+    return run
 
 
 def alter_table(
@@ -66,6 +91,7 @@ def alter_table(
     row_exists: RowExists,
     *,
     in_block: bool = False,
+    in_transaction: InTransaction | None = None,
 ) -> Result:
     name = table_name(ast.this)
     table = catalog.find_table(name)
@@ -122,6 +148,19 @@ def alter_table(
                 )
             primary_key.add_primary_key(table, *added, catalog, in_block=in_block)
             return Result(command_tag="ALTER TABLE")
+        elif (
+            isinstance(action, exp.AddConstraint)
+            and len(action.expressions) == 1
+            and (unique := indexes.unique_constraint(action.expressions[0])) is not None
+        ):
+            if len(actions) > 1:
+                raise FeatureNotSupported(
+                    "ADD UNIQUE beside other ALTER TABLE actions is not supported"
+                )
+            columns, constraint_name, nulls_not_distinct = unique
+            run = in_transaction or _own_transaction(catalog)
+            run(functools.partial(_add_unique, catalog, name, columns, constraint_name,
+                                  nulls_not_distinct))  # fmt: skip
         elif isinstance(action, exp.AddConstraint):
             raise FeatureNotSupported(
                 f"ALTER TABLE ... ADD {action.sql(dialect='postgres')[4:]} is not supported",
@@ -144,10 +183,36 @@ def alter_table(
             lambda tablet_id: dataclasses.replace(new, tablet_ids=(tablet_id,), partitions=()),
             lambda written: rewrite.copy_rows(catalog, table, written),
         )
+        indexes.rebuild_all(catalog, table.name)
     elif change.changed:
-        catalog.replace_table(table, change.result())
+        changed = catalog.replace_table(table, change.result())
         view_dependencies.carry_renames(catalog, table.name, change.name, change.renamed_columns)
+        dropped = set(table.schema.column_ids) - set(changed.schema.column_ids)
+        if dropped:
+            indexes.drop_indexes_of_columns(catalog, table, dropped)
+    for index_name in change.dropped_indexes:
+        catalog.drop_index(index_name)
     return Result(command_tag="ALTER TABLE", notices=change.notices)
+
+
+def _add_unique(
+    catalog: Catalog,
+    table_name_: str,
+    columns: list[str],
+    name: str | None,
+    nulls_not_distinct: bool,
+    txn: Transaction,
+) -> None:
+    """ADD [CONSTRAINT name] UNIQUE [NULLS NOT DISTINCT] (cols): a unique index, built now."""
+    table = catalog.get_table(table_name_)
+    if name is not None and (
+        name in {c.name for c in table.checks} or table.index_named(name) is not None
+    ):
+        raise DuplicateObject(f'constraint "{name}" for relation "{table.name}" already exists')
+    indexes.add_index(
+        catalog, table, columns, name, txn, unique=True, constraint=True,
+        nulls_not_distinct=nulls_not_distinct,
+    )  # fmt: skip
 
 
 def _added_check(action: exp.Expr) -> tuple[exp.CheckColumnConstraint, str | None] | None:
@@ -225,6 +290,8 @@ class _TableChange:
         """A column's stored type widens: the rows are copied into a new tablet."""
         self.notices: list[DbError] = []
         self.changed = False
+        self.dropped_indexes: list[str] = []
+        """UNIQUE constraints dropped: their indexes go once the rest is applied."""
 
     def _find(self, name: str) -> ColumnSchema | None:
         return next((c for c in self._columns.values() if c.name == name), None)
@@ -316,6 +383,10 @@ class _TableChange:
                 "dropping the primary key is not supported",
                 detail="A table's primary key is fixed when it is created, as in Kudu.",
             )
+        index = self._table.index_named(name)
+        if index is not None and index.constraint:
+            self.dropped_indexes.append(name)
+            return
         kept = [c for c in self._checks if c.name != name]
         if len(kept) == len(self._checks):
             message = f'constraint "{name}" of relation "{self._name}" does not exist'
@@ -328,6 +399,9 @@ class _TableChange:
 
     def add_column(self, node: exp.ColumnDef) -> None:
         definition = tables.column_definition(node, self._check_default)
+        if definition.uniques:
+            raise FeatureNotSupported("ADD COLUMN ... UNIQUE is not supported",
+                                      hint="Add the column, then ADD UNIQUE (column).")  # fmt: skip
         if self._find(definition.name) is not None:
             message = f'column "{definition.name}" of relation "{self._name}" already exists'
             if node.args.get("exists"):
@@ -484,4 +558,16 @@ class _TableChange:
             column_storage=tuple(self._storage),
             sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
             checks=tuple(self._checks),
+            indexes=tuple(self._renamed_predicate(i) for i in self._table.indexes),
         )
+
+    def _renamed_predicate(self, index: IndexInfo) -> IndexInfo:
+        """A partial index's WHERE with this statement's column renames carried into it."""
+        if index.predicate is None or not self.renamed_columns:
+            return index
+        tree: exp.Expr = exp.maybe_parse(index.predicate, dialect="postgres")
+        for old, new in self.renamed_columns:
+            for column in tree.find_all(exp.Column):
+                if identifier_name(column.this) == old:
+                    column.set("this", exp.to_identifier(new, quoted=new != new.lower() or None))
+        return dataclasses.replace(index, predicate=tree.sql(dialect="postgres"))

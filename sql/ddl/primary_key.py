@@ -13,7 +13,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.names import identifier_name
-from sql.ddl import rewrite
+from sql.ddl import indexes, rewrite
 from sql.ddl.tables import KEY_FORBIDDEN
 from storage.errors import (
     DuplicateColumn,
@@ -50,3 +50,4 @@ def add_primary_key(
             )
     name = constraint_name or f"{table.name}_pkey"
     catalog.rekey_table(table, names, name, lambda new: rewrite.copy_rows(catalog, table, new))
+    indexes.rebuild_all(catalog, table.name)

@@ -20,7 +20,7 @@ from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, partitions
+from sql.ddl import check_constraints, indexes, partitions
 from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from storage import data_type as types
 from storage.data_type import DataType, TypeKind
@@ -79,6 +79,8 @@ class ColumnDefinition:
     serial: SerialSpec | None = None
     checks: tuple[tuple[exp.CheckColumnConstraint, str | None], ...] = ()
     """The column's CHECK constraints and their names, if given."""
+    uniques: tuple[tuple[str | None, bool], ...] = ()
+    """The column's UNIQUE constraints: (name if given, NULLS NOT DISTINCT)."""
 
 
 def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
@@ -98,6 +100,7 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
     nullable, default, is_key = serial is None, None, False
     attributes: dict[str, str] = {}
     checks: list[tuple[exp.CheckColumnConstraint, str | None]] = []
+    uniques: list[tuple[str | None, bool]] = []
     for constraint in item.constraints:
         kind = constraint.kind
         if isinstance(kind, exp.NotNullColumnConstraint):
@@ -119,6 +122,10 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
         elif isinstance(kind, exp.CheckColumnConstraint):
             named = identifier_name(constraint.this) if constraint.this else None
             checks.append((kind, named))
+        elif isinstance(kind, exp.UniqueColumnConstraint) and kind.this is None:
+            indexes.refuse_unique_options(kind)
+            named = identifier_name(constraint.this) if constraint.this else None
+            uniques.append((named, bool(kind.args.get("nulls"))))
         else:
             raise FeatureNotSupported(
                 f"column constraint {kind.sql(dialect='postgres')} is not supported"
@@ -128,8 +135,9 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
             f'multiple default values specified for column "{col_name}" of table'
         )
     return ColumnDefinition(
-        col_name, dtype, nullable, default, is_key, attributes, serial, tuple(checks)
-    )
+        col_name, dtype, nullable, default, is_key, attributes, serial, tuple(checks),
+        tuple(uniques),
+    )  # fmt: skip
 
 
 def _identity(
@@ -205,6 +213,7 @@ def create_table(
     serials: list[SerialSpec] = []
     key: list[str] = []
     checks: list[tuple[exp.CheckColumnConstraint, str | None, str | None]] = []
+    uniques: list[tuple[list[str], str | None, bool]] = []
     items = list(schema_node.expressions)
     trailing = _trailing_primary_key(ast)
     if trailing is not None:
@@ -227,6 +236,9 @@ def create_table(
                 serials.append(column.serial)
             columns[col_name] = (column.type, column.nullable, column.default)
             checks.extend((node, named, col_name) for node, named in column.checks)
+            uniques.extend(([col_name], named, distinct) for named, distinct in column.uniques)
+        elif (unique := indexes.unique_constraint(item)) is not None:
+            uniques.append(unique)
         elif (check := check_constraints.table_constraint(item)) is not None:
             checks.append((*check, None))
         elif isinstance(item, exp.PrimaryKey):
@@ -272,7 +284,27 @@ def create_table(
         taken.append(made[-1].name)
     if len(set(taken)) != len(taken):
         raise DuplicateObject(f'constraint "{made[-1].name}" for relation "{name}" already exists')
-    catalog.create_table(name, declared, key, partitioning, storage, serials, made)
+    for columns_named, _name, _distinct in uniques:
+        for col_name in columns_named:
+            if col_name not in columns:
+                raise UndefinedColumn(f'column "{col_name}" named in key does not exist')
+    named_uniques = [u[1] for u in uniques if u[1] is not None]
+    for given in named_uniques:
+        if given in taken or named_uniques.count(given) > 1:
+            raise DuplicateTable(f'relation "{given}" already exists')
+    table = catalog.create_table(name, declared, key, partitioning, storage, serials, made)
+    for columns_named, unique_name, distinct in uniques:
+        txn = catalog.engine.begin()
+        try:
+            table = indexes.add_index(
+                catalog, table, columns_named, unique_name, txn, unique=True,
+                constraint=True, nulls_not_distinct=distinct,
+            )  # fmt: skip
+            txn.commit()
+        except BaseException:
+            txn.rollback()
+            catalog.drop_table(name)
+            raise
     return Result(command_tag="CREATE TABLE")
 
 

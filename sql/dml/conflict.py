@@ -41,9 +41,14 @@ _IMAGE = "__nyala_new_"
 
 @dataclass(frozen=True, slots=True)
 class ConflictAction:
-    """What to do with rows whose key is live: nothing, or update them."""
+    """What to do with rows whose key is live: nothing, or update them.
+
+    ``arbiter`` names the unique index ``ON CONFLICT (cols)`` inferred when its columns
+    are not the primary key's; ``columns`` are the arbiter's column names."""
 
     update: bool
+    arbiter: str | None = None
+    columns: tuple[str, ...] = ()
 
 
 def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
@@ -65,6 +70,9 @@ def wrap(
     (``pushdown.KEY_IN_META``), instead of the whole table.
     """
     key_ids = set(table.schema.key_column_ids)
+    arbiter: tuple[str | None, tuple[str, ...]] = (
+        None, tuple(c.name for c in table.schema.key_columns)
+    )  # fmt: skip
     if isinstance(ast, Upsert):
         sets = {
             c.id: exp.column(c.name, EXCLUDED, quoted=True) for c in targets if c.id not in key_ids
@@ -80,9 +88,7 @@ def wrap(
         named = {_key_name(k) for k in keys}
         update = "UPDATE" in (conflict.args.get("action") or exp.Var(this="")).name.upper()
         if keys and named != {c.name for c in table.schema.key_columns}:
-            raise InvalidColumnReference(
-                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
-            )
+            arbiter = _arbiter_index(table, named)
         if update and not keys:
             raise SqlSyntaxError(
                 "ON CONFLICT DO UPDATE requires inference specification or constraint name"
@@ -100,12 +106,13 @@ def wrap(
             sets[column.id] = assignment.expression.copy()
         where_node = conflict.args.get("where")
         where = where_node.this.copy() if where_node is not None else None
-        action = ConflictAction(update=update)
+        action = ConflictAction(update=update, arbiter=arbiter[0], columns=arbiter[1])
     columns = table.schema.columns
     projections: list[exp.Expr] = [
         exp.alias_(exp.column(c.name, EXCLUDED, quoted=True), c.name, quoted=True) for c in columns
     ]
     first_key = table.schema.key_columns[0]
+    match_columns = [table.schema.find(n) for n in action.columns or arbiter[1]]
     projections.append(
         exp.alias_(
             exp.Not(
@@ -139,17 +146,29 @@ def wrap(
                 this=exp.column(c.name, alias, quoted=True),
                 expression=exp.column(c.name, EXCLUDED, quoted=True),
             )
-            for c in table.schema.key_columns
+            for c in match_columns
+            if c is not None
         ]
     )
     target = exp.Table(
         this=exp.to_identifier(table.name, quoted=True),
         alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
     )
-    if key_values:
+    if key_values and arbiter[0] is None:
         target.meta[KEY_IN_META] = key_values
     wrapped = exp.select(*projections).from_(excluded).join(target, on=on, join_type="left")
     return wrapped, action
+
+
+def _arbiter_index(table: TableInfo, named: set[str]) -> tuple[str | None, tuple[str, ...]]:
+    """The unique index (not partial) over exactly the ``ON CONFLICT (cols)`` columns."""
+    for index in table.indexes:
+        columns = tuple(table.schema.column(c).name for c in index.columns)
+        if index.unique and index.predicate is None and set(columns) == named:
+            return index.name, columns
+    raise InvalidColumnReference(
+        "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+    )
 
 
 def _key_name(node: exp.Expr) -> str:
@@ -168,7 +187,7 @@ def split(
     PostgreSQL.
     """
     names = [c.name for c in table.schema.columns]
-    key_names = [c.name for c in table.schema.key_columns]
+    key_names = list(action.columns) or [c.name for c in table.schema.key_columns]
     numbered = (
         rows.select(names)
         .rename_columns(names)

@@ -28,6 +28,7 @@ from sql.dml.write_batches import (
     storage_batch,
 )
 from sql.dml.write_plan import SourceRows, WritePlan
+from sql.execution import index_writes
 from storage.errors import SerializationFailure, UniqueViolation
 from storage.transaction import Transaction
 
@@ -88,18 +89,38 @@ def modify(
 def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
     """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
     in ``rows`` of the rows left unwritten because of a concurrent change."""
+    table = plan.table
     if plan.kind == "UPDATE":
-        rows = check_constraints(plan.table, rows, plan.written)
+        rows = check_constraints(table, rows, plan.written)
+    old = index_writes.current_rows(table, txn, rows) if table.indexes else None
     count = 0
     conflicts: list[int] = []
-    for tablet_id, batch, positions in routed(plan.table, rows, plan.written):
+    for tablet_id, batch, positions in routed(table, rows, plan.written):
         found: list[int] = []
         if plan.kind == "UPDATE":
             count += txn.update(tablet_id, batch, conflicts=found)
         else:
             count += txn.delete(tablet_id, batch, conflicts=found)
         conflicts.extend(positions[found].tolist())
-    return count, sorted(conflicts)
+    conflicts.sort()
+    if old is not None:
+        _keep_indexes_in_step(plan, txn, old, rows, conflicts)
+    return count, conflicts
+
+
+def _keep_indexes_in_step(
+    plan: WritePlan, txn: Transaction, old: pa.Table, rows: pa.Table, conflicts: list[int]
+) -> None:
+    """Swap (UPDATE) or remove (DELETE) the index entries of the rows just written; ``old``
+    holds their values before the write, read by key in ``rows``' order."""
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[conflicts] = False
+    done = rows.filter(pa.array(keep))
+    before = old.filter(pa.array(keep)) if conflicts else old
+    if plan.kind == "UPDATE":
+        index_writes.replace_entries(plan.table, txn, before, done)
+    else:
+        index_writes.remove_entries(plan.table, txn, before)
 
 
 def _rows_with_keys(rows: pa.Table, keys: pa.Table, key_names: list[str]) -> pa.Table:
@@ -155,6 +176,11 @@ def write_with_conflicts(
                 ),
             )  # fmt: skip
         except (UniqueViolation, _ConcurrentChange) as exc:
+            if isinstance(exc, UniqueViolation) and exc.index_name not in (None, action.arbiter):
+                # Not the arbiter's key: as in PostgreSQL, the statement fails.
+                txn.rollback_to(_RETRY_SAVEPOINT)
+                txn.release(_RETRY_SAVEPOINT)
+                raise
             txn.rollback_to(_RETRY_SAVEPOINT)
             txn.release(_RETRY_SAVEPOINT)
             if txn.repeatable_read:
@@ -192,11 +218,14 @@ def _apply_conflict_rows(
         columns = list(table.schema.columns)
         updates = check_constraints(table, updates, columns)
         check(updates)
+        old = index_writes.current_rows(table, txn, updates) if table.indexes else None
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []
             count += txn.update(tablet_id, batch, conflicts=conflicts)
             if conflicts:
                 raise _ConcurrentChange
+        if old is not None:
+            index_writes.replace_entries(table, txn, old, updates)
         written.append(updates)
     out = pa.concat_tables(written)
     return count, out if out.num_rows else None
@@ -211,6 +240,7 @@ def move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, l
     old = rows.select([f"{OLD_KEY}{i}" for i in range(len(keys))]).rename_columns(
         [c.name for c in keys]
     )
+    before = index_writes.current_rows(table, txn, old) if table.indexes else None
     count = 0
     conflicts: list[int] = []
     for tablet_id, batch, positions in routed(table, old, list(keys)):
@@ -218,9 +248,11 @@ def move_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, l
         count += txn.delete(tablet_id, batch, conflicts=found)
         conflicts.extend(positions[found].tolist())
     images = rows.select([c.name for c in table.schema.columns])
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[conflicts] = False
     if conflicts:
-        keep = np.ones(rows.num_rows, dtype=bool)
-        keep[conflicts] = False
         images = images.filter(pa.array(keep))
+    if before is not None:
+        index_writes.remove_entries(table, txn, before.filter(pa.array(keep)))
     insert_rows(table, txn, images)
     return count, sorted(conflicts)

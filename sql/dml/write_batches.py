@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.table import TableInfo
+from sql.execution import index_writes
 from storage.data_type import TabletId, TypeKind
 from storage.errors import CheckViolation, NotNullViolation, StringDataRightTruncation
 from storage.schema import ColumnSchema
@@ -77,6 +78,8 @@ def insert_rows(table: TableInfo, txn: Transaction, rows: pa.Table) -> int:
     count = 0
     for tablet_id, batch in by_tablet(table, storage_batch(rows, columns)):
         count += txn.insert(tablet_id, batch, constraint_name=f"{table.name}_pkey")
+    if table.indexes:
+        index_writes.add_entries(table, txn, rows)
     return count
 
 

@@ -23,6 +23,7 @@ from sql.dml import conflict, key_writes, recheck
 from sql.dml.checks import enforce, plan_checks
 from sql.dml.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
 from sql.dml.write_plan import SourceRows, WritePlan
+from sql.execution import index_writes
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
@@ -186,7 +187,7 @@ def plan_insert(
     oids = _merge_oids(bound.param_oids, returning)
     columns = list(table.schema.columns)
     fast = None
-    if plain_values is not None:
+    if plain_values is not None and not table.indexes:
         fast = key_writes.plan_insert(table, targets, plain_values, oids)
     checks = plan_checks(table, alias, runner, facts)
     return WritePlan(
@@ -350,7 +351,9 @@ def plan_update(
         returning,
         oids,
         changes_key=changes_key,
-        key_write=key_writes.plan_update(ast, table, oids) if not table.checks else None,
+        key_write=key_writes.plan_update(ast, table, oids)
+        if not table.checks and not table.indexes
+        else None,
         checks=plan_checks(table, alias, runner, facts),
     )
 
@@ -378,7 +381,7 @@ def plan_delete(
         list(table.schema.key_columns),
         returning,
         oids,
-        key_write=key_writes.plan_delete(ast, table, oids),
+        key_write=key_writes.plan_delete(ast, table, oids) if not table.indexes else None,
     )
 
 
@@ -410,6 +413,8 @@ def execute_write(
         count = 0
         for tablet_id, batch in by_tablet(plan.table, storage_batch(rows, plan.written)):
             count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
+        if plan.table.indexes:
+            index_writes.add_entries(plan.table, txn, rows)
         return count, rows
     return recheck.modify(plan, runner, txn, params, now, rows)
 
@@ -431,3 +436,4 @@ def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None
                 txn.delete(
                     tablet_id, pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
                 )
+        index_writes.truncate(table, txn)

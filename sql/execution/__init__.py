@@ -6,4 +6,5 @@
 - ``executor``: ``ScanSource``, the Arrow stream DuckDB reads a table reference from.
 - ``system_view_rows``: the rows of nyala's system views at a snapshot.
 - ``sequences``: nextval and friends as vectorised DuckDB functions.
+- ``index_writes``: secondary-index entries written beside every row write (dml, ddl).
 """

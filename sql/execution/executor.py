@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from catalog.table import TableInfo
 from sql.common.duckdb_errors import translate, translate_arrow
+from sql.execution import index_scan
 from storage.data_type import TabletId
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
@@ -81,6 +82,16 @@ class ScanSource:
     def _batches(self) -> Iterator[pa.RecordBatch]:
         assert self._txn is not None, "a source made only to describe a query is never scanned"
         stats = self._stats
+        lookup = index_scan.choose(self._table, self._spec)
+        if lookup is not None:
+            for tablet_id, batch in index_scan.scan(
+                self._txn, self._table, lookup, self._spec, self._tablet_ids
+            ):
+                self._check_cancel()
+                if stats is not None:
+                    stats.add(self._table.name, tablet_id, batch.num_rows)
+                yield pa.RecordBatch.from_arrays(batch.columns, schema=self._schema)
+            return
         for tablet_id in self._tablet_ids:
             if stats is not None:
                 stats.add(self._table.name, tablet_id, 0)

@@ -19,7 +19,7 @@ from catalog.catalog import Catalog
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ResultColumn
 from sql.common.time_zones import UTC_ZONE
-from sql.execution import executor, system_view_rows
+from sql.execution import executor, index_scan, system_view_rows
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
@@ -173,21 +173,30 @@ class QueryRunner:
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
+        lookup = index_scan.choose(scan.table, spec)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            if lookup is not None:
+                found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids)
+                yield from (batch for _tablet_id, batch in found)
+                return
+            for tablet_id in tablet_ids:
+                yield from txn.scan(tablet_id, spec)
+
         def stream() -> Iterator[pa.RecordBatch]:
             remaining = spec.limit
-            for tablet_id in tablet_ids:
+            for batch in batches():
                 if remaining == 0:
                     return
-                for batch in txn.scan(tablet_id, spec):
-                    self._check_cancel()
-                    if remaining is not None:
-                        batch = batch.slice(0, remaining)
-                        remaining -= batch.num_rows
-                    arrays = [
-                        to_wire(batch.column(i), oid, zone, typmod)
-                        for i, oid, typmod in zip(positions, oids, typmods, strict=True)
-                    ]
-                    yield pa.RecordBatch.from_arrays(arrays, names=names)
+                self._check_cancel()
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                arrays = [
+                    to_wire(batch.column(i), oid, zone, typmod)
+                    for i, oid, typmod in zip(positions, oids, typmods, strict=True)
+                ]
+                yield pa.RecordBatch.from_arrays(arrays, names=names)
 
         return columns, stream()
 

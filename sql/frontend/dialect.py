@@ -383,6 +383,7 @@ class NyalaParser(PostgresParser):
         index = self._index
         if self._match(TokenType.TABLE):
             self._parse_exists()
+            self._match(TokenType.ONLY)  # pg_dump writes ALTER TABLE ONLY; nothing inherits
             table = self._parse_table_parts()
             if self._match_text_seq("DETACH", "PARTITION"):
                 return self.expression(

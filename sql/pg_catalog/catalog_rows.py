@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ import sqlglot
 import sqlglot.errors
 from sqlglot import exp
 
+from catalog.indexes import IndexInfo
 from catalog.roles import Membership, Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
@@ -30,6 +31,7 @@ from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
 from storage.data_type import DataType, TypeKind
+from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID, TypeOid
 
 PG_CATALOG_OID = 11
@@ -188,7 +190,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relam=HEAP_AM,
         relkind="r",
         relnatts=len(table.columns) + len(table.dropped_attnums),
-        relhasindex=bool(keys),
+        relhasindex=bool(keys) or bool(table.indexes),
         relchecks=len(table.checks),
     )
     for attnum in table.dropped_attnums:
@@ -236,49 +238,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             rows.index_suffixes[index_oid(table)] = clause
         key_attnums = [table.attnum(c.id) for c in keys]
         name = table.primary_key_name or f"{table.name}_pkey"
-        _class_row(
-            rows,
-            oid=index_oid(table),
-            relname=name,
-            relnamespace=PUBLIC_OID,
-            relam=BTREE_AM,
-            relkind="i",
-            relnatts=len(keys),
-        )
-        for position, column in enumerate(keys, start=1):
-            info = TYPE_BY_OID[column.type.pg_oid]
-            _attribute_row(
-                rows,
-                attrelid=index_oid(table),
-                attname=column.name,
-                atttypid=column.type.pg_oid,
-                attlen=info.length,
-                attnum=position,
-                atttypmod=column.type.pg_typmod,
-                attnotnull=True,
-            )
-        rows.add(
-            "pg_index",
-            indexrelid=index_oid(table),
-            indrelid=table.oid,
-            indnatts=len(keys),
-            indnkeyatts=len(keys),
-            indisunique=True,
-            indnullsnotdistinct=False,
-            indisprimary=True,
-            indisexclusion=False,
-            indimmediate=True,
-            indisclustered=False,
-            indisvalid=True,
-            indcheckxmin=False,
-            indisready=True,
-            indislive=True,
-            indisreplident=False,
-            indkey=key_attnums,
-            indcollation=[DEFAULT_COLLATION_OID if c.type.kind in _COLLATABLE else 0 for c in keys],
-            indclass=[INT4_OPS_OID] * len(keys),
-            indoption=[0] * len(keys),
-        )
+        _index_rows(rows, table, index_oid(table), name, list(keys), primary=True)
         rows.add(
             "pg_constraint",
             oid=constraint_oid(table),
@@ -302,6 +262,8 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
             conkey=key_attnums,
         )
     _check_rows(rows, table)
+    for index in table.indexes:
+        _secondary_index_rows(rows, table, index)
     for (objsubid_table, objsubid), text in comments.items():
         if objsubid_table == table.oid:
             rows.add(
@@ -311,6 +273,105 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 objsubid=objsubid,
                 description=text,
             )
+
+
+def _index_rows(
+    rows: CatalogRows,
+    table: TableInfo,
+    oid: int,
+    name: str,
+    keys: list[ColumnSchema],
+    *,
+    primary: bool = False,
+    unique: bool = True,
+    include: Sequence[ColumnSchema] = (),
+    nulls_not_distinct: bool = False,
+    predicate: str | None = None,
+) -> None:
+    """An index's pg_class, pg_attribute and pg_index rows (INCLUDE columns after the keys)."""
+    columns = [*keys, *include]
+    _class_row(
+        rows, oid=oid, relname=name, relnamespace=PUBLIC_OID, relam=BTREE_AM, relkind="i",
+        relnatts=len(columns),
+    )  # fmt: skip
+    for position, column in enumerate(columns, start=1):
+        info = TYPE_BY_OID[column.type.pg_oid]
+        _attribute_row(
+            rows,
+            attrelid=oid,
+            attname=column.name,
+            atttypid=column.type.pg_oid,
+            attlen=info.length,
+            attnum=position,
+            atttypmod=column.type.pg_typmod,
+            attnotnull=primary,
+        )
+    rows.add(
+        "pg_index",
+        indexrelid=oid,
+        indrelid=table.oid,
+        indnatts=len(columns),
+        indnkeyatts=len(keys),
+        indisunique=unique,
+        indnullsnotdistinct=nulls_not_distinct,
+        indisprimary=primary,
+        indisexclusion=False,
+        indimmediate=True,
+        indisclustered=False,
+        indisvalid=True,
+        indcheckxmin=False,
+        indisready=True,
+        indislive=True,
+        indisreplident=False,
+        indkey=[table.attnum(c.id) for c in columns],
+        indcollation=[DEFAULT_COLLATION_OID if c.type.kind in _COLLATABLE else 0 for c in keys],
+        indclass=[INT4_OPS_OID] * len(keys),
+        indoption=[0] * len(keys),
+        indpred=predicate,
+    )
+
+
+def secondary_index_oid(index: IndexInfo) -> int:
+    """OID of a secondary index: its ID comes from the table IDs, so no relation shares it."""
+    return FIRST_USER_OID + index.index_id
+
+
+def unique_constraint_oid(index: IndexInfo) -> int:
+    return _CONSTRAINT_OID_BASE + index.index_id
+
+
+def _secondary_index_rows(rows: CatalogRows, table: TableInfo, index: IndexInfo) -> None:
+    oid = secondary_index_oid(index)
+    _index_rows(
+        rows, table, oid, index.name, [table.schema.column(c) for c in index.columns],
+        unique=index.unique, include=[table.schema.column(c) for c in index.include],
+        nulls_not_distinct=index.nulls_not_distinct, predicate=index.predicate,
+    )  # fmt: skip
+    if not index.constraint:
+        return
+    rows.add(
+        "pg_constraint",
+        oid=unique_constraint_oid(index),
+        conname=index.name,
+        connamespace=PUBLIC_OID,
+        contype="u",
+        condeferrable=False,
+        condeferred=False,
+        convalidated=True,
+        conrelid=table.oid,
+        contypid=0,
+        conindid=oid,
+        conparentid=0,
+        confrelid=0,
+        confupdtype=" ",
+        confdeltype=" ",
+        confmatchtype=" ",
+        conislocal=True,
+        coninhcount=0,
+        connoinherit=True,
+        conkey=[table.attnum(c) for c in index.columns],
+        conbin="NULLS NOT DISTINCT" if index.nulls_not_distinct else None,
+    )
 
 
 def _view_rows(rows: CatalogRows, view: ViewInfo, user: str) -> None:

@@ -61,6 +61,10 @@ _TYPE_ALIASES = {
 }
 
 
+def _where(predicate: str, pretty: bool) -> str:
+    return f" WHERE {predicate}" if pretty else f" WHERE ({predicate})"
+
+
 def _rows(rows: CatalogRows, relation: str) -> list[dict[str, Any]]:
     names = [c for c, _ in RELATIONS[relation]]
     return [dict(zip(names, r, strict=True)) for r in rows.rows.get(relation, [])]
@@ -129,21 +133,29 @@ class CatalogFunctions:
         row = self._classes.get(oid)
         return row is not None and row["relnamespace"] in (PG_CATALOG_OID, PUBLIC_OID)
 
-    def indexdef(self, oid: int | None, column: int | None) -> str | None:
+    def indexdef(
+        self, oid: int | None, column: int | None, pretty: bool | None = False
+    ) -> str | None:
+        """pg_get_indexdef; ``pretty`` drops the parentheses around a partial index's WHERE,
+        as PostgreSQL's pretty-printer does for a plain comparison."""
         if oid is None:
             return None
         index = self._indexes.get(oid)
         if index is None:
             return None
         table = index["indrelid"]
-        names = [self._attnames.get((table, n), "?") for n in index["indkey"]]
+        names = [quote_ident(self._attnames.get((table, n), "?")) for n in index["indkey"]]
         if column:
             return names[column - 1] if 0 < column <= len(names) else ""
+        keys, include = names[: index["indnkeyatts"]], names[index["indnkeyatts"] :]
         unique = "UNIQUE " if index["indisunique"] else ""
         suffix = self._index_suffixes.get(oid)
         return (
-            f"CREATE {unique}INDEX {self._classes[oid]['relname']} ON "
-            f"public.{self._classes[table]['relname']} USING btree ({', '.join(names)})"
+            f"CREATE {unique}INDEX {quote_ident(self._classes[oid]['relname'])} ON "
+            f"public.{quote_ident(self._classes[table]['relname'])} USING btree ({', '.join(keys)})"
+            + (f" INCLUDE ({', '.join(include)})" if include else "")
+            + (" NULLS NOT DISTINCT" if index["indnullsnotdistinct"] else "")
+            + (_where(index["indpred"], bool(pretty)) if index["indpred"] else "")
             + (f" {suffix}" if suffix else "")
         )
 
@@ -155,7 +167,8 @@ class CatalogFunctions:
         if con["contype"] == "p":
             return f"PRIMARY KEY ({', '.join(names)})"
         if con["contype"] == "u":
-            return f"UNIQUE ({', '.join(names)})"
+            distinct = " NULLS NOT DISTINCT" if con["conbin"] else ""
+            return f"UNIQUE{distinct} ({', '.join(names)})"
         return con["conbin"]
 
     def description(self, oid: int | None, subid: int | None) -> str | None:
@@ -328,7 +341,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("format_type", ["BIGINT", "BIGINT"], "VARCHAR"),
     ("userbyid", ["BIGINT"], "VARCHAR"),
     ("table_is_visible", ["BIGINT"], "BOOLEAN"),
-    ("indexdef", ["BIGINT", "BIGINT"], "VARCHAR"),
+    ("indexdef", ["BIGINT", "BIGINT", "BOOLEAN"], "VARCHAR"),
     ("constraintdef", ["BIGINT"], "VARCHAR"),
     ("description", ["BIGINT", "BIGINT"], "VARCHAR"),
     ("current_setting", ["VARCHAR"], "VARCHAR"),
@@ -423,7 +436,7 @@ MACROS: dict[str, str] = {
     "pg_table_is_visible(r)": "nyf_table_is_visible(r)",
     "pg_type_is_visible(r)": "true",
     "pg_get_expr(e, r, p := false)": "e",
-    "pg_get_indexdef(idx, col := 0, p := false)": "nyf_indexdef(idx, col)",
+    "pg_get_indexdef(idx, col := 0, p := false)": "nyf_indexdef(idx, col, p)",
     "pg_get_constraintdef(con, p := false)": "nyf_constraintdef(con)",
     "pg_get_triggerdef(t, p := false)": "NULL::VARCHAR",
     "pg_get_statisticsobjdef_columns(s)": "NULL::VARCHAR",

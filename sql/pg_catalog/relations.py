@@ -56,8 +56,8 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "indisunique BOOLEAN, indnullsnotdistinct BOOLEAN, indisprimary BOOLEAN, "
         "indisexclusion BOOLEAN, indimmediate BOOLEAN, indisclustered BOOLEAN, "
         "indisvalid BOOLEAN, indcheckxmin BOOLEAN, indisready BOOLEAN, indislive BOOLEAN, "
-        "indisreplident BOOLEAN, indkey SMALLINT_ARR, indcollation UINTEGER_ARR, "
-        "indclass UINTEGER_ARR, indoption SMALLINT_ARR, indexprs VARCHAR, indpred VARCHAR"
+        "indisreplident BOOLEAN, indkey USMALLINT_ARR, indcollation UINTEGER_ARR, "
+        "indclass UINTEGER_ARR, indoption USMALLINT_ARR, indexprs VARCHAR, indpred VARCHAR"
     ),
     "pg_constraint": _cols(
         "oid UINTEGER, conname VARCHAR, connamespace UINTEGER, contype VARCHAR, "

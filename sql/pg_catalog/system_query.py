@@ -29,7 +29,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.privileges import database_owner
 from catalog.table import TableInfo
-from sql.common.datatypes import to_wire, wire_oid
+from sql.common.datatypes import INT2VECTOR_DUCKDB, to_wire, wire_oid
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
@@ -59,6 +59,7 @@ _ARROW_TYPES = {
     "VARCHAR": pa.string(),
     "INTEGER": pa.int32(),
     "SMALLINT": pa.int16(),
+    "USMALLINT": pa.uint16(),
     "BIGINT": pa.int64(),
     "BOOLEAN": pa.bool_(),
     "REAL": pa.float32(),
@@ -493,6 +494,9 @@ def _pg_array_text(values: list[Any] | None) -> str | None:
 
 
 def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
+    if duck_type == INT2VECTOR_DUCKDB:
+        text = [None if v is None else " ".join(map(str, v)) for v in array.to_pylist()]
+        return pa.array(text, pa.string()), TypeOid.INT2VECTOR
     if duck_type.endswith("[]"):
         oid = wire_oid(duck_type, catalog=True)
         return pa.array([_pg_array_text(v) for v in array.to_pylist()], pa.string()), oid

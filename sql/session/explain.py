@@ -20,6 +20,7 @@ from catalog.table import TableInfo
 from sql.common.result import Result, ResultColumn
 from sql.dml import writes
 from sql.dml.write_plan import WritePlan
+from sql.execution import index_scan
 from sql.execution.executor import ScanStats, TabletScanStats
 from sql.execution.runner import QueryRunner
 from sql.planner.compiled_query import CompiledQuery
@@ -46,6 +47,9 @@ def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
         bounded = _key_bound_columns(spec, table)
         if bounded:
             lines.append("     Primary-key bounds on: " + ", ".join(bounded))
+        lookup = index_scan.choose(table, spec)
+        if lookup is not None:
+            lines.append("     " + lookup.describe())
     return lines
 
 

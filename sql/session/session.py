@@ -12,7 +12,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -31,6 +31,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import (
     alter_table,
     comments,
+    indexes,
     memberships,
     owned,
     partitions,
@@ -113,6 +114,7 @@ from storage.errors import (
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
+_T = TypeVar("_T")
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
@@ -149,6 +151,8 @@ class Session:
             self._cancel.is_set,
             lambda: duration_ms(self.settings.get("lock_timeout")),
         )
+        self._block_indexes: list[str] = []
+        """Indexes created in the open transaction block (their entries roll back with it)."""
         self._block = TransactionBlock(
             db.engine,
             self.settings,
@@ -891,6 +895,12 @@ class Session:
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
             result = views.drop_view(ast, self._db.catalog)
             self._db.privileges.keep_tables(self._relation_oids())
+        elif isinstance(ast, exp.Create) and isinstance(ast.this, exp.Index):
+            result = self._in_transaction(lambda txn: indexes.create_index(ast, self._db.catalog, txn))
+        elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "INDEX":
+            result = indexes.drop_index(ast, self._db.catalog)
+        elif isinstance(ast, exp.Alter) and (ast.args.get("kind") or "").upper() == "INDEX":
+            result = indexes.rename_index(ast, self._db.catalog)
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
@@ -918,6 +928,7 @@ class Session:
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
                 self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
+                in_transaction=self._in_transaction,
             )  # fmt: skip
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
@@ -933,6 +944,18 @@ class Session:
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
         return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
+    def _in_transaction(self, run: Callable[[Transaction], _T]) -> _T:
+        """Run DDL that writes rows (an index's entries) in this session's transaction; an
+        index made in a block that then rolls back is dropped with it (see ``_end_transaction``)."""
+        txn = self._block.current()
+        before = {i.name for t in self._db.catalog.tables() for i in t.indexes}
+        result = run(txn)
+        if self._block.in_block:
+            self._block_indexes.extend(
+                i.name for t in self._db.catalog.tables() for i in t.indexes if i.name not in before
+            )
+        self._block.finish_autocommit()
+        return result
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""
@@ -987,6 +1010,13 @@ class Session:
 
     def _end_transaction(self, committed: bool) -> None:
         self._temp_txn_ended = bool(self._temp)
+        made, self._block_indexes = self._block_indexes, []
+        if not committed:
+            for name in made:
+                if self._db.catalog.find_index(name) is not None:
+                    self._db.catalog.drop_index(name)
+            if made:
+                self._db.bump_catalog_version()
         self._advisory.end_transaction()
         self._listener.end_transaction(committed)
 

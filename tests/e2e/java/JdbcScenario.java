@@ -62,6 +62,8 @@ public final class JdbcScenario {
                             + "v varchar(20) not null, t text, dt date, ts timestamp, "
                             + "tz timestamp with time zone, by bytea)");
             st.execute("create table jdbc_batch (id bigint primary key, name text)");
+            st.execute("create unique index jdbc_types_v on jdbc_types (v)");
+            st.execute("create index jdbc_types_l_s on jdbc_types (l, s)");
             st.execute("comment on table jdbc_types is 'every type'");
             st.execute("grant select, insert on jdbc_types to public");
         }

@@ -1,0 +1,239 @@
+"""Reading a table through a secondary index: which index serves a scan, and the rows it finds.
+
+A scan whose pushed predicates hold an equality, IN list or range on the leading
+columns of an index (and no bound on the primary key, which is cheaper still) reads
+the index tablet's entries in that key range first, then fetches just those rows by
+primary key.  Both reads are at the scan's snapshot with the transaction's own
+writes, so they agree: the entries are written in the same transactions as the rows
+(``catalog.indexes``).  Every pushed predicate is still applied to the rows fetched,
+so the index only ever narrows what is read.
+
+Partial indexes are not used for reads yet (proving a query's WHERE implies the
+index's needs a theorem prover PostgreSQL has and nyala does not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from catalog.indexes import IKEY, IndexInfo, value_columns
+from catalog.table import TableInfo
+from storage.data_type import ColumnId, TabletId
+from storage.key_encoding import encode_sortable, encode_value, is_key_type, prefix_successor
+from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
+from storage.schema import ColumnSchema
+from storage.transaction import Transaction
+
+MAX_IN_VALUES = 1000
+"""An IN list longer than this is read by scanning: one index range per value costs more."""
+POINT_LOOKUPS = 64
+"""Up to this many rows found are fetched one key at a time; more in one bounded scan."""
+_NOT_NULL = b"\x00"
+_NULLS = b"\x01"
+"""``encode_sortable``'s flag byte for NULL: every non-NULL value sorts below it."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLookup:
+    """The index a scan reads through, the ``ikey`` ranges it reads, and why."""
+
+    index: IndexInfo
+    ranges: tuple[tuple[bytes, bytes | None], ...]
+    columns: tuple[str, ...]
+    kinds: tuple[str, ...]
+
+    def describe(self) -> str:
+        used = ", ".join(f"{c} ({k})" for c, k in zip(self.columns, self.kinds, strict=True))
+        unique = "unique " if self.index.unique else ""
+        return f"Index Scan using {self.index.name} ({unique}btree) on {used}"
+
+
+def choose(table: TableInfo, spec: ScanSpec) -> IndexLookup | None:
+    """The index that serves ``spec`` best, or None when a scan (by key or whole) is better."""
+    if not table.indexes or _bounds_primary_key(table, spec):
+        return None
+    by_column: dict[ColumnId, list[ColumnPredicate]] = {}
+    for predicate in spec.predicates:
+        by_column.setdefault(predicate.column_id, []).append(predicate)
+    best: tuple[tuple[int, int, int], IndexLookup] | None = None
+    for index in table.indexes:
+        if index.predicate is not None:
+            continue
+        lookup = _lookup(table, index, by_column)
+        if lookup is None:
+            continue
+        equalities = sum(1 for k in lookup.kinds if k != "range")
+        score = (equalities, len(lookup.columns), int(index.unique))
+        if best is None or score > best[0]:
+            best = (score, lookup)
+    return best[1] if best is not None else None
+
+
+def _bounds_primary_key(table: TableInfo, spec: ScanSpec) -> bool:
+    first = table.schema.key_columns[0].id
+    return any(
+        p.column_id == first and p.kind in (PredicateKind.EQUALITY, PredicateKind.RANGE)
+        for p in spec.predicates
+    )
+
+
+def _lookup(
+    table: TableInfo, index: IndexInfo, by_column: dict[ColumnId, list[ColumnPredicate]]
+) -> IndexLookup | None:
+    prefixes = [b""]
+    columns: list[str] = []
+    kinds: list[str] = []
+    for column_id in index.columns:
+        column = table.schema.column(column_id)
+        predicates = by_column.get(column_id, [])
+        equality = next((p for p in predicates if p.kind is PredicateKind.EQUALITY), None)
+        listed = next((p for p in predicates if p.kind is PredicateKind.IN_LIST), None)
+        ranged = next((p for p in predicates if p.kind is PredicateKind.RANGE), None)
+        if equality is not None or listed is not None:
+            values = [equality.value] if equality is not None else list(_values(listed))
+            if len(values) * len(prefixes) > MAX_IN_VALUES:
+                break
+            encoded = _encoded(values, column)
+            if encoded is None:
+                break
+            prefixes = [p + e for p in prefixes for e in sorted(set(encoded))]
+            columns.append(column.name)
+            kinds.append("=" if equality is not None else "IN")
+            continue
+        if ranged is not None:
+            ranges = [_range(p, ranged, column) for p in prefixes]
+            if any(r is None for r in ranges):
+                break
+            columns.append(column.name)
+            kinds.append("range")
+            return IndexLookup(index, tuple(r for r in ranges if r is not None), tuple(columns),
+                               tuple(kinds))  # fmt: skip
+        break
+    if not columns:
+        return None
+    return IndexLookup(
+        index, tuple((p, prefix_successor(p)) for p in prefixes), tuple(columns), tuple(kinds)
+    )
+
+
+def _values(predicate: ColumnPredicate | None) -> tuple[object, ...]:
+    return predicate.values if predicate is not None else ()
+
+
+def _encoded(values: list[object], column: ColumnSchema) -> list[bytes] | None:
+    data_type = column.type
+    if is_key_type(data_type) and None not in values:
+        # A few constants: Python's encoder, as a key lookup does (Arrow kernels cost more).
+        try:
+            return [_NOT_NULL + encode_value(v, data_type, is_last=False) for v in values]
+        except (ValueError, OverflowError, TypeError):
+            return None
+    try:
+        array = pa.array(values, data_type.arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return None
+    if array.null_count:
+        return None
+    encoded: list[bytes] = encode_sortable([array], [data_type]).to_pylist()
+    return encoded
+
+
+def _range(
+    prefix: bytes, predicate: ColumnPredicate, column: ColumnSchema
+) -> tuple[bytes, bytes | None] | None:
+    lower = prefix + b"\x00"
+    upper: bytes | None = prefix + _NULLS
+    if predicate.lower is not None:
+        found = _encoded([predicate.lower], column)
+        if found is None:
+            return None
+        lower = prefix + found[0]
+        if not predicate.lower_inclusive:
+            lower = prefix_successor(lower) or lower
+    if predicate.upper is not None:
+        found = _encoded([predicate.upper], column)
+        if found is None:
+            return None
+        upper = prefix + found[0]
+        if predicate.upper_inclusive:
+            upper = prefix_successor(upper)
+    return lower, upper
+
+
+def scan(
+    txn: Transaction,
+    table: TableInfo,
+    lookup: IndexLookup,
+    spec: ScanSpec,
+    tablet_ids: tuple[TabletId, ...],
+) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
+    """The rows of ``table`` matching ``spec``, found through ``lookup``'s index."""
+    keys = _primary_keys(txn, table, lookup, spec)
+    if keys.num_rows == 0:
+        return
+    key_columns = table.schema.key_columns
+    remaining = spec.limit
+    if keys.num_rows <= POINT_LOOKUPS:
+        rows = zip(*(keys.column(i).to_pylist() for i in range(len(key_columns))))
+        probes = [
+            dataclasses.replace(
+                spec,
+                predicates=(
+                    *spec.predicates,
+                    *(ColumnPredicate.equality(c.id, v) for c, v in zip(key_columns, row)),
+                ),
+            )
+            for row in rows
+        ]
+    else:
+        first = keys.column(0)
+        values = tuple(first.to_pylist())
+        probes = [
+            dataclasses.replace(
+                spec,
+                predicates=(
+                    *spec.predicates,
+                    ColumnPredicate.range(key_columns[0].id, min(values), max(values),
+                                          upper_inclusive=True),
+                    ColumnPredicate.in_list(key_columns[0].id, values),
+                ),  # fmt: skip
+            )
+        ]
+    for probe in probes:
+        for tablet_id in tablet_ids:
+            for batch in txn.scan(tablet_id, probe):
+                if not batch.num_rows:
+                    continue
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                yield tablet_id, batch
+                if remaining == 0:
+                    return
+
+
+def _primary_keys(
+    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec
+) -> pa.Table:
+    """The primary keys the index holds in ``lookup``'s ranges (key columns in order)."""
+    copies = dict(value_columns(table.schema, lookup.index))
+    projection = tuple(copies[c.id] for c in table.schema.key_columns)
+    batches: list[pa.RecordBatch] = []
+    for lower, upper in lookup.ranges:
+        index_spec = ScanSpec(
+            projection=projection,
+            predicates=(
+                ColumnPredicate.range(IKEY, lower, upper)
+                if upper is not None
+                else ColumnPredicate.range(IKEY, lower),
+            ),
+            snapshot=spec.snapshot,
+        )
+        batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
+    if not batches:
+        return pa.table({str(c): pa.array([], pa.null()) for c in projection})
+    return pa.Table.from_batches(batches)

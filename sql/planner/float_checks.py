@@ -5,7 +5,10 @@ DuckDB's float arithmetic gives infinity or zero where PostgreSQL's raises
 an operator whose type is ``float8``/``real`` and whose operands are floats or
 integers, one of them float in PostgreSQL's terms (``_is_float``), is rewritten: ``2.5 * 3.5``
 and ``k * 1.5`` are numeric in PostgreSQL (DuckDB's decimal), and so is
-anything with a numeric operand.
+anything with a numeric operand.  Arithmetic over literals alone that DuckDB
+computes in floats (``1e300 * 1e300``: past its decimal's 38 digits) is checked
+too: PostgreSQL's numeric result would not fit a float either, and storing or
+casting it is 22003 there, never infinity.
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ def _is_float(node: exp.Expr) -> bool:
     return _type_of(node) in _WIDTHS
 
 
+def _is_constant(node: exp.Expr) -> bool:
+    """Whether ``node`` is arithmetic over number literals only."""
+    if isinstance(node, exp.Literal):
+        return not node.is_string
+    if isinstance(node, (exp.Paren, exp.Neg)):
+        return _is_constant(node.this)
+    if isinstance(node, tuple(_OPS)):
+        return _is_constant(node.this) and _is_constant(node.expression)
+    return False
+
+
 def rewrite_float_arithmetic(node: exp.Expr) -> exp.Expr:
     """``node`` as a checked float function call, or ``node`` itself."""
     op = _OPS.get(type(node))
@@ -55,7 +69,7 @@ def rewrite_float_arithmetic(node: exp.Expr) -> exp.Expr:
     left, right = node.this, node.expression
     if not all(_type_of(side) in _OPERANDS for side in (left, right)):
         return node
-    if not (_is_float(left) or _is_float(right)):
+    if not (_is_float(left) or _is_float(right) or _is_constant(node)):
         return node
     call = exp.Anonymous(this=function_name(width, op), expressions=[left, right])
     call.type = node.type

@@ -126,6 +126,20 @@ class ColumnPredicate:
 
 
 def _scalar(value: object, arrow_type: pa.DataType) -> pa.Scalar:
+    """``value`` as a scalar for comparing with ``arrow_type`` values.  An int against an
+    integer column or a str against a string one is built in that type at once (a point
+    lookup's key: one call, not an inference and a cast)."""
+    if (type(value) is int and pa.types.is_integer(arrow_type)) or (
+        type(value) is str and pa.types.is_string(arrow_type)
+    ):
+        try:
+            return pa.scalar(value, type=arrow_type)
+        except (pa.ArrowInvalid, OverflowError):
+            pass  # out of the column's range: compare in the wider type, as below
+    return _make_scalar(value, arrow_type)
+
+
+def _make_scalar(value: object, arrow_type: pa.DataType) -> pa.Scalar:
     inferred = pa.scalar(value)
     if inferred.type == arrow_type:
         return inferred

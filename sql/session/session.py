@@ -153,9 +153,7 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(
-            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
-        )
+        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
@@ -389,9 +387,12 @@ class Session:
         return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement) -> bool:
-        """Whether executing ``stmt`` is short and never waits: a read of a few rows by key
-        (``CompiledQuery.is_short``) on a current plan, so it needs no thread of its own."""
+        """Whether executing ``stmt`` is short and never waits, so it needs no thread of its
+        own: a read of a few rows by key (``CompiledQuery.is_short``) on a current plan, or
+        BEGIN (it takes a snapshot, never a lock)."""
         plan = stmt.plan
+        if isinstance(plan, UtilityPlan):
+            return plan.utility.kind == "BEGIN"
         return (
             isinstance(plan, QueryPlan)
             and plan.lock is None
@@ -759,7 +760,9 @@ class Session:
         if plan.lock_nowait:
             txn.lock_timeout_ms = 1
         try:
-            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
+            writes.execute_write(
+                plan.lock, self._runner, txn, params, now, sequences=self.sequences
+            )
         finally:
             txn.lock_timeout_ms = waits
 

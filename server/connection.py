@@ -695,7 +695,9 @@ class Connection:
         assert self._session is not None, "queries run only after startup"
         # A short read (a few rows by key) runs right here: it never waits, and a thread hop
         # would cost more than the statement.  Anything left of it goes on the thread.
-        inline = portal.stream is None and self._session.runs_inline(portal.statement)
+        inline = portal.stream is None and self._session.runs_inline(
+            portal.statement, portal.params
+        )
         sent = 0
         self._begin_statement()
         try:

@@ -201,3 +201,24 @@ def test_prepared_transaction_control_and_key_reads_of_flushed_rows(conn):
         cur.execute(ending, prepare=True)
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         assert cur.execute(point, (5, "t5"), prepare=True).fetchall() == [(expected,)]
+
+
+def test_key_prefix_and_range_reads_with_a_limit_parameter(conn):
+    """``LIMIT $n`` on a direct read (short, so inline on nyala, up to 1,000 rows; on a
+    thread past that) gives PostgreSQL's rows."""
+    cur = conn.cursor()
+    cur.executemany(
+        "insert into kw (id, tag, n) values (%s, %s, %s)",
+        [(i // 3, f"t{i % 3}", i) for i in range(3000)],
+    )
+    prefix = "select tag, n from kw where id = %s limit %s"
+    for limit in (0, 1, 2, 3, 5):
+        rows = cur.execute(prefix, (7, limit), prepare=True).fetchall()
+        assert len(rows) == min(limit, 3) and set(rows) <= {("t0", 21), ("t1", 22), ("t2", 23)}
+    ranged = "select count(*) from (select n from kw where id >= %s and id < %s limit %s) s"
+    assert cur.execute(ranged, (10, 900, 1000), prepare=True).fetchone() == (1000,)
+    assert cur.execute(ranged, (10, 900, 1001), prepare=True).fetchone() == (1001,)
+    assert cur.execute(ranged, (10, 900, 5000), prepare=True).fetchone() == (2670,)
+    direct = "select n from kw where id >= %s and id < %s limit %s"
+    assert len(cur.execute(direct, (10, 900, 1000), prepare=True).fetchall()) == 1000
+    assert len(cur.execute(direct, (10, 900, 5000), prepare=True).fetchall()) == 2670

@@ -6,7 +6,7 @@ an operator whose type is ``float8``/``real`` and whose operands are floats or
 integers, one of them float in PostgreSQL's terms (``_is_float``), is rewritten: ``2.5 * 3.5``
 and ``k * 1.5`` are numeric in PostgreSQL (DuckDB's decimal), and so is
 anything with a numeric operand.  Arithmetic over literals alone that DuckDB
-computes in floats (``1e300 * 1e300``: past its decimal's 38 digits) is checked
+computes in floats (``1e300 * 1e300``: an exponent makes a double) is checked
 too: PostgreSQL's numeric result would not fit a float either, and storing or
 casting it is 22003 there, never infinity.
 """
@@ -49,14 +49,14 @@ def _is_float(node: exp.Expr) -> bool:
 
 
 def _is_constant(node: exp.Expr) -> bool:
-    """Whether ``node`` is arithmetic over number literals only."""
-    if isinstance(node, exp.Literal):
-        return not node.is_string
-    if isinstance(node, (exp.Paren, exp.Neg)):
-        return _is_constant(node.this)
-    if isinstance(node, tuple(_OPS)):
-        return _is_constant(node.this) and _is_constant(node.expression)
-    return False
+    """Whether ``node`` is arithmetic over number literals only, one of them one DuckDB reads
+    as a double (``1e300``: an exponent); ``0.06 - 0.01`` stays DuckDB's exact decimal."""
+    literals = list(node.find_all(exp.Literal))
+    if not literals or any(lit.is_string for lit in literals):
+        return False
+    if any(not isinstance(n, (exp.Literal, exp.Paren, exp.Neg, *_OPS)) for n in node.walk()):
+        return False
+    return any("e" in lit.name.lower() for lit in literals)
 
 
 def rewrite_float_arithmetic(node: exp.Expr) -> exp.Expr:

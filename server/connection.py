@@ -254,13 +254,13 @@ class Connection:
         if isinstance(message, m.CommandComplete):
             self._completed(message.tag)
         elif isinstance(message, m.ErrorResponse):
-            metrics.STATEMENT_ERRORS.labels(message.get("C") or "").inc()
+            metrics.statement_errors(message.get("C") or "").inc()
         self._out += codec.encode(message)
 
     def _completed(self, tag: str) -> None:
         """Count a finished statement by kind (for /metrics)."""
         kind = metrics.statement_kind(tag)
-        metrics.STATEMENTS.labels(kind).inc()
+        metrics.statements(kind).inc()
         self._statement_kind = kind
 
     async def flush(self) -> None:
@@ -386,7 +386,7 @@ class Connection:
     def _end_statement(self) -> None:
         self._timer.stop()
         self._is_running_statement = False
-        metrics.LATENCY.labels(self._statement_kind or "OTHER").observe(
+        metrics.latency(self._statement_kind or "OTHER").observe(
             time.perf_counter() - self._statement_started
         )
 
@@ -695,7 +695,9 @@ class Connection:
         assert self._session is not None, "queries run only after startup"
         # A short read (a few rows by key) runs right here: it never waits, and a thread hop
         # would cost more than the statement.  Anything left of it goes on the thread.
-        inline = portal.stream is None and self._session.runs_inline(portal.statement)
+        inline = portal.stream is None and self._session.runs_inline(
+            portal.statement, portal.params
+        )
         sent = 0
         self._begin_statement()
         try:

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.data_type import ColumnId, DataType
+from storage.data_type import ColumnId, DataType, TypeKind
 from storage.key_encoding import encode_value, prefix_successor
-from storage.schema import Schema
+from storage.schema import ColumnSchema, Schema
+
+_INTEGER_KINDS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64)
 
 
 class PredicateKind(enum.Enum):
@@ -126,6 +128,20 @@ class ColumnPredicate:
 
 
 def _scalar(value: object, arrow_type: pa.DataType) -> pa.Scalar:
+    """``value`` as a scalar for comparing with ``arrow_type`` values.  An int against an
+    integer column or a str against a string one is built in that type at once (a point
+    lookup's key: one call, not an inference and a cast)."""
+    if (type(value) is int and pa.types.is_integer(arrow_type)) or (
+        type(value) is str and pa.types.is_string(arrow_type)
+    ):
+        try:
+            return pa.scalar(value, type=arrow_type)
+        except (pa.ArrowInvalid, OverflowError):
+            pass  # out of the column's range: compare in the wider type, as below
+    return _make_scalar(value, arrow_type)
+
+
+def _make_scalar(value: object, arrow_type: pa.DataType) -> pa.Scalar:
     inferred = pa.scalar(value)
     if inferred.type == arrow_type:
         return inferred
@@ -209,6 +225,40 @@ class ScanSpec:
         if not prefix:
             return KeyRange()
         return KeyRange(prefix, prefix_successor(prefix))
+
+    def beyond_key(self, schema: Schema, key_range: KeyRange) -> tuple[ColumnPredicate, ...]:
+        """The predicates a scan of ``key_range`` (``key_range(schema)``) must still check.
+
+        When the range is one whole key, every row in it already has the key the
+        equality predicates name: those (the first on each key column, an int or
+        str compared with an integer or string column, exactly as it was encoded)
+        are dropped, so a point lookup judges no predicate row by row.
+        """
+        if key_range.lower is None or key_range.upper != key_range.lower + b"\x00":
+            return self.predicates
+        implied: set[int] = set()
+        for column in schema.key_columns:
+            equality = next(
+                (
+                    i
+                    for i, p in enumerate(self.predicates)
+                    if p.column_id == column.id and p.kind is PredicateKind.EQUALITY
+                ),
+                None,
+            )
+            if equality is None or not _exactly_encoded(self.predicates[equality].value, column):
+                return self.predicates
+            implied.add(equality)
+        return tuple(p for i, p in enumerate(self.predicates) if i not in implied)
+
+
+def _exactly_encoded(value: object, column: ColumnSchema) -> bool:
+    """Whether ``value``'s key encoding means equality with it: an int in an integer column or
+    a str in a string one (no rounding or conversion between them)."""
+    kind = column.type.kind
+    if type(value) is int:
+        return kind in _INTEGER_KINDS
+    return type(value) is str and kind in (TypeKind.STRING, TypeKind.VARCHAR)
 
 
 def _range_on_column(

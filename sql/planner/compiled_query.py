@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
 from sql.planner.binder import BoundQuery
-from sql.planner.pushdown import ScanPlan, direct_columns, is_short, plan_scans
+from sql.planner.pushdown import (
+    SHORT_LIMIT_ROWS,
+    ScanPlan,
+    direct_columns,
+    is_short,
+    plan_scans,
+    short_limit_parameter,
+)
 from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
@@ -49,6 +57,8 @@ class CompiledQuery:
     direct: list[ColumnSchema] | None = None
     is_short: bool = False
     """A direct read of a few rows by key (``pushdown.is_short``): it never waits."""
+    short_limit: int | None = None
+    """The ``$n`` of a direct read's ``LIMIT $n``: short when its value is small enough."""
     used_params: list[int] | None = None
     """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
     views_read: list[tuple[str, str | None]] = field(default_factory=list)
@@ -61,6 +71,17 @@ class CompiledQuery:
         if self.used_params is not None:
             values = [values[n - 1] for n in self.used_params]
         return values + [now] if self.uses_now else values
+
+    def is_short_with(self, params: Sequence[Any]) -> bool:
+        """Whether this execution is a short read: ``is_short``, or a direct read whose
+        ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time."""
+        if self.is_short:
+            return True
+        n = self.short_limit
+        if n is None or n > len(params):
+            return False
+        value = params[n - 1]
+        return type(value) is int and 0 <= value <= SHORT_LIMIT_ROWS
 
     @property
     def duckdb_param_count(self) -> int:
@@ -81,4 +102,5 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     return CompiledQuery(
         sql, views, outputs, bound.param_oids, uses_now, direct=direct,
         is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
+        short_limit=short_limit_parameter(bound, scans, direct),
     )  # fmt: skip

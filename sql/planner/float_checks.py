@@ -5,7 +5,10 @@ DuckDB's float arithmetic gives infinity or zero where PostgreSQL's raises
 an operator whose type is ``float8``/``real`` and whose operands are floats or
 integers, one of them float in PostgreSQL's terms (``_is_float``), is rewritten: ``2.5 * 3.5``
 and ``k * 1.5`` are numeric in PostgreSQL (DuckDB's decimal), and so is
-anything with a numeric operand.
+anything with a numeric operand.  Arithmetic over literals alone that DuckDB
+computes in floats (``1e300 * 1e300``: an exponent makes a double) is checked
+too: PostgreSQL's numeric result would not fit a float either, and storing or
+casting it is 22003 there, never infinity.
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ def _is_float(node: exp.Expr) -> bool:
     return _type_of(node) in _WIDTHS
 
 
+def _is_constant(node: exp.Expr) -> bool:
+    """Whether ``node`` is arithmetic over number literals only, one of them one DuckDB reads
+    as a double (``1e300``: an exponent); ``0.06 - 0.01`` stays DuckDB's exact decimal."""
+    literals = list(node.find_all(exp.Literal))
+    if not literals or any(lit.is_string for lit in literals):
+        return False
+    if any(not isinstance(n, (exp.Literal, exp.Paren, exp.Neg, *_OPS)) for n in node.walk()):
+        return False
+    return any("e" in lit.name.lower() for lit in literals)
+
+
 def rewrite_float_arithmetic(node: exp.Expr) -> exp.Expr:
     """``node`` as a checked float function call, or ``node`` itself."""
     op = _OPS.get(type(node))
@@ -55,7 +69,7 @@ def rewrite_float_arithmetic(node: exp.Expr) -> exp.Expr:
     left, right = node.this, node.expression
     if not all(_type_of(side) in _OPERANDS for side in (left, right)):
         return node
-    if not (_is_float(left) or _is_float(right)):
+    if not (_is_float(left) or _is_float(right) or _is_constant(node)):
         return node
     call = exp.Anonymous(this=function_name(width, op), expressions=[left, right])
     call.type = node.type

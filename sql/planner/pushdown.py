@@ -265,6 +265,17 @@ def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema
     )
 
 
+def short_limit_parameter(
+    bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema] | None
+) -> int | None:
+    """The ``$n`` of a direct query's pushed ``LIMIT $n``: with a value of at most
+    ``SHORT_LIMIT_ROWS`` the read is short (``is_short``) for that execution."""
+    if direct is None or bound.tables[0].snapshot is not None:
+        return None
+    limit = plans[0].limit
+    return limit.parameter if limit is not None else None
+
+
 def direct_columns(bound: BoundQuery, plans: list[ScanPlan]) -> list[ColumnSchema] | None:
     """The table columns a query outputs when the scan alone answers it, else None.
 

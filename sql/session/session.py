@@ -435,14 +435,18 @@ class Session:
             return ["INSERT 0 1"] * len(counts)
         return [f"{write.kind} {count}" for count in counts]
 
-    def runs_inline(self, stmt: PreparedStatement) -> bool:
-        """Whether executing ``stmt`` is short and never waits: a read of a few rows by key
-        (``CompiledQuery.is_short``) on a current plan, so it needs no thread of its own."""
+    def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:
+        """Whether executing ``stmt`` with ``params`` is short and never waits, so it needs no
+        thread of its own: a read of a few rows by key or under a small LIMIT
+        (``CompiledQuery.is_short_with``) on a current plan, or BEGIN (it takes a snapshot,
+        never a lock)."""
         plan = stmt.plan
+        if isinstance(plan, UtilityPlan):
+            return plan.utility.kind == "BEGIN"
         return (
             isinstance(plan, QueryPlan)
             and plan.lock is None
-            and plan.query.is_short
+            and plan.query.is_short_with(params)
             and plan.catalog_version == self._db.catalog_version
         )
 
@@ -832,7 +836,9 @@ class Session:
         if plan.lock_nowait:
             txn.lock_timeout_ms = 1
         try:
-            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
+            writes.execute_write(
+                plan.lock, self._runner, txn, params, now, sequences=self.sequences
+            )
         finally:
             txn.lock_timeout_ms = waits
 

@@ -318,6 +318,9 @@ def _cannot_change(setting: Setting) -> CantChangeRuntimeParam:
     return CantChangeRuntimeParam(f'parameter "{setting.name}" {reason}')
 
 
+_REPORTED = tuple((key, s.name) for key, s in SETTINGS.items() if s.reported)
+
+
 class SessionSettings:
     """One session's values: defaults, then startup parameters, then SET."""
 
@@ -446,7 +449,10 @@ class SessionSettings:
         return setting.name if setting else name.lower()
 
     def reported(self) -> dict[str, str]:
-        return {s.name: self._values[key] for key, s in SETTINGS.items() if s.reported}
+        """The values ParameterStatus reports (asked after every statement: a dozen lookups,
+        not a walk over every setting)."""
+        values = self._values
+        return {name: values[key] for key, name in _REPORTED}
 
     def all(self) -> list[tuple[str, str]]:
         return sorted((s.name, self._values[key]) for key, s in SETTINGS.items())

@@ -765,15 +765,19 @@ class Tablet:
         rowsets: list[DiskRowSet],
     ) -> Iterator[pa.RecordBatch]:
         remaining = spec.limit
-        unlimited = dataclasses.replace(spec, limit=None)
         key_range = spec.key_range(self.schema)
         if key_range.is_empty:
             return
+        unlimited = dataclasses.replace(spec, limit=None)
         sources = [
             m.scan(unlimited, snapshot, reader, self._options.scan_batch_rows) for m in memrowsets
         ]
+        # A DiskRowSet reads only ``key_range``: predicates it implies need no check there.
+        residual = dataclasses.replace(
+            unlimited, predicates=spec.beyond_key(self.schema, key_range)
+        )
         sources += [
-            self._locked(r.scan(unlimited, key_range, snapshot, reader, stats)) for r in rowsets
+            self._locked(r.scan(residual, key_range, snapshot, reader, stats)) for r in rowsets
         ]
         for number, source in enumerate(sources):
             for batch in source:

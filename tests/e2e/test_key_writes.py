@@ -154,8 +154,9 @@ def test_concurrent_increments_recheck_the_newest_row(conn):
         done = []
         waiter = threading.Thread(
             target=lambda: done.append(
-                other.execute("update rw set v = v + %s where k = %s", (1, 1), prepare=True)
-                .statusmessage
+                other.execute(
+                    "update rw set v = v + %s where k = %s", (1, 1), prepare=True
+                ).statusmessage
             )
         )
         waiter.start()
@@ -166,3 +167,58 @@ def test_concurrent_increments_recheck_the_newest_row(conn):
     assert done == ["UPDATE 1"]
     assert conn.execute("select v from rw").fetchone() == (11,)
     conn.execute("drop table rw")
+
+
+def test_prepared_transaction_control_and_key_reads_of_flushed_rows(conn):
+    """Prepared BEGIN (run without a thread hop on nyala) and point reads of rows in a
+    DiskRowSet (no predicate judged that the key implies) answer as PostgreSQL does."""
+    cur = conn.cursor()
+    cur.executemany(
+        "insert into kw (id, tag, n) values (%s, %s, %s)",
+        [(i, f"t{i}", i * 10) for i in range(1, 301)],
+    )
+    conn.execute("checkpoint")  # nyala: the rows go to a DiskRowSet
+    point = "select n from kw where id = %s and tag = %s"
+    assert [cur.execute(point, (i, f"t{i}"), prepare=True).fetchall() for i in (1, 150, 300)] == [
+        [(10,)],
+        [(1500,)],
+        [(3000,)],
+    ]
+    assert cur.execute(point, (301, "t301"), prepare=True).fetchall() == []
+    assert cur.execute(point, (150, "t151"), prepare=True).fetchall() == []
+    extra = "select n from kw where id = %s and tag = %s and (n = %s or id = %s)"
+    assert cur.execute(extra, (7, "t7", 70, 0), prepare=True).fetchall() == [(70,)]
+    assert cur.execute(extra, (7, "t7", 71, 0), prepare=True).fetchall() == []
+    both = "select n from kw where id = %s and tag = %s and id = %s"
+    assert cur.execute(both, (7, "t7", 8), prepare=True).fetchall() == []
+    for ending, expected in (("rollback", 50), ("commit", 51)):
+        cur.execute("begin", prepare=True)
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        cur.execute("begin", prepare=True)  # a warning (25001), and the block goes on
+        cur.execute("update kw set n = n + %s where id = %s and tag = %s", (1, 5, "t5"),
+                    prepare=True)  # fmt: skip
+        assert cur.execute(point, (5, "t5"), prepare=True).fetchall() == [(51,)]
+        cur.execute(ending, prepare=True)
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert cur.execute(point, (5, "t5"), prepare=True).fetchall() == [(expected,)]
+
+
+def test_key_prefix_and_range_reads_with_a_limit_parameter(conn):
+    """``LIMIT $n`` on a direct read (short, so inline on nyala, up to 1,000 rows; on a
+    thread past that) gives PostgreSQL's rows."""
+    cur = conn.cursor()
+    cur.executemany(
+        "insert into kw (id, tag, n) values (%s, %s, %s)",
+        [(i // 3, f"t{i % 3}", i) for i in range(3000)],
+    )
+    prefix = "select tag, n from kw where id = %s limit %s"
+    for limit in (0, 1, 2, 3, 5):
+        rows = cur.execute(prefix, (7, limit), prepare=True).fetchall()
+        assert len(rows) == min(limit, 3) and set(rows) <= {("t0", 21), ("t1", 22), ("t2", 23)}
+    ranged = "select count(*) from (select n from kw where id >= %s and id < %s limit %s) s"
+    assert cur.execute(ranged, (10, 900, 1000), prepare=True).fetchone() == (1000,)
+    assert cur.execute(ranged, (10, 900, 1001), prepare=True).fetchone() == (1001,)
+    assert cur.execute(ranged, (10, 900, 5000), prepare=True).fetchone() == (2670,)
+    direct = "select n from kw where id >= %s and id < %s limit %s"
+    assert len(cur.execute(direct, (10, 900, 1000), prepare=True).fetchall()) == 1000
+    assert len(cur.execute(direct, (10, 900, 5000), prepare=True).fetchall()) == 2670

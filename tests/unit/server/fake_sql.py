@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -73,7 +74,7 @@ class FakeSession:
 
     sync_writes = False
 
-    def runs_inline(self, stmt: PreparedStatement) -> bool:
+    def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:
         return False
 
     def batchable(self, stmt: PreparedStatement) -> bool:

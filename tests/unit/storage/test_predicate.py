@@ -148,3 +148,36 @@ def test_decimal_and_timestamp_key_columns_get_bounds():
 def test_in_list_ignores_values_the_column_cannot_hold():
     ints = pa.array([1, 2, None], pa.int32())
     assert _mask(P.in_list(A, [1.5, 2, 2**40]), ints) == [False, True, False]
+
+
+def test_a_whole_key_range_implies_its_equality_predicates():
+    v = ColumnId(4)
+    spec = _spec(
+        ColumnPredicate.equality(A, 1),
+        ColumnPredicate.equality(B, "x"),
+        ColumnPredicate.equality(C, 7),
+        ColumnPredicate.equality(v, "y"),
+        ColumnPredicate.equality(A, 2),  # contradicts the first: it must still be judged
+    )
+    assert spec.beyond_key(SCHEMA, spec.key_range(SCHEMA)) == (
+        ColumnPredicate.equality(v, "y"),
+        ColumnPredicate.equality(A, 2),
+    )
+
+
+def test_predicates_stay_unless_the_range_is_one_whole_key():
+    prefix = _spec(ColumnPredicate.equality(A, 1), ColumnPredicate.equality(B, "x"))
+    assert prefix.beyond_key(SCHEMA, prefix.key_range(SCHEMA)) == prefix.predicates
+    ranged = _spec(
+        ColumnPredicate.equality(A, 1),
+        ColumnPredicate.equality(B, "x"),
+        ColumnPredicate.range(C, 7, 7, upper_inclusive=True),
+    )
+    assert ranged.beyond_key(SCHEMA, ranged.key_range(SCHEMA)) == ranged.predicates
+    # A value the key encoding might convert (a float for an integer) is judged as before.
+    converted = _spec(
+        ColumnPredicate.equality(A, 1),
+        ColumnPredicate.equality(B, "x"),
+        ColumnPredicate.equality(C, 7.0),
+    )
+    assert converted.beyond_key(SCHEMA, converted.key_range(SCHEMA)) == converted.predicates

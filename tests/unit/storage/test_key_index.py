@@ -1,0 +1,54 @@
+"""KeyIndex finds the same rowids with its fixed-width numpy search as bisect over the keys."""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from storage.cfile.writer import write_cfile
+from storage.data_type import DataType, TypeKind
+from storage.key_encoding import encode_keys
+from storage.tablet.key_index import KeyIndex
+
+BINARY = DataType(TypeKind.BINARY)
+
+
+def _index(tmp_path: Path, keys: list[bytes], block_rows: int) -> KeyIndex:
+    path = tmp_path / "key.cfile"
+    write_cfile(path, pa.array(keys, pa.binary()), BINARY, fsync=False, block_rows=block_rows)
+    return KeyIndex(path)
+
+
+def _check(index: KeyIndex, keys: list[bytes], probes: list[bytes]) -> None:
+    present = set(keys)
+    for probe in probes:
+        if probe <= keys[-1]:
+            assert index.lower_bound(probe) == bisect.bisect_left(keys, probe), probe
+        expected = bisect.bisect_left(keys, probe) if probe in present else None
+        assert index.lookup_sorted([probe]) == [expected], probe
+    found = index.lookup_sorted(sorted(probes))
+    assert found == [keys.index(p) if p in present else None for p in sorted(probes)]
+
+
+@pytest.mark.parametrize("block_rows", [7, 64, 10_000])
+def test_fixed_width_keys_with_zero_bytes(tmp_path: Path, block_rows: int) -> None:
+    # Encoded integers (sign bit flipped), full of 0x00 bytes, the numpy view must not strip.
+    values = np.unique(np.random.default_rng(7).integers(-(2**40), 2**40, 500))
+    values = np.concatenate([[-1, 0, 1, 256, 65536], values])
+    values = np.unique(values)
+    schema_keys = encode_keys([pa.array(values, pa.int64())], [DataType(TypeKind.INT64)])
+    keys = [bytes(k) for k in schema_keys]
+    assert keys == sorted(keys)
+    index = _index(tmp_path, keys, block_rows)
+    probes = [*keys[::3], *[k[:-1] + b"\x01" for k in keys[::5]], b"\x00" * 8, b"\xff" * 8]
+    _check(index, keys, probes)
+
+
+def test_keys_of_several_widths_use_bisect(tmp_path: Path) -> None:
+    keys = sorted({b"a", b"a\x00", b"ab", b"b", b"b\x00\x00", b"ba", b"c" * 9})
+    index = _index(tmp_path, keys, 3)
+    _check(index, keys, [*keys, b"", b"a\x00\x00", b"bb", b"c" * 10])

@@ -613,22 +613,24 @@ class SystemCatalog:
         settings: Sequence[tuple[str, str, str, str, str, str]],
         cursors: tuple[tuple[str, str, bool], ...],
         prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
+        catalog: Catalog | None = None,
     ) -> None:
-        """Refresh from the database's catalog and comments, the session's state and the
-        prepared transactions."""
+        """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
+        it) and comments, the session's state and the prepared transactions."""
+        catalog = catalog if catalog is not None else db.catalog
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
         acls = db.privileges.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version,
+            db.privileges.version, catalog,
         )  # fmt: skip
 
         def build() -> CatalogRows:
             rows = catalog_rows(
-                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
-                prepared, db.catalog.views(),
+                catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
+                prepared, catalog.views(),
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)

@@ -61,6 +61,8 @@ class AccessControl:
     def __init__(self, db: DatabaseContext, user: str) -> None:
         self._db = db
         self.user = user
+        self.catalog = db.catalog
+        """The catalog the session sees (its transaction's DDL included)."""
 
     def created(self, table: TableInfo) -> None:
         """The session made ``table``: its role owns it."""
@@ -83,7 +85,7 @@ class AccessControl:
                 self.check(inner)
             case TruncatePlan(ast=ast):
                 for node in ast.expressions:
-                    self._require(self._db.catalog.get_table(table_name(node)), _TRUNCATE)
+                    self._require(self.catalog.get_table(table_name(node)), _TRUNCATE)
             case CopyPlan(copy=copy):
                 self._copy(copy)
             case DdlPlan(ast=ast):
@@ -96,7 +98,7 @@ class AccessControl:
 
     def _copy(self, copy: CopyStatement) -> None:
         if copy.is_from and copy.table is not None:
-            table = self._db.catalog.find_table(copy.table)
+            table = self.catalog.find_table(copy.table)
             if table is not None:
                 self._require(table, _INSERT)
 
@@ -111,13 +113,13 @@ class AccessControl:
             nodes = ast.args.get("tables") or [] if isinstance(ast, exp.Drop) else [ast.this]
             for node in nodes:
                 if isinstance(node, exp.Table):
-                    table = self._db.catalog.find_table(identifier_name(node))
+                    table = self.catalog.find_table(identifier_name(node))
                     if table is not None:
                         self._require_owner(table)
         elif isinstance(ast, exp.Comment) and isinstance(ast.this, (exp.Table, exp.Column)):
             node = ast.this if isinstance(ast.this, exp.Table) else ast.this.args.get("table")
             name = identifier_name(node) if isinstance(node, (exp.Table, exp.Identifier)) else None
-            table = self._db.catalog.find_table(name) if name else None
+            table = self.catalog.find_table(name) if name else None
             if table is not None:
                 self._require_owner(table, "relation")
 

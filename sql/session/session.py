@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
@@ -132,12 +133,14 @@ class Session:
         )
         self._block = TransactionBlock(
             db.engine,
+            db.catalog,
             self.settings,
             self._modes,
             self._cursors,
             self._check_cancel,
             self._end_transaction,
         )
+        self._block.on_catalog = self._use_catalog
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._facts = SessionFacts(
             db.version_string, db.name, user, session_id=self.sequences.session_id
@@ -153,9 +156,7 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(
-            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
-        )
+        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
@@ -419,7 +420,7 @@ class Session:
                 return self._runner.describe(query)
             case SystemPlan(system=system):
                 self._refresh_system()
-                return self._system.describe(system, self._db.catalog)
+                return self._system.describe(system, self._block.catalog)
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
@@ -437,7 +438,9 @@ class Session:
         source = ast.args.get("from_") if isinstance(ast, exp.Select) else None
         node = source.this if source is not None else None
         table = (
-            self._db.catalog.find_table(table_name(node)) if isinstance(node, exp.Table) else None
+            self._block.catalog.find_table(table_name(node))
+            if isinstance(node, exp.Table)
+            else None
         )
         if table is None:
             return None
@@ -510,13 +513,13 @@ class Session:
                 return RolePlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
-                    self._db.catalog.get_table(name)
+                    self._block.catalog.get_table(name)
                 return MaintenancePlan(ast)
             case GrantStatement() | OwnerStatement():
                 return GrantPlan(ast)
         version = self._db.catalog_version
         declared_list = list(declared)
-        fold_serial_sequences(ast, self._db.catalog)
+        fold_serial_sequences(ast, self._block.catalog)
         if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
             ast, self._has_user_table
         ):
@@ -549,7 +552,7 @@ class Session:
                 return DdlPlan(ast)
             case exp.TruncateTable():
                 for node in ast.expressions:
-                    self._db.catalog.get_table(table_name(node))
+                    self._block.catalog.get_table(table_name(node))
                 return TruncatePlan(ast)
             case _:
                 raise FeatureNotSupported(
@@ -597,7 +600,10 @@ class Session:
         scan = None
         if system.user_tables:
             scan = system_query.ScanContext(
-                self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
+                self._block.current(),
+                self._block.catalog,
+                self._check_cancel,
+                self._read_snapshot(),
             )
         try:
             result = self._system.run(system, params, scan)
@@ -626,10 +632,10 @@ class Session:
     def _find_table(self, name: str) -> TableInfo:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
-        return view if view is not None else self._db.catalog.get_table(name)
+        return view if view is not None else self._block.catalog.get_table(name)
 
     def _has_user_table(self, name: str) -> bool:
-        catalog = self._db.catalog
+        catalog = self._block.catalog
         return catalog.find_table(name) is not None or catalog.find_view(name) is not None
 
     def _finish_prepared(self, kind: str, gid: str) -> Result:
@@ -649,7 +655,12 @@ class Session:
             for p in self._db.engine.prepared.listing()
         )
         self._system.refresh_for(
-            self._db, self.user, self.settings.describe(), self._cursors.listing(), prepared
+            self._db,
+            self.user,
+            self.settings.describe(),
+            self._cursors.listing(),
+            prepared,
+            self._block.catalog,
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -681,11 +692,11 @@ class Session:
                 db = self._db
                 if isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, self._block.catalog, db.privileges, db.roles, self.user
                     )
                 else:
                     result = privileges.alter_owner(
-                        grant, db.catalog, db.privileges, db.roles, self.user
+                        grant, self._block.catalog, db.privileges, db.roles, self.user
                     )
                 self._db.bump_catalog_version()
                 return result
@@ -729,7 +740,7 @@ class Session:
                     self._block.finish_autocommit()
                 return result
             case TruncatePlan(ast=ast):
-                writes.truncate(ast, self._db.catalog, txn)
+                writes.truncate(ast, self._block.catalog, txn)
                 if not deferred:
                     self._block.finish_autocommit()
                 return Result(command_tag="TRUNCATE TABLE")
@@ -759,7 +770,9 @@ class Session:
         if plan.lock_nowait:
             txn.lock_timeout_ms = 1
         try:
-            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
+            writes.execute_write(
+                plan.lock, self._runner, txn, params, now, sequences=self.sequences
+            )
         finally:
             txn.lock_timeout_ms = waits
 
@@ -802,7 +815,7 @@ class Session:
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
-        table = self._db.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,
@@ -811,37 +824,51 @@ class Session:
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:
         if isinstance(ast, exp.Comment):
-            comments.comment_on(ast, self._db.comments, self._db.catalog)
+            comments.comment_on(ast, self._db.comments, self._block.catalog)
             return Result(command_tag="COMMENT")
+        catalog = self._block.ddl_catalog()
+        assert ast is not None, "DDL plans carry their statement"
+        catalog.lock_relations(_ddl_targets(ast))
+        try:
+            return self._run_catalog_ddl(ast, catalog)
+        finally:
+            self._db.bump_catalog_version()
+
+    def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
-            result = views.create_view(ast, self._db.catalog, self._describe_view_query)
+            result = views.create_view(ast, catalog, self._describe_view_query)
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
-            result = views.drop_view(ast, self._db.catalog)
+            result = views.drop_view(ast, catalog)
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
-            existed = {t.table_id for t in self._db.catalog.tables()}
-            result = tables.create_table(
-                ast, self._db.catalog, self._check_default, self._evaluate_constant
-            )
-            for table in self._db.catalog.tables():
+            existed = {t.table_id for t in catalog.tables()}
+            result = tables.create_table(ast, catalog, self._check_default, self._evaluate_constant)
+            for table in catalog.tables():
                 if table.table_id not in existed:
                     self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
-            result = partitions.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
+            result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
-            result = partitions.detach_partition(ast, self._db.catalog)
+            result = partitions.detach_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
-                ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
+                ast, ast.meta.get("statement_text", ""), catalog, self._check_default,
                 self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
             )  # fmt: skip
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
-            result = tables.drop_table(ast, self._db.catalog)
-            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
-        self._db.bump_catalog_version()
+            result = tables.drop_table(ast, catalog)
         return result
+
+    def _use_catalog(self, catalog: Catalog, ended: bool) -> None:
+        """The transaction began or ended its own view of the catalog: read through it."""
+        self._runner.catalog = catalog
+        self.sequences.catalog = catalog
+        self._access.catalog = catalog
+        if ended:
+            self._db.privileges.keep_tables({t.oid for t in self._db.catalog.tables()})
+            self._db.bump_catalog_version()
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""
@@ -952,3 +979,12 @@ class Session:
                 self._discard(utility.name)
             return result
         raise FeatureNotSupported(f"{kind} is not supported")
+
+
+def _ddl_targets(ast: exp.Expr) -> list[str]:
+    """The relations a DDL statement changes (not those its query reads), to lock first."""
+    return [
+        table_name(node)
+        for node in ast.find_all(exp.Table)
+        if node.find_ancestor(exp.Query) is None
+    ]

@@ -163,6 +163,11 @@ class Catalog:
         if changes is not None:
             changes.locks += self._locks.acquire(changes.owner, names, changes.wait)
 
+    @property
+    def has_ddl_locks(self) -> bool:
+        """Whether any transaction's uncommitted DDL holds a relation (cheap; checked often)."""
+        return self._locks.held
+
     def wait_for_relations(self, owner: object, names: Iterable[str], wait: LockWait) -> None:
         """Wait while other transactions' uncommitted DDL holds any of the committed relations
         ``names`` (a statement about to read or write them, as PostgreSQL's lock makes it)."""

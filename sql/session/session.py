@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -466,6 +466,10 @@ class Session:
         text = sql[tokens[0].start : tokens[-1].end + 1]
         version = self._db.catalog_version
         plan = self._plan_cache.get(text, declared, version)
+        if plan is not None and self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl(_plan_tables(plan))
+            if self._db.catalog_version != version:
+                plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
             return plan
         plan = self._plan(sql, tokens, utility, declared)
@@ -517,6 +521,8 @@ class Session:
                 return MaintenancePlan(ast)
             case GrantStatement() | OwnerStatement():
                 return GrantPlan(ast)
+        if self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl(table_name(t) for t in ast.find_all(exp.Table))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -683,7 +689,10 @@ class Session:
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
-                return self._run_ddl(ast)
+                result = self._run_ddl(ast)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
             case RolePlan(role=role):
                 return roles.execute_role_statement(
                     role, self._db.roles, self.user, self._db.privileges
@@ -832,7 +841,8 @@ class Session:
         try:
             return self._run_catalog_ddl(ast, catalog)
         finally:
-            self._db.bump_catalog_version()
+            if self._block.in_block:  # this session's plans; the end of the transaction bumps too
+                self._db.bump_catalog_version()
 
     def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
@@ -860,6 +870,12 @@ class Session:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, catalog)
         return result
+
+    def _wait_for_ddl(self, names: Iterable[str]) -> None:
+        """Wait while another transaction's uncommitted DDL holds a relation the statement
+        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait."""
+        owner = self._block.txn if self._block.txn is not None else self
+        self._db.catalog.wait_for_relations(owner, list(names), self._block.lock_wait)
 
     def _use_catalog(self, catalog: Catalog, ended: bool) -> None:
         """The transaction began or ended its own view of the catalog: read through it."""
@@ -988,3 +1004,12 @@ def _ddl_targets(ast: exp.Expr) -> list[str]:
         for node in ast.find_all(exp.Table)
         if node.find_ancestor(exp.Query) is None
     ]
+
+
+def _plan_tables(plan: Plan) -> list[str]:
+    """The tables a cached plan reads or writes."""
+    if isinstance(plan, QueryPlan):
+        return [binding.table.name for binding in plan.query.views]
+    if isinstance(plan, DmlPlan):
+        return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
+    return []

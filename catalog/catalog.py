@@ -382,6 +382,8 @@ class Catalog:
         storage: dict[str, tuple[str, str]] | None = None,
         serials: Sequence[SerialSpec] = (),
         checks: Sequence[CheckConstraint] = (),
+        *,
+        primary_key_name: str | None = None,
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
@@ -448,6 +450,7 @@ class Catalog:
                 ),
                 sequences=sequences,
                 checks=tuple(checks),
+                primary_key_name=primary_key_name,
             )
             self._ids.table += 1
             for partition in partitions:

@@ -204,6 +204,7 @@ def create_table(
     attributes: dict[str, dict[str, str]] = {}
     serials: list[SerialSpec] = []
     key: list[str] = []
+    key_name: str | None = None
     checks: list[tuple[exp.CheckColumnConstraint, str | None, str | None]] = []
     items = list(schema_node.expressions)
     trailing = _trailing_primary_key(ast)
@@ -229,7 +230,10 @@ def create_table(
             checks.extend((node, named, col_name) for node, named in column.checks)
         elif (check := check_constraints.table_constraint(item)) is not None:
             checks.append((*check, None))
-        elif isinstance(item, exp.PrimaryKey):
+        elif isinstance(item, exp.PrimaryKey) or _named_primary_key(item):
+            if isinstance(item, exp.Constraint):  # CONSTRAINT name PRIMARY KEY (...)
+                key_name = identifier_name(item.this)
+                item = item.expressions[0]
             if key:
                 raise InvalidTableDefinition(
                     f'multiple primary keys for table "{name}" are not allowed'
@@ -261,7 +265,7 @@ def create_table(
     if clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partitions.build_partitioning(clause, evaluate)
-    taken = [f"{name}_pkey"]
+    taken = [key_name or f"{name}_pkey"]
     made = []
     for number, (node, named, column_name) in enumerate(checks):
         made.append(
@@ -272,7 +276,9 @@ def create_table(
         taken.append(made[-1].name)
     if len(set(taken)) != len(taken):
         raise DuplicateObject(f'constraint "{made[-1].name}" for relation "{name}" already exists')
-    catalog.create_table(name, declared, key, partitioning, storage, serials, made)
+    catalog.create_table(
+        name, declared, key, partitioning, storage, serials, made, primary_key_name=key_name
+    )
     return Result(command_tag="CREATE TABLE")
 
 
@@ -389,7 +395,9 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     for name in names:
         if catalog.find_view(name) is not None:
-            raise WrongObjectType(f'"{name}" is not a table', hint="Use DROP VIEW to remove a view.")
+            raise WrongObjectType(
+                f'"{name}" is not a table', hint="Use DROP VIEW to remove a view."
+            )
     notices: list[DbError] = []
     missing = [
         n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None
@@ -407,3 +415,11 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         else:
             catalog.drop_table(name, cascade=bool(ast.args.get("cascade")))
     return Result(command_tag="DROP TABLE", notices=notices)
+
+
+def _named_primary_key(item: exp.Expr) -> bool:
+    return (
+        isinstance(item, exp.Constraint)
+        and len(item.expressions) == 1
+        and isinstance(item.expressions[0], exp.PrimaryKey)
+    )

@@ -8,7 +8,6 @@ the next, fixed run of the same migration then applies cleanly.
 
 from __future__ import annotations
 
-import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path

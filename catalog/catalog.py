@@ -161,6 +161,8 @@ class Catalog:
         """Take the relation locks DDL on ``names`` needs, waiting for other transactions'."""
         changes = self._changes
         if changes is not None:
+            if changes.ended:
+                raise AssertionError("a transaction's catalog is used after its transaction ended")
             changes.locks += self._locks.acquire(changes.owner, names, changes.wait)
 
     @property
@@ -227,6 +229,7 @@ class Catalog:
     def _end(self) -> None:
         changes = self._changes
         if changes is not None:
+            changes.ended = True
             self._locks.release(changes.owner, changes.locks)
             changes.locks.clear()
 

@@ -42,6 +42,7 @@ class CatalogChanges:
     counters: list[str] = field(default_factory=list)
     locks: list[str] = field(default_factory=list)
     savepoints: list[SavepointMark] = field(default_factory=list)
+    ended: bool = False
 
     def find_savepoint(self, name: str) -> int | None:
         for index in range(len(self.savepoints) - 1, -1, -1):

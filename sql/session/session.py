@@ -898,11 +898,10 @@ class Session:
         tokens = parser.split(sql)[0]
         plan = self._plan(sql, tokens, None, ())
         assert isinstance(plan, QueryPlan), "row checks are queries"
-        txn = self._block.current()
-        try:
-            table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
-        finally:
-            self._block.finish_autocommit()
+        # It runs inside the ALTER's own transaction, which ends with the ALTER.
+        table = self._runner.run_to_table(
+            plan.query, self._block.current(), [], self._block.started
+        )
         return table is not None and table.num_rows > 0
 
     def _evaluate_constant(self, node: exp.Expr, dtype: DataType) -> object:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from catalog.catalog_changes import CatalogChanges, SavepointMark
+from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
 from catalog.ddl_locks import DdlLocks, LockWait
 from catalog.overlay import Overlay
@@ -154,8 +155,35 @@ class Catalog:
         """Whether this transaction's view holds DDL that COMMIT must apply."""
         changes = self._changes
         return changes is not None and bool(
-            _overlay(self._tables).changes or _overlay(self._views).changes or changes.created
+            _overlay(self._tables).changes
+            or _overlay(self._views).changes
+            or changes.created
+            or changes.comments
         )
+
+    def set_comment(
+        self, comments: Comments, table_oid: int, attnum: int, text: str | None
+    ) -> None:
+        """COMMENT ON: at once outside a transaction, at its COMMIT inside one."""
+        changes = self._changes
+        if changes is None:
+            comments.set(table_oid, attnum, text)
+            return
+        changes.comments[(table_oid, attnum)] = text
+        changes.comment_store = comments
+
+    def comments(self, committed: dict[tuple[int, int], str]) -> dict[tuple[int, int], str]:
+        """The comments this transaction sees: ``committed`` with its own COMMENT ONs."""
+        changes = self._changes
+        if changes is None or not changes.comments:
+            return committed
+        seen = dict(committed)
+        for key, text in changes.comments.items():
+            if text:
+                seen[key] = text
+            else:
+                seen.pop(key, None)
+        return seen
 
     def lock_relations(self, names: Iterable[str]) -> None:
         """Take the relation locks DDL on ``names`` needs, waiting for other transactions'."""
@@ -211,6 +239,9 @@ class Catalog:
             self._engine.drop_tablet(tablet_id)
         self._counters.drop(changes.counters)
         self._align_tablet_schemas(changes.altered)
+        if changes.comment_store is not None:
+            for (table_oid, attnum), text in changes.comments.items():
+                changes.comment_store.set(table_oid, attnum, text)
         self._end()
 
     def rollback(self) -> None:
@@ -246,6 +277,7 @@ class Catalog:
                 len(changes.dropped),
                 len(changes.counters),
                 dict(changes.altered),
+                dict(changes.comments),
             )  # fmt: skip
         )
 
@@ -277,6 +309,7 @@ class Catalog:
             if self._engine.has_tablet(tablet_id) and self._engine.schema(tablet_id) != target:
                 self._engine.alter_tablet(tablet_id, target)
         changes.altered = mark.altered
+        changes.comments = dict(mark.comments)
 
     # -- tablet side effects: at once outside a transaction, settled at its end inside one -----
 

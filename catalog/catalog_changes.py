@@ -5,14 +5,15 @@ tablets the transaction created (dropped again at ROLLBACK, and by ``open``
 after a crash, since no committed catalog names them), the tablets it dropped
 (removed only after COMMIT), the tablets whose schema it altered in place
 (put back at ROLLBACK; ``open`` aligns them with the committed catalog after
-a crash), the sequence counters to forget at COMMIT, the relation names it
-locks, and its savepoints.
+a crash), the sequence counters to forget at COMMIT, the comments to set at
+COMMIT, the relation names it locks, and its savepoints.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catalog.comments import Comments
 from catalog.ddl_locks import LockWait
 from storage.data_type import TabletId
 from storage.schema import Schema
@@ -27,6 +28,7 @@ class SavepointMark:
     dropped: int
     counters: int
     altered: dict[TabletId, Schema]
+    comments: dict[tuple[int, int], str | None]
 
 
 @dataclass(slots=True)
@@ -43,6 +45,9 @@ class CatalogChanges:
     locks: list[str] = field(default_factory=list)
     savepoints: list[SavepointMark] = field(default_factory=list)
     ended: bool = False
+    comments: dict[tuple[int, int], str | None] = field(default_factory=dict)
+    """COMMENT ON text to set at COMMIT (None removes), by (table OID, attnum)."""
+    comment_store: Comments | None = None
 
     def find_savepoint(self, name: str) -> int | None:
         for index in range(len(self.savepoints) - 1, -1, -1):

@@ -629,7 +629,8 @@ class SystemCatalog:
 
         def build() -> CatalogRows:
             rows = catalog_rows(
-                catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
+                catalog.tables(), db.name, user, settings, catalog.comments(comments.all()),
+                cursors, roles,
                 prepared, catalog.views(),
             )  # fmt: skip
             owner = database_owner(db.roles, user)

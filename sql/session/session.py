@@ -156,7 +156,9 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
+        backends = Activity(
+            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
+        )
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
         )
@@ -779,9 +781,7 @@ class Session:
         if plan.lock_nowait:
             txn.lock_timeout_ms = 1
         try:
-            writes.execute_write(
-                plan.lock, self._runner, txn, params, now, sequences=self.sequences
-            )
+            writes.execute_write(plan.lock, self._runner, txn, params, now, sequences=self.sequences)
         finally:
             txn.lock_timeout_ms = waits
 
@@ -832,10 +832,12 @@ class Session:
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:
-        if isinstance(ast, exp.Comment):
-            comments.comment_on(ast, self._db.comments, self._block.catalog)
-            return Result(command_tag="COMMENT")
         catalog = self._block.ddl_catalog()
+        if isinstance(ast, exp.Comment):
+            comments.comment_on(ast, self._db.comments, catalog)
+            if self._block.in_block:
+                self._db.bump_catalog_version()
+            return Result(command_tag="COMMENT")
         assert ast is not None, "DDL plans carry their statement"
         catalog.lock_relations(_ddl_targets(ast))
         try:

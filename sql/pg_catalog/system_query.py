@@ -38,7 +38,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
-from sql.pg_catalog import activity, functions, privilege_rows
+from sql.pg_catalog import activity, functions, privilege_rows, system_columns
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -325,6 +325,7 @@ def _rewrite_node(
 def rewrite(ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
+    system_columns.replace_tableoid(ast, lambda t: _system_table(t, has_user_table) is not None)
     for node in reversed(list(ast.walk(bfs=False))):
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:

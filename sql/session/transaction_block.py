@@ -149,7 +149,11 @@ class TransactionBlock:
     @property
     def has_writes_to_commit(self) -> bool:
         """Whether ending the implicit transaction has a commit to make durable."""
-        return not self.in_block and self.txn is not None and self.txn.has_writes
+        return (
+            not self.in_block
+            and self.txn is not None
+            and (self.txn.has_writes or self._txn_catalog is not None)
+        )
 
     def check_allowed(self, ast: exp.Expr) -> None:
         """25001 for a statement PostgreSQL runs only outside a transaction block."""

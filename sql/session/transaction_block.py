@@ -277,6 +277,7 @@ class TransactionBlock:
         if rolls_back:
             self._rollback(txn)
             return Result(command_tag="ROLLBACK", notices=notices)
+        self._rollback(None)  # a catalog view without changes (its DDL failed) only ends
         keep(txn if txn is not None else self.start_detached())
         return Result(command_tag="PREPARE TRANSACTION", notices=notices)
 

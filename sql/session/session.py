@@ -21,7 +21,7 @@ from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
-from sql.common.names import table_name
+from sql.common.names import identifier_name, table_name
 from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
@@ -524,7 +524,7 @@ class Session:
             case GrantStatement() | OwnerStatement():
                 return GrantPlan(ast)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(table_name(t) for t in ast.find_all(exp.Table))
+            self._wait_for_ddl(_user_relation_names(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -1014,3 +1014,14 @@ def _plan_tables(plan: Plan) -> list[str]:
     if isinstance(plan, DmlPlan):
         return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
     return []
+
+
+def _user_relation_names(ast: exp.Expr) -> list[str]:
+    """The names of the tables and views a statement may reference in the public schema
+    (catalog relations are never locked by DDL)."""
+    return [
+        identifier_name(node)
+        for node in ast.find_all(exp.Table)
+        if isinstance(node.this, exp.Identifier)
+        and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
+    ]

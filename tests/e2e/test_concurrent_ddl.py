@@ -149,3 +149,17 @@ def test_two_transactions_altering_each_others_tables_deadlock(dsn):
             assert isinstance(out.get("error"), errors.DeadlockDetected)
             a.rollback()
             b.commit()
+
+
+def test_catalog_queries_run_while_another_transaction_holds_ddl_locks(dsn):
+    with psycopg.connect(dsn) as ddl, psycopg.connect(dsn, autocommit=True) as other:
+        ddl.execute("create table pending (a int)")
+        rows = other.execute(
+            "select pg_catalog.pg_class.relname from pg_catalog.pg_class "
+            "join pg_catalog.pg_namespace on pg_catalog.pg_namespace.oid = "
+            "pg_catalog.pg_class.relnamespace where pg_catalog.pg_class.relname = 'pending'"
+        ).fetchall()
+        assert rows == []
+        other.execute("create table other_table (b int)")
+        assert other.execute("select count(*) from public.other_table").fetchone() == (0,)
+        ddl.rollback()

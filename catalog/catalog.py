@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from catalog.catalog_changes import CatalogChanges, SavepointMark
+from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
+from catalog.ddl_locks import DdlLocks, LockWait
 from catalog.indexes import IndexInfo, index_schema
+from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from catalog.views import ViewInfo, dependents
+from storage.commit_record import catalog_op
 from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
@@ -25,15 +33,29 @@ from storage.errors import (
     FeatureNotSupported,
     InvalidObjectDefinition,
     ObjectNotInPrerequisiteState,
+    SerializationFailure,
     UndefinedObject,
     UndefinedTable,
 )
 from storage.schema import ColumnSchema, Schema
 
+if TYPE_CHECKING:
+    from storage.transaction import Transaction
+
 log = logging.getLogger(__name__)
 
 HIDDEN_KEY = "auto_incrementing_id"
 _NAME_LIMIT = 63
+
+
+@dataclasses.dataclass(slots=True)
+class _Ids:
+    """The next table and tablet IDs, shared by the catalog and every transaction's view of it."""
+
+    table: int
+    tablet: int
+    ddl_sequence: int = 0
+    """How many catalog changes have committed: orders the file and the WAL's copies."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -54,6 +76,10 @@ class Catalog:
     Creating a table makes its tablets durable first and names them in the
     document second; dropping does the reverse.  A crash between the two steps
     leaves only tablets no table names, which ``open`` removes.
+
+    ``begin`` gives a transaction its own ``Catalog``: the same methods, over an
+    ``Overlay`` of the shared maps, whose changes ``commit`` applies (see the
+    package docstring for the whole design).
     """
 
     def __init__(
@@ -66,16 +92,26 @@ class Catalog:
         self._store = store
         self._counters = counters if counters is not None else SequenceCounters(None)
         self._lock = threading.Lock()
+        self._commit_lock = threading.Lock()
+        self._changes: CatalogChanges | None = None
+        self._locks = DdlLocks()
         doc = store.load()
-        self._tables: dict[str, TableInfo] = {
-            t.name: t
-            for t in (TableInfo.from_json(d) for d in doc["tables"])
+        replayed = engine.replayed_catalog
+        if replayed is not None:
+            logged = json.loads(replayed)
+            if int(logged["ddl_sequence"]) > int(doc.get("ddl_sequence", 0)):
+                log.warning("catalog file predates the last committed DDL; taking the WAL's copy")
+                doc = logged
+                store.save(doc)
+        self._tables: MutableMapping[str, TableInfo] = {
+            t.name: t for t in (TableInfo.from_json(d) for d in doc["tables"])
         }
-        self._views: dict[str, ViewInfo] = {
+        self._views: MutableMapping[str, ViewInfo] = {
             v.name: v for v in (ViewInfo.from_json(d) for d in doc.get("views") or ())
         }
-        self._next_table_id = int(doc["next_table_id"])
-        self._next_tablet_id = int(doc["next_tablet_id"])
+        self._ids = _Ids(
+            int(doc["next_table_id"]), int(doc["next_tablet_id"]), int(doc.get("ddl_sequence", 0))
+        )
         self._remove_orphan_tablets()
         self._align_tablet_schemas()
 
@@ -83,21 +119,237 @@ class Catalog:
         named = {tid for t in self._tables.values() for tid in t.tablet_ids}
         named.update(i.tablet_id for t in self._tables.values() for i in t.indexes)
         for tablet_id in self._engine.tablet_ids():
-            self._next_tablet_id = max(self._next_tablet_id, tablet_id + 1)
+            self._ids.tablet = max(self._ids.tablet, tablet_id + 1)
             if tablet_id not in named:
                 log.warning("removing tablet %d that no table names (interrupted DDL)", tablet_id)
                 self._engine.drop_tablet(tablet_id)
 
+    def _document(self, ddl_sequence: int) -> dict[str, object]:
+        return {
+            "version": FORMAT_VERSION,
+            "ddl_sequence": ddl_sequence,
+            "next_table_id": self._ids.table,
+            "next_tablet_id": self._ids.tablet,
+            "tables": [t.to_json() for t in self._tables.values()],
+            **({"views": [v.to_json() for v in self._views.values()]} if self._views else {}),
+        }
+
     def _save(self) -> None:
-        self._store.save(
-            {
-                "version": FORMAT_VERSION,
-                "next_table_id": self._next_table_id,
-                "next_tablet_id": self._next_tablet_id,
-                "tables": [t.to_json() for t in self._tables.values()],
-                **({"views": [v.to_json() for v in self._views.values()]} if self._views else {}),
-            }
+        """Write the document now, outside a transaction; a transaction's view writes at commit."""
+        if self._changes is None:
+            self._ids.ddl_sequence += 1
+            self._store.save(self._document(self._ids.ddl_sequence))
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def begin(self, owner: object, wait: LockWait) -> Catalog:
+        """A transaction's own view of this catalog; ``owner`` holds its relation locks."""
+        if self._changes is not None:
+            raise AssertionError("a transaction's catalog does not begin another")
+        view = copy.copy(self)
+        view._tables = Overlay(self._tables)
+        view._views = Overlay(self._views)
+        view._changes = CatalogChanges(owner, wait)
+        return view
+
+    @property
+    def changed(self) -> bool:
+        """Whether this transaction's view holds DDL that COMMIT must apply."""
+        changes = self._changes
+        return changes is not None and bool(
+            _overlay(self._tables).changes
+            or _overlay(self._views).changes
+            or changes.created
+            or changes.comments
         )
+
+    def set_comment(
+        self, comments: Comments, table_oid: int, attnum: int, text: str | None
+    ) -> None:
+        """COMMENT ON: at once outside a transaction, at its COMMIT inside one."""
+        changes = self._changes
+        if changes is None:
+            comments.set(table_oid, attnum, text)
+            return
+        changes.comments[(table_oid, attnum)] = text
+        changes.comment_store = comments
+
+    def comments(self, committed: dict[tuple[int, int], str]) -> dict[tuple[int, int], str]:
+        """The comments this transaction sees: ``committed`` with its own COMMENT ONs."""
+        changes = self._changes
+        if changes is None or not changes.comments:
+            return committed
+        seen = dict(committed)
+        for key, text in changes.comments.items():
+            if text:
+                seen[key] = text
+            else:
+                seen.pop(key, None)
+        return seen
+
+    def lock_relations(self, names: Iterable[str]) -> None:
+        """Take the relation locks DDL on ``names`` needs, waiting for other transactions'."""
+        changes = self._changes
+        if changes is not None:
+            if changes.ended:
+                raise AssertionError("a transaction's catalog is used after its transaction ended")
+            changes.locks += self._locks.acquire(changes.owner, names, changes.wait)
+
+    @property
+    def has_ddl_locks(self) -> bool:
+        """Whether any transaction's uncommitted DDL holds a relation (cheap; checked often)."""
+        return self._locks.held
+
+    def wait_for_relations(self, owner: object, names: Iterable[str], wait: LockWait) -> None:
+        """Wait while other transactions' uncommitted DDL holds any of the committed relations
+        ``names`` (a statement about to read or write them, as PostgreSQL's lock makes it)."""
+        if self._locks.held:
+            committed = [n for n in names if n in self._tables or n in self._views]
+            self._locks.wait_until_free(owner, committed, wait)
+
+    def commit(self, txn: Transaction) -> None:
+        """Commit ``txn`` with this view's DDL: the new catalog document rides in the
+        transaction's WAL record, so rows and catalog commit together or not at all; the
+        shared maps and ``catalog.json`` take the changes once the record is durable."""
+        changes = self._changes
+        if changes is None or not self.changed:
+            txn.commit()
+            self._end()
+            return
+        tables, views = _overlay(self._tables), _overlay(self._views)
+        with self._commit_lock:
+            with self._lock:
+                clashes = tables.conflicts() + views.conflicts()
+                sequence = self._ids.ddl_sequence + 1
+                document = self._document(sequence)
+            if clashes:
+                raise SerializationFailure(
+                    "could not serialize access due to concurrent DDL on "
+                    + ", ".join(f'"{n}"' for n in clashes)
+                )
+
+            def publish() -> None:
+                with self._lock:
+                    tables.apply()
+                    views.apply()
+                    self._ids.ddl_sequence = sequence
+                self._store.save(document)
+
+            data = json.dumps(document, sort_keys=True).encode()
+            txn.commit(marker=catalog_op(data), on_durable=publish)
+        for tablet_id in changes.dropped:
+            self._engine.drop_tablet(tablet_id)
+        self._counters.drop(changes.counters)
+        self._align_tablet_schemas(changes.altered)
+        if changes.comment_store is not None:
+            for (table_oid, attnum), text in changes.comments.items():
+                changes.comment_store.set(table_oid, attnum, text)
+        self._end()
+
+    def rollback(self) -> None:
+        """Undo this view's DDL: drop the tablets it created, put altered ones back."""
+        changes = self._changes
+        if changes is None:
+            return
+        for tablet_id in reversed(changes.created):
+            if self._engine.has_tablet(tablet_id):
+                self._engine.drop_tablet(tablet_id)
+        for tablet_id, schema in changes.altered.items():
+            if self._engine.has_tablet(tablet_id):
+                self._engine.alter_tablet(tablet_id, schema)
+        self._end()
+
+    def _end(self) -> None:
+        changes = self._changes
+        if changes is not None:
+            changes.ended = True
+            self._locks.release(changes.owner, changes.locks)
+            changes.locks.clear()
+
+    def savepoint(self, name: str) -> None:
+        changes = self._changes
+        if changes is None:
+            return
+        changes.savepoints.append(
+            SavepointMark(
+                name,
+                _overlay(self._tables).mark(),
+                _overlay(self._views).mark(),
+                len(changes.created),
+                len(changes.dropped),
+                len(changes.counters),
+                dict(changes.altered),
+                dict(changes.comments),
+            )  # fmt: skip
+        )
+
+    def release(self, name: str) -> None:
+        changes = self._changes
+        index = None if changes is None else changes.find_savepoint(name)
+        if changes is not None and index is not None:
+            del changes.savepoints[index:]
+
+    def rollback_to(self, name: str) -> None:
+        """Undo the DDL since savepoint ``name`` (which stays; later ones go)."""
+        changes = self._changes
+        index = None if changes is None else changes.find_savepoint(name)
+        if changes is None or index is None:
+            return
+        mark = changes.savepoints[index]
+        del changes.savepoints[index + 1 :]
+        _overlay(self._tables).restore(mark.tables)
+        _overlay(self._views).restore(mark.views)
+        for tablet_id in changes.created[mark.created :]:
+            if self._engine.has_tablet(tablet_id):
+                self._engine.drop_tablet(tablet_id)
+        del changes.created[mark.created :]
+        del changes.dropped[mark.dropped :]
+        del changes.counters[mark.counters :]
+        schemas = {tid: t.schema for t in self._tables.values() for tid in t.tablet_ids}
+        for tablet_id, original in changes.altered.items():
+            target = schemas.get(tablet_id, original)
+            if self._engine.has_tablet(tablet_id) and self._engine.schema(tablet_id) != target:
+                self._engine.alter_tablet(tablet_id, target)
+        changes.altered = mark.altered
+        changes.comments = dict(mark.comments)
+
+    # -- tablet side effects: at once outside a transaction, settled at its end inside one -----
+
+    def _create_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
+        self._engine.create_tablet(tablet_id, schema)
+        if self._changes is not None:
+            self._changes.created.append(tablet_id)
+
+    def _drop_tablet(self, tablet_id: TabletId) -> None:
+        if self._changes is None:
+            self._engine.drop_tablet(tablet_id)
+        elif tablet_id in self._changes.created:
+            self._changes.created.remove(tablet_id)
+            self._engine.drop_tablet(tablet_id)
+        else:
+            self._changes.dropped.append(tablet_id)
+
+    def _alter_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
+        """Alter a tablet's schema; in a transaction, columns it drops stay in the tablet
+        (unread, since reads go by column ID) until COMMIT, so ROLLBACK finds their values."""
+        changes = self._changes
+        if changes is not None and tablet_id not in changes.created:
+            current = self._engine.schema(tablet_id)
+            changes.altered.setdefault(tablet_id, current)
+            kept = tuple(
+                dataclasses.replace(c, name=f"........dropped.{c.id}")
+                for c in current.columns
+                if schema.find_id(c.id) is None
+            )
+            if kept:
+                schema = Schema(schema.columns + kept, schema.num_key_columns)
+        self._engine.alter_tablet(tablet_id, schema)
+
+    def _drop_counters(self, keys: list[str]) -> None:
+        if self._changes is None:
+            self._counters.drop(keys)
+        else:
+            self._changes.counters += keys
 
     def get_table(self, name: str, *, position: int | None = None) -> TableInfo:
         """Return the table called ``name`` or raise UndefinedTable (42P01)."""
@@ -169,6 +421,8 @@ class Catalog:
         storage: dict[str, tuple[str, str]] | None = None,
         serials: Sequence[SerialSpec] = (),
         checks: Sequence[CheckConstraint] = (),
+        *,
+        primary_key_name: str | None = None,
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
@@ -181,6 +435,7 @@ class Catalog:
         declared.  Each of ``serials`` gets a sequence named as PostgreSQL names
         it, which becomes the column's default.
         """
+        self.lock_relations([name])
         with self._lock:
             taken = self._relation_names()
             if name in taken:
@@ -221,7 +476,7 @@ class Catalog:
                 partition_schema, ranges = partitioning(schema)
             partitions = self._new_partitions(partition_schema, ranges)
             table = TableInfo(
-                table_id=TableId(self._next_table_id),
+                table_id=TableId(self._ids.table),
                 name=name,
                 schema=schema,
                 tablet_ids=tuple(p.tablet_id for p in partitions),
@@ -234,10 +489,11 @@ class Catalog:
                 ),
                 sequences=sequences,
                 checks=tuple(checks),
+                primary_key_name=primary_key_name,
             )
-            self._next_table_id += 1
+            self._ids.table += 1
             for partition in partitions:
-                self._engine.create_tablet(partition.tablet_id, schema)
+                self._create_tablet(partition.tablet_id, schema)
             self._tables[name] = table
             self._save()
             return table
@@ -257,8 +513,8 @@ class Catalog:
         partitions = []
         for bounds, range_name in named:
             for combo in combos:
-                tablet_id = TabletId(self._next_tablet_id)
-                self._next_tablet_id += 1
+                tablet_id = TabletId(self._ids.tablet)
+                self._ids.tablet += 1
                 partitions.append(Partition(tablet_id, combo, bounds, range_name))
         return partitions
 
@@ -274,6 +530,7 @@ class Catalog:
         that remain (42P17).  New tablets are created before the catalog names
         them; dropped ones are removed after it stops naming them.
         """
+        self.lock_relations([name])
         with self._lock:
             table = self.get_table(name)
             partitioning = table.partition_schema
@@ -295,7 +552,7 @@ class Catalog:
                 remaining.add(bounds)
             added = self._new_partitions(partitioning, add)
             for partition in added:
-                self._engine.create_tablet(partition.tablet_id, table.schema)
+                self._create_tablet(partition.tablet_id, table.schema)
             partitions = tuple(kept + added)
             new = dataclasses.replace(
                 table, partitions=partitions, tablet_ids=tuple(p.tablet_id for p in partitions)
@@ -304,13 +561,14 @@ class Catalog:
             self._save()
             for partition in table.partitions:
                 if partition.range in set(drop):
-                    self._engine.drop_tablet(partition.tablet_id)
+                    self._drop_tablet(partition.tablet_id)
             return new
 
     def replace_table(self, old: TableInfo, new: TableInfo) -> TableInfo:
         """Make ``new`` (same table ID and tablets, possibly renamed) the table's definition:
         its tablets take the new schema first, then the catalog names it; ``open`` brings
         tablets back in line with the catalog if a crash came in between."""
+        self.lock_relations([old.name, new.name])
         with self._lock:
             if self._tables.get(old.name) is not old:
                 raise ObjectNotInPrerequisiteState(
@@ -319,7 +577,7 @@ class Catalog:
             if new.name != old.name and new.name in self._relation_names():
                 raise DuplicateTable(f'relation "{new.name}" already exists')
             for tablet_id in new.tablet_ids:
-                self._engine.alter_tablet(tablet_id, new.schema)
+                self._alter_tablet(tablet_id, new.schema)
             del self._tables[old.name]
             self._tables[new.name] = new
             self._save()
@@ -350,11 +608,12 @@ class Catalog:
         (``open`` removes tablets no table names)."""
         if old.partition_schema is not None:
             raise FeatureNotSupported("rewriting a partitioned table is not supported")
+        self.lock_relations([old.name])
         with self._lock:
-            tablet_id = TabletId(self._next_tablet_id)
+            tablet_id = TabletId(self._ids.tablet)
             new = define(tablet_id)
-            self._next_tablet_id += 1
-            self._engine.create_tablet(tablet_id, new.schema)
+            self._ids.tablet += 1
+            self._create_tablet(tablet_id, new.schema)
         try:
             copy_rows(new)
             with self._lock:
@@ -366,15 +625,19 @@ class Catalog:
                 self._tables[new.name] = new
                 self._save()
         except BaseException:
-            self._engine.drop_tablet(tablet_id)
+            self._drop_tablet(tablet_id)
             raise
         for dropped in old.tablet_ids:
-            self._engine.drop_tablet(dropped)
+            self._drop_tablet(dropped)
         return new
 
-    def _align_tablet_schemas(self) -> None:
+    def _align_tablet_schemas(self, only: Iterable[TabletId] | None = None) -> None:
+        """Give tablets (all, or ``only`` these) the schema the catalog names them with."""
+        wanted = None if only is None else set(only)
         for table in self._tables.values():
             for tablet_id in table.tablet_ids:
+                if wanted is not None and tablet_id not in wanted:
+                    continue
                 if self._engine.has_tablet(tablet_id):
                     self._engine.alter_tablet(tablet_id, table.schema)
 
@@ -387,6 +650,7 @@ class Catalog:
 
     def detach_partition(self, name: str, partition_name: str) -> TableInfo:
         """Make a named range partition a table of its own, keeping its rows (DETACH)."""
+        self.lock_relations([name, partition_name])
         with self._lock:
             table = self.get_table(name)
             moving = [p for p in table.partitions if p.name == partition_name]
@@ -401,14 +665,14 @@ class Catalog:
                 table, partitions=kept, tablet_ids=tuple(p.tablet_id for p in kept)
             )
             detached = TableInfo(
-                table_id=TableId(self._next_table_id),
+                table_id=TableId(self._ids.table),
                 name=partition_name,
                 schema=table.schema,
                 tablet_ids=(moving[0].tablet_id,),
                 next_column_id=table.next_column_id,
                 column_order=table.column_order,
             )
-            self._next_table_id += 1
+            self._ids.table += 1
             self._tables[partition_name] = detached
             self._save()
             return detached
@@ -432,6 +696,7 @@ class Catalog:
     ) -> ViewInfo:
         """Create (or, with ``replace``, redefine) a view; its ID comes from the table IDs,
         so its OID is never another relation's."""
+        self.lock_relations([name])
         with self._lock:
             old = self._views.get(name)
             if old is None and name in self._relation_names():
@@ -441,8 +706,8 @@ class Catalog:
             if old is not None:
                 view_id = old.view_id
             else:
-                view_id = self._next_table_id
-                self._next_table_id += 1
+                view_id = self._ids.table
+                self._ids.table += 1
             view = ViewInfo(view_id, name, query, tuple(columns), tuple(relations))
             self._views[name] = view
             self._save()
@@ -455,6 +720,7 @@ class Catalog:
     def drop_view(self, name: str, *, cascade: bool = False) -> list[str]:
         """Drop a view (2BP01 if other views read it, unless ``cascade``); return the names
         dropped, the view's dependents first."""
+        self.lock_relations([name, *dependents(self._views, name)])
         with self._lock:
             if name not in self._views:
                 raise UndefinedTable(f'view "{name}" does not exist')
@@ -477,10 +743,14 @@ class Catalog:
     def rename_in_views(self, rewrite: Callable[[ViewInfo], ViewInfo]) -> None:
         """Replace every view by ``rewrite(view)`` (a renamed relation it reads)."""
         with self._lock:
-            self._views = {v.name: rewrite(v) for v in self._views.values()}
+            for view in list(self._views.values()):
+                rewritten = rewrite(view)
+                if rewritten != view:
+                    self._views[view.name] = rewritten
             self._save()
 
     def drop_table(self, name: str, *, cascade: bool = False) -> TableInfo:
+        self.lock_relations([name, *dependents(self._views, name)])
         with self._lock:
             table = self.get_table(name)
             for view in self._check_dependents(f"table {name}", name, cascade):
@@ -488,8 +758,8 @@ class Catalog:
             del self._tables[name]
             self._save()
             for tablet_id in (*table.tablet_ids, *(i.tablet_id for i in table.indexes)):
-                self._engine.drop_tablet(tablet_id)
-            self._counters.drop([table.counter_key(i) for i in table.sequences])
+                self._drop_tablet(tablet_id)
+            self._drop_counters([table.counter_key(i) for i in table.sequences])
             return table
 
     # -- indexes ----------------------------------------------------------------------------
@@ -514,13 +784,13 @@ class Catalog:
                 raise ObjectNotInPrerequisiteState(
                     f'relation "{table.name}" was changed by another statement; try again'
                 )
-            tablet_id = TabletId(self._next_tablet_id)
-            index = define(self._next_table_id, tablet_id)
+            tablet_id = TabletId(self._ids.tablet)
+            index = define(self._ids.table, tablet_id)
             if index.name in self._relation_names():
                 raise DuplicateTable(f'relation "{index.name}" already exists')
-            self._next_tablet_id += 1
-            self._next_table_id += 1
-            self._engine.create_tablet(tablet_id, index_schema(table.schema, index))
+            self._ids.tablet += 1
+            self._ids.table += 1
+            self._create_tablet(tablet_id, index_schema(table.schema, index))
             new = dataclasses.replace(table, indexes=(*table.indexes, index))
             self._tables[table.name] = new
             self._save()
@@ -538,7 +808,7 @@ class Catalog:
             )
             self._tables[table.name] = new
             self._save()
-        self._engine.drop_tablet(index.tablet_id)
+        self._drop_tablet(index.tablet_id)
         return new
 
     def rename_index(self, name: str, new_name: str) -> TableInfo:
@@ -556,3 +826,10 @@ class Catalog:
             self._tables[table.name] = new
             self._save()
             return new
+
+
+def _overlay(mapping: MutableMapping[str, Any]) -> Overlay[Any]:
+    """A transaction's map (only a transaction's view of the catalog calls this)."""
+    if not isinstance(mapping, Overlay):
+        raise AssertionError("only a transaction's catalog has overlays")
+    return mapping

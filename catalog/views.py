@@ -9,6 +9,7 @@ PostgreSQL's pg_depend makes it.  ``columns`` are the output names and the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +49,7 @@ class ViewInfo:
         )
 
 
-def dependents(views: dict[str, ViewInfo], name: str) -> list[str]:
+def dependents(views: Mapping[str, ViewInfo], name: str) -> list[str]:
     """The views that read ``name``, directly or through other views, nearest first."""
     found: list[str] = []
     pending = [name]

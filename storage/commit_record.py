@@ -12,7 +12,7 @@ offset  size      field (integers little-endian)
 9       4         number of operations N, u32
 13      ...       N operations, back to back:
 +0      8         tablet id, u64
-+8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE, 4 = PREPARED
++8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE, 4 = PREPARED, 5 = CATALOG
 +9      4         length L of the Arrow data, u32
 +13     L         the op's RecordBatch as an Arrow IPC stream (schema + one batch)
 ======  ========  ===========================================================
@@ -21,7 +21,11 @@ Batches keep the fields the write was given, named ``str(column_id)``:
 every column for INSERT, key plus changed columns for UPDATE, key columns
 for DELETE.  PREPARED is not a write: COMMIT PREPARED adds it, on tablet 0
 (no tablet's id), its batch holding the gid, so recovery knows the prepared
-transaction committed (``storage.prepared``); replay skips it.
+transaction committed (``storage.prepared``); replay skips it.  CATALOG is
+not a write either: a transaction that changed the catalog carries the new
+catalog document (one ``document`` binary value) on tablet 0, so the catalog
+change commits atomically with the rows; replay keeps the last one for the
+catalog to compare with its file (``StorageEngine.replayed_catalog``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class OpKind(enum.IntEnum):
     UPDATE = 2
     DELETE = 3
     PREPARED = 4
+    CATALOG = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,18 @@ def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
         parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))
         parts.append(data)
     return b"".join(parts)
+
+
+def catalog_op(document: bytes) -> WriteOp:
+    """The CATALOG marker carrying a catalog document (see the module docstring)."""
+    batch = pa.record_batch([pa.array([document], pa.binary())], names=["document"])
+    return WriteOp(TabletId(0), OpKind.CATALOG, batch)
+
+
+def catalog_document(op: WriteOp) -> bytes:
+    """The document a CATALOG marker carries."""
+    value: bytes = op.batch.column(0)[0].as_py()
+    return value
 
 
 def encode_header(commit_ts: Timestamp, num_ops: int) -> bytes:

@@ -98,6 +98,9 @@ class StorageEngine:
         self.recent_scans = self.pipeline.recent_scans
         """(tablet id, ScanSpec, ScanStats) of the latest scans, newest last, for a system view."""
         self._flush_lock = threading.Lock()
+        self.replayed_catalog: bytes | None = None
+        """The catalog document of the last CATALOG marker replay met (the catalog checks
+        whether its own file is older: a crash between the WAL and the file)."""
         self.prepared = PreparedTransactions(layout.root / PREPARED_DIR, fsync=options.fsync)
         """Transactions prepared for two-phase commit (PREPARE TRANSACTION), by gid."""
         self._ops: dict[TabletId, list[MaintenanceOp]] = {}
@@ -153,6 +156,9 @@ class StorageEngine:
             self.clock.update(record.commit_ts)
             state = TxnState.committed_at(record.commit_ts)
             for op in record.ops:
+                if op.kind is OpKind.CATALOG:
+                    self.replayed_catalog = commit_record.catalog_document(op)
+                    continue
                 tablet = self.registry.find(op.tablet_id)
                 if tablet is None or record.commit_ts <= tablet.flushed_ts:
                     continue

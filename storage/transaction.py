@@ -284,6 +284,10 @@ class Transaction:
         self._check_active()
         del self._savepoints[self._find_savepoint(name) :]
 
+    def savepoint_names(self) -> list[str]:
+        """The savepoints now defined, oldest first."""
+        return [name for name, _ in self._savepoints]
+
     @property
     def has_savepoints(self) -> bool:
         return bool(self._savepoints)

@@ -1,4 +1,4 @@
-"""COMMENT ON TABLE/COLUMN: resolve the target and set its text in the durable comment store."""
+"""COMMENT ON TABLE/COLUMN: resolve the target and set its text (at COMMIT, in a transaction)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def comment_on(ast: exp.Comment, comments: Comments, catalog: Catalog) -> None:
     target = ast.this
     if kind == "TABLE" and isinstance(target, exp.Table):
         table = catalog.get_table(table_name(target))
-        comments.set(table.oid, 0, text)
+        catalog.set_comment(comments, table.oid, 0, text)
         return
     if kind == "COLUMN" and isinstance(target, exp.Column) and target.table:
         parts = [p for p in target.parts]
@@ -29,6 +29,6 @@ def comment_on(ast: exp.Comment, comments: Comments, catalog: Catalog) -> None:
         column = table.schema.find(name)
         if column is None:
             raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
-        comments.set(table.oid, table.attnum(column.id), text)
+        catalog.set_comment(comments, table.oid, table.attnum(column.id), text)
         return
     raise FeatureNotSupported(f"COMMENT ON {kind} is not supported; only TABLE and COLUMN")

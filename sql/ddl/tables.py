@@ -212,6 +212,7 @@ def create_table(
     attributes: dict[str, dict[str, str]] = {}
     serials: list[SerialSpec] = []
     key: list[str] = []
+    key_name: str | None = None
     checks: list[tuple[exp.CheckColumnConstraint, str | None, str | None]] = []
     uniques: list[tuple[list[str], str | None, bool]] = []
     items = list(schema_node.expressions)
@@ -241,7 +242,10 @@ def create_table(
             uniques.append(unique)
         elif (check := check_constraints.table_constraint(item)) is not None:
             checks.append((*check, None))
-        elif isinstance(item, exp.PrimaryKey):
+        elif isinstance(item, exp.PrimaryKey) or _named_primary_key(item):
+            if isinstance(item, exp.Constraint):  # CONSTRAINT name PRIMARY KEY (...)
+                key_name = identifier_name(item.this)
+                item = item.expressions[0]
             if key:
                 raise InvalidTableDefinition(
                     f'multiple primary keys for table "{name}" are not allowed'
@@ -273,7 +277,7 @@ def create_table(
     if clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partitions.build_partitioning(clause, evaluate)
-    taken = [f"{name}_pkey"]
+    taken = [key_name or f"{name}_pkey"]
     made = []
     for number, (node, named, column_name) in enumerate(checks):
         made.append(
@@ -292,7 +296,9 @@ def create_table(
     for given in named_uniques:
         if given in taken or named_uniques.count(given) > 1:
             raise DuplicateTable(f'relation "{given}" already exists')
-    table = catalog.create_table(name, declared, key, partitioning, storage, serials, made)
+    table = catalog.create_table(
+        name, declared, key, partitioning, storage, serials, made, primary_key_name=key_name
+    )
     for columns_named, unique_name, distinct in uniques:
         txn = catalog.engine.begin()
         try:
@@ -441,3 +447,11 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         else:
             catalog.drop_table(name, cascade=bool(ast.args.get("cascade")))
     return Result(command_tag="DROP TABLE", notices=notices)
+
+
+def _named_primary_key(item: exp.Expr) -> bool:
+    return (
+        isinstance(item, exp.Constraint)
+        and len(item.expressions) == 1
+        and isinstance(item.expressions[0], exp.PrimaryKey)
+    )

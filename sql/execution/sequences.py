@@ -37,7 +37,7 @@ class SessionSequences:
     """One session's view of the sequences: draws values and remembers the last ones."""
 
     def __init__(self, catalog: Catalog, read_only: Callable[[], bool] = lambda: False) -> None:
-        self._catalog = catalog
+        self.catalog = catalog
         self._read_only = read_only
         self._last: dict[str, int] = {}
         self._last_name: str | None = None
@@ -62,7 +62,7 @@ class SessionSequences:
         self._check_writable("nextval")
         name = sequence_name(name)
         self.check(name, "Uw")
-        values = self._catalog.nextval(name, count)
+        values = self.catalog.nextval(name, count)
         if len(values):
             self._last[name] = int(values[-1])
             self._last_name = name
@@ -70,7 +70,7 @@ class SessionSequences:
 
     def currval(self, name: str) -> int:
         name = sequence_name(name)
-        self._catalog.get_sequence(name)
+        self.catalog.get_sequence(name)
         self.check(name, "Ur")
         if name not in self._last:
             raise ObjectNotInPrerequisiteState(
@@ -82,7 +82,7 @@ class SessionSequences:
         self._check_writable("setval")
         name = sequence_name(name)
         self.check(name, "w")
-        self._catalog.setval(name, value, is_called)
+        self.catalog.setval(name, value, is_called)
         if is_called:
             self._last[name] = value
             self._last_name = name

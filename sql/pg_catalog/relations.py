@@ -181,7 +181,8 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "pg_extension": _cols(
         "oid UINTEGER, extname VARCHAR, extowner UINTEGER, extnamespace UINTEGER, "
-        "extrelocatable BOOLEAN, extversion VARCHAR"
+        "extrelocatable BOOLEAN, extversion VARCHAR, extconfig UINTEGER_ARR, "
+        "extcondition VARCHAR_ARR"
     ),
     "pg_enum": _cols("oid UINTEGER, enumtypid UINTEGER, enumsortorder REAL, enumlabel VARCHAR"),
     "pg_cursors": _cols(

@@ -38,7 +38,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
-from sql.pg_catalog import activity, functions, privilege_rows
+from sql.pg_catalog import activity, functions, privilege_rows, system_columns
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -334,6 +334,7 @@ def _rewrite_node(
 def rewrite(ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
+    system_columns.replace_tableoid(ast, lambda t: _system_table(t, has_user_table) is not None)
     for node in reversed(list(ast.walk(bfs=False))):
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
@@ -621,9 +622,11 @@ class SystemCatalog:
         settings: Sequence[tuple[str, str, str, str, str, str]],
         cursors: tuple[tuple[str, str, bool], ...],
         prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
+        catalog: Catalog | None = None,
     ) -> None:
-        """Refresh from the database's catalog and comments, the session's state and the
-        prepared transactions."""
+        """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
+        it) and comments, the session's state and the prepared transactions."""
+        catalog = catalog if catalog is not None else db.catalog
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
@@ -631,13 +634,13 @@ class SystemCatalog:
         acls = db.privileges.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version, tuple(memberships),
+            db.privileges.version, tuple(memberships), catalog,
         )  # fmt: skip
 
         def build() -> CatalogRows:
             rows = catalog_rows(
-                db.catalog.tables(), db.name, user, settings, comments.all(), cursors, roles,
-                prepared, db.catalog.views(), memberships,
+                catalog.tables(), db.name, user, settings, catalog.comments(comments.all()),
+                cursors, roles, prepared, catalog.views(), memberships,
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)

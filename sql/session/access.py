@@ -71,6 +71,8 @@ class AccessControl:
     def __init__(self, db: DatabaseContext, current_user: Callable[[], str]) -> None:
         self._db = db
         self._current_user = current_user
+        self.catalog = db.catalog
+        """The catalog the session sees (its transaction's DDL included)."""
 
     @property
     def user(self) -> str:
@@ -109,7 +111,7 @@ class AccessControl:
                 self.check(inner)
             case TruncatePlan(ast=ast):
                 for node in ast.expressions:
-                    self._require(self._db.catalog.get_table(table_name(node)), _TRUNCATE)
+                    self._require(self.catalog.get_table(table_name(node)), _TRUNCATE)
             case CopyPlan(copy=copy):
                 self._copy(copy)
             case DdlPlan(ast=ast):
@@ -125,7 +127,7 @@ class AccessControl:
         PostgreSQL does not check it."""
         if is_superuser(self._db.roles, self.user):
             return
-        found = self._db.catalog.find_sequence(name)
+        found = self.catalog.find_sequence(name)
         if found is None or found[1].identity or found[1].hidden:
             return  # a hidden key's sequence is nyala's own
         table, info = found
@@ -149,7 +151,7 @@ class AccessControl:
     def _reads(self, query: CompiledQuery, skip: TableInfo | None, superuser: bool = False) -> None:
         """SELECT on each view and table the query reads: those it names as the current
         role, those a view's query names as that view's owner (PostgreSQL's checkAsUser)."""
-        catalog = self._db.catalog
+        catalog = self.catalog
         for name, via in query.views_read:
             view = catalog.find_view(name)
             if view is not None and (via is not None or not superuser):
@@ -163,7 +165,7 @@ class AccessControl:
 
     def _owner_of(self, view_name: str) -> str | None:
         """The owner of a view, or None when it is a superuser (who passes every check)."""
-        view = self._db.catalog.find_view(view_name)
+        view = self.catalog.find_view(view_name)
         if view is None:
             return None
         owner = database_owner(self._db.roles, self.user)
@@ -172,14 +174,14 @@ class AccessControl:
 
     def _copy(self, copy: CopyStatement) -> None:
         if copy.is_from and copy.table is not None:
-            table = self._db.catalog.find_table(copy.table)
+            table = self.catalog.find_table(copy.table)
             if table is not None:
                 self._require(table, _INSERT)
 
     def _ddl(self, ast: exp.Expr) -> None:
         if isinstance(ast, exp.Create):
             if ast.args.get("replace") and isinstance(ast.this, exp.Table):
-                view = self._db.catalog.find_view(identifier_name(ast.this))
+                view = self.catalog.find_view(identifier_name(ast.this))
                 if view is not None:  # CREATE OR REPLACE VIEW: the owner's to change
                     self._require_owner(view, "view")
             owner = database_owner(self._db.roles, self.user)
@@ -192,8 +194,8 @@ class AccessControl:
             for node in nodes:
                 if isinstance(node, exp.Table):
                     relation = identifier_name(node)
-                    table = self._db.catalog.find_table(relation)
-                    view = self._db.catalog.find_view(relation) if table is None else None
+                    table = self.catalog.find_table(relation)
+                    view = self.catalog.find_view(relation) if table is None else None
                     if table is not None:
                         self._require_owner(table)
                     elif view is not None:
@@ -201,7 +203,7 @@ class AccessControl:
         elif isinstance(ast, exp.Comment) and isinstance(ast.this, (exp.Table, exp.Column)):
             node = ast.this if isinstance(ast.this, exp.Table) else ast.this.args.get("table")
             name = identifier_name(node) if isinstance(node, (exp.Table, exp.Identifier)) else None
-            table = self._db.catalog.find_table(name) if name else None
+            table = self.catalog.find_table(name) if name else None
             if table is not None:
                 self._require_owner(table, "relation")
 

@@ -11,19 +11,20 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.catalog import Catalog
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
-from sql.common.names import table_name
+from sql.common.names import identifier_name, table_name
 from sql.common.result import PreparedStatement, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
@@ -151,16 +152,16 @@ class Session:
             self._cancel.is_set,
             lambda: duration_ms(self.settings.get("lock_timeout")),
         )
-        self._block_indexes: list[str] = []
-        """Indexes created in the open transaction block (their entries roll back with it)."""
         self._block = TransactionBlock(
             db.engine,
+            db.catalog,
             self.settings,
             self._modes,
             self._cursors,
             self._check_cancel,
             self._end_transaction,
         )
+        self._block.on_catalog = self._use_catalog
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._temp = TempNamespace(db.catalog, self.sequences.session_id)
         self._temp_txn_ended = False
@@ -470,7 +471,7 @@ class Session:
                 return self._runner.describe(query)
             case SystemPlan(system=system):
                 self._refresh_system()
-                return self._system.describe(system, self._db.catalog)
+                return self._system.describe(system, self._block.catalog)
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
@@ -488,7 +489,9 @@ class Session:
         source = ast.args.get("from_") if isinstance(ast, exp.Select) else None
         node = source.this if source is not None else None
         table = (
-            self._db.catalog.find_table(table_name(node)) if isinstance(node, exp.Table) else None
+            self._block.catalog.find_table(table_name(node))
+            if isinstance(node, exp.Table)
+            else None
         )
         if table is None:
             return None
@@ -516,6 +519,10 @@ class Session:
         text = sql[tokens[0].start : tokens[-1].end + 1]
         version = self._db.catalog_version
         plan = self._plan_cache.get(text, declared, version)
+        if plan is not None and self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl(_plan_tables(plan))
+            if self._db.catalog_version != version:
+                plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
             return plan
         plan = self._plan(sql, tokens, utility, declared)
@@ -565,7 +572,7 @@ class Session:
                 return RolePlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
-                    self._db.catalog.get_table(name)
+                    self._block.catalog.get_table(name)
                 return MaintenancePlan(ast)
             case (
                 GrantStatement()
@@ -575,9 +582,11 @@ class Session:
                 | DefaultPrivilegesStatement()
             ):
                 return GrantPlan(ast)
+        if self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl(_user_relation_names(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
-        fold_serial_sequences(ast, self._db.catalog)
+        fold_serial_sequences(ast, self._block.catalog)
         if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
             ast, self._has_user_table
         ):
@@ -610,7 +619,7 @@ class Session:
                 return DdlPlan(ast)
             case exp.TruncateTable():
                 for node in ast.expressions:
-                    self._db.catalog.get_table(table_name(node))
+                    self._block.catalog.get_table(table_name(node))
                 return TruncatePlan(ast)
             case _:
                 raise FeatureNotSupported(
@@ -658,7 +667,10 @@ class Session:
         scan = None
         if system.user_tables:
             scan = system_query.ScanContext(
-                self._block.current(), self._db.catalog, self._check_cancel, self._read_snapshot()
+                self._block.current(),
+                self._block.catalog,
+                self._check_cancel,
+                self._read_snapshot(),
             )
         try:
             result = self._system.run(system, params, scan)
@@ -687,10 +699,10 @@ class Session:
     def _find_table(self, name: str) -> TableInfo:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
-        return view if view is not None else self._db.catalog.get_table(name)
+        return view if view is not None else self._block.catalog.get_table(name)
 
     def _has_user_table(self, name: str) -> bool:
-        catalog = self._db.catalog
+        catalog = self._block.catalog
         return catalog.find_table(name) is not None or catalog.find_view(name) is not None
 
     def _finish_prepared(self, kind: str, gid: str) -> Result:
@@ -715,6 +727,7 @@ class Session:
             self.settings.describe(),
             self._cursors.listing(),
             prepared,
+            self._block.catalog,
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -738,7 +751,10 @@ class Session:
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
-                return self._run_ddl(ast)
+                result = self._run_ddl(ast)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
             case RolePlan(role=role):
                 return roles.execute_role_statement(
                     role, self._db.roles, self.current_user, self._db.privileges
@@ -758,11 +774,12 @@ class Session:
                     db.privileges.keep_tables(self._relation_oids())
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, db.catalog, db.privileges, db.roles, self.current_user, db.name
+                        grant, self._block.catalog, db.privileges, db.roles, self.current_user,
+                        db.name,
                     )
                 else:
                     result = privileges.alter_owner(
-                        grant, db.catalog, db.privileges, db.roles, self.current_user
+                        grant, self._block.catalog, db.privileges, db.roles, self.current_user
                     )
                 self._db.bump_catalog_version()
                 return result
@@ -806,7 +823,7 @@ class Session:
                     self._block.finish_autocommit()
                 return result
             case TruncatePlan(ast=ast):
-                writes.truncate(ast, self._db.catalog, txn)
+                writes.truncate(ast, self._block.catalog, txn)
                 if not deferred:
                     self._block.finish_autocommit()
                 return Result(command_tag="TRUNCATE TABLE")
@@ -881,7 +898,7 @@ class Session:
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
-        table = self._db.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,
@@ -889,32 +906,43 @@ class Session:
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:
+        catalog = self._block.ddl_catalog()
         if isinstance(ast, exp.Comment):
-            comments.comment_on(ast, self._db.comments, self._db.catalog)
+            comments.comment_on(ast, self._db.comments, catalog)
+            if self._block.in_block:
+                self._db.bump_catalog_version()
             return Result(command_tag="COMMENT")
+        assert ast is not None, "DDL plans carry their statement"
+        catalog.lock_relations(_ddl_targets(ast))
+        try:
+            return self._run_catalog_ddl(ast, catalog)
+        finally:
+            if self._block.in_block:  # this session's plans; the end of the transaction bumps too
+                self._db.bump_catalog_version()
+
+    def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
-            existed = {v.view_id for v in self._db.catalog.views()}
-            result = views.create_view(ast, self._db.catalog, self._describe_view_query)
-            for view in self._db.catalog.views():
+            existed = {v.view_id for v in catalog.views()}
+            result = views.create_view(ast, catalog, self._describe_view_query)
+            for view in catalog.views():
                 if view.view_id not in existed:
                     self._access.created(view)
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "VIEW":
-            result = views.drop_view(ast, self._db.catalog)
-            self._db.privileges.keep_tables(self._relation_oids())
+            result = views.drop_view(ast, catalog)
         elif isinstance(ast, exp.Create) and isinstance(ast.this, exp.Index):
-            result = self._in_transaction(lambda txn: indexes.create_index(ast, self._db.catalog, txn))
+            result = self._in_transaction(lambda txn: indexes.create_index(ast, catalog, txn))
         elif isinstance(ast, exp.Drop) and (ast.args.get("kind") or "").upper() == "INDEX":
-            result = indexes.drop_index(ast, self._db.catalog)
+            result = indexes.drop_index(ast, catalog)
         elif isinstance(ast, exp.Alter) and (ast.args.get("kind") or "").upper() == "INDEX":
-            result = indexes.rename_index(ast, self._db.catalog)
+            result = indexes.rename_index(ast, catalog)
         elif isinstance(ast, exp.Create):
             if (ast.args.get("kind") or "").upper() != "TABLE":
                 raise FeatureNotSupported(f"CREATE {ast.args.get('kind')} is not supported")
-            existed = {t.table_id for t in self._db.catalog.tables()}
+            existed = {t.table_id for t in catalog.tables()}
 
             def create(node: exp.Create) -> Result:
                 return tables.create_table(
-                    node, self._db.catalog, self._check_default, self._evaluate_constant
+                    node, catalog, self._check_default, self._evaluate_constant
                 )
 
             temp_tables.check_on_commit(ast)
@@ -923,25 +951,23 @@ class Session:
                 self._temp_txn_ended = not self._block.in_block  # its own transaction
             else:
                 result = create(ast)
-            for table in self._db.catalog.tables():
+            for table in catalog.tables():
                 if table.table_id not in existed:
                     self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
-            result = partitions.alter_ranges(ast, self._db.catalog, self._evaluate_constant)
+            result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
-            result = partitions.detach_partition(ast, self._db.catalog)
+            result = partitions.detach_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
-                ast, ast.meta.get("statement_text", ""), self._db.catalog, self._check_default,
+                ast, ast.meta.get("statement_text", ""), catalog, self._check_default,
                 self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
                 in_transaction=self._in_transaction,
             )  # fmt: skip
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
-            result = tables.drop_table(ast, self._db.catalog)
+            result = tables.drop_table(ast, catalog)
             self._temp.forget_missing()
-            self._db.privileges.keep_tables(self._relation_oids())
-        self._db.bump_catalog_version()
         return result
 
     def _relation_oids(self) -> set[int]:
@@ -950,18 +976,26 @@ class Session:
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
         return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
+
     def _in_transaction(self, run: Callable[[Transaction], _T]) -> _T:
-        """Run DDL that writes rows (an index's entries) in this session's transaction; an
-        index made in a block that then rolls back is dropped with it (see ``_end_transaction``)."""
-        txn = self._block.current()
-        before = {i.name for t in self._db.catalog.tables() for i in t.indexes}
-        result = run(txn)
-        if self._block.in_block:
-            self._block_indexes.extend(
-                i.name for t in self._db.catalog.tables() for i in t.indexes if i.name not in before
-            )
-        self._block.finish_autocommit()
-        return result
+        """Run DDL that writes rows (an index's entries) in this session's transaction, whose
+        end commits or rolls them back with the DDL."""
+        return run(self._block.current())
+
+    def _wait_for_ddl(self, names: Iterable[str]) -> None:
+        """Wait while another transaction's uncommitted DDL holds a relation the statement
+        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait."""
+        owner = self._block.txn if self._block.txn is not None else self
+        self._db.catalog.wait_for_relations(owner, list(names), self._block.lock_wait)
+
+    def _use_catalog(self, catalog: Catalog, ended: bool) -> None:
+        """The transaction began or ended its own view of the catalog: read through it."""
+        self._runner.catalog = catalog
+        self.sequences.catalog = catalog
+        self._access.catalog = catalog
+        if ended:
+            self._db.privileges.keep_tables(self._relation_oids())
+            self._db.bump_catalog_version()
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
         """A view's output columns as its query binds now: (name, type OID, typmod)."""
@@ -975,11 +1009,10 @@ class Session:
         tokens = parser.split(sql)[0]
         plan = self._plan(sql, tokens, None, ())
         assert isinstance(plan, QueryPlan), "row checks are queries"
-        txn = self._block.current()
-        try:
-            table = self._runner.run_to_table(plan.query, txn, [], self._block.started)
-        finally:
-            self._block.finish_autocommit()
+        # It runs inside the ALTER's own transaction, which ends with the ALTER.
+        table = self._runner.run_to_table(
+            plan.query, self._block.current(), [], self._block.started
+        )
         return table is not None and table.num_rows > 0
 
     def _evaluate_constant(self, node: exp.Expr, dtype: DataType) -> object:
@@ -1016,13 +1049,6 @@ class Session:
 
     def _end_transaction(self, committed: bool) -> None:
         self._temp_txn_ended = bool(self._temp)
-        made, self._block_indexes = self._block_indexes, []
-        if not committed:
-            for name in made:
-                if self._db.catalog.find_index(name) is not None:
-                    self._db.catalog.drop_index(name)
-            if made:
-                self._db.bump_catalog_version()
         self._advisory.end_transaction()
         self._listener.end_transaction(committed)
 
@@ -1108,3 +1134,32 @@ class Session:
                 self._discard(utility.name)
             return result
         raise FeatureNotSupported(f"{kind} is not supported")
+
+
+def _ddl_targets(ast: exp.Expr) -> list[str]:
+    """The relations a DDL statement changes (not those its query reads), to lock first."""
+    return [
+        table_name(node)
+        for node in ast.find_all(exp.Table)
+        if node.find_ancestor(exp.Query) is None
+    ]
+
+
+def _plan_tables(plan: Plan) -> list[str]:
+    """The tables a cached plan reads or writes."""
+    if isinstance(plan, QueryPlan):
+        return [binding.table.name for binding in plan.query.views]
+    if isinstance(plan, DmlPlan):
+        return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
+    return []
+
+
+def _user_relation_names(ast: exp.Expr) -> list[str]:
+    """The names of the tables and views a statement may reference in the public schema
+    (catalog relations are never locked by DDL)."""
+    return [
+        identifier_name(node)
+        for node in ast.find_all(exp.Table)
+        if isinstance(node.this, exp.Identifier)
+        and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
+    ]

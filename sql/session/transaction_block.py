@@ -7,6 +7,10 @@ statement takes a fresh snapshot (READ COMMITTED) and sees the block's own
 writes.  After an error inside a block the session is *failed*: everything
 but ROLLBACK (or COMMIT, which then rolls back) is refused with 25P02 and
 ReadyForQuery reports ``E``, unless ROLLBACK TO SAVEPOINT rescues the block.
+
+DDL runs in the transaction's own view of the catalog (``Catalog.begin``),
+created by the first DDL statement and committed, rolled back or rolled back
+to a savepoint with the storage transaction (see catalog/'s docstring).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from catalog.catalog import Catalog
+from catalog.ddl_locks import LockWait
 from sql.common.result import Result
 from sql.session.cursors import Cursors
 from sql.session.settings import SessionSettings, duration_ms
@@ -25,6 +31,7 @@ from sql.session.transaction_modes import TransactionModes, is_repeatable_read
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
+    FeatureNotSupported,
     InFailedSqlTransaction,
     InvalidSavepointSpecification,
     NoActiveSqlTransaction,
@@ -60,6 +67,7 @@ class TransactionBlock:
     def __init__(
         self,
         engine: StorageEngine,
+        catalog: Catalog,
         settings: SessionSettings,
         modes: TransactionModes,
         cursors: Cursors,
@@ -67,6 +75,11 @@ class TransactionBlock:
         on_end: Callable[[bool], None] = lambda committed: None,
     ) -> None:
         self._engine = engine
+        self._shared_catalog = catalog
+        self._txn_catalog: Catalog | None = None
+        self.on_catalog: Callable[[Catalog, bool], None] = lambda catalog, ended: None
+        """Called with the catalog statements now see, when a transaction's own view of it
+        begins (False) or ends (True: plans made before are stale)."""
         # What else a transaction's end settles (advisory xact locks, NOTIFY, LISTEN).
         self._on_end = on_end
         self._check_cancel = check_cancel
@@ -77,6 +90,50 @@ class TransactionBlock:
         self.started: dt.datetime | None = None
         self.in_block = False
         self.failed = False
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog as this session's statements see it: its transaction's DDL included."""
+        return self._txn_catalog if self._txn_catalog is not None else self._shared_catalog
+
+    @property
+    def lock_wait(self) -> LockWait:
+        return LockWait(self._check_cancel, lambda: duration_ms(self._settings.get("lock_timeout")))
+
+    def ddl_catalog(self) -> Catalog:
+        """The transaction's view of the catalog for a DDL statement, begun on first use."""
+        txn = self.txn if self.txn is not None else self.start()
+        if self._txn_catalog is None:
+            self._txn_catalog = self._shared_catalog.begin(txn, self.lock_wait)
+            for name in txn.savepoint_names():
+                self._txn_catalog.savepoint(name)
+            self.on_catalog(self._txn_catalog, False)
+        return self._txn_catalog
+
+    def _commit(self, txn: Transaction) -> None:
+        """Commit the storage transaction and, with it, the transaction's DDL."""
+        catalog, self._txn_catalog = self._txn_catalog, None
+        if catalog is None:
+            txn.commit()
+            return
+        try:
+            catalog.commit(txn)
+        except BaseException:
+            txn.rollback()
+            catalog.rollback()
+            raise
+        finally:
+            self.on_catalog(self._shared_catalog, True)
+
+    def _rollback(self, txn: Transaction | None) -> None:
+        catalog, self._txn_catalog = self._txn_catalog, None
+        try:
+            if txn is not None:
+                txn.rollback()
+        finally:
+            if catalog is not None:
+                catalog.rollback()
+                self.on_catalog(self._shared_catalog, True)
 
     @property
     def status(self) -> str:
@@ -92,7 +149,11 @@ class TransactionBlock:
     @property
     def has_writes_to_commit(self) -> bool:
         """Whether ending the implicit transaction has a commit to make durable."""
-        return not self.in_block and self.txn is not None and self.txn.has_writes
+        return (
+            not self.in_block
+            and self.txn is not None
+            and (self.txn.has_writes or self._txn_catalog is not None)
+        )
 
     def check_allowed(self, ast: exp.Expr) -> None:
         """25001 for a statement PostgreSQL runs only outside a transaction block."""
@@ -131,7 +192,7 @@ class TransactionBlock:
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
             self._ended(committed=True)
-            txn.commit()
+            self._commit(txn)
 
     def _ended(self, committed: bool) -> None:
         self._settings.end_transaction(committed)
@@ -149,7 +210,7 @@ class TransactionBlock:
             txn, self.txn = self.txn, None
             self._ended(committed=False)
             try:
-                txn.rollback()
+                self._rollback(txn)
             except Exception:  # the statement's own error is the one to report
                 log.exception("rollback after a failed statement also failed")
         if self.in_block:
@@ -158,9 +219,9 @@ class TransactionBlock:
             self._cursors.end_transaction(committed=False)
 
     def close(self) -> None:
-        if self.txn is not None:
-            self.txn.rollback()
-            self.txn = None
+        txn, self.txn = self.txn, None
+        if txn is not None or self._txn_catalog is not None:
+            self._rollback(txn)
 
     def begin(self, modes: tuple[str, ...]) -> Result:
         notices: list[DbError] = []
@@ -192,11 +253,10 @@ class TransactionBlock:
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
         self._ended(committed=tag == "COMMIT")
-        if txn is not None:
-            if tag == "COMMIT":
-                txn.commit()
-            else:
-                txn.rollback()
+        if tag == "COMMIT" and txn is not None:
+            self._commit(txn)
+        else:
+            self._rollback(txn)
         return Result(command_tag=tag, notices=notices)
 
     def prepare(self, keep: Callable[[Transaction], None]) -> Result:
@@ -207,15 +267,17 @@ class TransactionBlock:
         if not self.in_block and not self.failed:
             notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
         rolls_back = self.failed or not self.in_block
+        if not rolls_back and self._txn_catalog is not None and self._txn_catalog.changed:
+            raise FeatureNotSupported("PREPARE TRANSACTION of a transaction that ran DDL")
         txn, self.txn = self.txn, None
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
         self._ended(committed=not rolls_back)
         if rolls_back:
-            if txn is not None:
-                txn.rollback()
+            self._rollback(txn)
             return Result(command_tag="ROLLBACK", notices=notices)
+        self._rollback(None)  # a catalog view without changes (its DDL failed) only ends
         keep(txn if txn is not None else self.start_detached())
         return Result(command_tag="PREPARE TRANSACTION", notices=notices)
 
@@ -235,8 +297,12 @@ class TransactionBlock:
         txn = self.txn if self.txn is not None else self.start()
         if kind == "SAVEPOINT":
             txn.savepoint(name)
+            if self._txn_catalog is not None:
+                self._txn_catalog.savepoint(name)
         else:
             txn.release(name)
+            if self._txn_catalog is not None:
+                self._txn_catalog.release(name)
         return Result(command_tag=kind)
 
     def rollback_to(self, name: str) -> Result:
@@ -249,5 +315,8 @@ class TransactionBlock:
         if self.txn is None or not self.txn.has_savepoints:
             raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
         self.txn.rollback_to(name)
+        if self._txn_catalog is not None:
+            self._txn_catalog.rollback_to(name)
+            self.on_catalog(self._txn_catalog, True)
         self.failed = False
         return Result(command_tag="ROLLBACK")

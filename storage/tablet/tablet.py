@@ -277,7 +277,8 @@ class Tablet:
             except BaseException:
                 # Nothing was named (a full disk, say): remove what was written, and put
                 # the frozen rows back where writers find them.
-                on_disk = json.loads((self.directory / "metadata.json").read_bytes())
+                metadata_path = self.directory / "metadata.json"
+                on_disk = read_checksummed_json(metadata_path.read_bytes(), metadata_path)
                 remove_unnamed_files(self.directory, on_disk, schema, fsync=False)
                 with self._lock:
                     self.memrowset_bytes += held_bytes

@@ -4,6 +4,8 @@ A file is a list of records separated by blank lines; ``#`` starts a comment.
 
 - ``mode postgres`` (once, anywhere) also runs the file on PostgreSQL 15.
 - ``onlyif nyala`` before a record runs it on nyala only (behaviour PostgreSQL lacks).
+- ``connection <name>`` runs the records after it on a second (third, ...) session of that
+  name, opened on first use; ``connection default`` goes back to the first.
 - ``statement ok`` / ``statement error <SQLSTATE>``, then the SQL.
 - ``query [rowsort|regex]``, the SQL, a ``----`` line, then the expected rows: values in
   PostgreSQL's text format separated by tabs, ``NULL`` for null, ``(empty)`` for ''.
@@ -28,6 +30,7 @@ class Record:
     mode: str = ""
     expected: list[str] = field(default_factory=list)
     only_nyala: bool = False
+    connection: str = "default"
 
 
 @dataclass(slots=True)
@@ -43,6 +46,7 @@ def parse_file(path: Path) -> SqlFile:
     compare = False
     index = 0
     only_nyala = False
+    connection = "default"
     while index < len(lines):
         line = lines[index].rstrip()
         index += 1
@@ -55,6 +59,9 @@ def parse_file(path: Path) -> SqlFile:
         if words == ["onlyif", "nyala"]:
             only_nyala = True
             continue
+        if words[0] == "connection" and len(words) == 2:
+            connection = words[1]
+            continue
         if words[0] not in ("statement", "query"):
             raise ValueError(f"{path}:{index}: unknown directive {line!r}")
         start = index
@@ -62,7 +69,9 @@ def parse_file(path: Path) -> SqlFile:
         while index < len(lines) and lines[index].strip() and lines[index].strip() != "----":
             body.append(lines[index])
             index += 1
-        record = Record(words[0], "\n".join(body), start, only_nyala=only_nyala)
+        record = Record(
+            words[0], "\n".join(body), start, only_nyala=only_nyala, connection=connection
+        )
         only_nyala = False
         if words[0] == "statement":
             if words[1:2] == ["error"]:
@@ -99,26 +108,32 @@ def _rows(cursor: psycopg.Cursor) -> list[str]:
 
 def run_file(sql_file: SqlFile, dsn: str, *, server: str) -> None:
     """Run every record on the server at ``dsn``; raise AssertionError at the first mismatch."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    connections = {"default": psycopg.connect(dsn, autocommit=True)}
+    try:
         for record in sql_file.records:
             if record.only_nyala and server != "nyala":
                 continue
-            where = f"{sql_file.path.name}:{record.line} on {server}"
-            with conn.cursor() as cursor:
-                try:
-                    cursor.execute(record.sql.encode(), prepare=False)
-                except psycopg.Error as exc:
-                    if record.kind == "statement" and record.error == exc.sqlstate:
-                        continue
-                    raise AssertionError(
-                        f"{where}: {record.sql!r} failed: {exc.sqlstate} {exc}"
-                    ) from exc
-                if record.error is not None:
-                    raise AssertionError(
-                        f"{where}: expected {record.error}, the statement succeeded"
-                    )
-                if record.kind == "query":
-                    _check_rows(record, _rows(cursor), where)
+            conn = connections.get(record.connection)
+            if conn is None:
+                conn = connections[record.connection] = psycopg.connect(dsn, autocommit=True)
+            _run_record(record, conn, f"{sql_file.path.name}:{record.line} on {server}")
+    finally:
+        for conn in connections.values():
+            conn.close()
+
+
+def _run_record(record: Record, conn: psycopg.Connection, where: str) -> None:
+    with conn.cursor() as cursor:
+        try:
+            cursor.execute(record.sql.encode(), prepare=False)
+        except psycopg.Error as exc:
+            if record.kind == "statement" and record.error == exc.sqlstate:
+                return
+            raise AssertionError(f"{where}: {record.sql!r} failed: {exc.sqlstate} {exc}") from exc
+        if record.error is not None:
+            raise AssertionError(f"{where}: expected {record.error}, the statement succeeded")
+        if record.kind == "query":
+            _check_rows(record, _rows(cursor), where)
 
 
 def _check_rows(record: Record, got: list[str], where: str) -> None:

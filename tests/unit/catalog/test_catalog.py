@@ -15,6 +15,8 @@ from storage.schema import ColumnSchema, Schema
 class EngineDouble:
     """Records tablet creation and removal the way StorageEngine does, in memory."""
 
+    replayed_catalog = None
+
     def __init__(self) -> None:
         self.tablets: dict[int, object] = {}
 

@@ -1,0 +1,88 @@
+import threading
+import time
+
+import pytest
+
+from catalog.ddl_locks import DdlLocks, LockWait
+from storage.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
+
+
+def _wait(timeout_ms: int = 0, check=lambda: None) -> LockWait:
+    return LockWait(check, lambda: timeout_ms)
+
+
+def test_a_holder_takes_its_names_again_without_waiting():
+    locks = DdlLocks()
+    assert locks.acquire("a", ["t", "u"], _wait()) == ["t", "u"]
+    assert locks.acquire("a", ["t"], _wait()) == []
+    assert locks.holder("t") == "a"
+    locks.release("a", ["t", "u"])
+    assert not locks.held
+
+
+def test_a_second_owner_waits_until_release():
+    locks = DdlLocks()
+    locks.acquire("a", ["t"], _wait())
+    got = threading.Event()
+
+    def take() -> None:
+        locks.acquire("b", ["t"], _wait())
+        got.set()
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    time.sleep(0.2)
+    assert not got.is_set()
+    locks.release("a", ["t"])
+    thread.join(5)
+    assert got.is_set() and locks.holder("t") == "b"
+
+
+def test_lock_timeout_is_55P03():
+    locks = DdlLocks()
+    locks.acquire("a", ["t"], _wait())
+    with pytest.raises(LockNotAvailable):
+        locks.acquire("b", ["t"], _wait(timeout_ms=100))
+
+
+def test_a_cancel_ends_the_wait():
+    locks = DdlLocks()
+    locks.acquire("a", ["t"], _wait())
+
+    def cancelled() -> None:
+        raise QueryCanceled("canceling statement due to user request")
+
+    with pytest.raises(QueryCanceled):
+        locks.acquire("b", ["t"], _wait(check=cancelled))
+
+
+def test_waiting_for_a_waiter_that_waits_for_you_is_a_deadlock():
+    locks = DdlLocks()
+    locks.acquire("a", ["x"], _wait())
+    locks.acquire("b", ["y"], _wait())
+    errors: list[Exception] = []
+
+    def a_wants_y() -> None:
+        try:
+            locks.acquire("a", ["y"], _wait(timeout_ms=5000))
+        except Exception as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=a_wants_y)
+    thread.start()
+    time.sleep(0.2)
+    with pytest.raises(DeadlockDetected):
+        locks.acquire("b", ["x"], _wait(timeout_ms=5000))
+    locks.release("b", ["y"])
+    thread.join(5)
+    assert not errors and locks.holder("y") == "a"
+
+
+def test_a_reader_waits_but_takes_nothing():
+    locks = DdlLocks()
+    locks.acquire("a", ["t"], _wait())
+    with pytest.raises(LockNotAvailable):
+        locks.wait_until_free("r", ["t"], _wait(timeout_ms=100))
+    locks.release("a", ["t"])
+    locks.wait_until_free("r", ["t"], _wait())
+    assert not locks.held

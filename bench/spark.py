@@ -137,6 +137,7 @@ def _session(master: str) -> SparkSession:
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.python.daemon.module", "spark.daemon")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -16,25 +16,37 @@ Modules:
     reader      partitions (one per tablet) and the tasks that read them
     writer      exactly-once writes through two-phase commit
     source      NyalaDataSource, what ``spark.dataSource.register`` takes
+    daemon      Spark's worker daemon importing the installed PySpark (no zip recompiles)
 
 Use::
 
     from spark import register
     register(spark)            # the data source, and Python filter pushdown on
     df = spark.read.format("nyala").option("table", "events").load()
+
+Importing the package imports no PySpark (``NyalaDataSource`` loads on
+first use), so ``python -m spark.daemon`` can choose where PySpark comes from.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from spark.source import NyalaDataSource
-
 __all__ = ["NyalaDataSource", "register"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NyalaDataSource":
+        from spark.source import NyalaDataSource
+
+        return NyalaDataSource
+    raise AttributeError(f"module 'spark' has no attribute {name!r}")
 
 
 def register(session: Any) -> None:
     """Register the ``nyala`` format on a SparkSession and turn on Python filter pushdown,
     which PySpark requires of a data source that takes filters."""
+    from spark.source import NyalaDataSource
+
     session.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     session.dataSource.register(NyalaDataSource)

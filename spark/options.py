@@ -29,10 +29,10 @@ class Options:
     as_of: str | None = None
     save_mode: str = "append"
     upsert: bool = False
+    """Appended rows whose primary key the table holds replace that row (ON CONFLICT DO UPDATE)."""
     split_rows: int = 0
     """A tablet of more rows is read as key ranges of about this many rows (0: never split;
     sizing the tablets costs the driver a pass over every tablet's first key column)."""
-    """Appended rows whose primary key the table holds replace that row (ON CONFLICT DO UPDATE)."""
     fail_after_prepare: tuple[int, ...] = ()
     """Partitions whose first write attempt fails after PREPARE (fault-injection tests)."""
 

@@ -53,6 +53,7 @@ def spark():
         .config("spark.jars", str(JAR))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.python.daemon.module", "spark.daemon")
         .getOrCreate()
     )
     register(session)
@@ -95,6 +96,18 @@ def _tablets(server, where: str) -> list[int]:
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         (plan,) = conn.execute(f"explain (format json) select * from events where {where}").fetchone()
     return plan[0]["Plan"]["Plans"][0]["Tablets"]
+
+
+def test_python_workers_import_the_installed_pyspark_not_the_zip(spark):
+    """spark.daemon puts pyspark.zip behind the installed PySpark: no per-daemon recompile."""
+    files = (
+        spark.sparkContext.parallelize([0], 1)
+        .map(lambda _: (sys.modules["pyspark"].__file__, sys.argv[0]))
+        .collect()
+    )
+    [(pyspark_file, _)] = files
+    assert ".zip" not in pyspark_file
+    assert pyspark_file.endswith(os.path.join("pyspark", "__init__.py"))
 
 
 def test_whole_table_in_spark_equals_the_server(spark, nyala_server, events):

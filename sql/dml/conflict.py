@@ -49,6 +49,9 @@ class ConflictAction:
     update: bool
     arbiter: str | None = None
     columns: tuple[str, ...] = ()
+    any_unique: bool = False
+    """``ON CONFLICT DO NOTHING`` with no target: a row colliding with any unique index is
+    skipped too, as in PostgreSQL."""
 
 
 def _cast(node: exp.Expr, column: ColumnSchema) -> exp.Expr:
@@ -106,7 +109,9 @@ def wrap(
             sets[column.id] = assignment.expression.copy()
         where_node = conflict.args.get("where")
         where = where_node.this.copy() if where_node is not None else None
-        action = ConflictAction(update=update, arbiter=arbiter[0], columns=arbiter[1])
+        action = ConflictAction(
+            update=update, arbiter=arbiter[0], columns=arbiter[1], any_unique=not keys
+        )
     columns = table.schema.columns
     projections: list[exp.Expr] = [
         exp.alias_(exp.column(c.name, EXCLUDED, quoted=True), c.name, quoted=True) for c in columns

@@ -176,7 +176,11 @@ def write_with_conflicts(
                 ),
             )  # fmt: skip
         except (UniqueViolation, _ConcurrentChange) as exc:
-            if isinstance(exc, UniqueViolation) and exc.index_name not in (None, action.arbiter):
+            if (
+                isinstance(exc, UniqueViolation)
+                and exc.index_name not in (None, action.arbiter)
+                and not action.any_unique
+            ):
                 # Not the arbiter's key: as in PostgreSQL, the statement fails.
                 txn.rollback_to(_RETRY_SAVEPOINT)
                 txn.release(_RETRY_SAVEPOINT)
@@ -212,6 +216,8 @@ def _apply_conflict_rows(
     # As PostgreSQL, every proposed row meets the CHECKs before it is known to conflict.
     check(rows)
     inserts, updates = conflict.split(table, rows, action)
+    if action.any_unique and inserts.num_rows:
+        inserts = index_writes.without_unique_conflicts(table, txn, inserts)
     count = insert_rows(table, txn, inserts) if inserts.num_rows else 0
     written = [inserts]
     if updates is not None and updates.num_rows:

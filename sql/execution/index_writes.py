@@ -97,6 +97,41 @@ def add_entries(table: TableInfo, txn: Transaction, rows: pa.Table) -> None:
             raise _violation(table, index, txn, kept, batch) from None
 
 
+def without_unique_conflicts(table: TableInfo, txn: Transaction, rows: pa.Table) -> pa.Table:
+    """``rows`` less those whose values a live row, or an earlier one of ``rows``, already
+    holds in a unique index (``ON CONFLICT DO NOTHING`` without a target skips them)."""
+    probes: list[tuple[np.ndarray, list[tuple[bytes, bytes]], set[tuple[bytes, bytes]]]] = []
+    for index in table.indexes:
+        if not index.unique:
+            continue
+        covered = np.ones(rows.num_rows, dtype=bool)
+        if index.predicate is not None:
+            mask = _predicate_mask(index.predicate, rows)
+            covered = mask.to_numpy(zero_copy_only=False).astype(bool)
+        batch = entries(table.schema, index, _column_getter(table, rows))
+        pairs = list(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()))
+        spec = ScanSpec(
+            projection=(IKEY, SUFFIX),
+            predicates=(ColumnPredicate.in_list(IKEY, tuple({k for k, _ in pairs})),),
+        )
+        taken = {
+            pair
+            for b in txn.scan(index.tablet_id, spec)
+            for pair in zip(b.column(0).to_pylist(), b.column(1).to_pylist())
+        }
+        probes.append((covered, pairs, taken))
+    keep = np.ones(rows.num_rows, dtype=bool)
+    # Per-row Python over the statement's proposed rows, in order, as PostgreSQL decides.
+    for position in range(rows.num_rows):
+        mine = [(p[position], t) for c, p, t in probes if c[position]]
+        if any(pair in taken for pair, taken in mine):
+            keep[position] = False
+            continue
+        for pair, taken in mine:
+            taken.add(pair)
+    return rows if keep.all() else rows.filter(pa.array(keep))
+
+
 def remove_entries(table: TableInfo, txn: Transaction, rows: pa.Table) -> None:
     """Delete the entries of ``rows`` (their values before the write) from every index."""
     for index in table.indexes:

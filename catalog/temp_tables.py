@@ -51,6 +51,9 @@ class TempNamespace:
 
     def __init__(self, catalog: Catalog, number: int) -> None:
         self._catalog = catalog
+        self.seen = catalog
+        """The catalog the session's statements see: its open transaction's view, whose
+        DROP or ROLLBACK of a temporary table lets the name reach a permanent one again."""
         self.schema = f"{SCHEMA_PREFIX}{number}"
         self._tables: dict[str, TempTable] = {}
 
@@ -60,7 +63,9 @@ class TempNamespace:
     def resolve(self, name: str) -> str | None:
         """The catalog name of this session's temporary table ``name``, if it has one."""
         table = self._tables.get(name)
-        return table.internal if table is not None else None
+        if table is None or self.seen.find_table(table.internal) is None:
+            return None
+        return table.internal
 
     def add(self, name: str, on_commit: OnCommit) -> TempTable:
         table = TempTable(name, self.internal_name(name), on_commit)
@@ -68,7 +73,7 @@ class TempNamespace:
         return table
 
     def forget_missing(self) -> None:
-        """Drop the names of tables that no longer exist (DROP TABLE took them)."""
+        """Drop the names of tables that no longer exist (a committed DROP TABLE took them)."""
         for name, table in list(self._tables.items()):
             if self._catalog.find_table(table.internal) is None:
                 del self._tables[name]

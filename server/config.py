@@ -176,7 +176,8 @@ def add_arguments(
     defaults = _defaults(os.environ if environ is None else environ)
     for f in dataclasses.fields(Config):
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{f.metadata['help']} (env {ENV_PREFIX}{f.name.upper()})"
+        # argparse expands %-formats in help; a literal "10%" in a knob's help must survive.
+        help_text = f"{f.metadata['help']} (env {ENV_PREFIX}{f.name.upper()})".replace("%", "%%")
         kind = _kind(f)
         if kind is bool and f.default:
             help_text += "; unsafe: may lose committed data" if f.name == "fsync" else ""

@@ -967,7 +967,6 @@ class Session:
         else:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, catalog)
-            self._temp.forget_missing()
         return result
 
     def _relation_oids(self) -> set[int]:
@@ -993,7 +992,9 @@ class Session:
         self._runner.catalog = catalog
         self.sequences.catalog = catalog
         self._access.catalog = catalog
+        self._temp.seen = catalog
         if ended:
+            self._temp.forget_missing()
             self._db.privileges.keep_tables(self._relation_oids())
             self._db.bump_catalog_version()
 

@@ -76,16 +76,19 @@ class Bank:
                     )
                     conn.execute("COMMIT")
                 except psycopg.OperationalError as exc:
-                    self.endings.append(exc.sqlstate)
-                    return  # the server is gone; the outcome of this transfer is unknown
+                    if not (exc.sqlstate or "").startswith("40"):  # 40001/40P01 are retried
+                        self.endings.append(exc.sqlstate)
+                        return  # the server is gone; the outcome of this transfer is unknown
                 except psycopg.Error:
-                    try:
-                        conn.execute("ROLLBACK")  # a conflict (40001, 55P03): try another
-                    except psycopg.Error:
-                        return
+                    pass
+                else:
+                    with self._lock:
+                        self.acknowledged.add((self.run, client, seq))
                     continue
-                with self._lock:
-                    self.acknowledged.add((self.run, client, seq))
+                try:
+                    conn.execute("ROLLBACK")  # a conflict (40001, 40P01, 55P03): try another
+                except psycopg.Error:
+                    return
 
     def checkpoint_loop(self) -> None:
         try:

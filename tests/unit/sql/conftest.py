@@ -10,7 +10,7 @@ from storage.schema import ColumnSchema, Schema
 
 
 class CatalogDouble:
-    """Just enough of catalog.Catalog for binding: name lookups over fixed tables."""
+    """Just enough of catalog.Catalog for binding and COMMENT ON: lookups over fixed tables."""
 
     def __init__(self, tables: list[TableInfo]) -> None:
         self._tables = {table.name: table for table in tables}
@@ -28,6 +28,10 @@ class CatalogDouble:
 
     def find_view(self, name: str) -> None:
         return None
+
+    def set_comment(self, comments, table_oid: int, attnum: int, text: str | None) -> None:
+        """Outside a transaction, as here, the real catalog sets the comment at once."""
+        comments.set(table_oid, attnum, text)
 
 
 def make_table(table_id: int, name: str, columns: list[tuple[str, t.DataType]], key: int = 1):

@@ -8,6 +8,7 @@ import re
 import psycopg
 import pytest
 
+from tests.support.psql import without_layout
 from tests.support.servers import NyalaServer, PostgresServer
 
 pytestmark = pytest.mark.e2e
@@ -30,15 +31,10 @@ def servers(nyala_server: NyalaServer, postgres_server: PostgresServer) -> list[
     return [nyala_server.dsn, postgres_server.dsn]
 
 
-def _normalise(text: str) -> str:
-    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
-    return "\n".join(lines)
-
-
 def test_psql_describe_shows_character_columns(servers, nyala_server, postgres_server):
     ours = nyala_server.psql(["-c", r"\d char_codes"], check=True).stdout
     theirs = postgres_server.psql(["-c", r"\d char_codes"], check=True).stdout
-    assert _normalise(ours) == _normalise(theirs)
+    assert without_layout(ours) == without_layout(theirs)
     assert re.search(r"code\s+\| character\(4\)", ours)
 
 

@@ -3,13 +3,12 @@ and SQLAlchemy's reflection."""
 
 from __future__ import annotations
 
-import re
-
 import psycopg
 import pytest
 import sqlalchemy as sa
 
-from tests.support.servers import NyalaServer, PostgresServer
+from tests.support.psql import without_layout
+from tests.support.servers import NyalaServer, PostgresServer, run_on_each
 
 pytestmark = pytest.mark.e2e
 
@@ -22,22 +21,14 @@ SETUP = (
 
 @pytest.fixture(scope="module")
 def servers(nyala_server: NyalaServer, postgres_server: PostgresServer) -> list[str]:
-    for server in (nyala_server, postgres_server):
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            for statement in SETUP:
-                conn.execute(statement)
+    run_on_each((nyala_server, postgres_server), SETUP)
     return [nyala_server.dsn, postgres_server.dsn]
-
-
-def _normalise(text: str) -> str:
-    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
-    return "\n".join(lines)
 
 
 def test_psql_describe_lists_check_constraints(servers, nyala_server, postgres_server):
     ours = nyala_server.psql(["-c", r"\d checked"], check=True).stdout
     theirs = postgres_server.psql(["-c", r"\d checked"], check=True).stdout
-    assert _normalise(ours) == _normalise(theirs)
+    assert without_layout(ours) == without_layout(theirs)
     assert '"ordered" CHECK (lo <= hi)' in ours
 
 

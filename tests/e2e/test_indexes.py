@@ -4,14 +4,14 @@ sessions (only one may commit)."""
 
 from __future__ import annotations
 
-import re
 import threading
 
 import psycopg
 import pytest
 import sqlalchemy as sa
 
-from tests.support.servers import NyalaServer, PostgresServer
+from tests.support.psql import without_layout
+from tests.support.servers import NyalaServer, PostgresServer, run_on_each
 
 pytestmark = pytest.mark.e2e
 
@@ -26,23 +26,15 @@ SETUP = (
 
 @pytest.fixture(scope="module")
 def servers(nyala_server: NyalaServer, postgres_server: PostgresServer) -> list[str]:
-    for server in (nyala_server, postgres_server):
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            for statement in SETUP:
-                conn.execute(statement)
+    run_on_each((nyala_server, postgres_server), SETUP)
     return [nyala_server.dsn, postgres_server.dsn]
-
-
-def _normalise(text: str) -> str:
-    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
-    return "\n".join(lines)
 
 
 @pytest.mark.parametrize("command", [r"\d indexed_person", r"\di indexed_person*"])
 def test_psql_describes_indexes_as_postgres(servers, nyala_server, postgres_server, command):
     ours = nyala_server.psql(["-c", command], check=True).stdout
     theirs = postgres_server.psql(["-c", command], check=True).stdout
-    assert _normalise(ours) == _normalise(theirs)
+    assert without_layout(ours) == without_layout(theirs)
     assert "indexed_person_email_key" in ours
 
 

@@ -13,7 +13,7 @@ import subprocess
 import psycopg
 import pytest
 
-from tests.support.psql import run_psql
+from tests.support.psql import run_psql, without_layout
 from tests.support.servers import PostgresServer, make_dsn
 
 pytestmark = pytest.mark.e2e
@@ -64,7 +64,7 @@ def dump_file(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPath
 def _normalise(text: str) -> str:
     """Whitespace and rule lengths aside; and, a difference the README lists, a CHECK
     expression is shown as written (here, as pg_dump wrote it: fully parenthesised)."""
-    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
+    lines = without_layout(text).splitlines()
     lines = [re.sub(r"[()]", "", line) if " CHECK " in line else line for line in lines]
     return "\n".join(lines)
 

@@ -4,13 +4,13 @@ to psql and hold the same rows as on PostgreSQL 15."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 
 import psycopg
 import pytest
 
+from tests.support.psql import without_layout
 from tests.support.servers import NyalaServer, PostgresServer
 
 pytestmark = pytest.mark.e2e
@@ -26,11 +26,6 @@ def _init(dsn: str) -> None:
         [program, "-i", "-s", "1", dsn], capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stderr
-
-
-def _normalise(text: str) -> str:
-    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
-    return "\n".join(lines)
 
 
 def test_pgbench_initialises_the_same_tables(
@@ -57,7 +52,7 @@ def test_pgbench_initialises_the_same_tables(
     for table in TABLES:
         ours = nyala_server.psql(["-c", rf"\d {table}"], check=True).stdout
         theirs = postgres_server.psql(["-c", rf"\d {table}"], check=True).stdout
-        assert _normalise(ours) == _normalise(theirs)
+        assert without_layout(ours) == without_layout(theirs)
     with psycopg.connect(nyala_server.dsn) as conn, pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute("insert into pgbench_accounts values (1, 1, 0, '')")
 

@@ -9,6 +9,7 @@ environment.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -67,3 +68,10 @@ def run_psql(
     if check and result.returncode != 0:
         raise PsqlError(result.returncode, command, output=result.stdout, stderr=result.stderr)
     return result
+
+
+def without_layout(text: str) -> str:
+    """psql's output with runs of spaces and table rules folded, so that two servers' answers
+    compare equal whatever column widths their values give."""
+    lines = [re.sub(r"-+", "-", re.sub(r"\s+", " ", line)).strip() for line in text.splitlines()]
+    return "\n".join(lines)

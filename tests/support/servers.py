@@ -33,6 +33,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import psycopg
+
 from tests.support.psql import run_psql
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -430,3 +432,11 @@ class PostgresServer(_Server):
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def run_on_each(servers: Sequence[NyalaServer | PostgresServer], statements: Sequence[str]) -> None:
+    """Run the same set-up statements, in autocommit, on each server of a side-by-side test."""
+    for server in servers:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            for statement in statements:
+                conn.execute(statement)

@@ -100,23 +100,11 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement | MembershipStatement
     if not reader.accept("on"):
         raise reader.error()
     kind, objects = _objects(reader)
-    reader.expect("to" if is_grant else "from")
-    grantees = [_grantee(reader)]
-    while reader.comma():
-        grantees.append(_grantee(reader))
-    cascade = False
-    while reader.peek() is not None:
-        if is_grant and reader.accept("with", "grant", "option"):
-            grant_option = True
-        elif reader.accept("granted", "by"):
-            _grantee(reader)
-        elif not is_grant and reader.word() in ("cascade", "restrict"):
-            cascade = reader.take().text.lower() == "cascade"
-        else:
-            raise reader.error()
+    grantees, with_option, cascade = _grantees(reader, is_grant, "grant")
     return GrantStatement(
-        is_grant, tuple(privileges), kind, tuple(objects), tuple(grantees), grant_option, cascade
-    )
+        is_grant, tuple(privileges), kind, tuple(objects), grantees,
+        grant_option or with_option, cascade,
+    )  # fmt: skip
 
 
 def _is_membership(tokens: list[Token]) -> bool:
@@ -135,21 +123,31 @@ def _membership(reader: _Reader, is_grant: bool) -> MembershipStatement:
     roles = [reader.name()]
     while reader.comma():
         roles.append(reader.name())
+    grantees, with_option, cascade = _grantees(reader, is_grant, "admin")
+    return MembershipStatement(
+        is_grant, tuple(roles), grantees, admin_option or with_option, cascade
+    )
+
+
+def _grantees(reader: _Reader, is_grant: bool, option: str) -> tuple[tuple[str, ...], bool, bool]:
+    """The tail GRANT and REVOKE share, of privileges and of roles alike: ``TO``/``FROM`` and
+    the grantees, then ``WITH <option> OPTION`` (grant only), ``GRANTED BY`` and ``CASCADE`` /
+    ``RESTRICT`` (revoke only).  Returns the grantees, whether the option was given, cascade."""
     reader.expect("to" if is_grant else "from")
     grantees = [_grantee(reader)]
     while reader.comma():
         grantees.append(_grantee(reader))
-    cascade = False
+    with_option = cascade = False
     while reader.peek() is not None:
-        if is_grant and reader.accept("with", "admin", "option"):
-            admin_option = True
+        if is_grant and reader.accept("with", option, "option"):
+            with_option = True
         elif reader.accept("granted", "by"):
             _grantee(reader)
         elif not is_grant and reader.word() in ("cascade", "restrict"):
             cascade = reader.take().text.lower() == "cascade"
         else:
             raise reader.error()
-    return MembershipStatement(is_grant, tuple(roles), tuple(grantees), admin_option, cascade)
+    return tuple(grantees), with_option, cascade
 
 
 def parse_default(sql: str, tokens: list[Token]) -> DefaultPrivilegesStatement | None:

@@ -2,60 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
-
 import psycopg
 import pytest
 from psycopg import errors
+
+from tests.support.sessions import blocked, connect, pool, server, table  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
 _BLOCKED_CHECK_S = 1.0
 
 
-@pytest.fixture(params=["nyala", "postgres"])
-def server(request: pytest.FixtureRequest, nyala_server, postgres_server):  # noqa: ANN001
-    return nyala_server if request.param == "nyala" else postgres_server
-
-
-@pytest.fixture
-def connect(server) -> Iterator[Callable[[], psycopg.Connection]]:  # noqa: ANN001
-    opened: list[psycopg.Connection] = []
-
-    def make() -> psycopg.Connection:
-        conn = psycopg.connect(server.dsn, autocommit=True)
-        opened.append(conn)
-        return conn
-
-    yield make
-    for conn in opened:
-        conn.close()
-
-
-@pytest.fixture
-def table(connect, request: pytest.FixtureRequest) -> str:  # noqa: ANN001
-    name = "fu_" + request.node.name.split("[")[0].removeprefix("test_")[:40]
-    conn = connect()
-    conn.execute(f"drop table if exists {name}")
-    conn.execute(f"create table {name} (id int primary key, v int not null)")
-    conn.execute(f"insert into {name} values (1, 1), (2, 2), (3, 3)")
-    return name
-
-
-@pytest.fixture
-def pool() -> Iterator[ThreadPoolExecutor]:
-    with ThreadPoolExecutor(max_workers=2) as executor:
-        yield executor
-
-
-def _blocked(future: Future[Any]) -> bool:
-    try:
-        future.result(timeout=_BLOCKED_CHECK_S)
-    except TimeoutError:
-        return True
-    return False
+TABLE_PREFIX = "fu_"
 
 
 def test_a_locked_row_blocks_writers_and_lockers_but_not_readers(connect, table):
@@ -89,7 +47,7 @@ def test_a_waiting_locker_reads_the_newest_version_and_then_holds_the_lock(conne
     pending = pool.submit(
         lambda: b.execute(f"select id, v from {table} where id = 1 for update").fetchall()
     )
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == [(1, 50)]
     c.execute("set lock_timeout = '300ms'")
@@ -108,7 +66,7 @@ def test_rows_changed_to_no_longer_match_are_not_returned(connect, table, pool):
     pending = pool.submit(
         lambda: b.execute(f"select id from {table} where v < 50 order by id for update").fetchall()
     )
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == [(1,), (3,)]
     b.execute("commit")

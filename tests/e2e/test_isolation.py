@@ -9,62 +9,20 @@ duration.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 import psycopg
 import pytest
 from psycopg import errors
 
 from tests.support.servers import NyalaServer
+from tests.support.sessions import blocked, connect, pool, server, table  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
 _BLOCKED_CHECK_S = 0.4
 
 
-@pytest.fixture(params=["nyala", "postgres"])
-def server(request: pytest.FixtureRequest, nyala_server, postgres_server):  # noqa: ANN001
-    return nyala_server if request.param == "nyala" else postgres_server
-
-
-@pytest.fixture
-def connect(server) -> Iterator[Callable[[], psycopg.Connection]]:  # noqa: ANN001
-    opened: list[psycopg.Connection] = []
-
-    def make() -> psycopg.Connection:
-        conn = psycopg.connect(server.dsn, autocommit=True)
-        opened.append(conn)
-        return conn
-
-    yield make
-    for conn in opened:
-        conn.close()
-
-
-@pytest.fixture
-def table(connect, request: pytest.FixtureRequest) -> str:  # noqa: ANN001
-    name = "iso_" + request.node.name.split("[")[0].removeprefix("test_")[:40]
-    conn = connect()
-    conn.execute(f"drop table if exists {name}")
-    conn.execute(f"create table {name} (id int primary key, v int not null)")
-    conn.execute(f"insert into {name} values (1, 1), (2, 2), (3, 3)")
-    return name
-
-
-@pytest.fixture
-def pool() -> Iterator[ThreadPoolExecutor]:
-    with ThreadPoolExecutor(max_workers=4) as executor:
-        yield executor
-
-
-def _blocked(future: Future[Any]) -> bool:
-    try:
-        future.result(timeout=_BLOCKED_CHECK_S)
-    except TimeoutError:
-        return True
-    return False
+TABLE_PREFIX = "iso_"
 
 
 def _values(conn: psycopg.Connection, table: str) -> list[tuple[int, int]]:
@@ -83,7 +41,7 @@ def test_read_committed_waits_then_updates_the_newest_version(connect, table, po
     a.execute("begin")
     a.execute(f"update {table} set v = v + 10 where id = 1")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = v + 1 where id = 1")))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table)[0] == (1, 12)
@@ -94,7 +52,7 @@ def test_read_committed_rechecks_where_against_the_newest_version(connect, table
     a.execute("begin")
     a.execute(f"update {table} set v = 100 where id = 1")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = 0 where v = 1")))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 0"
     assert _values(a, table)[0] == (1, 100)
@@ -105,7 +63,7 @@ def test_read_committed_delete_of_a_row_deleted_meanwhile(connect, table, pool):
     a.execute("begin")
     a.execute(f"delete from {table} where id = 2")
     pending = pool.submit(lambda: _status(b.execute(f"delete from {table} where id = 2")))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "DELETE 0"
 
@@ -115,7 +73,7 @@ def test_read_committed_rollback_of_the_holder_lets_the_waiter_apply(connect, ta
     a.execute("begin")
     a.execute(f"update {table} set v = 50 where id = 3")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = v * 2 where id = 3")))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("rollback")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table)[2] == (3, 6)
@@ -144,7 +102,7 @@ def test_update_that_moves_a_key_after_a_concurrent_change(connect, table, pool)
     pending = pool.submit(
         lambda: _status(b.execute(f"update {table} set id = id + 10 where id = 2"))
     )
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table) == [(1, 1), (3, 3), (12, 7)]
@@ -224,7 +182,7 @@ def test_repeatable_read_waits_for_the_holder_then_fails_or_proceeds(connect, ta
     b.execute("begin")
     b.execute(f"update {table} set v = 10 where id = 1")
     pending = pool.submit(lambda: a.execute(f"update {table} set v = 20 where id = 1"))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     b.execute("commit")
     with pytest.raises(errors.SerializationFailure):
         pending.result(timeout=30)
@@ -235,7 +193,7 @@ def test_repeatable_read_waits_for_the_holder_then_fails_or_proceeds(connect, ta
     b.execute("begin")
     b.execute(f"update {table} set v = 11 where id = 2")
     pending = pool.submit(lambda: _status(a.execute(f"update {table} set v = 21 where id = 2")))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     b.execute("rollback")
     assert pending.result(timeout=30) == "UPDATE 1"
     a.execute("commit")
@@ -281,7 +239,7 @@ def test_deadlock_fails_one_side_with_40p01(connect, table, pool):
     a.execute(f"update {table} set v = 10 where id = 1")
     b.execute(f"update {table} set v = 20 where id = 2")
     first = pool.submit(lambda: a.execute(f"update {table} set v = 11 where id = 2"))
-    assert _blocked(first)
+    assert blocked(first, _BLOCKED_CHECK_S)
     second = pool.submit(lambda: b.execute(f"update {table} set v = 21 where id = 1"))
     outcomes = []
     for future in (first, second):
@@ -365,7 +323,7 @@ def test_savepoint_keeps_row_locks_of_earlier_writes(connect, table, pool):
     a.execute(f"update {table} set v = 20 where id = 1")
     a.execute("rollback to savepoint s")
     pending = pool.submit(lambda: b.execute(f"update {table} set v = v + 1 where id = 1"))
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     pending.result(timeout=30)
     assert _values(a, table)[0] == (1, 11)
@@ -466,7 +424,7 @@ def test_on_conflict_do_nothing_waits_for_a_concurrent_insert(connect, table, po
     pending = pool.submit(
         lambda: _status(b.execute(f"insert into {table} values (200, 2) on conflict do nothing"))
     )
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "INSERT 0 0"
     a.execute("begin")
@@ -479,7 +437,7 @@ def test_on_conflict_do_nothing_waits_for_a_concurrent_insert(connect, table, po
             )
         )
     )
-    assert _blocked(pending)
+    assert blocked(pending, _BLOCKED_CHECK_S)
     a.execute("commit")
     assert pending.result(timeout=30) == "INSERT 0 1"
     assert _values(a, table)[-2:] == [(200, 1), (201, 6)]

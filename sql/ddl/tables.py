@@ -36,6 +36,7 @@ from storage.errors import (
     UndefinedTable,
     WrongObjectType,
 )
+from storage.transaction import Transaction
 
 _SERIAL_TYPES = {
     exp.DataType.Type.SMALLSERIAL: (types.INT16, "smallint"),
@@ -191,8 +192,10 @@ def create_table(
     ast: exp.Create,
     catalog: Catalog,
     check_default: DefaultChecker,
-    evaluate: partitions.Evaluator | None = None,
+    evaluate: partitions.Evaluator | None,
+    txn: Transaction,
 ) -> Result:
+    """CREATE TABLE in ``txn``, whose end settles the table and its UNIQUE indexes together."""
     schema_node = ast.this
     properties = ast.args.get("properties")
     if properties is not None and any(
@@ -300,17 +303,10 @@ def create_table(
         name, declared, key, partitioning, storage, serials, made, primary_key_name=key_name
     )
     for columns_named, unique_name, distinct in uniques:
-        txn = catalog.engine.begin()
-        try:
-            table = indexes.add_index(
-                catalog, table, columns_named, unique_name, txn, unique=True,
-                constraint=True, nulls_not_distinct=distinct,
-            )  # fmt: skip
-            txn.commit()
-        except BaseException:
-            txn.rollback()
-            catalog.drop_table(name)
-            raise
+        table = indexes.add_index(
+            catalog, table, columns_named, unique_name, txn, unique=True,
+            constraint=True, nulls_not_distinct=distinct,
+        )  # fmt: skip
     return Result(command_tag="CREATE TABLE")
 
 

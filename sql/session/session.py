@@ -942,8 +942,9 @@ class Session:
 
             def create(node: exp.Create) -> Result:
                 return tables.create_table(
-                    node, catalog, self._check_default, self._evaluate_constant
-                )
+                    node, catalog, self._check_default, self._evaluate_constant,
+                    self._block.current(),
+                )  # fmt: skip
 
             temp_tables.check_on_commit(ast)
             if temp_tables.is_temporary_create(ast):

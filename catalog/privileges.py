@@ -43,12 +43,15 @@ TABLE_PRIVILEGES = {
 SCHEMA_PRIVILEGES = {"USAGE": "U", "CREATE": "C"}
 SEQUENCE_PRIVILEGES = {"USAGE": "U", "SELECT": "r", "UPDATE": "w"}
 DATABASE_PRIVILEGES = {"CREATE": "C", "TEMPORARY": "T", "CONNECT": "c"}
-_ALL = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc"}
-_PREDEFINED = {
+_ALL = {
+    "table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc", "column": "arwx",
+}  # fmt: skip
+_PREDEFINED: dict[str, dict[str, str]] = {
     "table": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "awd"},
     "schema": {READ_ALL_DATA: "U", WRITE_ALL_DATA: "U"},
     "sequence": {READ_ALL_DATA: "r", WRITE_ALL_DATA: "w"},
     "database": {},
+    "column": {},
 }
 PUBLIC_SCHEMA = "schema:public"
 DATABASE = "database"
@@ -86,6 +89,8 @@ class ObjectAcl:
     def effective(self) -> list[AclItem]:
         if self.items is not None:
             return self.items
+        if self.kind == "column":
+            return []  # PostgreSQL's acldefault('c'): a column's rights are its table's
         default = [AclItem(self.owner, self.owner, _ALL[self.kind])]
         if self.kind == "schema":
             default.append(AclItem(PUBLIC, self.owner, "U"))
@@ -123,7 +128,7 @@ class ObjectAcl:
         PUBLIC, all of them when one owns the object, and what the predefined
         ``pg_read_all_data``/``pg_write_all_data`` give."""
         held_by = frozenset((roles,)) if isinstance(roles, str) else roles
-        if self.owner in held_by:
+        if self.owner in held_by and (options or self.kind != "column"):
             return set(_ALL[self.kind])
         out: set[str] = set()
         for item in self.effective():
@@ -172,35 +177,41 @@ def apply_grant(
     is_superuser: bool,
     label: str,
     privileges_of: frozenset[str] | None = None,
+    *,
+    rights_from: ObjectAcl | None = None,
+    subject: str | None = None,
 ) -> GrantOutcome:
     """Change ``acl`` in place as ``user`` granting or revoking; ``label`` names the object in
-    messages (``table t``) as PostgreSQL does; ``privileges_of`` are the roles whose
-    privileges ``user`` has (itself alone when not given)."""
+    messages (``table t``) as PostgreSQL does, ``subject`` in warnings (``"t"``);
+    ``privileges_of`` are the roles whose privileges ``user`` has (itself alone when not
+    given); ``rights_from`` is the ACL whose grant options decide the grantor (a column's
+    merged with its table's), ``acl`` itself when not given."""
     outcome = GrantOutcome()
     mine = privileges_of if privileges_of is not None else frozenset((user,))
-    grantor = acl.best_grantor(mine, request.privileges)
+    rights = rights_from if rights_from is not None else acl
+    grantor = rights.best_grantor(mine, request.privileges)
     if is_superuser or grantor == acl.owner:
         grantor, available = acl.owner, set(_ALL[acl.kind])
     else:
         grantor = grantor or user
-        available = acl.held(grantor, options=True)
+        available = rights.held(grantor, options=True) & set(_ALL[acl.kind])
         if not available and not acl.held(mine):
             raise InsufficientPrivilege(f"permission denied for {label}")
     wanted = set(request.privileges)
     granted = wanted & available
-    name = label.split(" ", 1)[1]
+    name = subject if subject is not None else f'"{label.split(" ", 1)[1]}"'
     if request.is_grant:
         if not granted:
-            outcome.notices.append(PrivilegeNotGranted(f'no privileges were granted for "{name}"'))
+            outcome.notices.append(PrivilegeNotGranted(f"no privileges were granted for {name}"))
         elif granted != wanted and not request.is_all:
             outcome.notices.append(
-                PrivilegeNotGranted(f'not all privileges were granted for "{name}"')
+                PrivilegeNotGranted(f"not all privileges were granted for {name}")
             )
     elif not granted:
-        outcome.notices.append(PrivilegeNotRevoked(f'no privileges could be revoked for "{name}"'))
+        outcome.notices.append(PrivilegeNotRevoked(f"no privileges could be revoked for {name}"))
     elif granted != wanted and not request.is_all:
         outcome.notices.append(
-            PrivilegeNotRevoked(f'not all privileges could be revoked for "{name}"')
+            PrivilegeNotRevoked(f"not all privileges could be revoked for {name}")
         )
     if not granted:
         return outcome
@@ -339,9 +350,14 @@ class PrivilegeStore:
                 self._save()
 
     def keep_tables(self, oids: set[int]) -> None:
-        """Forget the owners and ACLs of tables that are gone (after DROP TABLE)."""
+        """Forget the owners and ACLs of tables that are gone (after DROP TABLE), and of
+        their columns."""
         with self._lock:
-            gone = [k for k in self._acls if k.startswith("table:") and int(k[6:]) not in oids]
+            gone = [
+                k
+                for k in self._acls
+                if k.startswith(("table:", "column:")) and int(k.split(":")[1]) not in oids
+            ]
             for key in gone:
                 del self._acls[key]
             if gone:

@@ -9,6 +9,13 @@ the object does not have) and applies it object by object.
 from __future__ import annotations
 
 from catalog.catalog import Catalog
+from catalog.column_privileges import (
+    COLUMN_PRIVILEGES,
+    ColumnChanges,
+    grant_on_columns,
+    revoke_with_table,
+    save,
+)
 from catalog.privileges import (
     DATABASE,
     DATABASE_PRIVILEGES,
@@ -41,6 +48,7 @@ from storage.errors import (
     InvalidCatalogName,
     InvalidGrantOperation,
     InvalidSchemaName,
+    UndefinedColumn,
     UndefinedObject,
     UndefinedTable,
 )
@@ -65,6 +73,7 @@ def execute_grant(
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
+        _no_columns(statement)
         request = _request(statement, letters, grantees)
         acl = privileges.get(PUBLIC_SCHEMA, "schema", owner)
         notices += apply_grant(acl, request, user, superuser, f"schema {SCHEMA}", mine).notices
@@ -75,6 +84,7 @@ def execute_grant(
         for _, name in statement.objects:
             if name != database:
                 raise InvalidCatalogName(f'database "{name}" does not exist', severity="ERROR")
+        _no_columns(statement)
         request = _request(statement, letters, grantees)
         acl = privileges.get(DATABASE, "database", owner)
         notices += apply_grant(acl, request, user, superuser, f"database {database}", mine).notices
@@ -84,6 +94,7 @@ def execute_grant(
         return _grant_on_sequences(statement, catalog, privileges, roles, user, grantees)
     letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
     if statement.kind == "ALL TABLES":
+        _no_columns(statement)
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
@@ -103,10 +114,45 @@ def execute_grant(
     for table in tables:
         key = table_key(table.oid)
         acl = privileges.get(key, "table", owner)
-        label = f"table {table.name}"
-        notices += apply_grant(acl, request, user, superuser, label, mine).notices
-        privileges.put(key, acl)
+        changes = ColumnChanges()
+        if letters:
+            label = f"table {table.name}"
+            notices += apply_grant(acl, request, user, superuser, label, mine).notices
+            revoke_with_table(privileges, table.oid, acl, request, user, superuser, mine, changes)
+        for privilege, names in statement.columns:
+            column_letters = _letters((privilege,), COLUMN_PRIVILEGES, "column")
+            column_request = GrantRequest(
+                statement.is_grant, column_letters, privilege == "ALL", grantees,
+                statement.grant_option, statement.cascade,
+            )  # fmt: skip
+            columns = [(_attnum(table, name), name) for name in names]
+            grant_on_columns(
+                privileges, table.oid, table.name, acl, columns, column_request, user,
+                superuser, mine, changes,
+            )  # fmt: skip
+        notices += changes.notices
+        if letters:
+            privileges.put(key, acl)
+        save(privileges, changes)
     return Result(command_tag=tag, notices=notices)
+
+
+def _attnum(table: TableInfo | ViewInfo, name: str) -> int:
+    """The pg_attribute.attnum of a table's or view's column, or 42703."""
+    if isinstance(table, ViewInfo):
+        names = [c[0] for c in table.columns]
+        if name in names:
+            return names.index(name) + 1
+    else:
+        column = table.schema.find(name)
+        if column is not None and table.attnum(column.id):
+            return table.attnum(column.id)
+    raise UndefinedColumn(f'column "{name}" of relation "{table.name}" does not exist')
+
+
+def _no_columns(statement: GrantStatement) -> None:
+    if statement.columns:
+        raise InvalidGrantOperation("column privileges are only valid for relations")
 
 
 def _grant_on_sequences(
@@ -131,6 +177,7 @@ def _grant_on_sequences(
             if schema not in ("", SCHEMA):
                 raise InvalidSchemaName(f'schema "{schema}" does not exist')
             found.append(catalog.get_sequence(name))
+    _no_columns(statement)
     request = _request(statement, letters, grantees)
     superuser, mine = is_superuser(roles, user), privileges_of(roles, user)
     notices: list[DbError] = []

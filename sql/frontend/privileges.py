@@ -7,7 +7,8 @@ FOR] privileges ON ... FROM grantee [, ...] [GRANTED BY role] [CASCADE | RESTRIC
 where a grantee is a role, PUBLIC, CURRENT_USER, SESSION_USER or CURRENT_ROLE;
 ``GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]`` and
 ``REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] [GRANTED BY role] [CASCADE |
-RESTRICT]`` (a list of names not followed by ON).  Column lists and functions are refused
+RESTRICT]`` (a list of names not followed by ON).  A privilege on tables may name columns
+(``SELECT (a, b)``); functions are refused
 with 0A000 until they are kept.  ``ALTER TABLE t OWNER TO role``, ``ALTER DEFAULT
 PRIVILEGES``, ``REASSIGN OWNED`` and ``DROP OWNED`` are read here too.
 """
@@ -96,14 +97,14 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement | MembershipStatement
     if _is_membership(tokens):
         return _membership(reader, is_grant)
     grant_option = not is_grant and reader.accept("grant", "option", "for")
-    privileges = _privileges(reader)
+    privileges, columns = _privileges(reader, with_columns=True)
     if not reader.accept("on"):
         raise reader.error()
     kind, objects = _objects(reader)
     grantees, with_option, cascade = _grantees(reader, is_grant, "grant")
     return GrantStatement(
         is_grant, tuple(privileges), kind, tuple(objects), grantees,
-        grant_option or with_option, cascade,
+        grant_option or with_option, cascade, tuple(columns),
     )  # fmt: skip
 
 
@@ -173,7 +174,7 @@ def parse_default(sql: str, tokens: list[Token]) -> DefaultPrivilegesStatement |
         raise reader.error()
     is_grant = reader.take().text.lower() == "grant"
     grant_option = not is_grant and reader.accept("grant", "option", "for")
-    privileges = _privileges(reader)
+    privileges, _ = _privileges(reader)
     reader.expect("on")
     kind = reader.word().upper()
     if kind not in ("TABLES", "SEQUENCES"):
@@ -248,27 +249,47 @@ def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
     return OwnerStatement(table, owner, if_exists)
 
 
-def _privileges(reader: _Reader) -> list[str]:
+def _privileges(
+    reader: _Reader, with_columns: bool = False
+) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
+    """The privileges named, and apart from them those given with a column list."""
+    out: list[str] = []
+    columns: list[tuple[str, tuple[str, ...]]] = []
     if reader.accept("all"):
         reader.accept("privileges")
-        _no_columns(reader)
-        return ["ALL"]
-    out = []
+        names = _columns(reader, with_columns)
+        return ([], [("ALL", names)]) if names else (["ALL"], [])
     while True:
         word = reader.word()
         if word not in _PRIVILEGES or word == "all":
             raise reader.error()
         reader.take()
-        out.append("TEMPORARY" if word == "temp" else word.upper())
-        _no_columns(reader)
+        privilege = "TEMPORARY" if word == "temp" else word.upper()
+        names = _columns(reader, with_columns)
+        if names:
+            columns.append((privilege, names))
+        else:
+            out.append(privilege)
         if not reader.comma():
-            return out
+            return out, columns
 
 
-def _no_columns(reader: _Reader) -> None:
+def _columns(reader: _Reader, allowed: bool) -> tuple[str, ...]:
+    """A privilege's ``(column [, ...])``, or () when none follows."""
     token = reader.peek()
-    if token is not None and token.token_type is TokenType.L_PAREN:
-        raise FeatureNotSupported("column privileges are not supported yet")
+    if token is None or token.token_type is not TokenType.L_PAREN:
+        return ()
+    if not allowed:
+        raise reader.error()
+    reader.take()
+    names = [reader.name()]
+    while reader.comma():
+        names.append(reader.name())
+    token = reader.peek()
+    if token is None or token.token_type is not TokenType.R_PAREN:
+        raise reader.error()
+    reader.take()
+    return tuple(names)
 
 
 def _objects(reader: _Reader) -> tuple[str, list[tuple[str, str]]]:

@@ -226,12 +226,13 @@ class GrantStatement(Statement):
     ``privileges`` are upper-case names (``("ALL",)`` for ALL PRIVILEGES); ``kind`` is
     TABLE, SEQUENCE, SCHEMA, ALL TABLES or ALL SEQUENCES (``ON ALL ... IN SCHEMA``,
     ``objects`` then naming the schemas); ``objects`` are (schema or "", name) pairs; ``grantees`` role names, PUBLIC
-    as "".  ``grant_option``: WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
+    as "".  ``grant_option``: WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.  ``columns``
+    holds the privileges given with a column list (``SELECT (a, b)``), each with its columns.
     """
 
     arg_types = {
         "is_grant": True, "privileges": True, "kind": True, "objects": True, "grantees": True,
-        "grant_option": False, "cascade": False,
+        "grant_option": False, "cascade": False, "columns": False,
     }  # fmt: skip
 
     def __init__(
@@ -243,10 +244,11 @@ class GrantStatement(Statement):
         grantees: tuple[str, ...] = (),
         grant_option: bool = False,
         cascade: bool = False,
+        columns: tuple[tuple[str, tuple[str, ...]], ...] = (),
     ) -> None:
         super().__init__(
             is_grant=is_grant, privileges=privileges, kind=kind, objects=objects,
-            grantees=grantees, grant_option=grant_option, cascade=cascade,
+            grantees=grantees, grant_option=grant_option, cascade=cascade, columns=columns,
         )  # fmt: skip
 
     is_grant: bool = _field("is_grant")
@@ -256,6 +258,7 @@ class GrantStatement(Statement):
     grantees: tuple[str, ...] = _field("grantees")
     grant_option: bool = _field("grant_option")
     cascade: bool = _field("cascade")
+    columns: tuple[tuple[str, tuple[str, ...]], ...] = _field("columns")
 
 
 class MembershipStatement(Statement):

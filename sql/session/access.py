@@ -17,8 +17,10 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from catalog.column_privileges import held_by_column
 from catalog.privileges import (
     PUBLIC_SCHEMA,
+    ObjectAcl,
     database_owner,
     initial_acl,
     is_superuser,
@@ -30,6 +32,7 @@ from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
+from sql.dml.column_use import Columns, ColumnUse, column_use
 from sql.execution.context import DatabaseContext
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
 from sql.frontend.statements import CopyStatement
@@ -100,13 +103,9 @@ class AccessControl:
         match plan:
             case QueryPlan(query=query):
                 self._reads(query, None)
-            case DmlPlan(write=write, reads_target=reads):
-                self._require(write.table, _WRITE_LETTER[write.kind])
-                if reads or write.returning is not None:
-                    self._require(write.table, _SELECT)
+            case DmlPlan(write=write):
+                self._write(plan)
                 self._reads(write.source, write.table)
-                if write.conflict is not None and write.conflict.update:
-                    self._require(write.table, _UPDATE)
             case ExplainPlan(inner=inner) | DeclarePlan(inner=inner):
                 self.check(inner)
             case TruncatePlan(ast=ast):
@@ -137,6 +136,26 @@ class AccessControl:
         if not set(wanted) & acl.held(self._mine()):
             raise InsufficientPrivilege(f"permission denied for sequence {name}")
 
+    def _write(self, plan: DmlPlan) -> None:
+        """The write's own privilege on the columns it writes (DELETE: on the table), and
+        SELECT on the target's columns it reads."""
+        write = plan.write
+        table, letter = write.table, _WRITE_LETTER[write.kind]
+        if plan.ast is None:  # planned without its statement: the table's privileges
+            use = ColumnUse((), () if write.conflict is not None else None, ())
+        else:
+            if plan.column_use is None:
+                plan.column_use = column_use(plan.ast, table, self.catalog)
+            use = plan.column_use
+        if letter == _DELETE:
+            self._require(table, _DELETE)
+        else:
+            self._require(table, letter, columns=use.inserted if letter == _INSERT else use.updated)
+        if use.selected is not None:
+            self._require(table, _SELECT, columns=use.selected)
+        if write.kind == "INSERT" and use.updated is not None:
+            self._require(table, _UPDATE, columns=use.updated)
+
     def _superuser_reads(self, plan: Plan) -> None:
         """A superuser passes every check of its own, but what a view reads is checked as
         the view's owner, whoever queries it."""
@@ -161,7 +180,9 @@ class AccessControl:
             target = skip is not None and binding.table.table_id == skip.table_id
             if via is None and (superuser or target):
                 continue
-            self._require(binding.table, _SELECT, via)
+            table = binding.table
+            columns = tuple(n for c in binding.columns if (n := table.attnum(c.id)))
+            self._require(table, _SELECT, via, columns=columns)
 
     def _owner_of(self, view_name: str) -> str | None:
         """The owner of a view, or None when it is a superuser (who passes every check)."""
@@ -173,10 +194,15 @@ class AccessControl:
         return None if is_superuser(self._db.roles, acl.owner) else acl.owner
 
     def _copy(self, copy: CopyStatement) -> None:
+        """COPY FROM needs INSERT on the columns it fills (all of them without a list); COPY
+        TO runs as its query, checked as one."""
         if copy.is_from and copy.table is not None:
             table = self.catalog.find_table(copy.table)
             if table is not None:
-                self._require(table, _INSERT)
+                names = copy.columns or [c.name for c in table.columns]
+                found = [table.schema.find(name) for name in names]
+                columns = tuple(table.attnum(c.id) for c in found if c is not None)
+                self._require(table, _INSERT, columns=columns)
 
     def _ddl(self, ast: exp.Expr) -> None:
         if isinstance(ast, exp.Create):
@@ -213,9 +239,11 @@ class AccessControl:
         letter: str,
         via: str | None = None,
         kind: str = "table",
+        columns: Columns = None,
     ) -> None:
         """``letter`` on ``table`` for the current role, or for the owner of the view ``via``
-        when that view's query reads it."""
+        when that view's query reads it; with ``columns`` (pg_attribute numbers), the
+        privilege on each of those columns does as well (on any one column for ())."""
         if via is None:
             roles = self._mine()
         else:
@@ -225,8 +253,23 @@ class AccessControl:
             roles = privileges_of(self._db.roles, owner)
         default_owner = database_owner(self._db.roles, self.user)
         acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
-        if letter not in acl.held(roles):
+        if letter in acl.held(roles):
+            return
+        if columns is None or not self._on_columns(table, acl, roles, letter, columns):
             raise InsufficientPrivilege(f"permission denied for {kind} {table.name}")
+
+    def _on_columns(
+        self,
+        table: TableInfo | ViewInfo,
+        acl: ObjectAcl,
+        roles: frozenset[str],
+        letter: str,
+        columns: tuple[int, ...],
+    ) -> bool:
+        held = held_by_column(self._db.privileges, table.oid, acl, roles)
+        if not columns:
+            return any(letter in rights for rights in held.values())
+        return all(letter in held.get(n, ()) for n in columns)
 
     def _require_owner(self, table: TableInfo | ViewInfo, kind: str = "table") -> None:
         owner = database_owner(self._db.roles, self.user)

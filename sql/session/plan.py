@@ -9,6 +9,7 @@ from typing import TypeGuard
 from sqlglot import exp
 
 from sql.common.result import ResultColumn
+from sql.dml.column_use import ColumnUse
 from sql.dml.write_plan import WritePlan
 from sql.frontend.statements import (
     CopyStatement,
@@ -46,6 +47,10 @@ class DmlPlan:
     catalog_version: int
     reads_target: bool = True
     """Whether it reads the target's columns, so needs SELECT on it (``access``)."""
+    ast: exp.Expr | None = None
+    """The statement, whose columns ``access`` checks when a role lacks a table privilege."""
+    column_use: ColumnUse | None = None
+    """What ``ast`` does to each column of the target (``dml.column_use``), once needed."""
 
 
 @dataclass(slots=True)

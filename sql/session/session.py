@@ -625,7 +625,7 @@ class Session:
                 raise FeatureNotSupported(
                     f"statement is not supported: {plan_mod.statement_name(statement)}"
                 )
-        return DmlPlan(write, version, reads_target=access.reads_target(ast))
+        return DmlPlan(write, version, reads_target=access.reads_target(ast), ast=ast)
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":

@@ -48,7 +48,11 @@ def column_use(ast: exp.Expr, table: TableInfo, catalog: Catalog) -> ColumnUse:
         reads += [e.expression for e in ast.expressions if isinstance(e, exp.EQ)]
     reads += _returning(ast)
     joined = [
-        *(ast.args["from_"].expressions or [ast.args["from_"].this] if ast.args.get("from_") else []),
+        *(
+            ast.args["from_"].expressions or [ast.args["from_"].this]
+            if ast.args.get("from_")
+            else []
+        ),
         *(ast.args.get("using") or []),
     ]
     where = ast.args.get("where")
@@ -140,7 +144,11 @@ def _read(
         query = query.where(where.copy())
     bound = bind_query(query, catalog)
     used = next(
-        (r.columns for r in bound.tables if r.table.table_id == table.table_id and r.alias == alias),
+        (
+            r.columns
+            for r in bound.tables
+            if r.table.table_id == table.table_id and r.alias == alias
+        ),
         [],
     )
     attnums = [n for c in used if (n := table.attnum(c.id))]

@@ -40,16 +40,17 @@ def column_acls(
     out: dict[int, ObjectAcl] = {}
     for key, acl in store.all().items():
         if key.startswith(prefix):
-            out[int(key[len(prefix) :])] = _owned(acl, table_acl.owner)
+            out[int(key[len(prefix) :])] = owned_by(acl, table_acl.owner)
     return out
 
 
 def column_acl(store: PrivilegeStore, table_oid: int, column_id: int, owner: str) -> ObjectAcl:
     found = store.find(column_key(table_oid, column_id))
-    return ObjectAcl("column", owner) if found is None else _owned(found, owner)
+    return ObjectAcl("column", owner) if found is None else owned_by(found, owner)
 
 
-def _owned(acl: ObjectAcl, owner: str) -> ObjectAcl:
+def owned_by(acl: ObjectAcl, owner: str) -> ObjectAcl:
+    """A copy of a column's ACL as ``owner``, its table's owner now, grants it."""
     copy = ObjectAcl(
         acl.kind,
         acl.owner,

@@ -6,6 +6,8 @@ Each entry is the SELECT a view in DuckDB's ``infos`` schema runs over the
 
 from __future__ import annotations
 
+from sql.pg_catalog.column_privilege_rows import COLUMN_GRANTS
+
 # One row per privilege in each user table's ACL (its owner's default when relacl is NULL),
 # as PostgreSQL's view explodes them; the owner's rights are always grantable.
 _TABLE_GRANTS = """
@@ -132,4 +134,6 @@ VIEWS: dict[str, str] = {
         FROM pgc.pg_views v""",
     "table_privileges": _TABLE_GRANTS.format(visible=_VISIBLE_GRANT),
     "role_table_grants": _TABLE_GRANTS.format(visible=_VISIBLE_ROLE_GRANT),
+    "column_privileges": COLUMN_GRANTS.format(visible=_VISIBLE_GRANT),
+    "role_column_grants": COLUMN_GRANTS.format(visible=_VISIBLE_ROLE_GRANT),
 }

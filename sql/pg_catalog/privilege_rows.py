@@ -25,6 +25,7 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import PREDEFINED, Role, RoleStore
+from sql.pg_catalog import column_privilege_rows
 from sql.pg_catalog.catalog_rows import DATABASE_OID, PUBLIC_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
 from storage.errors import (
@@ -103,12 +104,14 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
             values = list(row)
             values[nsp_acl_at] = [item.text() for item in schema.effective()]
             namespaces[index] = tuple(values)
+    column_privilege_rows.with_column_acls(rows, acls, owner)
 
 
 class PrivilegeLookup:
     """has_*_privilege over one snapshot of the ACLs, for the session user ``user``."""
 
     def __init__(self) -> None:
+        self.columns = column_privilege_rows.ColumnPrivileges()
         self.load({}, [], "", "", CatalogRows())
 
     def load(
@@ -138,6 +141,18 @@ class PrivilegeLookup:
         self._tables = {
             r[name_at]: r[oid_at] for r in rows.rows.get("pg_class", []) if r[nsp_at] == PUBLIC_OID
         }
+        self.columns.load(
+            acls, rows, user, self._on_table, self._role, self._table_oid,
+            store.privileges_of if store is not None else None,
+        )  # fmt: skip
+
+    def _on_table(self, role: str, oid: int, letters: str, options: bool) -> bool:
+        """Whether ``role`` holds one of ``letters`` (their grant options) on the table."""
+        if self._is_superuser(role):
+            return True
+        acl = self._acls.get(table_key(oid)) or ObjectAcl("table", self._owner)
+        mine = self._store.privileges_of(role) if self._store is not None else frozenset((role,))
+        return bool(set(letters) & acl.held(mine, options=options))
 
     def _is_superuser(self, name: str) -> bool:
         role = self._roles.get(name)
@@ -258,10 +273,11 @@ def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], PrivilegeLoo
             null_handling="special",
         )
         duck.execute(f"CREATE MACRO {PREFIX}{sql_name}(a, b, c := NULL) AS {_UDF}{method}(a, b, c)")
+    column_privilege_rows.register(duck, lambda: current().columns)
 
 
 def names() -> frozenset[str]:
-    return frozenset(sql_name for _, sql_name in _UDFS)
+    return frozenset(sql_name for _, sql_name in _UDFS) | column_privilege_rows.names()
 
 
 def _dispatch(current: Callable[[], PrivilegeLookup], method: str) -> Callable[..., Any]:

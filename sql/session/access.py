@@ -105,7 +105,8 @@ class AccessControl:
                 self._reads(query, None)
             case DmlPlan(write=write):
                 self._write(plan)
-                self._reads(write.source, write.table)
+                joins_target = write.kind != "INSERT" or write.conflict is not None
+                self._reads(write.source, write.table if joins_target else None)
             case ExplainPlan(inner=inner) | DeclarePlan(inner=inner):
                 self.check(inner)
             case TruncatePlan(ast=ast):
@@ -169,7 +170,9 @@ class AccessControl:
 
     def _reads(self, query: CompiledQuery, skip: TableInfo | None, superuser: bool = False) -> None:
         """SELECT on each view and table the query reads: those it names as the current
-        role, those a view's query names as that view's owner (PostgreSQL's checkAsUser)."""
+        role, those a view's query names as that view's owner (PostgreSQL's checkAsUser).
+        ``skip`` is a write's target, whose first reference is the write's own (checked by
+        ``_write``); any other reference to it reads it like any table."""
         catalog = self.catalog
         for name, via in query.views_read:
             view = catalog.find_view(name)
@@ -178,6 +181,8 @@ class AccessControl:
         for binding in query.views:
             via = binding.via_view
             target = skip is not None and binding.table.table_id == skip.table_id
+            if target and via is None:
+                skip = None
             if via is None and (superuser or target):
                 continue
             table = binding.table

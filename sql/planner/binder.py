@@ -31,7 +31,7 @@ from sql.planner.query_checks import check_distinct_on, check_set_operations, ch
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
-from sql.planner.views import VIA_VIEW, VIEWS_READ, expand_views
+from sql.planner.views import VIA_VIEW, VIEW_ALIASES, VIEWS_READ, expand_views
 from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
@@ -84,6 +84,8 @@ class BoundQuery:
     param_oids: list[int]
     views_read: list[tuple[str, str | None]] = field(default_factory=list)
     """Each view the query reads and the view it was read through (None: the query)."""
+    view_columns: list[frozenset[str]] = field(default_factory=list)
+    """The columns read from each view in ``views_read`` (for column privileges)."""
 
 
 def sqlglot_type_oid(dtype: exp.DataType | None) -> int:
@@ -136,9 +138,11 @@ def bind_query(
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     views_read: list[tuple[str, str | None]] = []
+    view_aliases: list[str] = []
     if catalog.views():
         ast = expand_views(ast.copy(), catalog)
         views_read = ast.meta.get(VIEWS_READ, [])
+        view_aliases = ast.meta.get(VIEW_ALIASES, [])
     original = ast
     ast = shape_values(ast.copy())
     check_literal_casts(ast)
@@ -211,7 +215,8 @@ def bind_query(
         wanted = by_alias.get(ref.alias, set())
         ref.columns = [c for c in _readable(ref.table) if c.name in wanted]
     param_oids = infer_parameter_types(ast, declared_param_oids)
-    return BoundQuery(ast, refs, param_oids, views_read)
+    view_columns = [frozenset(by_alias.get(alias, ())) for alias in view_aliases]
+    return BoundQuery(ast, refs, param_oids, views_read, view_columns)
 
 
 def parameter_number(node: exp.Expr) -> int:

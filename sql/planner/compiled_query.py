@@ -63,6 +63,8 @@ class CompiledQuery:
     """The ``$n`` the DuckDB SQL names, in its dense order (see ``to_duckdb``)."""
     views_read: list[tuple[str, str | None]] = field(default_factory=list)
     """The views the query reads, each with the view it was read through (for privileges)."""
+    view_columns: list[frozenset[str]] = field(default_factory=list)
+    """The columns read from each view in ``views_read`` (for column privileges)."""
 
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
@@ -102,5 +104,6 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     return CompiledQuery(
         sql, views, outputs, bound.param_oids, uses_now, direct=direct,
         is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
+        view_columns=bound.view_columns,
         short_limit=short_limit_parameter(bound, scans, direct),
     )  # fmt: skip

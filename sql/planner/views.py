@@ -20,6 +20,9 @@ VIA_VIEW = "nyala_via_view"
 privileges are checked as the view's owner, as PostgreSQL's rewriter marks them."""
 VIEWS_READ = "nyala_views_read"
 """Meta key of the expanded query: (view, the view it was read through or None), in order."""
+VIEW_ALIASES = "nyala_view_aliases"
+"""Meta key of the expanded query: the alias each view read in ``VIEWS_READ`` stands under,
+whose columns the query reads from it (checked against the view's column privileges)."""
 
 
 def _view_references(ast: exp.Expr, catalog: Catalog) -> list[exp.Table]:
@@ -41,6 +44,7 @@ def expand_views(ast: exp.Expr, catalog: Catalog) -> exp.Expr:
     views read and the view each table came through are noted in meta (``VIEWS_READ``,
     ``VIA_VIEW``)."""
     reads: list[tuple[str, str | None]] = ast.meta.setdefault(VIEWS_READ, [])
+    aliases: list[str] = ast.meta.setdefault(VIEW_ALIASES, [])
     for _ in range(_MAX_DEPTH):
         references = _view_references(ast, catalog)
         if not references:
@@ -50,6 +54,7 @@ def expand_views(ast: exp.Expr, catalog: Catalog) -> exp.Expr:
             assert view is not None, "found above"
             query: exp.Expr = exp.maybe_parse(view.query, dialect=DIALECT)
             reads.append((view.name, table.meta.get(VIA_VIEW)))
+            aliases.append(table.alias_or_name)
             for inner in query.find_all(exp.Table):
                 inner.meta[VIA_VIEW] = view.name
             alias = exp.TableAlias(

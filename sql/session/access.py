@@ -174,10 +174,16 @@ class AccessControl:
         ``skip`` is a write's target, whose first reference is the write's own (checked by
         ``_write``); any other reference to it reads it like any table."""
         catalog = self.catalog
-        for name, via in query.views_read:
+        for index, (name, via) in enumerate(query.views_read):
             view = catalog.find_view(name)
             if view is not None and (via is not None or not superuser):
-                self._require(view, _SELECT, via, kind="view")
+                used = query.view_columns[index] if index < len(query.view_columns) else None
+                columns = (
+                    None
+                    if used is None
+                    else tuple(n for n, (c, _, _) in enumerate(view.columns, start=1) if c in used)
+                )
+                self._require(view, _SELECT, via, kind="view", columns=columns)
         for binding in query.views:
             via = binding.via_view
             target = skip is not None and binding.table.table_id == skip.table_id

@@ -6,8 +6,8 @@ two outputs must be the same.  It covers PreparedStatement with every type
 past pgjdbc's switch to a named statement and binary results (the 5th
 execution), executeBatch with and without reWriteBatchedInserts=true,
 setAutoCommit(false) transactions, ResultSetMetaData and DatabaseMetaData
-(getTables, getColumns, getTablePrivileges, getPrimaryKeys, getIndexInfo, getSchemas,
-getCatalogs, getTypeInfo).
+(getTables, getColumns, getTablePrivileges, getColumnPrivileges, getPrimaryKeys,
+getIndexInfo, getSchemas, getCatalogs, getTypeInfo).
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def test_pgjdbc_scenario_matches_postgresql(scenario_classes, nyala_server, post
     assert "rewritten batch: [-2, -2, -2, -2, -2, -2, -2, -2, -2, -2]" in ours
     assert "primary key: jdbc_types id 1 jdbc_types_pkey" in ours
     assert "table privilege: jdbc_types nyala PUBLIC SELECT NO" in ours
+    assert "column privilege: jdbc_types v nyala PUBLIC UPDATE NO" in ours
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])

@@ -66,6 +66,7 @@ public final class JdbcScenario {
             st.execute("create index jdbc_types_l_s on jdbc_types (l, s)");
             st.execute("comment on table jdbc_types is 'every type'");
             st.execute("grant select, insert on jdbc_types to public");
+            st.execute("grant update (v, t), references (id) on jdbc_types to public");
         }
     }
 
@@ -232,6 +233,14 @@ public final class JdbcScenario {
             while (rs.next()) {
                 print("table privilege", rs.getString("TABLE_NAME") + " " + rs.getString("GRANTOR")
                         + " " + rs.getString("GRANTEE") + " " + rs.getString("PRIVILEGE") + " "
+                        + rs.getString("IS_GRANTABLE"));
+            }
+        }
+        try (ResultSet rs = md.getColumnPrivileges(null, "public", "jdbc_types", "%")) {
+            while (rs.next()) {
+                print("column privilege", rs.getString("TABLE_NAME") + " "
+                        + rs.getString("COLUMN_NAME") + " " + rs.getString("GRANTOR") + " "
+                        + rs.getString("GRANTEE") + " " + rs.getString("PRIVILEGE") + " "
                         + rs.getString("IS_GRANTABLE"));
             }
         }

@@ -279,7 +279,7 @@ def test_a_role_with_privileges_cannot_be_dropped(nyala_server, postgres_server)
 
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-LEAST_PRIVILEGE_ROLES = ("migrator", "app", "reporting")
+LEAST_PRIVILEGE_ROLES = ("migrator", "app", "reporting", "support")
 
 
 def _readme_blocks() -> list[tuple[str, list[str]]]:
@@ -308,6 +308,15 @@ LEAST_PRIVILEGE_CHECKS = [
     ("reporting", "insert into customers values (2, 'bob')"),
     ("reporting", "update customers set name = 'x'"),
     ("reporting", "delete from customers"),
+    ("support", "select id, name from customers order by id"),
+    ("support", "select * from customers"),
+    ("support", "select id from customers where email is null"),
+    ("support", "select count(*) from orders"),
+    ("support", "update customers set name = 'Ada' where id = 1"),
+    ("support", "update customers set id = 3 where id = 1"),
+    ("support", "delete from customers where id = 1"),
+    ("support", "insert into customers (id, name) values (5, 'eve')"),
+    ("support", "select has_column_privilege('customers', 'name', 'update')"),
     ("migrator", "alter table orders add column note text"),
     ("migrator", "select count(*) from orders"),
     ("migrator", "drop table orders"),
@@ -360,6 +369,8 @@ def test_the_readme_least_privilege_setup(nyala_server, postgres_server):
     assert outcome[("reporting", "delete from customers")] == "42501"
     assert outcome[("migrator", "drop table customers")] == "ok"
     assert outcome[("reporting", "select count(*) from audit")] == [(0,)]
+    assert outcome[("support", "select * from customers")] == "42501"
+    assert outcome[("support", "update customers set name = 'Ada' where id = 1")] == "ok"
 
 
 def test_checks_run_at_every_execution_and_on_every_path(nyala_server, postgres_server):

@@ -180,15 +180,7 @@ class CatalogFunctions:
         return None if name is None else self._settings.get(name.lower())
 
     def to_regtype(self, name: str | None) -> int | None:
-        if name is None:
-            return None
-        text = re.sub(r"^pg_catalog\.", "", name.strip().lower()).strip('"')
-        if text.isdigit():
-            return int(text)
-        array = text.endswith("[]")
-        base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
-        oid = self._types.get(("_" + base) if array else base)
-        return oid
+        return None if name is None else type_oid(self._types, name)
 
     def serial_sequence(self, table: str | None, column: str | None) -> str | None:
         """pg_get_serial_sequence: the sequence a column's pg_depend row names."""
@@ -495,6 +487,16 @@ TABLE_MACROS: dict[str, str] = {}
 USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})
 """Functions the user-query planner computes as well (``planner.transpile``): calling one
 does not by itself make a statement a catalog query."""
+
+
+def type_oid(types: dict[str, int], name: str) -> int | None:
+    """The OID of the type ``name`` spells (an alias, an array, an OID), by pg_type's names."""
+    text = re.sub(r"^pg_catalog\.", "", name.strip().lower()).strip('"')
+    if text.isdigit():
+        return int(text)
+    array = text.endswith("[]")
+    base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
+    return types.get(("_" + base) if array else base)
 
 
 def names() -> frozenset[str]:

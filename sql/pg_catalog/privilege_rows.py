@@ -4,8 +4,11 @@
 and the public schema's into pg_namespace, so psql's ``\\dp``/``\\z`` and
 drivers' metadata read them where PostgreSQL keeps them.  ``PrivilegeLookup``
 answers ``has_table_privilege``, ``has_schema_privilege``,
-``has_database_privilege`` and ``pg_has_role`` from the same snapshot, with PostgreSQL's argument forms (role and object by name or OID,
-privilege names comma-separated, ``WITH GRANT OPTION`` allowed).
+``has_database_privilege`` and ``pg_has_role`` from the same snapshot, with PostgreSQL's
+argument forms (role and object by name or OID, privilege names comma-separated, ``WITH
+GRANT OPTION`` allowed), and holds the lookups of the column privilege functions
+(``column_privilege_rows``) and the other has_*_privilege functions
+(``privilege_functions``).
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import PREDEFINED, Role, RoleStore
-from sql.pg_catalog import column_privilege_rows
+from sql.pg_catalog import column_privilege_rows, privilege_functions
 from sql.pg_catalog.catalog_rows import DATABASE_OID, PUBLIC_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
 from storage.errors import (
     InvalidCatalogName,
     InvalidParameterValue,
+    InvalidSchemaName,
     UndefinedObject,
     UndefinedTable,
 )
@@ -112,6 +116,7 @@ class PrivilegeLookup:
 
     def __init__(self) -> None:
         self.columns = column_privilege_rows.ColumnPrivileges()
+        self.objects = privilege_functions.ObjectPrivileges()
         self.load({}, [], "", "", CatalogRows())
 
     def load(
@@ -141,10 +146,15 @@ class PrivilegeLookup:
         self._tables = {
             r[name_at]: r[oid_at] for r in rows.rows.get("pg_class", []) if r[nsp_at] == PUBLIC_OID
         }
+        privileges_of = store.privileges_of if store is not None else None
         self.columns.load(
-            acls, rows, user, self._on_table, self._role, self._table_oid,
-            store.privileges_of if store is not None else None,
-        )  # fmt: skip
+            acls, rows, user, self._on_table, self._role, self._table_oid, privileges_of
+        )
+        self.objects.load(acls, rows, user, owner, self._is_superuser, self._role, privileges_of)
+        self._schemas = {
+            r[_column("pg_namespace", "nspname")]: r[_column("pg_namespace", "oid")]
+            for r in rows.rows.get("pg_namespace", [])
+        }
 
     def _on_table(self, role: str, oid: int, letters: str, options: bool) -> bool:
         """Whether ``role`` holds one of ``letters`` (their grant options) on the table."""
@@ -187,6 +197,8 @@ class PrivilegeLookup:
             return None
         role, target, wanted = (self._user, a, b) if c is None else (self._role(a), b, c)
         letters, options = _wanted(str(wanted), kind)
+        if kind == "schema" and target not in ("public", PUBLIC_OID):
+            return self._system_schema(role, target, letters)
         if self._is_superuser(role):
             return True
         if kind == "table":
@@ -201,6 +213,15 @@ class PrivilegeLookup:
         mine = self._store.privileges_of(role) if self._store is not None else frozenset((role,))
         held = acl.held(mine, options=options)
         return any(letter in held for letter in letters)
+
+    def _system_schema(self, role: str, target: Any, letters: str) -> bool | None:
+        """pg_catalog and information_schema: PUBLIC may use them, only superusers create
+        in them; a schema OID naming nothing gives NULL, a name 3F000."""
+        if target not in self._schemas and target not in self._schemas.values():
+            if isinstance(target, int):
+                return None
+            raise InvalidSchemaName(f'schema "{target}" does not exist')
+        return "U" in letters or self._is_superuser(role)
 
     def has_role(self, a: Any, b: Any, c: Any) -> bool | None:
         """``pg_has_role([user,] role, privilege)``: MEMBER (SET ROLE may become it), USAGE
@@ -272,12 +293,20 @@ def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], PrivilegeLoo
             "BOOLEAN",
             null_handling="special",
         )
-        duck.execute(f"CREATE MACRO {PREFIX}{sql_name}(a, b, c := NULL) AS {_UDF}{method}(a, b, c)")
+        duck.execute(
+            f"CREATE MACRO {PREFIX}{sql_name}(a, b, c := NULL) AS "
+            f"{_UDF}{method}(a::VARCHAR, b::VARCHAR, c::VARCHAR)"
+        )
     column_privilege_rows.register(duck, lambda: current().columns)
+    privilege_functions.register(duck, lambda: current().objects)
 
 
 def names() -> frozenset[str]:
-    return frozenset(sql_name for _, sql_name in _UDFS) | column_privilege_rows.names()
+    return (
+        frozenset(sql_name for _, sql_name in _UDFS)
+        | column_privilege_rows.names()
+        | privilege_functions.names()
+    )
 
 
 def _dispatch(current: Callable[[], PrivilegeLookup], method: str) -> Callable[..., Any]:

@@ -114,7 +114,9 @@ class ObjectPrivileges:
         found = self._acls.get(table_key(oid))
         acl = ObjectAcl("sequence", owner)
         if found is not None:  # a copy, handed to the owner of the table now
-            acl = ObjectAcl("sequence", found.owner, None if found.items is None else [*found.items])
+            acl = ObjectAcl(
+                "sequence", found.owner, None if found.items is None else [*found.items]
+            )
             acl.change_owner(owner)
         mine = self._privileges_of(role) if self._privileges_of else frozenset((role,))
         return bool(set(letters) & acl.held(mine, options=options))

@@ -185,6 +185,8 @@ class AccessControl:
                 )
                 self._require(view, _SELECT, via, kind="view", columns=columns)
         for binding in query.views:
+            if system_views.is_system_view(binding.table):
+                continue  # PUBLIC's to read, as PostgreSQL's statistics views are
             via = binding.via_view
             target = skip is not None and binding.table.table_id == skip.table_id
             if target and via is None:

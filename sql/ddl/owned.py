@@ -10,19 +10,23 @@ onwards, so that DROP ROLE can follow.
 from __future__ import annotations
 
 from catalog.catalog import Catalog
+from catalog.column_privileges import owned_by
 from catalog.privileges import (
     GrantRequest,
     PrivilegeStore,
     apply_grant,
     is_superuser,
     privileges_of,
+    table_key,
 )
 from catalog.roles import RoleStore
 from sql.common.result import Result
 from sql.frontend.statements import OwnedStatement
 from storage.errors import FeatureNotSupported, InsufficientPrivilege, UndefinedObject
 
-_ALL_LETTERS = {"table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc"}
+_ALL_LETTERS = {
+    "table": "arwdDxt", "schema": "UC", "sequence": "rwU", "database": "CTc", "column": "arwx",
+}  # fmt: skip
 
 
 def execute_owned(
@@ -65,6 +69,9 @@ def execute_owned(
         ):
             continue
         changed = privileges.get(key, acl.kind, acl.owner)
+        if key.startswith("column:"):  # granted by whoever owns its table now
+            table = privileges.get(table_key(int(key.split(":")[1])), "table", acl.owner)
+            changed = owned_by(changed, table.owner)
         request = GrantRequest(False, _ALL_LETTERS[acl.kind], True, tuple(names), cascade=True)
         apply_grant(changed, request, changed.owner, True, f"{acl.kind} {key}")
         privileges.put(key, changed)

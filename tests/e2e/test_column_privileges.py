@@ -283,3 +283,32 @@ def test_psql_dp_shows_column_privileges_as_postgresql_does(nyala_server, postgr
             server.psql(["-c", "drop table priv_cols", "-c", "drop role priv_viewer"], check=True)
     assert outputs[0] == outputs[1]
     assert "priv_viewer=w/nyala" in outputs[0]
+
+
+COLUMN_ATTACL = (
+    "select attrelid::regclass::text, attname, attacl::text[] from pg_attribute"
+    " where attrelid in ('po'::regclass, 'pa'::regclass) and attacl is not null order by 1, 2"
+)
+OWNED = [
+    ("su", "create table po (id int primary key, a int)"),
+    ("su", "grant create on schema public to priv_alice"),
+    ("alice", "create table pa (id int primary key, a int)"),
+    ("alice", "grant select (a) on pa to priv_bob with grant option"),
+    ("bob", "grant select (a) on pa to priv_carol"),
+    ("su", "grant select (a), update (id) on po to priv_bob"),
+    ("su", "drop role priv_bob"),
+    ("su", COLUMN_ATTACL),
+    ("su", "reassign owned by priv_alice to nyala"),
+    ("su", COLUMN_ATTACL),
+    ("su", "drop owned by priv_bob"),
+    ("su", COLUMN_ATTACL),
+    ("su", "drop role priv_bob"),
+    ("su", "create role priv_bob login"),
+    ("su", "revoke create on schema public from priv_alice"),
+]
+
+
+def test_drop_and_reassign_owned_reach_column_grants(nyala_server, postgres_server):
+    nyala = _scenario(nyala_server, OWNED, ("pa", "po"))
+    assert nyala == _scenario(postgres_server, OWNED, ("pa", "po"))
+    assert nyala[6][2] == "2BP01" and nyala[12][2] == "DROP ROLE"

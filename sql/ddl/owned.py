@@ -70,8 +70,8 @@ def execute_owned(
             continue
         changed = privileges.get(key, acl.kind, acl.owner)
         if key.startswith("column:"):  # granted by whoever owns its table now
-            table = privileges.get(table_key(int(key.split(":")[1])), "table", acl.owner)
-            changed = owned_by(changed, table.owner)
+            table_acl = privileges.get(table_key(int(key.split(":")[1])), "table", acl.owner)
+            changed = owned_by(changed, table_acl.owner)
         request = GrantRequest(False, _ALL_LETTERS[acl.kind], True, tuple(names), cascade=True)
         apply_grant(changed, request, changed.owner, True, f"{acl.kind} {key}")
         privileges.put(key, changed)

@@ -89,17 +89,19 @@ class ColumnPrivileges:
         mine = self._privileges_of(role) if self._privileges_of else frozenset((role,))
         return acl.held(mine, options=options)
 
-    def _args(self, args: tuple[Any, ...], count: int) -> tuple[str, Any, ...]:
-        return (self._user, *args[:count]) if args[count] is None else (
-            self._role(args[0]), *args[1 : count + 1]
-        )  # fmt: skip
+    def _subject(self, role: Any, args: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+        """The role asked about and the remaining arguments: the session user when the last
+        argument is None (the form without a role)."""
+        if args[-1] is None:
+            return self._user, (role, *args[:-1])
+        return self._role(role), args
 
     def has_column(self, a: Any, b: Any, c: Any, d: Any) -> bool | None:
         """``has_column_privilege([role,] table, column, privileges)``: ``d`` is None in the
         three-argument form."""
         if a is None or b is None or c is None:
             return None
-        role, table, column, wanted = self._args((a, b, c, d), 3)
+        role, (table, column, wanted) = self._subject(a, (b, c, d))
         letters, options = _wanted(str(wanted))
         oid = self._table_oid(table)
         columns = self._columns.get(oid)
@@ -123,7 +125,7 @@ class ColumnPrivileges:
         """``has_any_column_privilege([role,] table, privileges)``."""
         if a is None or b is None:
             return None
-        role, table, wanted = self._args((a, b, c), 2)
+        role, (table, wanted) = self._subject(a, (b, c))
         letters, options = _wanted(str(wanted))
         oid = self._table_oid(table)
         columns = self._columns.get(oid)

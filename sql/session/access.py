@@ -142,6 +142,15 @@ class AccessControl:
         SELECT on the target's columns it reads."""
         write = plan.write
         table, letter = write.table, _WRITE_LETTER[write.kind]
+        needed = {letter}
+        if plan.reads_target or write.returning is not None:
+            needed.add(_SELECT)
+        if write.conflict is not None and write.conflict.update:
+            needed.add(_UPDATE)
+        default_owner = database_owner(self._db.roles, self.user)
+        acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
+        if needed <= acl.held(self._mine()):
+            return  # the table's privileges cover all it may use: no need to look closer
         if plan.ast is None:  # planned without its statement: the table's privileges
             use = ColumnUse((), () if write.conflict is not None else None, ())
         else:

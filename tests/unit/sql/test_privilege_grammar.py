@@ -67,3 +67,16 @@ def test_reassign_and_drop_owned():
     assert (dropped.action, dropped.roles, dropped.cascade) == ("DROP", ("a",), True)
     with pytest.raises(errors.SqlSyntaxError):
         _one("REASSIGN OWNED BY a")
+
+
+def test_column_lists_are_kept_apart_from_table_privileges():
+    grant = _one("GRANT SELECT (a, \"B\"), INSERT, UPDATE (c) ON t TO bob")
+    assert isinstance(grant, GrantStatement)
+    assert grant.privileges == ("INSERT",)
+    assert grant.columns == (("SELECT", ("a", "B")), ("UPDATE", ("c",)))
+    every = _one("REVOKE ALL PRIVILEGES (a) ON t FROM bob")
+    assert (every.privileges, every.columns) == ((), (("ALL", ("a",)),))
+    with pytest.raises(errors.SqlSyntaxError):
+        parser.parse("GRANT SELECT (a ON t TO bob")
+    with pytest.raises(errors.SqlSyntaxError):
+        parser.parse("ALTER DEFAULT PRIVILEGES GRANT SELECT (a) ON TABLES TO bob")

@@ -94,7 +94,6 @@ def execute_grant(
         return _grant_on_sequences(statement, catalog, privileges, roles, user, grantees)
     letters = _letters(statement.privileges, TABLE_PRIVILEGES, "relation")
     if statement.kind == "ALL TABLES":
-        _no_columns(statement)
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')

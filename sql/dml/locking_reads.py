@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sql.common.names import identifier_name
 from storage.errors import FeatureNotSupported
 
 
@@ -64,3 +65,19 @@ def locking_update(select: exp.Expr, non_key_column: str | None) -> RowLocking |
     )
     nowait = any(lock.args.get("wait") is True for lock in locks)
     return RowLocking(update, nowait)
+
+
+def locked_tables(select: exp.Expr) -> tuple[str, ...]:
+    """The tables a locking clause (``FOR UPDATE``, ``FOR SHARE`` ... ``[OF t]``) names, or
+    every table the query's FROM reads: each needs UPDATE, shared locks too."""
+    locks = select.args.get("locks") if isinstance(select, exp.Select) else None
+    if not locks:
+        return ()
+    source = select.args.get("from_")
+    read = [source.this] if source is not None else []
+    read += [join.this for join in select.args.get("joins") or []]
+    tables = {t.alias_or_name: identifier_name(t) for t in read if isinstance(t, exp.Table)}
+    named = [
+        identifier_name(e) for lock in locks for e in lock.args.get("expressions") or []
+    ]  # fmt: skip
+    return tuple(tables.get(name, name) for name in named) if named else tuple(tables.values())

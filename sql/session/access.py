@@ -4,7 +4,8 @@ This is the one place statements meet privileges, as PostgreSQL's executor
 checks its range table: a query needs SELECT on each table it reads; INSERT,
 UPDATE and DELETE need their own privilege on the target, and SELECT on it
 when they read its columns (WHERE, SET expressions, RETURNING, ON CONFLICT);
-TRUNCATE needs TRUNCATE; COPY FROM needs INSERT and COPY TO its query's
+SELECT ... FOR UPDATE or FOR SHARE needs UPDATE on what it locks; TRUNCATE needs
+TRUNCATE; COPY FROM needs INSERT and COPY TO its query's
 SELECT; CREATE TABLE needs CREATE on the schema; ALTER, DROP and COMMENT need
 ownership; a catalog query that joins a user table needs SELECT on it too.
 Superusers pass every check.  Checks run at every execution, so a
@@ -101,8 +102,12 @@ class AccessControl:
             self._superuser_reads(plan)
             return
         match plan:
-            case QueryPlan(query=query):
+            case QueryPlan(query=query, locked=locked):
                 self._reads(query, None)
+                for name in locked:  # FOR UPDATE/SHARE: UPDATE on the table or any column
+                    table = self.catalog.find_table(name)
+                    if table is not None:
+                        self._require(table, _UPDATE, columns=())
             case DmlPlan(write=write):
                 self._write(plan)
                 joins_target = write.kind != "INSERT" or write.conflict is not None

@@ -37,6 +37,8 @@ class QueryPlan:
     lock: WritePlan | None = None
     """SELECT ... FOR UPDATE: the UPDATE that locks its rows first (dml/locking_reads.py)."""
     lock_nowait: bool = False
+    locked: tuple[str, ...] = ()
+    """The tables a FOR UPDATE/SHARE clause names, which need UPDATE (``access``)."""
 
 
 @dataclass(slots=True)

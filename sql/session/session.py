@@ -598,7 +598,10 @@ class Session:
             case exp.Select() | exp.SetOperation() | exp.Values():
                 locking = locking_reads.locking_update(ast, self._lockable_column(ast))
                 bound = self._runner.bind(ast, declared_list)
-                plan = QueryPlan(compile_query(bound, self._facts), version)
+                plan = QueryPlan(
+                    compile_query(bound, self._facts), version,
+                    locked=locking_reads.locked_tables(ast),
+                )  # fmt: skip
                 if locking is not None:
                     plan.lock = writes.plan_update(
                         locking.update, self._runner, self._facts, declared_list

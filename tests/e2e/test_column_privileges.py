@@ -125,6 +125,11 @@ CHECKS = [
     ("su", "grant select (c) on pc to public"),
     ("bob", "update pc set b = 4 where c = 'x'"),
     ("carol", "select c from pc order by c"),
+    ("carol", "select c from pc for share"),
+    ("bob", "select id from pc where id = 1 for update"),
+    ("bob", "select id from pc where id = 1 for key share"),
+    ("su", "revoke update on pc from priv_bob"),
+    ("bob", "select id from pc where id = 1 for no key update"),
     ("su", "select id, a, b from pc order by id"),
 ]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.e2e.test_privileges import Roles, _connect
+from tests.e2e.test_privileges import Roles, _connect, _pipelined_insert
 
 pytestmark = pytest.mark.e2e
 
@@ -317,3 +317,26 @@ def test_drop_and_reassign_owned_reach_column_grants(nyala_server, postgres_serv
     nyala = _scenario(nyala_server, OWNED, ("pa", "po"))
     assert nyala == _scenario(postgres_server, OWNED, ("pa", "po"))
     assert nyala[6][2] == "2BP01" and nyala[12][2] == "DROP ROLE"
+
+
+def test_pipelined_inserts_check_their_columns(nyala_server, postgres_server):
+    """The batched path for a run of Bind/Execute of one INSERT checks columns as one
+    statement does."""
+
+    def scenario(server) -> list[object]:
+        roles = Roles(server)
+        try:
+            su = roles.su
+            su.execute("create table priv_paths (id int primary key, v int, w int)")
+            su.execute("grant insert (id, v) on priv_paths to priv_bob")
+            out: list[object] = [_pipelined_insert(server, range(10))]
+            su.execute("revoke insert (v) on priv_paths from priv_bob")
+            out.append(_pipelined_insert(server, range(10, 20)))
+            out.append(su.execute("select count(*) from priv_paths").fetchone())
+            return out
+        finally:
+            roles.close(("priv_paths",))
+
+    nyala = scenario(nyala_server)
+    assert nyala == scenario(postgres_server)
+    assert nyala == [[None], ["42501"], (10,)]

@@ -25,7 +25,12 @@ from sql.frontend.statements import (
     OwnedStatement,
     OwnerStatement,
 )
-from storage.errors import FeatureNotSupported, InvalidSchemaName, SqlSyntaxError
+from storage.errors import (
+    FeatureNotSupported,
+    InvalidGrantOperation,
+    InvalidSchemaName,
+    SqlSyntaxError,
+)
 
 KEYWORDS = ("grant", "revoke")
 _PRIVILEGES = {
@@ -97,7 +102,7 @@ def parse(sql: str, tokens: list[Token]) -> GrantStatement | MembershipStatement
     if _is_membership(tokens):
         return _membership(reader, is_grant)
     grant_option = not is_grant and reader.accept("grant", "option", "for")
-    privileges, columns = _privileges(reader, with_columns=True)
+    privileges, columns = _privileges(reader)
     if not reader.accept("on"):
         raise reader.error()
     kind, objects = _objects(reader)
@@ -174,7 +179,9 @@ def parse_default(sql: str, tokens: list[Token]) -> DefaultPrivilegesStatement |
         raise reader.error()
     is_grant = reader.take().text.lower() == "grant"
     grant_option = not is_grant and reader.accept("grant", "option", "for")
-    privileges, _ = _privileges(reader)
+    privileges, columns = _privileges(reader)
+    if columns:
+        raise InvalidGrantOperation("default privileges cannot be set for columns")
     reader.expect("on")
     kind = reader.word().upper()
     if kind not in ("TABLES", "SEQUENCES"):
@@ -249,15 +256,13 @@ def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
     return OwnerStatement(table, owner, if_exists)
 
 
-def _privileges(
-    reader: _Reader, with_columns: bool = False
-) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
+def _privileges(reader: _Reader) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
     """The privileges named, and apart from them those given with a column list."""
     out: list[str] = []
     columns: list[tuple[str, tuple[str, ...]]] = []
     if reader.accept("all"):
         reader.accept("privileges")
-        names = _columns(reader, with_columns)
+        names = _columns(reader)
         return ([], [("ALL", names)]) if names else (["ALL"], [])
     while True:
         word = reader.word()
@@ -265,7 +270,7 @@ def _privileges(
             raise reader.error()
         reader.take()
         privilege = "TEMPORARY" if word == "temp" else word.upper()
-        names = _columns(reader, with_columns)
+        names = _columns(reader)
         if names:
             columns.append((privilege, names))
         else:
@@ -274,13 +279,11 @@ def _privileges(
             return out, columns
 
 
-def _columns(reader: _Reader, allowed: bool) -> tuple[str, ...]:
+def _columns(reader: _Reader) -> tuple[str, ...]:
     """A privilege's ``(column [, ...])``, or () when none follows."""
     token = reader.peek()
     if token is None or token.token_type is not TokenType.L_PAREN:
         return ()
-    if not allowed:
-        raise reader.error()
     reader.take()
     names = [reader.name()]
     while reader.comma():

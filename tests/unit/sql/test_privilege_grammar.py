@@ -78,5 +78,5 @@ def test_column_lists_are_kept_apart_from_table_privileges():
     assert (every.privileges, every.columns) == ((), (("ALL", ("a",)),))
     with pytest.raises(errors.SqlSyntaxError):
         parser.parse("GRANT SELECT (a ON t TO bob")
-    with pytest.raises(errors.SqlSyntaxError):
+    with pytest.raises(errors.InvalidGrantOperation):
         parser.parse("ALTER DEFAULT PRIVILEGES GRANT SELECT (a) ON TABLES TO bob")

@@ -56,7 +56,10 @@ def column_use(ast: exp.Expr, table: TableInfo, catalog: Catalog) -> ColumnUse:
         *(ast.args.get("using") or []),
     ]
     where = ast.args.get("where")
-    selected = _read(table, catalog, target, alias, reads, joined, where.this if where else None)
+    where_node = where.this if where else None
+    selected = _read(
+        table, catalog, target, alias, reads, joined, where_node, ast.args.get("with_")
+    )
     return ColumnUse(None, updated, selected)
 
 
@@ -88,7 +91,7 @@ def _insert(ast: exp.Insert, table: TableInfo, catalog: Catalog) -> ColumnUse:
             where = conflict.args["where"].this
     reads = [_excluded_as(node.copy(), alias) for node in reads]
     where = _excluded_as(where.copy(), alias) if where is not None else None
-    selected = _read(table, catalog, target, alias, reads, [], where)
+    selected = _read(table, catalog, target, alias, reads, [], where, ast.args.get("with_"))
     return ColumnUse(inserted, updated, selected)
 
 
@@ -130,6 +133,7 @@ def _read(
     reads: list[exp.Expr],
     joined: list[exp.Expr],
     where: exp.Expr | None,
+    with_: exp.Expr | None,
 ) -> Columns:
     if not reads and where is None:
         return None
@@ -142,6 +146,8 @@ def _read(
         query = query.join(source.copy(), join_type="cross")
     if where is not None:
         query = query.where(where.copy())
+    if with_ is not None:  # the statement's CTEs, which its FROM, USING or subqueries name
+        query.set("with_", with_.copy())
     bound = bind_query(query, catalog)
     used = next(
         (

@@ -36,6 +36,14 @@ def _use(sql: str, catalog) -> ColumnUse:
         ("delete from t", ColumnUse(None, None, None)),
         ("delete from t where b = 'x' returning *", ColumnUse(None, None, (1, 2, 3, 4))),
         ("delete from t using u where u.a = t.a", ColumnUse(None, None, (1,))),
+        (
+            "with x as (select a from u) update t set b = 'y' from x where x.a = t.c",
+            ColumnUse(None, (2,), (3,)),
+        ),
+        (
+            "with x as (select 1 as n) insert into t (a) select n from x returning t.v",
+            ColumnUse((1,), None, (4,)),
+        ),
     ],
 )
 def test_the_columns_postgresql_would_check(sql, expected, catalog):

@@ -78,8 +78,9 @@ def _insert(ast: exp.Insert, table: TableInfo, catalog: Catalog) -> ColumnUse:
     updated: Columns = None
     where = None
     conflict = ast.args.get("conflict")
-    if isinstance(ast, Upsert):
-        updated = inserted
+    if isinstance(ast, Upsert):  # Impala's UPSERT updates the listed non-key columns
+        keys = {table.attnum(c.id) for c in table.schema.key_columns}
+        updated = tuple(n for n in inserted if n not in keys) or None
     elif isinstance(conflict, exp.OnConflict):
         reads += [k.this if isinstance(k, exp.Ordered) else k for k in conflict.args.get(
             "conflict_keys") or []]  # fmt: skip

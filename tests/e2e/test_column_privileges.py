@@ -340,3 +340,23 @@ def test_pipelined_inserts_check_their_columns(nyala_server, postgres_server):
     nyala = scenario(nyala_server)
     assert nyala == scenario(postgres_server)
     assert nyala == [[None], ["42501"], (10,)]
+
+
+def test_upsert_needs_insert_and_update_on_its_columns(nyala_server):
+    """nyala's UPSERT (no PostgreSQL counterpart) inserts its columns and updates the
+    non-key ones: it needs INSERT on the first and UPDATE on the second."""
+    roles = Roles(nyala_server)
+    try:
+        su, bob = roles.su, roles.conns["bob"]
+        su.execute("create table pu (id int primary key, a int, b int)")
+        su.execute("grant insert (id, a), update (a) on pu to priv_bob")
+        bob.execute("upsert into pu (id, a) values (1, 2)")
+        bob.execute("upsert into pu (id, a) values (1, 3)")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            bob.execute("upsert into pu (id, b) values (1, 3)")
+        su.execute("revoke update (a) on pu from priv_bob")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            bob.execute("upsert into pu (id, a) values (1, 4)")
+        assert su.execute("select * from pu").fetchall() == [(1, 3, None)]
+    finally:
+        roles.close(("pu",))

@@ -28,6 +28,7 @@ def _use(sql: str, catalog) -> ColumnUse:
             " where t.v = 'x'",
             ColumnUse((1,), (3,), (1, 3, 4)),
         ),
+        ("upsert into t (a, c) values (1, 2.5)", ColumnUse((1, 3), (3,), None)),
         ("update t set b = 'x'", ColumnUse(None, (2,), None)),
         ("update t set b = 'x' where 1 = 1", ColumnUse(None, (2,), None)),
         ("update t set c = c + 1 where a = 1 returning v", ColumnUse(None, (3,), (1, 3, 4))),

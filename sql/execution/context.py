@@ -21,12 +21,14 @@ from sql.execution import float_arithmetic, numeric_arithmetic, pattern_function
 from sql.execution.advisory_locks import AdvisoryLocks
 from sql.execution.backends import BackendRegistry
 from sql.execution.notifications import NotificationHub
+from sql.execution.statement_stats import StatementStats
 from storage.engine import StorageEngine
 
 
 class DatabaseContext:
     """The storage engine, the catalog, the role, privilege and comment stores, the live
-    backends, the advisory locks, the LISTEN/NOTIFY channels and one DuckDB instance."""
+    backends and their statement statistics, the advisory locks, the LISTEN/NOTIFY channels
+    and one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -54,6 +56,7 @@ class DatabaseContext:
         self._version_lock = threading.Lock()
         self.catalog_version = 0
         self.backends = BackendRegistry()
+        self.statements = StatementStats()
         self.privileges = PrivilegeStore(None)
         # Server-wide parameters the server's own flags set (max_connections ...), shown by
         # SHOW and pg_settings in every session instead of PostgreSQL's defaults.

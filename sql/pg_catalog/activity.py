@@ -61,11 +61,16 @@ class Activity:
         role = self._roles.get(name) if self._roles is not None else None
         return role is None or role.superuser
 
+    def is_superuser(self) -> bool:
+        """Whether the role checks are made as is a superuser."""
+        return self._is_superuser(self.current_user())
+
     def _mine(self) -> frozenset[str]:
         user = self.current_user()
         return self._roles.privileges_of(user) if self._roles is not None else frozenset((user,))
 
-    def _has_privileges_of(self, target_user: str) -> bool:
+    def has_privileges_of(self, target_user: str) -> bool:
+        """Whether the current role has ``target_user``'s privileges (superusers have all)."""
         return target_user in self._mine() or self._is_superuser(self.current_user())
 
     def _check_signal(self, target: Backend, superuser_message: str, member_message: str) -> None:
@@ -73,7 +78,7 @@ class Activity:
         any other by a role with the target role's privileges or pg_signal_backend's."""
         if self._is_superuser(target.user) and not self._is_superuser(self.current_user()):
             raise InsufficientPrivilege(superuser_message)
-        if not self._has_privileges_of(target.user) and SIGNAL_BACKEND not in self._mine():
+        if not self.has_privileges_of(target.user) and SIGNAL_BACKEND not in self._mine():
             raise InsufficientPrivilege(member_message)
 
     def _target(self, pid: int) -> Backend | None:
@@ -154,7 +159,7 @@ class Activity:
                 backend.user,
                 backend.application_name,
             )
-            if not self._has_privileges_of(backend.user):
+            if not self.has_privileges_of(backend.user):
                 rows.append((*head, *[None] * 13, _INSUFFICIENT, "client backend"))
                 continue
             if waiting:

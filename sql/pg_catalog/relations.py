@@ -79,7 +79,9 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "dattablespace UINTEGER, datcollate VARCHAR, datctype VARCHAR, daticulocale VARCHAR, "
         "datcollversion VARCHAR, datacl VARCHAR_ARR"
     ),
-    "pg_views": _cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"),
+    "pg_views": _cols(
+        "schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"
+    ),
     "pg_roles": _cols(
         "rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, "
         "rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, "
@@ -208,6 +210,25 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "objsubid SMALLINT, virtualtransaction VARCHAR, pid INTEGER, mode VARCHAR, "
         "granted BOOLEAN, fastpath BOOLEAN, waitstart TIMESTAMPTZ"
     ),
+    "pg_stat_statements": _cols(
+        "userid UINTEGER, dbid UINTEGER, toplevel BOOLEAN, queryid BIGINT, query VARCHAR, "
+        "plans BIGINT, total_plan_time DOUBLE, min_plan_time DOUBLE, max_plan_time DOUBLE, "
+        "mean_plan_time DOUBLE, stddev_plan_time DOUBLE, calls BIGINT, total_exec_time DOUBLE, "
+        "min_exec_time DOUBLE, max_exec_time DOUBLE, mean_exec_time DOUBLE, "
+        "stddev_exec_time DOUBLE, rows BIGINT, shared_blks_hit BIGINT, shared_blks_read BIGINT, "
+        "shared_blks_dirtied BIGINT, shared_blks_written BIGINT, local_blks_hit BIGINT, "
+        "local_blks_read BIGINT, local_blks_dirtied BIGINT, local_blks_written BIGINT, "
+        "temp_blks_read BIGINT, temp_blks_written BIGINT, blk_read_time DOUBLE, "
+        "blk_write_time DOUBLE, temp_blk_read_time DOUBLE, temp_blk_write_time DOUBLE, "
+        "wal_records BIGINT, wal_fpi BIGINT"
+    )
+    + (("wal_bytes", "DECIMAL(38,0)"),)
+    + _cols(
+        "jit_functions BIGINT, jit_generation_time DOUBLE, jit_inlining_count BIGINT, "
+        "jit_inlining_time DOUBLE, jit_optimization_count BIGINT, jit_optimization_time DOUBLE, "
+        "jit_emission_count BIGINT, jit_emission_time DOUBLE"
+    ),
+    "pg_stat_statements_info": _cols("dealloc BIGINT, stats_reset TIMESTAMPTZ"),
 }
 
 # Well-known OIDs of the catalogs themselves, as clients write them ('pg_class'::regclass).

@@ -14,6 +14,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExtensionStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
@@ -133,6 +134,13 @@ class CursorPlan:
 
 
 @dataclass(slots=True)
+class ExtensionPlan:
+    """CREATE or DROP EXTENSION."""
+
+    extension: ExtensionStatement
+
+
+@dataclass(slots=True)
 class DeclarePlan:
     """DECLARE ... CURSOR FOR a query, planned with the cursor."""
 
@@ -143,6 +151,7 @@ class DeclarePlan:
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
+    | ExtensionPlan
 )  # fmt: skip
 
 

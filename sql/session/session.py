@@ -19,6 +19,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
@@ -32,6 +33,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import (
     alter_table,
     comments,
+    extensions,
     indexes,
     memberships,
     owned,
@@ -51,12 +53,14 @@ from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.fingerprint import Fingerprint
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
     ExplainStatement,
+    ExtensionStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
@@ -68,6 +72,7 @@ from sql.frontend.statements import (
 from sql.pg_catalog import system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
+from sql.pg_catalog.statement_statistics import StatementStatistics
 from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
@@ -80,6 +85,7 @@ from sql.session import (
     role_switch,
     setting_statements,
     statement_log,
+    statement_tracking,
     temp_tables,
 )
 from sql.session import plan as plan_mod
@@ -90,6 +96,7 @@ from sql.session.plan import (
     DeclarePlan,
     DmlPlan,
     ExplainPlan,
+    ExtensionPlan,
     GrantPlan,
     MaintenancePlan,
     Plan,
@@ -188,8 +195,14 @@ class Session:
         )
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
-            self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
+            self._cancel.is_set,
+            self._set_config,
+            self._advisory,
+            self._listener,
+            backends,
+            StatementStatistics(db.statements, backends, DATABASE_OID),
         )
+        self._tracking = statement_tracking.StatementTracking(db.statements, self.settings)
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user)
         self.sequences.check = self._access.sequence
@@ -307,7 +320,10 @@ class Session:
                     raise
                 text = sql[chunk[0].start : chunk[-1].end + 1]
                 self._log.statement(plan, text)
+                print_ = self._fingerprint(plan, sql, chunk)
+                run_started = time.monotonic()
                 result = self._log.timed(self._run(plan, []), text, started)
+                result = self._tracking.track(result, self.current_user, print_, run_started)
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
@@ -344,7 +360,9 @@ class Session:
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
-            return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            prepared = PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            prepared.fingerprint = self._fingerprint(plan, sql, chunks[0])
+            return prepared
         except BaseException:
             self._block.on_error()
             raise
@@ -369,7 +387,10 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
         self._log.statement(plan, stmt.sql)
+        run_started = time.monotonic()
         result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
+        if isinstance(stmt.fingerprint, Fingerprint):
+            result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
@@ -399,6 +420,7 @@ class Session:
         row's own Execute then reports the error, after the rows before it, as PostgreSQL
         would)."""
         self._cancel.clear()
+        started = time.monotonic()
         if self._block.failed or not self.batchable(stmt):
             return None
         plan = stmt.plan
@@ -432,6 +454,8 @@ class Session:
         txn.release(_BATCH_SAVEPOINT)
         if counts is None:
             return None
+        if isinstance(stmt.fingerprint, Fingerprint):
+            self._tracking.track_batch(self.current_user, stmt.fingerprint, started, counts)
         if write.kind == "INSERT":
             return ["INSERT 0 1"] * len(counts)
         return [f"{write.kind} {count}" for count in counts]
@@ -449,6 +473,13 @@ class Session:
             and plan.lock is None
             and plan.query.is_short_with(params)
             and plan.catalog_version == self._db.catalog_version
+        )
+
+    def _fingerprint(self, plan: Plan, sql: str, tokens: list[Any]) -> Fingerprint:
+        """The statement's pg_stat_statements identity, kept in the plan cache by its text."""
+        text = sql[tokens[0].start : tokens[-1].end + 1]
+        return self._plan_cache.fingerprint(
+            text, lambda: statement_tracking.fingerprint_of(plan, sql, tokens)
         )
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
@@ -570,6 +601,8 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case ExtensionStatement():
+                return ExtensionPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -785,6 +818,10 @@ class Session:
                 return result
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
+            case ExtensionPlan(extension=extension):
+                return extensions.execute_extension(
+                    extension, is_superuser(self._db.roles, self.current_user)
+                )
             case MaintenancePlan(statement=statement):
                 # Flushes, compactions and history GC do a tablet's VACUUM in the background,
                 # and DuckDB plans without ANALYZE's statistics: nothing is left to do here.

@@ -426,10 +426,6 @@ class IoError(DbError, sqlstate="58030"):
     pass
 
 
-class UndefinedFile(DbError, sqlstate="58P01"):
-    pass
-
-
 # XX: internal error
 class InternalError(DbError, sqlstate="XX000"):
     pass

@@ -10,6 +10,7 @@ CREATE EXTENSION says.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -234,3 +235,28 @@ def test_create_extension_as_tools_send_it(servers):
         "ok",
         ["42710", "00000", "42710"],
     ]
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_statements() -> list[str]:
+    section = README.read_text().split("## Statement statistics (pg_stat_statements)", 1)[1]
+    block = section.split("```sql\n", 1)[1].split("```", 1)[0]
+    text = "\n".join(line.split("--", 1)[0] for line in block.splitlines())
+    return [s.strip() for s in text.split(";") if s.strip()]
+
+
+def _readme_columns(server) -> list[list[str] | None]:
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        out = []
+        for statement in _readme_statements():
+            cur = conn.execute(statement)
+            out.append([c.name for c in cur.description] if cur.description else None)
+        return out
+
+
+def test_the_readme_examples_run_as_on_postgresql(servers):
+    nyala, postgres = (_readme_columns(server) for server in servers)
+    assert nyala == postgres
+    assert len(nyala) == 5

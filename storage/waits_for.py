@@ -22,6 +22,8 @@ class WaitsForGraph:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting_for: dict[TxnState, TxnState] = {}
+        self.deadlocks = 0
+        """Deadlocks found since the engine opened (pg_stat_database.deadlocks)."""
 
     def add_wait(self, waiter: TxnState, holder: TxnState) -> None:
         """Record that ``waiter`` waits for ``holder``; raise DeadlockDetected if that closes a cycle."""
@@ -33,6 +35,7 @@ class WaitsForGraph:
                 seen.add(node)
                 cycle.append(node.txn_id)
                 if node is waiter:
+                    self.deadlocks += 1
                     raise DeadlockDetected(
                         "deadlock detected",
                         detail=" -> ".join(f"transaction {t}" for t in cycle)

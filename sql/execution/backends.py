@@ -70,6 +70,8 @@ class Backend:
     query_start: dt.datetime | None = None
     state_change: dt.datetime = field(default_factory=_now)
     closed: threading.Event = field(default_factory=threading.Event)
+    terminated: bool = False
+    """pg_terminate_backend() ended it (pg_stat_database.sessions_killed)."""
 
     def begin_statement(self, query: str) -> None:
         now = _now()

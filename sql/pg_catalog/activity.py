@@ -121,6 +121,7 @@ class Activity:
             "must be a member of the role whose process is being terminated or member of"
             " pg_signal_backend",
         )
+        target.terminated = True
         target.terminate()
         if timeout_ms == 0 or target is self.own:
             return True

@@ -229,6 +229,28 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "jit_emission_count BIGINT, jit_emission_time DOUBLE"
     ),
     "pg_stat_statements_info": _cols("dealloc BIGINT, stats_reset TIMESTAMPTZ"),
+    "pg_stat_database": _cols(
+        "datid UINTEGER, datname VARCHAR, numbackends INTEGER, xact_commit BIGINT, "
+        "xact_rollback BIGINT, blks_read BIGINT, blks_hit BIGINT, tup_returned BIGINT, "
+        "tup_fetched BIGINT, tup_inserted BIGINT, tup_updated BIGINT, tup_deleted BIGINT, "
+        "conflicts BIGINT, temp_files BIGINT, temp_bytes BIGINT, deadlocks BIGINT, "
+        "checksum_failures BIGINT, checksum_last_failure TIMESTAMPTZ, blk_read_time DOUBLE, "
+        "blk_write_time DOUBLE, session_time DOUBLE, active_time DOUBLE, "
+        "idle_in_transaction_time DOUBLE, sessions BIGINT, sessions_abandoned BIGINT, "
+        "sessions_fatal BIGINT, sessions_killed BIGINT, stats_reset TIMESTAMPTZ"
+    ),
+    **dict.fromkeys(
+        ("pg_stat_all_tables", "pg_stat_user_tables", "pg_stat_sys_tables"),
+        _cols(
+            "relid UINTEGER, schemaname VARCHAR, relname VARCHAR, seq_scan BIGINT, "
+            "seq_tup_read BIGINT, idx_scan BIGINT, idx_tup_fetch BIGINT, n_tup_ins BIGINT, "
+            "n_tup_upd BIGINT, n_tup_del BIGINT, n_tup_hot_upd BIGINT, n_live_tup BIGINT, "
+            "n_dead_tup BIGINT, n_mod_since_analyze BIGINT, n_ins_since_vacuum BIGINT, "
+            "last_vacuum TIMESTAMPTZ, last_autovacuum TIMESTAMPTZ, last_analyze TIMESTAMPTZ, "
+            "last_autoanalyze TIMESTAMPTZ, vacuum_count BIGINT, autovacuum_count BIGINT, "
+            "analyze_count BIGINT, autoanalyze_count BIGINT"
+        ),
+    ),
 }
 
 # Well-known OIDs of the catalogs themselves, as clients write them ('pg_class'::regclass).

@@ -20,7 +20,7 @@ import decimal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -44,6 +44,7 @@ from sql.pg_catalog import (
     privilege_rows,
     statement_statistics,
     system_columns,
+    table_statistics,
 )
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
@@ -77,7 +78,9 @@ _ARROW_TYPES = {
 _FUNCTIONS = (
     functions.names() | activity.names() | privilege_rows.names() | statement_statistics.names()
 )
-_LIVE_RELATIONS = activity.DYNAMIC_RELATIONS | statement_statistics.RELATIONS
+_LIVE_RELATIONS = (
+    activity.DYNAMIC_RELATIONS | statement_statistics.RELATIONS | table_statistics.RELATIONS
+)
 _EXTENSION_RELATIONS = statement_statistics.RELATIONS
 """Relations PostgreSQL's extensions create in public, where clients may name them."""
 _CATALOG_ONLY_FUNCTIONS = _FUNCTIONS - functions.USER_QUERY_FUNCTIONS
@@ -97,6 +100,12 @@ _PLAIN_CASTS = {
     "oidvector": "UINTEGER[]",
     "xid": "UINTEGER",
 }
+
+
+class LiveRows(Protocol):
+    """What fills a relation built afresh at each query that reads it."""
+
+    def rows(self, relation: str) -> list[tuple[Any, ...]]: ...
 
 
 def _rows_name(relation: str) -> str:
@@ -600,6 +609,7 @@ class SystemCatalog:
         listener: Listener | None = None,
         backends: activity.Activity | None = None,
         statements: statement_statistics.StatementStatistics | None = None,
+        tables: table_statistics.TableStatistics | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
@@ -608,6 +618,7 @@ class SystemCatalog:
         )
         self.activity = backends
         self.statements = statements
+        self.tables = tables
         self._privileges = privilege_rows.PrivilegeLookup()
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
@@ -679,7 +690,11 @@ class SystemCatalog:
 
     def _register_live(self, duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
         for name in query.live:
-            source = self.statements if name in statement_statistics.RELATIONS else self.activity
+            source: activity.Activity | LiveRows | None = self.activity
+            if name in statement_statistics.RELATIONS:
+                source = self.statements
+            elif name in table_statistics.RELATIONS:
+                source = self.tables
             data = source.rows(name) if source is not None else []
             duck.register(_rows_name(name), _arrow_rows(RELATIONS[name], data))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -73,6 +74,7 @@ from sql.pg_catalog import system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
+from sql.pg_catalog.table_statistics import TableStatistics
 from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
@@ -201,8 +203,16 @@ class Session:
             self._listener,
             backends,
             StatementStatistics(db.statements, backends, DATABASE_OID),
+            TableStatistics(db, lambda: self._block.catalog, DATABASE_OID),
         )
-        self._tracking = statement_tracking.StatementTracking(db.statements, self.settings)
+        self._tracking = statement_tracking.StatementTracking(
+            db.statements, db.table_activity, self.settings
+        )
+        self._runner.activity = db.table_activity
+        self._block.on_writes = lambda txn, committed: db.table_activity.transaction_ended(
+            txn.write_ops(), committed
+        )
+        db.table_activity.session_started()
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user)
         self.sequences.check = self._access.sequence
@@ -271,6 +281,10 @@ class Session:
             self._duck.close()
         finally:
             self._db.backends.remove(self.backend)
+            lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
+            self._db.table_activity.session_ended(
+                lived.total_seconds() * 1000, self.backend.terminated
+            )
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -827,6 +841,10 @@ class Session:
                 # and DuckDB plans without ANALYZE's statistics: nothing is left to do here.
                 if statement.kind == "VACUUM" and self._block.in_block:
                     raise ActiveSqlTransaction("VACUUM cannot run inside a transaction block")
+                catalog = self._block.catalog
+                named = [catalog.get_table(name) for name in statement.tables]
+                for table in named or catalog.tables():
+                    self._db.table_activity.maintained(table.tablet_ids[:1], statement.kind)
                 return Result(command_tag=statement.kind)
             case CursorPlan(cursor=cursor) if cursor.kind == "CLOSE":
                 return self._cursors.close(cursor)

@@ -7,7 +7,8 @@ from the end of planning until the last row is sent (PostgreSQL's executor
 time includes sending the rows too); ``rows`` is what the command tag counts
 for a write, COPY, FETCH or CREATE TABLE AS, else the rows a query sent, and
 0 for other utility statements.  One clock read, a count per batch and a
-dict update under a short lock: nothing per row.
+dict update under a short lock: nothing per row.  Every statement's time also
+goes to pg_stat_database's ``active_time``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlglot.tokens import Token
 
 from sql.common.result import Result
 from sql.execution.statement_stats import StatementStats
+from sql.execution.table_activity import TableActivity
 from sql.frontend import fingerprint
 from sql.frontend.fingerprint import Fingerprint
 from sql.session.plan import DmlPlan, Plan, QueryPlan, SystemPlan
@@ -48,8 +50,11 @@ class StatementTracking:
     """Records one session's statements in the database's ``StatementStats``, as its
     ``pg_stat_statements.track`` and ``track_utility`` settings say."""
 
-    def __init__(self, stats: StatementStats, settings: SessionSettings) -> None:
+    def __init__(
+        self, stats: StatementStats, activity: TableActivity, settings: SessionSettings
+    ) -> None:
         self._stats = stats
+        self._activity = activity
         self._settings = settings
 
     def _wanted(self, print_: Fingerprint) -> bool:
@@ -59,7 +64,7 @@ class StatementTracking:
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""
-        if result.copy_in is not None or result.is_empty_query or not self._wanted(print_):
+        if result.copy_in is not None or result.is_empty_query:
             return result
         rows = _tag_rows(result.command_tag)
         if result.columns is None and result.copy_out is None:
@@ -72,9 +77,11 @@ class StatementTracking:
         self, user: str, print_: Fingerprint, started: float, counts: list[int]
     ) -> None:
         """A pipelined run of one write's Executes: each a call, sharing the time."""
+        elapsed_ms = (time.monotonic() - started) * 1000
+        self._activity.statement_ran(elapsed_ms)
         if not self._wanted(print_):
             return
-        share_ms = (time.monotonic() - started) * 1000 / max(len(counts), 1)
+        share_ms = elapsed_ms / max(len(counts), 1)
         for count in counts:
             self._stats.record(user, print_.queryid, print_.text, share_ms, count, True)
 
@@ -94,4 +101,6 @@ class StatementTracking:
 
     def _record(self, user: str, print_: Fingerprint, started: float, rows: int) -> None:
         elapsed_ms = (time.monotonic() - started) * 1000
-        self._stats.record(user, print_.queryid, print_.text, elapsed_ms, rows, True)
+        self._activity.statement_ran(elapsed_ms)
+        if self._wanted(print_):
+            self._stats.record(user, print_.queryid, print_.text, elapsed_ms, rows, True)

@@ -84,6 +84,7 @@ class Transaction:
         self.read_only = read_only
         self._snapshot = pipeline.mvcc.safe_time()
         self._ops: list[WriteOp] = []
+        self._discarded: tuple[WriteOp, ...] = ()
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         self._savepoints: list[tuple[str, int]] = []
@@ -296,6 +297,11 @@ class Transaction:
         """The writes a commit would log, in order (what PREPARE TRANSACTION keeps)."""
         return tuple(self._ops)
 
+    def attempted_ops(self) -> tuple[WriteOp, ...]:
+        """The writes made, also once a rollback (a deadlock's, say) discarded them: what
+        the activity statistics count."""
+        return self._discarded + tuple(self._ops)
+
     def commit(
         self, *, marker: WriteOp | None = None, on_durable: Callable[[], None] | None = None
     ) -> Timestamp | None:
@@ -359,6 +365,7 @@ class Transaction:
         self.end_statement()
         for tablet, keys in self._written.values():
             tablet.remove_provisional(self._state, keys)
+        self._discarded = tuple(self._ops)
         self._ops.clear()
         self._undo_log.clear()
         self._written.clear()

@@ -76,7 +76,11 @@ _ARROW_TYPES = {
 }
 
 _FUNCTIONS = (
-    functions.names() | activity.names() | privilege_rows.names() | statement_statistics.names()
+    functions.names()
+    | activity.names()
+    | privilege_rows.names()
+    | statement_statistics.names()
+    | table_statistics.names()
 )
 _LIVE_RELATIONS = (
     activity.DYNAMIC_RELATIONS | statement_statistics.RELATIONS | table_statistics.RELATIONS
@@ -560,6 +564,13 @@ def _current_statements() -> statement_statistics.StatementStatistics:
     return current
 
 
+def _current_tables() -> table_statistics.TableStatistics:
+    current: table_statistics.TableStatistics | None = getattr(_CURRENT, "tables", None)
+    if current is None:
+        raise FeatureNotSupported("this session keeps no table statistics")
+    return current
+
+
 def _shared_database() -> duckdb.DuckDBPyConnection:
     """The one in-memory DuckDB holding the catalog views, macros and functions.
 
@@ -591,6 +602,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             functions.register(duck, _current_functions)
             activity.register(duck, _current_activity)
             statement_statistics.register(duck, _current_statements)
+            table_statistics.register(duck, _current_tables)
             privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
             _SHARED.append(duck)
@@ -630,6 +642,7 @@ class SystemCatalog:
         _CURRENT.functions = self._functions
         _CURRENT.activity = self.activity
         _CURRENT.statements = self.statements
+        _CURRENT.tables = self.tables
         _CURRENT.privileges = self._privileges
         return self._duck
 

@@ -25,11 +25,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import duckdb
+
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.execution.context import DatabaseContext
 from storage.data_type import TabletId
-from storage.errors import UndefinedTable
+from storage.errors import InsufficientPrivilege, UndefinedTable
 from storage.maintenance_manager import CLEANUP_KINDS
 
 RELATIONS = frozenset(
@@ -50,11 +52,30 @@ class TableStatistics:
     """The statistics views as one session reads them (its transaction's catalog)."""
 
     def __init__(
-        self, db: DatabaseContext, catalog: Callable[[], Catalog], database_oid: int
+        self,
+        db: DatabaseContext,
+        catalog: Callable[[], Catalog],
+        database_oid: int,
+        is_superuser: Callable[[], bool] = lambda: True,
     ) -> None:
         self._db = db
         self._catalog = catalog
         self._database_oid = database_oid
+        self._is_superuser = is_superuser
+
+    def reset(self, relid: int | None) -> str:
+        """pg_stat_reset() (``relid`` None) or pg_stat_reset_single_table_counters(relid);
+        only superusers may, as their EXECUTE is revoked from PUBLIC."""
+        name = "pg_stat_reset" if relid is None else "pg_stat_reset_single_table_counters"
+        if not self._is_superuser():
+            raise InsufficientPrivilege(f"permission denied for function {name}")
+        if relid is None:
+            self._db.table_activity.reset()
+            return ""
+        for table in self._catalog().tables():
+            if table.oid == relid:
+                self._db.table_activity.reset(table.tablet_ids)
+        return ""
 
     def rows(self, relation: str) -> list[tuple[Any, ...]]:
         if relation == "pg_stat_database":
@@ -148,3 +169,33 @@ class TableStatistics:
             database.sessions_killed,
             database.stats_reset,
         )
+
+
+MACROS: dict[str, str] = {
+    "pg_stat_clear_snapshot()": "nya_stat_clear_snapshot()",
+    "pg_stat_reset()": "nya_stat_reset(NULL)",
+    "pg_stat_reset_single_table_counters(r)": "nya_stat_reset(r)",
+}
+
+
+def names() -> frozenset[str]:
+    """Function names (without the prefix) the rewriter sends to these macros."""
+    return frozenset(spec.split("(")[0] for spec in MACROS)
+
+
+def register(duck: duckdb.DuckDBPyConnection, current: Callable[[], TableStatistics]) -> None:
+    """Create the ``nya_stat_*`` functions and their ``pgf_`` macros; each call goes to
+    ``current()``, the TableStatistics of the session whose query runs."""
+    duck.create_function(  # type: ignore[call-overload]  # DuckDB's stubs name only types
+        "nya_stat_reset",
+        lambda relid: current().reset(relid),
+        ["BIGINT"],
+        "VARCHAR",
+        null_handling="special",
+        side_effects=True,
+    )
+    duck.create_function(  # type: ignore[call-overload]
+        "nya_stat_clear_snapshot", lambda: "", [], "VARCHAR", side_effects=True
+    )
+    for spec, body in MACROS.items():
+        duck.execute(f"CREATE MACRO pgf_{spec} AS {body}")

@@ -203,14 +203,19 @@ class Session:
             self._listener,
             backends,
             StatementStatistics(db.statements, backends, DATABASE_OID),
-            TableStatistics(db, lambda: self._block.catalog, DATABASE_OID),
+            TableStatistics(
+                db,
+                lambda: self._block.catalog,
+                DATABASE_OID,
+                lambda: is_superuser(db.roles, self.current_user),
+            ),
         )
         self._tracking = statement_tracking.StatementTracking(
             db.statements, db.table_activity, self.settings
         )
         self._runner.activity = db.table_activity
         self._block.on_writes = lambda txn, committed: db.table_activity.transaction_ended(
-            txn.write_ops(), committed
+            txn.attempted_ops(), committed
         )
         db.table_activity.session_started()
         self._plan_cache: PlanCache[Plan] = PlanCache()

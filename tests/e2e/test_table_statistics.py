@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -256,3 +257,28 @@ def test_resetting_the_counters_as_in_postgresql(nyala_server, postgres_server):
     nyala = _reset(nyala_server)
     assert nyala == _reset(postgres_server)
     assert nyala == [errors.InsufficientPrivilege.sqlstate] * 2 + [0]
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_columns(server) -> list[list[str]]:
+    section = README.read_text().split("## Database and table statistics", 1)[1]
+    block = section.split("```sql\n", 1)[1].split("```", 1)[0]
+    text = "\n".join(line.split("--", 1)[0] for line in block.splitlines())
+    run_on_each(
+        [server], ["drop table if exists orders", "create table orders (id int primary key)"]
+    )
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        out = []
+        for statement in (s.strip() for s in text.split(";") if s.strip()):
+            cur = conn.execute(statement)
+            out.append([c.name for c in cur.description or ()])
+        conn.execute("drop table orders")
+    return out
+
+
+def test_the_readme_examples_run_as_on_postgresql(nyala_server, postgres_server):
+    nyala = _readme_columns(nyala_server)
+    assert nyala == _readme_columns(postgres_server)
+    assert len(nyala) == 4

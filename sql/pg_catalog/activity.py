@@ -1,4 +1,5 @@
-"""pg_stat_activity, pg_locks, pg_blocking_pids, pg_cancel_backend and pg_terminate_backend.
+"""What sessions do and how to stop them: pg_stat_activity, pg_locks, pg_stat_progress_copy,
+pg_blocking_pids, pg_cancel_backend and pg_terminate_backend.
 
 ``Activity`` is one session's view of the database's ``BackendRegistry``:
 the live rows of the activity relations (built at each query that reads
@@ -24,7 +25,7 @@ from storage.waits_for import WaitsForGraph
 
 _UDF = "nya_"
 PREFIX = "pgf_"
-DYNAMIC_RELATIONS = frozenset({"pg_stat_activity", "pg_locks"})
+DYNAMIC_RELATIONS = frozenset({"pg_stat_activity", "pg_locks", "pg_stat_progress_copy"})
 _INSUFFICIENT = "<insufficient privilege>"
 
 
@@ -212,9 +213,37 @@ class Activity:
                 )
         return rows
 
+    def copy_progress_rows(self) -> list[tuple[Any, ...]]:
+        """Each running COPY; as in PostgreSQL, only its pid and database for a role without
+        the privileges of the session's user."""
+        rows: list[tuple[Any, ...]] = []
+        for backend in self._backends.all():
+            copy = backend.copy
+            if copy is None or not copy.running:
+                continue
+            head = (backend.pid, self._database_oid, backend.database)
+            if not self.has_privileges_of(backend.user):
+                rows.append((*head, *[None] * 7))
+                continue
+            rows.append(
+                (
+                    *head,
+                    copy.relid,
+                    copy.command,
+                    copy.type,
+                    copy.bytes_processed,
+                    copy.bytes_total,
+                    copy.tuples_processed,
+                    copy.tuples_excluded,
+                )
+            )
+        return rows
+
     def rows(self, relation: str) -> list[tuple[Any, ...]]:
         if relation == "pg_stat_activity":
             return self.stat_activity_rows()
+        if relation == "pg_stat_progress_copy":
+            return self.copy_progress_rows()
         return self.lock_rows()
 
 

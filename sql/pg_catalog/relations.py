@@ -229,6 +229,11 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "jit_emission_count BIGINT, jit_emission_time DOUBLE"
     ),
     "pg_stat_statements_info": _cols("dealloc BIGINT, stats_reset TIMESTAMPTZ"),
+    "pg_stat_progress_copy": _cols(
+        "pid INTEGER, datid UINTEGER, datname VARCHAR, relid UINTEGER, command VARCHAR, "
+        "type VARCHAR, bytes_processed BIGINT, bytes_total BIGINT, tuples_processed BIGINT, "
+        "tuples_excluded BIGINT"
+    ),
     "pg_stat_database": _cols(
         "datid UINTEGER, datname VARCHAR, numbackends INTEGER, xact_commit BIGINT, "
         "xact_rollback BIGINT, blks_read BIGINT, blks_hit BIGINT, tup_returned BIGINT, "

@@ -47,7 +47,7 @@ from sql.ddl import (
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
-from sql.execution.backends import Backend, ClientLink
+from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
@@ -957,12 +957,19 @@ class Session:
             )
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
+            relid = 0
+            if statement.table is not None:
+                reference = copy_statement.table_reference(statement)
+                relid = self._block.catalog.get_table(table_name(reference)).oid
+            progress = self.backend.copy = CopyProgress(relid, "COPY TO", "PIPE")
+            result.batches = _copied(result.batches, progress)
             return result
         table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        progress = self.backend.copy = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,
-                      on_error=self._block.on_error)  # fmt: skip
+                      on_error=self._block.on_error, progress=progress)  # fmt: skip
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:
@@ -1196,6 +1203,16 @@ class Session:
                 self._discard(utility.name)
             return result
         raise FeatureNotSupported(f"{kind} is not supported")
+
+
+def _copied(batches: Iterator[pa.RecordBatch], progress: CopyProgress) -> Iterator[pa.RecordBatch]:
+    """A COPY TO's rows, counted for pg_stat_progress_copy as they go."""
+    try:
+        for batch in batches:
+            progress.tuples_processed += batch.num_rows
+            yield batch
+    finally:
+        progress.running = False
 
 
 def _ddl_targets(ast: exp.Expr) -> list[str]:

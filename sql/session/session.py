@@ -91,6 +91,7 @@ from sql.session import (
     temp_tables,
 )
 from sql.session import plan as plan_mod
+from sql.session.lock_wait_log import LockWaitLog
 from sql.session.plan import (
     CopyPlan,
     CursorPlan,
@@ -218,6 +219,9 @@ class Session:
             txn.attempted_ops(), committed
         )
         db.table_activity.session_started()
+        self._block.lock_wait_log = LockWaitLog(
+            self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
+        )
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user)
         self.sequences.check = self._access.sequence

@@ -26,6 +26,7 @@ from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
 from sql.session.cursors import Cursors
+from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
 from sql.session.transaction_modes import TransactionModes, is_repeatable_read
 from storage.errors import (
@@ -80,6 +81,7 @@ class TransactionBlock:
         self.on_catalog: Callable[[Catalog, bool], None] = lambda catalog, ended: None
         """Called with the catalog statements now see, when a transaction's own view of it
         begins (False) or ends (True: plans made before are stale)."""
+        self.lock_wait_log: LockWaitLog | None = None
         self.on_writes: Callable[[Transaction, bool], None] = lambda txn, committed: None
         """Called with each transaction as it ends, before its commit or rollback (its write
         log is still there to count)."""
@@ -185,7 +187,18 @@ class TransactionBlock:
         txn = self.txn if self.txn is not None else self.start()
         txn.begin_statement()
         txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
-        txn.cancel_check = self._check_cancel  # a cancel or statement_timeout ends a lock wait
+        # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
+        log = self.lock_wait_log
+        if log is None:
+            txn.cancel_check = self._check_cancel
+        else:
+
+            def check() -> None:
+                self._check_cancel()
+                log.waiting(txn.state)
+
+            txn.cancel_check = check
+            txn.on_wait_end = log.ended
         return txn
 
     def finish_autocommit(self) -> None:

@@ -219,8 +219,8 @@ class Activity:
         rows: list[tuple[Any, ...]] = []
         for backend in self._backends.all():
             copy = backend.copy
-            if copy is None or not copy.running:
-                continue
+            if copy is None or not copy.running or backend.state != "active":
+                continue  # (a COPY whose rows were never read ends with its statement)
             head = (backend.pid, self._database_oid, backend.database)
             if not self.has_privileges_of(backend.user):
                 rows.append((*head, *[None] * 7))

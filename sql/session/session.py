@@ -969,11 +969,12 @@ class Session:
             result.batches = _copied(result.batches, progress)
             return result
         table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
-        progress = self.backend.copy = CopyProgress(table.oid, "COPY FROM", "PIPE")
+        progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,
                       on_error=self._block.on_error, progress=progress)  # fmt: skip
+        self.backend.copy = progress
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:

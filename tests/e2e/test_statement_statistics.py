@@ -260,3 +260,22 @@ def test_the_readme_examples_run_as_on_postgresql(servers):
     nyala, postgres = (_readme_columns(server) for server in servers)
     assert nyala == postgres
     assert len(nyala) == 5
+
+
+def _psql_top_statements(server) -> str:
+    script = (
+        "create extension if not exists pg_stat_statements;\n"
+        "select pg_stat_statements_reset();\n"
+        "select 1 + 1;\n"
+        "select 2 + 2;\n"
+        "select query, calls, rows from pg_stat_statements"
+        " where query like 'select $%' order by query;\n"
+    )
+    result = server.psql(["-X", "-v", "ON_ERROR_STOP=1"], input=script, check=True)
+    return result.stdout
+
+
+def test_psql_shows_the_statements_as_postgresql_does(servers, psql):
+    nyala, postgres = (_psql_top_statements(server) for server in servers)
+    assert nyala == postgres
+    assert "select $1 + $2 |     2 |    2" in nyala

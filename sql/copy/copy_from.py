@@ -126,6 +126,8 @@ class CopyIn:
         self._on_error = on_error
         self._batch_bytes = batch_bytes
         self._progress = progress if progress is not None else CopyProgress(0, "", "")
+        self.on_finished: Callable[[int], None] | None = None
+        """Called with the rows written once the COPY has succeeded (pg_stat_statements)."""
         self._buffer = bytearray()
         self._rows_written = 0
         self._line = 0
@@ -216,6 +218,8 @@ class CopyIn:
         if self._on_done is not None:
             self._guarded(self._on_done)
         self._progress.running = False
+        if self.on_finished is not None:
+            self.on_finished(self._rows_written)
         return f"COPY {self._rows_written}"
 
     def fail(self, message: str) -> None:

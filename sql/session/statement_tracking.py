@@ -6,7 +6,8 @@ out once and kept beside its plan in the session's plan cache.  The time runs
 from the end of planning until the last row is sent (PostgreSQL's executor
 time includes sending the rows too); ``rows`` is what the command tag counts
 for a write, COPY, FETCH or CREATE TABLE AS, else the rows a query sent, and
-0 for other utility statements.  One clock read, a count per batch and a
+0 for other utility statements; a COPY FROM STDIN is recorded when its data
+has all arrived and been written.  One clock read, a count per batch and a
 dict update under a short lock: nothing per row.  Every statement's time also
 goes to pg_stat_database's ``active_time``.
 """
@@ -64,7 +65,10 @@ class StatementTracking:
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""
-        if result.copy_in is not None or result.is_empty_query:
+        if result.is_empty_query:
+            return result
+        if result.copy_in is not None:
+            result.copy_in.on_finished = lambda rows: self._record(user, print_, started, rows)
             return result
         rows = _tag_rows(result.command_tag)
         if result.columns is None and result.copy_out is None:

@@ -95,6 +95,9 @@ def _workload(server) -> list[tuple[object, ...]]:
                     # Parameters of the extended protocol keep their numbers; literals follow.
                     for key in (1, 2, -3):
                         cur.execute("select b from stat_t where a = %s offset 0", (key,))
+                    with cur.copy("copy stat_t from stdin") as copy:
+                        for key in (10, 11, 12):
+                            copy.write_row((key, "copied"))
         rows = conn.execute(
             "select query, calls, rows, toplevel, plans, queryid,"
             " total_exec_time, min_exec_time, max_exec_time, mean_exec_time,"
@@ -115,6 +118,7 @@ def test_normalised_texts_calls_and_rows_match_postgresql(servers):
     assert texts["select * from stat_t where a = $1"][1:3] == (2, 2)
     assert texts["select b from stat_t where a = $1 offset $2"][1:3] == (3, 0)  # still empty
     assert texts["set work_mem = '4MB'"][1:3] == (1, 0)
+    assert texts["copy stat_t from stdin"][1:3] == (1, 3)
     assert len({row[5] for row in nyala}) == len(nyala)  # one query id per statement
     for _, calls, _, _, _, _, total, low, high, mean, stddev, is_user, is_db in nyala:
         assert is_user and is_db

@@ -9,6 +9,9 @@ CREATE EXTENSION says.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -283,3 +286,55 @@ def test_psql_shows_the_statements_as_postgresql_does(servers, psql):
     nyala, postgres = (_psql_top_statements(server) for server in servers)
     assert nyala == postgres
     assert "select $1 + $2 |     2 |    2" in nyala
+
+
+_JAR = Path("/usr/share/java/postgresql.jar")
+_JAVA = Path(__file__).parent / "java" / "JdbcStatistics.java"
+
+
+def _jdbc(classes: Path, server) -> list[str]:
+    fields = dict(part.split("=", 1) for part in server.dsn.split())
+    url = (
+        f"jdbc:postgresql://{fields['host']}:{fields['port']}/{fields['dbname']}"
+        f"?user={fields['user']}"
+    )
+    done = subprocess.run(
+        ["java", "-cp", f"{_JAR}:{classes}", "JdbcStatistics", url],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done.stdout.splitlines()
+
+
+@pytest.mark.slow
+def test_pgjdbc_batches_and_prepared_queries_are_counted_as_in_postgresql(servers, tmp_path):
+    assert _JAR.exists(), "make installs libpostgresql-jdbc-java; run the tests through make"
+    javac = shutil.which("javac")
+    assert javac is not None, "javac (Java 17) is needed"
+    subprocess.run([javac, "-cp", str(_JAR), "-d", str(tmp_path), str(_JAVA)], check=True)
+    nyala_server, postgres = servers
+    nyala = _jdbc(tmp_path, nyala_server)
+    # PostgreSQL reports table counters a moment after the session ends; poll its view.
+    expected_table = "table: jdbc_stats | 20 | 20"
+    theirs = _jdbc(tmp_path, postgres)
+    deadline = time.monotonic() + 10
+    while expected_table not in theirs and time.monotonic() < deadline:
+        with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+            row = conn.execute(
+                "select relname, n_tup_ins, n_live_tup from pg_stat_user_tables"
+                " where relname = 'jdbc_stats'"
+            ).fetchone()
+        theirs = [line for line in theirs if not line.startswith("table:")]
+        theirs.append("table: " + " | ".join(str(v) for v in row))
+        time.sleep(0.1)
+    assert [line for line in nyala if line.startswith("statement:")] == [
+        line for line in theirs if line.startswith("statement:")
+    ]
+    assert nyala == [
+        "statement: insert into jdbc_stats values ($1, $2) | 20 | 20",
+        "statement: select v from jdbc_stats where id = $1 | 7 | 7",
+        expected_table,
+    ]
+    assert expected_table in theirs

@@ -107,7 +107,13 @@ class Role:
 READ_ALL_DATA = "pg_read_all_data"
 WRITE_ALL_DATA = "pg_write_all_data"
 SIGNAL_BACKEND = "pg_signal_backend"
-PREDEFINED_OIDS = {READ_ALL_DATA: 6181, WRITE_ALL_DATA: 6182, SIGNAL_BACKEND: 4200}
+READ_ALL_STATS = "pg_read_all_stats"
+PREDEFINED_OIDS = {
+    READ_ALL_DATA: 6181,
+    WRITE_ALL_DATA: 6182,
+    SIGNAL_BACKEND: 4200,
+    READ_ALL_STATS: 3375,
+}
 """PostgreSQL 15's predefined roles nyala acts on, with PostgreSQL's OIDs."""
 PREDEFINED = {name: Role(name, login=False) for name in PREDEFINED_OIDS}
 

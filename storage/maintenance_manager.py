@@ -29,6 +29,11 @@ from storage.data_type import TabletId
 log = logging.getLogger(__name__)
 
 RECENT_OPS = 64
+CLEANUP_KINDS = frozenset(
+    {"MinorDeltaCompactionOp", "MajorDeltaCompactionOp", "UndoDeltaGCOp", "CompactRowSetsOp"}
+)
+"""The ops that do what VACUUM does in PostgreSQL: fold or drop old row versions (a flush
+only writes the MemRowSet out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +138,7 @@ class MaintenanceManager:
         self._recent: collections.deque[OpRecord] = collections.deque(maxlen=RECENT_OPS)
         self._last_scores: list[OpRecord] = []
         self._totals: dict[str, OpTotals] = {}
+        self._finished: dict[TabletId, dict[str, tuple[float, int]]] = {}
         self.completed = 0
 
     @property
@@ -251,6 +257,9 @@ class MaintenanceManager:
             self._running.pop(op.name, None)
             self._recent.append(record)
             self._totals.setdefault(op.kind, OpTotals()).add(record)
+            if error is None:
+                by_kind = self._finished.setdefault(op.tablet_id, {})
+                by_kind[op.kind] = (time.time(), by_kind.get(op.kind, (0.0, 0))[1] + 1)
             self.completed += 1
             self._cond.notify_all()
         if error is None:
@@ -271,6 +280,12 @@ class MaintenanceManager:
             self._score()
         with self._cond:
             return [*self._last_scores, *self._running.values(), *self._recent]
+
+    def finished(self, tablet_id: TabletId) -> dict[str, tuple[float, int]]:
+        """Per op kind, when (epoch seconds) one last finished on the tablet and how many have
+        since the engine opened (pg_stat_user_tables' last_autovacuum and count)."""
+        with self._cond:
+            return dict(self._finished.get(tablet_id, {}))
 
     def totals(self) -> dict[str, OpTotals]:
         """Per op kind, what its runs have done since the engine opened (copies)."""

@@ -84,6 +84,7 @@ class Transaction:
         self.read_only = read_only
         self._snapshot = pipeline.mvcc.safe_time()
         self._ops: list[WriteOp] = []
+        self._discarded: tuple[WriteOp, ...] = ()
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         self._savepoints: list[tuple[str, int]] = []
@@ -95,6 +96,8 @@ class Transaction:
         """How long to wait for a row lock (0: forever); None: the ``lock_timeout_ms`` option."""
         self.cancel_check: Callable[[], None] | None = None
         """Called now and then while waiting for a row lock; raise QueryCanceled to stop."""
+        self.on_wait_end: Callable[[bool], None] | None = None
+        """Called when a row-lock wait ends, with whether the turn came (log_lock_waits)."""
 
     @property
     def txn_id(self) -> int:
@@ -296,6 +299,11 @@ class Transaction:
         """The writes a commit would log, in order (what PREPARE TRANSACTION keeps)."""
         return tuple(self._ops)
 
+    def attempted_ops(self) -> tuple[WriteOp, ...]:
+        """The writes made, also once a rollback (a deadlock's, say) discarded them: what
+        the activity statistics count."""
+        return self._discarded + tuple(self._ops)
+
     def commit(
         self, *, marker: WriteOp | None = None, on_durable: Callable[[], None] | None = None
     ) -> Timestamp | None:
@@ -359,6 +367,7 @@ class Transaction:
         self.end_statement()
         for tablet, keys in self._written.values():
             tablet.remove_provisional(self._state, keys)
+        self._discarded = tuple(self._ops)
         self._ops.clear()
         self._undo_log.clear()
         self._written.clear()
@@ -379,6 +388,7 @@ class Transaction:
         if ticket is None:
             ticket = self._tickets[row] = pipeline.row_locks.join(row, self._state)
         was_head = ticket.is_head
+        acquired = False
         try:
             pipeline.waits_for.add_wait(self._state, holder)
             try:
@@ -392,8 +402,10 @@ class Transaction:
                         wait_s = max(0.0, min(wait_s, deadline - time.monotonic()))
                     if was_head:
                         if holder.wait_done(wait_s):
+                            acquired = True
                             return
                     elif ticket.wait_turn(wait_s):
+                        acquired = True
                         return
                     if self.cancel_check is not None:
                         self.cancel_check()
@@ -401,6 +413,8 @@ class Transaction:
                         raise LockNotAvailable("canceling statement due to lock timeout")
             finally:
                 pipeline.waits_for.remove_wait(self._state)
+                if self.on_wait_end is not None:
+                    self.on_wait_end(acquired)
         except BaseException as exc:
             self._leave_lines()
             if isinstance(exc, DbError) and not self._savepoints:

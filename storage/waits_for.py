@@ -11,6 +11,7 @@ of waiting, and the others go on once its transaction rolls back.
 from __future__ import annotations
 
 import threading
+import time
 
 from storage.errors import DeadlockDetected
 from storage.mvcc import TxnState
@@ -22,6 +23,9 @@ class WaitsForGraph:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting_for: dict[TxnState, TxnState] = {}
+        self._since: dict[TxnState, float] = {}
+        self.deadlocks = 0
+        """Deadlocks found since the engine opened (pg_stat_database.deadlocks)."""
 
     def add_wait(self, waiter: TxnState, holder: TxnState) -> None:
         """Record that ``waiter`` waits for ``holder``; raise DeadlockDetected if that closes a cycle."""
@@ -33,6 +37,7 @@ class WaitsForGraph:
                 seen.add(node)
                 cycle.append(node.txn_id)
                 if node is waiter:
+                    self.deadlocks += 1
                     raise DeadlockDetected(
                         "deadlock detected",
                         detail=" -> ".join(f"transaction {t}" for t in cycle)
@@ -41,10 +46,23 @@ class WaitsForGraph:
                     )
                 node = self._waiting_for.get(node)
             self._waiting_for[waiter] = holder
+            self._since[waiter] = time.monotonic()
 
     def remove_wait(self, waiter: TxnState) -> None:
         with self._lock:
             self._waiting_for.pop(waiter, None)
+            self._since.pop(waiter, None)
+
+    def waiting_since(self, waiter: TxnState) -> float | None:
+        """When (``time.monotonic()``) the waiter began its current wait, if it waits."""
+        with self._lock:
+            return self._since.get(waiter)
+
+    def waiters_of(self, holder: TxnState) -> list[TxnState]:
+        """Who waits for ``holder``, longest-waiting first."""
+        with self._lock:
+            found = [w for w, h in self._waiting_for.items() if h is holder]
+            return sorted(found, key=lambda w: self._since.get(w, 0.0))
 
     def waiting_for(self, waiter: TxnState) -> TxnState | None:
         with self._lock:

@@ -73,3 +73,5 @@ class PreparedStatement:
     columns: tuple[ResultColumn, ...] | None
     plan: object = None
     is_empty_query: bool = False
+    fingerprint: object = None
+    """How pg_stat_statements names it (``sql.frontend.fingerprint.Fingerprint``)."""

@@ -36,6 +36,7 @@ from sql.common.datatypes import duckdb_type
 from sql.common.names import table_node
 from sql.copy import arrow_format, binary_format, bytea_input
 from sql.dml import writes
+from sql.execution.backends import CopyProgress
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
 from sql.frontend.statements import CopyStatement
@@ -112,6 +113,7 @@ class CopyIn:
         on_done: Callable[[], None] | None = None,
         on_error: Callable[[], None] | None = None,
         batch_bytes: int = BATCH_BYTES,
+        progress: CopyProgress | None = None,
     ) -> None:
         self.statement = statement
         self.options = statement.options
@@ -123,6 +125,9 @@ class CopyIn:
         self._on_done = on_done
         self._on_error = on_error
         self._batch_bytes = batch_bytes
+        self._progress = progress if progress is not None else CopyProgress(0, "", "")
+        self.on_finished: Callable[[int], None] | None = None
+        """Called with the rows written once the COPY has succeeded (pg_stat_statements)."""
         self._buffer = bytearray()
         self._rows_written = 0
         self._line = 0
@@ -175,6 +180,7 @@ class CopyIn:
 
     def feed(self, data: bytes) -> None:
         """Take CopyData bytes; complete rows are written once a batch's worth has arrived."""
+        self._progress.bytes_processed += len(data)
         if self._arrow is not None:
             self._guarded(self._load_arrow, data)
             return
@@ -211,6 +217,9 @@ class CopyIn:
             self._guarded(self._load, chunk)
         if self._on_done is not None:
             self._guarded(self._on_done)
+        self._progress.running = False
+        if self.on_finished is not None:
+            self.on_finished(self._rows_written)
         return f"COPY {self._rows_written}"
 
     def fail(self, message: str) -> None:
@@ -220,6 +229,7 @@ class CopyIn:
 
     def abort(self) -> None:
         """Give up (client error, protocol error, lost connection): nothing of this COPY stays."""
+        self._progress.running = False
         self._buffer.clear()
         if self._on_error is not None:
             on_error, self._on_error = self._on_error, None
@@ -302,6 +312,7 @@ class CopyIn:
         finally:
             self._source.rows = None
         self._rows_written += count
+        self._progress.tuples_processed += count
         self._line += rows.num_rows
 
     def _load_binary(self, is_final: bool) -> None:

@@ -3,4 +3,5 @@
 - ``tables``: CREATE TABLE and DROP TABLE; ``alter_table``: ALTER TABLE;
   ``partitions``: PARTITION BY, PARTITION OF, range partitions.
 - ``comments``: COMMENT ON into the durable comment store; ``roles``: CREATE/ALTER/DROP ROLE.
+- ``extensions``: CREATE/DROP EXTENSION of the extensions nyala has built in.
 """

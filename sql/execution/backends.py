@@ -51,6 +51,21 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+@dataclass(slots=True)
+class CopyProgress:
+    """A running COPY as pg_stat_progress_copy shows it; its session bumps the counters once
+    per CopyData message and per batch written, and clears ``running`` when it ends."""
+
+    relid: int
+    command: str
+    type: str
+    bytes_processed: int = 0
+    bytes_total: int = 0
+    tuples_processed: int = 0
+    tuples_excluded: int = 0
+    running: bool = True
+
+
 @dataclass(eq=False, slots=True)
 class Backend:
     """One session as pg_stat_activity shows it; ``state`` etc. are written by its own session."""
@@ -70,6 +85,10 @@ class Backend:
     query_start: dt.datetime | None = None
     state_change: dt.datetime = field(default_factory=_now)
     closed: threading.Event = field(default_factory=threading.Event)
+    terminated: bool = False
+    """pg_terminate_backend() ended it (pg_stat_database.sessions_killed)."""
+    copy: CopyProgress | None = None
+    """Its COPY, while one runs."""
 
     def begin_statement(self, query: str) -> None:
         now = _now()

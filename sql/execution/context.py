@@ -9,6 +9,7 @@ stage needs to know how a database is opened.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import duckdb
 
@@ -21,12 +22,17 @@ from sql.execution import float_arithmetic, numeric_arithmetic, pattern_function
 from sql.execution.advisory_locks import AdvisoryLocks
 from sql.execution.backends import BackendRegistry
 from sql.execution.notifications import NotificationHub
+from sql.execution.statement_stats import StatementStats
+from sql.execution.table_activity import TableActivity
+from storage.data_type import TabletId
 from storage.engine import StorageEngine
+from storage.errors import UndefinedTable
 
 
 class DatabaseContext:
     """The storage engine, the catalog, the role, privilege and comment stores, the live
-    backends, the advisory locks, the LISTEN/NOTIFY channels and one DuckDB instance."""
+    backends and their statement statistics, the advisory locks, the LISTEN/NOTIFY channels
+    and one DuckDB instance."""
 
     roles: RoleStore | None = None
 
@@ -54,12 +60,25 @@ class DatabaseContext:
         self._version_lock = threading.Lock()
         self.catalog_version = 0
         self.backends = BackendRegistry()
+        self.statements = StatementStats()
+        self.table_activity = TableActivity(self._live_rows)
         self.privileges = PrivilegeStore(None)
         # Server-wide parameters the server's own flags set (max_connections ...), shown by
         # SHOW and pg_settings in every session instead of PostgreSQL's defaults.
         self.server_parameters: dict[str, str] = {}
         self.buffered_rows_limit: int | None = None
         """Rows one statement may hold in the server (each session's ``QueryRunner``)."""
+
+    def _live_rows(self, tablet_id: TabletId) -> int:
+        """What a tablet's storage holds: rows in DiskRowSets not deleted in their base data,
+        plus the MemRowSet's (pg_stat_user_tables' starting estimate)."""
+        try:
+            stats = self.engine.tablet_stats(tablet_id)
+        except UndefinedTable:
+            return 0
+        rowsets: Any = stats["rowsets"]
+        memrowset_rows: Any = stats["memrowset_rows"]
+        return sum(r["rows"] - r["deleted_rows"] for r in rowsets) + int(memrowset_rows)
 
     def limit_query_memory(self, megabytes: int) -> None:
         """Cap the memory DuckDB's operators (joins, sorts, aggregates) may hold at once, for

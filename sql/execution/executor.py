@@ -10,7 +10,7 @@ materialised.  Each scan reads only what the planner's ScanSpec asks for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +20,7 @@ import pyarrow as pa
 from catalog.table import TableInfo
 from sql.common.duckdb_errors import translate, translate_arrow
 from sql.execution import index_scan
+from sql.execution.table_activity import TableActivity
 from storage.data_type import TabletId
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
@@ -66,6 +67,7 @@ class ScanSource:
         tablet_ids: tuple[TabletId, ...] | None = None,
         *,
         snapshot: int | None = None,
+        activity: TableActivity | None = None,
     ) -> None:
         if not columns:
             columns = [table.schema.key_columns[0]]
@@ -78,8 +80,20 @@ class ScanSource:
         self._check_cancel = check_cancel
         self._stats = stats
         self._tablet_ids = table.tablet_ids if tablet_ids is None else tablet_ids
+        self._activity = activity
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
+        if self._activity is None:
+            yield from self._scan([])
+            return
+        by_key = index_scan.choose(self._table, self._spec) is not None or reads_key_range(
+            self._table, self._spec
+        )
+        storage: list[TabletScanStats] = []
+        yield from counted(self._scan(storage), self._activity, self._table, by_key, storage)
+
+    def _scan(self, storage_stats: list[TabletScanStats]) -> Iterator[pa.RecordBatch]:
+        """The rows; each tablet scan's storage statistics are added to ``storage_stats``."""
         assert self._txn is not None, "a source made only to describe a query is never scanned"
         stats = self._stats
         lookup = index_scan.choose(self._table, self._spec)
@@ -95,7 +109,10 @@ class ScanSource:
         for tablet_id in self._tablet_ids:
             if stats is not None:
                 stats.add(self._table.name, tablet_id, 0)
-            storage = stats.tablet(self._table.name, tablet_id) if stats is not None else None
+            storage = (
+                stats.tablet(self._table.name, tablet_id) if stats is not None else TabletScanStats()
+            )
+            storage_stats.append(storage)
             for batch in self._txn.scan(tablet_id, self._spec, stats=storage):
                 self._check_cancel()
                 if stats is not None:
@@ -105,6 +122,33 @@ class ScanSource:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         reader = pa.RecordBatchReader.from_batches(self._schema, self._batches())
         return reader.__arrow_c_stream__(requested_schema)
+
+
+def reads_key_range(table: TableInfo, spec: ScanSpec) -> bool:
+    """Whether a scan reads only a primary-key range: pg_stat_user_tables counts it as an
+    index scan, as PostgreSQL would go through the primary key's index."""
+    keys = spec.key_range(table.schema)
+    return keys.lower is not None or keys.upper is not None
+
+
+def counted(
+    batches: Iterator[pa.RecordBatch],
+    activity: TableActivity,
+    table: TableInfo,
+    by_key: bool,
+    storage: Sequence[TabletScanStats],
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` as they come; when the scan ends, however it ends (a LIMIT stops reading
+    early), one scan of ``table`` and its rows are counted in ``activity``."""
+    rows = 0
+    try:
+        for batch in batches:
+            rows += batch.num_rows
+            yield batch
+    finally:
+        if table.tablet_ids:
+            blocks = sum(s.blocks_read for s in storage)
+            activity.scanned(table.tablet_ids[0], by_key, rows, blocks)
 
 
 def run(

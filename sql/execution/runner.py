@@ -20,11 +20,13 @@ from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ResultColumn
 from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, index_scan, system_view_rows
+from sql.execution.table_activity import TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
 from storage.errors import OutOfMemory
+from storage.scan_stats import ScanStats as TabletScanStats
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -47,6 +49,8 @@ class QueryRunner:
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
         self.buffered_rows_limit: int | None = None
+        self.activity: TableActivity | None = None
+        """Where scans are counted (pg_stat_user_tables), if anywhere."""
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
@@ -82,6 +86,7 @@ class QueryRunner:
                     snapshot=(
                         binding.snapshot if binding.snapshot is not None else self._read_snapshot()
                     ),
+                    activity=self.activity if txn is not None else None,
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -174,6 +179,7 @@ class QueryRunner:
         zone = self.zone.arrow
 
         lookup = index_scan.choose(scan.table, spec)
+        storage: list[TabletScanStats] = []
 
         def batches() -> Iterator[pa.RecordBatch]:
             if lookup is not None:
@@ -181,11 +187,18 @@ class QueryRunner:
                 yield from (batch for _tablet_id, batch in found)
                 return
             for tablet_id in tablet_ids:
-                yield from txn.scan(tablet_id, spec)
+                storage.append(TabletScanStats())
+                yield from txn.scan(tablet_id, spec, stats=storage[-1])
+
+        def counted_batches() -> Iterator[pa.RecordBatch]:
+            if self.activity is None:
+                return batches()
+            by_key = lookup is not None or executor.reads_key_range(scan.table, spec)
+            return executor.counted(batches(), self.activity, scan.table, by_key, storage)
 
         def stream() -> Iterator[pa.RecordBatch]:
             remaining = spec.limit
-            for batch in batches():
+            for batch in counted_batches():
                 if remaining == 0:
                     return
                 self._check_cancel()

@@ -6,6 +6,7 @@ registers these rows on DuckDB as an Arrow table instead of a tablet scan.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -15,11 +16,14 @@ from catalog.table import TableInfo
 from sql.planner.system_views import (
     MAINTENANCE,
     MAINTENANCE_COLUMNS,
+    PROGRESS_MAINTENANCE,
+    PROGRESS_MAINTENANCE_COLUMNS,
     ROWSETS,
     ROWSETS_COLUMNS,
     TABLETS,
     TABLETS_COLUMNS,
 )
+from storage.data_type import TabletId
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 
@@ -98,6 +102,24 @@ def _maintenance(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
     return out
 
 
+def _progress_maintenance(catalog: Catalog, txn: Transaction) -> dict[str, list[object]]:
+    """The ops running now, with the table each one's tablet belongs to."""
+    out: dict[str, list[object]] = {name: [] for name, _ in PROGRESS_MAINTENANCE_COLUMNS}
+    tables = {tablet_id: table.name for table in catalog.tables() for tablet_id in table.tablet_ids}
+    now = time.time()
+    for record in catalog.engine.maintenance_status():
+        if record.state != "running" or record.started_at is None:
+            continue
+        out["table_name"].append(tables.get(TabletId(record.tablet_id)))
+        out["tablet_id"].append(record.tablet_id)
+        out["op"].append(record.op)
+        out["kind"].append(record.kind)
+        out["reason"].append(record.reason)
+        out["started_at"].append(int(record.started_at * 1_000_000))
+        out["elapsed_ms"].append((now - record.started_at) * 1000)
+    return out
+
+
 def _hex(key: object) -> str | None:
     if key is None:
         return None
@@ -108,6 +130,7 @@ _PRODUCERS: dict[str, Callable[[Catalog, Transaction], dict[str, list[object]]]]
     TABLETS: _tablets,
     ROWSETS: _rowsets,
     MAINTENANCE: _maintenance,
+    PROGRESS_MAINTENANCE: _progress_maintenance,
 }
 
 

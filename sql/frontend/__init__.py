@@ -7,7 +7,9 @@
   ``CursorStatement``, ``CopyStatement``, ``RoleStatement``, ``ExplainStatement``).
 - grammar modules, one per statement family, each reading tokens into those nodes:
   ``utility`` (transaction control, SET/SHOW/RESET, ...), ``cursors``, ``copy_grammar``,
-  ``roles``, ``comments`` (COMMENT ON) and ``explain``.
+  ``roles``, ``comments`` (COMMENT ON), ``explain`` and ``extensions`` (CREATE/DROP
+  EXTENSION).
+- ``fingerprint``: a statement's pg_stat_statements query id and normalised text.
 
 Nothing here knows the catalog: binding is the planner's job.
 """

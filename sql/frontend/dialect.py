@@ -38,6 +38,7 @@ from sql.frontend import (
     copy_grammar,
     cursors,
     explain,
+    extensions,
     maintenance,
     privileges,
     roles,
@@ -310,7 +311,8 @@ class NyalaParser(PostgresParser):
             lambda self, tokens: (
                 roles.parse(self.sql, tokens)
                 if roles.is_role_statement(tokens)
-                else privileges.parse_owner(self.sql, tokens)
+                else extensions.parse(self.sql, tokens)
+                or privileges.parse_owner(self.sql, tokens)
                 or privileges.parse_owned(self.sql, tokens)
                 or privileges.parse_default(self.sql, tokens)
             ),

@@ -339,3 +339,19 @@ class OwnerStatement(Statement):
     table: str = _field("table")
     owner: str = _field("owner")
     if_exists: bool = _field("if_exists")
+
+
+class ExtensionStatement(Statement):
+    """CREATE EXTENSION [IF NOT EXISTS] name [...] or DROP EXTENSION [IF EXISTS] names
+    (``action`` CREATE or DROP; ``if_flag`` is the IF [NOT] EXISTS)."""
+
+    arg_types = {"action": True, "names": True, "if_flag": False}
+
+    def __init__(
+        self, action: str = "CREATE", names: tuple[str, ...] = (), if_flag: bool = False
+    ) -> None:
+        super().__init__(action=action, names=names, if_flag=if_flag)
+
+    action: str = _field("action")
+    names: tuple[str, ...] = _field("names")
+    if_flag: bool = _field("if_flag")

@@ -7,8 +7,10 @@
   (pg_cast): the built-ins nyala answers as PostgreSQL does, from the planner's
   measured ``pg_signatures`` table.
 - ``functions``: PostgreSQL's catalog functions and reg* casts.
-- ``activity``: pg_stat_activity and pg_locks rows, built live at each query, and
-  pg_blocking_pids, pg_cancel_backend, pg_terminate_backend.
+- ``activity``: pg_stat_activity, pg_locks and pg_stat_progress_copy rows, built live at
+  each query, and pg_blocking_pids, pg_cancel_backend, pg_terminate_backend.
+- ``statement_statistics``: pg_stat_statements and its reset function;
+  ``table_statistics``: pg_stat_database, pg_stat_user_tables and their reset functions.
 - ``system_query``: ``SystemCatalog`` runs a query over the catalogs on a per-session
   DuckDB of those rows.
 """

@@ -1,4 +1,5 @@
-"""pg_stat_activity, pg_locks, pg_blocking_pids, pg_cancel_backend and pg_terminate_backend.
+"""What sessions do and how to stop them: pg_stat_activity, pg_locks, pg_stat_progress_copy,
+pg_blocking_pids, pg_cancel_backend and pg_terminate_backend.
 
 ``Activity`` is one session's view of the database's ``BackendRegistry``:
 the live rows of the activity relations (built at each query that reads
@@ -24,7 +25,7 @@ from storage.waits_for import WaitsForGraph
 
 _UDF = "nya_"
 PREFIX = "pgf_"
-DYNAMIC_RELATIONS = frozenset({"pg_stat_activity", "pg_locks"})
+DYNAMIC_RELATIONS = frozenset({"pg_stat_activity", "pg_locks", "pg_stat_progress_copy"})
 _INSUFFICIENT = "<insufficient privilege>"
 
 
@@ -61,11 +62,16 @@ class Activity:
         role = self._roles.get(name) if self._roles is not None else None
         return role is None or role.superuser
 
+    def is_superuser(self) -> bool:
+        """Whether the role checks are made as is a superuser."""
+        return self._is_superuser(self.current_user())
+
     def _mine(self) -> frozenset[str]:
         user = self.current_user()
         return self._roles.privileges_of(user) if self._roles is not None else frozenset((user,))
 
-    def _has_privileges_of(self, target_user: str) -> bool:
+    def has_privileges_of(self, target_user: str) -> bool:
+        """Whether the current role has ``target_user``'s privileges (superusers have all)."""
         return target_user in self._mine() or self._is_superuser(self.current_user())
 
     def _check_signal(self, target: Backend, superuser_message: str, member_message: str) -> None:
@@ -73,7 +79,7 @@ class Activity:
         any other by a role with the target role's privileges or pg_signal_backend's."""
         if self._is_superuser(target.user) and not self._is_superuser(self.current_user()):
             raise InsufficientPrivilege(superuser_message)
-        if not self._has_privileges_of(target.user) and SIGNAL_BACKEND not in self._mine():
+        if not self.has_privileges_of(target.user) and SIGNAL_BACKEND not in self._mine():
             raise InsufficientPrivilege(member_message)
 
     def _target(self, pid: int) -> Backend | None:
@@ -116,6 +122,7 @@ class Activity:
             "must be a member of the role whose process is being terminated or member of"
             " pg_signal_backend",
         )
+        target.terminated = True
         target.terminate()
         if timeout_ms == 0 or target is self.own:
             return True
@@ -154,7 +161,7 @@ class Activity:
                 backend.user,
                 backend.application_name,
             )
-            if not self._has_privileges_of(backend.user):
+            if not self.has_privileges_of(backend.user):
                 rows.append((*head, *[None] * 13, _INSUFFICIENT, "client backend"))
                 continue
             if waiting:
@@ -206,9 +213,37 @@ class Activity:
                 )
         return rows
 
+    def copy_progress_rows(self) -> list[tuple[Any, ...]]:
+        """Each running COPY; as in PostgreSQL, only its pid and database for a role without
+        the privileges of the session's user."""
+        rows: list[tuple[Any, ...]] = []
+        for backend in self._backends.all():
+            copy = backend.copy
+            if copy is None or not copy.running or backend.state != "active":
+                continue  # (a COPY whose rows were never read ends with its statement)
+            head = (backend.pid, self._database_oid, backend.database)
+            if not self.has_privileges_of(backend.user):
+                rows.append((*head, *[None] * 7))
+                continue
+            rows.append(
+                (
+                    *head,
+                    copy.relid,
+                    copy.command,
+                    copy.type,
+                    copy.bytes_processed,
+                    copy.bytes_total,
+                    copy.tuples_processed,
+                    copy.tuples_excluded,
+                )
+            )
+        return rows
+
     def rows(self, relation: str) -> list[tuple[Any, ...]]:
         if relation == "pg_stat_activity":
             return self.stat_activity_rows()
+        if relation == "pg_stat_progress_copy":
+            return self.copy_progress_rows()
         return self.lock_rows()
 
 

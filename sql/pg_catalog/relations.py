@@ -79,7 +79,9 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "dattablespace UINTEGER, datcollate VARCHAR, datctype VARCHAR, daticulocale VARCHAR, "
         "datcollversion VARCHAR, datacl VARCHAR_ARR"
     ),
-    "pg_views": _cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"),
+    "pg_views": _cols(
+        "schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"
+    ),
     "pg_roles": _cols(
         "rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, "
         "rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, "
@@ -207,6 +209,52 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "virtualxid VARCHAR, transactionid UINTEGER, classid UINTEGER, objid UINTEGER, "
         "objsubid SMALLINT, virtualtransaction VARCHAR, pid INTEGER, mode VARCHAR, "
         "granted BOOLEAN, fastpath BOOLEAN, waitstart TIMESTAMPTZ"
+    ),
+    "pg_stat_statements": _cols(
+        "userid UINTEGER, dbid UINTEGER, toplevel BOOLEAN, queryid BIGINT, query VARCHAR, "
+        "plans BIGINT, total_plan_time DOUBLE, min_plan_time DOUBLE, max_plan_time DOUBLE, "
+        "mean_plan_time DOUBLE, stddev_plan_time DOUBLE, calls BIGINT, total_exec_time DOUBLE, "
+        "min_exec_time DOUBLE, max_exec_time DOUBLE, mean_exec_time DOUBLE, "
+        "stddev_exec_time DOUBLE, rows BIGINT, shared_blks_hit BIGINT, shared_blks_read BIGINT, "
+        "shared_blks_dirtied BIGINT, shared_blks_written BIGINT, local_blks_hit BIGINT, "
+        "local_blks_read BIGINT, local_blks_dirtied BIGINT, local_blks_written BIGINT, "
+        "temp_blks_read BIGINT, temp_blks_written BIGINT, blk_read_time DOUBLE, "
+        "blk_write_time DOUBLE, temp_blk_read_time DOUBLE, temp_blk_write_time DOUBLE, "
+        "wal_records BIGINT, wal_fpi BIGINT"
+    )
+    + (("wal_bytes", "DECIMAL(38,0)"),)
+    + _cols(
+        "jit_functions BIGINT, jit_generation_time DOUBLE, jit_inlining_count BIGINT, "
+        "jit_inlining_time DOUBLE, jit_optimization_count BIGINT, jit_optimization_time DOUBLE, "
+        "jit_emission_count BIGINT, jit_emission_time DOUBLE"
+    ),
+    "pg_stat_statements_info": _cols("dealloc BIGINT, stats_reset TIMESTAMPTZ"),
+    "pg_stat_progress_copy": _cols(
+        "pid INTEGER, datid UINTEGER, datname VARCHAR, relid UINTEGER, command VARCHAR, "
+        "type VARCHAR, bytes_processed BIGINT, bytes_total BIGINT, tuples_processed BIGINT, "
+        "tuples_excluded BIGINT"
+    ),
+    "pg_stat_database": _cols(
+        "datid UINTEGER, datname VARCHAR, numbackends INTEGER, xact_commit BIGINT, "
+        "xact_rollback BIGINT, blks_read BIGINT, blks_hit BIGINT, tup_returned BIGINT, "
+        "tup_fetched BIGINT, tup_inserted BIGINT, tup_updated BIGINT, tup_deleted BIGINT, "
+        "conflicts BIGINT, temp_files BIGINT, temp_bytes BIGINT, deadlocks BIGINT, "
+        "checksum_failures BIGINT, checksum_last_failure TIMESTAMPTZ, blk_read_time DOUBLE, "
+        "blk_write_time DOUBLE, session_time DOUBLE, active_time DOUBLE, "
+        "idle_in_transaction_time DOUBLE, sessions BIGINT, sessions_abandoned BIGINT, "
+        "sessions_fatal BIGINT, sessions_killed BIGINT, stats_reset TIMESTAMPTZ"
+    ),
+    **dict.fromkeys(
+        ("pg_stat_all_tables", "pg_stat_user_tables", "pg_stat_sys_tables"),
+        _cols(
+            "relid UINTEGER, schemaname VARCHAR, relname VARCHAR, seq_scan BIGINT, "
+            "seq_tup_read BIGINT, idx_scan BIGINT, idx_tup_fetch BIGINT, n_tup_ins BIGINT, "
+            "n_tup_upd BIGINT, n_tup_del BIGINT, n_tup_hot_upd BIGINT, n_live_tup BIGINT, "
+            "n_dead_tup BIGINT, n_mod_since_analyze BIGINT, n_ins_since_vacuum BIGINT, "
+            "last_vacuum TIMESTAMPTZ, last_autovacuum TIMESTAMPTZ, last_analyze TIMESTAMPTZ, "
+            "last_autoanalyze TIMESTAMPTZ, vacuum_count BIGINT, autovacuum_count BIGINT, "
+            "analyze_count BIGINT, autoanalyze_count BIGINT"
+        ),
     ),
 }
 

@@ -20,7 +20,7 @@ import decimal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -38,7 +38,14 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
-from sql.pg_catalog import activity, functions, privilege_rows, system_columns
+from sql.pg_catalog import (
+    activity,
+    functions,
+    privilege_rows,
+    statement_statistics,
+    system_columns,
+    table_statistics,
+)
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -64,9 +71,22 @@ _ARROW_TYPES = {
     "BOOLEAN": pa.bool_(),
     "REAL": pa.float32(),
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+    "DOUBLE": pa.float64(),
+    "DECIMAL(38,0)": pa.decimal128(38, 0),
 }
 
-_FUNCTIONS = functions.names() | activity.names() | privilege_rows.names()
+_FUNCTIONS = (
+    functions.names()
+    | activity.names()
+    | privilege_rows.names()
+    | statement_statistics.names()
+    | table_statistics.names()
+)
+_LIVE_RELATIONS = (
+    activity.DYNAMIC_RELATIONS | statement_statistics.RELATIONS | table_statistics.RELATIONS
+)
+_EXTENSION_RELATIONS = statement_statistics.RELATIONS
+"""Relations PostgreSQL's extensions create in public, where clients may name them."""
 _CATALOG_ONLY_FUNCTIONS = _FUNCTIONS - functions.USER_QUERY_FUNCTIONS
 # PostgreSQL functions DuckDB has under another name.
 _RENAMED = {
@@ -84,6 +104,12 @@ _PLAIN_CASTS = {
     "oidvector": "UINTEGER[]",
     "xid": "UINTEGER",
 }
+
+
+class LiveRows(Protocol):
+    """What fills a relation built afresh at each query that reads it."""
+
+    def rows(self, relation: str) -> list[tuple[Any, ...]]: ...
 
 
 def _rows_name(relation: str) -> str:
@@ -121,6 +147,8 @@ def _system_table(node: exp.Table, has_user_table: Callable[[str], bool]) -> str
     if schema == "information_schema":
         return INFO_SCHEMA
     if schema is None and name in RELATIONS and not has_user_table(name):
+        return SYSTEM_SCHEMA
+    if schema == "public" and name in _EXTENSION_RELATIONS and not has_user_table(name):
         return SYSTEM_SCHEMA
     return None
 
@@ -470,9 +498,7 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table)
-    live = frozenset(
-        t.name for t in rewritten.find_all(exp.Table) if t.name in activity.DYNAMIC_RELATIONS
-    )
+    live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
     return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
 
 
@@ -531,6 +557,20 @@ def _current_activity() -> activity.Activity:
     return current
 
 
+def _current_statements() -> statement_statistics.StatementStatistics:
+    current: statement_statistics.StatementStatistics | None = getattr(_CURRENT, "statements", None)
+    if current is None:
+        raise FeatureNotSupported("this session keeps no statement statistics")
+    return current
+
+
+def _current_tables() -> table_statistics.TableStatistics:
+    current: table_statistics.TableStatistics | None = getattr(_CURRENT, "tables", None)
+    if current is None:
+        raise FeatureNotSupported("this session keeps no table statistics")
+    return current
+
+
 def _shared_database() -> duckdb.DuckDBPyConnection:
     """The one in-memory DuckDB holding the catalog views, macros and functions.
 
@@ -561,6 +601,8 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             ]
             functions.register(duck, _current_functions)
             activity.register(duck, _current_activity)
+            statement_statistics.register(duck, _current_statements)
+            table_statistics.register(duck, _current_tables)
             privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
             _SHARED.append(duck)
@@ -578,6 +620,8 @@ class SystemCatalog:
         advisory: SessionAdvisoryLocks | None = None,
         listener: Listener | None = None,
         backends: activity.Activity | None = None,
+        statements: statement_statistics.StatementStatistics | None = None,
+        tables: table_statistics.TableStatistics | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
@@ -585,6 +629,8 @@ class SystemCatalog:
             is_cancelled, set_config, advisory, listener
         )
         self.activity = backends
+        self.statements = statements
+        self.tables = tables
         self._privileges = privilege_rows.PrivilegeLookup()
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
@@ -595,6 +641,8 @@ class SystemCatalog:
             self._duck = duck
         _CURRENT.functions = self._functions
         _CURRENT.activity = self.activity
+        _CURRENT.statements = self.statements
+        _CURRENT.tables = self.tables
         _CURRENT.privileges = self._privileges
         return self._duck
 
@@ -655,7 +703,12 @@ class SystemCatalog:
 
     def _register_live(self, duck: duckdb.DuckDBPyConnection, query: SystemQuery) -> None:
         for name in query.live:
-            data = self.activity.rows(name) if self.activity is not None else []
+            source: activity.Activity | LiveRows | None = self.activity
+            if name in statement_statistics.RELATIONS:
+                source = self.statements
+            elif name in table_statistics.RELATIONS:
+                source = self.tables
+            data = source.rows(name) if source is not None else []
             duck.register(_rows_name(name), _arrow_rows(RELATIONS[name], data))
 
     def describe(self, query: SystemQuery, catalog: Catalog) -> tuple[ResultColumn, ...]:

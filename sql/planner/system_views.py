@@ -1,4 +1,5 @@
-"""nyala's own system views (``nyala_tablets``, ``nyala_rowsets``, ``nyala_maintenance``) as the binder sees them.
+"""nyala's own system views (``nyala_tablets``, ``nyala_rowsets``, ``nyala_maintenance``,
+``nyala_progress_maintenance``) as the binder sees them.
 
 A system view looks like a table to the binder: a ``TableInfo`` with no
 tablets and a negative table ID.  Its rows are computed when a query runs
@@ -15,6 +16,7 @@ from storage.schema import ColumnSchema, Schema
 TABLETS = "nyala_tablets"
 ROWSETS = "nyala_rowsets"
 MAINTENANCE = "nyala_maintenance"
+PROGRESS_MAINTENANCE = "nyala_progress_maintenance"
 
 TABLETS_COLUMNS = (
     ("table_name", t.STRING),
@@ -62,6 +64,19 @@ MAINTENANCE_COLUMNS = (
 ones with what they cost (``started_at`` in Unix seconds)."""
 
 
+PROGRESS_MAINTENANCE_COLUMNS = (
+    ("table_name", t.STRING),
+    ("tablet_id", t.INT64),
+    ("op", t.STRING),
+    ("kind", t.STRING),
+    ("reason", t.STRING),
+    ("started_at", t.TIMESTAMPTZ),
+    ("elapsed_ms", t.DOUBLE),
+)
+"""Each flush, compaction and history GC running now, on which table, why, and for how long
+(the pg_stat_progress_* of nyala's background work)."""
+
+
 def _view(
     view_id: int, name: str, columns: tuple[tuple[str, t.DataType], ...], key: int
 ) -> TableInfo:
@@ -79,6 +94,7 @@ _VIEWS = {
     TABLETS: _view(-1, TABLETS, TABLETS_COLUMNS, 2),
     ROWSETS: _view(-2, ROWSETS, ROWSETS_COLUMNS, 3),
     MAINTENANCE: _view(-3, MAINTENANCE, MAINTENANCE_COLUMNS, 2),
+    PROGRESS_MAINTENANCE: _view(-4, PROGRESS_MAINTENANCE, PROGRESS_MAINTENANCE_COLUMNS, 2),
 }
 
 

@@ -7,5 +7,7 @@
 - ``settings``, ``setting_statements``: SET, SHOW, RESET and the session's values.
 - ``cursors``: DECLARE/FETCH/MOVE/CLOSE; ``explain``: EXPLAIN [ANALYZE].
 - ``access``: the one privilege check every plan passes before it runs.
-- ``statement_log``: log_statement, log_min_duration_statement, connection logs.
+- ``statement_log``: log_statement, log_min_duration_statement, connection logs;
+  ``lock_wait_log``: log_lock_waits.
+- ``statement_tracking``: each finished statement recorded for pg_stat_statements.
 """

@@ -15,6 +15,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExtensionStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
@@ -140,6 +141,13 @@ class CursorPlan:
 
 
 @dataclass(slots=True)
+class ExtensionPlan:
+    """CREATE or DROP EXTENSION."""
+
+    extension: ExtensionStatement
+
+
+@dataclass(slots=True)
 class DeclarePlan:
     """DECLARE ... CURSOR FOR a query, planned with the cursor."""
 
@@ -150,6 +158,7 @@ class DeclarePlan:
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
+    | ExtensionPlan
 )  # fmt: skip
 
 

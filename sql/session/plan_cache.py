@@ -11,15 +11,18 @@ execution (parameters, now(), the snapshot) are bound when it runs, so a
 compiled query or write may run again as a prepared statement's does.
 (A time-travel read names its time as a literal, part of the text; whether
 that time is still within the history kept is checked when it runs.)
+Beside the plans it keeps each text's pg_stat_statements fingerprint, which
+depends on the text alone.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 P = TypeVar("P")
+F = TypeVar("F")
 
 DEFAULT_ENTRIES = 128
 
@@ -30,7 +33,19 @@ class PlanCache(Generic[P]):
     def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
         self._entries: OrderedDict[tuple[str, tuple[int, ...]], tuple[int, P]] = OrderedDict()
         self._capacity = entries
+        self._fingerprints: OrderedDict[str, object] = OrderedDict()
         self.hits = 0
+
+    def fingerprint(self, text: str, make: Callable[[], F]) -> F:
+        """The fingerprint of ``text``, made by ``make`` the first time it is asked for."""
+        found = self._fingerprints.get(text)
+        if found is None:
+            found = self._fingerprints[text] = make()
+            if len(self._fingerprints) > self._capacity:
+                self._fingerprints.popitem(last=False)
+        else:
+            self._fingerprints.move_to_end(text)
+        return found  # type: ignore[return-value]  # stored by this method from make()
 
     def get(self, text: str, declared: Sequence[int], catalog_version: int) -> P | None:
         key = (text, tuple(declared))

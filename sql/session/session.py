@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +20,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
@@ -32,6 +34,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import (
     alter_table,
     comments,
+    extensions,
     indexes,
     memberships,
     owned,
@@ -44,19 +47,21 @@ from sql.ddl import (
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
-from sql.execution.backends import Backend, ClientLink
+from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.fingerprint import Fingerprint
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
     ExplainStatement,
+    ExtensionStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
@@ -68,6 +73,8 @@ from sql.frontend.statements import (
 from sql.pg_catalog import system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
+from sql.pg_catalog.statement_statistics import StatementStatistics
+from sql.pg_catalog.table_statistics import TableStatistics
 from sql.planner import system_views, time_travel
 from sql.planner.compiled_query import compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
@@ -80,9 +87,11 @@ from sql.session import (
     role_switch,
     setting_statements,
     statement_log,
+    statement_tracking,
     temp_tables,
 )
 from sql.session import plan as plan_mod
+from sql.session.lock_wait_log import LockWaitLog
 from sql.session.plan import (
     CopyPlan,
     CursorPlan,
@@ -90,6 +99,7 @@ from sql.session.plan import (
     DeclarePlan,
     DmlPlan,
     ExplainPlan,
+    ExtensionPlan,
     GrantPlan,
     MaintenancePlan,
     Plan,
@@ -188,7 +198,29 @@ class Session:
         )
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
-            self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
+            self._cancel.is_set,
+            self._set_config,
+            self._advisory,
+            self._listener,
+            backends,
+            StatementStatistics(db.statements, backends, DATABASE_OID),
+            TableStatistics(
+                db,
+                lambda: self._block.catalog,
+                DATABASE_OID,
+                lambda: is_superuser(db.roles, self.current_user),
+            ),
+        )
+        self._tracking = statement_tracking.StatementTracking(
+            db.statements, db.table_activity, self.settings
+        )
+        self._runner.activity = db.table_activity
+        self._block.on_writes = lambda txn, committed: db.table_activity.transaction_ended(
+            txn.attempted_ops(), committed
+        )
+        db.table_activity.session_started()
+        self._block.lock_wait_log = LockWaitLog(
+            self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user)
@@ -258,6 +290,10 @@ class Session:
             self._duck.close()
         finally:
             self._db.backends.remove(self.backend)
+            lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
+            self._db.table_activity.session_ended(
+                lived.total_seconds() * 1000, self.backend.terminated
+            )
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -307,7 +343,10 @@ class Session:
                     raise
                 text = sql[chunk[0].start : chunk[-1].end + 1]
                 self._log.statement(plan, text)
+                print_ = self._fingerprint(plan, sql, chunk)
+                run_started = time.monotonic()
                 result = self._log.timed(self._run(plan, []), text, started)
+                result = self._tracking.track(result, self.current_user, print_, run_started)
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
@@ -344,7 +383,9 @@ class Session:
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
-            return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            prepared = PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            prepared.fingerprint = self._fingerprint(plan, sql, chunks[0])
+            return prepared
         except BaseException:
             self._block.on_error()
             raise
@@ -369,7 +410,10 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
         self._log.statement(plan, stmt.sql)
+        run_started = time.monotonic()
         result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
+        if isinstance(stmt.fingerprint, Fingerprint):
+            result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
         result.extra_float_digits = int(self.settings.get("extra_float_digits"))
         return result
@@ -399,6 +443,7 @@ class Session:
         row's own Execute then reports the error, after the rows before it, as PostgreSQL
         would)."""
         self._cancel.clear()
+        started = time.monotonic()
         if self._block.failed or not self.batchable(stmt):
             return None
         plan = stmt.plan
@@ -432,6 +477,8 @@ class Session:
         txn.release(_BATCH_SAVEPOINT)
         if counts is None:
             return None
+        if isinstance(stmt.fingerprint, Fingerprint):
+            self._tracking.track_batch(self.current_user, stmt.fingerprint, started, counts)
         if write.kind == "INSERT":
             return ["INSERT 0 1"] * len(counts)
         return [f"{write.kind} {count}" for count in counts]
@@ -449,6 +496,13 @@ class Session:
             and plan.lock is None
             and plan.query.is_short_with(params)
             and plan.catalog_version == self._db.catalog_version
+        )
+
+    def _fingerprint(self, plan: Plan, sql: str, tokens: list[Any]) -> Fingerprint:
+        """The statement's pg_stat_statements identity, kept in the plan cache by its text."""
+        text = sql[tokens[0].start : tokens[-1].end + 1]
+        return self._plan_cache.fingerprint(
+            text, lambda: statement_tracking.fingerprint_of(plan, sql, tokens)
         )
 
     def _param_oids(self, plan: Plan, declared: Sequence[int]) -> list[int]:
@@ -570,6 +624,8 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case ExtensionStatement():
+                return ExtensionPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -788,11 +844,19 @@ class Session:
                 return result
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
+            case ExtensionPlan(extension=extension):
+                return extensions.execute_extension(
+                    extension, is_superuser(self._db.roles, self.current_user)
+                )
             case MaintenancePlan(statement=statement):
                 # Flushes, compactions and history GC do a tablet's VACUUM in the background,
                 # and DuckDB plans without ANALYZE's statistics: nothing is left to do here.
                 if statement.kind == "VACUUM" and self._block.in_block:
                     raise ActiveSqlTransaction("VACUUM cannot run inside a transaction block")
+                catalog = self._block.catalog
+                named = [catalog.get_table(name) for name in statement.tables]
+                for table in named or catalog.tables():
+                    self._db.table_activity.maintained(table.tablet_ids[:1], statement.kind)
                 return Result(command_tag=statement.kind)
             case CursorPlan(cursor=cursor) if cursor.kind == "CLOSE":
                 return self._cursors.close(cursor)
@@ -900,12 +964,20 @@ class Session:
             )
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
+            relid = 0
+            if statement.table is not None:
+                reference = copy_statement.table_reference(statement)
+                relid = self._block.catalog.get_table(table_name(reference)).oid
+            progress = self.backend.copy = CopyProgress(relid, "COPY TO", "PIPE")
+            result.batches = _copied(result.batches, progress)
             return result
         table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,
-                      on_error=self._block.on_error)  # fmt: skip
+                      on_error=self._block.on_error, progress=progress)  # fmt: skip
+        self.backend.copy = progress
         return Result(copy_in=sink)
 
     def _run_ddl(self, ast: exp.Expr | None) -> Result:
@@ -1139,6 +1211,16 @@ class Session:
                 self._discard(utility.name)
             return result
         raise FeatureNotSupported(f"{kind} is not supported")
+
+
+def _copied(batches: Iterator[pa.RecordBatch], progress: CopyProgress) -> Iterator[pa.RecordBatch]:
+    """A COPY TO's rows, counted for pg_stat_progress_copy as they go."""
+    try:
+        for batch in batches:
+            progress.tuples_processed += batch.num_rows
+            yield batch
+    finally:
+        progress.running = False
 
 
 def _ddl_targets(ast: exp.Expr) -> list[str]:

@@ -302,6 +302,10 @@ for _key, _parameter in _PARAMETERS.items():
 for _name in ("log_statement", "log_min_duration_statement", "log_connections",
               "log_disconnections"):  # fmt: skip
     SETTINGS[_name] = dataclasses.replace(SETTINGS[_name], honoured=True)  # statement_log.py
+for _name in ("log_lock_waits", "deadlock_timeout"):
+    SETTINGS[_name] = dataclasses.replace(SETTINGS[_name], honoured=True)  # lock_wait_log.py
+for _name in ("pg_stat_statements.track", "pg_stat_statements.track_utility"):
+    SETTINGS[_name] = dataclasses.replace(SETTINGS[_name], honoured=True)  # statement_tracking.py
 
 _SEVERITY_LEVEL = {"DEBUG": 4, "LOG": 5, "INFO": 99, "NOTICE": 6, "WARNING": 7}
 

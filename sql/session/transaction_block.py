@@ -26,6 +26,7 @@ from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
 from sql.session.cursors import Cursors
+from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
 from sql.session.transaction_modes import TransactionModes, is_repeatable_read
 from storage.errors import (
@@ -80,6 +81,10 @@ class TransactionBlock:
         self.on_catalog: Callable[[Catalog, bool], None] = lambda catalog, ended: None
         """Called with the catalog statements now see, when a transaction's own view of it
         begins (False) or ends (True: plans made before are stale)."""
+        self.lock_wait_log: LockWaitLog | None = None
+        self.on_writes: Callable[[Transaction, bool], None] = lambda txn, committed: None
+        """Called with each transaction as it ends, before its commit or rollback (its write
+        log is still there to count)."""
         # What else a transaction's end settles (advisory xact locks, NOTIFY, LISTEN).
         self._on_end = on_end
         self._check_cancel = check_cancel
@@ -182,7 +187,18 @@ class TransactionBlock:
         txn = self.txn if self.txn is not None else self.start()
         txn.begin_statement()
         txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
-        txn.cancel_check = self._check_cancel  # a cancel or statement_timeout ends a lock wait
+        # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
+        log = self.lock_wait_log
+        if log is None:
+            txn.cancel_check = self._check_cancel
+        else:
+
+            def check() -> None:
+                self._check_cancel()
+                log.waiting(txn.state)
+
+            txn.cancel_check = check
+            txn.on_wait_end = log.ended
         return txn
 
     def finish_autocommit(self) -> None:
@@ -191,12 +207,14 @@ class TransactionBlock:
             self.txn.end_statement()  # leave any row's line of waiters it still stands in
         if not self.in_block and self.txn is not None:
             txn, self.txn = self.txn, None
-            self._ended(committed=True)
+            self._ended(committed=True, txn=txn)
             self._commit(txn)
 
-    def _ended(self, committed: bool) -> None:
+    def _ended(self, committed: bool, txn: Transaction | None) -> None:
         self._settings.end_transaction(committed)
         self._on_end(committed)
+        if txn is not None:
+            self.on_writes(txn, committed)
 
     def on_error(self) -> None:
         """A statement failed: roll back, or fail the block until ROLLBACK."""
@@ -208,7 +226,7 @@ class TransactionBlock:
             return
         if self.txn is not None:
             txn, self.txn = self.txn, None
-            self._ended(committed=False)
+            self._ended(committed=False, txn=txn)
             try:
                 self._rollback(txn)
             except Exception:  # the statement's own error is the one to report
@@ -252,7 +270,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
-        self._ended(committed=tag == "COMMIT")
+        self._ended(committed=tag == "COMMIT", txn=txn)
         if tag == "COMMIT" and txn is not None:
             self._commit(txn)
         else:
@@ -273,7 +291,7 @@ class TransactionBlock:
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
-        self._ended(committed=not rolls_back)
+        self._ended(committed=not rolls_back, txn=txn)
         if rolls_back:
             self._rollback(txn)
             return Result(command_tag="ROLLBACK", notices=notices)

@@ -62,7 +62,8 @@ def test_comments_settings_and_the_user_appear(rows):
     (desc,) = _as_dicts(rows, "pg_description")
     assert (desc["objsubid"], desc["description"]) == (2, "n")
     assert [r["rolname"] for r in _as_dicts(rows, "pg_roles")] == [
-        "alice", "pg_signal_backend", "pg_read_all_data", "pg_write_all_data",
+        "alice", "pg_read_all_stats", "pg_signal_backend", "pg_read_all_data",
+        "pg_write_all_data",
     ]  # fmt: skip
     assert ("TimeZone", "UTC") in [
         (r["name"], r["setting"]) for r in _as_dicts(rows, "pg_settings")

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import time
+
 from sql.execution import system_view_rows
 from sql.planner import system_views
 from sql.session.database import Database
+from storage.maintenance_manager import MaintenanceOp, OpRecord, OpResult, OpStats
 
 
 def test_nyala_tablets_lists_every_tablet_with_its_rows(tmp_path):
@@ -82,5 +85,64 @@ def test_nyala_maintenance_lists_registered_and_finished_ops(tmp_path):
     )
     rows = [tuple(r.values()) for b in results[-1].batches for r in b.to_pylist()]
     assert rows == [(0, 2, True, True)]
+    session.close()
+    db.close()
+
+
+def _rows(session, sql):
+    results = list(session.execute(sql))
+    return [tuple(r.values()) for b in results[-1].batches for r in b.to_pylist()]
+
+
+def test_nyala_progress_maintenance_lists_the_running_ops_with_their_table(tmp_path, monkeypatch):
+    db = Database.open(tmp_path, fsync=False)
+    session = db.session("nyala", "nyala", {})
+    list(session.execute("create table p (k int primary key)"))
+    tablet_id = db.catalog.get_table("p").tablet_ids[0]
+    started = time.time() - 2
+    running = OpRecord(
+        f"FlushOp({tablet_id})", "FlushOp", tablet_id, "running", 1.0, "MemRowSet 70 MB", started
+    )
+    done = OpRecord("FlushOp(99)", "FlushOp", 99, "done", 1.0, "", started, 0.5)
+    monkeypatch.setattr(db.engine, "maintenance_status", lambda: [running, done])
+    rows = _rows(
+        session,
+        "select table_name, tablet_id, op, kind, reason, elapsed_ms >= 2000,"
+        " extract(epoch from started_at) from nyala_progress_maintenance",
+    )
+    assert len(rows) == 1
+    assert rows[0][:6] == (
+        "p",
+        tablet_id,
+        f"FlushOp({tablet_id})",
+        "FlushOp",
+        "MemRowSet 70 MB",
+        True,
+    )
+    assert abs(float(rows[0][6]) - started) < 0.001
+    session.close()
+    db.close()
+
+
+class _Compaction(MaintenanceOp):
+    kind = "CompactRowSetsOp"
+
+    def stats(self) -> OpStats:
+        return OpStats(True, 1.0, "test")
+
+    def perform(self) -> OpResult:
+        return OpResult()
+
+
+def test_compactions_are_pg_stat_user_tables_autovacuums(tmp_path, monkeypatch):
+    db = Database.open(tmp_path, fsync=False)
+    session = db.session("nyala", "nyala", {})
+    list(session.execute("create table c (k int primary key, v int)"))
+    tablet_id = db.catalog.get_table("c").tablet_ids[0]
+    query = "select autovacuum_count, last_autovacuum is not null from pg_stat_user_tables"
+    assert _rows(session, query) == [(0, False)]
+    monkeypatch.setattr(db.engine.maintenance, "_ops", lambda: [_Compaction(tablet_id)])
+    assert db.engine.maintenance.run_once()
+    assert _rows(session, query) == [(1, True)]
     session.close()
     db.close()

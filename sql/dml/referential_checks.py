@@ -1,0 +1,170 @@
+"""Foreign keys on written rows: the parents new child rows name exist, removed parents are unused.
+
+PostgreSQL checks a foreign key once per statement, after its rows are
+written (so a statement may insert a parent and its child, or a row naming
+itself).  Here each check is one probe per statement and key: the child side
+looks the distinct new keys up through the parent's primary key or unique
+index; the parent side looks the keys an UPDATE or DELETE took away up in the
+child, through an index of the child that leads with the key's columns when
+there is one, else a scan of the child with the keys pushed down as IN lists
+(``execution.referential``).  MATCH SIMPLE skips a child row with a NULL in
+the key; MATCH FULL refuses a key that is only partly NULL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog.catalog import Catalog
+from catalog.foreign_keys import MATCH_FULL, NO_ACTION, ForeignKey
+from catalog.table import TableInfo
+from sql.execution import referential
+from storage.data_type import ColumnId
+from storage.errors import FeatureNotSupported, ForeignKeyViolation
+from storage.transaction import Transaction
+
+
+@dataclass(frozen=True, slots=True)
+class References:
+    """A table's foreign keys (with their parents) and the keys that reference it (with their
+    children), as they were when the statement was planned."""
+
+    table: TableInfo
+    outgoing: tuple[tuple[ForeignKey, TableInfo], ...]
+    incoming: tuple[tuple[ForeignKey, TableInfo], ...]
+
+    def touches_parent_key(self, changed: set[ColumnId]) -> bool:
+        return any(set(k.parent_columns) & changed for k, _ in self.incoming)
+
+
+def plan_references(catalog: Catalog, table: TableInfo) -> References | None:
+    outgoing = tuple(
+        (key, table if key.parent_id == table.table_id else catalog.table_by_id(key.parent_id))
+        for key in table.foreign_keys
+    )
+    incoming = tuple((key, child) for child, key in catalog.referencing(table.table_id))
+    if not outgoing and not incoming:
+        return None
+    return References(table, outgoing, incoming)
+
+
+def _describe(table: TableInfo, columns: tuple[ColumnId, ...], values: list[object]) -> str:
+    names = ", ".join(table.schema.column(c).name for c in columns)
+    shown = ", ".join("null" if v is None else str(v) for v in values)
+    return f"Key ({names})=({shown})"
+
+
+def check_new_rows(
+    refs: References | None, txn: Transaction, rows: pa.Table, changed: set[ColumnId] | None
+) -> None:
+    """23503 when a row of ``rows`` (written to ``refs.table``) names a parent that does not
+    exist; ``changed`` limits an UPDATE's check to keys whose columns it set."""
+    if refs is None or rows.num_rows == 0:
+        return
+    table = refs.table
+    for key, parent in refs.outgoing:
+        if changed is not None and not set(key.columns) & changed:
+            continue
+        keys = referential.values_of(table, key.columns, rows)
+        full = referential.complete(keys)
+        message = (
+            f'insert or update on table "{table.name}" violates foreign key constraint '
+            f'"{key.name}"'
+        )
+        if key.match == MATCH_FULL:
+            empty = np.ones(keys.num_rows, dtype=bool)
+            for column in keys.columns:
+                empty &= column.is_null().to_numpy(zero_copy_only=False)
+            if (~full & ~empty).any():
+                raise ForeignKeyViolation(
+                    message,
+                    detail="MATCH FULL does not allow mixing of null and nonnull key values.",
+                )
+        wanted = keys.filter(pa.array(full)) if not full.all() else keys
+        if wanted.num_rows == 0:
+            continue
+        there = referential.present(txn, parent, key.parent_columns, wanted)
+        if not there.all():
+            first = int(np.flatnonzero(~there)[0])
+            values = [c[first].as_py() for c in wanted.columns]
+            raise ForeignKeyViolation(
+                message,
+                detail=f"{_describe(table, key.columns, values)} is not present in table "
+                f'"{parent.name}".',
+            )
+
+
+def check_removed_keys(
+    refs: References | None,
+    txn: Transaction,
+    old: pa.Table,
+    new: pa.Table | None,
+    changed: set[ColumnId] | None = None,
+) -> None:
+    """23503 when a key of ``refs.table`` that rows ``old`` held and that the statement took
+    away (deleted, or updated to ``new``, setting columns ``changed``) is still referenced
+    by a child row."""
+    if refs is None or old.num_rows == 0:
+        return
+    table = refs.table
+    for key, child in refs.incoming:
+        if changed is not None and not set(key.parent_columns) & changed:
+            continue
+        gone = referential.values_of(table, key.parent_columns, old)
+        gone = gone.filter(pa.array(referential.complete(gone)))
+        if new is not None and gone.num_rows:
+            kept = referential.encoded(
+                referential.values_of(table, key.parent_columns, new), table, key.parent_columns
+            )
+            mine = referential.encoded(gone, table, key.parent_columns)
+            gone = gone.filter(pc.invert(pc.is_in(mine, value_set=kept)))
+        action = key.on_delete if new is None else key.on_update
+        if gone.num_rows and action == NO_ACTION:
+            # NO ACTION: a key another row still holds at the statement's end is not gone.
+            still = referential.present(txn, table, key.parent_columns, gone)
+            gone = gone.filter(pa.array(~still))
+        if gone.num_rows == 0:
+            continue
+        probe = pa.table(
+            [c.combine_chunks().cast(child.schema.column(i).type.arrow_type) for c, i in
+             zip(gone.columns, key.columns, strict=True)],
+            names=gone.column_names,
+        )  # fmt: skip
+        found = referential.matching(txn, child, key.columns, probe, key.columns)
+        if found.num_rows:
+            values = [c[0].as_py() for c in found.columns]
+            raise ForeignKeyViolation(
+                f'update or delete on table "{table.name}" violates foreign key constraint '
+                f'"{key.name}" on table "{child.name}"',
+                detail=f"{_describe(table, key.parent_columns, values)} is still referenced "
+                f'from table "{child.name}".',
+            )
+
+
+def truncated_with_referencing(
+    catalog: Catalog, tables: list[TableInfo], *, cascade: bool
+) -> list[TableInfo]:
+    """The tables a TRUNCATE empties: ``tables`` and, with CASCADE, every table referencing
+    one of them, recursively; without CASCADE a referencing table not among them is 0A000,
+    as in PostgreSQL."""
+    out = list(tables)
+    at = 0
+    while at < len(out):
+        parent = out[at]
+        at += 1
+        for child, _key in catalog.referencing(parent.table_id):
+            if any(t.table_id == child.table_id for t in out):
+                continue
+            if not cascade:
+                raise FeatureNotSupported(
+                    "cannot truncate a table referenced in a foreign key constraint",
+                    detail=f'Table "{child.name}" references "{parent.name}".',
+                    hint=f'Truncate table "{child.name}" at the same time, or use TRUNCATE '
+                    "... CASCADE.",
+                )
+            out.append(child)
+    return out

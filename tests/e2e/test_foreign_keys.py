@@ -1,0 +1,91 @@
+"""Foreign keys through real clients, side by side with PostgreSQL 15: the errors' messages and
+details, COPY, ON CONFLICT, and the metadata psql, SQLAlchemy and pgjdbc read."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from tests.support.servers import NyalaServer, PostgresServer, run_on_each
+
+pytestmark = pytest.mark.e2e
+
+SETUP = (
+    "drop table if exists fk_line, fk_order, fk_customer cascade",
+    "create table fk_customer (id int primary key, email text unique, name text)",
+    "create table fk_order (id int primary key, customer_id int references fk_customer, "
+    "placed date)",
+    "create table fk_line (order_id int, line int, customer_email text, qty int, "
+    "primary key (order_id, line), "
+    "constraint fk_line_order foreign key (order_id) references fk_order (id), "
+    "foreign key (customer_email) references fk_customer (email))",
+    "insert into fk_customer values (1, 'a@x', 'A'), (2, 'b@x', 'B')",
+    "insert into fk_order values (10, 1, '2024-01-01'), (11, 2, '2024-01-02')",
+    "insert into fk_line values (10, 1, 'a@x', 3)",
+)
+
+
+@pytest.fixture(scope="module")
+def servers(nyala_server: NyalaServer, postgres_server: PostgresServer) -> list[str]:
+    run_on_each((nyala_server, postgres_server), SETUP)
+    return [nyala_server.dsn, postgres_server.dsn]
+
+
+def _error(dsn: str, sql: str) -> tuple[str | None, str | None, str | None]:
+    with psycopg.connect(dsn) as conn:
+        with pytest.raises(psycopg.Error) as caught:
+            conn.execute(sql)
+        diag = caught.value.diag
+        return diag.sqlstate, diag.message_primary, diag.message_detail
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "insert into fk_order values (12, 9, null)",
+        "insert into fk_line values (11, 1, 'zz@x', 1)",
+        "update fk_order set customer_id = 5 where id = 10",
+        "delete from fk_customer where id = 1",
+        "update fk_customer set email = 'new@x' where id = 1",
+        "delete from fk_order",
+        "truncate fk_customer",
+        "drop table fk_order",
+        "insert into fk_order values (12, 1, null), (13, 3, null)",
+        "insert into fk_order values (10, 7, null) on conflict (id) do update "
+        "set customer_id = excluded.customer_id",
+    ],
+)
+def test_errors_match_postgres(servers, sql):
+    ours, theirs = (_error(dsn, sql) for dsn in servers)
+    assert ours == theirs
+    assert ours[0] in ("23503", "0A000", "2BP01")
+
+
+def test_copy_rows_are_checked(servers):
+    for dsn in servers:
+        with psycopg.connect(dsn) as conn:
+            with (
+                pytest.raises(psycopg.errors.ForeignKeyViolation),
+                conn.cursor().copy("copy fk_order from stdin") as copy,
+            ):
+                copy.write("20\t1\t\\N\n21\t99\t\\N\n")
+            conn.rollback()
+            with conn.cursor().copy("copy fk_order from stdin") as copy:
+                copy.write("20\t1\t\\N\n21\t\\N\t\\N\n")
+            conn.commit()
+            rows = conn.execute("select id, customer_id from fk_order where id >= 20 order by id")
+            assert rows.fetchall() == [(20, 1), (21, None)]
+            conn.execute("delete from fk_order where id >= 20")
+            conn.commit()
+
+
+def test_a_parent_and_its_children_in_one_transaction(servers):
+    for dsn in servers:
+        with psycopg.connect(dsn) as conn:
+            conn.execute("insert into fk_customer values (3, 'c@x', 'C')")
+            conn.execute("insert into fk_order values (30, 3, null)")
+            conn.execute("insert into fk_line values (30, 1, 'c@x', 1)")
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                conn.execute("delete from fk_customer where id = 3")
+            conn.rollback()
+            assert conn.execute("select count(*) from fk_order where id = 30").fetchone() == (0,)

@@ -13,6 +13,7 @@ the key; MATCH FULL refuses a key that is only partly NULL.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,8 +21,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.catalog import Catalog
-from catalog.foreign_keys import MATCH_FULL, NO_ACTION, ForeignKey
+from catalog.foreign_keys import (
+    CASCADE,
+    MATCH_FULL,
+    NO_ACTION,
+    SET_DEFAULT,
+    SET_NULL,
+    ForeignKey,
+)
 from catalog.table import TableInfo
+from sql.dml import referential_actions
 from sql.execution import referential
 from storage.data_type import ColumnId
 from storage.errors import FeatureNotSupported, ForeignKeyViolation
@@ -36,6 +45,8 @@ class References:
     table: TableInfo
     outgoing: tuple[tuple[ForeignKey, TableInfo], ...]
     incoming: tuple[tuple[ForeignKey, TableInfo], ...]
+    catalog: Catalog
+    """Where referential actions find the tables they reach in turn."""
 
     def touches_parent_key(self, changed: set[ColumnId]) -> bool:
         return any(set(k.parent_columns) & changed for k, _ in self.incoming)
@@ -49,7 +60,7 @@ def plan_references(catalog: Catalog, table: TableInfo) -> References | None:
     incoming = tuple((key, child) for child, key in catalog.referencing(table.table_id))
     if not outgoing and not incoming:
         return None
-    return References(table, outgoing, incoming)
+    return References(table, outgoing, incoming, catalog)
 
 
 def _describe(table: TableInfo, columns: tuple[ColumnId, ...], values: list[object]) -> str:
@@ -105,29 +116,41 @@ def check_removed_keys(
     new: pa.Table | None,
     changed: set[ColumnId] | None = None,
 ) -> None:
-    """23503 when a key of ``refs.table`` that rows ``old`` held and that the statement took
-    away (deleted, or updated to ``new``, setting columns ``changed``) is still referenced
-    by a child row."""
+    """Keep the keys that reference ``refs.table`` when rows ``old`` lost their key (deleted,
+    or updated to ``new``, row for row, setting columns ``changed``): NO ACTION and RESTRICT
+    refuse (23503) while a child row still names a key taken away; CASCADE, SET NULL and
+    SET DEFAULT change those child rows (``dml.referential_actions``)."""
     if refs is None or old.num_rows == 0:
         return
     table = refs.table
     for key, child in refs.incoming:
         if changed is not None and not set(key.parent_columns) & changed:
             continue
-        gone = referential.values_of(table, key.parent_columns, old)
-        gone = gone.filter(pa.array(referential.complete(gone)))
-        if new is not None and gone.num_rows:
-            kept = referential.encoded(
-                referential.values_of(table, key.parent_columns, new), table, key.parent_columns
+        before = referential.values_of(table, key.parent_columns, old)
+        mask = referential.complete(before)
+        after = None
+        if new is not None:
+            after = referential.values_of(table, key.parent_columns, new)
+            kept = referential.encoded(after, table, key.parent_columns)
+            mine = referential.encoded(before, table, key.parent_columns)
+            mask &= ~np.asarray(
+                pc.is_in(mine, value_set=kept).to_numpy(zero_copy_only=False), dtype=bool
             )
-            mine = referential.encoded(gone, table, key.parent_columns)
-            gone = gone.filter(pc.invert(pc.is_in(mine, value_set=kept)))
         action = key.on_delete if new is None else key.on_update
-        if gone.num_rows and action == NO_ACTION:
+        if mask.any() and action == NO_ACTION:
             # NO ACTION: a key another row still holds at the statement's end is not gone.
-            still = referential.present(txn, table, key.parent_columns, gone)
-            gone = gone.filter(pa.array(~still))
-        if gone.num_rows == 0:
+            positions = np.flatnonzero(mask)
+            still = referential.present(txn, table, key.parent_columns, before.take(positions))
+            mask[positions[still]] = False
+        if not mask.any():
+            continue
+        gone = before.filter(pa.array(mask))
+        if action in (CASCADE, SET_NULL, SET_DEFAULT):
+            replacement = after.filter(pa.array(mask)) if after is not None else None
+            referential_actions.apply(
+                txn, table, child, key, action, gone, replacement,
+                functools.partial(_follow, refs.catalog, txn),
+            )  # fmt: skip
             continue
         probe = pa.table(
             [c.combine_chunks().cast(child.schema.column(i).type.arrow_type) for c, i in
@@ -143,6 +166,21 @@ def check_removed_keys(
                 detail=f"{_describe(table, key.parent_columns, values)} is still referenced "
                 f'from table "{child.name}".',
             )
+
+
+def _follow(
+    catalog: Catalog,
+    txn: Transaction,
+    child: TableInfo,
+    old: pa.Table,
+    new: pa.Table | None,
+    changed: set[ColumnId],
+) -> None:
+    """A referential action changed rows of ``child``: its own keys are kept in turn."""
+    refs = plan_references(catalog, catalog.get_table(child.name))
+    if new is not None:
+        check_new_rows(refs, txn, new, changed)
+    check_removed_keys(refs, txn, old, new, changed if new is not None else None)
 
 
 def truncated_with_referencing(

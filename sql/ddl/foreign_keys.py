@@ -26,13 +26,13 @@ from catalog.foreign_keys import (
     ForeignKey,
 )
 from catalog.table import TableInfo
-from sql.common.names import identifier_name, table_name
-from storage.data_type import DataType, TypeKind
+from sql.common.names import fold, identifier_name, table_name
+from storage.data_type import ColumnId, DataType, TypeKind
 from storage.errors import (
     DatatypeMismatch,
     FeatureNotSupported,
+    InvalidColumnReference,
     InvalidForeignKey,
-    InvalidTableDefinition,
     SqlSyntaxError,
     UndefinedColumn,
     UndefinedObject,
@@ -85,13 +85,25 @@ def _parent(reference: exp.Reference) -> tuple[str, list[str]]:
     return table_name(target), []
 
 
+def _unquoted(word: str) -> str:
+    if len(word) > 1 and word[0] == word[-1] == '"':
+        return word[1:-1].replace('""', '"')
+    return fold(word)
+
+
 def _options(reference: exp.Reference) -> dict[str, object]:
     found: dict[str, object] = {}
     deferrable: bool | None = None
     for option in reference.args.get("options") or []:
         words = " ".join(str(option).upper().split())
         if words.startswith("ON DELETE "):
-            found["on_delete"] = _ACTIONS[words[len("ON DELETE ") :]]
+            action, _, listed = words[len("ON DELETE ") :].partition(" (")
+            found["on_delete"] = _ACTIONS[action]
+            if listed:
+                text = str(option)
+                found["set_columns"] = [
+                    _unquoted(n.strip()) for n in text[text.index("(") + 1 : -1].split(",")
+                ]
         elif words.startswith("ON UPDATE "):
             found["on_update"] = _ACTIONS[words[len("ON UPDATE ") :]]
         elif words == "MATCH SIMPLE":
@@ -107,7 +119,7 @@ def _options(reference: exp.Reference) -> dict[str, object]:
         else:
             raise FeatureNotSupported(f"foreign key option {words} is not supported")
     if found.get("deferred") and deferrable is False:
-        raise InvalidTableDefinition("constraint declared INITIALLY DEFERRED must be DEFERRABLE")
+        raise SqlSyntaxError("constraint declared INITIALLY DEFERRED must be DEFERRABLE")
     found["deferrable"] = bool(deferrable) or bool(found.get("deferred"))
     return found
 
@@ -164,6 +176,16 @@ def foreign_key(
                 f'"{parent.name}"'
             )
         index_id = matches[0].index_id
+    set_names = options.pop("set_columns", None)
+    set_columns: tuple[ColumnId, ...] = ()
+    if isinstance(set_names, list):
+        for set_name in set_names:
+            if set_name not in columns:
+                raise InvalidColumnReference(
+                    f'column "{set_name}" referenced in ON DELETE SET action must be part of '
+                    "foreign key"
+                )
+        set_columns = tuple(_column(child, n).id for n in set_names)
     if name is None:
         name = choose_name(child.name, "_".join(columns), "fkey", taken)
     for mine, theirs in zip(own, referenced, strict=True):
@@ -181,6 +203,7 @@ def foreign_key(
         index_id,
         validated=validated,
         number=number,
+        set_columns=set_columns,
         **options,  # type: ignore[arg-type]
     )
 

@@ -30,7 +30,7 @@ from catalog.foreign_keys import (
     ForeignKey,
 )
 from catalog.table import TableInfo
-from sql.dml import referential_actions
+from sql.dml import deferred_constraints, referential_actions
 from sql.execution import referential
 from storage.data_type import ColumnId
 from storage.errors import FeatureNotSupported, ForeignKeyViolation
@@ -73,7 +73,8 @@ def check_new_rows(
     refs: References | None, txn: Transaction, rows: pa.Table, changed: set[ColumnId] | None
 ) -> None:
     """23503 when a row of ``rows`` (written to ``refs.table``) names a parent that does not
-    exist; ``changed`` limits an UPDATE's check to keys whose columns it set."""
+    exist; ``changed`` limits an UPDATE's check to keys whose columns it set.  A deferred
+    key's check is owed to COMMIT instead."""
     if refs is None or rows.num_rows == 0:
         return
     table = refs.table
@@ -82,31 +83,86 @@ def check_new_rows(
             continue
         keys = referential.values_of(table, key.columns, rows)
         full = referential.complete(keys)
-        message = (
-            f'insert or update on table "{table.name}" violates foreign key constraint '
-            f'"{key.name}"'
-        )
         if key.match == MATCH_FULL:
             empty = np.ones(keys.num_rows, dtype=bool)
             for column in keys.columns:
                 empty &= column.is_null().to_numpy(zero_copy_only=False)
             if (~full & ~empty).any():
                 raise ForeignKeyViolation(
-                    message,
+                    _child_message(table, key),
                     detail="MATCH FULL does not allow mixing of null and nonnull key values.",
                 )
         wanted = keys.filter(pa.array(full)) if not full.all() else keys
         if wanted.num_rows == 0:
             continue
-        there = referential.present(txn, parent, key.parent_columns, wanted)
-        if not there.all():
-            first = int(np.flatnonzero(~there)[0])
-            values = [c[first].as_py() for c in wanted.columns]
-            raise ForeignKeyViolation(
-                message,
-                detail=f"{_describe(table, key.columns, values)} is not present in table "
-                f'"{parent.name}".',
+        if deferred_constraints.is_deferred(txn, key):
+            deferred_constraints.owe(
+                txn, deferred_constraints.Owed(key, table, parent, wanted, parent_side=False)
             )
+            continue
+        _check_parents_exist(txn, table, key, parent, wanted)
+
+
+def _child_message(table: TableInfo, key: ForeignKey) -> str:
+    return f'insert or update on table "{table.name}" violates foreign key constraint "{key.name}"'
+
+
+def _check_parents_exist(
+    txn: Transaction, table: TableInfo, key: ForeignKey, parent: TableInfo, wanted: pa.Table
+) -> None:
+    there = referential.present(txn, parent, key.parent_columns, wanted)
+    if not there.all():
+        first = int(np.flatnonzero(~there)[0])
+        values = [c[first].as_py() for c in wanted.columns]
+        raise ForeignKeyViolation(
+            _child_message(table, key),
+            detail=f"{_describe(table, key.columns, values)} is not present in table "
+            f'"{parent.name}".',
+        )
+
+
+def _check_unreferenced(
+    txn: Transaction, table: TableInfo, key: ForeignKey, child: TableInfo, gone: pa.Table
+) -> None:
+    probe = pa.table(
+        [c.combine_chunks().cast(child.schema.column(i).type.arrow_type) for c, i in
+         zip(gone.columns, key.columns, strict=True)],
+        names=gone.column_names,
+    )  # fmt: skip
+    found = referential.matching(txn, child, key.columns, probe, key.columns)
+    if found.num_rows:
+        values = [c[0].as_py() for c in found.columns]
+        raise ForeignKeyViolation(
+            f'update or delete on table "{table.name}" violates foreign key constraint '
+            f'"{key.name}" on table "{child.name}"',
+            detail=f"{_describe(table, key.parent_columns, values)} is still referenced "
+            f'from table "{child.name}".',
+        )
+
+
+def check_deferred(txn: Transaction, names: set[str] | None = None) -> None:
+    """Run the checks deferred keys owe (those of ``names``, or all): at COMMIT, or when
+    SET CONSTRAINTS makes them immediate.  Each is judged by the data as it is now: a child
+    key no row holds any more, or a parent key a row holds again, passes."""
+    owed = deferred_constraints.take_owed(txn, names)
+    if not owed:
+        return
+    txn.begin_statement()
+    for item in owed:
+        key, child, parent = item.key, item.child, item.parent
+        if item.parent_side:
+            still = referential.present(txn, parent, key.parent_columns, item.keys)
+            gone = item.keys.filter(pa.array(~still))
+            if gone.num_rows:
+                _check_unreferenced(txn, parent, key, child, gone)
+            continue
+        probe = pa.table(
+            [c.combine_chunks() for c in item.keys.columns], names=item.keys.column_names
+        )
+        held = referential.matching(txn, child, key.columns, probe, key.columns)
+        if held.num_rows:
+            named = pa.table(held.columns, names=[str(i) for i in range(len(key.columns))])
+            _check_parents_exist(txn, child, key, parent, named)
 
 
 def check_removed_keys(
@@ -152,20 +208,12 @@ def check_removed_keys(
                 functools.partial(_follow, refs.catalog, txn),
             )  # fmt: skip
             continue
-        probe = pa.table(
-            [c.combine_chunks().cast(child.schema.column(i).type.arrow_type) for c, i in
-             zip(gone.columns, key.columns, strict=True)],
-            names=gone.column_names,
-        )  # fmt: skip
-        found = referential.matching(txn, child, key.columns, probe, key.columns)
-        if found.num_rows:
-            values = [c[0].as_py() for c in found.columns]
-            raise ForeignKeyViolation(
-                f'update or delete on table "{table.name}" violates foreign key constraint '
-                f'"{key.name}" on table "{child.name}"',
-                detail=f"{_describe(table, key.parent_columns, values)} is still referenced "
-                f'from table "{child.name}".',
+        if action == NO_ACTION and deferred_constraints.is_deferred(txn, key):
+            deferred_constraints.owe(
+                txn, deferred_constraints.Owed(key, child, table, gone, parent_side=True)
             )
+            continue
+        _check_unreferenced(txn, table, key, child, gone)
 
 
 def _follow(

@@ -21,6 +21,7 @@ from sql.frontend.statements import (
     OwnerStatement,
     ParsedStatement,
     RoleStatement,
+    SetConstraints,
     Utility,
 )
 from sql.pg_catalog import system_query
@@ -74,6 +75,13 @@ class UtilityPlan:
     """Transaction control, SET, SHOW, RESET, ...: run by the session itself."""
 
     utility: Utility
+
+
+@dataclass(slots=True)
+class ConstraintModesPlan:
+    """SET CONSTRAINTS, run against the session's transaction."""
+
+    statement: SetConstraints
 
 
 @dataclass(slots=True)
@@ -143,6 +151,7 @@ class DeclarePlan:
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
+    | ConstraintModesPlan
 )  # fmt: skip
 
 

@@ -63,6 +63,7 @@ from sql.frontend.statements import (
     OwnedStatement,
     OwnerStatement,
     RoleStatement,
+    SetConstraints,
     Utility,
 )
 from sql.pg_catalog import system_query
@@ -74,6 +75,7 @@ from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import (
     access,
+    constraint_modes,
     cursors,
     explain,
     notify_statements,
@@ -84,6 +86,7 @@ from sql.session import (
 )
 from sql.session import plan as plan_mod
 from sql.session.plan import (
+    ConstraintModesPlan,
     CopyPlan,
     CursorPlan,
     DdlPlan,
@@ -570,6 +573,8 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case SetConstraints():
+                return ConstraintModesPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -755,6 +760,10 @@ class Session:
                 if not deferred:
                     self._block.finish_autocommit()
                 return result
+            case ConstraintModesPlan(statement=statement):
+                return constraint_modes.set_constraints(
+                    statement, self._block.catalog, self._block.txn, self._block.in_block
+                )
             case RolePlan(role=role):
                 return roles.execute_role_statement(
                     role, self._db.roles, self.current_user, self._db.privileges

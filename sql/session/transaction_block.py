@@ -25,6 +25,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
+from sql.dml.referential_checks import check_deferred
 from sql.session.cursors import Cursors
 from sql.session.settings import SessionSettings, duration_ms
 from sql.session.transaction_modes import TransactionModes, is_repeatable_read
@@ -186,7 +187,10 @@ class TransactionBlock:
         return txn
 
     def finish_autocommit(self) -> None:
-        """Commit the statement's own transaction, when it is not inside a block."""
+        """Commit the statement's own transaction, when it is not inside a block (its deferred
+        foreign-key checks first: a failure is the statement's, which then rolls back)."""
+        if not self.in_block and self.txn is not None:
+            check_deferred(self.txn)
         if self.in_block and self.txn is not None:
             self.txn.end_statement()  # leave any row's line of waiters it still stands in
         if not self.in_block and self.txn is not None:
@@ -249,6 +253,12 @@ class TransactionBlock:
             notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
         tag = "ROLLBACK" if self.failed else kind
         txn, self.txn = self.txn, None
+        failure: DbError | None = None
+        if tag == "COMMIT" and txn is not None:
+            try:
+                check_deferred(txn)  # as PostgreSQL: a failed deferred check rolls back
+            except DbError as exc:
+                failure, tag = exc, "ROLLBACK"
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
@@ -257,6 +267,8 @@ class TransactionBlock:
             self._commit(txn)
         else:
             self._rollback(txn)
+        if failure is not None:
+            raise failure
         return Result(command_tag=tag, notices=notices)
 
     def prepare(self, keep: Callable[[Transaction], None]) -> Result:

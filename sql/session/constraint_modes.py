@@ -16,8 +16,8 @@ from sql.frontend.statements import SetConstraints
 from storage.errors import (
     DbError,
     NoActiveSqlTransaction,
-    WrongObjectType,
     UndefinedObject,
+    WrongObjectType,
 )
 from storage.transaction import Transaction
 

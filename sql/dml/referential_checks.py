@@ -31,6 +31,7 @@ from catalog.foreign_keys import (
 )
 from catalog.table import TableInfo
 from sql.dml import deferred_constraints, referential_actions
+from sql.dml.write_batches import routed
 from sql.execution import referential
 from storage.data_type import ColumnId
 from storage.errors import FeatureNotSupported, ForeignKeyViolation
@@ -110,7 +111,26 @@ def _child_message(table: TableInfo, key: ForeignKey) -> str:
 def _check_parents_exist(
     txn: Transaction, table: TableInfo, key: ForeignKey, parent: TableInfo, wanted: pa.Table
 ) -> None:
-    there = referential.present(txn, parent, key.parent_columns, wanted)
+    """23503 unless every key of ``wanted`` has its parent row; the parent rows found are
+    locked until the transaction ends (PostgreSQL's FOR KEY SHARE, here an exclusive row
+    lock), so a concurrent delete of one waits, then sees the child and fails."""
+    key_ids = parent.schema.key_column_ids
+    others = [c.id for c in parent.schema.columns if c.id not in key_ids][:1]
+    projection = tuple(dict.fromkeys((*key_ids, *others, *key.parent_columns)))
+    while True:
+        found = referential.matching(txn, parent, key.parent_columns, wanted, projection)
+        if not _lock_rows(txn, parent, found, others):
+            break
+        # A parent row changed and committed since this snapshot: look again at the newest.
+        txn.refresh_snapshot()
+    at = {c: i for i, c in enumerate(projection)}
+    have = referential.encoded(
+        pa.table([found.column(at[c]) for c in key.parent_columns],
+                 names=[str(i) for i in range(len(key.parent_columns))]),
+        parent, key.parent_columns,
+    )  # fmt: skip
+    mine = referential.encoded(wanted, parent, key.parent_columns)
+    there = np.asarray(pc.is_in(mine, value_set=have).to_numpy(zero_copy_only=False), dtype=bool)
     if not there.all():
         first = int(np.flatnonzero(~there)[0])
         values = [c[first].as_py() for c in wanted.columns]
@@ -119,6 +139,23 @@ def _check_parents_exist(
             detail=f"{_describe(table, key.columns, values)} is not present in table "
             f'"{parent.name}".',
         )
+
+
+def _lock_rows(
+    txn: Transaction, table: TableInfo, rows: pa.Table, others: list[ColumnId]
+) -> bool:
+    """Lock ``rows`` of ``table`` as FOR UPDATE does (a write of a column's own value, or of
+    nothing on a table of key columns only); True when some row had changed since the
+    snapshot and was left unlocked."""
+    if rows.num_rows == 0:
+        return False
+    columns = [*table.schema.key_columns, *(table.schema.column(c) for c in others)]
+    changed = False
+    for tablet_id, batch, _positions in routed(table, rows, columns):
+        found: list[int] = []
+        txn.update(tablet_id, batch, conflicts=found)
+        changed = changed or bool(found)
+    return changed
 
 
 def _check_unreferenced(

@@ -185,7 +185,14 @@ def _key_index_oid(table: TableInfo, index_id: int | None) -> int:
     return FIRST_USER_OID + index_id
 
 
-def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
+def _table_rows(
+    rows: CatalogRows,
+    table: TableInfo,
+    comments: dict[tuple[int, int], str],
+    referenced: bool = False,
+) -> None:
+    """A table's rows; ``referenced`` says a foreign key references it (PostgreSQL's RI
+    triggers set relhastriggers on both sides, which psql's ``\\d`` reads)."""
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
     hidden = {c.id for c in table.hidden_columns}
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
@@ -199,6 +206,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relnatts=len(table.columns) + len(table.dropped_attnums),
         relhasindex=bool(keys) or bool(table.indexes),
         relchecks=len(table.checks),
+        relhastriggers=referenced or bool(table.foreign_keys),
     )
     for attnum in table.dropped_attnums:
         _attribute_row(
@@ -590,8 +598,9 @@ def catalog_rows(
         _view_rows(rows, view, user)
     tables = list(tables)
     by_id: dict[int, TableInfo] = {t.table_id: t for t in tables}
+    parents = {k.parent_id for t in tables for k in t.foreign_keys}
     for table in tables:
-        _table_rows(rows, table, comments)
+        _table_rows(rows, table, comments, table.table_id in parents)
         for row in foreign_key_rows.rows(table, by_id.__getitem__, _key_index_oid):
             rows.add(row.relation, **row.values)
         for row in sequences.rows(table):

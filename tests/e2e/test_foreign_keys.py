@@ -3,9 +3,15 @@ details, COPY, ON CONFLICT, and the metadata psql, SQLAlchemy and pgjdbc read.""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import psycopg
 import pytest
+import sqlalchemy as sa
 
+from tests.support.psql import without_layout
 from tests.support.servers import NyalaServer, PostgresServer, run_on_each
 
 pytestmark = pytest.mark.e2e
@@ -89,3 +95,65 @@ def test_a_parent_and_its_children_in_one_transaction(servers):
                 conn.execute("delete from fk_customer where id = 3")
             conn.rollback()
             assert conn.execute("select count(*) from fk_order where id = 30").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("table", ["fk_customer", "fk_order", "fk_line"])
+def test_psql_describe_lists_foreign_keys_and_referencing_tables(
+    servers, nyala_server, postgres_server, table
+):
+    ours = nyala_server.psql(["-c", rf"\d {table}"], check=True).stdout
+    theirs = postgres_server.psql(["-c", rf"\d {table}"], check=True).stdout
+    assert without_layout(ours) == without_layout(theirs)
+    assert ("Referenced by:" if table != "fk_line" else "Foreign-key constraints:") in ours
+
+
+def test_sqlalchemy_reflects_foreign_keys(servers):
+    answers = []
+    for dsn in servers:
+        params = dict(part.split("=", 1) for part in dsn.split())
+        url = sa.URL.create(
+            "postgresql+psycopg", username=params["user"], host=params["host"],
+            port=int(params["port"]), database=params["dbname"],
+        )  # fmt: skip
+        engine = sa.create_engine(url)
+        try:
+            inspector = sa.inspect(engine)
+            answers.append(
+                [inspector.get_foreign_keys(t) for t in ("fk_customer", "fk_order", "fk_line")]
+            )
+            metadata = sa.MetaData()
+            line = sa.Table("fk_line", metadata, autoload_with=engine)
+            answers[-1].append(sorted(str(f.target_fullname) for f in line.foreign_keys))
+        finally:
+            engine.dispose()
+    assert answers[0] == answers[1]
+    assert answers[0][2][0]["name"] == "fk_line_customer_email_fkey"
+
+
+JAR = Path("/usr/share/java/postgresql.jar")
+SOURCE = Path(__file__).parent / "java" / "ForeignKeyMetadata.java"
+
+
+@pytest.mark.slow
+def test_pgjdbc_foreign_key_metadata_matches_postgres(
+    servers, nyala_server, postgres_server, tmp_path
+):
+    assert JAR.exists(), "make installs libpostgresql-jdbc-java; run the tests through make"
+    javac = shutil.which("javac")
+    assert javac is not None, "javac (Java 17) is needed"
+    subprocess.run([javac, "-cp", str(JAR), "-d", str(tmp_path), str(SOURCE)], check=True)
+    outputs = []
+    for server in (nyala_server, postgres_server):
+        fields = dict(part.split("=", 1) for part in server.dsn.split())
+        url = (
+            f"jdbc:postgresql://{fields['host']}:{fields['port']}/{fields['dbname']}"
+            f"?user={fields['user']}"
+        )
+        done = subprocess.run(
+            ["java", "-cp", f"{JAR}:{tmp_path}", "ForeignKeyMetadata", url],
+            capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr + done.stdout
+        outputs.append(done.stdout.splitlines())
+    assert outputs[0] == outputs[1]
+    assert any(line.startswith("cross fk_customer fk_line: fk_customer.email") for line in outputs[0])

@@ -249,14 +249,23 @@ def _apply_conflict_rows(
         columns = list(table.schema.columns)
         updates = check_constraints(table, updates, columns)
         check(updates)
-        old = index_writes.current_rows(table, txn, updates) if table.indexes else None
+        refs = plan.references
+        parent_side = refs is not None and bool(refs.incoming)
+        old = (
+            index_writes.current_rows(table, txn, updates)
+            if table.indexes or parent_side
+            else None
+        )
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []
             count += txn.update(tablet_id, batch, conflicts=conflicts)
             if conflicts:
                 raise _ConcurrentChange
-        if old is not None:
+        if old is not None and table.indexes:
             index_writes.replace_entries(table, txn, old, updates)
+        if old is not None and parent_side:
+            changed = {c.id for c in table.schema.columns}
+            check_removed_keys(refs, txn, old, updates, changed)
         written.append(updates)
     out = pa.concat_tables(written)
     check_new_rows(plan.references, txn, out, None)

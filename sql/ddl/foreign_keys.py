@@ -26,6 +26,7 @@ from catalog.foreign_keys import (
     ForeignKey,
 )
 from catalog.table import TableInfo
+from catalog.temp_tables import is_temporary
 from sql.common.names import fold, identifier_name, table_name
 from storage.data_type import ColumnId, DataType, TypeKind
 from storage.errors import (
@@ -33,6 +34,7 @@ from storage.errors import (
     FeatureNotSupported,
     InvalidColumnReference,
     InvalidForeignKey,
+    InvalidTableDefinition,
     SqlSyntaxError,
     UndefinedColumn,
     UndefinedObject,
@@ -150,6 +152,11 @@ def foreign_key(
         if catalog.find_view(parent_name) is not None:
             raise WrongObjectType(f'referenced relation "{parent_name}" is not a table')
         parent = catalog.get_table(parent_name)
+    if is_temporary(child.name) != is_temporary(parent.name):
+        kind = "temporary" if is_temporary(child.name) else "permanent"
+        raise InvalidTableDefinition(
+            f"constraints on {kind} tables may reference only {kind} tables"
+        )
     options = _options(reference)
     own = [_column(child, c) for c in columns]
     if parent_columns:

@@ -96,6 +96,10 @@ def apply(
     """Carry out ``action`` on the rows of ``child`` whose key is one of ``gone`` (parent key
     values, NULL-free); ``replacement`` holds, row for row, the new parent key an UPDATE gave
     (None for a DELETE)."""
+    fits = referential.fitting(gone, child, key.columns)
+    if not fits.all():
+        gone = gone.filter(pa.array(fits))
+        replacement = replacement.filter(pa.array(fits)) if replacement is not None else None
     probe = pa.table(
         [
             c.combine_chunks().cast(child.schema.column(i).type.arrow_type)

@@ -114,6 +114,15 @@ def _check_parents_exist(
     """23503 unless every key of ``wanted`` has its parent row; the parent rows found are
     locked until the transaction ends (PostgreSQL's FOR KEY SHARE, here an exclusive row
     lock), so a concurrent delete of one waits, then sees the child and fails."""
+    fits = referential.fitting(wanted, parent, key.parent_columns)
+    if not fits.all():
+        first = int(np.flatnonzero(~fits)[0])
+        values = [c[first].as_py() for c in wanted.columns]
+        raise ForeignKeyViolation(
+            _child_message(table, key),
+            detail=f"{_describe(table, key.columns, values)} is not present in table "
+            f'"{parent.name}".',
+        )
     key_ids = parent.schema.key_column_ids
     others = [c.id for c in parent.schema.columns if c.id not in key_ids][:1]
     projection = tuple(dict.fromkeys((*key_ids, *others, *key.parent_columns)))
@@ -161,6 +170,7 @@ def _lock_rows(
 def _check_unreferenced(
     txn: Transaction, table: TableInfo, key: ForeignKey, child: TableInfo, gone: pa.Table
 ) -> None:
+    gone = gone.filter(pa.array(referential.fitting(gone, child, key.columns)))
     probe = pa.table(
         [c.combine_chunks().cast(child.schema.column(i).type.arrow_type) for c, i in
          zip(gone.columns, key.columns, strict=True)],

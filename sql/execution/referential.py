@@ -13,7 +13,6 @@ at the transaction's snapshot with its own writes.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -45,6 +44,27 @@ def complete(keys: pa.Table) -> np.ndarray:
     mask = np.ones(keys.num_rows, dtype=bool)
     for column in keys.columns:
         mask &= ~column.is_null().to_numpy(zero_copy_only=False)
+    return mask
+
+
+def fitting(keys: pa.Table, table: TableInfo, columns: Sequence[ColumnId]) -> np.ndarray:
+    """Which rows of ``keys`` ``table``'s ``columns`` can hold (a bigint key naming an integer
+    column may be out of its range: no row has it, and it must not wrap when cast)."""
+    mask = np.ones(keys.num_rows, dtype=bool)
+    for array, column_id in zip(keys.columns, columns, strict=True):
+        target = table.schema.column(column_id).type.arrow_type
+        if not (pa.types.is_integer(target) and pa.types.is_integer(array.type)):
+            continue
+        limits = np.iinfo(target.to_pandas_dtype())
+        inside = pc.and_(
+            pc.greater_equal(array, pa.scalar(int(limits.min), array.type))
+            if np.iinfo(array.type.to_pandas_dtype()).min < limits.min
+            else pc.is_valid(array),
+            pc.less_equal(array, pa.scalar(int(limits.max), array.type))
+            if np.iinfo(array.type.to_pandas_dtype()).max > limits.max
+            else pc.is_valid(array),
+        )
+        mask &= np.asarray(pc.fill_null(inside, True).to_numpy(zero_copy_only=False), dtype=bool)
     return mask
 
 
@@ -94,6 +114,11 @@ def present(
     """Which rows of ``keys`` (NULL-free) ``table`` has a row for, in ``columns``."""
     if keys.num_rows == 0:
         return np.zeros(0, dtype=bool)
+    fits = fitting(keys, table, columns)
+    if not fits.all():
+        out = np.zeros(keys.num_rows, dtype=bool)
+        out[fits] = present(txn, table, columns, keys.filter(pa.array(fits)))
+        return out
     found = matching(txn, table, columns, keys, columns)
     have = encoded(
         pa.table(found.columns, names=[str(i) for i in range(len(columns))]), table, columns
@@ -139,6 +164,6 @@ def _probe(
                 yield batch
             continue
         for tablet_id in table.tablet_ids:
-            for batch in txn.scan(tablet_id, dataclasses.replace(spec)):
+            for batch in txn.scan(tablet_id, spec):
                 if batch.num_rows:
                     yield batch

@@ -87,10 +87,16 @@ def matching(
     names = [table.schema.column(c).name for c in projection]
     wanted = pc.unique(encoded(keys, table, columns)) if keys.num_rows else None
     batches: list[pa.RecordBatch] = []
+    whole = False
     if wanted is not None and len(wanted):
         distinct = keys.group_by([str(i) for i in range(len(columns))]).aggregate([])
         distinct = distinct.select([str(i) for i in range(len(columns))])
-        for start in range(0, distinct.num_rows, MAX_IN_VALUES):
+        whole = distinct.num_rows > MAX_IN_VALUES and not _has_access_path(table, columns)
+        if whole:
+            # Many keys and no index to look them up by: one scan beats one per chunk.
+            spec = ScanSpec(projection=tuple(projection))
+            batches = [b for t in table.tablet_ids for b in txn.scan(t, spec) if b.num_rows]
+        for start in range(0, 0 if whole else distinct.num_rows, MAX_IN_VALUES):
             chunk = distinct.slice(start, MAX_IN_VALUES)
             batches.extend(_probe(txn, table, columns, chunk, tuple(projection)))
     arrays = [
@@ -100,12 +106,20 @@ def matching(
         for i, c in enumerate(projection)
     ]
     found = pa.table(arrays, names=names)
-    if len(columns) == 1 or found.num_rows == 0:
+    if (len(columns) == 1 and not whole) or found.num_rows == 0:
         return found
     at = {c: i for i, c in enumerate(projection)}
     found_keys = pa.table([found.column(at[c]) for c in columns], names=list(map(str, columns)))
     exact = pc.is_in(encoded(found_keys, table, columns), value_set=wanted)
     return found.filter(exact)
+
+
+def _has_access_path(table: TableInfo, columns: Sequence[ColumnId]) -> bool:
+    """Whether rows of ``table`` can be found by ``columns`` without a scan: the columns
+    hold the primary key's first column, or lead an index."""
+    if table.schema.key_column_ids[0] in columns:
+        return True
+    return any(i.predicate is None and i.columns[0] in columns for i in table.indexes)
 
 
 def present(

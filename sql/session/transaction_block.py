@@ -282,12 +282,20 @@ class TransactionBlock:
         if not rolls_back and self._txn_catalog is not None and self._txn_catalog.changed:
             raise FeatureNotSupported("PREPARE TRANSACTION of a transaction that ran DDL")
         txn, self.txn = self.txn, None
+        failure: DbError | None = None
+        if not rolls_back and txn is not None:
+            try:
+                check_deferred(txn)  # as PostgreSQL: deferred checks run at PREPARE
+            except DbError as exc:
+                failure, rolls_back = exc, True
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
         self._ended(committed=not rolls_back)
         if rolls_back:
             self._rollback(txn)
+            if failure is not None:
+                raise failure
             return Result(command_tag="ROLLBACK", notices=notices)
         self._rollback(None)  # a catalog view without changes (its DDL failed) only ends
         keep(txn if txn is not None else self.start_detached())

@@ -157,3 +157,27 @@ def test_pgjdbc_foreign_key_metadata_matches_postgres(
         outputs.append(done.stdout.splitlines())
     assert outputs[0] == outputs[1]
     assert any(line.startswith("cross fk_customer fk_line: fk_customer.email") for line in outputs[0])
+
+
+def test_prepare_transaction_runs_the_deferred_checks(nyala_server):
+    """As PostgreSQL (whose shared test server runs without prepared transactions): the checks
+    a deferred key owes run at PREPARE TRANSACTION, which fails with 23503 and rolls back."""
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists fk_deferred_child, fk_deferred_parent")
+        conn.execute("create table fk_deferred_parent (id int primary key)")
+        conn.execute(
+            "create table fk_deferred_child (id int primary key, p int references "
+            "fk_deferred_parent deferrable initially deferred)"
+        )
+        conn.execute("begin")
+        conn.execute("insert into fk_deferred_child values (1, 5)")
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.execute("prepare transaction 'fk_owed'")
+        assert conn.execute("select count(*) from pg_prepared_xacts").fetchone() == (0,)
+        assert conn.execute("select count(*) from fk_deferred_child").fetchone() == (0,)
+        conn.execute("begin")
+        conn.execute("insert into fk_deferred_child values (1, 5)")
+        conn.execute("insert into fk_deferred_parent values (5)")
+        conn.execute("prepare transaction 'fk_ok'")
+        conn.execute("commit prepared 'fk_ok'")
+        assert conn.execute("select p from fk_deferred_child").fetchall() == [(5,)]

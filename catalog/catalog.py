@@ -845,15 +845,17 @@ class Catalog:
             self._save()
             return new, index
 
-    def drop_index(self, name: str) -> TableInfo:
-        """Remove an index: the catalog stops naming it, then its tablet goes."""
+    def drop_index(self, name: str, *, rebuilding: bool = False) -> TableInfo:
+        """Remove an index: the catalog stops naming it, then its tablet goes.  One a foreign
+        key goes through is 2BP01, unless ``rebuilding`` it (``repoint_references`` then
+        names the new one)."""
         with self._lock:
             found = self.find_index(name)
             if found is None:
                 raise UndefinedObject(f'index "{name}" does not exist')
             table, index = found
             for child, key in self.referencing(table.table_id):
-                if key.parent_index == index.index_id:
+                if key.parent_index == index.index_id and not rebuilding:
                     raise DependentObjectsStillExist(
                         f"cannot drop {'constraint' if index.constraint else 'index'} {name}"
                         f"{f' on table {table.name}' if index.constraint else ''} because "
@@ -869,6 +871,21 @@ class Catalog:
             self._save()
         self._drop_tablet(index.tablet_id)
         return new
+
+    def repoint_references(self, parent_id: int, old_index: int, new_index: int) -> None:
+        """The foreign keys that went through index ``old_index`` of table ``parent_id`` go
+        through its rebuilt copy ``new_index``."""
+        with self._lock:
+            for child, _key in self.referencing(parent_id):
+                current = self._tables[child.name]
+                keys = tuple(
+                    dataclasses.replace(k, parent_index=new_index)
+                    if k.parent_id == parent_id and k.parent_index == old_index
+                    else k
+                    for k in current.foreign_keys
+                )
+                self._tables[child.name] = dataclasses.replace(current, foreign_keys=keys)
+            self._save()
 
     def rename_index(self, name: str, new_name: str) -> TableInfo:
         with self._lock:

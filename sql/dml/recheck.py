@@ -60,7 +60,13 @@ def modify(
     count = 0
     written: list[pa.Table] = []
     replaced: list[pa.Table] = []
-    changed = {c.id for c in plan.written} if plan.kind == "UPDATE" else None
+    keys = set(plan.table.schema.key_column_ids)
+    # An UPDATE writes the key columns beside the ones it sets; only a key change sets them.
+    changed = (
+        {c.id for c in plan.written if plan.changes_key or c.id not in keys}
+        if plan.kind == "UPDATE"
+        else None
+    )
     refs = plan.references
     parent_side = refs is not None and bool(refs.incoming) and (
         changed is None or refs.touches_parent_key(changed)

@@ -181,3 +181,31 @@ def test_prepare_transaction_runs_the_deferred_checks(nyala_server):
         conn.execute("prepare transaction 'fk_ok'")
         conn.execute("commit prepared 'fk_ok'")
         assert conn.execute("select p from fk_deferred_child").fetchall() == [(5,)]
+
+
+def test_a_key_needs_the_references_privilege_on_its_parent(servers):
+    for dsn in servers:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("drop table if exists fk_priv_child, fk_priv_parent")
+            conn.execute("drop role if exists fk_referrer")
+            conn.execute("create role fk_referrer")
+            conn.execute("grant create on schema public to fk_referrer")
+            conn.execute("create table fk_priv_parent (id int primary key)")
+            try:
+                conn.execute("set role fk_referrer")
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(
+                        "create table fk_priv_child (id int primary key, "
+                        "p int references fk_priv_parent)"
+                    )
+                conn.execute("reset role")
+                conn.execute("grant references on fk_priv_parent to fk_referrer")
+                conn.execute("set role fk_referrer")
+                conn.execute(
+                    "create table fk_priv_child (id int primary key, p int references fk_priv_parent)"
+                )
+            finally:
+                conn.execute("reset role")
+                conn.execute("drop table if exists fk_priv_child, fk_priv_parent")
+                conn.execute("revoke all on schema public from fk_referrer")
+                conn.execute("drop role fk_referrer")

@@ -53,7 +53,6 @@ from storage.errors import (
     DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
-    ForeignKeyViolation,
     InvalidTableDefinition,
     NotNullViolation,
     SqlSyntaxError,
@@ -371,16 +370,7 @@ class _TableChange:
         self.changed = True
 
     def _probe_key(self, key: ForeignKey) -> None:
-        parent = (
-            self._table
-            if key.parent_id == self._table.table_id
-            else self._catalog.table_by_id(key.parent_id)
-        )
-        if self._row_exists(foreign_keys.violation_probe(self._table, parent, key)):
-            raise ForeignKeyViolation(
-                f'insert or update on table "{self._name}" violates foreign key constraint '
-                f'"{key.name}"'
-            )
+        foreign_keys.validate(self._catalog, self._table, key, self._row_exists)
 
     def add_check(
         self, node: exp.CheckColumnConstraint, name: str | None, *, not_valid: bool,

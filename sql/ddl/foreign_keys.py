@@ -9,7 +9,7 @@ Enforcement on writes is in sql/dml (``dml.referential_checks``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sqlglot import exp
 
@@ -32,6 +32,7 @@ from storage.data_type import ColumnId, DataType, TypeKind
 from storage.errors import (
     DatatypeMismatch,
     FeatureNotSupported,
+    ForeignKeyViolation,
     InvalidColumnReference,
     InvalidForeignKey,
     InvalidTableDefinition,
@@ -228,3 +229,16 @@ def violation_probe(child: TableInfo, parent: TableInfo, key: ForeignKey) -> str
     else:
         condition = f"({all_set}) AND {orphan}"
     return f'SELECT 1 FROM "{child.name}" c WHERE {condition} LIMIT 1'
+
+
+def validate(
+    catalog: Catalog, child: TableInfo, key: ForeignKey, row_exists: Callable[[str], bool]
+) -> None:
+    """23503 when a row of ``child`` breaks ``key`` (ADD CONSTRAINT, VALIDATE CONSTRAINT);
+    ``row_exists`` runs the probe in the statement's transaction."""
+    parent = child if key.parent_id == child.table_id else catalog.table_by_id(key.parent_id)
+    if row_exists(violation_probe(child, parent, key)):
+        raise ForeignKeyViolation(
+            f'insert or update on table "{child.name}" violates foreign key constraint '
+            f'"{key.name}"'
+        )

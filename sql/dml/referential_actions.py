@@ -21,11 +21,12 @@ import sqlglot
 
 from catalog.foreign_keys import CASCADE, SET_DEFAULT, ForeignKey
 from catalog.table import TableInfo
+from sql.common.duckdb_errors import translate
 from sql.dml.write_batches import check_constraints, insert_rows, routed
 from sql.execution import index_writes, referential
 from sql.frontend.parser import DIALECT
 from storage.data_type import ColumnId
-from storage.errors import SerializationFailure
+from storage.errors import CheckViolation, SerializationFailure
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 
@@ -81,6 +82,33 @@ def _default(column: ColumnSchema, count: int) -> pa.Array:
         connection.close()
     scalar = value[0] if value is not None else None
     return pa.array([scalar] * count).cast(column.type.arrow_type)
+
+
+def _check(table: TableInfo, rows: pa.Table) -> None:
+    """23514 when a row an action rewrote breaks one of ``table``'s CHECK constraints (DuckDB
+    evaluates the expressions over the batch; NULL passes, as in PostgreSQL)."""
+    if not table.checks or rows.num_rows == 0:
+        return
+    tests = ", ".join(
+        "bool_and(coalesce(("
+        + sqlglot.transpile(c.expression, read="postgres", write="duckdb")[0]
+        + "), true))"
+        for c in table.checks
+    )
+    connection = duckdb.connect()
+    try:
+        connection.register("__nyala_rows", rows)
+        try:
+            passed = connection.execute(f"SELECT {tests} FROM __nyala_rows").fetchone()
+        except duckdb.Error as exc:
+            raise translate(exc) from None
+    finally:
+        connection.close()
+    for check, ok in zip(table.checks, passed or (), strict=True):
+        if ok is False:
+            raise CheckViolation(
+                f'new row for relation "{table.name}" violates check constraint "{check.name}"'
+            )
 
 
 def apply(
@@ -143,5 +171,6 @@ def apply(
             )
             new = new.set_column(at, new.field(at), value)
     changed = set(targets)
+    _check(child, new)
     rewrite_rows(txn, child, rows, new, changed)
     followup(child, rows, new, changed)

@@ -16,6 +16,7 @@ from catalog.catalog_changes import CatalogChanges, SavepointMark
 from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
 from catalog.ddl_locks import DdlLocks, LockWait
+from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
@@ -749,10 +750,58 @@ class Catalog:
                     self._views[view.name] = rewritten
             self._save()
 
-    def drop_table(self, name: str, *, cascade: bool = False) -> TableInfo:
-        self.lock_relations([name, *dependents(self._views, name)])
+    def table_by_id(self, table_id: int) -> TableInfo:
+        for table in self._tables.values():
+            if table.table_id == table_id:
+                return table
+        raise AssertionError(f"no table has ID {table_id}")
+
+    def referencing(self, table_id: int) -> list[tuple[TableInfo, ForeignKey]]:
+        """The foreign keys that reference table ``table_id``, each with its own table."""
+        return [
+            (table, key)
+            for table in self._tables.values()
+            for key in table.foreign_keys
+            if key.parent_id == table_id
+        ]
+
+    def _drop_referencing(
+        self, table: TableInfo, cascade: bool, keep: Callable[[TableInfo, ForeignKey], bool]
+    ) -> list[str]:
+        """Drop the foreign keys of other tables that reference ``table`` and that ``keep``
+        rejects (2BP01 unless ``cascade``); return what was dropped, as PostgreSQL's notice
+        names it."""
+        found = [
+            (child, key)
+            for child, key in self.referencing(table.table_id)
+            if child.table_id != table.table_id and not keep(child, key)
+        ]
+        if found and not cascade:
+            child, key = found[0]
+            raise DependentObjectsStillExist(
+                f"cannot drop table {table.name} because other objects depend on it",
+                detail=f"constraint {key.name} on table {child.name} depends on table "
+                f"{table.name}",
+                hint="Use DROP ... CASCADE to drop the dependent objects too.",
+            )
+        for child, key in found:
+            current = self._tables[child.name]
+            self._tables[child.name] = dataclasses.replace(
+                current, foreign_keys=tuple(k for k in current.foreign_keys if k != key)
+            )
+        return [f"constraint {key.name} on table {child.name}" for child, key in found]
+
+    def drop_table(
+        self, name: str, *, cascade: bool = False, with_tables: Sequence[str] = ()
+    ) -> TableInfo:
+        """Drop a table; a view reading it or a foreign key of another table referencing it
+        is 2BP01 unless ``cascade`` (which drops them), or the referencing table is one of
+        ``with_tables``, dropped by the same statement."""
+        children = [c.name for c, _ in self.referencing(self.get_table(name).table_id)]
+        self.lock_relations([name, *dependents(self._views, name), *children])
         with self._lock:
             table = self.get_table(name)
+            self._drop_referencing(table, cascade, lambda child, _key: child.name in with_tables)
             for view in self._check_dependents(f"table {name}", name, cascade):
                 del self._views[view]
             del self._tables[name]
@@ -796,13 +845,25 @@ class Catalog:
             self._save()
             return new, index
 
-    def drop_index(self, name: str) -> TableInfo:
-        """Remove an index: the catalog stops naming it, then its tablet goes."""
+    def drop_index(self, name: str, *, rebuilding: bool = False) -> TableInfo:
+        """Remove an index: the catalog stops naming it, then its tablet goes.  One a foreign
+        key goes through is 2BP01, unless ``rebuilding`` it (``repoint_references`` then
+        names the new one)."""
         with self._lock:
             found = self.find_index(name)
             if found is None:
                 raise UndefinedObject(f'index "{name}" does not exist')
             table, index = found
+            for child, key in self.referencing(table.table_id):
+                if key.parent_index == index.index_id and not rebuilding:
+                    raise DependentObjectsStillExist(
+                        f"cannot drop {'constraint' if index.constraint else 'index'} {name}"
+                        f"{f' on table {table.name}' if index.constraint else ''} because "
+                        "other objects depend on it",
+                        detail=f"constraint {key.name} on table {child.name} depends on "
+                        f"index {name}",
+                        hint="Use DROP ... CASCADE to drop the dependent objects too.",
+                    )
             new = dataclasses.replace(
                 table, indexes=tuple(i for i in table.indexes if i.name != name)
             )
@@ -810,6 +871,21 @@ class Catalog:
             self._save()
         self._drop_tablet(index.tablet_id)
         return new
+
+    def repoint_references(self, parent_id: int, old_index: int, new_index: int) -> None:
+        """The foreign keys that went through index ``old_index`` of table ``parent_id`` go
+        through its rebuilt copy ``new_index``."""
+        with self._lock:
+            for child, _key in self.referencing(parent_id):
+                current = self._tables[child.name]
+                keys = tuple(
+                    dataclasses.replace(k, parent_index=new_index)
+                    if k.parent_id == parent_id and k.parent_index == old_index
+                    else k
+                    for k in current.foreign_keys
+                )
+                self._tables[child.name] = dataclasses.replace(current, foreign_keys=keys)
+            self._save()
 
     def rename_index(self, name: str, new_name: str) -> TableInfo:
         with self._lock:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import NewType
 
 from catalog.constraints import CheckConstraint
+from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo
 from catalog.partition import Partition, PartitionSchema
 from catalog.sequences import SequenceInfo
@@ -54,6 +55,8 @@ class TableInfo:
     checks: tuple[CheckConstraint, ...] = ()
     indexes: tuple[IndexInfo, ...] = ()
     """Secondary indexes (UNIQUE constraints among them), each with its own tablet."""
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    """The foreign keys of this table (it is their referencing side)."""
 
     def index_named(self, name: str) -> IndexInfo | None:
         for index in self.indexes:
@@ -134,6 +137,11 @@ class TableInfo:
             **({"primary_key_name": self.primary_key_name} if self.primary_key_name else {}),
             **({"checks": [c.to_json() for c in self.checks]} if self.checks else {}),
             **({"indexes": [i.to_json() for i in self.indexes]} if self.indexes else {}),
+            **(
+                {"foreign_keys": [f.to_json() for f in self.foreign_keys]}
+                if self.foreign_keys
+                else {}
+            ),
         }
 
     @classmethod
@@ -160,4 +168,5 @@ class TableInfo:
             primary_key_name=str(doc["primary_key_name"]) if doc.get("primary_key_name") else None,
             checks=tuple(CheckConstraint.from_json(c) for c in doc.get("checks") or ()),
             indexes=tuple(IndexInfo.from_json(i) for i in doc.get("indexes") or ()),
+            foreign_keys=tuple(ForeignKey.from_json(f) for f in doc.get("foreign_keys") or ()),
         )

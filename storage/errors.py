@@ -186,6 +186,10 @@ class CheckViolation(IntegrityConstraintViolation, sqlstate="23514"):
     pass
 
 
+class ForeignKeyViolation(IntegrityConstraintViolation, sqlstate="23503"):
+    pass
+
+
 # 2B: dependent objects still exist
 class DependentPrivilegeDescriptorsStillExist(DbError, sqlstate="2B000"):
     pass
@@ -358,6 +362,10 @@ class GroupingError(SyntaxErrorOrAccessRuleViolation, sqlstate="42803"):
 
 
 class DatatypeMismatch(SyntaxErrorOrAccessRuleViolation, sqlstate="42804"):
+    pass
+
+
+class InvalidForeignKey(SyntaxErrorOrAccessRuleViolation, sqlstate="42830"):
     pass
 
 

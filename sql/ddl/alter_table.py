@@ -28,6 +28,7 @@ from sqlglot.tokens import Token, TokenType
 from catalog import rekey
 from catalog.catalog import Catalog
 from catalog.constraints import CheckConstraint
+from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
 from sql.common.datatypes import column_type
@@ -35,6 +36,7 @@ from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import (
     check_constraints,
+    foreign_keys,
     indexes,
     primary_key,
     rewrite,
@@ -133,6 +135,10 @@ def alter_table(
             change.alter_column(action)
         elif (check := _added_check(action)) is not None:
             change.add_check(*check, not_valid=bool(ast.args.get("not_valid")))
+        elif isinstance(action, exp.AddConstraint) and len(action.expressions) == 1 and (
+            (reference := foreign_keys.declared(action.expressions[0])) is not None
+        ):
+            change.add_foreign_key(*reference, not_valid=bool(ast.args.get("not_valid")))
         elif isinstance(action, ValidateConstraint):
             change.validate_check(identifier_name(action.this))
         elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT":
@@ -285,6 +291,7 @@ class _TableChange:
         self._storage = list(table.column_storage)
         self._is_empty: bool | None = None
         self._checks = list(table.checks)
+        self._foreign_keys = list(table.foreign_keys)
         self.renamed_columns: list[tuple[str, str]] = []
         self.needs_rewrite = False
         """A column's stored type widens: the rows are copied into a new tablet."""
@@ -334,9 +341,36 @@ class _TableChange:
         self.renamed_columns.append((old, new))
 
     def _taken_names(self) -> list[str]:
-        return [self._table.primary_key_name or f"{self._table.name}_pkey"] + [
-            c.name for c in self._checks
+        return [
+            self._table.primary_key_name or f"{self._table.name}_pkey",
+            *(c.name for c in self._checks),
+            *(k.name for k in self._foreign_keys),
+            *(i.name for i in self._table.indexes if i.constraint),
         ]
+
+    def add_foreign_key(
+        self, columns: list[str], reference: exp.Reference, name: str | None, *, not_valid: bool
+    ) -> None:
+        """ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES ... [NOT VALID]: existing rows
+        are checked (23503) unless NOT VALID or the key's columns are added by this statement
+        (their rows hold the default)."""
+        taken = self._taken_names()
+        if name is not None and name in taken:
+            raise DuplicateObject(f'constraint "{name}" for relation "{self._name}" already exists')
+        current = self.result()
+        key = foreign_keys.foreign_key(
+            self._catalog, current, columns, reference, name, taken, validated=not not_valid,
+            number=max(
+                (k.number for k in (*self._table.foreign_keys, *self._foreign_keys)), default=-1
+            ) + 1,
+        )  # fmt: skip
+        if not not_valid and all(c in self._table.schema.column_ids for c in key.columns):
+            self._probe_key(key)
+        self._foreign_keys.append(key)
+        self.changed = True
+
+    def _probe_key(self, key: ForeignKey) -> None:
+        foreign_keys.validate(self._catalog, self._table, key, self._row_exists)
 
     def add_check(
         self, node: exp.CheckColumnConstraint, name: str | None, *, not_valid: bool,
@@ -366,6 +400,14 @@ class _TableChange:
 
     def validate_check(self, name: str) -> None:
         """VALIDATE CONSTRAINT: check the existing rows against a NOT VALID constraint."""
+        keys = [k for k in self._foreign_keys if k.name == name]
+        if keys:
+            if not keys[0].validated:
+                self._probe_key(keys[0])
+                index = self._foreign_keys.index(keys[0])
+                self._foreign_keys[index] = dataclasses.replace(keys[0], validated=True)
+                self.changed = True
+            return
         found = [c for c in self._checks if c.name == name]
         if not found:
             raise UndefinedObject(f'constraint "{name}" of relation "{self._name}" does not exist')
@@ -386,6 +428,11 @@ class _TableChange:
         index = self._table.index_named(name)
         if index is not None and index.constraint:
             self.dropped_indexes.append(name)
+            return
+        keys = [k for k in self._foreign_keys if k.name != name]
+        if len(keys) != len(self._foreign_keys):
+            self._foreign_keys = keys
+            self.changed = True
             return
         kept = [c for c in self._checks if c.name != name]
         if len(kept) == len(self._checks):
@@ -453,6 +500,8 @@ class _TableChange:
         for check_node, named in definition.checks:
             self.add_check(check_node, named, not_valid=True, column=definition.name)
             self._checks[-1] = dataclasses.replace(self._checks[-1], validated=True)
+        for reference, named in definition.references:
+            self.add_foreign_key([definition.name], reference, named, not_valid=False)
 
     def drop_column(self, name: str, *, if_exists: bool) -> None:
         column = self._find(name)
@@ -472,6 +521,7 @@ class _TableChange:
         self._order.remove(column.id)
         # As PostgreSQL: the table constraints that use the column go with it.
         self._checks = [c for c in self._checks if name not in c.columns]
+        self._foreign_keys = [k for k in self._foreign_keys if column.id not in k.columns]
         self._storage = [entry for entry in self._storage if entry[0] != column.id]
         self.changed = True
 
@@ -558,6 +608,7 @@ class _TableChange:
             column_storage=tuple(self._storage),
             sequences=tuple(i for i in self._table.sequences if i.column_id in self._columns),
             checks=tuple(self._checks),
+            foreign_keys=tuple(self._foreign_keys),
             indexes=tuple(self._renamed_predicate(i) for i in self._table.indexes),
         )
 

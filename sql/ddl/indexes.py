@@ -273,9 +273,9 @@ def rebuild_all(catalog: Catalog, name: str) -> None:
     txn = catalog.engine.begin()
     try:
         for index in table.indexes:
-            catalog.drop_index(index.name)
+            catalog.drop_index(index.name, rebuilding=True)
             current = catalog.get_table(name)
-            add_index(
+            rebuilt = add_index(
                 catalog, current,
                 [table.schema.column(c).name for c in index.columns], index.name, txn,
                 unique=index.unique,
@@ -283,6 +283,9 @@ def rebuild_all(catalog: Catalog, name: str) -> None:
                 predicate=index.predicate, nulls_not_distinct=index.nulls_not_distinct,
                 constraint=index.constraint,
             )  # fmt: skip
+            new_index = rebuilt.index_named(index.name)
+            assert new_index is not None, "the index was just made again"
+            catalog.repoint_references(table.table_id, index.index_id, new_index.index_id)
         txn.commit()
     except BaseException:
         txn.rollback()

@@ -11,21 +11,24 @@ can key and partition the tables it creates.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
+from catalog.foreign_keys import ForeignKey
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, indexes, partitions
+from sql.ddl import check_constraints, foreign_keys, indexes, partitions
 from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from storage import data_type as types
 from storage.data_type import DataType, TypeKind
 from storage.errors import (
     DbError,
+    DependentObjectsStillExist,
     DuplicateColumn,
     DuplicateObject,
     DuplicateTable,
@@ -82,6 +85,8 @@ class ColumnDefinition:
     """The column's CHECK constraints and their names, if given."""
     uniques: tuple[tuple[str | None, bool], ...] = ()
     """The column's UNIQUE constraints: (name if given, NULLS NOT DISTINCT)."""
+    references: tuple[tuple[exp.Reference, str | None], ...] = ()
+    """The column's REFERENCES constraints and their names, if given."""
 
 
 def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
@@ -102,6 +107,7 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
     attributes: dict[str, str] = {}
     checks: list[tuple[exp.CheckColumnConstraint, str | None]] = []
     uniques: list[tuple[str | None, bool]] = []
+    references: list[tuple[exp.Reference, str | None]] = []
     for constraint in item.constraints:
         kind = constraint.kind
         if isinstance(kind, exp.NotNullColumnConstraint):
@@ -127,6 +133,8 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
             indexes.refuse_unique_options(kind)
             named = identifier_name(constraint.this) if constraint.this else None
             uniques.append((named, bool(kind.args.get("nulls"))))
+        elif isinstance(kind, exp.Reference):
+            references.append((kind, identifier_name(constraint.this) if constraint.this else None))
         else:
             raise FeatureNotSupported(
                 f"column constraint {kind.sql(dialect='postgres')} is not supported"
@@ -137,7 +145,7 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
         )
     return ColumnDefinition(
         col_name, dtype, nullable, default, is_key, attributes, serial, tuple(checks),
-        tuple(uniques),
+        tuple(uniques), tuple(references),
     )  # fmt: skip
 
 
@@ -218,6 +226,7 @@ def create_table(
     key_name: str | None = None
     checks: list[tuple[exp.CheckColumnConstraint, str | None, str | None]] = []
     uniques: list[tuple[list[str], str | None, bool]] = []
+    references: list[tuple[list[str], exp.Reference, str | None]] = []
     items = list(schema_node.expressions)
     trailing = _trailing_primary_key(ast)
     if trailing is not None:
@@ -241,6 +250,9 @@ def create_table(
             columns[col_name] = (column.type, column.nullable, column.default)
             checks.extend((node, named, col_name) for node, named in column.checks)
             uniques.extend(([col_name], named, distinct) for named, distinct in column.uniques)
+            references.extend(([col_name], node, named) for node, named in column.references)
+        elif (reference := foreign_keys.declared(item)) is not None:
+            references.append(reference)
         elif (unique := indexes.unique_constraint(item)) is not None:
             uniques.append(unique)
         elif (check := check_constraints.table_constraint(item)) is not None:
@@ -307,6 +319,24 @@ def create_table(
             catalog, table, columns_named, unique_name, txn, unique=True,
             constraint=True, nulls_not_distinct=distinct,
         )  # fmt: skip
+    if references:
+        taken += [i.name for i in table.indexes]
+        made_keys: list[ForeignKey] = []
+        for columns_named, referenced, key_name_given in references:
+            if key_name_given is not None and key_name_given in taken:
+                raise DuplicateObject(
+                    f'constraint "{key_name_given}" for relation "{name}" already exists'
+                )
+            made_keys.append(
+                foreign_keys.foreign_key(
+                    catalog, table, columns_named, referenced, key_name_given, taken,
+                    number=len(made_keys),
+                )  # fmt: skip
+            )
+            taken.append(made_keys[-1].name)
+        table = catalog.replace_table(
+            table, dataclasses.replace(table, foreign_keys=tuple(made_keys))
+        )
     return Result(command_tag="CREATE TABLE")
 
 
@@ -439,7 +469,18 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
         if catalog.find_table(name) is None:
             partitions.drop_partition_table(name, catalog)
         else:
-            catalog.drop_table(name, cascade=bool(ast.args.get("cascade")))
+            cascade = bool(ast.args.get("cascade"))
+            if cascade:
+                table = catalog.get_table(name)
+                notices.extend(
+                    DependentObjectsStillExist(
+                        f"drop cascades to constraint {key.name} on table {child.name}",
+                        severity="NOTICE",
+                    )
+                    for child, key in catalog.referencing(table.table_id)
+                    if child.table_id != table.table_id and child.name not in names
+                )
+            catalog.drop_table(name, cascade=cascade, with_tables=names)
     return Result(command_tag="DROP TABLE", notices=notices)
 
 

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from sql.dml import conflict
 from sql.dml.checks import enforce
+from sql.dml.referential_checks import check_new_rows, check_removed_keys
 from sql.dml.write_batches import (
     OLD_KEY,
     by_tablet,
@@ -58,9 +59,22 @@ def modify(
     names = [c.name for c in plan.table.schema.columns]
     count = 0
     written: list[pa.Table] = []
+    replaced: list[pa.Table] = []
+    keys = set(plan.table.schema.key_column_ids)
+    # An UPDATE writes the key columns beside the ones it sets; only a key change sets them.
+    changed = (
+        {c.id for c in plan.written if plan.changes_key or c.id not in keys}
+        if plan.kind == "UPDATE"
+        else None
+    )
+    refs = plan.references
+    parent_side = refs is not None and bool(refs.incoming) and (
+        changed is None or refs.touches_parent_key(changed)
+    )
     while True:
         if plan.kind == "UPDATE":
             enforce(plan.table, plan.checks, runner, txn, rows, now)
+        before = _before(plan, txn, rows, key_names) if parent_side else None
         if plan.changes_key:
             done, conflicts = move_rows(plan, txn, rows)
         else:
@@ -69,6 +83,8 @@ def modify(
         keep = np.ones(rows.num_rows, dtype=bool)
         keep[conflicts] = False
         written.append(rows.filter(pa.array(keep)) if conflicts else rows)
+        if before is not None:
+            replaced.append(before.filter(pa.array(keep)) if conflicts else before)
         if not conflicts:
             break
         retry = rows.take(pa.array(conflicts)).select(key_names)
@@ -83,7 +99,22 @@ def modify(
     if plan.changes_key:
         written = [t.select(names) for t in written]
     out = pa.concat_tables(written) if len(written) > 1 else written[0]
+    if refs is not None:
+        if changed is not None:
+            check_new_rows(refs, txn, out, changed)
+        if replaced:
+            old = pa.concat_tables(replaced)
+            check_removed_keys(refs, txn, old, out if changed is not None else None, changed)
     return count, out
+
+
+def _before(plan: WritePlan, txn: Transaction, rows: pa.Table, key_names: list[str]) -> pa.Table:
+    """The rows an UPDATE or DELETE is about to replace, as they are now (a DELETE's source
+    rows are already that)."""
+    if plan.kind == "DELETE":
+        return rows
+    keys = rows.select(key_names).rename_columns([c.name for c in plan.table.schema.key_columns])
+    return index_writes.current_rows(plan.table, txn, keys)
 
 
 def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int, list[int]]:
@@ -224,16 +255,26 @@ def _apply_conflict_rows(
         columns = list(table.schema.columns)
         updates = check_constraints(table, updates, columns)
         check(updates)
-        old = index_writes.current_rows(table, txn, updates) if table.indexes else None
+        refs = plan.references
+        parent_side = refs is not None and bool(refs.incoming)
+        old = (
+            index_writes.current_rows(table, txn, updates)
+            if table.indexes or parent_side
+            else None
+        )
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []
             count += txn.update(tablet_id, batch, conflicts=conflicts)
             if conflicts:
                 raise _ConcurrentChange
-        if old is not None:
+        if old is not None and table.indexes:
             index_writes.replace_entries(table, txn, old, updates)
+        if old is not None and parent_side:
+            changed = {c.id for c in table.schema.columns}
+            check_removed_keys(refs, txn, old, updates, changed)
         written.append(updates)
     out = pa.concat_tables(written)
+    check_new_rows(plan.references, txn, out, None)
     return count, out if out.num_rows else None
 
 

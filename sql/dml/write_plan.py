@@ -10,6 +10,7 @@ import pyarrow as pa
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
 from sql.dml import conflict, key_writes
+from sql.dml.referential_checks import References
 from sql.execution.executor import ScanStats
 from sql.planner.compiled_query import CompiledQuery
 from storage.schema import ColumnSchema
@@ -32,6 +33,8 @@ class WritePlan:
     """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
     checks: CompiledQuery | None = None
     """The table's CHECK constraints over the new row images (``dml.checks``)."""
+    references: References | None = None
+    """The foreign keys the write must keep (``dml.referential_checks``)."""
 
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:

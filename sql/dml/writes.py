@@ -21,6 +21,11 @@ from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.dml import conflict, key_writes, recheck
 from sql.dml.checks import enforce, plan_checks
+from sql.dml.referential_checks import (
+    check_new_rows,
+    plan_references,
+    truncated_with_referencing,
+)
 from sql.dml.write_batches import OLD_KEY, by_tablet, check_constraints, storage_batch
 from sql.dml.write_plan import SourceRows, WritePlan
 from sql.execution import index_writes
@@ -187,12 +192,13 @@ def plan_insert(
     oids = _merge_oids(bound.param_oids, returning)
     columns = list(table.schema.columns)
     fast = None
-    if plain_values is not None and not table.indexes:
+    references = plan_references(runner.catalog, table)
+    if plain_values is not None and not table.indexes and references is None:
         fast = key_writes.plan_insert(table, targets, plain_values, oids)
     checks = plan_checks(table, alias, runner, facts)
     return WritePlan(
         "INSERT", table, compiled, columns, returning, oids, conflict=action,
-        key_write=fast if checks is None else None, checks=checks,
+        key_write=fast if checks is None else None, checks=checks, references=references,
     )  # fmt: skip
 
 
@@ -343,6 +349,7 @@ def plan_update(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
     oids = _merge_oids(bound.param_oids, returning)
+    references = plan_references(runner.catalog, table)
     return WritePlan(
         "UPDATE",
         table,
@@ -352,9 +359,10 @@ def plan_update(
         oids,
         changes_key=changes_key,
         key_write=key_writes.plan_update(ast, table, oids)
-        if not table.checks and not table.indexes
+        if not table.checks and not table.indexes and references is None
         else None,
         checks=plan_checks(table, alias, runner, facts),
+        references=references,
     )
 
 
@@ -374,6 +382,7 @@ def plan_delete(
         ast.args.get("returning"), table, alias, runner, facts, bound.param_oids
     )
     oids = _merge_oids(bound.param_oids, returning)
+    references = plan_references(runner.catalog, table)
     return WritePlan(
         "DELETE",
         table,
@@ -381,7 +390,10 @@ def plan_delete(
         list(table.schema.key_columns),
         returning,
         oids,
-        key_write=key_writes.plan_delete(ast, table, oids) if not table.indexes else None,
+        key_write=key_writes.plan_delete(ast, table, oids)
+        if not table.indexes and references is None
+        else None,
+        references=references,
     )
 
 
@@ -415,6 +427,7 @@ def execute_write(
             count += txn.insert(tablet_id, batch, constraint_name=f"{plan.table.name}_pkey")
         if plan.table.indexes:
             index_writes.add_entries(plan.table, txn, rows)
+        check_new_rows(plan.references, txn, rows, None)
         return count, rows
     return recheck.modify(plan, runner, txn, params, now, rows)
 
@@ -425,6 +438,8 @@ def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None
     ``ONLY`` changes nothing (no table inherits from another).  ``RESTART IDENTITY``
     starts the tables' sequences over at once, whatever becomes of the transaction."""
     tables = [catalog.get_table(table_name(t)) for t in ast.expressions]
+    cascade = str(ast.args.get("option") or "").upper() == "CASCADE"
+    tables = truncated_with_referencing(catalog, tables, cascade=cascade)
     for table in tables:
         if (ast.args.get("identity") or "").upper() == "RESTART":
             catalog.restart_sequences(table)

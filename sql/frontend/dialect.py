@@ -35,6 +35,7 @@ from sqlglot.tokens import Token, TokenType
 from sql.common.names import fold_identifiers
 from sql.frontend import (
     comments,
+    constraint_modes,
     copy_grammar,
     cursors,
     explain,
@@ -148,6 +149,24 @@ class NyalaParser(PostgresParser):
 
     # ``ADD CHECK (...)`` without CONSTRAINT name, as PostgreSQL allows; VALIDATE CONSTRAINT.
     ADD_CONSTRAINT_KEYWORDS = {*PostgresParser.ADD_CONSTRAINT_KEYWORDS, "CHECK"}
+    # Foreign keys: ``NOT DEFERRABLE``, and PostgreSQL 15's ``ON DELETE SET NULL (cols)``.
+    KEY_CONSTRAINT_OPTIONS = {
+        **PostgresParser.KEY_CONSTRAINT_OPTIONS,
+        "NOT": ("ENFORCED", "DEFERRABLE"),
+    }
+
+    def _parse_key_constraint_options(self) -> list[str]:
+        options = super()._parse_key_constraint_options()
+        while (
+            options
+            and options[-1].upper().startswith("ON DELETE SET ")
+            and self._match(TokenType.L_PAREN, advance=False)
+        ):
+            columns = self._parse_wrapped_csv(self._parse_id_var)
+            options[-1] += " (" + ", ".join(c.sql(dialect="postgres") for c in columns) + ")"
+            options.extend(super()._parse_key_constraint_options())
+        return options
+
     ALTER_PARSERS = {
         **PostgresParser.ALTER_PARSERS,
         "VALIDATE": lambda self: self._match(TokenType.CONSTRAINT)
@@ -318,6 +337,7 @@ class NyalaParser(PostgresParser):
             ),
         ),
         "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),
+        "set": lambda self, tokens: constraint_modes.parse(self.sql, tokens),
     }
 
     admit: Callable[[], None] | None = None

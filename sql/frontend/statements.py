@@ -83,6 +83,18 @@ class MaintenanceStatement(Statement):
     tables: tuple[str, ...] = _field("tables")
 
 
+class SetConstraints(Statement):
+    """SET CONSTRAINTS {ALL | name, ...} {DEFERRED | IMMEDIATE}; ``names`` is empty for ALL."""
+
+    arg_types = {"names": False, "deferred": True}
+
+    def __init__(self, names: tuple[str, ...] = (), deferred: bool = False) -> None:
+        super().__init__(names=names, deferred=deferred)
+
+    names: tuple[str, ...] = _field("names")
+    deferred: bool = _field("deferred")
+
+
 class CursorStatement(Statement):
     """DECLARE (with its query text), FETCH, MOVE or CLOSE.
 

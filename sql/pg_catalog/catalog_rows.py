@@ -25,7 +25,7 @@ from catalog.roles import Membership, Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
-from sql.pg_catalog import casts, operators, routines, sequences
+from sql.pg_catalog import casts, foreign_key_rows, operators, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
@@ -178,7 +178,21 @@ def _storage(info: BuiltinType) -> str:
     return "m" if info.oid == 1700 else "x"
 
 
-def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
+def _key_index_oid(table: TableInfo, index_id: int | None) -> int:
+    """The OID of the primary-key index (None) or of the secondary index ``index_id``."""
+    if index_id is None:
+        return index_oid(table)
+    return FIRST_USER_OID + index_id
+
+
+def _table_rows(
+    rows: CatalogRows,
+    table: TableInfo,
+    comments: dict[tuple[int, int], str],
+    referenced: bool = False,
+) -> None:
+    """A table's rows; ``referenced`` says a foreign key references it (PostgreSQL's RI
+    triggers set relhastriggers on both sides, which psql's ``\\d`` reads)."""
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
     hidden = {c.id for c in table.hidden_columns}
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
@@ -192,6 +206,7 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relnatts=len(table.columns) + len(table.dropped_attnums),
         relhasindex=bool(keys) or bool(table.indexes),
         relchecks=len(table.checks),
+        relhastriggers=referenced or bool(table.foreign_keys),
     )
     for attnum in table.dropped_attnums:
         _attribute_row(
@@ -581,8 +596,13 @@ def catalog_rows(
         rows.add("pg_auth_members", **member_row)
     for view in views:
         _view_rows(rows, view, user)
+    tables = list(tables)
+    by_id: dict[int, TableInfo] = {t.table_id: t for t in tables}
+    parents = {k.parent_id for t in tables for k in t.foreign_keys}
     for table in tables:
-        _table_rows(rows, table, comments)
+        _table_rows(rows, table, comments, table.table_id in parents)
+        for row in foreign_key_rows.rows(table, by_id.__getitem__, _key_index_oid):
+            rows.add(row.relation, **row.values)
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)

@@ -99,7 +99,9 @@ VIEWS: dict[str, str] = {
                n.nspname AS table_schema, c.relname AS table_name,
                CASE con.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE'
                     WHEN 'f' THEN 'FOREIGN KEY' WHEN 'c' THEN 'CHECK' END AS constraint_type,
-               'NO' AS is_deferrable, 'NO' AS initially_deferred, 'YES' AS enforced
+               CASE WHEN con.condeferrable THEN 'YES' ELSE 'NO' END AS is_deferrable,
+               CASE WHEN con.condeferred THEN 'YES' ELSE 'NO' END AS initially_deferred,
+               'YES' AS enforced
         FROM pgc.pg_constraint con
         JOIN pgc.pg_class c ON c.oid = con.conrelid
         JOIN pgc.pg_namespace n ON n.oid = c.relnamespace""",
@@ -109,7 +111,10 @@ VIEWS: dict[str, str] = {
                (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
                n.nspname AS table_schema, c.relname AS table_name, a.attname AS column_name,
                k.pos::INTEGER AS ordinal_position,
-               NULL::INTEGER AS position_in_unique_constraint
+               CASE WHEN con.contype = 'f' THEN list_position(
+                   (SELECT i.indkey FROM pgc.pg_index i WHERE i.indexrelid = con.conindid),
+                   con.confkey[k.pos::INTEGER]::USMALLINT)::INTEGER
+               END AS position_in_unique_constraint
         FROM (SELECT oid, conname, conrelid, unnest(conkey) AS attnum,
                      generate_subscripts(conkey, 1) AS pos
               FROM pgc.pg_constraint WHERE contype IN ('p', 'u', 'f')) k
@@ -117,6 +122,39 @@ VIEWS: dict[str, str] = {
         JOIN pgc.pg_class c ON c.oid = con.conrelid
         JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
         JOIN pgc.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum""",
+    "referential_constraints": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
+               n.nspname AS constraint_schema, con.conname AS constraint_name,
+               CASE WHEN u.conname IS NOT NULL
+                    THEN (SELECT datname FROM pgc.pg_database LIMIT 1) END
+                    AS unique_constraint_catalog,
+               CASE WHEN u.conname IS NOT NULL THEN n.nspname END AS unique_constraint_schema,
+               u.conname AS unique_constraint_name,
+               CASE con.confmatchtype WHEN 'f' THEN 'FULL' WHEN 'p' THEN 'PARTIAL'
+                    ELSE 'NONE' END AS match_option,
+               CASE con.confupdtype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL'
+                    WHEN 'd' THEN 'SET DEFAULT' WHEN 'r' THEN 'RESTRICT'
+                    ELSE 'NO ACTION' END AS update_rule,
+               CASE con.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL'
+                    WHEN 'd' THEN 'SET DEFAULT' WHEN 'r' THEN 'RESTRICT'
+                    ELSE 'NO ACTION' END AS delete_rule
+        FROM pgc.pg_constraint con
+        JOIN pgc.pg_namespace n ON n.oid = con.connamespace
+        LEFT JOIN pgc.pg_constraint u ON u.conindid = con.conindid
+             AND u.conrelid = con.confrelid AND u.contype IN ('p', 'u')
+        WHERE con.contype = 'f'""",
+    "constraint_column_usage": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
+               n.nspname AS table_schema, c.relname AS table_name, a.attname AS column_name,
+               (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
+               n.nspname AS constraint_schema, k.conname AS constraint_name
+        FROM (SELECT conname,
+                     CASE WHEN contype = 'f' THEN confrelid ELSE conrelid END AS relid,
+                     unnest(CASE WHEN contype = 'f' THEN confkey ELSE conkey END) AS attnum
+              FROM pgc.pg_constraint WHERE contype IN ('p', 'u', 'f', 'c')) k
+        JOIN pgc.pg_class c ON c.oid = k.relid
+        JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+        JOIN pgc.pg_attribute a ON a.attrelid = k.relid AND a.attnum = k.attnum""",
     "check_constraints": """
         SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS constraint_catalog,
                n.nspname AS constraint_schema, con.conname AS constraint_name,

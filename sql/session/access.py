@@ -53,6 +53,7 @@ from sql.session.plan import (
 from storage.errors import InsufficientPrivilege
 
 _SELECT, _INSERT, _UPDATE, _DELETE, _TRUNCATE = "r", "a", "w", "d", "D"
+_REFERENCES = "x"
 _WRITE_LETTER = {"INSERT": _INSERT, "UPDATE": _UPDATE, "DELETE": _DELETE}
 
 
@@ -231,7 +232,19 @@ class AccessControl:
                 columns = tuple(table.attnum(c.id) for c in found if c is not None)
                 self._require(table, _INSERT, columns=columns)
 
+    def _referenced(self, ast: exp.Expr) -> None:
+        """A foreign key needs REFERENCES on the table it references (42501)."""
+        for reference in ast.find_all(exp.Reference):
+            target = reference.this
+            node = target.this if isinstance(target, exp.Schema) else target
+            if isinstance(node, exp.Table):
+                parent = self.catalog.find_table(identifier_name(node))
+                if parent is not None:
+                    self._require(parent, _REFERENCES)
+
     def _ddl(self, ast: exp.Expr) -> None:
+        if isinstance(ast, (exp.Create, exp.Alter)):
+            self._referenced(ast)
         if isinstance(ast, exp.Create):
             if ast.args.get("replace") and isinstance(ast.this, exp.Table):
                 view = self.catalog.find_view(identifier_name(ast.this))

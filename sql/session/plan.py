@@ -23,6 +23,7 @@ from sql.frontend.statements import (
     OwnerStatement,
     ParsedStatement,
     RoleStatement,
+    SetConstraints,
     Utility,
 )
 from sql.pg_catalog import system_query
@@ -82,6 +83,13 @@ class UtilityPlan:
     """Transaction control, SET, SHOW, RESET, ...: run by the session itself."""
 
     utility: Utility
+
+
+@dataclass(slots=True)
+class ConstraintModesPlan:
+    """SET CONSTRAINTS, run against the session's transaction."""
+
+    statement: SetConstraints
 
 
 @dataclass(slots=True)
@@ -159,6 +167,7 @@ Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
     | ExtensionPlan
+    | ConstraintModesPlan
 )  # fmt: skip
 
 

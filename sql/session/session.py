@@ -68,6 +68,7 @@ from sql.frontend.statements import (
     OwnedStatement,
     OwnerStatement,
     RoleStatement,
+    SetConstraints,
     Utility,
 )
 from sql.pg_catalog import system_query
@@ -81,6 +82,7 @@ from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import (
     access,
+    constraint_modes,
     cursors,
     explain,
     notify_statements,
@@ -93,6 +95,7 @@ from sql.session import (
 from sql.session import plan as plan_mod
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.plan import (
+    ConstraintModesPlan,
     CopyPlan,
     CursorPlan,
     DdlPlan,
@@ -626,6 +629,8 @@ class Session:
                 return RolePlan(ast)
             case ExtensionStatement():
                 return ExtensionPlan(ast)
+            case SetConstraints():
+                return ConstraintModesPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -814,6 +819,10 @@ class Session:
                 if not deferred:
                     self._block.finish_autocommit()
                 return result
+            case ConstraintModesPlan(statement=statement):
+                return constraint_modes.set_constraints(
+                    statement, self._block.catalog, self._block.txn, self._block.in_block
+                )
             case RolePlan(role=role):
                 return roles.execute_role_statement(
                     role, self._db.roles, self.current_user, self._db.privileges

@@ -25,6 +25,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
+from sql.dml.referential_checks import check_deferred
 from sql.session.cursors import Cursors
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
@@ -202,7 +203,10 @@ class TransactionBlock:
         return txn
 
     def finish_autocommit(self) -> None:
-        """Commit the statement's own transaction, when it is not inside a block."""
+        """Commit the statement's own transaction, when it is not inside a block (its deferred
+        foreign-key checks first: a failure is the statement's, which then rolls back)."""
+        if not self.in_block and self.txn is not None:
+            check_deferred(self.txn)
         if self.in_block and self.txn is not None:
             self.txn.end_statement()  # leave any row's line of waiters it still stands in
         if not self.in_block and self.txn is not None:
@@ -267,6 +271,12 @@ class TransactionBlock:
             notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
         tag = "ROLLBACK" if self.failed else kind
         txn, self.txn = self.txn, None
+        failure: DbError | None = None
+        if tag == "COMMIT" and txn is not None:
+            try:
+                check_deferred(txn)  # as PostgreSQL: a failed deferred check rolls back
+            except DbError as exc:
+                failure, tag = exc, "ROLLBACK"
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=tag == "COMMIT")
@@ -275,6 +285,8 @@ class TransactionBlock:
             self._commit(txn)
         else:
             self._rollback(txn)
+        if failure is not None:
+            raise failure
         return Result(command_tag=tag, notices=notices)
 
     def prepare(self, keep: Callable[[Transaction], None]) -> Result:
@@ -288,12 +300,20 @@ class TransactionBlock:
         if not rolls_back and self._txn_catalog is not None and self._txn_catalog.changed:
             raise FeatureNotSupported("PREPARE TRANSACTION of a transaction that ran DDL")
         txn, self.txn = self.txn, None
+        failure: DbError | None = None
+        if not rolls_back and txn is not None:
+            try:
+                check_deferred(txn)  # as PostgreSQL: deferred checks run at PREPARE
+            except DbError as exc:
+                failure, rolls_back = exc, True
         self.in_block = False
         self.failed = False
         self._cursors.end_transaction(committed=False)
         self._ended(committed=not rolls_back, txn=txn)
         if rolls_back:
             self._rollback(txn)
+            if failure is not None:
+                raise failure
             return Result(command_tag="ROLLBACK", notices=notices)
         self._rollback(None)  # a catalog view without changes (its DDL failed) only ends
         keep(txn if txn is not None else self.start_detached())

@@ -98,7 +98,7 @@ def plan_insert(
     if isinstance(target, exp.Schema):
         names = [identifier_name(e) for e in target.expressions]
         target = target.this
-    table = runner.catalog.get_table(table_name(target))
+    table = _relation(runner, table_name(target))
     alias = target.alias_or_name
     if names is None:
         targets = list(table.columns)
@@ -289,8 +289,13 @@ def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
 def _target(node: exp.Table, runner: QueryRunner) -> tuple[TableInfo, str]:
     if runner.catalog.find_view(table_name(node)) is not None:
         raise FeatureNotSupported(f'cannot write to view "{table_name(node)}"')
-    table = runner.catalog.get_table(table_name(node))
-    return table, node.alias_or_name
+    return _relation(runner, table_name(node)), node.alias_or_name
+
+
+def _relation(runner: QueryRunner, name: str) -> TableInfo:
+    """The table written: a table, or a partition by its own name (rows routed within it)."""
+    catalog = runner.catalog
+    return catalog.find_table(name) or catalog.partition_view(name) or catalog.get_table(name)
 
 
 def plan_update(

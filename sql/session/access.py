@@ -31,7 +31,7 @@ from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.execution.context import DatabaseContext
-from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
 from sql.frontend.statements import CopyStatement
 from sql.planner import system_views
 from sql.planner.compiled_query import CompiledQuery
@@ -189,7 +189,9 @@ class AccessControl:
             if "C" not in acl.held(self._mine()):
                 raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
             return
-        if isinstance(ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition)):
+        if isinstance(
+            ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition, AttachPartition)
+        ):
             nodes = ast.args.get("tables") or [] if isinstance(ast, exp.Drop) else [ast.this]
             for node in nodes:
                 if isinstance(node, exp.Table):

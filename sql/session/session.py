@@ -36,6 +36,7 @@ from sql.ddl import (
     memberships,
     owned,
     partitions,
+    pg_partitions,
     privileges,
     roles,
     tables,
@@ -50,7 +51,7 @@ from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
-from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
@@ -613,6 +614,7 @@ class Session:
                 write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
             case (
                 exp.Create() | exp.Drop() | exp.Alter() | AlterRangePartitions() | DetachPartition()
+                | AttachPartition()
             ):
                 if isinstance(ast, exp.Alter):
                     ast.meta["statement_text"] = statement.text
@@ -959,6 +961,8 @@ class Session:
             result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
             result = partitions.detach_partition(ast, catalog)
+        elif isinstance(ast, AttachPartition):
+            result = pg_partitions.attach_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), catalog, self._check_default,

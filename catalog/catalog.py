@@ -682,6 +682,25 @@ class Catalog:
             self._save()
             return new
 
+    def attach_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
+        """Make ``table`` (one tablet, the root's schema) the leaf ``node`` of the root's tree,
+        keeping its tablet, rows and relation ID (ATTACH PARTITION)."""
+        self.lock_relations([root, table.name])
+        with self._lock:
+            current = self.get_table(table.name)
+            if current is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            node = dataclasses.replace(
+                node, relation_id=int(table.table_id), tablet_id=table.tablet_ids[0]
+            )
+            new = add_node(self.get_table(root), node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            return new
+
     def drop_partition(self, name: str) -> TableInfo | None:
         """Drop a tree partition and everything below it, with its tablets (DROP TABLE)."""
         owner = self.partition_owner(name)

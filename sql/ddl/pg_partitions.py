@@ -29,6 +29,7 @@ from catalog.partition_tree import (
     PartitionNode,
     PartitionTree,
 )
+from catalog.partition_views import add_node
 from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
@@ -41,7 +42,6 @@ from storage.errors import (
     InvalidObjectDefinition,
     InvalidTableDefinition,
     UndefinedColumn,
-    WrongObjectType,
 )
 from storage.key_encoding import encode_key
 from storage.predicate import ScanSpec
@@ -67,7 +67,7 @@ def partition_key(clause: PgPartitionBy, schema: Schema, table: str) -> Partitio
     strategy = str(clause.args["strategy"])
     names = column_names(clause)
     if strategy == LIST and len(names) != 1:
-        raise InvalidTableDefinition(
+        raise InvalidObjectDefinition(
             'cannot use "list" partition strategy with more than one column'
         )
     ids: list[ColumnId] = []
@@ -123,7 +123,7 @@ def create_partition(
     parent = None if root.name == parent_name else parent_name
     key = tree.key_of(parent)
     if key is None:
-        raise WrongObjectType(f'"{parent_name}" is not partitioned')
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
     bound = _bound(prop.expression, key, root.schema, evaluate, name)
     sub_key = None
     if sub is not None:
@@ -261,10 +261,69 @@ def _literal(value: object) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def attach_partition(ast: AttachPartition, catalog: Catalog) -> Result:
-    """ATTACH PARTITION is refused: a table of its own has its own tablet and key."""
-    catalog.get_table(table_name(ast.this))
-    raise FeatureNotSupported(
-        "ALTER TABLE ... ATTACH PARTITION is not supported",
-        hint="Create the partition with CREATE TABLE ... PARTITION OF and copy its rows in.",
+def attach_partition(
+    ast: AttachPartition, catalog: Catalog, evaluate: Evaluator, txn: Transaction
+) -> Result:
+    """``ALTER TABLE p ATTACH PARTITION c FOR VALUES ... | DEFAULT``: c's tablet becomes a leaf.
+
+    c must have the root's columns and key exactly (a detached partition has), no
+    indexes or sequences of its own and every row inside the bound (23514 else); other
+    tables are refused with 0A000, since their tablets are keyed otherwise."""
+    parent_name, name = table_name(ast.this), table_name(ast.expression)
+    root = catalog.find_table(parent_name) or catalog.partition_owner(parent_name)
+    if root is None:
+        catalog.get_table(parent_name)  # 42P01
+    assert root is not None, "get_table raised"
+    tree = root.partition_schema.tree if root.partition_schema is not None else None
+    if tree is None:
+        raise FeatureNotSupported(
+            f'ATTACH PARTITION to "{parent_name}", which is not partitioned by PARTITION BY '
+            "LIST, RANGE or HASH, is not supported"
+        )
+    table = catalog.get_table(name)
+    if table.partition_schema is not None:
+        raise FeatureNotSupported("ATTACH PARTITION of a partitioned table is not supported")
+    if (
+        table.schema != root.schema
+        or table.column_order != root.column_order
+        or table.indexes
+        or table.sequences
+        or len(table.tablet_ids) != 1
+    ):
+        raise FeatureNotSupported(
+            f'ATTACH PARTITION of "{name}", whose columns, key, indexes or sequences are not '
+            f'exactly those of "{root.name}", is not supported',
+            hint="Create the partition with CREATE TABLE ... PARTITION OF and copy its rows in.",
+        )
+    parent = None if root.name == parent_name else parent_name
+    key = tree.key_of(parent)
+    if key is None:
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
+    node = PartitionNode(
+        name,
+        int(table.table_id),
+        parent,
+        _bound(ast.args["bound"], key, root.schema, evaluate, name),
+        tablet_id=table.tablet_ids[0],
     )
+    _check_default_rows(root, tree, node, txn)
+    attached = add_node(root, node)
+    _check_rows_inside(attached, node, txn)
+    catalog.attach_partition(root.name, table, node)
+    return Result(command_tag="ALTER TABLE")
+
+
+def _check_rows_inside(root: TableInfo, node: PartitionNode, txn: Transaction) -> None:
+    """23514 unless every row of the attached tablet routes to it through ``root``'s tree."""
+    assert node.tablet_id is not None and root.partition_schema is not None, "an attached leaf"
+    tree = root.partition_schema.tree
+    assert tree is not None, "a tree to attach to"
+    ids = tuple(sorted(tree.column_ids()))
+    for batch in txn.scan(node.tablet_id, ScanSpec(projection=ids)):
+        if not batch.num_rows:
+            continue
+        columns = {c: batch.column(batch.schema.get_field_index(str(c))) for c in ids}
+        if (tree.route(root.schema, [node.tablet_id], columns) < 0).any():
+            raise CheckViolation(
+                f'partition constraint of relation "{node.name}" is violated by some row'
+            )

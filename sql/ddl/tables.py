@@ -35,6 +35,7 @@ from storage.errors import (
     DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
+    InvalidObjectDefinition,
     InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
@@ -341,7 +342,7 @@ def _create_partition_of(
             raise DuplicateTable(f'relation "{name}" already exists')
         return pg_partitions.create_partition(ast, catalog, evaluate, txn, parent_name)
     if owner.partition_schema is None or parent is None:
-        raise WrongObjectType(f'table "{parent_name}" is not partitioned')
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
     return partitions.create_partition_of(ast, catalog, evaluate)
 
 

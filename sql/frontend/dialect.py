@@ -106,9 +106,10 @@ class PgPartitionBy(exp.Expression):
 
 
 class AttachPartition(exp.Expression):
-    """``ALTER TABLE t ATTACH PARTITION p FOR VALUES ... | DEFAULT``."""
+    """``ALTER TABLE t ATTACH PARTITION p FOR VALUES ... | DEFAULT``; ``bound`` as in
+    ``PARTITION OF`` (a PartitionBoundSpec or the Var DEFAULT)."""
 
-    arg_types = {"this": True, "expression": True}
+    arg_types = {"this": True, "expression": True, "bound": True}
 
 
 class AlterRangePartitions(exp.Expression):
@@ -422,9 +423,16 @@ class NyalaParser(PostgresParser):
             table = self._parse_table_parts()
             if self._match_text_seq("ATTACH", "PARTITION"):
                 attached = self._parse_table_parts()
-                while self._index < len(self._tokens):
-                    self._advance()  # the bound: ATTACH is refused whatever it is
-                return self.expression(AttachPartition(this=table, expression=attached))
+                bound: exp.Expr | None = None
+                if self._match(TokenType.DEFAULT):
+                    bound = exp.var("DEFAULT")
+                elif self._match_text_seq("FOR", "VALUES"):
+                    bound = self._parse_partition_bound_spec()
+                else:
+                    self.raise_error("Expecting either DEFAULT or FOR VALUES clause.")
+                return self.expression(
+                    AttachPartition(this=table, expression=attached, bound=bound)
+                )
             if self._match_text_seq("DETACH", "PARTITION"):
                 return self.expression(
                     DetachPartition(this=table, expression=self._parse_table_parts())

@@ -962,7 +962,9 @@ class Session:
         elif isinstance(ast, DetachPartition):
             result = partitions.detach_partition(ast, catalog)
         elif isinstance(ast, AttachPartition):
-            result = pg_partitions.attach_partition(ast, catalog)
+            result = pg_partitions.attach_partition(
+                ast, catalog, self._evaluate_constant, self._block.current()
+            )
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), catalog, self._check_default,

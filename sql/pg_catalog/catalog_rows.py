@@ -25,7 +25,7 @@ from catalog.roles import Membership, Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
-from sql.pg_catalog import casts, operators, routines, sequences
+from sql.pg_catalog import casts, operators, partition_rows, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
@@ -69,6 +69,10 @@ class CatalogRows:
     """What pg_get_indexdef adds after a primary-key index's columns: the table's
     partitioning, so psql's ``\\d`` shows it on the index line (as YugabyteDB shows
     its hash sharding there)."""
+    partition_keys: dict[int, str] = field(default_factory=dict)
+    """pg_get_partkeydef of each partitioned relation, by OID."""
+    partition_constraints: dict[int, str] = field(default_factory=dict)
+    """pg_get_partition_constraintdef of each partition, by OID."""
 
     def add(self, relation: str, **values: Any) -> None:
         names = [c for c, _ in RELATIONS[relation]]
@@ -178,12 +182,18 @@ def _storage(info: BuiltinType) -> str:
     return "m" if info.oid == 1700 else "x"
 
 
-def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
+def _table_rows(
+    rows: CatalogRows,
+    table: TableInfo,
+    comments: dict[tuple[int, int], str],
+    **class_values: Any,
+) -> None:
+    """A table's rows; ``class_values`` override its pg_class values (a partitioned table's
+    or a partition's relkind, relispartition, relpartbound)."""
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
     hidden = {c.id for c in table.hidden_columns}
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
-    _class_row(
-        rows,
+    values: dict[str, Any] = dict(
         oid=table.oid,
         relname=table.name,
         relnamespace=PUBLIC_OID,
@@ -193,6 +203,10 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
         relhasindex=bool(keys) or bool(table.indexes),
         relchecks=len(table.checks),
     )
+    values.update(class_values)
+    if values["relkind"] == "p":
+        values["relam"] = 0
+    _class_row(rows, **values)
     for attnum in table.dropped_attnums:
         _attribute_row(
             rows,
@@ -273,6 +287,24 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 objsubid=objsubid,
                 description=text,
             )
+
+
+def _partition_index_rows(rows: CatalogRows, table: TableInfo) -> None:
+    """Each partition's primary-key index is a partition of its parent's (pg_inherits)."""
+    tree = table.partition_schema.tree if table.partition_schema is not None else None
+    hidden = {c.id for c in table.hidden_columns}
+    if tree is None or hidden & set(table.schema.key_column_ids):
+        return
+    parents = {n.name: n.relation_id for n in tree.nodes}
+    for node in tree.nodes:
+        parent = table.table_id if node.parent is None else parents[node.parent]
+        rows.add(
+            "pg_inherits",
+            inhrelid=_INDEX_OID_BASE + node.relation_id,
+            inhparent=_INDEX_OID_BASE + parent,
+            inhseqno=1,
+            inhdetachpending=False,
+        )
 
 
 def _index_rows(
@@ -582,7 +614,14 @@ def catalog_rows(
     for view in views:
         _view_rows(rows, view, user)
     for table in tables:
-        _table_rows(rows, table, comments)
+        _table_rows(rows, table, comments, **partition_rows.root_class_values(table))
+        for partition in partition_rows.partitions(table):
+            _table_rows(rows, partition.table, comments, **partition.class_values)
+        for relation, values in partition_rows.rows(table):
+            rows.add(relation, **values)
+        _partition_index_rows(rows, table)
+        rows.partition_keys.update(partition_rows.key_defs(table))
+        rows.partition_constraints.update(partition_rows.constraint_defs(table))
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)

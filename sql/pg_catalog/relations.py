@@ -106,6 +106,11 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pg_inherits": _cols(
         "inhrelid UINTEGER, inhparent UINTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN"
     ),
+    "pg_partitioned_table": _cols(
+        "partrelid UINTEGER, partstrat VARCHAR, partnatts SMALLINT, partdefid UINTEGER, "
+        "partattrs USMALLINT_ARR, partclass UINTEGER_ARR, partcollation UINTEGER_ARR, "
+        "partexprs VARCHAR"
+    ),
     "pg_collation": _cols(
         "oid UINTEGER, collname VARCHAR, collnamespace UINTEGER, collowner UINTEGER, "
         "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
@@ -226,6 +231,7 @@ _RELATION_OIDS = {
     "pg_description": 2609,
     "pg_index": 2610,
     "pg_inherits": 2611,
+    "pg_partitioned_table": 3350,
     "pg_namespace": 2615,
     "pg_am": 2601,
     "pg_rewrite": 2618,

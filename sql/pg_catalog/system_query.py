@@ -267,20 +267,20 @@ def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
 
 
 def _ancestors_table(node: exp.Table) -> exp.Expr:
-    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r itself, at depth 1.
-
-    nyala tables have no partition parents, so a table's only ancestor is itself.
-    """
+    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r, then the
+    partitions and the table above it (a table that is no partition is its only ancestor)."""
     arg = node.this.expressions[0]
     alias = node.args.get("alias")
     names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
     names = (names + ["relid", "ordinality"])[:2] if node.args.get("ordinality") else names[:1]
-    names = names or ["pg_partition_ancestors"]
-    select = exp.select(
-        exp.alias_(exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb")), names[0])
+    names = names or ["relid"]
+    oid = exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb"))
+    source = exp.Anonymous(this=functions.PREFIX + "pg_partition_ancestors", expressions=[oid])
+    select = exp.select(exp.alias_(exp.column("relid"), names[0])).from_(
+        exp.Table(this=source, alias=exp.TableAlias(this=exp.to_identifier("up")))
     )
     if len(names) > 1:
-        select = select.select(exp.alias_(exp.Literal.number(1), names[1]))
+        select = select.select(exp.alias_(exp.column("depth") + 1, names[1]))
     return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
 
 
@@ -555,14 +555,16 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 ddl.append(
                     f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
                 )
-            ddl += [
-                f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
-                for name, body in INFORMATION_SCHEMA_VIEWS.items()
-            ]
+            duck.execute(";\n".join(ddl))  # the relations first: table macros read them
             functions.register(duck, _current_functions)
             activity.register(duck, _current_activity)
             privilege_rows.register(duck, _current_privileges)
-            duck.execute(";\n".join(ddl))
+            duck.execute(
+                ";\n".join(
+                    f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
+                    for name, body in INFORMATION_SCHEMA_VIEWS.items()
+                )
+            )
             _SHARED.append(duck)
             atexit.register(duck.close)
         return _SHARED[0]

@@ -288,6 +288,11 @@ def create_table(
         partitioning = pg_partitions.root_partitioning(clause, name)
         if not key:
             hidden_key_with = pg_partitions.column_names(clause)
+            for col_name in hidden_key_with:
+                if col_name not in columns:
+                    raise UndefinedColumn(
+                        f'column "{col_name}" named in partition key does not exist'
+                    )
     elif clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partitions.build_partitioning(clause, evaluate)

@@ -472,6 +472,11 @@ MACROS: dict[str, str] = {
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
     "pg_get_partkeydef(r)": "nyf_partkeydef(r)",
+    # A regclass argument given as an OID or as a relation's name.
+    "regclass_arg(r)": (
+        "CASE WHEN TRY_CAST(r AS UINTEGER) IS NOT NULL THEN TRY_CAST(r AS UINTEGER) "
+        "ELSE nyf_regclass_in(r::VARCHAR) END"
+    ),
     "pg_get_partition_constraintdef(r)": "nyf_partition_constraintdef(r)",
     "pg_get_viewdef(r, p := false)": "NULL::VARCHAR",
     "pg_get_function_result(f)": "NULL::VARCHAR",
@@ -502,13 +507,14 @@ MACROS: dict[str, str] = {
 
 TABLE_MACROS: dict[str, str] = {
     "pg_partition_ancestors(r)": (
-        "WITH RECURSIVE up(relid, depth) AS (SELECT r::UINTEGER, 0 UNION ALL "
+        "WITH RECURSIVE up(relid, depth) AS (SELECT pgf_regclass_arg(r), 0 UNION ALL "
         "SELECT i.inhparent, up.depth + 1 FROM up JOIN pgc.pg_inherits i ON i.inhrelid = up.relid) "
         "SELECT relid, depth FROM up WHERE relid IN (SELECT oid FROM pgc.pg_class) ORDER BY depth"
     ),
     "pg_partition_tree(r)": (
         "WITH RECURSIVE down(relid, parentrelid, level) AS ("
-        "SELECT r::UINTEGER, (SELECT inhparent FROM pgc.pg_inherits WHERE inhrelid = r), 0 "
+        "SELECT pgf_regclass_arg(r), "
+        "(SELECT inhparent FROM pgc.pg_inherits WHERE inhrelid = pgf_regclass_arg(r)), 0 "
         "UNION ALL SELECT i.inhrelid, i.inhparent, down.level + 1 FROM down "
         "JOIN pgc.pg_inherits i ON i.inhparent = down.relid) "
         "SELECT d.relid, d.parentrelid, c.relkind <> 'p' AS isleaf, d.level FROM down d "

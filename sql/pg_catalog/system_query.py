@@ -274,7 +274,7 @@ def _ancestors_table(node: exp.Table) -> exp.Expr:
     names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
     names = (names + ["relid", "ordinality"])[:2] if node.args.get("ordinality") else names[:1]
     names = names or ["relid"]
-    oid = exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb"))
+    oid = exp.Anonymous(this=functions.PREFIX + "regclass_arg", expressions=[arg.copy()])
     source = exp.Anonymous(this=functions.PREFIX + "pg_partition_ancestors", expressions=[oid])
     select = exp.select(exp.alias_(exp.column("relid"), names[0])).from_(
         exp.Table(this=source, alias=exp.TableAlias(this=exp.to_identifier("up")))

@@ -8,6 +8,7 @@ formats the client asked for, so nothing here knows about bytes on the wire.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,3 +74,7 @@ class PreparedStatement:
     columns: tuple[ResultColumn, ...] | None
     plan: object = None
     is_empty_query: bool = False
+    prepare_time: dt.datetime | None = None
+    from_sql: bool = False
+    """Made by SQL-level PREPARE (whose whole text is ``statement_text``), not by Parse."""
+    statement_text: str = ""

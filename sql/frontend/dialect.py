@@ -39,6 +39,7 @@ from sql.frontend import (
     cursors,
     explain,
     maintenance,
+    prepared,
     privileges,
     roles,
     utility,
@@ -333,6 +334,10 @@ class NyalaParser(PostgresParser):
     }
     _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
         "copy": lambda self, tokens: copy_grammar.parse(self.sql, tokens),
+        **dict.fromkeys(
+            prepared.KEYWORDS,
+            lambda self, tokens: prepared.parse(self.sql, tokens, self._retokenized(tokens)),
+        ),
         **dict.fromkeys(
             privileges.KEYWORDS, lambda self, tokens: privileges.parse(self.sql, tokens)
         ),

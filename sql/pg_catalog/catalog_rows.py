@@ -585,7 +585,9 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
 
 
-_VIEWS = ("pg_roles", "pg_settings", "pg_cursors", "pg_prepared_xacts")
+_VIEWS = (
+    "pg_roles", "pg_settings", "pg_cursors", "pg_prepared_xacts", "pg_prepared_statements",
+)  # fmt: skip
 
 
 def catalog_rows(
@@ -599,6 +601,7 @@ def catalog_rows(
     prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
     views: Iterable[ViewInfo] = (),
     memberships: Iterable[Membership] = (),
+    statements: Iterable[tuple[str, str, dt.datetime, tuple[str, ...], bool]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -650,6 +653,11 @@ def catalog_rows(
             is_binary=False,
             is_scrollable=False,
         )
+    for name, text, when, types, from_sql in statements:
+        rows.add(
+            "pg_prepared_statements", name=name, statement=text, prepare_time=when,
+            parameter_types=list(types), from_sql=from_sql, generic_plans=0, custom_plans=0,
+        )  # fmt: skip
     for xid, gid, when, owner, database_name in prepared:
         rows.add(
             "pg_prepared_xacts", transaction=xid, gid=gid, prepared=when, owner=owner,

@@ -534,6 +534,10 @@ def names() -> frozenset[str]:
 
 
 def create_statements() -> list[str]:
-    out = [f"CREATE MACRO {PREFIX}{spec} AS {body}" for spec, body in MACROS.items()]
-    out += [f"CREATE MACRO {PREFIX}{spec} AS TABLE {body}" for spec, body in TABLE_MACROS.items()]
-    return out
+    return [f"CREATE MACRO {PREFIX}{spec} AS {body}" for spec, body in MACROS.items()]
+
+
+def table_macro_statements() -> list[str]:
+    """The table macros (``pg_partition_tree`` ...), which read the ``pgc`` relations and so
+    are made once those exist."""
+    return [f"CREATE MACRO {PREFIX}{spec} AS TABLE {body}" for spec, body in TABLE_MACROS.items()]

@@ -192,6 +192,10 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN, "
         "is_scrollable BOOLEAN, creation_time TIMESTAMPTZ"
     ),
+    "pg_prepared_statements": _cols(
+        "name VARCHAR, statement VARCHAR, prepare_time TIMESTAMPTZ, parameter_types VARCHAR_ARR, "
+        "from_sql BOOLEAN, generic_plans BIGINT, custom_plans BIGINT"
+    ),
     "pg_prepared_xacts": _cols(
         "transaction UINTEGER, gid VARCHAR, prepared TIMESTAMPTZ, owner VARCHAR, database VARCHAR"
     ),

@@ -555,16 +555,15 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 ddl.append(
                     f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
                 )
-            duck.execute(";\n".join(ddl))  # the relations first: table macros read them
+            ddl += [
+                f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
+                for name, body in INFORMATION_SCHEMA_VIEWS.items()
+            ]
             functions.register(duck, _current_functions)
             activity.register(duck, _current_activity)
             privilege_rows.register(duck, _current_privileges)
-            duck.execute(
-                ";\n".join(
-                    f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
-                    for name, body in INFORMATION_SCHEMA_VIEWS.items()
-                )
-            )
+            duck.execute(";\n".join(ddl))
+            duck.execute(";\n".join(functions.table_macro_statements()))
             _SHARED.append(duck)
             atexit.register(duck.close)
         return _SHARED[0]
@@ -629,6 +628,7 @@ class SystemCatalog:
         cursors: tuple[tuple[str, str, bool], ...],
         prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
         catalog: Catalog | None = None,
+        statements: tuple[tuple[str, str, dt.datetime, tuple[str, ...], bool], ...] = (),
     ) -> None:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
         it) and comments, the session's state and the prepared transactions."""
@@ -640,13 +640,13 @@ class SystemCatalog:
         acls = db.privileges.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version, tuple(memberships), catalog,
+            db.privileges.version, tuple(memberships), catalog, statements,
         )  # fmt: skip
 
         def build() -> CatalogRows:
             rows = catalog_rows(
                 catalog.tables(), db.name, user, settings, catalog.comments(comments.all()),
-                cursors, roles, prepared, catalog.views(), memberships,
+                cursors, roles, prepared, catalog.views(), memberships, statements,
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)

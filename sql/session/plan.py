@@ -14,12 +14,14 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExecuteStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
     OwnedStatement,
     OwnerStatement,
     ParsedStatement,
+    PrepareStatement,
     RoleStatement,
     Utility,
 )
@@ -140,9 +142,25 @@ class DeclarePlan:
     inner: QueryPlan | SystemPlan
 
 
+@dataclass(slots=True)
+class PreparePlan:
+    """SQL-level PREPARE name [(types)] AS statement; ``source``, the query string it came in."""
+
+    statement: PrepareStatement
+    source: str = ""
+
+
+@dataclass(slots=True)
+class ExecutePlan:
+    """SQL-level EXECUTE name [(arguments)]."""
+
+    statement: ExecuteStatement
+
+
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
+    | PreparePlan | ExecutePlan
 )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -57,12 +58,14 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExecuteStatement,
     ExplainStatement,
     GrantStatement,
     MaintenanceStatement,
     MembershipStatement,
     OwnedStatement,
     OwnerStatement,
+    PrepareStatement,
     RoleStatement,
     Utility,
 )
@@ -80,6 +83,7 @@ from sql.session import (
     notify_statements,
     role_switch,
     setting_statements,
+    sql_prepared,
     statement_log,
     temp_tables,
 )
@@ -90,10 +94,12 @@ from sql.session.plan import (
     DdlPlan,
     DeclarePlan,
     DmlPlan,
+    ExecutePlan,
     ExplainPlan,
     GrantPlan,
     MaintenancePlan,
     Plan,
+    PreparePlan,
     QueryPlan,
     RolePlan,
     SystemPlan,
@@ -143,6 +149,9 @@ class Session:
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
+        self.prepared_statements: dict[str, PreparedStatement] = {}
+        """Named statements of SQL PREPARE and of protocol Parse: one namespace, as in
+        PostgreSQL (the server keeps its Parse statements here)."""
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
         self.process_id = 0
@@ -345,7 +354,10 @@ class Session:
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
-            return PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            return PreparedStatement(
+                sql, tuple(oids), self._describe(plan), plan,
+                prepare_time=dt.datetime.now(dt.UTC),
+            )  # fmt: skip
         except BaseException:
             self._block.on_error()
             raise
@@ -476,6 +488,9 @@ class Session:
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
+            case ExecutePlan(statement=statement):
+                named = self.prepared_statements.get(statement.name)
+                return named.columns if named is not None else None
             case DmlPlan(write=write) if write.returning is not None:
                 return self._runner.describe(write.returning)
             case UtilityPlan(utility=utility) if utility.kind == "SHOW":
@@ -545,7 +560,10 @@ class Session:
         """
         if statement is None:
             statement = parser.parse_tokens(sql, tokens, admit=self._block.check_not_failed)
-        return self._plan_statement(statement, declared)
+        plan = self._plan_statement(statement, declared)
+        if isinstance(plan, PreparePlan):
+            plan.source = sql  # PostgreSQL's pg_prepared_statements shows the whole string
+        return plan
 
     def _plan_statement(self, statement: ParsedStatement, declared: Sequence[int]) -> Plan:
         ast = statement.ast
@@ -558,6 +576,10 @@ class Session:
                 return DdlPlan(ast)
             case CursorStatement():
                 return self._plan_cursor(ast, declared)
+            case PrepareStatement():
+                return PreparePlan(ast)
+            case ExecuteStatement():
+                return ExecutePlan(ast)
             case CopyStatement():
                 return CopyPlan(ast)
             case ExplainStatement():
@@ -641,6 +663,41 @@ class Session:
         if not isinstance(inner, (QueryPlan, SystemPlan)):
             raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
         return DeclarePlan(statement, inner)
+
+    def _run_sql_prepared(self, statement: ExecuteStatement, deferred: bool) -> Result:
+        """EXECUTE: the named statement with its arguments, planned again if the catalog
+        changed since (0A000 if that changes its result type, as in PostgreSQL)."""
+        prepared, params = sql_prepared.arguments(
+            statement, self.prepared_statements, self._constant_row, self._expression_type
+        )
+        plan = prepared.plan
+        assert isinstance(plan, Plan), "a named statement carries its plan"
+        version = self._db.catalog_version
+        if isinstance(plan, QueryPlan | DmlPlan) and plan.catalog_version != version:
+            chunk = parser.split(prepared.sql)[0]
+            plan = self._plan(prepared.sql, chunk, None, prepared.param_oids)
+            if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(prepared.columns):
+                raise FeatureNotSupported("cached plan must not change result type")
+            prepared.plan = plan
+        self._access.check(plan)
+        return self._run_checked(plan, params, deferred)
+
+    def _expression_type(self, text: str) -> int:
+        """The type OID of an expression's text, as the planner types it."""
+        sql = f"SELECT {text}"
+        columns = self._describe(self._plan(sql, parser.split(sql)[0], None, ()))
+        return columns[0].type_oid if columns else 0
+
+    def _constant_row(self, sql: str) -> tuple[Any, ...]:
+        """The one row of a SELECT of EXECUTE's arguments, in the statement's transaction."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        if isinstance(plan, SystemPlan):
+            return sql_prepared.single_row(self._run_system(plan.system, [])[1])
+        assert isinstance(plan, QueryPlan), "EXECUTE's arguments are a SELECT"
+        columns, batches = self._runner.run(
+            plan.query, self._block.current(), [], self._block.started
+        )
+        return sql_prepared.single_row(batches)
 
     def _run_declare(self, plan: DeclarePlan, params: list[Any], deferred: bool) -> Result:
         txn = self._block.current()
@@ -730,6 +787,7 @@ class Session:
             self._cursors.listing(),
             prepared,
             self._block.catalog,
+            sql_prepared.listing(self.prepared_statements),
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -799,6 +857,14 @@ class Session:
                 return self._cursors.fetch(cursor)
             case DeclarePlan():
                 return self._run_declare(plan, params, deferred)
+            case PreparePlan(statement=statement, source=source):
+                sql_prepared.prepare(
+                    statement, self.prepared_statements, self.prepare,
+                    lambda p: isinstance(p.plan, QueryPlan | DmlPlan | SystemPlan), source,
+                )  # fmt: skip
+                return Result(command_tag="PREPARE")
+            case ExecutePlan(statement=statement):
+                return self._run_sql_prepared(statement, deferred)
             case SystemPlan(system=system) if not system.user_tables:
                 columns, batches = self._run_system(system, params)
                 return Result(columns=columns, batches=batches, notices=self._activity_notices())

@@ -352,7 +352,7 @@ def format_text(fmt: str | None, args: list[str | None] | None) -> str | None:
             else:
                 width_arg = _arg(args, next_arg)
                 next_arg += 1
-            width = int(width_arg) if width_arg is not None else None
+            width = _width(width_arg)
             if width is not None and width < 0:
                 left, width = True, -width
         else:
@@ -398,6 +398,15 @@ def _position(fmt: str, index: int) -> tuple[int | None, int]:
             )
         return position, end + 1
     return None, index
+
+
+def _width(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidTextRepresentation(f'invalid input syntax for type integer: "{text}"') from None
 
 
 def _arg(args: list[str | None], index: int) -> str | None:

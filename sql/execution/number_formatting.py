@@ -21,10 +21,10 @@ import duckdb
 from sql.common.names import quote_ident
 from sql.planner.formatting import FORMAT_FUNCTION, TO_CHAR_FUNCTION, TO_NUMBER_FUNCTION
 from storage.errors import (
-    FeatureNotSupported,
     InvalidParameterValue,
     InvalidTextRepresentation,
     NullValueNotAllowed,
+    SqlSyntaxError,
 )
 
 _TOKENS = re.compile(
@@ -72,7 +72,7 @@ def _pattern(text: str) -> _Pattern:
                 pattern.pre += 1
         elif upper in (".", "D"):
             if pattern.point:
-                raise FeatureNotSupported("multiple decimal points in a to_char pattern")
+                raise SqlSyntaxError("multiple decimal points")
             pattern.point = True
         elif upper == "V":
             after_v = True
@@ -234,8 +234,6 @@ def _overflow(pattern: _Pattern) -> str:
 
 
 def _scientific(number: Decimal, pattern: _Pattern) -> str:
-    if pattern.pre != 1 and number != 0:
-        pass
     text = f"{number:.{pattern.post}e}"
     mantissa, _, exponent = text.partition("e")
     sign = "-" if mantissa.startswith("-") else ("" if pattern.fill_mode else " ")

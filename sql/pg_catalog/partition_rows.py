@@ -113,12 +113,6 @@ def key_defs(table: TableInfo) -> dict[int, str]:
         if node.key is not None:
             out[node_oid(node)] = partition_key_def(table, node.key)
     return out
-
-
-def is_default(node: PartitionNode) -> bool:
-    return node.bound.strategy == DEFAULT
-
-
 def constraint_defs(table: TableInfo) -> dict[int, str]:
     """``pg_get_partition_constraintdef`` of every partition of ``table``'s tree, by OID:
     its ancestors' conditions and its own, as PostgreSQL 15 deparses them."""

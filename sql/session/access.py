@@ -193,10 +193,15 @@ class AccessControl:
             ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition, AttachPartition)
         ):
             nodes = ast.args.get("tables") or [] if isinstance(ast, exp.Drop) else [ast.this]
+            if isinstance(ast, AttachPartition):
+                nodes = [ast.this, ast.expression]  # the owner's of both, as in PostgreSQL
             for node in nodes:
                 if isinstance(node, exp.Table):
                     relation = identifier_name(node)
-                    table = self.catalog.find_table(relation)
+                    # A partition is its root table's to change (nyala keeps one owner).
+                    table = self.catalog.find_table(relation) or self.catalog.partition_owner(
+                        relation
+                    )
                     view = self.catalog.find_view(relation) if table is None else None
                     if table is not None:
                         self._require_owner(table)

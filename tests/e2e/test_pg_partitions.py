@@ -111,3 +111,41 @@ def test_a_list_key_equality_reads_only_its_partition(nyala_server):
                 r[0] for r in conn.execute(f"explain select * from pgp_sales where {where}")
             )
             assert f": {partitions} of 3 tablets" in plan, (where, plan)
+
+
+def _as_stranger(server: NyalaServer | PostgresServer) -> list[str | None]:
+    """SQLSTATEs a role that owns nothing gets touching another role's partitions."""
+    from tests.support.servers import make_dsn
+
+    with psycopg.connect(server.dsn, autocommit=True) as su:
+        su.execute("drop table if exists pgp_owned")
+        su.execute("drop role if exists pgp_stranger")
+        su.execute("create role pgp_stranger login")
+        su.execute("create table pgp_owned (id int, r text not null) partition by list (r)")
+        su.execute("create table pgp_owned_a partition of pgp_owned for values in ('a')")
+        su.execute("insert into pgp_owned values (1, 'a')")
+    states: list[str | None] = []
+    dsn = make_dsn(server.host, server.port, "pgp_stranger", "nyala")
+    with psycopg.connect(dsn, autocommit=True) as stranger:
+        for sql in (
+            "select * from pgp_owned_a",
+            "insert into pgp_owned_a values (2, 'a')",
+            "drop table pgp_owned_a",
+            "alter table pgp_owned detach partition pgp_owned_a",
+        ):
+            try:
+                stranger.execute(sql)
+                states.append(None)
+            except psycopg.Error as exc:
+                states.append(exc.sqlstate)
+    with psycopg.connect(server.dsn, autocommit=True) as su:
+        states.append(str(su.execute("select count(*) from pgp_owned_a").fetchone()))
+        su.execute("drop table pgp_owned")
+        su.execute("drop role pgp_stranger")
+    return states
+
+
+def test_partitions_are_their_owners_to_read_and_change(nyala_server, postgres_server):
+    ours = _as_stranger(nyala_server)
+    assert ours == _as_stranger(postgres_server)
+    assert ours[:4] == ["42501"] * 4

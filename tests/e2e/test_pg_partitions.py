@@ -149,3 +149,31 @@ def test_partitions_are_their_owners_to_read_and_change(nyala_server, postgres_s
     ours = _as_stranger(nyala_server)
     assert ours == _as_stranger(postgres_server)
     assert ours[:4] == ["42501"] * 4
+
+
+def test_a_partition_tree_survives_a_restart(fresh_nyala_server):
+    setup = [
+        "create table kept (id int, r text, d date, primary key (id, r, d)) partition by list (r)",
+        "create table kept_a partition of kept for values in ('a') partition by range (d)",
+        "create table kept_a_old partition of kept_a for values from (minvalue) to ('2024-01-01')",
+        "create table kept_rest partition of kept default",
+        "insert into kept values (1, 'a', '2020-01-01'), (2, 'b', '2020-01-01')",
+    ]
+    run_on_each([fresh_nyala_server], setup)
+    fresh_nyala_server.restart()
+    assert _rows(fresh_nyala_server, "select id from kept_a_old") == [(1,)]
+    assert _rows(fresh_nyala_server, "select id from kept_rest") == [(2,)]
+    assert _rows(
+        fresh_nyala_server,
+        "select c.relname, pg_get_expr(c.relpartbound, c.oid) from pg_inherits i "
+        "join pg_class c on c.oid = i.inhrelid where c.relkind <> 'i' order by 1",
+    ) == [
+        ("kept_a", "FOR VALUES IN ('a')"),
+        ("kept_a_old", "FOR VALUES FROM (MINVALUE) TO ('2024-01-01')"),
+        ("kept_rest", "DEFAULT"),
+    ]
+    with (
+        psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn,
+        pytest.raises(psycopg.errors.CheckViolation),
+    ):
+        conn.execute("insert into kept values (3, 'a', '2025-01-01')")

@@ -663,6 +663,10 @@ class Catalog:
         owner = self.partition_owner(name)
         return None if owner is None else partition_view(owner, name)
 
+    def table_or_partition(self, name: str) -> TableInfo:
+        """The table, or the partition read by its own name, called ``name`` (42P01)."""
+        return self.find_table(name) or self.partition_view(name) or self.get_table(name)
+
     def add_partition(self, root: str, node: PartitionNode) -> TableInfo:
         """Add ``node`` to the root's partition tree: it gets a relation ID, and a leaf its
         tablet, created before the catalog names it; overlapping siblings are 42P17."""

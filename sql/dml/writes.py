@@ -294,8 +294,7 @@ def _target(node: exp.Table, runner: QueryRunner) -> tuple[TableInfo, str]:
 
 def _relation(runner: QueryRunner, name: str) -> TableInfo:
     """The table written: a table, or a partition by its own name (rows routed within it)."""
-    catalog = runner.catalog
-    return catalog.find_table(name) or catalog.partition_view(name) or catalog.get_table(name)
+    return runner.catalog.table_or_partition(name)
 
 
 def plan_update(
@@ -429,9 +428,10 @@ def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None
 
     ``ONLY`` changes nothing (no table inherits from another).  ``RESTART IDENTITY``
     starts the tables' sequences over at once, whatever becomes of the transaction."""
-    tables = [catalog.get_table(table_name(t)) for t in ast.expressions]
+    tables = [catalog.table_or_partition(table_name(t)) for t in ast.expressions]
     for table in tables:
-        if (ast.args.get("identity") or "").upper() == "RESTART":
+        own = catalog.find_table(table.name) is table  # a partition's sequences are its root's
+        if own and (ast.args.get("identity") or "").upper() == "RESTART":
             catalog.restart_sequences(table)
         key_ids = table.schema.key_column_ids
         spec = ScanSpec(projection=key_ids)

@@ -111,7 +111,8 @@ class AccessControl:
                 self.check(inner)
             case TruncatePlan(ast=ast):
                 for node in ast.expressions:
-                    self._require(self.catalog.get_table(table_name(node)), _TRUNCATE)
+                    table = self.catalog.table_or_partition(table_name(node))
+                    self._require(table, _TRUNCATE)
             case CopyPlan(copy=copy):
                 self._copy(copy)
             case DdlPlan(ast=ast):
@@ -174,7 +175,7 @@ class AccessControl:
 
     def _copy(self, copy: CopyStatement) -> None:
         if copy.is_from and copy.table is not None:
-            table = self.catalog.find_table(copy.table)
+            table = self.catalog.find_table(copy.table) or self.catalog.partition_view(copy.table)
             if table is not None:
                 self._require(table, _INSERT)
 

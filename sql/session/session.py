@@ -643,7 +643,7 @@ class Session:
                 return DdlPlan(ast)
             case exp.TruncateTable():
                 for node in ast.expressions:
-                    self._block.catalog.get_table(table_name(node))
+                    self._block.catalog.table_or_partition(table_name(node))
                 return TruncatePlan(ast)
             case _:
                 raise FeatureNotSupported(
@@ -758,11 +758,15 @@ class Session:
     def _find_table(self, name: str) -> TableInfo:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
-        return view if view is not None else self._block.catalog.get_table(name)
+        return view if view is not None else self._block.catalog.table_or_partition(name)
 
     def _has_user_table(self, name: str) -> bool:
         catalog = self._block.catalog
-        return catalog.find_table(name) is not None or catalog.find_view(name) is not None
+        return (
+            catalog.find_table(name) is not None
+            or catalog.find_view(name) is not None
+            or catalog.partition_owner(name) is not None
+        )
 
     def _finish_prepared(self, kind: str, gid: str) -> Result:
         """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
@@ -966,7 +970,8 @@ class Session:
             result = self._run(plan, [], deferred)
             result.copy_out = statement.options
             return result
-        table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        target = table_name(copy_statement.table_reference(statement))
+        table = self._block.catalog.table_or_partition(target)
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
                       on_done=None if deferred else self._block.finish_autocommit,

@@ -177,3 +177,24 @@ def test_a_partition_tree_survives_a_restart(fresh_nyala_server):
         pytest.raises(psycopg.errors.CheckViolation),
     ):
         conn.execute("insert into kept values (3, 'a', '2025-01-01')")
+
+
+def test_copy_into_a_partition_by_its_name_routes_within_it(nyala_server, postgres_server):
+    for server in (nyala_server, postgres_server):
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute("drop table if exists pgp_copy")
+            conn.execute("create table pgp_copy (id int, r text) partition by list (r)")
+            conn.execute("create table pgp_copy_a partition of pgp_copy for values in ('a')")
+            conn.execute("create table pgp_copy_b partition of pgp_copy for values in ('b')")
+            with conn.cursor().copy("copy pgp_copy_a from stdin") as copy:
+                copy.write("1\ta\n2\ta\n")
+            with conn.cursor().copy("copy pgp_copy from stdin") as copy:
+                copy.write("3\tb\n4\ta\n")
+            with (
+                pytest.raises(psycopg.errors.CheckViolation),
+                conn.cursor().copy("copy pgp_copy_a from stdin") as copy,
+            ):
+                copy.write("5\tb\n")
+    assert _rows(nyala_server, "select id from pgp_copy_a order by id") == [(1,), (2,), (4,)]
+    assert _rows(nyala_server, "select id from pgp_copy_b") == [(3,)]
+    assert _rows(postgres_server, "select id from pgp_copy_a order by id") == [(1,), (2,), (4,)]

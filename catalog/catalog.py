@@ -20,6 +20,8 @@ from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
+from catalog.partition_tree import PartitionNode
+from catalog.partition_views import add_node, partition_view, remove_nodes
 from catalog.rekey import rekeyed
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
@@ -424,6 +426,7 @@ class Catalog:
         checks: Sequence[CheckConstraint] = (),
         *,
         primary_key_name: str | None = None,
+        hidden_key_with: Sequence[str] = (),
     ) -> TableInfo:
         """Create a table from (name, type, nullable, default SQL) columns in declared order.
 
@@ -434,7 +437,8 @@ class Catalog:
         ranges; the table gets one tablet per bucket combination and range.
         ``storage`` maps column names to their (encoding, compression) as
         declared.  Each of ``serials`` gets a sequence named as PostgreSQL names
-        it, which becomes the column's default.
+        it, which becomes the column's default.  ``hidden_key_with`` are the columns
+        that follow the hidden key in the key (a partitioned table's partition columns).
         """
         self.lock_relations([name])
         with self._lock:
@@ -445,7 +449,7 @@ class Catalog:
             shown = len(columns)
             if not key:
                 columns.append((HIDDEN_KEY, INT64, False, None))
-                key = [HIDDEN_KEY]
+                key = [HIDDEN_KEY, *hidden_key_with]
                 serials = [*serials, SerialSpec(HIDDEN_KEY, "bigint")]
             ids = {col_name: i for i, (col_name, *_rest) in enumerate(columns)}
             sequences = tuple(
@@ -505,6 +509,8 @@ class Catalog:
         ranges: Sequence[RangeBounds | tuple[RangeBounds, str | None]],
     ) -> list[Partition]:
         """One partition (with a fresh tablet ID) per bucket combination and range."""
+        if partitioning is not None and partitioning.tree is not None:
+            return []  # a partition tree's leaves come with CREATE TABLE ... PARTITION OF
         combos = partitioning.bucket_combinations() if partitioning is not None else [()]
         named: list[tuple[RangeBounds | None, str | None]] = [
             r if isinstance(r, tuple) else (r, None) for r in ranges
@@ -643,11 +649,77 @@ class Catalog:
                     self._engine.alter_tablet(tablet_id, table.schema)
 
     def partition_owner(self, partition_name: str) -> TableInfo | None:
-        """The table that has a range partition called ``partition_name``."""
+        """The table that has a partition (a named range or a tree node) ``partition_name``."""
         for table in self._tables.values():
             if any(p.name == partition_name for p in table.partitions):
                 return table
+            tree = table.partition_schema.tree if table.partition_schema else None
+            if tree is not None and tree.find(partition_name) is not None:
+                return table
         return None
+
+    def partition_view(self, name: str) -> TableInfo | None:
+        """A PostgreSQL-style partition read by its own name: its root table restricted to
+        the leaves below it (None when ``name`` is no partition)."""
+        owner = self.partition_owner(name)
+        return None if owner is None else partition_view(owner, name)
+
+    def table_or_partition(self, name: str) -> TableInfo:
+        """The table, or the partition read by its own name, called ``name`` (42P01)."""
+        return self.find_table(name) or self.partition_view(name) or self.get_table(name)
+
+    def add_partition(self, root: str, node: PartitionNode) -> TableInfo:
+        """Add ``node`` to the root's partition tree: it gets a relation ID, and a leaf its
+        tablet, created before the catalog names it; overlapping siblings are 42P17."""
+        self.lock_relations([root, node.name])
+        with self._lock:
+            table = self.get_table(root)
+            if node.name in self._relation_names() or self.partition_owner(node.name):
+                raise DuplicateTable(f'relation "{node.name}" already exists')
+            node = dataclasses.replace(node, relation_id=self._ids.table)
+            self._ids.table += 1
+            if node.key is None:
+                node = dataclasses.replace(node, tablet_id=TabletId(self._ids.tablet))
+                self._ids.tablet += 1
+                self._create_tablet(TabletId(self._ids.tablet - 1), table.schema)
+            new = add_node(table, node)
+            self._tables[root] = new
+            self._save()
+            return new
+
+    def attach_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
+        """Make ``table`` (one tablet, the root's schema) the leaf ``node`` of the root's tree,
+        keeping its tablet, rows and relation ID (ATTACH PARTITION)."""
+        self.lock_relations([root, table.name])
+        with self._lock:
+            current = self.get_table(table.name)
+            if current is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            node = dataclasses.replace(
+                node, relation_id=int(table.table_id), tablet_id=table.tablet_ids[0]
+            )
+            new = add_node(self.get_table(root), node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            return new
+
+    def drop_partition(self, name: str) -> TableInfo | None:
+        """Drop a tree partition and everything below it, with its tablets (DROP TABLE)."""
+        owner = self.partition_owner(name)
+        if owner is None or owner.partition_schema is None or owner.partition_schema.tree is None:
+            return None
+        self.lock_relations([owner.name, name])
+        with self._lock:
+            table = self.get_table(owner.name)
+            new, dropped = remove_nodes(table, name)
+            self._tables[owner.name] = new
+            self._save()
+            for tablet_id in dropped:
+                self._drop_tablet(tablet_id)
+            return new
 
     def detach_partition(self, name: str, partition_name: str) -> TableInfo:
         """Make a named range partition a table of its own, keeping its rows (DETACH)."""
@@ -661,10 +733,19 @@ class Catalog:
                 raise DuplicateTable(f'relation "{partition_name}" already exists')
             if len(moving) != 1:
                 raise FeatureNotSupported("detaching a hash-partitioned range is not supported")
-            kept = tuple(p for p in table.partitions if p.name != partition_name)
-            self._tables[name] = dataclasses.replace(
-                table, partitions=kept, tablet_ids=tuple(p.tablet_id for p in kept)
-            )
+            tree = table.partition_schema.tree if table.partition_schema else None
+            if tree is not None:
+                node = tree.find(partition_name)
+                if node is None or node.parent is not None:
+                    raise UndefinedTable(
+                        f'relation "{partition_name}" is not a partition of relation "{name}"'
+                    )
+                self._tables[name] = remove_nodes(table, partition_name)[0]
+            else:
+                kept = tuple(p for p in table.partitions if p.name != partition_name)
+                self._tables[name] = dataclasses.replace(
+                    table, partitions=kept, tablet_ids=tuple(p.tablet_id for p in kept)
+                )
             detached = TableInfo(
                 table_id=TableId(self._ids.table),
                 name=partition_name,

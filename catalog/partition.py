@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog.partition_tree import PartitionTree
 from catalog.store import JsonObject
 from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_key, encode_keys
@@ -122,10 +123,12 @@ class Partition:
 
 @dataclass(frozen=True, slots=True)
 class PartitionSchema:
-    """How a table's rows are split: hash levels, then an optional range level."""
+    """How a table's rows are split: hash levels, then an optional range level; or, for
+    PostgreSQL's declarative partitioning, a ``PartitionTree`` whose leaves are the tablets."""
 
     hash_levels: tuple[HashLevel, ...] = ()
     range_column_ids: tuple[ColumnId, ...] | None = None
+    tree: PartitionTree | None = None
 
     @property
     def is_ranged(self) -> bool:
@@ -149,6 +152,8 @@ class PartitionSchema:
         self, schema: Schema, partitions: Sequence[Partition], columns: dict[ColumnId, pa.Array]
     ) -> np.ndarray:
         """Index into ``partitions`` of the partition each row belongs to; -1 where none does."""
+        if self.tree is not None:
+            return self.tree.route(schema, [p.tablet_id for p in partitions], columns)
         num_rows = len(next(iter(columns.values())))
         code = np.zeros(num_rows, dtype=np.int64)
         for level in self.hash_levels:
@@ -222,12 +227,14 @@ class PartitionSchema:
         return {
             "hash_levels": [level.to_json() for level in self.hash_levels],
             "range_columns": None if self.range_column_ids is None else list(self.range_column_ids),
+            **({"tree": self.tree.to_json()} if self.tree is not None else {}),
         }
 
     @classmethod
     def from_json(cls, doc: JsonObject) -> PartitionSchema:
-        rng = doc.get("range_columns")
+        rng, tree = doc.get("range_columns"), doc.get("tree")
         return cls(
             tuple(HashLevel.from_json(d) for d in doc.get("hash_levels") or ()),
             None if rng is None else tuple(ColumnId(int(c)) for c in rng),
+            None if tree is None else PartitionTree.from_json(tree),
         )

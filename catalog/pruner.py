@@ -25,6 +25,9 @@ def prune(table: TableInfo, spec: ScanSpec) -> tuple[TabletId, ...]:
     if partitioning is None or not spec.predicates:
         return table.tablet_ids
     schema = table.schema
+    if partitioning.tree is not None:
+        leaves = partitioning.tree.prune(schema, spec.predicates)
+        return tuple(t for t in table.tablet_ids if t in leaves)
     by_column: dict[int, list[ColumnPredicate]] = {}
     for predicate in spec.predicates:
         by_column.setdefault(predicate.column_id, []).append(predicate)

@@ -174,6 +174,8 @@ class Connection:
                 startup.settings,
                 self._client_link(),
             )
+            # Parse and SQL PREPARE name statements in one namespace, as in PostgreSQL.
+            self._registry.statements = self._session.prepared_statements
             if self._admit is not None:
                 self._admit(self._session.settings.get("is_superuser") == "on")
             log.debug(

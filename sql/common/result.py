@@ -8,6 +8,7 @@ formats the client asked for, so nothing here knows about bytes on the wire.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,3 +76,7 @@ class PreparedStatement:
     is_empty_query: bool = False
     fingerprint: object = None
     """How pg_stat_statements names it (``sql.frontend.fingerprint.Fingerprint``)."""
+    prepare_time: dt.datetime | None = None
+    from_sql: bool = False
+    """Made by SQL-level PREPARE (whose whole text is ``statement_text``), not by Parse."""
+    statement_text: str = ""

@@ -22,6 +22,7 @@ from sql.frontend.dialect import (
     DetachPartition,
     HashPartitionLevel,
     NyalaPartitionBy,
+    PgPartitionBy,
     RangePartition,
     RangePartitionLevel,
 )
@@ -46,7 +47,7 @@ def partitioning_of(ast: exp.Create) -> exp.Expr | None:
     properties = ast.args.get("properties")
     for prop in properties.expressions if properties is not None else []:
         if isinstance(prop, exp.PartitionedByProperty):
-            if not isinstance(prop.this, NyalaPartitionBy):
+            if not isinstance(prop.this, NyalaPartitionBy | PgPartitionBy):
                 raise FeatureNotSupported(
                     f"PARTITION BY {prop.this.sql(dialect='postgres')} is not supported",
                     hint="Use PARTITION BY HASH (...) PARTITIONS n and/or RANGE (...).",
@@ -235,7 +236,9 @@ def detach_partition(ast: DetachPartition, catalog: Catalog) -> Result:
 
 
 def drop_partition_table(name: str, catalog: Catalog) -> bool:
-    """DROP TABLE of a PARTITION OF child: drop that range with its tablets."""
+    """DROP TABLE of a PARTITION OF child: drop that range (or tree partition) with its tablets."""
+    if catalog.drop_partition(name) is not None:
+        return True
     owner = catalog.partition_owner(name)
     if owner is None:
         return False

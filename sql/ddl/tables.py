@@ -22,8 +22,13 @@ from catalog.foreign_keys import ForeignKey
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, foreign_keys, indexes, partitions
-from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
+from sql.ddl import check_constraints, foreign_keys, indexes, partitions, pg_partitions
+from sql.frontend.dialect import (
+    ColumnCompression,
+    ColumnEncoding,
+    PgPartitionBy,
+    TrailingPrimaryKey,
+)
 from storage import data_type as types
 from storage.data_type import DataType, TypeKind
 from storage.errors import (
@@ -33,6 +38,7 @@ from storage.errors import (
     DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
+    InvalidObjectDefinition,
     InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
@@ -210,7 +216,7 @@ def create_table(
         isinstance(p, exp.PartitionedOfProperty) for p in properties.expressions
     ):
         assert evaluate is not None, "partition DDL evaluates its bounds"
-        return partitions.create_partition_of(ast, catalog, evaluate)
+        return _create_partition_of(ast, catalog, evaluate, txn)
     clause = partitions.partitioning_of(ast)
     _refuse_unsupported_clauses(ast)
     if not isinstance(schema_node, exp.Schema):
@@ -289,7 +295,17 @@ def create_table(
     storage = {n: check_storage_attributes(n, columns[n][0], a) for n, a in attributes.items()}
     declared = [(n, t, nullable, d) for n, (t, nullable, d) in columns.items()]
     partitioning = None
-    if clause is not None:
+    hidden_key_with: list[str] = []
+    if isinstance(clause, PgPartitionBy):
+        partitioning = pg_partitions.root_partitioning(clause, name)
+        if not key:
+            hidden_key_with = pg_partitions.column_names(clause)
+            for col_name in hidden_key_with:
+                if col_name not in columns:
+                    raise UndefinedColumn(
+                        f'column "{col_name}" named in partition key does not exist'
+                    )
+    elif clause is not None:
         assert evaluate is not None, "partition DDL evaluates its bounds"
         partitioning = partitions.build_partitioning(clause, evaluate)
     taken = [key_name or f"{name}_pkey"]
@@ -312,8 +328,9 @@ def create_table(
         if given in taken or named_uniques.count(given) > 1:
             raise DuplicateTable(f'relation "{given}" already exists')
     table = catalog.create_table(
-        name, declared, key, partitioning, storage, serials, made, primary_key_name=key_name
-    )
+        name, declared, key, partitioning, storage, serials, made, primary_key_name=key_name,
+        hidden_key_with=hidden_key_with,
+    )  # fmt: skip
     for columns_named, unique_name, distinct in uniques:
         table = indexes.add_index(
             catalog, table, columns_named, unique_name, txn, unique=True,
@@ -338,6 +355,30 @@ def create_table(
             table, dataclasses.replace(table, foreign_keys=tuple(made_keys))
         )
     return Result(command_tag="CREATE TABLE")
+
+
+def _create_partition_of(
+    ast: exp.Create, catalog: Catalog, evaluate: partitions.Evaluator, txn: Transaction
+) -> Result:
+    """PARTITION OF a table with a PostgreSQL partition tree, or a named range of a Kudu one."""
+    prop = next(
+        p for p in ast.args["properties"].expressions if isinstance(p, exp.PartitionedOfProperty)
+    )
+    parent_name = table_name(prop.this)
+    parent = catalog.find_table(parent_name)
+    owner = parent or catalog.partition_owner(parent_name)
+    if owner is None:
+        catalog.get_table(parent_name)  # 42P01
+    assert owner is not None, "get_table raised"
+    tree = owner.partition_schema.tree if owner.partition_schema is not None else None
+    if tree is not None:
+        name = table_name(ast.this if not isinstance(ast.this, exp.Schema) else ast.this.this)
+        if catalog.find_table(name) or catalog.find_view(name) or catalog.partition_owner(name):
+            raise DuplicateTable(f'relation "{name}" already exists')
+        return pg_partitions.create_partition(ast, catalog, evaluate, txn, parent_name)
+    if owner.partition_schema is None or parent is None:
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
+    return partitions.create_partition_of(ast, catalog, evaluate)
 
 
 _CLAUSE_NAMES: dict[type[exp.Expr], str] = {

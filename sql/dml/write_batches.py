@@ -100,9 +100,16 @@ def by_tablet(table: TableInfo, batch: pa.RecordBatch) -> list[tuple[TabletId, p
     }
     index = partitioning.route(table.schema, table.partitions, columns)
     if (index < 0).any():
+        tree = partitioning.tree
+        if tree is not None and tree.find(table.name) is not None:  # written by its own name
+            raise CheckViolation(
+                f'new row for relation "{table.name}" violates partition constraint'
+            )
         raise CheckViolation(
             f'no partition of relation "{table.name}" found for row',
-            detail="The row's key falls outside every range partition of the table.",
+            detail=None
+            if tree is not None
+            else "The row's key falls outside every range partition of the table.",
         )
     out = []
     for position in np.unique(index):

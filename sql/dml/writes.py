@@ -103,7 +103,7 @@ def plan_insert(
     if isinstance(target, exp.Schema):
         names = [identifier_name(e) for e in target.expressions]
         target = target.this
-    table = runner.catalog.get_table(table_name(target))
+    table = _relation(runner, table_name(target))
     alias = target.alias_or_name
     if names is None:
         targets = list(table.columns)
@@ -295,8 +295,12 @@ def _merge_oids(first: list[int], returning: CompiledQuery | None) -> list[int]:
 def _target(node: exp.Table, runner: QueryRunner) -> tuple[TableInfo, str]:
     if runner.catalog.find_view(table_name(node)) is not None:
         raise FeatureNotSupported(f'cannot write to view "{table_name(node)}"')
-    table = runner.catalog.get_table(table_name(node))
-    return table, node.alias_or_name
+    return _relation(runner, table_name(node)), node.alias_or_name
+
+
+def _relation(runner: QueryRunner, name: str) -> TableInfo:
+    """The table written: a table, or a partition by its own name (rows routed within it)."""
+    return runner.catalog.table_or_partition(name)
 
 
 def plan_update(
@@ -437,11 +441,12 @@ def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None
 
     ``ONLY`` changes nothing (no table inherits from another).  ``RESTART IDENTITY``
     starts the tables' sequences over at once, whatever becomes of the transaction."""
-    tables = [catalog.get_table(table_name(t)) for t in ast.expressions]
+    tables = [catalog.table_or_partition(table_name(t)) for t in ast.expressions]
     cascade = str(ast.args.get("option") or "").upper() == "CASCADE"
     tables = truncated_with_referencing(catalog, tables, cascade=cascade)
     for table in tables:
-        if (ast.args.get("identity") or "").upper() == "RESTART":
+        own = catalog.find_table(table.name) is table  # a partition's sequences are its root's
+        if own and (ast.args.get("identity") or "").upper() == "RESTART":
             catalog.restart_sequences(table)
         key_ids = table.schema.key_column_ids
         spec = ScanSpec(projection=key_ids)

@@ -18,7 +18,13 @@ from catalog.comments import Comments
 from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
-from sql.execution import float_arithmetic, numeric_arithmetic, pattern_functions, sequences
+from sql.execution import (
+    float_arithmetic,
+    number_formatting,
+    numeric_arithmetic,
+    pattern_functions,
+    sequences,
+)
 from sql.execution.advisory_locks import AdvisoryLocks
 from sql.execution.backends import BackendRegistry
 from sql.execution.notifications import NotificationHub
@@ -55,6 +61,7 @@ class DatabaseContext:
         float_arithmetic.register(self.duckdb)
         numeric_arithmetic.register(self.duckdb)
         pattern_functions.register(self.duckdb)
+        number_formatting.register(self.duckdb)
         self.advisory_locks = AdvisoryLocks()
         self.notifications = NotificationHub()
         self._version_lock = threading.Lock()

@@ -41,6 +41,7 @@ from sql.frontend import (
     explain,
     extensions,
     maintenance,
+    prepared,
     privileges,
     roles,
     utility,
@@ -94,6 +95,24 @@ class NyalaPartitionBy(exp.Expression):
     """The levels of a ``PARTITION BY`` clause, hash levels first."""
 
     arg_types = {"expressions": True}
+
+
+# What may follow PostgreSQL's PARTITION BY key (Impala's continues with PARTITIONS, ( or ,).
+_PG_PARTITION_BY_ENDS = {TokenType.SEMICOLON, TokenType.R_PAREN, TokenType.SENTINEL}
+
+
+class PgPartitionBy(exp.Expression):
+    """PostgreSQL's ``PARTITION BY LIST | RANGE | HASH (cols)``: partitions come with
+    ``CREATE TABLE ... PARTITION OF``."""
+
+    arg_types = {"strategy": True, "expressions": True}
+
+
+class AttachPartition(exp.Expression):
+    """``ALTER TABLE t ATTACH PARTITION p FOR VALUES ... | DEFAULT``; ``bound`` as in
+    ``PARTITION OF`` (a PartitionBoundSpec or the Var DEFAULT)."""
+
+    arg_types = {"this": True, "expression": True, "bound": True}
 
 
 class AlterRangePartitions(exp.Expression):
@@ -205,6 +224,9 @@ class NyalaParser(PostgresParser):
     def _parse_nyala_partition_by(self) -> exp.Expr:
         index = self._index
         levels: list[exp.Expr] = []
+        pg = self._parse_pg_partition_by()
+        if pg is not None:
+            return pg
         while True:
             if self._match_text_seq("HASH"):
                 columns = self._parse_wrapped_id_vars() if self._at(TokenType.L_PAREN) else []
@@ -232,6 +254,21 @@ class NyalaParser(PostgresParser):
             if not self._match(TokenType.COMMA):
                 break
         return self.expression(exp.PartitionedByProperty(this=NyalaPartitionBy(expressions=levels)))
+
+    def _parse_pg_partition_by(self) -> exp.Expr | None:
+        """``LIST (cols)``, or ``RANGE (cols)`` / ``HASH (cols)`` with nothing of Impala's after."""
+        index = self._index
+        for strategy in ("LIST", "RANGE", "HASH"):
+            if not self._match_text_seq(strategy):
+                continue
+            if self._at(TokenType.L_PAREN):
+                columns = self._parse_wrapped_csv(self._parse_bitwise)
+                if self._curr is None or self._curr.token_type in _PG_PARTITION_BY_ENDS:
+                    node = PgPartitionBy(strategy=strategy.lower(), expressions=columns)
+                    return self.expression(exp.PartitionedByProperty(this=node))
+            break
+        self._retreat(index)
+        return None
 
     def _at(self, token_type: TokenType) -> bool:
         return self._curr is not None and self._curr.token_type is token_type
@@ -317,6 +354,10 @@ class NyalaParser(PostgresParser):
     }
     _AFTER_ADMISSION: dict[str, Callable[[NyalaParser, list[Token]], exp.Expr | None]] = {
         "copy": lambda self, tokens: copy_grammar.parse(self.sql, tokens),
+        **dict.fromkeys(
+            prepared.KEYWORDS,
+            lambda self, tokens: prepared.parse(self.sql, tokens, self._retokenized(tokens)),
+        ),
         **dict.fromkeys(
             privileges.KEYWORDS, lambda self, tokens: privileges.parse(self.sql, tokens)
         ),
@@ -407,6 +448,18 @@ class NyalaParser(PostgresParser):
             self._parse_exists()
             self._match(TokenType.ONLY)  # pg_dump writes ALTER TABLE ONLY; nothing inherits
             table = self._parse_table_parts()
+            if self._match_text_seq("ATTACH", "PARTITION"):
+                attached = self._parse_table_parts()
+                bound: exp.Expr | None = None
+                if self._match(TokenType.DEFAULT):
+                    bound = exp.var("DEFAULT")
+                elif self._match_text_seq("FOR", "VALUES"):
+                    bound = self._parse_partition_bound_spec()
+                else:
+                    self.raise_error("Expecting either DEFAULT or FOR VALUES clause.")
+                return self.expression(
+                    AttachPartition(this=table, expression=attached, bound=bound)
+                )
             if self._match_text_seq("DETACH", "PARTITION"):
                 return self.expression(
                     DetachPartition(this=table, expression=self._parse_table_parts())

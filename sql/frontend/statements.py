@@ -367,3 +367,32 @@ class ExtensionStatement(Statement):
     action: str = _field("action")
     names: tuple[str, ...] = _field("names")
     if_flag: bool = _field("if_flag")
+
+
+class PrepareStatement(Statement):
+    """SQL-level ``PREPARE name [(type, ...)] AS statement``: the types as written, the
+    statement's text, and the whole PREPARE's text (pg_prepared_statements.statement)."""
+
+    arg_types = {"name": True, "types": False, "query": True, "text": False}
+
+    def __init__(
+        self, name: str = "", types: tuple[str, ...] = (), query: str = "", text: str = ""
+    ) -> None:
+        super().__init__(name=name, types=types, query=query, text=text)
+
+    name: str = _field("name")
+    types: tuple[str, ...] = _field("types")
+    query: str = _field("query")
+    text: str = _field("text")  # type: ignore[assignment]  # shadows Expression.text, a method
+
+
+class ExecuteStatement(Statement):
+    """SQL-level ``EXECUTE name [(argument, ...)]``: each argument's SQL text."""
+
+    arg_types = {"name": True, "arguments": False}
+
+    def __init__(self, name: str = "", arguments: tuple[str, ...] = ()) -> None:
+        super().__init__(name=name, arguments=arguments)
+
+    name: str = _field("name")
+    arguments: tuple[str, ...] = _field("arguments")

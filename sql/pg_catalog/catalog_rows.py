@@ -25,7 +25,7 @@ from catalog.roles import Membership, Role
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
-from sql.pg_catalog import casts, foreign_key_rows, operators, routines, sequences
+from sql.pg_catalog import casts, foreign_key_rows, operators, partition_rows, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
@@ -69,6 +69,10 @@ class CatalogRows:
     """What pg_get_indexdef adds after a primary-key index's columns: the table's
     partitioning, so psql's ``\\d`` shows it on the index line (as YugabyteDB shows
     its hash sharding there)."""
+    partition_keys: dict[int, str] = field(default_factory=dict)
+    """pg_get_partkeydef of each partitioned relation, by OID."""
+    partition_constraints: dict[int, str] = field(default_factory=dict)
+    """pg_get_partition_constraintdef of each partition, by OID."""
 
     def add(self, relation: str, **values: Any) -> None:
         names = [c for c, _ in RELATIONS[relation]]
@@ -190,14 +194,16 @@ def _table_rows(
     table: TableInfo,
     comments: dict[tuple[int, int], str],
     referenced: bool = False,
+    **class_values: Any,
 ) -> None:
     """A table's rows; ``referenced`` says a foreign key references it (PostgreSQL's RI
-    triggers set relhastriggers on both sides, which psql's ``\\d`` reads)."""
+    triggers set relhastriggers on both sides, which psql's ``\\d`` reads);
+    ``class_values`` override its pg_class values (a partitioned table's or a
+    partition's relkind, relispartition, relpartbound)."""
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
     hidden = {c.id for c in table.hidden_columns}
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
-    _class_row(
-        rows,
+    values: dict[str, Any] = dict(
         oid=table.oid,
         relname=table.name,
         relnamespace=PUBLIC_OID,
@@ -208,6 +214,10 @@ def _table_rows(
         relchecks=len(table.checks),
         relhastriggers=referenced or bool(table.foreign_keys),
     )
+    values.update(class_values)
+    if values["relkind"] == "p":
+        values["relam"] = 0
+    _class_row(rows, **values)
     for attnum in table.dropped_attnums:
         _attribute_row(
             rows,
@@ -288,6 +298,24 @@ def _table_rows(
                 objsubid=objsubid,
                 description=text,
             )
+
+
+def _partition_index_rows(rows: CatalogRows, table: TableInfo) -> None:
+    """Each partition's primary-key index is a partition of its parent's (pg_inherits)."""
+    tree = table.partition_schema.tree if table.partition_schema is not None else None
+    hidden = {c.id for c in table.hidden_columns}
+    if tree is None or hidden & set(table.schema.key_column_ids):
+        return
+    parents = {n.name: n.relation_id for n in tree.nodes}
+    for node in tree.nodes:
+        parent = table.table_id if node.parent is None else parents[node.parent]
+        rows.add(
+            "pg_inherits",
+            inhrelid=_INDEX_OID_BASE + node.relation_id,
+            inhparent=_INDEX_OID_BASE + parent,
+            inhseqno=1,
+            inhdetachpending=False,
+        )
 
 
 def _index_rows(
@@ -568,7 +596,9 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
 
 
-_VIEWS = ("pg_roles", "pg_settings", "pg_cursors", "pg_prepared_xacts")
+_VIEWS = (
+    "pg_roles", "pg_settings", "pg_cursors", "pg_prepared_xacts", "pg_prepared_statements",
+)  # fmt: skip
 
 
 def catalog_rows(
@@ -582,6 +612,7 @@ def catalog_rows(
     prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
     views: Iterable[ViewInfo] = (),
     memberships: Iterable[Membership] = (),
+    statements: Iterable[tuple[str, str, dt.datetime, tuple[str, ...], bool]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -600,9 +631,19 @@ def catalog_rows(
     by_id: dict[int, TableInfo] = {t.table_id: t for t in tables}
     parents = {k.parent_id for t in tables for k in t.foreign_keys}
     for table in tables:
-        _table_rows(rows, table, comments, table.table_id in parents)
+        _table_rows(
+            rows, table, comments, table.table_id in parents,
+            **partition_rows.root_class_values(table),
+        )  # fmt: skip
         for row in foreign_key_rows.rows(table, by_id.__getitem__, _key_index_oid):
             rows.add(row.relation, **row.values)
+        for partition in partition_rows.partitions(table):
+            _table_rows(rows, partition.table, comments, **partition.class_values)
+        for relation, values in partition_rows.rows(table):
+            rows.add(relation, **values)
+        _partition_index_rows(rows, table)
+        rows.partition_keys.update(partition_rows.key_defs(table))
+        rows.partition_constraints.update(partition_rows.constraint_defs(table))
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)
@@ -631,6 +672,11 @@ def catalog_rows(
             is_binary=False,
             is_scrollable=False,
         )
+    for name, text, when, types, from_sql in statements:
+        rows.add(
+            "pg_prepared_statements", name=name, statement=text, prepare_time=when,
+            parameter_types=list(types), from_sql=from_sql, generic_plans=0, custom_plans=0,
+        )  # fmt: skip
     for xid, gid, when, owner, database_name in prepared:
         rows.add(
             "pg_prepared_xacts", transaction=xid, gid=gid, prepared=when, owner=owner,

@@ -101,6 +101,8 @@ class CatalogFunctions:
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
         self._index_suffixes = rows.index_suffixes
+        self._partition_keys = rows.partition_keys
+        self._partition_constraints = rows.partition_constraints
         self._sequence_of = {
             (r["refobjid"], r["refobjsubid"]): r["objid"]
             for r in _rows(rows, "pg_depend")
@@ -158,6 +160,12 @@ class CatalogFunctions:
             + (_where(index["indpred"], bool(pretty)) if index["indpred"] else "")
             + (f" {suffix}" if suffix else "")
         )
+
+    def partkeydef(self, oid: int | None) -> str | None:
+        return None if oid is None else self._partition_keys.get(oid)
+
+    def partition_constraintdef(self, oid: int | None) -> str | None:
+        return None if oid is None else self._partition_constraints.get(oid)
 
     def constraintdef(self, oid: int | None) -> str | None:
         con = self._constraints.get(oid) if oid is not None else None
@@ -335,6 +343,8 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("table_is_visible", ["BIGINT"], "BOOLEAN"),
     ("indexdef", ["BIGINT", "BIGINT", "BOOLEAN"], "VARCHAR"),
     ("constraintdef", ["BIGINT"], "VARCHAR"),
+    ("partkeydef", ["BIGINT"], "VARCHAR"),
+    ("partition_constraintdef", ["BIGINT"], "VARCHAR"),
     ("description", ["BIGINT", "BIGINT"], "VARCHAR"),
     ("current_setting", ["VARCHAR"], "VARCHAR"),
     ("to_regtype", ["VARCHAR"], "UINTEGER"),
@@ -453,7 +463,13 @@ MACROS: dict[str, str] = {
     "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
-    "pg_get_partkeydef(r)": "NULL::VARCHAR",
+    "pg_get_partkeydef(r)": "nyf_partkeydef(r)",
+    # A regclass argument given as an OID or as a relation's name.
+    "regclass_arg(r)": (
+        "CASE WHEN TRY_CAST(r AS UINTEGER) IS NOT NULL THEN TRY_CAST(r AS UINTEGER) "
+        "ELSE nyf_regclass_in(r::VARCHAR) END"
+    ),
+    "pg_get_partition_constraintdef(r)": "nyf_partition_constraintdef(r)",
     "pg_get_viewdef(r, p := false)": "NULL::VARCHAR",
     "pg_get_function_result(f)": "NULL::VARCHAR",
     "pg_get_function_arguments(f)": "NULL::VARCHAR",
@@ -481,7 +497,22 @@ MACROS: dict[str, str] = {
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 
-TABLE_MACROS: dict[str, str] = {}
+TABLE_MACROS: dict[str, str] = {
+    "pg_partition_ancestors(r)": (
+        "WITH RECURSIVE up(relid, depth) AS (SELECT pgf_regclass_arg(r), 0 UNION ALL "
+        "SELECT i.inhparent, up.depth + 1 FROM up JOIN pgc.pg_inherits i ON i.inhrelid = up.relid) "
+        "SELECT relid, depth FROM up WHERE relid IN (SELECT oid FROM pgc.pg_class) ORDER BY depth"
+    ),
+    "pg_partition_tree(r)": (
+        "WITH RECURSIVE down(relid, parentrelid, level) AS ("
+        "SELECT pgf_regclass_arg(r), "
+        "(SELECT inhparent FROM pgc.pg_inherits WHERE inhrelid = pgf_regclass_arg(r)), 0 "
+        "UNION ALL SELECT i.inhrelid, i.inhparent, down.level + 1 FROM down "
+        "JOIN pgc.pg_inherits i ON i.inhparent = down.relid) "
+        "SELECT d.relid, d.parentrelid, c.relkind <> 'p' AS isleaf, d.level FROM down d "
+        "JOIN pgc.pg_class c ON c.oid = d.relid ORDER BY d.level, d.relid"
+    ),
+}
 
 
 USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})
@@ -505,6 +536,10 @@ def names() -> frozenset[str]:
 
 
 def create_statements() -> list[str]:
-    out = [f"CREATE MACRO {PREFIX}{spec} AS {body}" for spec, body in MACROS.items()]
-    out += [f"CREATE MACRO {PREFIX}{spec} AS TABLE {body}" for spec, body in TABLE_MACROS.items()]
-    return out
+    return [f"CREATE MACRO {PREFIX}{spec} AS {body}" for spec, body in MACROS.items()]
+
+
+def table_macro_statements() -> list[str]:
+    """The table macros (``pg_partition_tree`` ...), which read the ``pgc`` relations and so
+    are made once those exist."""
+    return [f"CREATE MACRO {PREFIX}{spec} AS TABLE {body}" for spec, body in TABLE_MACROS.items()]

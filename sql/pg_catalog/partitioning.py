@@ -10,8 +10,8 @@ def partitioning_clause(table: TableInfo) -> str | None:
     """The table's partitioning in the DDL that makes it (Impala's spelling), for ``\\d``:
     ``PARTITION BY HASH (id) PARTITIONS 4, RANGE (ts) (PARTITION 1 <= VALUES < 10, ...)``."""
     partitioning = table.partition_schema
-    if partitioning is None:
-        return None
+    if partitioning is None or partitioning.tree is not None:
+        return None  # PostgreSQL's own partitioning shows as psql's "Partition key"
     names = {c.id: quote_ident(c.name) for c in table.schema.columns}
     levels = [
         f"HASH ({', '.join(names[c] for c in level.column_ids)}) PARTITIONS {level.buckets}"

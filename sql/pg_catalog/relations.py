@@ -108,6 +108,11 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pg_inherits": _cols(
         "inhrelid UINTEGER, inhparent UINTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN"
     ),
+    "pg_partitioned_table": _cols(
+        "partrelid UINTEGER, partstrat VARCHAR, partnatts SMALLINT, partdefid UINTEGER, "
+        "partattrs USMALLINT_ARR, partclass UINTEGER_ARR, partcollation UINTEGER_ARR, "
+        "partexprs VARCHAR"
+    ),
     "pg_collation": _cols(
         "oid UINTEGER, collname VARCHAR, collnamespace UINTEGER, collowner UINTEGER, "
         "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
@@ -188,6 +193,10 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pg_cursors": _cols(
         "name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN, "
         "is_scrollable BOOLEAN, creation_time TIMESTAMPTZ"
+    ),
+    "pg_prepared_statements": _cols(
+        "name VARCHAR, statement VARCHAR, prepare_time TIMESTAMPTZ, parameter_types VARCHAR_ARR, "
+        "from_sql BOOLEAN, generic_plans BIGINT, custom_plans BIGINT"
     ),
     "pg_prepared_xacts": _cols(
         "transaction UINTEGER, gid VARCHAR, prepared TIMESTAMPTZ, owner VARCHAR, database VARCHAR"
@@ -274,6 +283,7 @@ _RELATION_OIDS = {
     "pg_description": 2609,
     "pg_index": 2610,
     "pg_inherits": 2611,
+    "pg_partitioned_table": 3350,
     "pg_namespace": 2615,
     "pg_am": 2601,
     "pg_rewrite": 2618,

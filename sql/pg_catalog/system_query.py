@@ -295,20 +295,20 @@ def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
 
 
 def _ancestors_table(node: exp.Table) -> exp.Expr:
-    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r itself, at depth 1.
-
-    nyala tables have no partition parents, so a table's only ancestor is itself.
-    """
+    """``pg_partition_ancestors(r) [WITH ORDINALITY] AS a(relid[, depth])``: r, then the
+    partitions and the table above it (a table that is no partition is its only ancestor)."""
     arg = node.this.expressions[0]
     alias = node.args.get("alias")
     names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
     names = (names + ["relid", "ordinality"])[:2] if node.args.get("ordinality") else names[:1]
-    names = names or ["pg_partition_ancestors"]
-    select = exp.select(
-        exp.alias_(exp.cast(arg.copy(), exp.DataType.build("UINTEGER", dialect="duckdb")), names[0])
+    names = names or ["relid"]
+    oid = exp.Anonymous(this=functions.PREFIX + "regclass_arg", expressions=[arg.copy()])
+    source = exp.Anonymous(this=functions.PREFIX + "pg_partition_ancestors", expressions=[oid])
+    select = exp.select(exp.alias_(exp.column("relid"), names[0])).from_(
+        exp.Table(this=source, alias=exp.TableAlias(this=exp.to_identifier("up")))
     )
     if len(names) > 1:
-        select = select.select(exp.alias_(exp.Literal.number(1), names[1]))
+        select = select.select(exp.alias_(exp.column("depth") + 1, names[1]))
     return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
 
 
@@ -605,6 +605,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             table_statistics.register(duck, _current_tables)
             privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
+            duck.execute(";\n".join(functions.table_macro_statements()))
             _SHARED.append(duck)
             atexit.register(duck.close)
         return _SHARED[0]
@@ -675,6 +676,7 @@ class SystemCatalog:
         cursors: tuple[tuple[str, str, bool], ...],
         prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
         catalog: Catalog | None = None,
+        statements: tuple[tuple[str, str, dt.datetime, tuple[str, ...], bool], ...] = (),
     ) -> None:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
         it) and comments, the session's state and the prepared transactions."""
@@ -686,13 +688,13 @@ class SystemCatalog:
         acls = db.privileges.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version, tuple(memberships), catalog,
+            db.privileges.version, tuple(memberships), catalog, statements,
         )  # fmt: skip
 
         def build() -> CatalogRows:
             rows = catalog_rows(
                 catalog.tables(), db.name, user, settings, catalog.comments(comments.all()),
-                cursors, roles, prepared, catalog.views(), memberships,
+                cursors, roles, prepared, catalog.views(), memberships, statements,
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)

@@ -162,6 +162,7 @@ def bind_query(
         position = _name_position(orig_node)
         table = (
             catalog.find_table(node.name)
+            or catalog.partition_view(node.name)
             or system_views.find(node.name)
             or catalog.get_table(node.name, position=position)
         )

@@ -31,6 +31,7 @@ from sqlglot import exp
 from sql.common.datatypes import oid_type_name
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
+from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
@@ -493,7 +494,9 @@ def to_duckdb(
         if replaced is None:
             replaced = _sequence_function(node, facts)
         if replaced is None:
-            replaced = rewrite_to_char(node)
+            replaced = rewrite_formatting(node)
+            if replaced is node:
+                replaced = rewrite_to_char(node)
         if replaced is node:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:

@@ -35,7 +35,7 @@ from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.dml.column_use import Columns, ColumnUse, column_use
 from sql.execution.context import DatabaseContext
-from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
 from sql.frontend.statements import CopyStatement
 from sql.planner import system_views
 from sql.planner.compiled_query import CompiledQuery
@@ -117,7 +117,8 @@ class AccessControl:
                 self.check(inner)
             case TruncatePlan(ast=ast):
                 for node in ast.expressions:
-                    self._require(self.catalog.get_table(table_name(node)), _TRUNCATE)
+                    table = self.catalog.table_or_partition(table_name(node))
+                    self._require(table, _TRUNCATE)
             case CopyPlan(copy=copy):
                 self._copy(copy)
             case DdlPlan(ast=ast):
@@ -225,7 +226,7 @@ class AccessControl:
         """COPY FROM needs INSERT on the columns it fills (all of them without a list); COPY
         TO runs as its query, checked as one."""
         if copy.is_from and copy.table is not None:
-            table = self.catalog.find_table(copy.table)
+            table = self.catalog.find_table(copy.table) or self.catalog.partition_view(copy.table)
             if table is not None:
                 names = copy.columns or [c.name for c in table.columns]
                 found = [table.schema.find(name) for name in names]
@@ -255,12 +256,19 @@ class AccessControl:
             if "C" not in acl.held(self._mine()):
                 raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
             return
-        if isinstance(ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition)):
+        if isinstance(
+            ast, (exp.Drop, exp.Alter, AlterRangePartitions, DetachPartition, AttachPartition)
+        ):
             nodes = ast.args.get("tables") or [] if isinstance(ast, exp.Drop) else [ast.this]
+            if isinstance(ast, AttachPartition):
+                nodes = [ast.this, ast.expression]  # the owner's of both, as in PostgreSQL
             for node in nodes:
                 if isinstance(node, exp.Table):
                     relation = identifier_name(node)
-                    table = self.catalog.find_table(relation)
+                    # A partition is its root table's to change (nyala keeps one owner).
+                    table = self.catalog.find_table(relation) or self.catalog.partition_owner(
+                        relation
+                    )
                     view = self.catalog.find_view(relation) if table is None else None
                     if table is not None:
                         self._require_owner(table)

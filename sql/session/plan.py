@@ -15,6 +15,7 @@ from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExecuteStatement,
     ExtensionStatement,
     GrantStatement,
     MaintenanceStatement,
@@ -22,6 +23,7 @@ from sql.frontend.statements import (
     OwnedStatement,
     OwnerStatement,
     ParsedStatement,
+    PrepareStatement,
     RoleStatement,
     SetConstraints,
     Utility,
@@ -163,11 +165,27 @@ class DeclarePlan:
     inner: QueryPlan | SystemPlan
 
 
+@dataclass(slots=True)
+class PreparePlan:
+    """SQL-level PREPARE name [(types)] AS statement; ``source``, the query string it came in."""
+
+    statement: PrepareStatement
+    source: str = ""
+
+
+@dataclass(slots=True)
+class ExecutePlan:
+    """SQL-level EXECUTE name [(arguments)]."""
+
+    statement: ExecuteStatement
+
+
 Plan = (
     QueryPlan | DmlPlan | SystemPlan | ExplainPlan | UtilityPlan | DdlPlan | TruncatePlan
     | RolePlan | GrantPlan | CopyPlan | CursorPlan | DeclarePlan | MaintenancePlan
     | ExtensionPlan
     | ConstraintModesPlan
+    | PreparePlan | ExecutePlan
 )  # fmt: skip
 
 

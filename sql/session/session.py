@@ -39,6 +39,7 @@ from sql.ddl import (
     memberships,
     owned,
     partitions,
+    pg_partitions,
     privileges,
     roles,
     tables,
@@ -53,13 +54,14 @@ from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
-from sql.frontend.dialect import AlterRangePartitions, DetachPartition
+from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
 from sql.frontend.fingerprint import Fingerprint
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
     CopyStatement,
     CursorStatement,
     DefaultPrivilegesStatement,
+    ExecuteStatement,
     ExplainStatement,
     ExtensionStatement,
     GrantStatement,
@@ -67,6 +69,7 @@ from sql.frontend.statements import (
     MembershipStatement,
     OwnedStatement,
     OwnerStatement,
+    PrepareStatement,
     RoleStatement,
     SetConstraints,
     Utility,
@@ -88,6 +91,7 @@ from sql.session import (
     notify_statements,
     role_switch,
     setting_statements,
+    sql_prepared,
     statement_log,
     statement_tracking,
     temp_tables,
@@ -101,11 +105,13 @@ from sql.session.plan import (
     DdlPlan,
     DeclarePlan,
     DmlPlan,
+    ExecutePlan,
     ExplainPlan,
     ExtensionPlan,
     GrantPlan,
     MaintenancePlan,
     Plan,
+    PreparePlan,
     QueryPlan,
     RolePlan,
     SystemPlan,
@@ -155,6 +161,9 @@ class Session:
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
+        self.prepared_statements: dict[str, PreparedStatement] = {}
+        """Named statements of SQL PREPARE and of protocol Parse: one namespace, as in
+        PostgreSQL (the server keeps its Parse statements here)."""
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._modes = TransactionModes(self.settings)
         self.process_id = 0
@@ -386,7 +395,10 @@ class Session:
         try:
             plan = self._plan_reusing(sql, chunks[0], utility, tuple(param_oids))
             oids = self._param_oids(plan, param_oids)
-            prepared = PreparedStatement(sql, tuple(oids), self._describe(plan), plan)
+            prepared = PreparedStatement(
+                sql, tuple(oids), self._describe(plan), plan,
+                prepare_time=dt.datetime.now(dt.UTC),
+            )  # fmt: skip
             prepared.fingerprint = self._fingerprint(plan, sql, chunks[0])
             return prepared
         except BaseException:
@@ -532,6 +544,9 @@ class Session:
             case CursorPlan(cursor=cursor) if cursor.kind == "FETCH":
                 with contextlib.suppress(DbError):
                     return self._cursors.columns(cursor.name)
+            case ExecutePlan(statement=statement):
+                named = self.prepared_statements.get(statement.name)
+                return named.columns if named is not None else None
             case DmlPlan(write=write) if write.returning is not None:
                 return self._runner.describe(write.returning)
             case UtilityPlan(utility=utility) if utility.kind == "SHOW":
@@ -601,7 +616,10 @@ class Session:
         """
         if statement is None:
             statement = parser.parse_tokens(sql, tokens, admit=self._block.check_not_failed)
-        return self._plan_statement(statement, declared)
+        plan = self._plan_statement(statement, declared)
+        if isinstance(plan, PreparePlan):
+            plan.source = sql  # PostgreSQL's pg_prepared_statements shows the whole string
+        return plan
 
     def _plan_statement(self, statement: ParsedStatement, declared: Sequence[int]) -> Plan:
         ast = statement.ast
@@ -614,6 +632,10 @@ class Session:
                 return DdlPlan(ast)
             case CursorStatement():
                 return self._plan_cursor(ast, declared)
+            case PrepareStatement():
+                return PreparePlan(ast)
+            case ExecuteStatement():
+                return ExecutePlan(ast)
             case CopyStatement():
                 return CopyPlan(ast)
             case ExplainStatement():
@@ -677,13 +699,14 @@ class Session:
                 write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
             case (
                 exp.Create() | exp.Drop() | exp.Alter() | AlterRangePartitions() | DetachPartition()
+                | AttachPartition()
             ):
                 if isinstance(ast, exp.Alter):
                     ast.meta["statement_text"] = statement.text
                 return DdlPlan(ast)
             case exp.TruncateTable():
                 for node in ast.expressions:
-                    self._block.catalog.get_table(table_name(node))
+                    self._block.catalog.table_or_partition(table_name(node))
                 return TruncatePlan(ast)
             case _:
                 raise FeatureNotSupported(
@@ -703,6 +726,41 @@ class Session:
         if not isinstance(inner, (QueryPlan, SystemPlan)):
             raise SqlSyntaxError("DECLARE CURSOR can only declare a cursor for a query")
         return DeclarePlan(statement, inner)
+
+    def _run_sql_prepared(self, statement: ExecuteStatement, deferred: bool) -> Result:
+        """EXECUTE: the named statement with its arguments, planned again if the catalog
+        changed since (0A000 if that changes its result type, as in PostgreSQL)."""
+        prepared, params = sql_prepared.arguments(
+            statement, self.prepared_statements, self._constant_row, self._expression_type
+        )
+        plan = prepared.plan
+        assert isinstance(plan, Plan), "a named statement carries its plan"
+        version = self._db.catalog_version
+        if isinstance(plan, QueryPlan | DmlPlan) and plan.catalog_version != version:
+            chunk = parser.split(prepared.sql)[0]
+            plan = self._plan(prepared.sql, chunk, None, prepared.param_oids)
+            if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(prepared.columns):
+                raise FeatureNotSupported("cached plan must not change result type")
+            prepared.plan = plan
+        self._access.check(plan)
+        return self._run_checked(plan, params, deferred)
+
+    def _expression_type(self, text: str) -> int:
+        """The type OID of an expression's text, as the planner types it."""
+        sql = f"SELECT {text}"
+        columns = self._describe(self._plan(sql, parser.split(sql)[0], None, ()))
+        return columns[0].type_oid if columns else 0
+
+    def _constant_row(self, sql: str) -> tuple[Any, ...]:
+        """The one row of a SELECT of EXECUTE's arguments, in the statement's transaction."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        if isinstance(plan, SystemPlan):
+            return sql_prepared.single_row(self._run_system(plan.system, [])[1])
+        assert isinstance(plan, QueryPlan), "EXECUTE's arguments are a SELECT"
+        columns, batches = self._runner.run(
+            plan.query, self._block.current(), [], self._block.started
+        )
+        return sql_prepared.single_row(batches)
 
     def _run_declare(self, plan: DeclarePlan, params: list[Any], deferred: bool) -> Result:
         txn = self._block.current()
@@ -763,11 +821,15 @@ class Session:
     def _find_table(self, name: str) -> TableInfo:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
-        return view if view is not None else self._block.catalog.get_table(name)
+        return view if view is not None else self._block.catalog.table_or_partition(name)
 
     def _has_user_table(self, name: str) -> bool:
         catalog = self._block.catalog
-        return catalog.find_table(name) is not None or catalog.find_view(name) is not None
+        return (
+            catalog.find_table(name) is not None
+            or catalog.find_view(name) is not None
+            or catalog.partition_owner(name) is not None
+        )
 
     def _finish_prepared(self, kind: str, gid: str) -> Result:
         """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
@@ -792,6 +854,7 @@ class Session:
             self._cursors.listing(),
             prepared,
             self._block.catalog,
+            sql_prepared.listing(self.prepared_statements),
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -873,6 +936,14 @@ class Session:
                 return self._cursors.fetch(cursor)
             case DeclarePlan():
                 return self._run_declare(plan, params, deferred)
+            case PreparePlan(statement=statement, source=source):
+                sql_prepared.prepare(
+                    statement, self.prepared_statements, self.prepare,
+                    lambda p: isinstance(p.plan, QueryPlan | DmlPlan | SystemPlan), source,
+                )  # fmt: skip
+                return Result(command_tag="PREPARE")
+            case ExecutePlan(statement=statement):
+                return self._run_sql_prepared(statement, deferred)
             case SystemPlan(system=system) if not system.user_tables:
                 columns, batches = self._run_system(system, params)
                 return Result(columns=columns, batches=batches, notices=self._activity_notices())
@@ -976,11 +1047,12 @@ class Session:
             relid = 0
             if statement.table is not None:
                 reference = copy_statement.table_reference(statement)
-                relid = self._block.catalog.get_table(table_name(reference)).oid
+                relid = self._block.catalog.table_or_partition(table_name(reference)).oid
             progress = self.backend.copy = CopyProgress(relid, "COPY TO", "PIPE")
             result.batches = _copied(result.batches, progress)
             return result
-        table = self._block.catalog.get_table(table_name(copy_statement.table_reference(statement)))
+        target = table_name(copy_statement.table_reference(statement))
+        table = self._block.catalog.table_or_partition(target)
         progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,
@@ -1043,6 +1115,10 @@ class Session:
             result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
         elif isinstance(ast, DetachPartition):
             result = partitions.detach_partition(ast, catalog)
+        elif isinstance(ast, AttachPartition):
+            result = pg_partitions.attach_partition(
+                ast, catalog, self._evaluate_constant, self._block.current()
+            )
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), catalog, self._check_default,

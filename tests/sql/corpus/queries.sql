@@ -62,21 +62,13 @@ SELECT product, sum(qty * price) FROM sales GROUP BY product ORDER BY product;
 SELECT extract(month FROM sold), count(*) FROM sales GROUP BY 1 ORDER BY 1;
 -- differs: date_trunc of a date yields timestamp here, timestamptz in PostgreSQL
 SELECT date_trunc('month', sold), sum(qty) FROM sales GROUP BY 1 ORDER BY 1;
--- differs: SQL-level PREPARE is not implemented yet (0A000); the protocol's Parse/Bind is
 PREPARE by_region(text) AS SELECT id FROM sales WHERE region = $1 ORDER BY id;
--- differs: SQL-level EXECUTE is not implemented yet (0A000)
 EXECUTE by_region('north');
--- differs: SQL-level EXECUTE is not implemented yet (0A000)
 EXECUTE by_region('east');
--- differs: follows from PREPARE above: there is no statement to deallocate
 DEALLOCATE by_region;
--- differs: SQL-level EXECUTE is not implemented yet (0A000, where PostgreSQL says 26000)
 EXECUTE by_region('north');
--- differs: SQL-level PREPARE is not implemented yet (0A000)
 PREPARE add_sale(int, text) AS INSERT INTO sales (id, region, product, qty, price, sold) VALUES ($1, $2, 'kiwi', 1, 0.99, '2024-04-01');
--- differs: SQL-level EXECUTE is not implemented yet (0A000)
 EXECUTE add_sale(8, 'west');
--- differs: follows from EXECUTE above: the row was not inserted
 SELECT id, region, product FROM sales WHERE id = 8;
 DEALLOCATE ALL;
 SELECT id FROM sales ORDER BY nosuchcolumn;

@@ -46,6 +46,7 @@ class FakeSession:
         self.executed: list[str] = []
         self.cancelled = False
         self.closed = False
+        self.prepared_statements: dict[str, object] = {}
 
     @property
     def transaction_status(self) -> str:

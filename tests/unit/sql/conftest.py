@@ -23,6 +23,9 @@ class CatalogDouble:
     def find_table(self, name: str) -> TableInfo | None:
         return self._tables.get(name)
 
+    def partition_view(self, name: str) -> None:
+        return None  # no table here has PostgreSQL partitions
+
     def views(self) -> list[object]:
         return []
 

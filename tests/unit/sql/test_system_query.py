@@ -116,7 +116,7 @@ def test_reg_casts_are_oids_until_shown_or_cast_to_text():
     assert sql.endswith("ORDER BY PGF_REGCLASS_IN(CAST(x AS TEXT))")
 
 
-def test_partition_ancestors_of_a_table_are_the_table_itself():
+def test_partition_ancestors_read_the_partition_tree():
     sql = rewrite(
         _parse(
             "select a.relid, a.depth from pg_catalog.pg_partition_ancestors('16400') "
@@ -125,7 +125,10 @@ def test_partition_ancestors_of_a_table_are_the_table_itself():
         FACTS,
         _user,
     ).sql(dialect="duckdb")
-    assert "(SELECT CAST('16400' AS UINTEGER) AS relid, 1 AS depth) AS a" in sql
+    assert (
+        "(SELECT relid AS relid, depth + 1 AS depth FROM "
+        "PGF_PG_PARTITION_ANCESTORS(PGF_REGCLASS_ARG('16400')) AS up) AS a"
+    ) in sql
     scalar = rewrite(_parse("select pg_partition_ancestors(5)"), FACTS, _user).sql("duckdb")
     assert "PGF_PG_PARTITION_ANCESTORS(5)" in scalar
 

@@ -57,7 +57,7 @@ def interval_text(months: int, days: int, micros: int) -> str:
     return text
 
 
-def text_interval(array: pa.Array) -> pa.Array:
+def text_interval(array: pa.Array, style: str = "postgres") -> pa.Array:
     fields = interval_fields(array)
     valid = array.is_valid().to_numpy(zero_copy_only=False)
     return pa.array(

@@ -7,7 +7,7 @@ values.  Per-value Python is left only where no kernel exists: binary
 from PostgreSQL's, and types Arrow cannot cast to a string.
 
 Text output matches PostgreSQL 15 with ``extra_float_digits`` 1 and
-``DateStyle`` ISO; a ``timestamptz`` is written in the zone its Arrow type
+``DateStyle`` ISO (other styles: ``date_styles``); a ``timestamptz`` is written in the zone its Arrow type
 carries (the session's ``TimeZone``, set by sql/), UTC when none.  Binary output follows each type's
 ``*send`` function: integers and floats big-endian, ``date`` as int32 days and
 ``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``numeric`` as
@@ -26,8 +26,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from server import date_styles as server_date_styles
 from server import intervals
 from server.codec import ColumnValues, encode_data_rows
+from sql.common import date_styles
 from storage.errors import (
     NumericValueOutOfRange,
 )
@@ -73,29 +75,48 @@ def encode_rows(
     formats: Sequence[int],
     type_code: bytes = b"D",
     extra_float_digits: int = 1,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
 ) -> bytes:
     """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``.
 
     With ``type_code`` b"d" the same bytes are binary COPY tuples in CopyData messages.
     """
     columns = [
-        encode_column(batch.column(idx), type_oids[idx], formats[idx], extra_float_digits)
+        encode_column(
+            batch.column(idx),
+            type_oids[idx],
+            formats[idx],
+            extra_float_digits,
+            date_style,
+            interval_style,
+        )
         for idx in range(batch.num_columns)
     ]
     return encode_data_rows(columns, batch.num_rows, type_code)
 
 
-def text_column(array: pa.Array, type_oid: int) -> pa.Array:
+def text_column(
+    array: pa.Array,
+    type_oid: int,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
+) -> pa.Array:
     """One column's values in PostgreSQL's text output form, as a string array (nulls kept)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    return _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
+    return _styled_text(array, type_oid, date_style, interval_style)
 
 
 def encode_column(
-    array: pa.Array, type_oid: int, format_code: int, extra_float_digits: int = 1
+    array: pa.Array,
+    type_oid: int,
+    format_code: int,
+    extra_float_digits: int = 1,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
 ) -> ColumnValues:
     """Encode one result column in text (0) or binary (1) format."""
     if isinstance(array, pa.ChunkedArray):
@@ -108,8 +129,30 @@ def encode_column(
         return _from_binary_array(
             _text_float_rounded(array, type_oid == TypeOid.FLOAT4, extra_float_digits)
         )
-    encoder = _TEXT_ENCODERS.get(type_oid, _fallback_text)
-    return _from_binary_array(encoder(array))
+    return _from_binary_array(_styled_text(array, type_oid, date_style, interval_style))
+
+
+def _styled_text(array: pa.Array, type_oid: int, date_style: str, interval_style: str) -> pa.Array:
+    """The text encoder's output, in the session's DateStyle and IntervalStyle."""
+    if type_oid == TypeOid.INTERVAL:
+        return intervals.text_interval(array, interval_style)
+    text = _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
+    style = date_styles.parse(date_style)
+    if style.style == "ISO" or type_oid not in _DATE_TYPES:
+        return text
+    zoned = type_oid == TypeOid.TIMESTAMPTZ and pa.types.is_timestamp(array.type)
+    return server_date_styles.restyle(
+        text,
+        style,
+        is_date=type_oid == TypeOid.DATE,
+        zone=(array.type.tz or "UTC") if zoned else None,
+        micros=_numbers(_cast(array, pa.timestamp("us", tz="UTC")), pa.timestamp("us", tz="UTC"))
+        if zoned
+        else None,
+    )
+
+
+_DATE_TYPES = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))
 
 
 def _from_binary_array(array: pa.Array) -> ColumnValues:

@@ -311,7 +311,7 @@ class Session:
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
-                result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+                self._output_styles(result)
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
                     result.batches = iter(list(result.batches))
@@ -371,8 +371,14 @@ class Session:
         self._log.statement(plan, stmt.sql)
         result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
         result.notices = self.settings.visible(result.notices)
-        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        self._output_styles(result)
         return result
+
+    def _output_styles(self, result: Result) -> None:
+        """The settings the server encodes the result's text values with."""
+        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        result.date_style = self.settings.get("DateStyle")
+        result.interval_style = self.settings.get("IntervalStyle")
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write

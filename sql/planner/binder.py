@@ -133,6 +133,7 @@ def bind_query(
     ast: exp.Expr,
     catalog: Catalog,
     declared_param_oids: list[int] | tuple[int, ...] = (),
+    date_order: str = "MDY",
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     views_read: list[tuple[str, str | None]] = []
@@ -141,7 +142,7 @@ def bind_query(
         views_read = ast.meta.get(VIEWS_READ, [])
     original = ast
     ast = shape_values(ast.copy())
-    check_literal_casts(ast)
+    check_literal_casts(ast, date_order)
     for node in base_tables(ast):
         strip_schema(node)
         if not node.alias:

@@ -3,7 +3,8 @@
 DuckDB rounds ``'12.5'::int`` to 13 and refuses ``'off'::boolean``; PostgreSQL refuses
 the first (22P02) and takes the second.  Constants are checked when the query is
 bound, so the error comes before any row is read, as PostgreSQL's does; a cast to
-``money`` is refused (0A000): nyala has no money type.
+``money`` is refused (0A000): nyala has no money type.  Dates in PostgreSQL's other
+spellings (``01/02/2024``) are rewritten as ISO by ``date_input``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 
 from sqlglot import exp
 
+from sql.common import date_input
 from storage.errors import FeatureNotSupported, InvalidTextRepresentation
 
 DT = exp.DataType.Type
@@ -34,8 +36,12 @@ def _boolean(text: str) -> bool | None:
     return None
 
 
-def check_literal_casts(ast: exp.Expr) -> None:
-    """Refuse or resolve string constants cast to integer, boolean and money, in place."""
+_DATETIMES = (DT.DATE, DT.TIMESTAMP, DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ)
+
+
+def check_literal_casts(ast: exp.Expr, date_order: str = "MDY") -> None:
+    """Refuse or resolve string constants cast to integer, boolean and money, and spell
+    date and timestamp constants as ISO (read in ``date_order``, DateStyle's), in place."""
     for cast in list(ast.find_all(exp.Cast)):
         target = cast.to.this
         if target is DT.MONEY:
@@ -44,6 +50,11 @@ def check_literal_casts(ast: exp.Expr) -> None:
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             continue
         text = literal.name
+        if target in _DATETIMES:
+            iso = date_input.iso_spelling(text, date_order)
+            if iso is not None:
+                literal.replace(exp.Literal.string(iso))
+            continue
         if target in _INTEGER_NAMES and not _INTEGER.match(text):
             raise InvalidTextRepresentation(
                 f'invalid input syntax for type {_INTEGER_NAMES[target]}: "{text}"'

@@ -22,6 +22,7 @@ from catalog.catalog import Catalog
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
+from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name, table_name
@@ -143,6 +144,7 @@ class Session:
         self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        self._runner.date_order = date_styles.parse(self.settings.get("DateStyle")).order
         self._modes = TransactionModes(self.settings)
         self.process_id = 0
         """The backend process ID the server gave the connection (NotificationResponse)."""
@@ -373,6 +375,15 @@ class Session:
         result.notices = self.settings.visible(result.notices)
         self._output_styles(result)
         return result
+
+    def _follow_settings(self) -> None:
+        """Give the runner the TimeZone and DateStyle a SET may have changed; plans read
+        date constants in DateStyle's order, so a new order plans them again."""
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        order = date_styles.parse(self.settings.get("DateStyle")).order
+        if order != self._runner.date_order:
+            self._runner.date_order = order
+            self._plan_cache = PlanCache()
 
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
@@ -699,7 +710,7 @@ class Session:
                 self.settings.set_local(name, value)
         else:
             self.settings.set(name, value)
-        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        self._follow_settings()
         return self.settings.get(name)
 
     def _find_table(self, name: str) -> TableInfo:
@@ -743,7 +754,7 @@ class Session:
         self._temp_on_commit()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
-            self._runner.zone = session_zone(self.settings.get("TimeZone"))
+            self._follow_settings()
             return result
         self._block.check_not_failed()
         try:

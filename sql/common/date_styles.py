@@ -64,8 +64,6 @@ def combine(current: str, value: str) -> str:
                 f'invalid value for parameter "DateStyle": "{value}"',
                 detail=f'Unrecognized key word: "{word}".',
             )
-    if style is None and order is None:
-        raise InvalidParameterValue(f'invalid value for parameter "DateStyle": "{value}"')
     if order is None:
         order = "DMY" if style == "German" else now.order
     return DateStyle(style or now.style, order).text

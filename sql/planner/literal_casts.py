@@ -36,7 +36,7 @@ def _boolean(text: str) -> bool | None:
     return None
 
 
-_DATETIMES = (DT.DATE, DT.TIMESTAMP, DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ)
+_DATETIMES = (DT.DATE, DT.TIMESTAMP, DT.TIMESTAMPNTZ, DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ)
 
 
 def check_literal_casts(ast: exp.Expr, date_order: str = "MDY") -> None:
@@ -66,3 +66,22 @@ def check_literal_casts(ast: exp.Expr, date_order: str = "MDY") -> None:
             replacement = exp.Boolean(this=value)
             replacement.type = cast.type
             cast.replace(replacement)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In)
+
+
+def spell_compared_dates(ast: exp.Expr, date_order: str) -> None:
+    """String constants compared with a date or timestamp (``d = '31/12/2024'``), which
+    PostgreSQL reads as that type, spelt as ISO; after type annotation, in place."""
+    for node in ast.find_all(*_COMPARISONS):
+        operands = [node.this, *(node.args.get(k) for k in ("expression", "low", "high"))]
+        operands += node.expressions if isinstance(node, exp.In) else []
+        typed = [o for o in operands if o is not None and not isinstance(o, exp.Literal)]
+        if not any(o.type is not None and o.type.this in _DATETIMES for o in typed):
+            continue
+        for operand in operands:
+            if isinstance(operand, exp.Literal) and operand.is_string:
+                iso = date_input.iso_spelling(operand.name, date_order)
+                if iso is not None:
+                    operand.replace(exp.Literal.string(iso))

@@ -47,11 +47,14 @@ class QueryRunner:
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
         self.date_order = "MDY"  # DateStyle's field order, which date constants are read in
+        self.interval_style = "postgres"  # IntervalStyle, which interval constants are read in
         self.buffered_rows_limit: int | None = None
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
-        return bind_query(ast, self.catalog, declared_oids, self.date_order)
+        return bind_query(
+            ast, self.catalog, declared_oids, self.date_order, self.interval_style
+        )
 
     def _cursor(
         self,

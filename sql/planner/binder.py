@@ -134,6 +134,7 @@ def bind_query(
     catalog: Catalog,
     declared_param_oids: list[int] | tuple[int, ...] = (),
     date_order: str = "MDY",
+    interval_style: str = "postgres",
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     views_read: list[tuple[str, str | None]] = []
@@ -142,7 +143,7 @@ def bind_query(
         views_read = ast.meta.get(VIEWS_READ, [])
     original = ast
     ast = shape_values(ast.copy())
-    check_literal_casts(ast, date_order)
+    check_literal_casts(ast, date_order, interval_style)
     for node in base_tables(ast):
         strip_schema(node)
         if not node.alias:

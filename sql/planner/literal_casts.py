@@ -13,7 +13,7 @@ import re
 
 from sqlglot import exp
 
-from sql.common import date_input
+from sql.common import date_input, interval_input
 from storage.errors import FeatureNotSupported, InvalidTextRepresentation
 
 DT = exp.DataType.Type
@@ -39,9 +39,17 @@ def _boolean(text: str) -> bool | None:
 _DATETIMES = (DT.DATE, DT.TIMESTAMP, DT.TIMESTAMPNTZ, DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ)
 
 
-def check_literal_casts(ast: exp.Expr, date_order: str = "MDY") -> None:
+def check_literal_casts(
+    ast: exp.Expr, date_order: str = "MDY", interval_style: str = "postgres"
+) -> None:
     """Refuse or resolve string constants cast to integer, boolean and money, and spell
-    date and timestamp constants as ISO (read in ``date_order``, DateStyle's), in place."""
+    date and timestamp constants as ISO (read in ``date_order``, DateStyle's) and interval
+    constants as DuckDB reads them (``interval_input``), in place."""
+    sql_standard = interval_style == "sql_standard"
+    for interval in list(ast.find_all(exp.Interval)):
+        literal = interval.this
+        if interval.unit is None and isinstance(literal, exp.Literal) and literal.is_string:
+            _spell_interval(literal, sql_standard)
     for cast in list(ast.find_all(exp.Cast)):
         target = cast.to.this
         if target is DT.MONEY:
@@ -50,6 +58,9 @@ def check_literal_casts(ast: exp.Expr, date_order: str = "MDY") -> None:
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             continue
         text = literal.name
+        if target is DT.INTERVAL:
+            _spell_interval(literal, sql_standard)
+            continue
         if target in _DATETIMES:
             iso = date_input.iso_spelling(text, date_order)
             if iso is not None:
@@ -85,3 +96,9 @@ def spell_compared_dates(ast: exp.Expr, date_order: str) -> None:
                 iso = date_input.iso_spelling(operand.name, date_order)
                 if iso is not None:
                     operand.replace(exp.Literal.string(iso))
+
+
+def _spell_interval(literal: exp.Literal, sql_standard: bool) -> None:
+    spelled = interval_input.duckdb_spelling(literal.name, sql_standard)
+    if spelled is not None:
+        literal.replace(exp.Literal.string(spelled))

@@ -145,6 +145,7 @@ class Session:
         self._cursors = cursors.Cursors()
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         self._runner.date_order = date_styles.parse(self.settings.get("DateStyle")).order
+        self._runner.interval_style = self.settings.get("IntervalStyle")
         self._modes = TransactionModes(self.settings)
         self.process_id = 0
         """The backend process ID the server gave the connection (NotificationResponse)."""
@@ -377,12 +378,13 @@ class Session:
         return result
 
     def _follow_settings(self) -> None:
-        """Give the runner the TimeZone and DateStyle a SET may have changed; plans read
-        date constants in DateStyle's order, so a new order plans them again."""
+        """Give the runner the TimeZone, DateStyle and IntervalStyle a SET may have changed;
+        plans read date and interval constants in the styles, so a new style plans again."""
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
         order = date_styles.parse(self.settings.get("DateStyle")).order
-        if order != self._runner.date_order:
-            self._runner.date_order = order
+        interval_style = self.settings.get("IntervalStyle")
+        if (order, interval_style) != (self._runner.date_order, self._runner.interval_style):
+            self._runner.date_order, self._runner.interval_style = order, interval_style
             self._plan_cache = PlanCache()
 
     def _output_styles(self, result: Result) -> None:

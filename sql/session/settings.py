@@ -256,7 +256,12 @@ SETTINGS: dict[str, Setting] = {
         Setting("default_transaction_read_only", "off", reported=True, validate=_bool_setting),
         Setting("in_hot_standby", "off", reported=True, read_only=True),
         Setting("integer_datetimes", "on", reported=True, read_only=True),
-        Setting("IntervalStyle", "postgres", reported=True, validate=_one_of("postgres")),
+        Setting(
+            "IntervalStyle",
+            "postgres",
+            reported=True,
+            validate=_one_of("postgres", "postgres_verbose", "sql_standard", "iso_8601"),
+        ),
         Setting("is_superuser", "on", reported=True, read_only=True),
         Setting("server_encoding", "UTF8", reported=True, read_only=True),
         Setting("server_version", SERVER_VERSION, reported=True, read_only=True),

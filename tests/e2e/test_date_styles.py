@@ -1,0 +1,136 @@
+"""DateStyle and IntervalStyle through psycopg and psql, side by side with PostgreSQL 15.
+
+The corpus (tests/sql/corpus/datetime_styles.sql) compares the text of query
+results; these tests cover what it cannot see: the ParameterStatus a SET and a
+startup option send, binary results (unaffected by either style), COPY's
+text, and libpq's PGDATESTYLE.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+TABLE = """
+create table styled (id int primary key, d date, ts timestamp, tz timestamptz, iv interval)
+"""
+ROWS = """
+insert into styled values
+  (1, '2024-01-02', '2024-01-02 03:04:05.5', '2024-07-02 03:04:05+00', '1 year 2 mons 3 days 04:05:06.5'),
+  (2, '0044-03-15 BC', '0044-03-15 12:00:00 BC', '4713-01-01 00:00:00+00 BC', '-1 day +02:00:00'),
+  (3, 'infinity', '-infinity', 'infinity', '-3 years -4 mons'),
+  (4, null, null, null, null)
+"""
+STYLES = ["ISO, MDY", "SQL, DMY", "Postgres, MDY", "German", "SQL, YMD"]
+INTERVAL_STYLES = ["postgres", "postgres_verbose", "sql_standard", "iso_8601"]
+
+
+@pytest.fixture
+def both(nyala_server, postgres_server):
+    conns = []
+    for server in (nyala_server, postgres_server):
+        conn = psycopg.connect(server.dsn, autocommit=True)
+        conn.execute("drop table if exists styled")
+        conn.execute(TABLE)
+        conn.execute(ROWS)
+        conn.execute("set timezone = 'America/New_York'")
+        conns.append(conn)
+    yield conns
+    for conn in conns:
+        conn.execute("drop table if exists styled")
+        conn.close()
+
+
+def _text_rows(conn: psycopg.Connection, sql: str) -> list[tuple[str | None, ...]]:
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        result = cur.pgresult
+        assert result is not None
+        return [
+            tuple(
+                None if (v := result.get_value(r, c)) is None else v.decode()
+                for c in range(result.nfields)
+            )
+            for r in range(result.ntuples)
+        ]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_set_date_style_reports_and_spells_as_postgresql(both, style):
+    answers = []
+    for conn in both:
+        conn.execute(f"set datestyle = '{style}'")
+        answers.append(
+            (
+                conn.info.parameter_status("DateStyle"),
+                _text_rows(conn, "select id, d, ts, tz from styled order by id"),
+            )
+        )
+    assert answers[0] == answers[1]
+    assert answers[0][0] == style if "," in style else answers[0][0].startswith(style)
+
+
+@pytest.mark.parametrize("style", INTERVAL_STYLES)
+def test_set_interval_style_reports_and_spells_as_postgresql(both, style):
+    answers = []
+    for conn in both:
+        conn.execute(f"set intervalstyle = '{style}'")
+        answers.append(
+            (
+                conn.info.parameter_status("IntervalStyle"),
+                _text_rows(conn, "select id, iv from styled order by id"),
+            )
+        )
+    assert answers[0] == answers[1]
+    assert answers[0][0] == style
+
+
+def test_binary_results_do_not_follow_the_styles(both):
+    answers = []
+    for conn in both:
+        conn.execute("set datestyle = 'Postgres, DMY'")
+        conn.execute("set intervalstyle = 'sql_standard'")
+        with conn.cursor(binary=True) as cur:
+            cur.execute("select id, d, ts, tz from styled where id in (1, 4) order by id")
+            answers.append(cur.fetchall())
+    assert answers[0] == answers[1]
+    assert answers[0][0][1].isoformat() == "2024-01-02"
+
+
+def test_copy_to_stdout_text_follows_date_style(both):
+    outputs = []
+    for conn in both:
+        conn.execute("set datestyle = 'SQL, DMY'")
+        with conn.cursor() as cur:
+            with cur.copy("copy (select id, d, ts, tz from styled order by id) to stdout") as copy:
+                outputs.append(b"".join(bytes(block) for block in copy))
+    assert outputs[0] == outputs[1]
+    assert b"02/01/2024" in outputs[0]
+
+
+@pytest.mark.parametrize("how", ["options", "PGDATESTYLE"])
+def test_date_style_at_connection_start(nyala_server, postgres_server, psql, how):
+    answers = []
+    for server in (nyala_server, postgres_server):
+        env = dict(os.environ)
+        if how == "options":
+            env["PGOPTIONS"] = "-c DateStyle=German -c IntervalStyle=iso_8601"
+        else:
+            env["PGDATESTYLE"] = "Postgres, DMY"
+        fields = dict(part.split("=", 1) for part in server.dsn.split())
+        done = subprocess.run(
+            [
+                psql, "-X", "-A", "-t", "-h", fields["host"], "-p", fields["port"],
+                "-U", fields["user"], "-d", fields["dbname"], "-c",
+                "show datestyle", "-c", "select '2024-01-02 03:04:05'::timestamp, "
+                "'01/02/2024'::date, interval '1 day 2 hours'",
+            ],
+            env=env, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        answers.append(done.stdout)
+    assert answers[0] == answers[1]

@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 _MICROS = {"H": 3_600_000_000, "M": 60_000_000, "S": 1_000_000}
 _ISO_PART = re.compile(r"([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)([YMWDHS])")
 _ISO_ALTERNATIVE = re.compile(
-    r"^P([+-]?\d+)-(\d+)-(\d+)(?:T(\d+):(\d+):(\d+(?:\.\d*)?))?$", re.IGNORECASE
+    r"^P([+-]?\d+)-(\d+)-(\d+)(?:T(\d+):(\d+):(\d+(?:\.\d*)?))?$"
 )
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 _YEAR_MONTH = re.compile(r"^([+-]?)(\d+)-(\d+)$")
@@ -74,7 +74,7 @@ class _Value:
 def duckdb_spelling(text: str, sql_standard: bool = False) -> str | None:
     """``text`` as DuckDB reads it exactly, or None to leave it as it is."""
     stripped = text.strip()
-    if stripped[:1] in ("P", "p"):
+    if stripped[:1] == "P":
         return _iso_8601(stripped[1:], stripped)
     return _fields(stripped, sql_standard)
 
@@ -90,7 +90,7 @@ def _iso_8601(body: str, text: str) -> str | None:
             if amount:
                 value.add("micros", Decimal(amount) * _MICROS[unit])
         return value.spelled()
-    date_part, _, time_part = body.upper().partition("T")
+    date_part, _, time_part = body.partition("T")
     if not body or (not date_part and not time_part):
         return None
     for part, is_time in ((date_part, False), (time_part, True)):

@@ -256,6 +256,15 @@ class NyalaParser(PostgresParser):
             self.raise_error("Expecting a value")
         return bound
 
+    def _parse_interval_span(
+        self, this: exp.Expr, parse_function_unit: bool = True
+    ) -> exp.Interval:
+        """``INTERVAL 'P0001-02-03T04:05:06'``: an ISO 8601 string is one value, not a
+        number and a unit as sqlglot would split it (``sql.common.interval_input`` reads it)."""
+        if this is not None and this.is_string and this.name.startswith("P"):
+            return self.expression(exp.Interval(this=this))
+        return super()._parse_interval_span(this, parse_function_unit)
+
     def _parse_number(self) -> exp.Expr | None:
         number = self._parse_primary()
         if not isinstance(number, exp.Literal) or number.is_string:

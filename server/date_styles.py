@@ -27,6 +27,9 @@ _ISO = (
 _MONTHS = pa.array(
     ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 )
+_EARLIEST_MICROS = (
+    dt.datetime(1, 1, 2, tzinfo=dt.UTC) - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+) // dt.timedelta(microseconds=1)
 _WEEKDAYS = pa.array(["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"])
 
 
@@ -108,6 +111,8 @@ def _abbreviations(offsets: pa.Array, zone: str | None, micros: np.ndarray | Non
 def _abbreviation(offset: str, zone: str, micros: int) -> str:
     if zone == "UTC":
         return "UTC"
+    # Python's datetimes begin at 1 AD; before it a zone keeps its earliest rule (LMT).
+    micros = max(micros, _EARLIEST_MICROS)
     try:
         instant = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=micros)
         name = instant.astimezone(zoneinfo.ZoneInfo(zone)).tzname()

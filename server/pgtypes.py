@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from server import bc_dates, intervals
 from server import date_styles as server_date_styles
-from server import intervals
 from server.codec import ColumnValues, encode_data_rows
 from sql.common import date_styles
 from storage.errors import (
@@ -560,7 +560,8 @@ def _text_numeric(array: pa.Array) -> pa.Array:
 def _text_date(array: pa.Array) -> pa.Array:
     if not pa.types.is_date32(array.type):
         array = pc.cast(array, pa.date32())
-    return _with_infinities(array, _numbers(array, pa.date32()), _DATE_INFINITY, _text)
+    text = _with_infinities(array, _numbers(array, pa.date32()), _DATE_INFINITY, _text)
+    return bc_dates.with_era(text)
 
 
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
@@ -580,10 +581,12 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
     """
     if pa.types.is_timestamp(array.type):
         raw = _numbers(array, array.type)
-        return _with_infinities(
+        text = _with_infinities(
             array, raw, _TIMESTAMP_INFINITY, lambda a: _text_finite_timestamp(a, with_zone)
         )
-    return _text_finite_timestamp(array, with_zone)
+    else:
+        text = _text_finite_timestamp(array, with_zone)
+    return bc_dates.with_era(text)
 
 
 def _text_finite_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:

@@ -7,7 +7,9 @@ taking three numeric fields as month/day/year, day/month/year or
 year/month/day as ``DateStyle`` orders them (a first field of more than two
 digits is always a year), and a two-digit year as 1970-2069.  ``iso_spelling``
 rewrites such a value to the ISO spelling DuckDB reads, keeping the time, zone
-and era words; a day or month out of range fails with 22008 as there.
+and zone words; a day or month out of range fails with 22008 as there.  A ``BC``
+date (``0044-03-15 BC``) becomes DuckDB's astronomical year (``-0043-03-15``: 1 BC
+is year 0), and one before 4714-11-24 BC, where PostgreSQL's dates begin, is 22008.
 Anything it does not recognise is left to DuckDB unchanged.
 """
 
@@ -33,14 +35,16 @@ _ISO_START = re.compile(r"^\s*[+-]?\d{3,}-\d{1,2}-\d{1,2}(?:$|[\sT])")
 _TIME = re.compile(r"^\d{1,2}:\d\d(?::\d\d(?:\.\d*)?)?(?:[+-]\d{1,2}(?::?\d\d){0,2})?$")
 _ZONE = re.compile(r"^(?:[+-]\d{1,2}(?::?\d\d){0,2}|[a-z][a-z0-9_/+-]*)$", re.IGNORECASE)
 _SEPARATED = re.compile(r"^[a-z0-9]+(?:[/.-][a-z0-9]+){1,2}$", re.IGNORECASE)
+_FIRST_DAY = (-4713, 11, 24)
+"""4714-11-24 BC, the first day PostgreSQL's dates and timestamps hold (Julian day 0)."""
 _SPECIAL = {"now", "today", "tomorrow", "yesterday", "epoch", "infinity", "-infinity", "allballs"}
 
 
 def iso_spelling(text: str, order: str) -> str | None:
     """``text`` spelt as ISO for DuckDB, or None to leave it as it is."""
-    if _ISO_START.match(text):
-        return None
     words = text.replace(",", " ").split()
+    if _ISO_START.match(text) and not any(w.lower() == "bc" for w in words):
+        return None
     if not words or any(w.lower() in _SPECIAL for w in words):
         return None
     fields: list[str] = []
@@ -68,19 +72,33 @@ def iso_spelling(text: str, order: str) -> str | None:
             zone = word
         else:
             return None
-    ymd = _date_fields(fields, month, order, text)
+    ymd = _date_fields(fields, month, order, text, adjust_years=not era)
     if ymd is None:
         return None
     year, mon, day = ymd
     if not 1 <= mon <= 12 or not 1 <= day <= _days_in(year, mon, bool(era)):
         raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
-    spelled = f"{year:04d}-{mon:02d}-{day:02d}"
-    return spelled + (f" {time}" if time else "") + (f" {zone}" if zone else "") + era
+    if era:
+        year = 1 - year  # DuckDB counts years astronomically: 1 BC is year 0
+    if (year, mon, day) < _FIRST_DAY:
+        raise DatetimeFieldOverflow(f'date out of range: "{text}"')
+    spelled = (
+        f"{year:04d}-{mon:02d}-{day:02d}" if year >= 0 else f"-{-year:04d}-{mon:02d}-{day:02d}"
+    )
+    return spelled + (f" {time}" if time else "") + (f" {zone}" if zone else "")
 
 
 def _date_fields(
-    fields: list[str], month: int | None, order: str, text: str
+    fields: list[str], month: int | None, order: str, text: str, adjust_years: bool
 ) -> tuple[int, int, int] | None:
+    """Year, month and day; ``adjust_years`` reads a two-digit year as 1970-2069 (not BC)."""
+
+    def _year(digits: str) -> int:
+        year = int(digits)
+        if len(digits) <= 2 and adjust_years:
+            year += 2000 if year < 70 else 1900
+        return year
+
     if month is not None and len(fields) == 2:
         first, second = fields
         if len(first) > 2 or (order == "YMD" and len(second) <= 2):
@@ -99,13 +117,6 @@ def _date_fields(
     if order == "DMY":
         return _year(third), int(second), int(first)
     return _year(third), int(first), int(second)
-
-
-def _year(digits: str) -> int:
-    year = int(digits)
-    if len(digits) <= 2:
-        year += 2000 if year < 70 else 1900
-    return year
 
 
 def _days_in(year: int, month: int, before_christ: bool) -> int:

@@ -32,6 +32,8 @@ _WEEKDAYS = {
     for name in (calendar.day_name[day].lower(), calendar.day_abbr[day].lower())
 } | {"tues", "wednes", "thur", "thurs"}
 _ISO_START = re.compile(r"^\s*[+-]?\d{3,}-\d{1,2}-\d{1,2}(?:$|[\sT])")
+_YEAR_ZERO = re.compile(r"^\s*0+-")
+"""PostgreSQL has no year 0 (1 BC precedes 1 AD); DuckDB would read it as 1 BC."""
 _TIME = re.compile(r"^\d{1,2}:\d\d(?::\d\d(?:\.\d*)?)?(?:[+-]\d{1,2}(?::?\d\d){0,2})?$")
 _ZONE = re.compile(r"^(?:[+-]\d{1,2}(?::?\d\d){0,2}|[a-z][a-z0-9_/+-]*)$", re.IGNORECASE)
 _SEPARATED = re.compile(r"^[a-z0-9]+(?:[/.-][a-z0-9]+){1,2}$", re.IGNORECASE)
@@ -44,6 +46,8 @@ def iso_spelling(text: str, order: str) -> str | None:
     """``text`` spelt as ISO for DuckDB, or None to leave it as it is."""
     words = text.replace(",", " ").split()
     if _ISO_START.match(text) and not any(w.lower() == "bc" for w in words):
+        if _YEAR_ZERO.match(text):
+            raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
         return None
     if not words or any(w.lower() in _SPECIAL for w in words):
         return None

@@ -17,14 +17,18 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 TABLE = """
-create table styled (id int primary key, d date, ts timestamp, tz timestamptz, iv interval)
+create table styled (id int primary key, d date, ts timestamp, tz timestamptz)
 """
 ROWS = """
 insert into styled values
-  (1, '2024-01-02', '2024-01-02 03:04:05.5', '2024-07-02 03:04:05+00', '1 year 2 mons 3 days 04:05:06.5'),
-  (2, '0044-03-15 BC', '0044-03-15 12:00:00 BC', '4713-01-01 00:00:00+00 BC', '-1 day +02:00:00'),
-  (3, 'infinity', '-infinity', 'infinity', '-3 years -4 mons'),
-  (4, null, null, null, null)
+  (1, '2024-01-02', '2024-01-02 03:04:05.5', '2024-07-02 03:04:05+00'),
+  (2, '0044-03-15 BC', '0044-03-15 12:00:00 BC', '4713-01-01 00:00:00+00 BC'),
+  (3, 'infinity', '-infinity', 'infinity'),
+  (4, null, null, null)
+"""
+INTERVALS = """
+select x from (values (interval '1 year 2 mons 3 days 04:05:06.5'), ('-1 day +02:00:00'::interval),
+  ('-3 years -4 mons'::interval), ('P1Y2M3DT4H5M6.25S'::interval), ('0'::interval), (null)) v(x)
 """
 STYLES = ["ISO, MDY", "SQL, DMY", "Postgres, MDY", "German", "SQL, YMD"]
 INTERVAL_STYLES = ["postgres", "postgres_verbose", "sql_standard", "iso_8601"]
@@ -83,7 +87,7 @@ def test_set_interval_style_reports_and_spells_as_postgresql(both, style):
         answers.append(
             (
                 conn.info.parameter_status("IntervalStyle"),
-                _text_rows(conn, "select id, iv from styled order by id"),
+                _text_rows(conn, INTERVALS),
             )
         )
     assert answers[0] == answers[1]
@@ -100,6 +104,20 @@ def test_binary_results_do_not_follow_the_styles(both):
             answers.append(cur.fetchall())
     assert answers[0] == answers[1]
     assert answers[0][0][1].isoformat() == "2024-01-02"
+
+
+def test_bc_values_in_binary_are_postgresql_bytes(both):
+    """Binary date and timestamp values count days and microseconds from 2000-01-01, BC too;
+    the raw bytes are compared (Python's dates cannot hold a BC date)."""
+    answers = []
+    for conn in both:
+        with conn.cursor(binary=True) as cur:
+            cur.execute("select d, ts, tz from styled where id = 2")
+            result = cur.pgresult
+            assert result is not None
+            answers.append([result.get_value(0, c) for c in range(3)])
+    assert answers[0] == answers[1]
+    assert int.from_bytes(answers[0][0], "big", signed=True) < -730_000
 
 
 def test_copy_to_stdout_text_follows_date_style(both):

@@ -260,7 +260,11 @@ def _decode_timestamp(text: str) -> dt.datetime:
 
 def _decode_timestamptz(text: str) -> dt.datetime:
     wall, zone = _parse_datetime(text, TypeOid.TIMESTAMPTZ)
-    return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+    try:
+        return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+    except OverflowError:
+        # The instant falls outside 1-9999 AD in UTC, which a Python datetime cannot hold.
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"') from None
 
 
 _TEXT_DECODERS: dict[int, Callable[[str], object]] = {

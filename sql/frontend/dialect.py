@@ -259,9 +259,21 @@ class NyalaParser(PostgresParser):
     def _parse_interval_span(
         self, this: exp.Expr, parse_function_unit: bool = True
     ) -> exp.Interval:
-        """``INTERVAL 'P0001-02-03T04:05:06'``: an ISO 8601 string is one value, not a
-        number and a unit as sqlglot would split it (``sql.common.interval_input`` reads it)."""
-        if this is not None and this.is_string and this.name.startswith("P"):
+        """``INTERVAL 'P0001-02-03T04:05:06'`` or ``INTERVAL '-1 day +02:00:00'``: a string
+        that is not one number and unit is one value (``sql.common.interval_input`` reads
+        it), not the first number and unit sqlglot would keep, dropping the rest."""
+        if (
+            this is not None
+            and this.is_string
+            and (
+                this.name.startswith("P")
+                or (
+                    exp.INTERVAL_STRING_RE.fullmatch(this.name) is None
+                    and exp.INTERVAL_STRING_RE.match(this.name) is not None
+                    and not self._at(TokenType.VAR)
+                )
+            )
+        ):
             return self.expression(exp.Interval(this=this))
         return super()._parse_interval_span(this, parse_function_unit)
 

@@ -415,3 +415,9 @@ SELECT id, tz FROM ancient ORDER BY id;
 RESET DateStyle;
 SELECT id, tz FROM ancient ORDER BY id;
 RESET TimeZone;
+-- INTERVAL 'string' literals with several fields are read whole, not cut after the first.
+SELECT interval '-1 day +02:00:00', interval '3 days 04:05', interval '1 day 2 hours';
+SELECT interval '1 year 2 mons 3 days 04:05:06.5', interval '2' hour, interval '1 day';
+SET IntervalStyle = iso_8601;
+SELECT interval '-1 day +02:00:00', interval '1-2', interval '@ 2 hours ago';
+RESET IntervalStyle;

@@ -269,7 +269,6 @@ class NyalaParser(PostgresParser):
                 this.name.startswith("P")
                 or (
                     exp.INTERVAL_STRING_RE.fullmatch(this.name) is None
-                    and exp.INTERVAL_STRING_RE.match(this.name) is not None
                     and not self._at(TokenType.VAR)
                 )
             )

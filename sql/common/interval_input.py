@@ -18,9 +18,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 _MICROS = {"H": 3_600_000_000, "M": 60_000_000, "S": 1_000_000}
 _ISO_PART = re.compile(r"([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)([YMWDHS])")
-_ISO_ALTERNATIVE = re.compile(
-    r"^P([+-]?\d+)-(\d+)-(\d+)(?:T(\d+):(\d+):(\d+(?:\.\d*)?))?$"
-)
+_ISO_ALTERNATIVE = re.compile(r"^P([+-]?\d+)-(\d+)-(\d+)(?:T(\d+):(\d+):(\d+(?:\.\d*)?))?$")
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 _YEAR_MONTH = re.compile(r"^([+-]?)(\d+)-(\d+)$")
 _CLOCK = re.compile(r"^([+-]?)(\d+):(\d+)(?::(\d+(?:\.\d*)?))?$")

@@ -52,9 +52,7 @@ class QueryRunner:
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
-        return bind_query(
-            ast, self.catalog, declared_oids, self.date_order, self.interval_style
-        )
+        return bind_query(ast, self.catalog, declared_oids, self.date_order, self.interval_style)
 
     def _cursor(
         self,

@@ -124,9 +124,9 @@ def test_copy_to_stdout_text_follows_date_style(both):
     outputs = []
     for conn in both:
         conn.execute("set datestyle = 'SQL, DMY'")
-        with conn.cursor() as cur:
-            with cur.copy("copy (select id, d, ts, tz from styled order by id) to stdout") as copy:
-                outputs.append(b"".join(bytes(block) for block in copy))
+        query = "copy (select id, d, ts, tz from styled order by id) to stdout"
+        with conn.cursor() as cur, cur.copy(query) as copy:
+            outputs.append(b"".join(bytes(block) for block in copy))
     assert outputs[0] == outputs[1]
     assert b"02/01/2024" in outputs[0]
 

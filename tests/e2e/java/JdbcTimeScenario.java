@@ -86,6 +86,10 @@ public final class JdbcTimeScenario {
                 }
             }
             print("text", texts(conn));
+            try (Statement st = conn.createStatement()) {
+                // PostgreSQL is shared by the session's tests: JdbcScenario lists its tables.
+                st.execute("drop table jdbc_times");
+            }
         }
     }
 

@@ -560,8 +560,9 @@ def _text_numeric(array: pa.Array) -> pa.Array:
 def _text_date(array: pa.Array) -> pa.Array:
     if not pa.types.is_date32(array.type):
         array = pc.cast(array, pa.date32())
-    text = _with_infinities(array, _numbers(array, pa.date32()), _DATE_INFINITY, _text)
-    return bc_dates.with_era(text)
+    days = _numbers(array, pa.date32())
+    text = _with_infinities(array, days, _DATE_INFINITY, _text)
+    return bc_dates.with_era(text, bc_dates.date_candidates(days[days != -_DATE_INFINITY]))
 
 
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
@@ -584,9 +585,10 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
         text = _with_infinities(
             array, raw, _TIMESTAMP_INFINITY, lambda a: _text_finite_timestamp(a, with_zone)
         )
-    else:
-        text = _text_finite_timestamp(array, with_zone)
-    return bc_dates.with_era(text)
+        micros = raw if array.type.unit == "us" else _numbers(array, pa.timestamp("us"))
+        early = bc_dates.timestamp_candidates(micros[micros != -_TIMESTAMP_INFINITY])
+        return bc_dates.with_era(text, early)
+    return bc_dates.with_era(_text_finite_timestamp(array, with_zone))
 
 
 def _text_finite_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:

@@ -26,6 +26,7 @@ import numpy as np
 
 from server.codec import decode_utf8
 from server.pgtypes import UNKNOWN
+from sql.common import date_input
 from storage.errors import (
     DatetimeFieldOverflow,
     FeatureNotSupported,
@@ -55,8 +56,11 @@ _PG_EPOCH_DATE = dt.date(2000, 1, 1)
 _PG_EPOCH = dt.datetime(2000, 1, 1)
 
 
-def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int = 1) -> object:
-    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes."""
+def decode_param(
+    data: bytes, type_oid: int, format_code: int, param_number: int = 1, date_order: str = "MDY"
+) -> object:
+    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes;
+    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does."""
     if format_code == 1:
         decoder = _BINARY_DECODERS.get(type_oid)
         if decoder is None:
@@ -69,7 +73,14 @@ def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int
             raise InvalidBinaryRepresentation(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
-    return _TEXT_DECODERS.get(type_oid, _identity)(decode_utf8(data))
+    text = decode_utf8(data)
+    if type_oid in _DATETIME_OIDS and not _ERA.search(text):
+        text = date_input.iso_spelling(text, date_order) or text
+    return _TEXT_DECODERS.get(type_oid, _identity)(text)
+
+
+_DATETIME_OIDS = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))
+_ERA = re.compile(r"\b(BC|AD)\s*$", re.IGNORECASE)
 
 
 def _identity(text: str) -> str:

@@ -8,6 +8,7 @@ text, and libpq's PGDATESTYLE.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 
@@ -152,3 +153,30 @@ def test_date_style_at_connection_start(nyala_server, postgres_server, psql, how
         )  # fmt: skip
         answers.append(done.stdout)
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("style", ["ISO, MDY", "SQL, DMY", "German, YMD"])
+def test_text_parameters_are_read_in_the_date_order(both, style):
+    """A bind parameter's text is read as the date or timestamp type PostgreSQL infers, in
+    DateStyle's field order (22008 where that order makes it impossible, as there)."""
+    values = ["01/02/03", "02.01.2024 10:00", "Jan 2 2024 10:00 UTC", "2024-01-02", "13/01/2024"]
+    types = ["date", "timestamp", "timestamptz", "date", "date"]
+    answers = []
+    for conn in both:
+        conn.execute(f"set datestyle = '{style}'")
+        outcomes: list[object] = []
+        for value, type_name in zip(values, types, strict=True):
+            try:
+                with conn.cursor(binary=True) as cur:
+                    cur.execute(f"select %s::{type_name}", [value])
+                    outcomes.append(cur.fetchone())
+            except psycopg.Error as exc:
+                outcomes.append(exc.sqlstate)
+        conn.execute("insert into styled values (10, %s, %s, null)", ["03/04/05", "05/06/07 07:08"])
+        with conn.cursor(binary=True) as cur:
+            cur.execute("select d, ts from styled where id = 10")
+            outcomes.append(cur.fetchone())
+        conn.execute("delete from styled where id = 10")
+        answers.append(outcomes)
+    assert answers[0] == answers[1]
+    assert answers[0][4] == ((dt.date(2024, 1, 13),) if "DMY" in style else "22008")

@@ -5,8 +5,10 @@ Decimal, str, bytes, bool, ``datetime.date``, a naive ``datetime`` for
 timestamp and a UTC-aware one for timestamptz.  Text input follows
 PostgreSQL's input functions closely enough for drivers: pgjdbc's OID-0
 ``'2024-01-02 03:04:05+00'`` and ``'2024-01-02 +00'``, psycopg's OID-0 strings
-(which stay str when the SQL layer could not infer a type), boolean
-spellings and prefixes.  Values that do not parse raise PostgreSQL's
+(which stay str when the SQL layer could not infer a type), dates in the
+session's DateStyle order (``01/02/2024``, via ``sql.common.date_input``), boolean
+spellings and prefixes.  A BC date or a timestamptz outside 1-9999 AD in UTC is
+22008: a Python datetime cannot hold it.  Values that do not parse raise PostgreSQL's
 SQLSTATE: 22P02 (22007/22008 for dates and times, 22023 for bad hex), 22003
 out of range, 22P03 for malformed binary.  Parameters are few, so this is
 per-value Python.

@@ -180,3 +180,25 @@ def test_text_parameters_are_read_in_the_date_order(both, style):
         answers.append(outcomes)
     assert answers[0] == answers[1]
     assert answers[0][4] == ((dt.date(2024, 1, 13),) if "DMY" in style else "22008")
+
+
+def test_parameter_status_follows_set_local_set_config_rollback_and_reset(both):
+    answers = []
+    for conn in both:
+        seen = [conn.info.parameter_status("DateStyle")]
+        with conn.transaction():
+            conn.execute("set local datestyle = 'German'")
+            seen.append(conn.info.parameter_status("DateStyle"))
+        seen.append(conn.info.parameter_status("DateStyle"))
+        conn.execute("select set_config('DateStyle', 'SQL, DMY', false)")
+        seen.append(conn.info.parameter_status("DateStyle"))
+        conn.execute("begin")
+        conn.execute("set datestyle = 'Postgres'")
+        seen.append(conn.info.parameter_status("DateStyle"))
+        conn.execute("rollback")
+        seen.append(conn.info.parameter_status("DateStyle"))
+        conn.execute("reset all")
+        seen.append(conn.info.parameter_status("DateStyle"))
+        answers.append(seen)
+    assert answers[0] == answers[1]
+    assert answers[0][1:5] == ["German, DMY", "ISO, MDY", "SQL, DMY", "Postgres, DMY"]

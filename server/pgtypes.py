@@ -199,6 +199,7 @@ _NUMPY_TYPES = {
     pa.float32(): np.float32,
     pa.float64(): np.float64,
     pa.date32(): np.int32,
+    pa.time64("us"): np.int64,
 }
 
 
@@ -565,6 +566,20 @@ def _text_date(array: pa.Array) -> pa.Array:
     return bc_dates.with_era(text, bc_dates.date_candidates(days[days != -_DATE_INFINITY]))
 
 
+_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"(\.\d*[1-9])0+$|\.0+$", r"\1")
+
+
+def _text_time(array: pa.Array) -> pa.Array:
+    """time_out: Arrow's six fraction digits without their trailing zeros (and point)."""
+    return pc.replace_substring_regex(_text(array), options=_FRACTION_ZEROS)
+
+
+def _binary_time(array: pa.Array) -> ColumnValues:
+    """time_send: int64 microseconds since midnight."""
+    micros = _numbers(_cast(array, pa.time64("us")), pa.time64("us"))
+    return _from_fixed(micros.astype(">i8"), array)
+
+
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
 _TRAILING_FRACTION_ZEROS_UTC = pc.ReplaceSubstringOptions(r"\.?0*$", "+00")
 _ISO_TIMESTAMP_WIDTH = len("2000-01-01 00:00:00.000000")
@@ -685,6 +700,7 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     TypeOid.VARCHAR: _fallback_text,
     TypeOid.NAME: _fallback_text,
     TypeOid.DATE: _text_date,
+    TypeOid.TIME: _text_time,
     TypeOid.TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
     TypeOid.TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
     TypeOid.INTERVAL: intervals.text_interval,
@@ -700,6 +716,7 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.FLOAT8: _binary_fixed(pa.float64(), ">f8"),
     TypeOid.NUMERIC: _binary_numeric,
     TypeOid.DATE: _binary_date,
+    TypeOid.TIME: _binary_time,
     TypeOid.TIMESTAMP: _binary_timestamp(None),
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
     TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),

@@ -421,3 +421,14 @@ SELECT interval '1 year 2 mons 3 days 04:05:06.5', interval '2' hour, interval '
 SET IntervalStyle = iso_8601;
 SELECT interval '-1 day +02:00:00', interval '1-2', interval '@ 2 hours ago';
 RESET IntervalStyle;
+-- time results: the same in every DateStyle, trailing fraction zeros dropped.
+SELECT '12:34:56'::time, '12:34:56.120'::time, '00:00:00'::time, '23:59:59.999999'::time;
+SELECT time '01:02:03.5', '2024-01-02 03:04:05.25'::timestamp::time, NULL::time;
+SELECT '12:00'::time < '13:00'::time, '12:00'::time + interval '90 minutes';
+SET DateStyle = 'SQL, DMY';
+SELECT '12:34:56.5'::time, '2024-01-02 03:04:05'::timestamp::time;
+SET DateStyle = 'Postgres';
+SELECT '12:34:56.5'::time;
+RESET DateStyle;
+SELECT '25:00:00'::time;
+SELECT '12:60:00'::time;

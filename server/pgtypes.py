@@ -10,7 +10,8 @@ Text output matches PostgreSQL 15 with ``extra_float_digits`` 1 and
 ``DateStyle`` ISO (other styles: ``date_styles``); a ``timestamptz`` is written in the zone its Arrow type
 carries (the session's ``TimeZone``, set by sql/), UTC when none.  Binary output follows each type's
 ``*send`` function: integers and floats big-endian, ``date`` as int32 days and
-``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``numeric`` as
+``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``time`` as int64
+microseconds since midnight, ``numeric`` as
 base-10000 digits.  Any OID without an encoder here is sent as Arrow's text
 rendering, in both formats.  Bind parameters go the other way in ``params``.
 """

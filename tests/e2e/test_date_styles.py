@@ -202,3 +202,18 @@ def test_parameter_status_follows_set_local_set_config_rollback_and_reset(both):
         answers.append(seen)
     assert answers[0] == answers[1]
     assert answers[0][1:5] == ["German, DMY", "ISO, MDY", "SQL, DMY", "Postgres, DMY"]
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_time_results_are_postgresqls_time_in_every_style(both, binary):
+    answers = []
+    for conn in both:
+        conn.execute("set datestyle = 'Postgres, DMY'")
+        with conn.cursor(binary=binary) as cur:
+            cur.execute(
+                "select '12:34:56.5'::time, '00:00'::time, '2024-01-02 03:04:05.25'::timestamp::time,"
+                " null::time"
+            )
+            answers.append((cur.fetchone(), [d.type_code for d in cur.description]))
+    assert answers[0] == answers[1]
+    assert answers[0][1] == [1083] * 4

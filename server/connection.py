@@ -49,6 +49,7 @@ from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
+from sql.common import date_styles
 from sql.common.result import PreparedStatement, Result
 from sql.execution.backends import ClientLink
 from storage.errors import (
@@ -656,8 +657,10 @@ class Connection:
                 f'"{message.statement}" requires {expected}'
             )
         formats = resolve_formats(message.param_formats, expected, "parameter")
+        session = self._session
+        order = date_styles.parse(session.settings.get("DateStyle")).order if session else "MDY"
         return [
-            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1)
+            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1, order)
             for idx, (raw, oid, fmt) in enumerate(
                 zip(message.params, statement.param_oids, formats, strict=True)
             )

@@ -176,7 +176,9 @@ class CopyOutStream(ResultStream):
         columns = self.result.columns or ()
         cells = [
             self._format_cell(
-                pgtypes.text_column(batch.column(i), oid).cast(pa.string()),
+                pgtypes.text_column(
+                    batch.column(i), oid, self.result.date_style, self.result.interval_style
+                ).cast(pa.string()),
                 force=force_all or columns[i].name in forced,
             )
             for i, oid in enumerate(self.type_oids)

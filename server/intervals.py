@@ -1,5 +1,5 @@
-"""``interval`` results on the wire: PostgreSQL's text spelling (IntervalStyle postgres) and
-its binary form, from Arrow's month-day-nanosecond intervals.
+"""``interval`` results on the wire: PostgreSQL's text spelling in each IntervalStyle
+(postgres, postgres_verbose, sql_standard, iso_8601, as ``EncodeInterval``) and its binary form, from Arrow's month-day-nanosecond intervals.
 
 Arrow stores each value as (months int32, days int32, nanoseconds int64); both
 encodings read those three fields straight from the buffer as numpy columns.
@@ -57,12 +57,121 @@ def interval_text(months: int, days: int, micros: int) -> str:
     return text
 
 
-def text_interval(array: pa.Array) -> pa.Array:
+def _seconds(seconds: int, fraction: int, zero_fill: bool) -> str:
+    """AppendSeconds: whole seconds (two digits when ``zero_fill``), then the fraction's
+    significant digits."""
+    text = f"{seconds:02d}" if zero_fill else str(seconds)
+    return text + (f".{fraction:06d}".rstrip("0") if fraction else "")
+
+
+def _clock(micros: int) -> tuple[int, int, int, int]:
+    """Hours, minutes, seconds, microseconds of a time, each with the time's sign."""
+    sign = -1 if micros < 0 else 1
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hour, minute = divmod(minutes, 60)
+    return sign * hour, sign * minute, sign * second, sign * fraction
+
+
+def _month_parts(months: int) -> tuple[int, int]:
+    """Years and months with the sign of ``months`` (C's truncating division)."""
+    sign = -1 if months < 0 else 1
+    return sign * (abs(months) // 12), sign * (abs(months) % 12)
+
+
+def verbose_text(months: int, days: int, micros: int) -> str:
+    """IntervalStyle postgres_verbose: ``@ 1 year 2 mons -3 days 4 hours ago``."""
+    year, mon = _month_parts(months)
+    hour, minute, sec, fsec = _clock(micros)
+    state = {"zero": True, "before": False}
+    text = "@"
+    for value, unit in (
+        (year, "year"),
+        (mon, "mon"),
+        (days, "day"),
+        (hour, "hour"),
+        (minute, "min"),
+    ):
+        if value == 0:
+            continue
+        if state["zero"]:
+            state["before"], value = value < 0, abs(value)
+        elif state["before"]:
+            value = -value
+        text += f" {value} {unit}{'' if value == 1 else 's'}"
+        state["zero"] = False
+    if sec or fsec:
+        text += " "
+        if sec < 0 or (sec == 0 and fsec < 0):
+            if state["zero"]:
+                state["before"] = True
+            elif not state["before"]:
+                text += "-"
+        elif state["before"]:
+            text += "-"
+        text += _seconds(abs(sec), abs(fsec), False)
+        text += f" sec{'s' if abs(sec) != 1 or fsec else ''}"
+        state["zero"] = False
+    if state["zero"]:
+        text += " 0"
+    return text + (" ago" if state["before"] else "")
+
+
+def sql_standard_text(months: int, days: int, micros: int) -> str:
+    """IntervalStyle sql_standard: ``1-2``, ``3 4:05:06``, ``+1-2 -3 +4:05:06`` when mixed."""
+    year, mon = _month_parts(months)
+    hour, minute, sec, fsec = _clock(micros)
+    fields = (year, mon, days, hour, minute, sec, fsec)
+    negative, positive = any(f < 0 for f in fields), any(f > 0 for f in fields)
+    year_month, day_time = bool(year or mon), bool(days or micros)
+    standard = not (negative and positive) and not (year_month and day_time)
+    if not negative and not positive:
+        return "0"
+    if not standard:
+        year_sign = "-" if year < 0 or mon < 0 else "+"
+        day_sign = "-" if days < 0 else "+"
+        time_sign = "-" if micros < 0 else "+"
+        return (
+            f"{year_sign}{abs(year)}-{abs(mon)} {day_sign}{abs(days)} "
+            f"{time_sign}{abs(hour)}:{abs(minute):02d}:{_seconds(abs(sec), abs(fsec), True)}"
+        )
+    sign = "-" if negative else ""
+    if year_month:
+        return f"{sign}{abs(year)}-{abs(mon)}"
+    clock = f"{abs(hour)}:{abs(minute):02d}:{_seconds(abs(sec), abs(fsec), True)}"
+    return f"{sign}{abs(days)} {clock}" if days else f"{sign}{clock}"
+
+
+def iso_8601_text(months: int, days: int, micros: int) -> str:
+    """IntervalStyle iso_8601: ``P1Y2M3DT4H5M6.5S``, ``PT0S`` for zero."""
+    year, mon = _month_parts(months)
+    hour, minute, sec, fsec = _clock(micros)
+    if not (months or days or micros):
+        return "PT0S"
+    text = "P" + "".join(f"{v}{u}" for v, u in ((year, "Y"), (mon, "M"), (days, "D")) if v)
+    if micros:
+        text += "T" + "".join(f"{v}{u}" for v, u in ((hour, "H"), (minute, "M")) if v)
+    if sec or fsec:
+        text += ("-" if sec < 0 or fsec < 0 else "") + _seconds(abs(sec), abs(fsec), False) + "S"
+    return text
+
+
+_STYLES = {
+    "postgres": interval_text,
+    "postgres_verbose": verbose_text,
+    "sql_standard": sql_standard_text,
+    "iso_8601": iso_8601_text,
+}
+
+
+def text_interval(array: pa.Array, style: str = "postgres") -> pa.Array:
+    """The values in IntervalStyle ``style``."""
+    spell = _STYLES[style]
     fields = interval_fields(array)
     valid = array.is_valid().to_numpy(zero_copy_only=False)
     return pa.array(
         [
-            interval_text(int(f["months"]), int(f["days"]), int(f["nanos"]) // 1000) if ok else None
+            spell(int(f["months"]), int(f["days"]), int(f["nanos"]) // 1000) if ok else None
             for f, ok in zip(fields, valid, strict=True)
         ],
         pa.string(),

@@ -5,8 +5,10 @@ Decimal, str, bytes, bool, ``datetime.date``, a naive ``datetime`` for
 timestamp and a UTC-aware one for timestamptz.  Text input follows
 PostgreSQL's input functions closely enough for drivers: pgjdbc's OID-0
 ``'2024-01-02 03:04:05+00'`` and ``'2024-01-02 +00'``, psycopg's OID-0 strings
-(which stay str when the SQL layer could not infer a type), boolean
-spellings and prefixes.  Values that do not parse raise PostgreSQL's
+(which stay str when the SQL layer could not infer a type), dates in the
+session's DateStyle order (``01/02/2024``, via ``sql.common.date_input``), boolean
+spellings and prefixes.  A BC date or a timestamptz outside 1-9999 AD in UTC is
+22008: a Python datetime cannot hold it.  Values that do not parse raise PostgreSQL's
 SQLSTATE: 22P02 (22007/22008 for dates and times, 22023 for bad hex), 22003
 out of range, 22P03 for malformed binary.  Parameters are few, so this is
 per-value Python.
@@ -26,6 +28,7 @@ import numpy as np
 
 from server.codec import decode_utf8
 from server.pgtypes import UNKNOWN
+from sql.common import date_input
 from storage.errors import (
     DatetimeFieldOverflow,
     FeatureNotSupported,
@@ -55,8 +58,11 @@ _PG_EPOCH_DATE = dt.date(2000, 1, 1)
 _PG_EPOCH = dt.datetime(2000, 1, 1)
 
 
-def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int = 1) -> object:
-    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes."""
+def decode_param(
+    data: bytes, type_oid: int, format_code: int, param_number: int = 1, date_order: str = "MDY"
+) -> object:
+    """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes;
+    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does."""
     if format_code == 1:
         decoder = _BINARY_DECODERS.get(type_oid)
         if decoder is None:
@@ -69,7 +75,14 @@ def decode_param(data: bytes, type_oid: int, format_code: int, param_number: int
             raise InvalidBinaryRepresentation(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
-    return _TEXT_DECODERS.get(type_oid, _identity)(decode_utf8(data))
+    text = decode_utf8(data)
+    if type_oid in _DATETIME_OIDS and not _ERA.search(text):
+        text = date_input.iso_spelling(text, date_order) or text
+    return _TEXT_DECODERS.get(type_oid, _identity)(text)
+
+
+_DATETIME_OIDS = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))
+_ERA = re.compile(r"\b(BC|AD)\s*$", re.IGNORECASE)
 
 
 def _identity(text: str) -> str:
@@ -260,7 +273,11 @@ def _decode_timestamp(text: str) -> dt.datetime:
 
 def _decode_timestamptz(text: str) -> dt.datetime:
     wall, zone = _parse_datetime(text, TypeOid.TIMESTAMPTZ)
-    return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+    try:
+        return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+    except OverflowError:
+        # The instant falls outside 1-9999 AD in UTC, which a Python datetime cannot hold.
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"') from None
 
 
 _TEXT_DECODERS: dict[int, Callable[[str], object]] = {

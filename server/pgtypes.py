@@ -7,10 +7,11 @@ values.  Per-value Python is left only where no kernel exists: binary
 from PostgreSQL's, and types Arrow cannot cast to a string.
 
 Text output matches PostgreSQL 15 with ``extra_float_digits`` 1 and
-``DateStyle`` ISO; a ``timestamptz`` is written in the zone its Arrow type
+``DateStyle`` ISO (other styles: ``date_styles``); a ``timestamptz`` is written in the zone its Arrow type
 carries (the session's ``TimeZone``, set by sql/), UTC when none.  Binary output follows each type's
 ``*send`` function: integers and floats big-endian, ``date`` as int32 days and
-``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``numeric`` as
+``timestamp[tz]`` as int64 microseconds since 2000-01-01, ``time`` as int64
+microseconds since midnight, ``numeric`` as
 base-10000 digits.  Any OID without an encoder here is sent as Arrow's text
 rendering, in both formats.  Bind parameters go the other way in ``params``.
 """
@@ -26,8 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from server import intervals
+from server import bc_dates, intervals
+from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows
+from sql.common import date_styles
 from storage.errors import (
     NumericValueOutOfRange,
 )
@@ -73,29 +76,48 @@ def encode_rows(
     formats: Sequence[int],
     type_code: bytes = b"D",
     extra_float_digits: int = 1,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
 ) -> bytes:
     """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``.
 
     With ``type_code`` b"d" the same bytes are binary COPY tuples in CopyData messages.
     """
     columns = [
-        encode_column(batch.column(idx), type_oids[idx], formats[idx], extra_float_digits)
+        encode_column(
+            batch.column(idx),
+            type_oids[idx],
+            formats[idx],
+            extra_float_digits,
+            date_style,
+            interval_style,
+        )
         for idx in range(batch.num_columns)
     ]
     return encode_data_rows(columns, batch.num_rows, type_code)
 
 
-def text_column(array: pa.Array, type_oid: int) -> pa.Array:
+def text_column(
+    array: pa.Array,
+    type_oid: int,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
+) -> pa.Array:
     """One column's values in PostgreSQL's text output form, as a string array (nulls kept)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    return _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
+    return _styled_text(array, type_oid, date_style, interval_style)
 
 
 def encode_column(
-    array: pa.Array, type_oid: int, format_code: int, extra_float_digits: int = 1
+    array: pa.Array,
+    type_oid: int,
+    format_code: int,
+    extra_float_digits: int = 1,
+    date_style: str = date_styles.DEFAULT,
+    interval_style: str = "postgres",
 ) -> ColumnValues:
     """Encode one result column in text (0) or binary (1) format."""
     if isinstance(array, pa.ChunkedArray):
@@ -108,8 +130,30 @@ def encode_column(
         return _from_binary_array(
             _text_float_rounded(array, type_oid == TypeOid.FLOAT4, extra_float_digits)
         )
-    encoder = _TEXT_ENCODERS.get(type_oid, _fallback_text)
-    return _from_binary_array(encoder(array))
+    return _from_binary_array(_styled_text(array, type_oid, date_style, interval_style))
+
+
+def _styled_text(array: pa.Array, type_oid: int, date_style: str, interval_style: str) -> pa.Array:
+    """The text encoder's output, in the session's DateStyle and IntervalStyle."""
+    if type_oid == TypeOid.INTERVAL:
+        return intervals.text_interval(array, interval_style)
+    text = _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
+    style = date_styles.parse(date_style)
+    if style.style == "ISO" or type_oid not in _DATE_TYPES:
+        return text
+    zoned = type_oid == TypeOid.TIMESTAMPTZ and pa.types.is_timestamp(array.type)
+    return server_date_styles.restyle(
+        text,
+        style,
+        is_date=type_oid == TypeOid.DATE,
+        zone=(array.type.tz or "UTC") if zoned else None,
+        micros=_numbers(_cast(array, pa.timestamp("us", tz="UTC")), pa.timestamp("us", tz="UTC"))
+        if zoned
+        else None,
+    )
+
+
+_DATE_TYPES = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))
 
 
 def _from_binary_array(array: pa.Array) -> ColumnValues:
@@ -156,6 +200,7 @@ _NUMPY_TYPES = {
     pa.float32(): np.float32,
     pa.float64(): np.float64,
     pa.date32(): np.int32,
+    pa.time64("us"): np.int64,
 }
 
 
@@ -517,7 +562,23 @@ def _text_numeric(array: pa.Array) -> pa.Array:
 def _text_date(array: pa.Array) -> pa.Array:
     if not pa.types.is_date32(array.type):
         array = pc.cast(array, pa.date32())
-    return _with_infinities(array, _numbers(array, pa.date32()), _DATE_INFINITY, _text)
+    days = _numbers(array, pa.date32())
+    text = _with_infinities(array, days, _DATE_INFINITY, _text)
+    return bc_dates.with_era(text, bc_dates.date_candidates(days[days != -_DATE_INFINITY]))
+
+
+_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"(\.\d*[1-9])0+$|\.0+$", r"\1")
+
+
+def _text_time(array: pa.Array) -> pa.Array:
+    """time_out: Arrow's six fraction digits without their trailing zeros (and point)."""
+    return pc.replace_substring_regex(_text(array), options=_FRACTION_ZEROS)
+
+
+def _binary_time(array: pa.Array) -> ColumnValues:
+    """time_send: int64 microseconds since midnight."""
+    micros = _numbers(_cast(array, pa.time64("us")), pa.time64("us"))
+    return _from_fixed(micros.astype(">i8"), array)
 
 
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
@@ -537,10 +598,13 @@ def _text_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
     """
     if pa.types.is_timestamp(array.type):
         raw = _numbers(array, array.type)
-        return _with_infinities(
+        text = _with_infinities(
             array, raw, _TIMESTAMP_INFINITY, lambda a: _text_finite_timestamp(a, with_zone)
         )
-    return _text_finite_timestamp(array, with_zone)
+        micros = raw if array.type.unit == "us" else _numbers(array, pa.timestamp("us"))
+        early = bc_dates.timestamp_candidates(micros[micros != -_TIMESTAMP_INFINITY])
+        return bc_dates.with_era(text, early)
+    return bc_dates.with_era(_text_finite_timestamp(array, with_zone))
 
 
 def _text_finite_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
@@ -637,6 +701,7 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     TypeOid.VARCHAR: _fallback_text,
     TypeOid.NAME: _fallback_text,
     TypeOid.DATE: _text_date,
+    TypeOid.TIME: _text_time,
     TypeOid.TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
     TypeOid.TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
     TypeOid.INTERVAL: intervals.text_interval,
@@ -652,6 +717,7 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.FLOAT8: _binary_fixed(pa.float64(), ">f8"),
     TypeOid.NUMERIC: _binary_numeric,
     TypeOid.DATE: _binary_date,
+    TypeOid.TIME: _binary_time,
     TypeOid.TIMESTAMP: _binary_timestamp(None),
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
     TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),

@@ -111,6 +111,8 @@ class ResultStream:
                     self.type_oids,
                     self.formats,
                     extra_float_digits=self.result.extra_float_digits,
+                    date_style=self.result.date_style,
+                    interval_style=self.result.interval_style,
                 )
             )
             count += batch.num_rows

@@ -258,6 +258,7 @@ _OID_BY_DUCKDB = {
     "TIMESTAMP_MS": TypeOid.TIMESTAMP,
     "TIMESTAMP_NS": TypeOid.TIMESTAMP,
     "INTERVAL": TypeOid.INTERVAL,
+    "TIME": TypeOid.TIME,
 }
 
 
@@ -304,6 +305,7 @@ _ARROW_BY_OID = {
     TypeOid.TIMESTAMP: pa.timestamp("us"),
     TypeOid.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
     TypeOid.INTERVAL: pa.month_day_nano_interval(),
+    TypeOid.TIME: pa.time64("us"),
 }
 
 

@@ -42,7 +42,9 @@ class Result:
     server to drop protocol-level prepared statements (DEALLOCATE, DISCARD ALL):
     ``""`` for all of them, else the one named.  ``extra_float_digits`` is the
     session's setting when the statement ran: at 0 or below, float text output
-    is rounded as PostgreSQL rounds it.
+    is rounded as PostgreSQL rounds it; ``date_style`` and ``interval_style`` are the
+    session's DateStyle and IntervalStyle then, which text output of dates, times and
+    intervals follows.
 
     COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
     to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
@@ -58,6 +60,8 @@ class Result:
     copy_in: Any = None
     copy_out: Any = None
     extra_float_digits: int = 1
+    date_style: str = "ISO, MDY"
+    interval_style: str = "postgres"
 
 
 @dataclass(slots=True)

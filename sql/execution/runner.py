@@ -48,13 +48,15 @@ class QueryRunner:
         self._read_snapshot = read_snapshot
         self._running: list[duckdb.DuckDBPyConnection] = []
         self.zone = UTC_ZONE  # the session's TimeZone, which DuckDB and the results follow
+        self.date_order = "MDY"  # DateStyle's field order, which date constants are read in
+        self.interval_style = "postgres"  # IntervalStyle, which interval constants are read in
         self.buffered_rows_limit: int | None = None
         self.activity: TableActivity | None = None
         """Where scans are counted (pg_stat_user_tables), if anywhere."""
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
-        return bind_query(ast, self.catalog, declared_oids)
+        return bind_query(ast, self.catalog, declared_oids, self.date_order, self.interval_style)
 
     def _cursor(
         self,

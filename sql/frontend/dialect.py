@@ -313,6 +313,26 @@ class NyalaParser(PostgresParser):
             self.raise_error("Expecting a value")
         return bound
 
+    def _parse_interval_span(
+        self, this: exp.Expr, parse_function_unit: bool = True
+    ) -> exp.Interval:
+        """``INTERVAL 'P0001-02-03T04:05:06'`` or ``INTERVAL '-1 day +02:00:00'``: a string
+        that is not one number and unit is one value (``sql.common.interval_input`` reads
+        it), not the first number and unit sqlglot would keep, dropping the rest."""
+        if (
+            this is not None
+            and this.is_string
+            and (
+                this.name.startswith("P")
+                or (
+                    exp.INTERVAL_STRING_RE.fullmatch(this.name) is None
+                    and not self._at(TokenType.VAR)
+                )
+            )
+        ):
+            return self.expression(exp.Interval(this=this))
+        return super()._parse_interval_span(this, parse_function_unit)
+
     def _parse_number(self) -> exp.Expr | None:
         number = self._parse_primary()
         if not isinstance(number, exp.Literal) or number.is_string:

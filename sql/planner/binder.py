@@ -26,7 +26,7 @@ from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.blank_padding import trim_blank_padded_literals
-from sql.planner.literal_casts import check_literal_casts
+from sql.planner.literal_casts import check_literal_casts, spell_compared_dates
 from sql.planner.query_checks import check_distinct_on, check_set_operations, check_tablesample
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
@@ -135,6 +135,8 @@ def bind_query(
     ast: exp.Expr,
     catalog: Catalog,
     declared_param_oids: list[int] | tuple[int, ...] = (),
+    date_order: str = "MDY",
+    interval_style: str = "postgres",
 ) -> BoundQuery:
     """Resolve and annotate a SELECT-like statement; raise 42P01/42703 with positions."""
     views_read: list[tuple[str, str | None]] = []
@@ -145,7 +147,7 @@ def bind_query(
         view_aliases = ast.meta.get(VIEW_ALIASES, [])
     original = ast
     ast = shape_values(ast.copy())
-    check_literal_casts(ast)
+    check_literal_casts(ast, date_order, interval_style)
     for node in base_tables(ast):
         strip_schema(node)
         if not node.alias:
@@ -202,6 +204,7 @@ def bind_query(
             raise AmbiguousColumn(message) from exc
         raise UndefinedColumn(message) from exc
     ast = annotate_types(ast, schema=schema, dialect=DIALECT)
+    spell_compared_dates(ast, date_order)
     trim_blank_padded_literals(ast)
     check_set_operations(ast)
     check_distinct_on(ast)

@@ -10,6 +10,7 @@ differ from PostgreSQL's.  The rewrites here restore PostgreSQL semantics:
 * float ``+ - * /`` overflowing or underflowing is 22003, never inf or 0 (float_checks.py);
 * ``sum`` of smallint/integer is bigint, not DuckDB's 128-bit integer;
 * ``numeric`` casts, ``/`` and ``avg`` are exact decimals (numeric_casts.py);
+* ``extract(year ...)`` of a BC date is negative from -1, with no year 0 (bc_years.py);
 * ``concat`` and ``regexp_matches`` answer as PostgreSQL's (string_functions.py);
 * ``version()``, ``current_database()``, ``current_schema()``, ``current_user``
   and ``now()`` answer for nyala and the transaction (``now()`` is the
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
+from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.formatting import rewrite_formatting
@@ -499,6 +501,8 @@ def to_duckdb(
                 replaced = rewrite_to_char(node)
         if replaced is node:
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
+        if replaced is node:
+            replaced = rewrite_bc_year(node)
         if replaced is node:
             replaced = rewrite_numeric(node)
         if replaced is node:

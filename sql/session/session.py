@@ -24,6 +24,7 @@ from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
+from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name, table_name
@@ -165,6 +166,8 @@ class Session:
         """Named statements of SQL PREPARE and of protocol Parse: one namespace, as in
         PostgreSQL (the server keeps its Parse statements here)."""
         self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        self._runner.date_order = date_styles.parse(self.settings.get("DateStyle")).order
+        self._runner.interval_style = self.settings.get("IntervalStyle")
         self._modes = TransactionModes(self.settings)
         self.process_id = 0
         """The backend process ID the server gave the connection (NotificationResponse)."""
@@ -362,7 +365,7 @@ class Session:
                 result.notices = self.settings.visible(
                     parser.truncation_notices(chunk) + result.notices
                 )
-                result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+                self._output_styles(result)
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
                     result.batches = iter(list(result.batches))
@@ -430,8 +433,24 @@ class Session:
         if isinstance(stmt.fingerprint, Fingerprint):
             result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
-        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        self._output_styles(result)
         return result
+
+    def _follow_settings(self) -> None:
+        """Give the runner the TimeZone, DateStyle and IntervalStyle a SET may have changed;
+        plans read date and interval constants in the styles, so a new style plans again."""
+        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        order = date_styles.parse(self.settings.get("DateStyle")).order
+        interval_style = self.settings.get("IntervalStyle")
+        if (order, interval_style) != (self._runner.date_order, self._runner.interval_style):
+            self._runner.date_order, self._runner.interval_style = order, interval_style
+            self._plan_cache = PlanCache()
+
+    def _output_styles(self, result: Result) -> None:
+        """The settings the server encodes the result's text values with."""
+        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
+        result.date_style = self.settings.get("DateStyle")
+        result.interval_style = self.settings.get("IntervalStyle")
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
@@ -815,7 +834,7 @@ class Session:
                 self.settings.set_local(name, value)
         else:
             self.settings.set(name, value)
-        self._runner.zone = session_zone(self.settings.get("TimeZone"))
+        self._follow_settings()
         return self.settings.get(name)
 
     def _find_table(self, name: str) -> TableInfo:
@@ -864,7 +883,7 @@ class Session:
         self._temp_on_commit()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
-            self._runner.zone = session_zone(self.settings.get("TimeZone"))
+            self._follow_settings()
             return result
         self._block.check_not_failed()
         try:

@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from sql.common import date_styles
 from sql.common.time_zones import session_zone
 from sql.common.version import SERVER_VERSION, SERVER_VERSION_NUM
 from sql.planner.time_travel import canonical_instant
@@ -25,7 +26,6 @@ from sql.session.pg_parameters import PARAMETERS, Parameter
 from storage.errors import (
     CantChangeRuntimeParam,
     DbError,
-    FeatureNotSupported,
     InsufficientPrivilege,
     InvalidParameterValue,
     UndefinedObject,
@@ -45,6 +45,8 @@ class Setting:
     context: str = "user"
     vartype: str = "string"
     unit: str = ""
+    combine: Callable[[str, str], str] | None = None
+    """Checks a new value against the current one (DateStyle keeps the part not named)."""
 
 
 _MESSAGE_LEVELS = next(p.choices for p in PARAMETERS if p.name == "client_min_messages")
@@ -61,11 +63,7 @@ def _one_of(*allowed: str, canonical: str | None = None) -> Validator:
 
 
 def _date_style(value: str) -> str:
-    parts = [p.strip().upper() for p in value.replace(",", " ").split()]
-    if not parts or parts[0] != "ISO" or any(p not in ("ISO", "MDY", "DMY", "YMD") for p in parts):
-        raise FeatureNotSupported(f'DateStyle "{value}" is not supported; only ISO output is')
-    order = next((p for p in parts[1:] if p != "ISO"), "MDY")
-    return f"ISO, {order}"
+    return date_styles.combine(date_styles.DEFAULT, value)
 
 
 def _time_zone(value: str) -> str:
@@ -248,11 +246,22 @@ SETTINGS: dict[str, Setting] = {
             reported=True,
             validate=_one_of("UTF8", "UTF-8", "unicode", canonical="UTF8"),
         ),
-        Setting("DateStyle", "ISO, MDY", reported=True, validate=_date_style),
+        Setting(
+            "DateStyle",
+            date_styles.DEFAULT,
+            reported=True,
+            validate=_date_style,
+            combine=date_styles.combine,
+        ),
         Setting("default_transaction_read_only", "off", reported=True, validate=_bool_setting),
         Setting("in_hot_standby", "off", reported=True, read_only=True),
         Setting("integer_datetimes", "on", reported=True, read_only=True),
-        Setting("IntervalStyle", "postgres", reported=True, validate=_one_of("postgres")),
+        Setting(
+            "IntervalStyle",
+            "postgres",
+            reported=True,
+            validate=_one_of("postgres", "postgres_verbose", "sql_standard", "iso_8601"),
+        ),
         Setting("is_superuser", "on", reported=True, read_only=True),
         Setting("server_encoding", "UTF8", reported=True, read_only=True),
         Setting("server_version", SERVER_VERSION, reported=True, read_only=True),
@@ -295,7 +304,7 @@ for _key, _parameter in _PARAMETERS.items():
         _own = SETTINGS[_key]
         SETTINGS[_key] = Setting(
             _own.name, _own.default, _own.reported, _own.read_only, _own.validate, True,
-            _parameter.context, _parameter.vartype, _parameter.unit,
+            _parameter.context, _parameter.vartype, _parameter.unit, _own.combine,
         )  # fmt: skip
     else:
         SETTINGS[_key] = _from_postgres(_parameter)
@@ -364,7 +373,11 @@ class SessionSettings:
             raise _cannot_change(setting)
         if setting.context == "superuser" and self._values["is_superuser"] != "on":
             raise InsufficientPrivilege(f'permission denied to set parameter "{setting.name}"')
-        self._values[setting.name.lower()] = setting.validate(value) if setting.validate else value
+        key = setting.name.lower()
+        if setting.combine is not None:
+            self._values[key] = setting.combine(self._values[key], value)
+        else:
+            self._values[key] = setting.validate(value) if setting.validate else value
 
     def set_local(self, name: str, value: str) -> None:
         """SET LOCAL: the value holds until the transaction ends."""

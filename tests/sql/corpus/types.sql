@@ -66,9 +66,7 @@ SELECT '2024-13-01'::date;
 SELECT 'not a date'::date;
 SELECT '2024-01-01 25:00:00'::timestamp;
 SELECT '2024-01-01 24:00:00'::timestamp;
--- differs: date input accepts ISO forms only (DuckDB's parser); PostgreSQL's other date input forms are not implemented
 SELECT '20240115'::date;
--- differs: date input accepts ISO forms only (DuckDB's parser); PostgreSQL's other date input forms are not implemented
 SELECT 'January 15, 2024'::date;
 SELECT '2024-01-15'::date::text;
 SELECT 123::text, 1.50::text, true::text;

@@ -78,7 +78,8 @@ def test_wire_types_for_duckdb_results():
     assert wire_oid("DECIMAL(10,2)") == 1700
     assert wire_oid("TIMESTAMP WITH TIME ZONE") == 1184
     assert wire_oid("INTERVAL") == 1186
-    assert wire_oid("TIME") == 25
+    assert wire_oid("TIME") == 1083
+    assert wire_oid("TIME WITH TIME ZONE") == 25  # timetz: sent as text for now
 
 
 def test_to_wire_casts_to_the_encoders_arrow_type():

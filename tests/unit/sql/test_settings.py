@@ -31,10 +31,28 @@ def test_unknown_setting_is_42704_but_custom_dotted_names_are_allowed():
     assert settings.get("myapp.flag") == "on"
 
 
-def test_non_iso_datestyle_is_refused():
+def test_datestyle_keeps_the_part_a_value_does_not_name_and_refuses_conflicts():
+    settings = SessionSettings("u", {"DateStyle": "SQL"})
+    assert settings.get("DateStyle") == "SQL, MDY"
+    settings.set("DateStyle", "DMY")
+    assert settings.get("DateStyle") == "SQL, DMY"
+    settings.set("DateStyle", "Postgres")
+    assert settings.get("DateStyle") == "Postgres, DMY"
+    with pytest.raises(InvalidParameterValue):
+        settings.set("DateStyle", "ISO, German")
+    assert settings.get("DateStyle") == "Postgres, DMY"
+    settings.reset("DateStyle")
+    settings.set("DateStyle", "German")
+    assert settings.get("DateStyle") == "German, DMY"
+
+
+def test_interval_styles_are_postgresqls_four():
     settings = SessionSettings("u", {})
-    with pytest.raises(FeatureNotSupported):
-        settings.set("DateStyle", "German")
+    for style in ("postgres_verbose", "sql_standard", "iso_8601", "postgres"):
+        settings.set("IntervalStyle", style.upper())
+        assert settings.get("IntervalStyle") == style
+    with pytest.raises(InvalidParameterValue):
+        settings.set("IntervalStyle", "german")
 
 
 def test_time_zones_are_iana_names_or_offsets_shown_as_postgresql_shows_them():

@@ -29,7 +29,7 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import RoleStore
-from catalog.sequences import SequenceInfo, sequence_oid
+from catalog.sequence_objects import SequenceRef
 from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
@@ -119,13 +119,14 @@ def _grant_on_sequences(
 ) -> Result:
     """GRANT or REVOKE on sequences: each belongs to the owner of its table."""
     letters = _letters(statement.privileges, SEQUENCE_PRIVILEGES, "sequence")
-    found: list[tuple[TableInfo, SequenceInfo]] = []
+    found: list[SequenceRef] = []
     if statement.kind == "ALL SEQUENCES":
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
         for table in sorted(catalog.tables(), key=lambda t: t.oid):
-            found += [(table, info) for info in table.sequences if not info.hidden]
+            found += [SequenceRef.of_column(table, i) for i in table.sequences if not i.hidden]
+        found += [SequenceRef.of_standalone(q, t) for q, t in catalog.standalone_sequences()]
     else:
         for schema, name in statement.objects:
             if schema not in ("", SCHEMA):
@@ -134,10 +135,10 @@ def _grant_on_sequences(
     request = _request(statement, letters, grantees)
     superuser, mine = is_superuser(roles, user), privileges_of(roles, user)
     notices: list[DbError] = []
-    for table, info in found:
-        key = table_key(sequence_oid(table.table_id, info.column_id))
-        acl = sequence_acl(privileges, key, table.oid, database_owner(roles, user))
-        label = f"sequence {info.name}"
+    for ref in found:
+        key = table_key(ref.oid)
+        acl = sequence_acl(privileges, key, ref.owner_oid, database_owner(roles, user))
+        label = f"sequence {ref.info.name}"
         notices += apply_grant(acl, request, user, superuser, label, mine).notices
         privileges.put(key, acl)
     tag = "GRANT" if statement.is_grant else "REVOKE"

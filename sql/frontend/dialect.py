@@ -16,7 +16,8 @@ expressions over the text):
 And the statements sqlglot reads as opaque commands or misreads, each parsed
 into a typed statement (``statements``) by a grammar module keyed by its
 first keyword: utility statements (``utility``), cursors (``cursors``),
-COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), GRANT, REVOKE and
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), sequences and ADD
+GENERATED ... AS IDENTITY (``sequence_grammar``), GRANT, REVOKE and
 ALTER TABLE ... OWNER TO (``privileges``) and EXPLAIN (``explain``).
 """
 
@@ -41,6 +42,7 @@ from sql.frontend import (
     maintenance,
     privileges,
     roles,
+    sequence_grammar,
     utility,
 )
 from sql.frontend.escape_strings import decode_escape_strings
@@ -149,8 +151,10 @@ class NyalaParser(PostgresParser):
     ADD_CONSTRAINT_KEYWORDS = {*PostgresParser.ADD_CONSTRAINT_KEYWORDS, "CHECK"}
     ALTER_PARSERS = {
         **PostgresParser.ALTER_PARSERS,
-        "VALIDATE": lambda self: self._match(TokenType.CONSTRAINT)
-        and self.expression(ValidateConstraint(this=self._parse_id_var())),
+        "VALIDATE": lambda self: (
+            self._match(TokenType.CONSTRAINT)
+            and self.expression(ValidateConstraint(this=self._parse_id_var()))
+        ),
     }
 
     # to_char's pattern is read by the planner (sql/planner/to_char.py), not turned into a
@@ -310,7 +314,10 @@ class NyalaParser(PostgresParser):
             lambda self, tokens: (
                 roles.parse(self.sql, tokens)
                 if roles.is_role_statement(tokens)
-                else privileges.parse_owner(self.sql, tokens)
+                else sequence_grammar.parse(self.sql, tokens)
+                if sequence_grammar.is_sequence_statement(tokens)
+                else sequence_grammar.parse_identity(self.sql, tokens)
+                or privileges.parse_owner(self.sql, tokens)
                 or privileges.parse_owned(self.sql, tokens)
                 or privileges.parse_default(self.sql, tokens)
             ),

@@ -336,3 +336,71 @@ class OwnerStatement(Statement):
     table: str = _field("table")
     owner: str = _field("owner")
     if_exists: bool = _field("if_exists")
+
+
+class SequenceStatement(Statement):
+    """CREATE, ALTER or DROP SEQUENCE.
+
+    ``names`` is the sequence (several for DROP); ``options`` maps each option given to
+    its value: ``as`` (type name), ``increment``, ``minvalue``/``maxvalue`` (None for NO
+    MINVALUE/MAXVALUE), ``start``, ``restart`` (None for RESTART without a value),
+    ``cache``, ``cycle`` (bool), ``owned_by`` ((table, column) or None for NONE);
+    ``rename_to`` is ALTER SEQUENCE ... RENAME TO's new name.
+    """
+
+    arg_types = {
+        "action": True, "names": True, "options": False, "if_exists": False,
+        "if_not_exists": False, "cascade": False, "rename_to": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        action: str = "CREATE",
+        names: tuple[str, ...] = (),
+        options: dict[str, Any] | None = None,
+        if_exists: bool = False,
+        if_not_exists: bool = False,
+        cascade: bool = False,
+        rename_to: str = "",
+    ) -> None:
+        super().__init__(
+            action=action, names=names, options=options if options is not None else {},
+            if_exists=if_exists, if_not_exists=if_not_exists, cascade=cascade,
+            rename_to=rename_to,
+        )  # fmt: skip
+
+    action: str = _field("action")
+    names: tuple[str, ...] = _field("names")
+    options: dict[str, Any] = _field("options")
+    if_exists: bool = _field("if_exists")
+    if_not_exists: bool = _field("if_not_exists")
+    cascade: bool = _field("cascade")
+    rename_to: str = _field("rename_to")
+
+
+class IdentityStatement(Statement):
+    """ALTER TABLE t ALTER [COLUMN] c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY
+    [(options)], as pg_dump writes identity columns; ``options`` as SequenceStatement's,
+    plus ``sequence_name``."""
+
+    arg_types = {"table": True, "column": True, "always": True, "options": False,
+                 "if_exists": False}  # fmt: skip
+
+    def __init__(
+        self,
+        table: str = "",
+        column: str = "",
+        always: bool = True,
+        options: dict[str, Any] | None = None,
+        if_exists: bool = False,
+    ) -> None:
+        super().__init__(
+            table=table, column=column, always=always,
+            options=options if options is not None else {}, if_exists=if_exists,
+        )  # fmt: skip
+
+    table: str = _field("table")
+    column: str = _field("column")
+    always: bool = _field("always")
+    options: dict[str, Any] = _field("options")
+    if_exists: bool = _field("if_exists")

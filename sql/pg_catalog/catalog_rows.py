@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from catalog.indexes import IndexInfo
 from catalog.roles import Membership, Role
+from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
@@ -567,6 +568,7 @@ def catalog_rows(
     prepared: Iterable[tuple[int, str, dt.datetime, str, str]] = (),
     views: Iterable[ViewInfo] = (),
     memberships: Iterable[Membership] = (),
+    standalone: Iterable[tuple[StandaloneSequence, TableInfo | None]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -584,6 +586,12 @@ def catalog_rows(
     for table in tables:
         _table_rows(rows, table, comments)
         for row in sequences.rows(table):
+            if row.relation == "pg_class":
+                _class_row(rows, **row.values)
+            else:
+                rows.add(row.relation, **row.values)
+    for sequence, owning in standalone:
+        for row in sequences.standalone_rows(sequence, owning):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)
             else:

@@ -93,6 +93,11 @@ class AccessControl:
             if acl.items is not None and not info.hidden:
                 store.put(table_key(sequence_oid(table.table_id, info.column_id)), acl)
 
+    def created_sequence(self, oid: int) -> None:
+        """The session made a standalone sequence: its role owns it."""
+        store = self._db.privileges
+        store.put(table_key(oid), initial_acl(store, "sequence", self.user, SCHEMA))
+
     def check(self, plan: Plan) -> None:
         if is_superuser(self._db.roles, self.user):
             self._superuser_reads(plan)
@@ -128,12 +133,11 @@ class AccessControl:
         if is_superuser(self._db.roles, self.user):
             return
         found = self.catalog.find_sequence(name)
-        if found is None or found[1].identity or found[1].hidden:
+        if found is None or found.info.identity or found.info.hidden:
             return  # a hidden key's sequence is nyala's own
-        table, info = found
-        key = table_key(sequence_oid(table.table_id, info.column_id))
+        key = table_key(found.oid)
         default_owner = database_owner(self._db.roles, self.user)
-        acl = sequence_acl(self._db.privileges, key, table.oid, default_owner)
+        acl = sequence_acl(self._db.privileges, key, found.owner_oid, default_owner)
         if not set(wanted) & acl.held(self._mine()):
             raise InsufficientPrivilege(f"permission denied for sequence {name}")
 

@@ -41,6 +41,7 @@ from sql.ddl import (
     tables,
     views,
 )
+from sql.ddl.sequences import add_identity, execute_sequence
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
@@ -58,11 +59,13 @@ from sql.frontend.statements import (
     DefaultPrivilegesStatement,
     ExplainStatement,
     GrantStatement,
+    IdentityStatement,
     MaintenanceStatement,
     MembershipStatement,
     OwnedStatement,
     OwnerStatement,
     RoleStatement,
+    SequenceStatement,
     Utility,
 )
 from sql.pg_catalog import system_query
@@ -183,9 +186,7 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(
-            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
-        )
+        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
@@ -570,6 +571,8 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
+            case SequenceStatement() | IdentityStatement():
+                return DdlPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -774,7 +777,11 @@ class Session:
                     db.privileges.keep_tables(self._relation_oids())
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, self._block.catalog, db.privileges, db.roles, self.current_user,
+                        grant,
+                        self._block.catalog,
+                        db.privileges,
+                        db.roles,
+                        self.current_user,
                         db.name,
                     )
                 else:
@@ -921,6 +928,13 @@ class Session:
                 self._db.bump_catalog_version()
 
     def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
+        if isinstance(ast, SequenceStatement):
+            result, created = execute_sequence(ast, catalog)
+            if created is not None:
+                self._access.created_sequence(created)
+            return result
+        if isinstance(ast, IdentityStatement):
+            return add_identity(ast, catalog)
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
             existed = {v.view_id for v in catalog.views()}
             result = views.create_view(ast, catalog, self._describe_view_query)
@@ -975,6 +989,7 @@ class Session:
         catalog = self._db.catalog
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
+        sequences.update(q.oid for q, _ in catalog.standalone_sequences())
         return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
 
     def _in_transaction(self, run: Callable[[Transaction], _T]) -> _T:

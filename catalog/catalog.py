@@ -408,6 +408,11 @@ class Catalog:
         """The sequence's (last_value, is_called), as ``SELECT ... FROM s`` shows them."""
         return self._counters.state(ref.counter_key, ref.info)
 
+    def sequence_state_of(self, name: str) -> tuple[int, bool] | None:
+        """(last_value, is_called) of the sequence called ``name``, if there is one."""
+        ref = self.find_sequence(name)
+        return None if ref is None else self.sequence_state(ref)
+
     def restart_sequences(self, table: TableInfo) -> None:
         """Start a table's sequences over (TRUNCATE ... RESTART IDENTITY), those it owns
         by OWNED BY too."""

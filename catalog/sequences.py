@@ -101,6 +101,9 @@ class SequenceCounters:
         self._lock = threading.Lock()
         self._limits: dict[str, int] = self._load()
         self._next: dict[str, int] = dict(self._limits)
+        self._step: dict[str, int] = {}
+        """The increment added to the last value to make ``_next`` (none: ``_next`` is exact),
+        so an ALTER SEQUENCE ... INCREMENT, committed or not, applies from the last value."""
 
     def _load(self) -> dict[str, int]:
         if self._path is None:
@@ -122,7 +125,7 @@ class SequenceCounters:
     def take(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
         """The next ``count`` values of the sequence, made durable before they are returned."""
         with self._lock:
-            first = self._next.get(key, info.start)
+            first = self._first(key, info)
             last = first + (count - 1) * info.increment
             if not info.min_value <= first <= info.max_value or not (
                 info.min_value <= last <= info.max_value
@@ -135,12 +138,18 @@ class SequenceCounters:
                 self._limits[key] = max(min(ahead, info.max_value + 1), info.min_value - 1)
                 self._save()
             self._next[key] = following
+            self._step[key] = info.increment
         return np.arange(first, following, info.increment, dtype=np.int64)
+
+    def _first(self, key: str, info: SequenceInfo) -> int:
+        following = self._next.get(key, info.start)
+        step = self._step.get(key)
+        return following if step is None else following - step + info.increment
 
     def _take_wrapping(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
         """Values one at a time past a bound: CYCLE starts over, else 2200H (lock held)."""
         out = np.empty(count, dtype=np.int64)
-        value = self._next.get(key, info.start)
+        value = self._first(key, info)
         for i in range(count):
             if not info.min_value <= value <= info.max_value:
                 if not info.cycle:
@@ -153,6 +162,7 @@ class SequenceCounters:
             out[i] = value
             value += info.increment
         self._next[key] = value
+        self._step[key] = info.increment
         self._limits[key] = value
         self._save()
         return out
@@ -161,8 +171,15 @@ class SequenceCounters:
         """PostgreSQL's (last_value, is_called): what ``setval`` gives back this state."""
         with self._lock:
             following = self._next.get(key)
+            step = self._step.get(key)
         if following is None:
             return info.start, False
+        if step is not None:
+            following += info.increment - step
+        if following > info.max_value and info.increment > 0:
+            return info.max_value, True
+        if following < info.min_value and info.increment < 0:
+            return info.min_value, True
         last = following - info.increment
         if info.min_value <= last <= info.max_value:
             return last, True
@@ -179,6 +196,10 @@ class SequenceCounters:
         following = value + info.increment if is_called else value
         with self._lock:
             self._next[key] = following
+            if is_called:
+                self._step[key] = info.increment
+            else:
+                self._step.pop(key, None)
             self._limits[key] = following
             self._save()
 
@@ -192,5 +213,6 @@ class SequenceCounters:
                 return
             for key in keys:
                 self._limits.pop(key, None)
+                self._step.pop(key, None)
                 self._next.pop(key, None)
             self._save()

@@ -420,7 +420,9 @@ class _TableChange:
                 f'cannot add primary key column "{definition.name}"',
                 detail="A table's primary key is fixed when it is created, as in Kudu.",
             )
-        if definition.serial is not None:
+        if definition.serial is not None or (
+            definition.default is not None and sequences.default_sequence(definition.default)
+        ):
             raise FeatureNotSupported(
                 f'cannot add serial or identity column "{definition.name}" to an existing table',
                 hint="Create the table with it, or add a plain column and fill it.",

@@ -20,7 +20,7 @@ from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, indexes, partitions
+from sql.ddl import check_constraints, indexes, partitions, sequences
 from sql.frontend.dialect import ColumnCompression, ColumnEncoding, TrailingPrimaryKey
 from storage import data_type as types
 from storage.data_type import DataType, TypeKind
@@ -180,7 +180,11 @@ def _identity(
 def constant_default(
     node: exp.Expr, column: str, dtype: DataType, check_default: DefaultChecker
 ) -> str:
-    """A DEFAULT's SQL text, once checked to be a constant of the column's type."""
+    """A DEFAULT's SQL text, once checked to be a constant of the column's type or a
+    ``nextval('s')`` call (whose sequence the caller looks up)."""
+    name = sequences.sequence_call(node)
+    if name is not None:
+        return sequences.nextval_default(name)
     if not _is_constant(node):
         raise FeatureNotSupported(f'default for column "{column}" must be a constant')
     default = node.sql(dialect="postgres")
@@ -238,6 +242,8 @@ def create_table(
                 attributes[col_name] = column.attributes
             if column.serial is not None:
                 serials.append(column.serial)
+            if column.default is not None and (used := sequences.default_sequence(column.default)):
+                catalog.get_sequence(used)
             columns[col_name] = (column.type, column.nullable, column.default)
             checks.extend((node, named, col_name) for node, named in column.checks)
             uniques.extend(([col_name], named, distinct) for named, distinct in column.uniques)

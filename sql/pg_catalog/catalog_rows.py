@@ -588,12 +588,16 @@ def catalog_rows(
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)
+            elif row.relation == "pg_sequences":
+                rows.add(row.relation, **{**row.values, "sequenceowner": user})
             else:
                 rows.add(row.relation, **row.values)
     for sequence, owning in standalone:
         for row in sequences.standalone_rows(sequence, owning):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)
+            elif row.relation == "pg_sequences":
+                rows.add(row.relation, **{**row.values, "sequenceowner": user})
             else:
                 rows.add(row.relation, **row.values)
     for name, value, unit, context, vartype, note in settings:

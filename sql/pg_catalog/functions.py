@@ -84,6 +84,8 @@ class CatalogFunctions:
         self._listener = listener
         self._set_config = set_config
         self._advisory = advisory
+        self.sequence_state: Callable[[str], tuple[int, bool] | None] = lambda name: None
+        """(last_value, is_called) of a sequence by name, from the session's catalog."""
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -189,6 +191,11 @@ class CatalogFunctions:
         base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
         oid = self._types.get(("_" + base) if array else base)
         return oid
+
+    def sequence_last_value(self, name: str | None) -> int | None:
+        """pg_sequences.last_value: NULL until the sequence has handed out a value."""
+        state = None if name is None else self.sequence_state(name)
+        return state[0] if state is not None and state[1] else None
 
     def serial_sequence(self, table: str | None, column: str | None) -> str | None:
         """pg_get_serial_sequence: the sequence a column's pg_depend row names."""
@@ -346,6 +353,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("to_regtype", ["VARCHAR"], "UINTEGER"),
     ("regclass_in", ["VARCHAR"], "UINTEGER"),
     ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    ("sequence_last_value", ["VARCHAR"], "BIGINT"),
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
     ("regclass_out", ["BIGINT"], "VARCHAR"),
@@ -361,7 +369,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("notify", ["VARCHAR", "VARCHAR"], "VARCHAR"),
 )
 # Run every time they are called, never folded or run while a statement is only described.
-_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify"}
+_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify", "sequence_last_value"}
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
 _TYPEOF_NAMES = {

@@ -105,6 +105,11 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "seqrelid UINTEGER, seqtypid UINTEGER, seqstart BIGINT, seqincrement BIGINT, "
         "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN"
     ),
+    "pg_sequences": _cols(
+        "schemaname VARCHAR, sequencename VARCHAR, sequenceowner VARCHAR, data_type VARCHAR, "
+        "start_value BIGINT, min_value BIGINT, max_value BIGINT, increment_by BIGINT, "
+        "cycle BOOLEAN, cache_size BIGINT, last_value BIGINT"
+    ),
     "pg_inherits": _cols(
         "inhrelid UINTEGER, inhparent UINTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN"
     ),

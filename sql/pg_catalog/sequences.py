@@ -35,6 +35,12 @@ def sequence_oid(table: TableInfo, column_id: int) -> int:
     return catalog_sequences.sequence_oid(table.table_id, column_id)
 
 
+LIVE_COLUMNS = {
+    "pg_sequences": "* REPLACE (nyf_sequence_last_value(sequencename) AS last_value)",
+}
+"""Columns read afresh at every query: a sequence's value moves without any DDL."""
+
+
 def rows(table: TableInfo) -> list[Row]:
     """The catalog rows of the table's visible sequences."""
     out = []
@@ -67,6 +73,22 @@ def _rows(info: SequenceInfo, oid: int, owned: tuple[TableInfo, ColumnId, str] |
                 "relam": 0,
                 "relkind": "S",
                 "relnatts": 3,
+            },
+        ),
+        Row(
+            "pg_sequences",
+            {
+                "schemaname": "public",
+                "sequencename": info.name,
+                "sequenceowner": None,
+                "data_type": info.type_name,
+                "start_value": info.start,
+                "min_value": info.min_value,
+                "max_value": info.max_value,
+                "increment_by": info.increment,
+                "cycle": info.cycle,
+                "cache_size": info.cache,
+                "last_value": None,
             },
         ),
         Row(

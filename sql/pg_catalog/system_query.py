@@ -38,7 +38,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
-from sql.pg_catalog import activity, functions, privilege_rows, system_columns
+from sql.pg_catalog import activity, functions, privilege_rows, sequences, system_columns
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
@@ -552,8 +552,10 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             ]
             for name, columns in RELATIONS.items():
                 duck.register(_rows_name(name), _arrow_rows(columns, []))
+                columns = sequences.LIVE_COLUMNS.get(name, "*")
                 ddl.append(
-                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
+                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS "
+                    f"SELECT {columns} FROM {_rows_name(name)}"
                 )
             ddl += [
                 f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
@@ -627,6 +629,7 @@ class SystemCatalog:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
         it) and comments, the session's state and the prepared transactions."""
         catalog = catalog if catalog is not None else db.catalog
+        self._functions.sequence_state = catalog.sequence_state_of
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()

@@ -552,10 +552,10 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             ]
             for name, columns in RELATIONS.items():
                 duck.register(_rows_name(name), _arrow_rows(columns, []))
-                columns = sequences.LIVE_COLUMNS.get(name, "*")
+                selected = sequences.LIVE_COLUMNS.get(name, "*")
                 ddl.append(
                     f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS "
-                    f"SELECT {columns} FROM {_rows_name(name)}"
+                    f"SELECT {selected} FROM {_rows_name(name)}"
                 )
             ddl += [
                 f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"

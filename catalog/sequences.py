@@ -174,8 +174,13 @@ class SequenceCounters:
             step = self._step.get(key)
         if following is None:
             return info.start, False
-        if step is not None:
-            following += info.increment - step
+        if step is None:  # setval(..., false), RESTART, or reloaded: the next value exactly
+            if following > info.max_value:
+                return info.max_value, True
+            if following < info.min_value:
+                return info.min_value, True
+            return following, False
+        following += info.increment - step
         if following > info.max_value and info.increment > 0:
             return info.max_value, True
         if following < info.min_value and info.increment < 0:

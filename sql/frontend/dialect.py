@@ -18,7 +18,7 @@ into a typed statement (``statements``) by a grammar module keyed by its
 first keyword: utility statements (``utility``), cursors (``cursors``),
 COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), sequences and ADD
 GENERATED ... AS IDENTITY (``sequence_grammar``), GRANT, REVOKE and
-ALTER TABLE ... OWNER TO (``privileges``) and EXPLAIN (``explain``).
+ALTER TABLE ... OWNER TO (``privileges``), EXPLAIN (``explain``) and LOCK (``lock_grammar``).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from sql.frontend import (
     copy_grammar,
     cursors,
     explain,
+    lock_grammar,
     maintenance,
     privileges,
     roles,
@@ -323,6 +324,9 @@ class NyalaParser(PostgresParser):
             ),
         ),
         "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),
+        "lock": lambda self, tokens: lock_grammar.parse(
+            self.sql, [tokens[0], *self._retokenized(tokens)]
+        ),
     }
 
     admit: Callable[[], None] | None = None

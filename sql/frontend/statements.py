@@ -404,3 +404,19 @@ class IdentityStatement(Statement):
     always: bool = _field("always")
     options: dict[str, Any] = _field("options")
     if_exists: bool = _field("if_exists")
+
+
+class LockStatement(Statement):
+    """LOCK [TABLE] [ONLY] t [, ...] [IN mode MODE] [NOWAIT]; ``mode`` upper case, e.g.
+    ``ACCESS SHARE`` (PostgreSQL's default is ACCESS EXCLUSIVE)."""
+
+    arg_types = {"tables": True, "mode": True, "nowait": False}
+
+    def __init__(
+        self, tables: tuple[str, ...] = (), mode: str = "ACCESS EXCLUSIVE", nowait: bool = False
+    ) -> None:
+        super().__init__(tables=tables, mode=mode, nowait=nowait)
+
+    tables: tuple[str, ...] = _field("tables")
+    mode: str = _field("mode")
+    nowait: bool = _field("nowait")

@@ -550,6 +550,11 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         collcollate="C",
         collctype="C",
     )
+    for oid, name, trusted in ((12, "internal", False), (13, "c", False), (14, "sql", True)):
+        rows.add(
+            "pg_language", oid=oid, lanname=name, lanowner=SUPERUSER_OID, lanispl=False,
+            lanpltrusted=trusted, lanplcallfoid=0, laninline=0, lanvalidator=0,
+        )  # fmt: skip
     for oid, name in ((1663, "pg_default"), (1664, "pg_global")):
         rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
 

@@ -192,6 +192,15 @@ class CatalogFunctions:
         oid = self._types.get(("_" + base) if array else base)
         return oid
 
+    def sequence_value(self, name: str | None) -> int | None:
+        """A sequence's last_value column as ``SELECT last_value FROM s`` reads it."""
+        state = None if name is None else self.sequence_state(name)
+        return state[0] if state is not None else None
+
+    def sequence_called(self, name: str | None) -> bool | None:
+        state = None if name is None else self.sequence_state(name)
+        return state[1] if state is not None else None
+
     def sequence_last_value(self, name: str | None) -> int | None:
         """pg_sequences.last_value: NULL until the sequence has handed out a value."""
         state = None if name is None else self.sequence_state(name)
@@ -354,6 +363,8 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("regclass_in", ["VARCHAR"], "UINTEGER"),
     ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("sequence_last_value", ["VARCHAR"], "BIGINT"),
+    ("sequence_value", ["VARCHAR"], "BIGINT"),
+    ("sequence_called", ["VARCHAR"], "BOOLEAN"),
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
     ("regclass_out", ["BIGINT"], "VARCHAR"),
@@ -369,7 +380,10 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("notify", ["VARCHAR", "VARCHAR"], "VARCHAR"),
 )
 # Run every time they are called, never folded or run while a statement is only described.
-_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify", "sequence_last_value"}
+_SIDE_EFFECTS = {
+    "sleep", "set_config", "advisory", "notify", "sequence_last_value", "sequence_value",
+    "sequence_called",
+}  # fmt: skip
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
 _TYPEOF_NAMES = {
@@ -492,10 +506,27 @@ MACROS: dict[str, str] = {
     "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_is_in_recovery()": "false",
+    "pg_sequence_last_value(r)": "nyf_sequence_last_value(nyf_regclass_out(r))",
+    # A sequence read as a relation (sql/pg_catalog/sequence_relations.py).
+    "pg_sequence_row_value(n)": "nyf_sequence_value(n)",
+    "pg_sequence_row_called(n)": "nyf_sequence_called(n)",
+    # The built-in ACL of an object of kind k owned by role o (pg_dump compares with it).
+    "acldefault(k, o)": "CASE k "
+    "WHEN 'r' THEN [nyf_userbyid(o) || '=arwdDxt/' || nyf_userbyid(o)] "
+    "WHEN 's' THEN [nyf_userbyid(o) || '=rwU/' || nyf_userbyid(o)] "
+    "WHEN 'n' THEN [nyf_userbyid(o) || '=UC/' || nyf_userbyid(o)] "
+    "WHEN 'd' THEN ['=Tc/' || nyf_userbyid(o), nyf_userbyid(o) || '=CTc/' || nyf_userbyid(o)] "
+    "WHEN 'f' THEN ['=X/' || nyf_userbyid(o), nyf_userbyid(o) || '=X/' || nyf_userbyid(o)] "
+    "WHEN 'T' THEN ['=U/' || nyf_userbyid(o), nyf_userbyid(o) || '=U/' || nyf_userbyid(o)] "
+    "WHEN 'l' THEN ['=U/' || nyf_userbyid(o), nyf_userbyid(o) || '=U/' || nyf_userbyid(o)] "
+    "ELSE []::VARCHAR[] END",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 
-TABLE_MACROS: dict[str, str] = {}
+TABLE_MACROS: dict[str, str] = {
+    "pg_options_to_table(o)": "SELECT split_part(x, '=', 1) AS option_name, "
+    "substr(x, strpos(x, '=') + 1) AS option_value FROM (SELECT unnest(o) AS x)",
+}
 
 
 USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})

@@ -204,6 +204,8 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
+    if _is_array_literal(node):
+        return _array_literal(operand.name, node.to.expressions[0])
     text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
     if target == "regclass":
         return _as_reg(_call("regclass_in", text), "regclass")
@@ -226,6 +228,41 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
     return None
+
+
+_ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
+                   "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
+
+
+def _is_array_literal(node: exp.Cast) -> bool:
+    """``'{1,2}'::oid[]`` (pg_dump's lists of table OIDs): an array type, a string literal."""
+    to = node.to
+    return (
+        isinstance(to, exp.DataType)
+        and to.this == exp.DataType.Type.ARRAY
+        and len(to.expressions) == 1
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+        and node.this.name.strip().startswith("{")
+    )
+
+
+def _array_literal(text: str, element: exp.Expr) -> exp.Expr:
+    """PostgreSQL's array input of simple elements (numbers, unquoted or quoted words)."""
+    name = element.sql(dialect="postgres").lower().removeprefix("pg_catalog.")
+    duck_type = _ARRAY_ELEMENTS.get(name, "VARCHAR")
+    body = text.strip()[1:-1].strip()
+    items = [item.strip() for item in body.split(",")] if body else []
+    values: list[exp.Expr] = [
+        exp.null()
+        if item.upper() == "NULL"
+        else exp.cast(
+            exp.Literal.string(item.strip('"')), exp.DataType.build(duck_type, dialect="duckdb")
+        )
+        for item in items
+    ]
+    array_type = exp.DataType.build(f"{duck_type}[]", dialect="duckdb")
+    return exp.cast(exp.Array(expressions=values), array_type)
 
 
 def _show_reg_outputs(ast: exp.Expr) -> None:

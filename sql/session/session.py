@@ -60,6 +60,7 @@ from sql.frontend.statements import (
     ExplainStatement,
     GrantStatement,
     IdentityStatement,
+    LockStatement,
     MaintenanceStatement,
     MembershipStatement,
     OwnedStatement,
@@ -68,7 +69,7 @@ from sql.frontend.statements import (
     SequenceStatement,
     Utility,
 )
-from sql.pg_catalog import system_query
+from sql.pg_catalog import sequence_relations, system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.planner import system_views, time_travel
@@ -111,9 +112,11 @@ from storage.errors import (
     ActiveSqlTransaction,
     DbError,
     FeatureNotSupported,
+    NoActiveSqlTransaction,
     QueryCanceled,
     SqlSyntaxError,
     UndefinedParameter,
+    UndefinedTable,
 )
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -571,7 +574,7 @@ class Session:
                 return ExplainPlan(ast.analyze, inner, ast.json)
             case RoleStatement():
                 return RolePlan(ast)
-            case SequenceStatement() | IdentityStatement():
+            case SequenceStatement() | IdentityStatement() | LockStatement():
                 return DdlPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
@@ -590,6 +593,8 @@ class Session:
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
+        if isinstance(ast, (exp.Select, exp.SetOperation)):
+            sequence_relations.replace_sequences(ast, self._is_sequence)
         if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
             ast, self._has_user_table
         ):
@@ -703,6 +708,13 @@ class Session:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
         return view if view is not None else self._block.catalog.get_table(name)
+
+    def _is_sequence(self, name: str) -> bool:
+        """Whether ``name`` in FROM is a sequence (read as its one-row relation)."""
+        if self._has_user_table(name):
+            return False
+        found = self._block.catalog.find_sequence(name)
+        return found is not None and not found.info.hidden
 
     def _has_user_table(self, name: str) -> bool:
         catalog = self._block.catalog
@@ -935,6 +947,8 @@ class Session:
             return result
         if isinstance(ast, IdentityStatement):
             return add_identity(ast, catalog)
+        if isinstance(ast, LockStatement):
+            return self._lock_tables(ast, catalog)
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
             existed = {v.view_id for v in catalog.views()}
             result = views.create_view(ast, catalog, self._describe_view_query)
@@ -983,6 +997,21 @@ class Session:
             assert isinstance(ast, exp.Drop), "DDL plans are CREATE or DROP"
             result = tables.drop_table(ast, catalog)
         return result
+
+    def _lock_tables(self, statement: LockStatement, catalog: Catalog) -> Result:
+        """LOCK TABLE: a mode that conflicts with reads (EXCLUSIVE, ACCESS EXCLUSIVE) is
+        held as DDL's lock is, to the end of the transaction; a weaker one (pg_dump's
+        ACCESS SHARE) waits for uncommitted DDL on the tables, as PostgreSQL's would."""
+        if not self._block.in_block:
+            raise NoActiveSqlTransaction("LOCK TABLE can only be used in transaction blocks")
+        for name in statement.tables:
+            if catalog.find_table(name) is None and catalog.find_view(name) is None:
+                raise UndefinedTable(f'relation "{name}" does not exist')
+        if statement.mode in ("EXCLUSIVE", "ACCESS EXCLUSIVE"):
+            catalog.lock_relations(statement.tables)
+        else:
+            self._wait_for_ddl(statement.tables)
+        return Result(command_tag="LOCK TABLE")
 
     def _relation_oids(self) -> set[int]:
         """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""

@@ -37,6 +37,7 @@ from sql.common.result import Result
 from sql.frontend.statements import DefaultPrivilegesStatement, GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
+    FeatureNotSupported,
     InsufficientPrivilege,
     InvalidCatalogName,
     InvalidGrantOperation,
@@ -188,23 +189,24 @@ def alter_owner(
     """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
     table to a role it is a member of that may create in the schema; the ACL's mentions
     of the old owner become the new one's."""
-    table = catalog.find_table(statement.table)
-    if table is None:
+    tag = f"ALTER {statement.kind}"
+    found = _owned_object(statement, catalog)
+    if found is None:
         if statement.if_exists:
             notice = UndefinedTable(f'relation "{statement.table}" does not exist, skipping')
             notice.severity = "NOTICE"
-            return Result(command_tag="ALTER TABLE", notices=[notice])
+            return Result(command_tag=tag, notices=[notice])
         raise UndefinedTable(f'relation "{statement.table}" does not exist')
+    key, kind = found
     if statement.owner == PUBLIC:
         raise UndefinedObject('role "public" does not exist')
     new_owner = _grantee(statement.owner, roles, user)
-    key = table_key(table.oid)
-    acl = privileges.get(key, "table", database_owner(roles, user))
+    acl = privileges.get(key, kind, database_owner(roles, user))
     if new_owner == acl.owner:
-        return Result(command_tag="ALTER TABLE")
+        return Result(command_tag=tag)
     if not is_superuser(roles, user):
         if acl.owner not in privileges_of(roles, user):
-            raise InsufficientPrivilege(f"must be owner of table {table.name}")
+            raise InsufficientPrivilege(f"must be owner of {kind} {statement.table}")
         if roles is None or new_owner not in roles.member_of(user):
             raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
         schema = privileges.get(PUBLIC_SCHEMA, "schema", database_owner(roles, user))
@@ -212,7 +214,31 @@ def alter_owner(
             raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
     acl.change_owner(new_owner)
     privileges.put(key, acl)
-    return Result(command_tag="ALTER TABLE")
+    return Result(command_tag=tag)
+
+
+def _owned_object(statement: OwnerStatement, catalog: Catalog) -> tuple[str, str] | None:
+    """The ACL key and kind of what ALTER ... OWNER TO names: the public schema, or a
+    table, view or standalone sequence (ALTER TABLE may name any of them, as pg_dump does)."""
+    if statement.kind == "SCHEMA":
+        return PUBLIC_SCHEMA, "schema"
+    name = statement.table
+    table = catalog.find_table(name) if statement.kind in ("TABLE", "VIEW") else None
+    if table is not None and statement.kind == "TABLE":
+        return table_key(table.oid), "table"
+    view = catalog.find_view(name) if statement.kind in ("TABLE", "VIEW") else None
+    if view is not None:
+        return table_key(view.oid), "table"
+    sequence = catalog.find_sequence(name) if statement.kind in ("TABLE", "SEQUENCE") else None
+    if sequence is not None and not sequence.info.hidden:
+        if sequence.standalone is None:
+            assert sequence.table is not None, "a column's sequence has its table"
+            raise FeatureNotSupported(
+                f'cannot change owner of sequence "{name}"',
+                detail=f'Sequence "{name}" is linked to table "{sequence.table.name}".',
+            )
+        return table_key(sequence.oid), "sequence"
+    return None
 
 
 def _request(statement: GrantStatement, letters: str, grantees: tuple[str, ...]) -> GrantRequest:

@@ -443,7 +443,38 @@ def tokenize(sql: str) -> list[Token]:
         if "'" in sql and message.startswith("Error tokenizing"):
             message = "unterminated quoted string"
         raise SqlSyntaxError(message, position=len(sql)) from exc
-    return _unqualified_catalog_calls(tokens)
+    return _quantified_operators(_unqualified_catalog_calls(tokens))
+
+
+_QUANTIFIED = (TokenType.ANY, TokenType.ALL, TokenType.SOME)
+_COMPARISONS = (
+    TokenType.EQ, TokenType.NEQ, TokenType.LT, TokenType.LTE, TokenType.GT, TokenType.GTE,
+)  # fmt: skip
+
+
+def _quantified_operators(tokens: list[Token]) -> list[Token]:
+    """``OPERATOR(pg_catalog.=) ANY (...)`` (psql's and pg_dump's spelling) as ``= ANY (...)``:
+    the built-in comparison itself, which sqlglot reads before ANY and ALL."""
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        window = tokens[index : index + 7]
+        if (
+            len(window) == 7
+            and window[0].token_type is TokenType.OPERATOR
+            and window[1].token_type is TokenType.L_PAREN
+            and window[2].text.lower() == "pg_catalog"
+            and window[3].token_type is TokenType.DOT
+            and window[4].token_type in _COMPARISONS
+            and window[5].token_type is TokenType.R_PAREN
+            and window[6].token_type in _QUANTIFIED
+        ):
+            out.append(window[4])
+            index += 6
+            continue
+        out.append(tokens[index])
+        index += 1
+    return out
 
 
 def _unqualified_catalog_calls(tokens: list[Token]) -> list[Token]:

@@ -110,6 +110,8 @@ class _Reader:
 
 
 def is_sequence_statement(tokens: list[Token]) -> bool:
+    if [t.text.lower() for t in tokens[-3:-1]] == ["owner", "to"]:
+        return False  # ALTER SEQUENCE s OWNER TO r: the privileges grammar's
     words = [t.text.lower() for t in tokens[:3]]
     if len(words) >= 2 and words[0] in ("create", "alter", "drop") and words[1] == "sequence":
         return True

@@ -326,15 +326,20 @@ class OwnedStatement(Statement):
 
 
 class OwnerStatement(Statement):
-    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
+    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled);
+    ``kind`` is TABLE (also for views and sequences, as PostgreSQL allows), SEQUENCE, VIEW
+    or SCHEMA."""
 
-    arg_types = {"table": True, "owner": True, "if_exists": False}
+    arg_types = {"table": True, "owner": True, "if_exists": False, "kind": False}
 
-    def __init__(self, table: str = "", owner: str = "", if_exists: bool = False) -> None:
-        super().__init__(table=table, owner=owner, if_exists=if_exists)
+    def __init__(
+        self, table: str = "", owner: str = "", if_exists: bool = False, kind: str = "TABLE"
+    ) -> None:
+        super().__init__(table=table, owner=owner, if_exists=if_exists, kind=kind)
 
     table: str = _field("table")
     owner: str = _field("owner")
+    kind: str = _field("kind")
     if_exists: bool = _field("if_exists")
 
 

@@ -26,6 +26,7 @@ from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
+from sql.ddl.sequences import default_sequence
 from sql.pg_catalog import casts, operators, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
@@ -179,7 +180,12 @@ def _storage(info: BuiltinType) -> str:
     return "m" if info.oid == 1700 else "x"
 
 
-def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, int], str]) -> None:
+def _table_rows(
+    rows: CatalogRows,
+    table: TableInfo,
+    comments: dict[tuple[int, int], str],
+    sequence_oids: dict[str, int] | None = None,
+) -> None:
     # A table with the hidden key has no primary key as far as PostgreSQL's clients know.
     hidden = {c.id for c in table.hidden_columns}
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
@@ -233,6 +239,14 @@ def _table_rows(rows: CatalogRows, table: TableInfo, comments: dict[tuple[int, i
                 adnum=attnum,
                 adbin=default_expr(column.default_sql, dtype),
             )
+            used = default_sequence(column.default_sql)
+            if used is not None and sequence_oids and used in sequence_oids:
+                # The default needs its sequence (pg_dump sets it after creating both).
+                rows.add(
+                    "pg_depend", classid=relation_oid("pg_attrdef"),
+                    objid=table.oid * 1000 + attnum, objsubid=0, refclassid=PG_CLASS_OID,
+                    refobjid=sequence_oids[used], refobjsubid=0, deptype="n",
+                )  # fmt: skip
     if keys:
         clause = partitioning_clause(table)
         if clause is not None:
@@ -375,6 +389,28 @@ def _secondary_index_rows(rows: CatalogRows, table: TableInfo, index: IndexInfo)
     )
 
 
+_REWRITE_OID_BASE = 1_300_000_000
+
+
+def _view_rule_rows(rows: CatalogRows, view: ViewInfo, relation_oids: dict[str, int]) -> None:
+    """The view's ``_RETURN`` rule in pg_rewrite, and pg_depend rows from the rule to the
+    view and to each relation it reads: pg_dump orders a view after what it reads by them."""
+    rule = _REWRITE_OID_BASE + view.view_id
+    rows.add(
+        "pg_rewrite", oid=rule, rulename="_RETURN", ev_class=view.oid, ev_type="1",
+        ev_enabled="O", is_instead=True,
+    )  # fmt: skip
+    rewrite_oid = relation_oid("pg_rewrite")
+    targets = [(view.oid, "i")] + [
+        (relation_oids[name], "n") for name in view.relations if name in relation_oids
+    ]
+    for target, deptype in targets:
+        rows.add(
+            "pg_depend", classid=rewrite_oid, objid=rule, objsubid=0, refclassid=PG_CLASS_OID,
+            refobjid=target, refobjsubid=0, deptype=deptype,
+        )  # fmt: skip
+
+
 def _view_rows(rows: CatalogRows, view: ViewInfo, user: str) -> None:
     oid = FIRST_USER_OID + view.view_id
     _class_row(
@@ -456,6 +492,11 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         (99, "pg_toast"),
     ):
         rows.add("pg_namespace", oid=oid, nspname=name, nspowner=SUPERUSER_OID)
+    # PostgreSQL's own comment (pg_dump leaves it out of a dump, as it does for PostgreSQL).
+    rows.add(
+        "pg_description", objoid=PUBLIC_OID, classoid=relation_oid("pg_namespace"), objsubid=0,
+        description="standard public schema",
+    )  # fmt: skip
     for name in sorted(RELATIONS):
         _class_row(
             rows,
@@ -586,10 +627,17 @@ def catalog_rows(
         rows.add("pg_roles", **role_row)
     for member_row in pg_auth_members_rows(list(memberships), list(roles), user, SUPERUSER_OID):
         rows.add("pg_auth_members", **member_row)
+    tables, views, standalone = list(tables), list(views), list(standalone)
+    sequence_oids = {q.name: q.oid for q, _ in standalone}
+    sequence_oids.update(
+        (i.name, sequences.sequence_oid(t, i.column_id)) for t in tables for i in t.sequences
+    )
+    relation_oids = {t.name: t.oid for t in tables} | {v.name: v.oid for v in views}
     for view in views:
         _view_rows(rows, view, user)
+        _view_rule_rows(rows, view, relation_oids)
     for table in tables:
-        _table_rows(rows, table, comments)
+        _table_rows(rows, table, comments, sequence_oids)
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)

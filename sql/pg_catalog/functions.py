@@ -102,6 +102,7 @@ class CatalogFunctions:
         }
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._view_definitions = {r["viewname"]: r["definition"] for r in _rows(rows, "pg_views")}
         self._index_suffixes = rows.index_suffixes
         self._sequence_of = {
             (r["refobjid"], r["refobjsubid"]): r["objid"]
@@ -191,6 +192,13 @@ class CatalogFunctions:
         base = _TYPE_ALIASES.get(text.removesuffix("[]"), text.removesuffix("[]"))
         oid = self._types.get(("_" + base) if array else base)
         return oid
+
+    def viewdef(self, oid: int | None) -> str | None:
+        """pg_get_viewdef: the view's query as pg_views shows it."""
+        row = self._classes.get(oid) if oid is not None else None
+        if row is None or row["relnamespace"] != PUBLIC_OID:
+            return None
+        return self._view_definitions.get(row["relname"])
 
     def sequence_value(self, name: str | None) -> int | None:
         """A sequence's last_value column as ``SELECT last_value FROM s`` reads it."""
@@ -364,6 +372,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("sequence_last_value", ["VARCHAR"], "BIGINT"),
     ("sequence_value", ["VARCHAR"], "BIGINT"),
+    ("viewdef", ["BIGINT"], "VARCHAR"),
     ("sequence_called", ["VARCHAR"], "BOOLEAN"),
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
@@ -482,7 +491,7 @@ MACROS: dict[str, str] = {
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
     "pg_get_partkeydef(r)": "NULL::VARCHAR",
-    "pg_get_viewdef(r, p := false)": "NULL::VARCHAR",
+    "pg_get_viewdef(r, p := false)": "nyf_viewdef(r)",
     "pg_get_function_result(f)": "NULL::VARCHAR",
     "pg_get_function_arguments(f)": "NULL::VARCHAR",
     "pg_size_pretty(s)": "nyf_size_pretty(s)",

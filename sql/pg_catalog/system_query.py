@@ -321,6 +321,12 @@ def _ancestors_table(node: exp.Table) -> exp.Expr:
     return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
 
 
+_COMPARISON_OPERATORS: dict[str, type[exp.Binary]] = {
+    "=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT,
+    ">=": exp.GTE,
+}  # fmt: skip
+
+
 def _rewrite_node(
     node: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
 ) -> exp.Expr | None:
@@ -362,6 +368,9 @@ def _rewrite_node(
         if op in ("~", "!~"):
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if op == "~" else exp.Not(this=match)
+        comparison = _COMPARISON_OPERATORS.get(op)
+        if comparison is not None:  # OPERATOR(pg_catalog.=): the built-in comparison
+            return comparison(this=node.this, expression=node.expression)
         return None
     if isinstance(node, exp.Collate):
         return node.this

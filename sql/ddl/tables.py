@@ -177,6 +177,15 @@ def _identity(
     return SerialSpec(column, type_name, identity, **options)
 
 
+def _cast_to_own_type(node: exp.Expr, dtype: DataType) -> bool:
+    if not (isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal)):
+        return False
+    try:
+        return column_type(node.to).kind is dtype.kind
+    except DbError:
+        return False
+
+
 def constant_default(
     node: exp.Expr, column: str, dtype: DataType, check_default: DefaultChecker
 ) -> str:
@@ -187,6 +196,8 @@ def constant_default(
         return sequences.nextval_default(name)
     if not _is_constant(node):
         raise FeatureNotSupported(f'default for column "{column}" must be a constant')
+    if _cast_to_own_type(node, dtype):  # pg_dump's 'new'::character varying: the literal
+        node = node.this
     default = node.sql(dialect="postgres")
     check_default(default, dtype)
     return default

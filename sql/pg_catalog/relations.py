@@ -349,6 +349,9 @@ RELATIONS.update(
             "objoid UINTEGER, classoid UINTEGER, objsubid INTEGER, objtype VARCHAR, "
             "objnamespace UINTEGER, objname VARCHAR, provider VARCHAR, label VARCHAR"
         ),
+        "pg_db_role_setting": _cols(
+            "setdatabase UINTEGER, setrole UINTEGER, setconfig VARCHAR_ARR"
+        ),
         "pg_ts_template": _cols(
             "oid UINTEGER, tmplname VARCHAR, tmplnamespace UINTEGER, tmplinit UINTEGER, "
             "tmpllexize UINTEGER"
@@ -377,6 +380,7 @@ _RELATION_OIDS.update(
         "pg_language": 2612,
         "pg_range": 3541,
         "pg_partitioned_table": 3350,
+        "pg_db_role_setting": 2964,
         "pg_amop": 2602,
         "pg_amproc": 2603,
     }  # fmt: skip

@@ -184,9 +184,11 @@ def test_one_table_with_t(source, fresh_nyala_server, tmp_path):
     assert "CREATE TABLE public.customer" not in text
     fresh_nyala_server.psql(["-f", str(path)], check=True)
     _assert_same(source, fresh_nyala_server.dsn, ("orders", "events", "events_id_seq"))
-    with psycopg.connect(fresh_nyala_server.dsn) as conn:
-        with pytest.raises(psycopg.errors.UndefinedTable):
-            conn.execute("select * from customer")
+    with (
+        psycopg.connect(fresh_nyala_server.dsn) as conn,
+        pytest.raises(psycopg.errors.UndefinedTable),
+    ):
+        conn.execute("select * from customer")
 
 
 def _normalise(text: str) -> str:

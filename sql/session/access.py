@@ -32,7 +32,7 @@ from catalog.views import ViewInfo
 from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.execution.context import DatabaseContext
 from sql.frontend.dialect import AlterRangePartitions, DetachPartition
-from sql.frontend.statements import CopyStatement
+from sql.frontend.statements import CopyStatement, SequenceStatement
 from sql.planner import system_views
 from sql.planner.compiled_query import CompiledQuery
 from sql.session.plan import (
@@ -183,6 +183,9 @@ class AccessControl:
                 self._require(table, _INSERT)
 
     def _ddl(self, ast: exp.Expr) -> None:
+        if isinstance(ast, SequenceStatement):
+            self._sequence_ddl(ast)
+            return
         if isinstance(ast, exp.Create):
             if ast.args.get("replace") and isinstance(ast.this, exp.Table):
                 view = self.catalog.find_view(identifier_name(ast.this))
@@ -231,6 +234,24 @@ class AccessControl:
         acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
         if letter not in acl.held(roles):
             raise InsufficientPrivilege(f"permission denied for {kind} {table.name}")
+
+    def _sequence_ddl(self, statement: SequenceStatement) -> None:
+        """CREATE SEQUENCE needs CREATE on the schema; ALTER and DROP, the sequence's owner
+        (its table's, for a SERIAL or identity column's)."""
+        if statement.action == "CREATE":
+            owner = database_owner(self._db.roles, self.user)
+            acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
+            if "C" not in acl.held(self._mine()):
+                raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
+            return
+        for name in statement.names:
+            found = self.catalog.find_sequence(name)
+            if found is None:
+                continue  # the statement reports it (42P01, or a notice with IF EXISTS)
+            owner = database_owner(self._db.roles, self.user)
+            acl = self._db.privileges.get(table_key(found.owner_oid), "table", owner)
+            if acl.owner not in self._mine():
+                raise InsufficientPrivilege(f"must be owner of sequence {name}")
 
     def _require_owner(self, table: TableInfo | ViewInfo, kind: str = "table") -> None:
         owner = database_owner(self._db.roles, self.user)

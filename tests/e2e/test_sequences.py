@@ -14,6 +14,8 @@ import psycopg
 import pytest
 from psycopg import errors
 
+from tests.support.servers import make_dsn
+
 pytestmark = pytest.mark.e2e
 
 
@@ -290,3 +292,49 @@ def test_standalone_sequences_survive_restart_and_kill(fresh_nyala_server):
         assert cycle == (-1, True)
         (after_kill,) = conn.execute("select nextval('down')").fetchone()
         assert after_kill < given
+
+
+SEQUENCE_DDL_BY_ANOTHER_ROLE = (
+    ("su", "create sequence seqpriv_s"),
+    ("su", "create table seqpriv_t (id serial primary key)"),
+    ("other", "alter sequence seqpriv_s restart"),
+    ("other", "alter sequence seqpriv_t_id_seq increment by 5"),
+    ("other", "drop sequence seqpriv_s"),
+    ("other", "create sequence seqpriv_mine"),
+    ("su", "grant create on schema public to seqpriv_role"),
+    ("other", "create sequence seqpriv_mine"),
+    ("other", "alter sequence seqpriv_mine restart with 5"),
+    ("other", "select nextval('seqpriv_mine')"),
+    ("other", "drop sequence seqpriv_mine"),
+    ("su", "alter sequence seqpriv_s owner to seqpriv_role"),
+    ("other", "drop sequence seqpriv_s"),
+    ("su", "revoke create on schema public from seqpriv_role"),
+)
+
+
+def test_sequence_ddl_checks_ownership_as_postgresql(nyala_server, postgres_server):
+    """ALTER and DROP SEQUENCE need the sequence's owner (a SERIAL's: its table's), CREATE
+    needs CREATE on the schema (42501 otherwise), and ALTER SEQUENCE ... OWNER TO hands one
+    over, as in PostgreSQL 15."""
+    outcomes = []
+    for server in (nyala_server, postgres_server):
+        with psycopg.connect(server.dsn, autocommit=True) as su:
+            su.execute("drop table if exists seqpriv_t")
+            su.execute("drop sequence if exists seqpriv_s, seqpriv_mine")
+            su.execute("drop role if exists seqpriv_role")
+            su.execute("create role seqpriv_role login")
+            other_dsn = make_dsn(server.host, server.port, "seqpriv_role", "nyala")
+            with psycopg.connect(other_dsn, autocommit=True) as other:
+                got = []
+                for who, sql in SEQUENCE_DDL_BY_ANOTHER_ROLE:
+                    try:
+                        cur = (su if who == "su" else other).execute(sql)
+                        got.append(cur.fetchall() if cur.description else cur.statusmessage)
+                    except psycopg.Error as exc:
+                        got.append(exc.sqlstate)
+            su.execute("drop table if exists seqpriv_t")
+            su.execute("drop sequence if exists seqpriv_s, seqpriv_mine")
+            su.execute("drop role seqpriv_role")
+        outcomes.append(got)
+    assert outcomes[0] == outcomes[1]
+    assert "42501" in outcomes[0]

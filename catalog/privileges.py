@@ -421,7 +421,9 @@ def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner:
     return acl
 
 
-def check_connect(store: PrivilegeStore, roles: RoleStore | None, user: str, database: str) -> None:
+def check_connect(
+    store: PrivilegeStore, roles: RoleStore | None, user: str, database: str
+) -> None:
     """CONNECT on the database, which a session needs to start (PUBLIC has it until
     revoked); superusers always connect."""
     if is_superuser(roles, user):

@@ -33,7 +33,8 @@ def copy_rows(catalog: Catalog, old: TableInfo, new: TableInfo) -> None:
                     if batch.column(batch.schema.get_field_index(field)).null_count:
                         column = new.schema.column(int(field))
                         raise NotNullViolation(
-                            f'column "{column.name}" of relation "{old.name}" contains null values'
+                            f'column "{column.name}" of relation "{old.name}" contains null '
+                            "values"
                         )
                 txn.insert(new.tablet_ids[0], batch.cast(schema), constraint_name=constraint_name)
         txn.commit()

@@ -440,9 +440,7 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     for name in names:
         if catalog.find_view(name) is not None:
-            raise WrongObjectType(
-                f'"{name}" is not a table', hint="Use DROP VIEW to remove a view."
-            )
+            raise WrongObjectType(f'"{name}" is not a table', hint="Use DROP VIEW to remove a view.")
     notices: list[DbError] = []
     missing = [
         n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None

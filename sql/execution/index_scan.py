@@ -197,9 +197,8 @@ def scan(
                 spec,
                 predicates=(
                     *spec.predicates,
-                    ColumnPredicate.range(
-                        key_columns[0].id, min(values), max(values), upper_inclusive=True
-                    ),
+                    ColumnPredicate.range(key_columns[0].id, min(values), max(values),
+                                          upper_inclusive=True),
                     ColumnPredicate.in_list(key_columns[0].id, values),
                 ),  # fmt: skip
             )

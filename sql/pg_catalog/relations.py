@@ -79,9 +79,7 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "dattablespace UINTEGER, datcollate VARCHAR, datctype VARCHAR, daticulocale VARCHAR, "
         "datcollversion VARCHAR, datacl VARCHAR_ARR"
     ),
-    "pg_views": _cols(
-        "schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"
-    ),
+    "pg_views": _cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR"),
     "pg_roles": _cols(
         "rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, "
         "rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, "

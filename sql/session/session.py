@@ -189,7 +189,9 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
+        backends = Activity(
+            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
+        )
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set, self._set_config, self._advisory, self._listener, backends
@@ -789,11 +791,7 @@ class Session:
                     db.privileges.keep_tables(self._relation_oids())
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant,
-                        self._block.catalog,
-                        db.privileges,
-                        db.roles,
-                        self.current_user,
+                        grant, self._block.catalog, db.privileges, db.roles, self.current_user,
                         db.name,
                     )
                 else:

@@ -29,9 +29,9 @@ def test_interval_text_as_postgresql_writes_it(months, days, micros, text):
 
 
 def test_interval_columns_encode_in_text_and_binary():
-    array = pa.array([pa.MonthDayNano([1, 2, 3_000]), None], pa.month_day_nano_interval())
+    array = pa.array(
+        [pa.MonthDayNano([1, 2, 3_000]), None], pa.month_day_nano_interval()
+    )
     assert text_interval(array).to_pylist() == ["1 mon 2 days 00:00:00.000003", None]
     wire = binary_interval(array)
-    assert wire[0].tobytes() == (3).to_bytes(8, "big") + (2).to_bytes(4, "big") + (1).to_bytes(
-        4, "big"
-    )
+    assert wire[0].tobytes() == (3).to_bytes(8, "big") + (2).to_bytes(4, "big") + (1).to_bytes(4, "big")

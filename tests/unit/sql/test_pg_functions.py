@@ -18,11 +18,7 @@ def functions() -> CatalogFunctions:
     f = CatalogFunctions()
     f.load(
         catalog_rows(
-            [ORDERS],
-            "nyala",
-            "nyala",
-            [("search_path", "public", "", "user", "string", "")],
-            {(ORDERS.oid, 0): "o"},
+            [ORDERS], "nyala", "nyala", [("search_path", "public", "", "user", "string", "")], {(ORDERS.oid, 0): "o"}
         )
     )
     return f

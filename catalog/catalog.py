@@ -23,6 +23,7 @@ from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.partition_tree import PartitionNode
 from catalog.partition_views import add_node, partition_view, remove_nodes
 from catalog.rekey import rekeyed
+from catalog.sequence_objects import SequenceRef, StandaloneSequence
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
@@ -112,6 +113,9 @@ class Catalog:
         self._views: MutableMapping[str, ViewInfo] = {
             v.name: v for v in (ViewInfo.from_json(d) for d in doc.get("views") or ())
         }
+        self._sequences: MutableMapping[str, StandaloneSequence] = {
+            q.name: q for q in (StandaloneSequence.from_json(d) for d in doc.get("sequences") or ())
+        }
         self._ids = _Ids(
             int(doc["next_table_id"]), int(doc["next_tablet_id"]), int(doc.get("ddl_sequence", 0))
         )
@@ -135,6 +139,11 @@ class Catalog:
             "next_tablet_id": self._ids.tablet,
             "tables": [t.to_json() for t in self._tables.values()],
             **({"views": [v.to_json() for v in self._views.values()]} if self._views else {}),
+            **(
+                {"sequences": [q.to_json() for q in self._sequences.values()]}
+                if self._sequences
+                else {}
+            ),
         }
 
     def _save(self) -> None:
@@ -152,6 +161,7 @@ class Catalog:
         view = copy.copy(self)
         view._tables = Overlay(self._tables)
         view._views = Overlay(self._views)
+        view._sequences = Overlay(self._sequences)
         view._changes = CatalogChanges(owner, wait)
         return view
 
@@ -162,6 +172,7 @@ class Catalog:
         return changes is not None and bool(
             _overlay(self._tables).changes
             or _overlay(self._views).changes
+            or _overlay(self._sequences).changes
             or changes.created
             or changes.comments
         )
@@ -207,7 +218,9 @@ class Catalog:
         """Wait while other transactions' uncommitted DDL holds any of the committed relations
         ``names`` (a statement about to read or write them, as PostgreSQL's lock makes it)."""
         if self._locks.held:
-            committed = [n for n in names if n in self._tables or n in self._views]
+            committed = [
+                n for n in names if n in self._tables or n in self._views or n in self._sequences
+            ]
             self._locks.wait_until_free(owner, committed, wait)
 
     def commit(self, txn: Transaction) -> None:
@@ -220,9 +233,10 @@ class Catalog:
             self._end()
             return
         tables, views = _overlay(self._tables), _overlay(self._views)
+        sequences = _overlay(self._sequences)
         with self._commit_lock:
             with self._lock:
-                clashes = tables.conflicts() + views.conflicts()
+                clashes = tables.conflicts() + views.conflicts() + sequences.conflicts()
                 sequence = self._ids.ddl_sequence + 1
                 document = self._document(sequence)
             if clashes:
@@ -235,6 +249,7 @@ class Catalog:
                 with self._lock:
                     tables.apply()
                     views.apply()
+                    sequences.apply()
                     self._ids.ddl_sequence = sequence
                 self._store.save(document)
 
@@ -283,6 +298,7 @@ class Catalog:
                 len(changes.counters),
                 dict(changes.altered),
                 dict(changes.comments),
+                _overlay(self._sequences).mark(),
             )  # fmt: skip
         )
 
@@ -302,6 +318,7 @@ class Catalog:
         del changes.savepoints[index + 1 :]
         _overlay(self._tables).restore(mark.tables)
         _overlay(self._views).restore(mark.views)
+        _overlay(self._sequences).restore(mark.sequences)
         for tablet_id in changes.created[mark.created :]:
             if self._engine.has_tablet(tablet_id):
                 self._engine.drop_tablet(tablet_id)
@@ -364,15 +381,18 @@ class Catalog:
     def find_table(self, name: str) -> TableInfo | None:
         return self._tables.get(name)
 
-    def find_sequence(self, name: str) -> tuple[TableInfo, SequenceInfo] | None:
-        """The table owning the sequence called ``name``, and the sequence."""
+    def find_sequence(self, name: str) -> SequenceRef | None:
+        """The sequence called ``name``: a column's (with its table) or a standalone one."""
+        standalone = self._sequences.get(name)
+        if standalone is not None:
+            return SequenceRef.of_standalone(standalone, self._owning_table(standalone))
         for table in self._tables.values():
             for info in table.sequences:
                 if info.name == name:
-                    return table, info
+                    return SequenceRef.of_column(table, info)
         return None
 
-    def get_sequence(self, name: str) -> tuple[TableInfo, SequenceInfo]:
+    def get_sequence(self, name: str) -> SequenceRef:
         found = self.find_sequence(name)
         if found is None:
             raise UndefinedTable(f'relation "{name}" does not exist')
@@ -380,19 +400,82 @@ class Catalog:
 
     def nextval(self, name: str, count: int = 1) -> np.ndarray:
         """The next ``count`` values of a sequence; never handed out again."""
-        table, info = self.get_sequence(name)
-        return self._counters.take(table.counter_key(info), info, count)
+        ref = self.get_sequence(name)
+        return self._counters.take(ref.counter_key, ref.info, count)
 
     def setval(self, name: str, value: int, is_called: bool = True) -> None:
-        table, info = self.get_sequence(name)
-        self._counters.set(table.counter_key(info), info, value, is_called)
+        ref = self.get_sequence(name)
+        self._counters.set(ref.counter_key, ref.info, value, is_called)
+
+    def sequence_state(self, ref: SequenceRef) -> tuple[int, bool]:
+        """The sequence's (last_value, is_called), as ``SELECT ... FROM s`` shows them."""
+        return self._counters.state(ref.counter_key, ref.info)
+
+    def sequence_state_of(self, name: str) -> tuple[int, bool] | None:
+        """(last_value, is_called) of the sequence called ``name``, if there is one."""
+        ref = self.find_sequence(name)
+        return None if ref is None else self.sequence_state(ref)
 
     def restart_sequences(self, table: TableInfo) -> None:
-        """Start a table's sequences over (TRUNCATE ... RESTART IDENTITY)."""
-        self._counters.restart([table.counter_key(i) for i in table.sequences])
+        """Start a table's sequences over (TRUNCATE ... RESTART IDENTITY), those it owns
+        by OWNED BY too."""
+        keys = [table.counter_key(i) for i in table.sequences]
+        keys += [q.counter_key for q in self._owned_sequences(table)]
+        self._counters.restart(keys)
+
+    def _owning_table(self, sequence: StandaloneSequence) -> TableInfo | None:
+        if sequence.owned_by is None:
+            return None
+        return next((t for t in self._tables.values() if t.table_id == sequence.owned_by[0]), None)
+
+    def _owned_sequences(self, table: TableInfo) -> list[StandaloneSequence]:
+        return [
+            q
+            for q in self._sequences.values()
+            if q.owned_by is not None and q.owned_by[0] == table.table_id
+        ]
+
+    def standalone_sequences(self) -> list[tuple[StandaloneSequence, TableInfo | None]]:
+        """Every CREATE SEQUENCE sequence, with the table that owns it (if any)."""
+        return [
+            (q, self._owning_table(q))
+            for q in sorted(self._sequences.values(), key=lambda q: q.sequence_id)
+        ]
+
+    def create_sequence(self, info: SequenceInfo) -> StandaloneSequence:
+        self.lock_relations([info.name])
+        with self._lock:
+            if info.name in self._relation_names():
+                raise DuplicateTable(f'relation "{info.name}" already exists')
+            sequence = StandaloneSequence(self._ids.table, info)
+            self._ids.table += 1
+            self._sequences[info.name] = sequence
+            self._save()
+            return sequence
+
+    def replace_sequence(self, old: StandaloneSequence, new: StandaloneSequence) -> None:
+        """ALTER SEQUENCE: ``new`` (same ID, maybe renamed) is the sequence's definition."""
+        self.lock_relations([old.name, new.name])
+        with self._lock:
+            if self._sequences.get(old.name) is not old:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{old.name}" was changed by another statement; try again'
+                )
+            if new.name != old.name and new.name in self._relation_names():
+                raise DuplicateTable(f'relation "{new.name}" already exists')
+            del self._sequences[old.name]
+            self._sequences[new.name] = new
+            self._save()
+
+    def drop_sequence(self, sequence: StandaloneSequence) -> None:
+        self.lock_relations([sequence.name])
+        with self._lock:
+            del self._sequences[sequence.name]
+            self._save()
+            self._drop_counters([sequence.counter_key])
 
     def _relation_names(self) -> set[str]:
-        names = set(self._tables) | set(self._views)
+        names = set(self._tables) | set(self._views) | set(self._sequences)
         names.update(i.name for t in self._tables.values() for i in t.sequences)
         names.update(i.name for t in self._tables.values() for i in t.indexes)
         return names
@@ -886,10 +969,15 @@ class Catalog:
             for view in self._check_dependents(f"table {name}", name, cascade):
                 del self._views[view]
             del self._tables[name]
+            owned = self._owned_sequences(table)
+            for sequence in owned:  # OWNED BY: the table's sequences go with it
+                del self._sequences[sequence.name]
             self._save()
             for tablet_id in (*table.tablet_ids, *(i.tablet_id for i in table.indexes)):
                 self._drop_tablet(tablet_id)
-            self._drop_counters([table.counter_key(i) for i in table.sequences])
+            self._drop_counters(
+                [table.counter_key(i) for i in table.sequences] + [q.counter_key for q in owned]
+            )
             return table
 
     # -- indexes ----------------------------------------------------------------------------

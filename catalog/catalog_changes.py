@@ -29,6 +29,7 @@ class SavepointMark:
     counters: int
     altered: dict[TabletId, Schema]
     comments: dict[tuple[int, int], str | None]
+    sequences: tuple[dict[str, object], dict[str, object]] = ({}, {})
 
 
 @dataclass(slots=True)

@@ -29,6 +29,8 @@ FILE_NAME = "sequences.json"
 CACHE = 32
 
 _MAX_BY_TYPE = {"smallint": 2**15 - 1, "integer": 2**31 - 1, "bigint": 2**63 - 1}
+MIN_BY_TYPE = {name: -top - 1 for name, top in _MAX_BY_TYPE.items()}
+MAX_BY_TYPE = _MAX_BY_TYPE
 
 
 _SEQUENCE_OID_BASE = 1_200_000_000
@@ -58,6 +60,8 @@ class SequenceInfo:
     max_value: int = 2**31 - 1
     identity: str = ""
     hidden: bool = False
+    cycle: bool = False
+    cache: int = 1
 
     @classmethod
     def for_type(cls, name: str, column_id: int, type_name: str, **options: object) -> SequenceInfo:
@@ -79,6 +83,8 @@ class SequenceInfo:
             "max_value": self.max_value,
             "identity": self.identity,
             "hidden": self.hidden,
+            **({"cycle": True} if self.cycle else {}),
+            **({"cache": self.cache} if self.cache != 1 else {}),
         }
 
     @classmethod
@@ -95,6 +101,9 @@ class SequenceCounters:
         self._lock = threading.Lock()
         self._limits: dict[str, int] = self._load()
         self._next: dict[str, int] = dict(self._limits)
+        self._step: dict[str, int] = {}
+        """The increment added to the last value to make ``_next`` (none: ``_next`` is exact),
+        so an ALTER SEQUENCE ... INCREMENT, committed or not, applies from the last value."""
 
     def _load(self) -> dict[str, int]:
         if self._path is None:
@@ -116,18 +125,70 @@ class SequenceCounters:
     def take(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
         """The next ``count`` values of the sequence, made durable before they are returned."""
         with self._lock:
-            first = self._next.get(key, info.start)
+            first = self._first(key, info)
             last = first + (count - 1) * info.increment
-            if last > info.max_value:
-                raise SequenceGeneratorLimitExceeded(
-                    f'nextval: reached maximum value of sequence "{info.name}" ({info.max_value})'
-                )
+            if not info.min_value <= first <= info.max_value or not (
+                info.min_value <= last <= info.max_value
+            ):
+                return self._take_wrapping(key, info, count)
             following = last + info.increment
-            if following > self._limits.get(key, info.start):
-                self._limits[key] = min(following + CACHE * info.increment, info.max_value + 1)
+            limit = self._limits.get(key, info.start)
+            if (following > limit) if info.increment > 0 else (following < limit):
+                ahead = following + CACHE * info.increment
+                self._limits[key] = max(min(ahead, info.max_value + 1), info.min_value - 1)
                 self._save()
             self._next[key] = following
+            self._step[key] = info.increment
         return np.arange(first, following, info.increment, dtype=np.int64)
+
+    def _first(self, key: str, info: SequenceInfo) -> int:
+        following = self._next.get(key, info.start)
+        step = self._step.get(key)
+        return following if step is None else following - step + info.increment
+
+    def _take_wrapping(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
+        """Values one at a time past a bound: CYCLE starts over, else 2200H (lock held)."""
+        out = np.empty(count, dtype=np.int64)
+        value = self._first(key, info)
+        for i in range(count):
+            if not info.min_value <= value <= info.max_value:
+                if not info.cycle:
+                    bound = "maximum" if info.increment > 0 else "minimum"
+                    limit = info.max_value if info.increment > 0 else info.min_value
+                    raise SequenceGeneratorLimitExceeded(
+                        f'nextval: reached {bound} value of sequence "{info.name}" ({limit})'
+                    )
+                value = info.min_value if info.increment > 0 else info.max_value
+            out[i] = value
+            value += info.increment
+        self._next[key] = value
+        self._step[key] = info.increment
+        self._limits[key] = value
+        self._save()
+        return out
+
+    def state(self, key: str, info: SequenceInfo) -> tuple[int, bool]:
+        """PostgreSQL's (last_value, is_called): what ``setval`` gives back this state."""
+        with self._lock:
+            following = self._next.get(key)
+            step = self._step.get(key)
+        if following is None:
+            return info.start, False
+        if step is None:  # setval(..., false), RESTART, or reloaded: the next value exactly
+            if following > info.max_value:
+                return info.max_value, True
+            if following < info.min_value:
+                return info.min_value, True
+            return following, False
+        following += info.increment - step
+        if following > info.max_value and info.increment > 0:
+            return info.max_value, True
+        if following < info.min_value and info.increment < 0:
+            return info.min_value, True
+        last = following - info.increment
+        if info.min_value <= last <= info.max_value:
+            return last, True
+        return following, False
 
     def set(self, key: str, info: SequenceInfo, value: int, is_called: bool) -> None:
         """PostgreSQL's setval: the next value is ``value`` + increment, or ``value`` itself
@@ -140,6 +201,10 @@ class SequenceCounters:
         following = value + info.increment if is_called else value
         with self._lock:
             self._next[key] = following
+            if is_called:
+                self._step[key] = info.increment
+            else:
+                self._step.pop(key, None)
             self._limits[key] = following
             self._save()
 
@@ -153,5 +218,6 @@ class SequenceCounters:
                 return
             for key in keys:
                 self._limits.pop(key, None)
+                self._step.pop(key, None)
                 self._next.pop(key, None)
             self._save()

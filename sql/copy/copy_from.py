@@ -174,6 +174,8 @@ class CopyIn:
                 expressions=[exp.to_identifier(n, quoted=True) for n in self._names],
             ),
         )
+        # COPY writes identity columns as given, as OVERRIDING SYSTEM VALUE does (PostgreSQL).
+        insert.set("overriding", "SYSTEM")
         self._plan = writes.plan_insert(insert, runner, facts, [])
 
     # -- the stream -------------------------------------------------------------------------

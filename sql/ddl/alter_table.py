@@ -40,6 +40,7 @@ from sql.ddl import (
     indexes,
     primary_key,
     rewrite,
+    sequences,
     tables,
     view_dependencies,
 )
@@ -460,7 +461,9 @@ class _TableChange:
                 f'cannot add primary key column "{definition.name}"',
                 detail="A table's primary key is fixed when it is created, as in Kudu.",
             )
-        if definition.serial is not None:
+        if definition.serial is not None or (
+            definition.default is not None and sequences.default_sequence(definition.default)
+        ):
             raise FeatureNotSupported(
                 f'cannot add serial or identity column "{definition.name}" to an existing table',
                 hint="Create the table with it, or add a plain column and fill it.",
@@ -534,7 +537,9 @@ class _TableChange:
         elif node.args.get("drop"):
             self._set(dataclasses.replace(column, default_sql=None))
         elif node.args.get("default") is not None:
-            default = tables.constant_default(
+            default = sequences.check_sequence_default(
+                node.args["default"], self._catalog
+            ) or tables.constant_default(
                 node.args["default"], column.name, column.type, self._check_default
             )
             self._set(dataclasses.replace(column, default_sql=default))

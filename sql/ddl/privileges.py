@@ -36,7 +36,7 @@ from catalog.privileges import (
     table_key,
 )
 from catalog.roles import RoleStore
-from catalog.sequences import SequenceInfo, sequence_oid
+from catalog.sequence_objects import SequenceRef
 from catalog.table import TableInfo
 from catalog.views import ViewInfo
 from sql.common.names import SCHEMA
@@ -44,6 +44,7 @@ from sql.common.result import Result
 from sql.frontend.statements import DefaultPrivilegesStatement, GrantStatement, OwnerStatement
 from storage.errors import (
     DbError,
+    FeatureNotSupported,
     InsufficientPrivilege,
     InvalidCatalogName,
     InvalidGrantOperation,
@@ -164,13 +165,14 @@ def _grant_on_sequences(
 ) -> Result:
     """GRANT or REVOKE on sequences: each belongs to the owner of its table."""
     letters = _letters(statement.privileges, SEQUENCE_PRIVILEGES, "sequence")
-    found: list[tuple[TableInfo, SequenceInfo]] = []
+    found: list[SequenceRef] = []
     if statement.kind == "ALL SEQUENCES":
         for _, name in statement.objects:
             if name != SCHEMA:
                 raise InvalidSchemaName(f'schema "{name}" does not exist')
         for table in sorted(catalog.tables(), key=lambda t: t.oid):
-            found += [(table, info) for info in table.sequences if not info.hidden]
+            found += [SequenceRef.of_column(table, i) for i in table.sequences if not i.hidden]
+        found += [SequenceRef.of_standalone(q, t) for q, t in catalog.standalone_sequences()]
     else:
         for schema, name in statement.objects:
             if schema not in ("", SCHEMA):
@@ -180,10 +182,10 @@ def _grant_on_sequences(
     request = _request(statement, letters, grantees)
     superuser, mine = is_superuser(roles, user), privileges_of(roles, user)
     notices: list[DbError] = []
-    for table, info in found:
-        key = table_key(sequence_oid(table.table_id, info.column_id))
-        acl = sequence_acl(privileges, key, table.oid, database_owner(roles, user))
-        label = f"sequence {info.name}"
+    for ref in found:
+        key = table_key(ref.oid)
+        acl = sequence_acl(privileges, key, ref.owner_oid, database_owner(roles, user))
+        label = f"sequence {ref.info.name}"
         notices += apply_grant(acl, request, user, superuser, label, mine).notices
         privileges.put(key, acl)
     tag = "GRANT" if statement.is_grant else "REVOKE"
@@ -233,23 +235,24 @@ def alter_owner(
     """ALTER TABLE ... OWNER TO: as in PostgreSQL 15, the owner or a superuser may give a
     table to a role it is a member of that may create in the schema; the ACL's mentions
     of the old owner become the new one's."""
-    table = catalog.find_table(statement.table)
-    if table is None:
+    tag = f"ALTER {statement.kind}"
+    found = _owned_object(statement, catalog)
+    if found is None:
         if statement.if_exists:
             notice = UndefinedTable(f'relation "{statement.table}" does not exist, skipping')
             notice.severity = "NOTICE"
-            return Result(command_tag="ALTER TABLE", notices=[notice])
+            return Result(command_tag=tag, notices=[notice])
         raise UndefinedTable(f'relation "{statement.table}" does not exist')
+    key, kind = found
     if statement.owner == PUBLIC:
         raise UndefinedObject('role "public" does not exist')
     new_owner = _grantee(statement.owner, roles, user)
-    key = table_key(table.oid)
-    acl = privileges.get(key, "table", database_owner(roles, user))
+    acl = privileges.get(key, kind, database_owner(roles, user))
     if new_owner == acl.owner:
-        return Result(command_tag="ALTER TABLE")
+        return Result(command_tag=tag)
     if not is_superuser(roles, user):
         if acl.owner not in privileges_of(roles, user):
-            raise InsufficientPrivilege(f"must be owner of table {table.name}")
+            raise InsufficientPrivilege(f"must be owner of {kind} {statement.table}")
         if roles is None or new_owner not in roles.member_of(user):
             raise InsufficientPrivilege(f'must be member of role "{new_owner}"')
         schema = privileges.get(PUBLIC_SCHEMA, "schema", database_owner(roles, user))
@@ -257,7 +260,31 @@ def alter_owner(
             raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
     acl.change_owner(new_owner)
     privileges.put(key, acl)
-    return Result(command_tag="ALTER TABLE")
+    return Result(command_tag=tag)
+
+
+def _owned_object(statement: OwnerStatement, catalog: Catalog) -> tuple[str, str] | None:
+    """The ACL key and kind of what ALTER ... OWNER TO names: the public schema, or a
+    table, view or standalone sequence (ALTER TABLE may name any of them, as pg_dump does)."""
+    if statement.kind == "SCHEMA":
+        return PUBLIC_SCHEMA, "schema"
+    name = statement.table
+    table = catalog.find_table(name) if statement.kind in ("TABLE", "VIEW") else None
+    if table is not None and statement.kind == "TABLE":
+        return table_key(table.oid), "table"
+    view = catalog.find_view(name) if statement.kind in ("TABLE", "VIEW") else None
+    if view is not None:
+        return table_key(view.oid), "table"
+    sequence = catalog.find_sequence(name) if statement.kind in ("TABLE", "SEQUENCE") else None
+    if sequence is not None and not sequence.info.hidden:
+        if sequence.standalone is None:
+            assert sequence.table is not None, "a column's sequence has its table"
+            raise FeatureNotSupported(
+                f'cannot change owner of sequence "{name}"',
+                detail=f'Sequence "{name}" is linked to table "{sequence.table.name}".',
+            )
+        return table_key(sequence.oid), "sequence"
+    return None
 
 
 def _request(statement: GrantStatement, letters: str, grantees: tuple[str, ...]) -> GrantRequest:

@@ -22,7 +22,7 @@ from catalog.foreign_keys import ForeignKey
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, foreign_keys, indexes, partitions, pg_partitions
+from sql.ddl import check_constraints, foreign_keys, indexes, partitions, pg_partitions, sequences
 from sql.frontend.dialect import (
     ColumnCompression,
     ColumnEncoding,
@@ -191,12 +191,27 @@ def _identity(
     return SerialSpec(column, type_name, identity, **options)
 
 
+def _cast_to_own_type(node: exp.Expr, dtype: DataType) -> bool:
+    if not (isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal)):
+        return False
+    try:
+        return column_type(node.to).kind is dtype.kind
+    except DbError:
+        return False
+
+
 def constant_default(
     node: exp.Expr, column: str, dtype: DataType, check_default: DefaultChecker
 ) -> str:
-    """A DEFAULT's SQL text, once checked to be a constant of the column's type."""
+    """A DEFAULT's SQL text, once checked to be a constant of the column's type or a
+    ``nextval('s')`` call (whose sequence the caller looks up)."""
+    name = sequences.sequence_call(node)
+    if name is not None:
+        return sequences.nextval_default(name)
     if not _is_constant(node):
         raise FeatureNotSupported(f'default for column "{column}" must be a constant')
+    if _cast_to_own_type(node, dtype):  # pg_dump's 'new'::character varying: the literal
+        node = node.this
     default = node.sql(dialect="postgres")
     check_default(default, dtype)
     return default
@@ -253,6 +268,8 @@ def create_table(
                 attributes[col_name] = column.attributes
             if column.serial is not None:
                 serials.append(column.serial)
+            if column.default is not None and (used := sequences.default_sequence(column.default)):
+                catalog.get_sequence(used)
             columns[col_name] = (column.type, column.nullable, column.default)
             checks.extend((node, named, col_name) for node, named in column.checks)
             uniques.extend(([col_name], named, distinct) for named, distinct in column.uniques)

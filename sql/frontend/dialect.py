@@ -16,8 +16,9 @@ expressions over the text):
 And the statements sqlglot reads as opaque commands or misreads, each parsed
 into a typed statement (``statements``) by a grammar module keyed by its
 first keyword: utility statements (``utility``), cursors (``cursors``),
-COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), GRANT, REVOKE and
-ALTER TABLE ... OWNER TO (``privileges``) and EXPLAIN (``explain``).
+COMMENT ON (``comments``), COPY (``copy``), roles (``roles``), sequences and ADD
+GENERATED ... AS IDENTITY (``sequence_grammar``), GRANT, REVOKE and
+ALTER TABLE ... OWNER TO (``privileges``), EXPLAIN (``explain``) and LOCK (``lock_grammar``).
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from sql.frontend import (
     cursors,
     explain,
     extensions,
+    lock_grammar,
     maintenance,
     prepared,
     privileges,
     roles,
+    sequence_grammar,
     utility,
 )
 from sql.frontend.escape_strings import decode_escape_strings
@@ -391,7 +394,10 @@ class NyalaParser(PostgresParser):
             lambda self, tokens: (
                 roles.parse(self.sql, tokens)
                 if roles.is_role_statement(tokens)
+                else sequence_grammar.parse(self.sql, tokens)
+                if sequence_grammar.is_sequence_statement(tokens)
                 else extensions.parse(self.sql, tokens)
+                or sequence_grammar.parse_identity(self.sql, tokens)
                 or privileges.parse_owner(self.sql, tokens)
                 or privileges.parse_owned(self.sql, tokens)
                 or privileges.parse_default(self.sql, tokens)
@@ -399,6 +405,9 @@ class NyalaParser(PostgresParser):
         ),
         "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),
         "set": lambda self, tokens: constraint_modes.parse(self.sql, tokens),
+        "lock": lambda self, tokens: lock_grammar.parse(
+            self.sql, [tokens[0], *self._retokenized(tokens)]
+        ),
     }
 
     admit: Callable[[], None] | None = None
@@ -527,7 +536,38 @@ def tokenize(sql: str) -> list[Token]:
         if "'" in sql and message.startswith("Error tokenizing"):
             message = "unterminated quoted string"
         raise SqlSyntaxError(message, position=len(sql)) from exc
-    return _unqualified_catalog_calls(tokens)
+    return _quantified_operators(_unqualified_catalog_calls(tokens))
+
+
+_QUANTIFIED = (TokenType.ANY, TokenType.ALL, TokenType.SOME)
+_COMPARISONS = (
+    TokenType.EQ, TokenType.NEQ, TokenType.LT, TokenType.LTE, TokenType.GT, TokenType.GTE,
+)  # fmt: skip
+
+
+def _quantified_operators(tokens: list[Token]) -> list[Token]:
+    """``OPERATOR(pg_catalog.=) ANY (...)`` (psql's and pg_dump's spelling) as ``= ANY (...)``:
+    the built-in comparison itself, which sqlglot reads before ANY and ALL."""
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        window = tokens[index : index + 7]
+        if (
+            len(window) == 7
+            and window[0].token_type is TokenType.OPERATOR
+            and window[1].token_type is TokenType.L_PAREN
+            and window[2].text.lower() == "pg_catalog"
+            and window[3].token_type is TokenType.DOT
+            and window[4].token_type in _COMPARISONS
+            and window[5].token_type is TokenType.R_PAREN
+            and window[6].token_type in _QUANTIFIED
+        ):
+            out.append(window[4])
+            index += 6
+            continue
+        out.append(tokens[index])
+        index += 1
+    return out
 
 
 def _unqualified_catalog_calls(tokens: list[Token]) -> list[Token]:

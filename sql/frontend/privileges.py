@@ -236,7 +236,10 @@ def parse_owned(sql: str, tokens: list[Token]) -> OwnedStatement | None:
 def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
     """``ALTER TABLE [IF EXISTS] [ONLY] t OWNER TO role``, or None for any other ALTER."""
     words = [t.text.lower() for t in tokens]
-    if len(words) < 5 or words[:2] != ["alter", "table"] or words[-3:-1] != ["owner", "to"]:
+    kinds = ("table", "sequence", "view", "schema")
+    if len(words) < 5 or words[0] != "alter" or words[1] not in kinds:
+        return None
+    if words[-3:-1] != ["owner", "to"]:
         return None
     reader = _Reader(sql, tokens)
     reader.index = 2
@@ -253,7 +256,9 @@ def parse_owner(sql: str, tokens: list[Token]) -> OwnerStatement | None:
     owner = _grantee(reader)
     if reader.peek() is not None:
         raise reader.error()
-    return OwnerStatement(table, owner, if_exists)
+    if words[1] == "schema" and (schema or table != "public"):
+        raise InvalidSchemaName(f'schema "{schema or table}" does not exist')
+    return OwnerStatement(table, owner, if_exists, words[1].upper())
 
 
 def _privileges(reader: _Reader) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:

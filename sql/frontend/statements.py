@@ -341,15 +341,20 @@ class OwnedStatement(Statement):
 
 
 class OwnerStatement(Statement):
-    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled)."""
+    """ALTER TABLE [IF EXISTS] t OWNER TO role (``owner`` "CURRENT_USER" etc. as spelled);
+    ``kind`` is TABLE (also for views and sequences, as PostgreSQL allows), SEQUENCE, VIEW
+    or SCHEMA."""
 
-    arg_types = {"table": True, "owner": True, "if_exists": False}
+    arg_types = {"table": True, "owner": True, "if_exists": False, "kind": False}
 
-    def __init__(self, table: str = "", owner: str = "", if_exists: bool = False) -> None:
-        super().__init__(table=table, owner=owner, if_exists=if_exists)
+    def __init__(
+        self, table: str = "", owner: str = "", if_exists: bool = False, kind: str = "TABLE"
+    ) -> None:
+        super().__init__(table=table, owner=owner, if_exists=if_exists, kind=kind)
 
     table: str = _field("table")
     owner: str = _field("owner")
+    kind: str = _field("kind")
     if_exists: bool = _field("if_exists")
 
 
@@ -396,3 +401,87 @@ class ExecuteStatement(Statement):
 
     name: str = _field("name")
     arguments: tuple[str, ...] = _field("arguments")
+
+
+class SequenceStatement(Statement):
+    """CREATE, ALTER or DROP SEQUENCE.
+
+    ``names`` is the sequence (several for DROP); ``options`` maps each option given to
+    its value: ``as`` (type name), ``increment``, ``minvalue``/``maxvalue`` (None for NO
+    MINVALUE/MAXVALUE), ``start``, ``restart`` (None for RESTART without a value),
+    ``cache``, ``cycle`` (bool), ``owned_by`` ((table, column) or None for NONE);
+    ``rename_to`` is ALTER SEQUENCE ... RENAME TO's new name.
+    """
+
+    arg_types = {
+        "action": True, "names": True, "options": False, "if_exists": False,
+        "if_not_exists": False, "cascade": False, "rename_to": False,
+    }  # fmt: skip
+
+    def __init__(
+        self,
+        action: str = "CREATE",
+        names: tuple[str, ...] = (),
+        options: dict[str, Any] | None = None,
+        if_exists: bool = False,
+        if_not_exists: bool = False,
+        cascade: bool = False,
+        rename_to: str = "",
+    ) -> None:
+        super().__init__(
+            action=action, names=names, options=options if options is not None else {},
+            if_exists=if_exists, if_not_exists=if_not_exists, cascade=cascade,
+            rename_to=rename_to,
+        )  # fmt: skip
+
+    action: str = _field("action")
+    names: tuple[str, ...] = _field("names")
+    options: dict[str, Any] = _field("options")
+    if_exists: bool = _field("if_exists")
+    if_not_exists: bool = _field("if_not_exists")
+    cascade: bool = _field("cascade")
+    rename_to: str = _field("rename_to")
+
+
+class IdentityStatement(Statement):
+    """ALTER TABLE t ALTER [COLUMN] c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY
+    [(options)], as pg_dump writes identity columns; ``options`` as SequenceStatement's,
+    plus ``sequence_name``."""
+
+    arg_types = {"table": True, "column": True, "always": True, "options": False,
+                 "if_exists": False}  # fmt: skip
+
+    def __init__(
+        self,
+        table: str = "",
+        column: str = "",
+        always: bool = True,
+        options: dict[str, Any] | None = None,
+        if_exists: bool = False,
+    ) -> None:
+        super().__init__(
+            table=table, column=column, always=always,
+            options=options if options is not None else {}, if_exists=if_exists,
+        )  # fmt: skip
+
+    table: str = _field("table")
+    column: str = _field("column")
+    always: bool = _field("always")
+    options: dict[str, Any] = _field("options")
+    if_exists: bool = _field("if_exists")
+
+
+class LockStatement(Statement):
+    """LOCK [TABLE] [ONLY] t [, ...] [IN mode MODE] [NOWAIT]; ``mode`` upper case, e.g.
+    ``ACCESS SHARE`` (PostgreSQL's default is ACCESS EXCLUSIVE)."""
+
+    arg_types = {"tables": True, "mode": True, "nowait": False}
+
+    def __init__(
+        self, tables: tuple[str, ...] = (), mode: str = "ACCESS EXCLUSIVE", nowait: bool = False
+    ) -> None:
+        super().__init__(tables=tables, mode=mode, nowait=nowait)
+
+    tables: tuple[str, ...] = _field("tables")
+    mode: str = _field("mode")
+    nowait: bool = _field("nowait")

@@ -22,9 +22,11 @@ from sqlglot import exp
 
 from catalog.indexes import IndexInfo
 from catalog.roles import Membership, Role
+from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
+from sql.ddl.sequences import default_sequence
 from sql.pg_catalog import casts, foreign_key_rows, operators, partition_rows, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
@@ -194,6 +196,7 @@ def _table_rows(
     table: TableInfo,
     comments: dict[tuple[int, int], str],
     referenced: bool = False,
+    sequence_oids: dict[str, int] | None = None,
     **class_values: Any,
 ) -> None:
     """A table's rows; ``referenced`` says a foreign key references it (PostgreSQL's RI
@@ -257,6 +260,14 @@ def _table_rows(
                 adnum=attnum,
                 adbin=default_expr(column.default_sql, dtype),
             )
+            used = default_sequence(column.default_sql)
+            if used is not None and sequence_oids and used in sequence_oids:
+                # The default needs its sequence (pg_dump sets it after creating both).
+                rows.add(
+                    "pg_depend", classid=relation_oid("pg_attrdef"),
+                    objid=table.oid * 1000 + attnum, objsubid=0, refclassid=PG_CLASS_OID,
+                    refobjid=sequence_oids[used], refobjsubid=0, deptype="n",
+                )  # fmt: skip
     if keys:
         clause = partitioning_clause(table)
         if clause is not None:
@@ -417,6 +428,28 @@ def _secondary_index_rows(rows: CatalogRows, table: TableInfo, index: IndexInfo)
     )
 
 
+_REWRITE_OID_BASE = 1_300_000_000
+
+
+def _view_rule_rows(rows: CatalogRows, view: ViewInfo, relation_oids: dict[str, int]) -> None:
+    """The view's ``_RETURN`` rule in pg_rewrite, and pg_depend rows from the rule to the
+    view and to each relation it reads: pg_dump orders a view after what it reads by them."""
+    rule = _REWRITE_OID_BASE + view.view_id
+    rows.add(
+        "pg_rewrite", oid=rule, rulename="_RETURN", ev_class=view.oid, ev_type="1",
+        ev_enabled="O", is_instead=True,
+    )  # fmt: skip
+    rewrite_oid = relation_oid("pg_rewrite")
+    targets = [(view.oid, "i")] + [
+        (relation_oids[name], "n") for name in view.relations if name in relation_oids
+    ]
+    for target, deptype in targets:
+        rows.add(
+            "pg_depend", classid=rewrite_oid, objid=rule, objsubid=0, refclassid=PG_CLASS_OID,
+            refobjid=target, refobjsubid=0, deptype=deptype,
+        )  # fmt: skip
+
+
 def _view_rows(rows: CatalogRows, view: ViewInfo, user: str) -> None:
     oid = FIRST_USER_OID + view.view_id
     _class_row(
@@ -498,6 +531,11 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         (99, "pg_toast"),
     ):
         rows.add("pg_namespace", oid=oid, nspname=name, nspowner=SUPERUSER_OID)
+    # PostgreSQL's own comment (pg_dump leaves it out of a dump, as it does for PostgreSQL).
+    rows.add(
+        "pg_description", objoid=PUBLIC_OID, classoid=relation_oid("pg_namespace"), objsubid=0,
+        description="standard public schema",
+    )  # fmt: skip
     for name in sorted(RELATIONS):
         _class_row(
             rows,
@@ -592,6 +630,11 @@ def _static_rows(rows: CatalogRows, database: str, user: str) -> None:
         collcollate="C",
         collctype="C",
     )
+    for oid, name, trusted in ((12, "internal", False), (13, "c", False), (14, "sql", True)):
+        rows.add(
+            "pg_language", oid=oid, lanname=name, lanowner=SUPERUSER_OID, lanispl=False,
+            lanpltrusted=trusted, lanplcallfoid=0, laninline=0, lanvalidator=0,
+        )  # fmt: skip
     for oid, name in ((1663, "pg_default"), (1664, "pg_global")):
         rows.add("pg_tablespace", oid=oid, spcname=name, spcowner=SUPERUSER_OID)
 
@@ -613,6 +656,7 @@ def catalog_rows(
     views: Iterable[ViewInfo] = (),
     memberships: Iterable[Membership] = (),
     statements: Iterable[tuple[str, str, dt.datetime, tuple[str, ...], bool]] = (),
+    standalone: Iterable[tuple[StandaloneSequence, TableInfo | None]] = (),
 ) -> CatalogRows:
     """Every pg_catalog row for this database, user and session settings; ``roles`` are
     the role store's roles (none: the session user is the one superuser)."""
@@ -625,20 +669,28 @@ def catalog_rows(
         rows.add("pg_roles", **role_row)
     for member_row in pg_auth_members_rows(list(memberships), list(roles), user, SUPERUSER_OID):
         rows.add("pg_auth_members", **member_row)
+    tables, views, standalone = list(tables), list(views), list(standalone)
+    sequence_oids = {q.name: q.oid for q, _ in standalone}
+    sequence_oids.update(
+        (i.name, sequences.sequence_oid(t, i.column_id)) for t in tables for i in t.sequences
+    )
+    relation_oids = {t.name: t.oid for t in tables} | {v.name: v.oid for v in views}
     for view in views:
         _view_rows(rows, view, user)
-    tables = list(tables)
+        _view_rule_rows(rows, view, relation_oids)
     by_id: dict[int, TableInfo] = {t.table_id: t for t in tables}
     parents = {k.parent_id for t in tables for k in t.foreign_keys}
     for table in tables:
         _table_rows(
-            rows, table, comments, table.table_id in parents,
+            rows, table, comments, table.table_id in parents, sequence_oids,
             **partition_rows.root_class_values(table),
         )  # fmt: skip
         for row in foreign_key_rows.rows(table, by_id.__getitem__, _key_index_oid):
             rows.add(row.relation, **row.values)
         for partition in partition_rows.partitions(table):
-            _table_rows(rows, partition.table, comments, **partition.class_values)
+            _table_rows(
+                rows, partition.table, comments, False, sequence_oids, **partition.class_values
+            )
         for relation, values in partition_rows.rows(table):
             rows.add(relation, **values)
         _partition_index_rows(rows, table)
@@ -647,6 +699,16 @@ def catalog_rows(
         for row in sequences.rows(table):
             if row.relation == "pg_class":
                 _class_row(rows, **row.values)
+            elif row.relation == "pg_sequences":
+                rows.add(row.relation, **{**row.values, "sequenceowner": user})
+            else:
+                rows.add(row.relation, **row.values)
+    for sequence, owning in standalone:
+        for row in sequences.standalone_rows(sequence, owning):
+            if row.relation == "pg_class":
+                _class_row(rows, **row.values)
+            elif row.relation == "pg_sequences":
+                rows.add(row.relation, **{**row.values, "sequenceowner": user})
             else:
                 rows.add(row.relation, **row.values)
     for name, value, unit, context, vartype, note in settings:

@@ -84,6 +84,8 @@ class CatalogFunctions:
         self._listener = listener
         self._set_config = set_config
         self._advisory = advisory
+        self.sequence_state: Callable[[str], tuple[int, bool] | None] = lambda name: None
+        """(last_value, is_called) of a sequence by name, from the session's catalog."""
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -100,6 +102,7 @@ class CatalogFunctions:
         }
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._view_definitions = {r["viewname"]: r["definition"] for r in _rows(rows, "pg_views")}
         self._index_suffixes = rows.index_suffixes
         self._partition_keys = rows.partition_keys
         self._partition_constraints = rows.partition_constraints
@@ -189,6 +192,27 @@ class CatalogFunctions:
 
     def to_regtype(self, name: str | None) -> int | None:
         return None if name is None else type_oid(self._types, name)
+
+    def viewdef(self, oid: int | None) -> str | None:
+        """pg_get_viewdef: the view's query as pg_views shows it."""
+        row = self._classes.get(oid) if oid is not None else None
+        if row is None or row["relnamespace"] != PUBLIC_OID:
+            return None
+        return self._view_definitions.get(row["relname"])
+
+    def sequence_value(self, name: str | None) -> int | None:
+        """A sequence's last_value column as ``SELECT last_value FROM s`` reads it."""
+        state = None if name is None else self.sequence_state(name)
+        return state[0] if state is not None else None
+
+    def sequence_called(self, name: str | None) -> bool | None:
+        state = None if name is None else self.sequence_state(name)
+        return state[1] if state is not None else None
+
+    def sequence_last_value(self, name: str | None) -> int | None:
+        """pg_sequences.last_value: NULL until the sequence has handed out a value."""
+        state = None if name is None else self.sequence_state(name)
+        return state[0] if state is not None and state[1] else None
 
     def serial_sequence(self, table: str | None, column: str | None) -> str | None:
         """pg_get_serial_sequence: the sequence a column's pg_depend row names."""
@@ -350,6 +374,10 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("to_regtype", ["VARCHAR"], "UINTEGER"),
     ("regclass_in", ["VARCHAR"], "UINTEGER"),
     ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    ("sequence_last_value", ["VARCHAR"], "BIGINT"),
+    ("sequence_value", ["VARCHAR"], "BIGINT"),
+    ("viewdef", ["BIGINT"], "VARCHAR"),
+    ("sequence_called", ["VARCHAR"], "BOOLEAN"),
     ("to_regclass", ["VARCHAR"], "UINTEGER"),
     ("regtype_in", ["VARCHAR"], "UINTEGER"),
     ("regclass_out", ["BIGINT"], "VARCHAR"),
@@ -365,7 +393,10 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("notify", ["VARCHAR", "VARCHAR"], "VARCHAR"),
 )
 # Run every time they are called, never folded or run while a statement is only described.
-_SIDE_EFFECTS = {"sleep", "set_config", "advisory", "notify"}
+_SIDE_EFFECTS = {
+    "sleep", "set_config", "advisory", "notify", "sequence_last_value", "sequence_value",
+    "sequence_called",
+}  # fmt: skip
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
 _TYPEOF_NAMES = {
@@ -470,7 +501,7 @@ MACROS: dict[str, str] = {
         "ELSE nyf_regclass_in(r::VARCHAR) END"
     ),
     "pg_get_partition_constraintdef(r)": "nyf_partition_constraintdef(r)",
-    "pg_get_viewdef(r, p := false)": "NULL::VARCHAR",
+    "pg_get_viewdef(r, p := false)": "nyf_viewdef(r)",
     "pg_get_function_result(f)": "NULL::VARCHAR",
     "pg_get_function_arguments(f)": "NULL::VARCHAR",
     "pg_size_pretty(s)": "nyf_size_pretty(s)",
@@ -494,6 +525,20 @@ MACROS: dict[str, str] = {
     "quote_nullable(v)": "coalesce(nyf_quote_literal(v::VARCHAR), 'NULL')",
     "pg_partition_ancestors(r)": "unnest([r::UINTEGER])",
     "pg_is_in_recovery()": "false",
+    "pg_sequence_last_value(r)": "nyf_sequence_last_value(nyf_regclass_out(r))",
+    # A sequence read as a relation (sql/pg_catalog/sequence_relations.py).
+    "pg_sequence_row_value(n)": "nyf_sequence_value(n)",
+    "pg_sequence_row_called(n)": "nyf_sequence_called(n)",
+    # The built-in ACL of an object of kind k owned by role o (pg_dump compares with it).
+    "acldefault(k, o)": "CASE k "
+    "WHEN 'r' THEN [nyf_userbyid(o) || '=arwdDxt/' || nyf_userbyid(o)] "
+    "WHEN 's' THEN [nyf_userbyid(o) || '=rwU/' || nyf_userbyid(o)] "
+    "WHEN 'n' THEN [nyf_userbyid(o) || '=UC/' || nyf_userbyid(o)] "
+    "WHEN 'd' THEN ['=Tc/' || nyf_userbyid(o), nyf_userbyid(o) || '=CTc/' || nyf_userbyid(o)] "
+    "WHEN 'f' THEN ['=X/' || nyf_userbyid(o), nyf_userbyid(o) || '=X/' || nyf_userbyid(o)] "
+    "WHEN 'T' THEN ['=U/' || nyf_userbyid(o), nyf_userbyid(o) || '=U/' || nyf_userbyid(o)] "
+    "WHEN 'l' THEN ['=U/' || nyf_userbyid(o), nyf_userbyid(o) || '=U/' || nyf_userbyid(o)] "
+    "ELSE []::VARCHAR[] END",
     "pg_postmaster_start_time()": "NULL::TIMESTAMPTZ",
 }
 
@@ -512,6 +557,8 @@ TABLE_MACROS: dict[str, str] = {
         "SELECT d.relid, d.parentrelid, c.relkind <> 'p' AS isleaf, d.level FROM down d "
         "JOIN pgc.pg_class c ON c.oid = d.relid ORDER BY d.level, d.relid"
     ),
+    "pg_options_to_table(o)": "SELECT split_part(x, '=', 1) AS option_name, "
+    "substr(x, strpos(x, '=') + 1) AS option_value FROM (SELECT unnest(o) AS x)",
 }
 
 

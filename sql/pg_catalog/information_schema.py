@@ -162,6 +162,21 @@ VIEWS: dict[str, str] = {
         FROM pgc.pg_constraint con
         JOIN pgc.pg_namespace n ON n.oid = con.connamespace
         WHERE con.contype = 'c'""",
+    "sequences": """
+        SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS sequence_catalog,
+               n.nspname AS sequence_schema, c.relname AS sequence_name,
+               pgf_format_type(s.seqtypid, NULL) AS data_type,
+               CASE s.seqtypid WHEN 21 THEN 16 WHEN 23 THEN 32 ELSE 64 END
+                    AS numeric_precision,
+               2 AS numeric_precision_radix, 0 AS numeric_scale,
+               s.seqstart::VARCHAR AS start_value, s.seqmin::VARCHAR AS minimum_value,
+               s.seqmax::VARCHAR AS maximum_value, s.seqincrement::VARCHAR AS "increment",
+               CASE WHEN s.seqcycle THEN 'YES' ELSE 'NO' END AS cycle_option
+        FROM pgc.pg_sequence s
+        JOIN pgc.pg_class c ON c.oid = s.seqrelid
+        JOIN pgc.pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT EXISTS (SELECT 1 FROM pgc.pg_depend d
+                          WHERE d.objid = c.oid AND d.deptype = 'i')""",
     "views": """
         SELECT (SELECT datname FROM pgc.pg_database LIMIT 1) AS table_catalog,
                v.schemaname AS table_schema, v.viewname AS table_name,

@@ -105,6 +105,11 @@ RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
         "seqrelid UINTEGER, seqtypid UINTEGER, seqstart BIGINT, seqincrement BIGINT, "
         "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN"
     ),
+    "pg_sequences": _cols(
+        "schemaname VARCHAR, sequencename VARCHAR, sequenceowner VARCHAR, data_type VARCHAR, "
+        "start_value BIGINT, min_value BIGINT, max_value BIGINT, increment_by BIGINT, "
+        "cycle BOOLEAN, cache_size BIGINT, last_value BIGINT"
+    ),
     "pg_inherits": _cols(
         "inhrelid UINTEGER, inhparent UINTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN"
     ),
@@ -307,6 +312,135 @@ _RELATION_OIDS = {
     "pg_stat_activity": 12_003,
     "pg_locks": 12_004,
 }
+
+
+# Catalogs pg_dump reads whose objects nyala does not have (foreign tables, security
+# labels, extensions' initial privileges, subscriptions ...): present, and empty.
+RELATIONS.update(
+    {
+        "pg_foreign_table": _cols("ftrelid UINTEGER, ftserver UINTEGER, ftoptions VARCHAR_ARR"),
+        "pg_foreign_server": _cols(
+            "oid UINTEGER, srvname VARCHAR, srvowner UINTEGER, srvfdw UINTEGER, "
+            "srvtype VARCHAR, srvversion VARCHAR, srvacl VARCHAR_ARR, srvoptions VARCHAR_ARR"
+        ),
+        "pg_foreign_data_wrapper": _cols(
+            "oid UINTEGER, fdwname VARCHAR, fdwowner UINTEGER, fdwhandler UINTEGER, "
+            "fdwvalidator UINTEGER, fdwacl VARCHAR_ARR, fdwoptions VARCHAR_ARR"
+        ),
+        "pg_user_mapping": _cols(
+            "oid UINTEGER, umuser UINTEGER, umserver UINTEGER, umoptions VARCHAR_ARR"
+        ),
+        "pg_init_privs": _cols(
+            "objoid UINTEGER, classoid UINTEGER, objsubid INTEGER, privtype VARCHAR, "
+            "initprivs VARCHAR_ARR"
+        ),
+        "pg_seclabel": _cols(
+            "objoid UINTEGER, classoid UINTEGER, objsubid INTEGER, provider VARCHAR, label VARCHAR"
+        ),
+        "pg_shseclabel": _cols(
+            "objoid UINTEGER, classoid UINTEGER, provider VARCHAR, label VARCHAR"
+        ),
+        "pg_subscription": _cols(
+            "oid UINTEGER, subdbid UINTEGER, subname VARCHAR, subowner UINTEGER, "
+            "subenabled BOOLEAN, subconninfo VARCHAR, subslotname VARCHAR, "
+            "subsynccommit VARCHAR, subpublications VARCHAR_ARR, subbinary BOOLEAN, "
+            "substream BOOLEAN, subtwophasestate VARCHAR, subdisableonerr BOOLEAN, "
+            "subskiplsn VARCHAR"
+        ),
+        "pg_event_trigger": _cols(
+            "oid UINTEGER, evtname VARCHAR, evtevent VARCHAR, evtowner UINTEGER, "
+            "evtfoid UINTEGER, evtenabled VARCHAR, evttags VARCHAR_ARR"
+        ),
+        "pg_transform": _cols(
+            "oid UINTEGER, trftype UINTEGER, trflang UINTEGER, trffromsql UINTEGER, "
+            "trftosql UINTEGER"
+        ),
+        "pg_largeobject_metadata": _cols("oid UINTEGER, lomowner UINTEGER, lomacl VARCHAR_ARR"),
+        "pg_conversion": _cols(
+            "oid UINTEGER, conname VARCHAR, connamespace UINTEGER, conowner UINTEGER, "
+            "conforencoding INTEGER, contoencoding INTEGER, conproc UINTEGER, "
+            "condefault BOOLEAN"
+        ),
+        "pg_opfamily": _cols(
+            "oid UINTEGER, opfmethod UINTEGER, opfname VARCHAR, opfnamespace UINTEGER, "
+            "opfowner UINTEGER"
+        ),
+        "pg_ts_config": _cols(
+            "oid UINTEGER, cfgname VARCHAR, cfgnamespace UINTEGER, cfgowner UINTEGER, "
+            "cfgparser UINTEGER"
+        ),
+        "pg_ts_dict": _cols(
+            "oid UINTEGER, dictname VARCHAR, dictnamespace UINTEGER, dictowner UINTEGER, "
+            "dicttemplate UINTEGER, dictinitoption VARCHAR"
+        ),
+        "pg_ts_parser": _cols(
+            "oid UINTEGER, prsname VARCHAR, prsnamespace UINTEGER, prsstart UINTEGER, "
+            "prstoken UINTEGER, prsend UINTEGER, prsheadline UINTEGER, prslextype UINTEGER"
+        ),
+        "pg_language": _cols(
+            "oid UINTEGER, lanname VARCHAR, lanowner UINTEGER, lanispl BOOLEAN, "
+            "lanpltrusted BOOLEAN, lanplcallfoid UINTEGER, laninline UINTEGER, "
+            "lanvalidator UINTEGER, lanacl VARCHAR_ARR"
+        ),
+        "pg_range": _cols(
+            "rngtypid UINTEGER, rngsubtype UINTEGER, rngmultitypid UINTEGER, "
+            "rngcollation UINTEGER, rngsubopc UINTEGER, rngcanonical VARCHAR, "
+            "rngsubdiff VARCHAR"
+        ),
+        "pg_partitioned_table": _cols(
+            "partrelid UINTEGER, partstrat VARCHAR, partnatts SMALLINT, partdefid UINTEGER, "
+            "partattrs SMALLINT_ARR, partclass UINTEGER_ARR, partcollation UINTEGER_ARR, "
+            "partexprs VARCHAR"
+        ),
+        "pg_amop": _cols(
+            "oid UINTEGER, amopfamily UINTEGER, amoplefttype UINTEGER, amoprighttype UINTEGER, "
+            "amopstrategy SMALLINT, amoppurpose VARCHAR, amopopr UINTEGER, amopmethod UINTEGER, "
+            "amopsortfamily UINTEGER"
+        ),
+        "pg_amproc": _cols(
+            "oid UINTEGER, amprocfamily UINTEGER, amproclefttype UINTEGER, "
+            "amprocrighttype UINTEGER, amprocnum SMALLINT, amproc VARCHAR"
+        ),
+        "pg_seclabels": _cols(
+            "objoid UINTEGER, classoid UINTEGER, objsubid INTEGER, objtype VARCHAR, "
+            "objnamespace UINTEGER, objname VARCHAR, provider VARCHAR, label VARCHAR"
+        ),
+        "pg_db_role_setting": _cols(
+            "setdatabase UINTEGER, setrole UINTEGER, setconfig VARCHAR_ARR"
+        ),
+        "pg_ts_template": _cols(
+            "oid UINTEGER, tmplname VARCHAR, tmplnamespace UINTEGER, tmplinit UINTEGER, "
+            "tmpllexize UINTEGER"
+        ),
+    }
+)
+_RELATION_OIDS.update(
+    {
+        "pg_foreign_table": 3118,
+        "pg_foreign_server": 1417,
+        "pg_foreign_data_wrapper": 2328,
+        "pg_user_mapping": 1418,
+        "pg_init_privs": 3394,
+        "pg_seclabel": 3596,
+        "pg_shseclabel": 3592,
+        "pg_subscription": 6100,
+        "pg_event_trigger": 3466,
+        "pg_transform": 3576,
+        "pg_largeobject_metadata": 2995,
+        "pg_conversion": 2607,
+        "pg_opfamily": 2753,
+        "pg_ts_config": 3602,
+        "pg_ts_dict": 3600,
+        "pg_ts_parser": 3601,
+        "pg_ts_template": 3764,
+        "pg_language": 2612,
+        "pg_range": 3541,
+        "pg_partitioned_table": 3350,
+        "pg_db_role_setting": 2964,
+        "pg_amop": 2602,
+        "pg_amproc": 2603,
+    }  # fmt: skip
+)
 
 
 def relation_oid(name: str) -> int:

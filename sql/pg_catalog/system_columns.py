@@ -31,6 +31,24 @@ def replace_tableoid(ast: exp.Expr, is_catalog: Callable[[exp.Table], bool]) -> 
     for column in list(ast.find_all(exp.Column)):
         if column.name.lower() != "tableoid" or not isinstance(column.this, exp.Identifier):
             continue
-        oid = by_alias.get(column.table) if column.table else only
+        oid = by_alias.get(column.table) if column.table else only or _in_scope(column, is_catalog)
         if oid is not None:
             column.replace(exp.cast(exp.Literal.number(oid), _OID))
+
+
+def _in_scope(column: exp.Column, is_catalog: Callable[[exp.Table], bool]) -> int | None:
+    """The OID of the one catalog the SELECT around an unqualified ``tableoid`` reads from
+    (its FROM and JOINs, not its subqueries)."""
+    select = column.find_ancestor(exp.Select)
+    if select is None:
+        return None
+    sources = [select.args.get("from_") or select.args.get("from")]
+    sources += list(select.args.get("joins") or [])
+    found = set()
+    for source in sources:
+        table = source.this if source is not None else None
+        if isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier):
+            name = identifier_name(table)
+            if name in RELATIONS and is_catalog(table):
+                found.add(relation_oid(name))
+    return found.pop() if len(found) == 1 else None

@@ -42,6 +42,7 @@ from sql.pg_catalog import (
     activity,
     functions,
     privilege_rows,
+    sequences,
     statement_statistics,
     system_columns,
     table_statistics,
@@ -232,6 +233,8 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
+    if _is_array_literal(node):
+        return _array_literal(operand.name, node.to.expressions[0])
     text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
     if target == "regclass":
         return _as_reg(_call("regclass_in", text), "regclass")
@@ -254,6 +257,41 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
     return None
+
+
+_ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
+                   "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
+
+
+def _is_array_literal(node: exp.Cast) -> bool:
+    """``'{1,2}'::oid[]`` (pg_dump's lists of table OIDs): an array type, a string literal."""
+    to = node.to
+    return (
+        isinstance(to, exp.DataType)
+        and to.this == exp.DataType.Type.ARRAY
+        and len(to.expressions) == 1
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+        and node.this.name.strip().startswith("{")
+    )
+
+
+def _array_literal(text: str, element: exp.Expr) -> exp.Expr:
+    """PostgreSQL's array input of simple elements (numbers, unquoted or quoted words)."""
+    name = element.sql(dialect="postgres").lower().removeprefix("pg_catalog.")
+    duck_type = _ARRAY_ELEMENTS.get(name, "VARCHAR")
+    body = text.strip()[1:-1].strip()
+    items = [item.strip() for item in body.split(",")] if body else []
+    values: list[exp.Expr] = [
+        exp.null()
+        if item.upper() == "NULL"
+        else exp.cast(
+            exp.Literal.string(item.strip('"')), exp.DataType.build(duck_type, dialect="duckdb")
+        )
+        for item in items
+    ]
+    array_type = exp.DataType.build(f"{duck_type}[]", dialect="duckdb")
+    return exp.cast(exp.Array(expressions=values), array_type)
 
 
 def _show_reg_outputs(ast: exp.Expr) -> None:
@@ -312,6 +350,12 @@ def _ancestors_table(node: exp.Table) -> exp.Expr:
     return select.subquery(alias.name if alias is not None and alias.name else "ancestors")
 
 
+_COMPARISON_OPERATORS: dict[str, type[exp.Binary]] = {
+    "=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT,
+    ">=": exp.GTE,
+}  # fmt: skip
+
+
 def _rewrite_node(
     node: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
 ) -> exp.Expr | None:
@@ -353,6 +397,9 @@ def _rewrite_node(
         if op in ("~", "!~"):
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if op == "~" else exp.Not(this=match)
+        comparison = _COMPARISON_OPERATORS.get(op)
+        if comparison is not None:  # OPERATOR(pg_catalog.=): the built-in comparison
+            return comparison(this=node.this, expression=node.expression)
         return None
     if isinstance(node, exp.Collate):
         return node.this
@@ -592,8 +639,10 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             ]
             for name, columns in RELATIONS.items():
                 duck.register(_rows_name(name), _arrow_rows(columns, []))
+                selected = sequences.LIVE_COLUMNS.get(name, "*")
                 ddl.append(
-                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS SELECT * FROM {_rows_name(name)}"
+                    f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS "
+                    f"SELECT {selected} FROM {_rows_name(name)}"
                 )
             ddl += [
                 f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
@@ -681,6 +730,7 @@ class SystemCatalog:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
         it) and comments, the session's state and the prepared transactions."""
         catalog = catalog if catalog is not None else db.catalog
+        self._functions.sequence_state = catalog.sequence_state_of
         settings = tuple(settings)
         comments = db.comments
         roles = tuple(db.roles.all()) if db.roles is not None else ()
@@ -695,6 +745,7 @@ class SystemCatalog:
             rows = catalog_rows(
                 catalog.tables(), db.name, user, settings, catalog.comments(comments.all()),
                 cursors, roles, prepared, catalog.views(), memberships, statements,
+                catalog.standalone_sequences(),
             )  # fmt: skip
             owner = database_owner(db.roles, user)
             privilege_rows.with_privileges(rows, acls, owner)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.table import TableInfo
 from storage.errors import UndefinedColumn, UndefinedTable
 
 FUNCTIONS = {"nextval": "nyf_nextval", "currval": "nyf_currval", "setval": "nyf_setval",
@@ -51,8 +52,9 @@ def fold_serial_sequences(ast: exp.Expr, catalog: Catalog) -> None:
                 f'column "{column_name}" of relation "{table.name}" does not exist'
             )
         info = table.sequence_of(column.id)
+        name = info.name if info is not None else _owned_sequence(catalog, table, column.id)
         value: exp.Expr = exp.cast(
-            exp.Literal.string(f"public.{info.name}") if info is not None else exp.null(), "text"
+            exp.Literal.string(f"public.{name}") if name is not None else exp.null(), "text"
         )
         if (
             node.parent is not None
@@ -61,3 +63,11 @@ def fold_serial_sequences(ast: exp.Expr, catalog: Catalog) -> None:
         ):
             value = exp.alias_(value, "pg_get_serial_sequence")
         node.replace(value)
+
+
+def _owned_sequence(catalog: Catalog, table: TableInfo, column_id: int) -> str | None:
+    """The standalone sequence OWNED BY the column (how pg_dump restores a SERIAL)."""
+    for sequence, owner in catalog.standalone_sequences():
+        if owner is table and sequence.owned_by == (table.table_id, column_id):
+            return sequence.name
+    return None

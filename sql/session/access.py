@@ -36,7 +36,7 @@ from sql.common.names import SCHEMA, identifier_name, table_name
 from sql.dml.column_use import Columns, ColumnUse, column_use
 from sql.execution.context import DatabaseContext
 from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
-from sql.frontend.statements import CopyStatement
+from sql.frontend.statements import CopyStatement, SequenceStatement
 from sql.planner import system_views
 from sql.planner.compiled_query import CompiledQuery
 from sql.session.plan import (
@@ -98,6 +98,11 @@ class AccessControl:
             if acl.items is not None and not info.hidden:
                 store.put(table_key(sequence_oid(table.table_id, info.column_id)), acl)
 
+    def created_sequence(self, oid: int) -> None:
+        """The session made a standalone sequence: its role owns it."""
+        store = self._db.privileges
+        store.put(table_key(oid), initial_acl(store, "sequence", self.user, SCHEMA))
+
     def check(self, plan: Plan) -> None:
         if is_superuser(self._db.roles, self.user):
             self._superuser_reads(plan)
@@ -135,12 +140,11 @@ class AccessControl:
         if is_superuser(self._db.roles, self.user):
             return
         found = self.catalog.find_sequence(name)
-        if found is None or found[1].identity or found[1].hidden:
+        if found is None or found.info.identity or found.info.hidden:
             return  # a hidden key's sequence is nyala's own
-        table, info = found
-        key = table_key(sequence_oid(table.table_id, info.column_id))
+        key = table_key(found.oid)
         default_owner = database_owner(self._db.roles, self.user)
-        acl = sequence_acl(self._db.privileges, key, table.oid, default_owner)
+        acl = sequence_acl(self._db.privileges, key, found.owner_oid, default_owner)
         if not set(wanted) & acl.held(self._mine()):
             raise InsufficientPrivilege(f"permission denied for sequence {name}")
 
@@ -244,6 +248,9 @@ class AccessControl:
                     self._require(parent, _REFERENCES)
 
     def _ddl(self, ast: exp.Expr) -> None:
+        if isinstance(ast, SequenceStatement):
+            self._sequence_ddl(ast)
+            return
         if isinstance(ast, (exp.Create, exp.Alter)):
             self._referenced(ast)
         if isinstance(ast, exp.Create):
@@ -318,6 +325,24 @@ class AccessControl:
         if not columns:
             return any(letter in rights for rights in held.values())
         return all(letter in held.get(n, ()) for n in columns)
+
+    def _sequence_ddl(self, statement: SequenceStatement) -> None:
+        """CREATE SEQUENCE needs CREATE on the schema; ALTER and DROP, the sequence's owner
+        (its table's, for a SERIAL or identity column's)."""
+        if statement.action == "CREATE":
+            owner = database_owner(self._db.roles, self.user)
+            acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
+            if "C" not in acl.held(self._mine()):
+                raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
+            return
+        for name in statement.names:
+            found = self.catalog.find_sequence(name)
+            if found is None:
+                continue  # the statement reports it (42P01, or a notice with IF EXISTS)
+            owner = database_owner(self._db.roles, self.user)
+            acl = self._db.privileges.get(table_key(found.owner_oid), "table", owner)
+            if acl.owner not in self._mine():
+                raise InsufficientPrivilege(f"must be owner of sequence {name}")
 
     def _require_owner(self, table: TableInfo | ViewInfo, kind: str = "table") -> None:
         owner = database_owner(self._db.roles, self.user)

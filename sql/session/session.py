@@ -46,6 +46,7 @@ from sql.ddl import (
     tables,
     views,
 )
+from sql.ddl.sequences import add_identity, execute_sequence
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution.advisory_locks import SessionAdvisoryLocks
@@ -66,16 +67,19 @@ from sql.frontend.statements import (
     ExplainStatement,
     ExtensionStatement,
     GrantStatement,
+    IdentityStatement,
+    LockStatement,
     MaintenanceStatement,
     MembershipStatement,
     OwnedStatement,
     OwnerStatement,
     PrepareStatement,
     RoleStatement,
+    SequenceStatement,
     SetConstraints,
     Utility,
 )
-from sql.pg_catalog import system_query
+from sql.pg_catalog import sequence_relations, system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
@@ -128,9 +132,11 @@ from storage.errors import (
     ActiveSqlTransaction,
     DbError,
     FeatureNotSupported,
+    NoActiveSqlTransaction,
     QueryCanceled,
     SqlSyntaxError,
     UndefinedParameter,
+    UndefinedTable,
 )
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -672,6 +678,8 @@ class Session:
                 return ExtensionPlan(ast)
             case SetConstraints():
                 return ConstraintModesPlan(ast)
+            case SequenceStatement() | IdentityStatement() | LockStatement():
+                return DdlPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
                     self._block.catalog.get_table(name)
@@ -689,6 +697,8 @@ class Session:
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
+        if isinstance(ast, (exp.Select, exp.SetOperation)):
+            sequence_relations.replace_sequences(ast, self._is_sequence)
         if isinstance(ast, (exp.Select, exp.SetOperation)) and system_query.is_system_query(
             ast, self._has_user_table
         ):
@@ -841,6 +851,13 @@ class Session:
         """A table a catalog query reads beside the catalogs: nyala's system views too."""
         view = system_views.find(name)
         return view if view is not None else self._block.catalog.table_or_partition(name)
+
+    def _is_sequence(self, name: str) -> bool:
+        """Whether ``name`` in FROM is a sequence (read as its one-row relation)."""
+        if self._has_user_table(name):
+            return False
+        found = self._block.catalog.find_sequence(name)
+        return found is not None and not found.info.hidden
 
     def _has_user_table(self, name: str) -> bool:
         catalog = self._block.catalog
@@ -1096,6 +1113,15 @@ class Session:
                 self._db.bump_catalog_version()
 
     def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
+        if isinstance(ast, SequenceStatement):
+            result, created = execute_sequence(ast, catalog)
+            if created is not None:
+                self._access.created_sequence(created)
+            return result
+        if isinstance(ast, IdentityStatement):
+            return add_identity(ast, catalog)
+        if isinstance(ast, LockStatement):
+            return self._lock_tables(ast, catalog)
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
             existed = {v.view_id for v in catalog.views()}
             result = views.create_view(ast, catalog, self._describe_view_query)
@@ -1149,11 +1175,27 @@ class Session:
             result = tables.drop_table(ast, catalog)
         return result
 
+    def _lock_tables(self, statement: LockStatement, catalog: Catalog) -> Result:
+        """LOCK TABLE: a mode that conflicts with reads (EXCLUSIVE, ACCESS EXCLUSIVE) is
+        held as DDL's lock is, to the end of the transaction; a weaker one (pg_dump's
+        ACCESS SHARE) waits for uncommitted DDL on the tables, as PostgreSQL's would."""
+        if not self._block.in_block:
+            raise NoActiveSqlTransaction("LOCK TABLE can only be used in transaction blocks")
+        for name in statement.tables:
+            if catalog.find_table(name) is None and catalog.find_view(name) is None:
+                raise UndefinedTable(f'relation "{name}" does not exist')
+        if statement.mode in ("EXCLUSIVE", "ACCESS EXCLUSIVE"):
+            catalog.lock_relations(statement.tables)
+        else:
+            self._wait_for_ddl(statement.tables)
+        return Result(command_tag="LOCK TABLE")
+
     def _relation_oids(self) -> set[int]:
         """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""
         catalog = self._db.catalog
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
+        sequences.update(q.oid for q, _ in catalog.standalone_sequences())
         return {t.oid for t in tables} | {v.oid for v in catalog.views()} | sequences
 
     def _in_transaction(self, run: Callable[[Transaction], _T]) -> _T:

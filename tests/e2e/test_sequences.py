@@ -14,6 +14,8 @@ import psycopg
 import pytest
 from psycopg import errors
 
+from tests.support.servers import make_dsn
+
 pytestmark = pytest.mark.e2e
 
 
@@ -246,3 +248,93 @@ def test_alter_table_with_serial_columns(nyala_server):
         with pytest.raises(errors.UndefinedTable):
             conn.execute("select nextval('seq_altered_n_seq')")
         assert conn.execute("select * from seq_altered").fetchall() == [(1, "a")]
+
+
+def test_standalone_sequences_survive_restart_and_kill(fresh_nyala_server):
+    """CREATE/ALTER SEQUENCE are in the catalog document, their values in the counters: both
+    outlive a clean restart and a kill -9, and a rolled-back CREATE leaves nothing."""
+    server = fresh_nyala_server
+    definition = (
+        "select data_type, start_value, min_value, max_value, increment_by, cycle "
+        "from pg_sequences where sequencename = 'down'"
+    )
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("create sequence down as integer increment by -3 minvalue -10000 maxvalue 0")
+        conn.execute("create table owner_t (id int not null, v text)")
+        conn.execute("create sequence owned_seq owned by owner_t.id")
+        conn.execute("alter table owner_t alter column id set default nextval('owned_seq')")
+        conn.execute("insert into owner_t (v) select 'x' from generate_series(1, 5)")
+        assert conn.execute("select nextval('down'), nextval('down')").fetchone() == (0, -3)
+        with conn.transaction():
+            conn.execute("create sequence gone")
+            raise psycopg.Rollback()
+        shown = conn.execute(definition).fetchall()
+    server.restart()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        assert conn.execute(definition).fetchall() == shown
+        (after,) = conn.execute("select nextval('down')").fetchone()
+        assert -10000 <= after < -3 and after % 3 == 0
+        (next_id,) = conn.execute("insert into owner_t (v) values ('y') returning id").fetchone()
+        assert next_id > 5
+        assert conn.execute("select pg_get_serial_sequence('owner_t', 'id')").fetchone() == (
+            "public.owned_seq",
+        )
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            conn.execute("select nextval('gone')")
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("alter sequence down increment by -1 cycle")
+        (given,) = conn.execute("select nextval('down')").fetchone()
+    server.kill9()
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        cycle = conn.execute("select increment_by, cycle from pg_sequences "
+                             "where sequencename = 'down'").fetchone()  # fmt: skip
+        assert cycle == (-1, True)
+        (after_kill,) = conn.execute("select nextval('down')").fetchone()
+        assert after_kill < given
+
+
+SEQUENCE_DDL_BY_ANOTHER_ROLE = (
+    ("su", "create sequence seqpriv_s"),
+    ("su", "create table seqpriv_t (id serial primary key)"),
+    ("other", "alter sequence seqpriv_s restart"),
+    ("other", "alter sequence seqpriv_t_id_seq increment by 5"),
+    ("other", "drop sequence seqpriv_s"),
+    ("other", "create sequence seqpriv_mine"),
+    ("su", "grant create on schema public to seqpriv_role"),
+    ("other", "create sequence seqpriv_mine"),
+    ("other", "alter sequence seqpriv_mine restart with 5"),
+    ("other", "select nextval('seqpriv_mine')"),
+    ("other", "drop sequence seqpriv_mine"),
+    ("su", "alter sequence seqpriv_s owner to seqpriv_role"),
+    ("other", "drop sequence seqpriv_s"),
+    ("su", "revoke create on schema public from seqpriv_role"),
+)
+
+
+def test_sequence_ddl_checks_ownership_as_postgresql(nyala_server, postgres_server):
+    """ALTER and DROP SEQUENCE need the sequence's owner (a SERIAL's: its table's), CREATE
+    needs CREATE on the schema (42501 otherwise), and ALTER SEQUENCE ... OWNER TO hands one
+    over, as in PostgreSQL 15."""
+    outcomes = []
+    for server in (nyala_server, postgres_server):
+        with psycopg.connect(server.dsn, autocommit=True) as su:
+            su.execute("drop table if exists seqpriv_t")
+            su.execute("drop sequence if exists seqpriv_s, seqpriv_mine")
+            su.execute("drop role if exists seqpriv_role")
+            su.execute("create role seqpriv_role login")
+            other_dsn = make_dsn(server.host, server.port, "seqpriv_role", "nyala")
+            with psycopg.connect(other_dsn, autocommit=True) as other:
+                got = []
+                for who, sql in SEQUENCE_DDL_BY_ANOTHER_ROLE:
+                    try:
+                        cur = (su if who == "su" else other).execute(sql)
+                        got.append(cur.fetchall() if cur.description else cur.statusmessage)
+                    except psycopg.Error as exc:
+                        got.append(exc.sqlstate)
+            su.execute("drop table if exists seqpriv_t")
+            su.execute("drop sequence if exists seqpriv_s, seqpriv_mine")
+            su.execute("drop role seqpriv_role")
+        outcomes.append(got)
+    assert outcomes[0] == outcomes[1]
+    assert "42501" in outcomes[0]

@@ -59,8 +59,11 @@ def test_oids_are_stable_and_distinct():
 
 
 def test_comments_settings_and_the_user_appear(rows):
-    (desc,) = _as_dicts(rows, "pg_description")
+    descriptions = _as_dicts(rows, "pg_description")
+    (desc,) = [d for d in descriptions if d["classoid"] == relation_oid("pg_class")]
     assert (desc["objsubid"], desc["description"]) == (2, "n")
+    (schema,) = [d for d in descriptions if d["classoid"] == relation_oid("pg_namespace")]
+    assert (schema["objoid"], schema["description"]) == (2200, "standard public schema")
     assert [r["rolname"] for r in _as_dicts(rows, "pg_roles")] == [
         "alice", "pg_read_all_stats", "pg_signal_backend", "pg_read_all_data",
         "pg_write_all_data",

@@ -7,14 +7,14 @@ handed out is never handed out again, even when the transaction that took it
 rolls back.
 
 Values are reserved in blocks.  The first value no caller has been given
-(the *limit*) is written to ``sequences.json`` (atomic replace, fsync)
-before any value below it is returned; after a crash each sequence resumes at
+(the *limit*) is written to ``sequences.json`` (atomic replace, fsync, CRC32C)
+before any value below it is returned (a write the disk refuses, 53100 or
+58030, hands out nothing and changes no counter); after a crash each sequence resumes at
 its limit, leaving a gap as PostgreSQL's sequences do (it logs 32 ahead).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from catalog.store import JsonObject
-from storage.errors import DataCorrupted, NumericValueOutOfRange, SequenceGeneratorLimitExceeded
-from storage.fs import atomic_write
+from storage.errors import (
+    DataCorrupted,
+    DbError,
+    NumericValueOutOfRange,
+    SequenceGeneratorLimitExceeded,
+)
+from storage.fs import read_document, write_document
 
 FILE_NAME = "sequences.json"
 CACHE = 32
@@ -97,21 +102,25 @@ class SequenceCounters:
         self._next: dict[str, int] = dict(self._limits)
 
     def _load(self) -> dict[str, int]:
-        if self._path is None:
+        doc = None if self._path is None else read_document(self._path)
+        if doc is None:
             return {}
+        limits = doc.get("limits", doc) if "version" in doc else doc  # flat before checksums
         try:
-            raw = self._path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        try:
-            return {str(k): int(v) for k, v in json.loads(raw).items()}
-        except (ValueError, AttributeError) as exc:
+            return {str(k): int(v) for k, v in limits.items()}
+        except (ValueError, TypeError, AttributeError) as exc:
             raise DataCorrupted(f'sequence file "{self._path}" is not valid') from exc
 
-    def _save(self) -> None:
-        if self._path is not None:
-            data = json.dumps(self._limits, sort_keys=True).encode()
-            atomic_write(self._path, data, fsync=self._fsync)
+    def _save(self, before: dict[str, int]) -> None:
+        """Write the limits; if the disk refuses (53100, 58030) put back ``before``."""
+        if self._path is None:
+            return
+        doc = {"version": 1, "limits": self._limits}
+        try:
+            write_document(self._path, doc, indent=None, sort_keys=True, fsync=self._fsync)
+        except DbError:
+            self._limits = before
+            raise
 
     def take(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
         """The next ``count`` values of the sequence, made durable before they are returned."""
@@ -124,8 +133,9 @@ class SequenceCounters:
                 )
             following = last + info.increment
             if following > self._limits.get(key, info.start):
+                before = dict(self._limits)
                 self._limits[key] = min(following + CACHE * info.increment, info.max_value + 1)
-                self._save()
+                self._save(before)
             self._next[key] = following
         return np.arange(first, following, info.increment, dtype=np.int64)
 
@@ -139,9 +149,10 @@ class SequenceCounters:
             )
         following = value + info.increment if is_called else value
         with self._lock:
-            self._next[key] = following
+            before = dict(self._limits)
             self._limits[key] = following
-            self._save()
+            self._save(before)
+            self._next[key] = following
 
     def restart(self, keys: list[str]) -> None:
         """Start the sequences over at their start values (TRUNCATE ... RESTART IDENTITY)."""
@@ -151,7 +162,9 @@ class SequenceCounters:
         with self._lock:
             if not any(k in self._limits or k in self._next for k in keys):
                 return
+            before = dict(self._limits)
             for key in keys:
                 self._limits.pop(key, None)
+            self._save(before)
+            for key in keys:
                 self._next.pop(key, None)
-            self._save()

@@ -6,6 +6,9 @@
       wal/wal-<seq:016d>.log         write-ahead log segments (storage/wal.py)
       tablets/<tablet_id>/
         metadata.json                the tablet's schema (storage/tablet/tablet.py)
+      prepared/<gid hex>.txn         prepared transactions (storage/prepared.py)
+      catalog.json, roles.json, privileges.json, sequences.json, comments.json
+                                     the catalog's documents (catalog/)
 
 ``atomic_write`` follows the usual recipe: write a temporary file beside the
 target, fsync it, rename it over the target, fsync the directory.  Readers see
@@ -14,9 +17,9 @@ survives a crash.  JSON documents (tablet metadata, the catalog) carry a CRC32C
 of their content (``checksummed_json``), as every block and WAL record does, so
 a flipped byte that still parses is caught too.  ``write_document`` and
 ``read_document`` are that pair for the catalog's documents (catalog, roles,
-privileges, sequences, comments): a failed write leaves the old document and
-no temporary file, and is 53100 on a full disk (58030 otherwise) rather than
-an OSError.
+privileges, sequences, comments), failing with 53100 on a full disk (58030
+otherwise) rather than an OSError.  A failed ``atomic_write`` leaves the old
+file and no temporary one.
 """
 
 from __future__ import annotations
@@ -100,11 +103,16 @@ def write_file(path: Path, data: bytes | bytearray, *, fsync: bool = True) -> No
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file."""
+    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file; a write
+    that fails (a full disk) leaves the old file and no temporary one."""
     path = Path(path)
     tmp = path.with_name(path.name + _TMP_SUFFIX)
-    write_file(tmp, data, fsync=fsync)
-    os.replace(tmp, path)
+    try:
+        write_file(tmp, data, fsync=fsync)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     if fsync:
         fsync_dir(path.parent)
 
@@ -163,7 +171,6 @@ def write_document(
     try:
         atomic_write(path, data, fsync=fsync)
     except OSError as exc:
-        path.with_name(path.name + _TMP_SUFFIX).unlink(missing_ok=True)
         raise io_error(f'could not write file "{path}"', exc) from exc
 
 

@@ -1,6 +1,7 @@
 """Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
 
-``privileges.json`` in the data directory (with a CRC32C, replaced atomically) keeps, per object (``table:<oid>``
+``privileges.json`` in the data directory (with a CRC32C, replaced
+atomically) keeps, per object (``table:<oid>``
 for tables, views and sequences, ``schema:public`` or ``database``), its owner and its ACL as PostgreSQL keeps
 ``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
 default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
@@ -432,7 +433,9 @@ def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner:
     return acl
 
 
-def check_connect(store: PrivilegeStore, roles: RoleStore | None, user: str, database: str) -> None:
+def check_connect(
+    store: PrivilegeStore, roles: RoleStore | None, user: str, database: str
+) -> None:
     """CONNECT on the database, which a session needs to start (PUBLIC has it until
     revoked); superusers always connect."""
     if is_superuser(roles, user):

@@ -9,8 +9,8 @@ rolls back.
 Values are reserved in blocks.  The first value no caller has been given
 (the *limit*) is written to ``sequences.json`` (atomic replace, fsync, CRC32C)
 before any value below it is returned (a write the disk refuses, 53100 or
-58030, hands out nothing and changes no counter); after a crash each sequence resumes at
-its limit, leaving a gap as PostgreSQL's sequences do (it logs 32 ahead).
+58030, hands out nothing and changes no counter); after a crash each sequence
+resumes at its limit, leaving a gap as PostgreSQL's sequences do (it logs 32 ahead).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ made (PostgreSQL's ``pg_auth_members``) and its password as a SCRAM-SHA-256 veri
 PostgreSQL's ``pg_authid.rolpassword`` form
 (``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>``, base64).  The
 file carries a CRC32C and is replaced atomically on every change.  As in
-PostgreSQL 14 and later with ``password_encryption = scram-sha-256``, no md5 hash is kept, so md5-only
-clients cannot log in with a password.
+PostgreSQL 14 and later with ``password_encryption = scram-sha-256``, no md5
+hash is kept, so md5-only clients cannot log in with a password.
 
 Membership answers two of PostgreSQL's questions: whose privileges a role
 has (``privileges_of``: through memberships of roles that INHERIT) and which

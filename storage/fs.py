@@ -24,6 +24,7 @@ file and no temporary one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -111,7 +112,8 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         write_file(tmp, data, fsync=fsync)
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise
     if fsync:
         fsync_dir(path.parent)

@@ -1,6 +1,7 @@
 """Privileges: who owns each table and the schema, and what GRANT gave to whom (the ACLs).
 
-``privileges.json`` in the data directory keeps, per object (``table:<oid>``
+``privileges.json`` in the data directory (with a CRC32C, replaced
+atomically) keeps, per object (``table:<oid>``
 for tables, views and sequences, ``schema:public`` or ``database``), its owner and its ACL as PostgreSQL keeps
 ``pg_class.relacl``: None until the first GRANT or REVOKE (the owner's
 default rights, and for the schema PUBLIC's USAGE), then a list of aclitems
@@ -15,10 +16,10 @@ to the owner of the table whose column owns it, whatever its entry says.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from catalog.roles import READ_ALL_DATA, WRITE_ALL_DATA, RoleStore
 from storage.errors import (
@@ -29,7 +30,7 @@ from storage.errors import (
     PrivilegeNotGranted,
     PrivilegeNotRevoked,
 )
-from storage.fs import atomic_write
+from storage.fs import read_document, write_document
 
 FILE_NAME = "privileges.json"
 FORMAT_VERSION = 1
@@ -283,19 +284,23 @@ class PrivilegeStore:
         self._fsync = fsync
         self._lock = threading.Lock()
         self._acls: dict[str, ObjectAcl] = {}
+        self._saved: dict[str, Any] = {"objects": {}}
         self.version = 0
         if self._path is not None and self._path.exists():
             self._load(self._path)
 
     def _load(self, path: Path) -> None:
-        try:
-            doc = json.loads(path.read_bytes())
-        except ValueError as exc:
-            raise DataCorrupted(f'privilege file "{path}" is not valid JSON') from exc
+        doc = read_document(path)
+        if doc is None:
+            return
         if doc.get("version") != FORMAT_VERSION:
             raise DataCorrupted(
                 f"privilege file format version {doc.get('version')} is not supported"
             )
+        self._apply(doc)
+
+    def _apply(self, doc: dict[str, Any]) -> None:
+        self._acls = {}
         for key, entry in doc["objects"].items():
             items = entry["items"]
             self._acls[key] = ObjectAcl(
@@ -303,8 +308,10 @@ class PrivilegeStore:
                 entry["owner"],
                 None if items is None else [AclItem(*i) for i in items],
             )
+        self._saved = doc
 
     def _save(self) -> None:
+        """Write the ACLs; if the disk refuses (53100, 58030) go back to the file's state."""
         self.version += 1
         if self._path is None:
             return
@@ -319,7 +326,12 @@ class PrivilegeStore:
             for key, acl in sorted(self._acls.items())
         }
         doc = {"version": FORMAT_VERSION, "objects": objects}
-        atomic_write(self._path, json.dumps(doc, indent=1).encode(), fsync=self._fsync)
+        try:
+            write_document(self._path, doc, fsync=self._fsync)
+        except DbError:
+            self._apply(self._saved)
+            raise
+        self._saved = doc
 
     def get(self, key: str, kind: str, default_owner: str) -> ObjectAcl:
         """A copy of the object's ACL (its default when it has no entry)."""

@@ -5,9 +5,9 @@ SUPERUSER and INHERIT attributes, the role memberships ``GRANT role TO role``
 made (PostgreSQL's ``pg_auth_members``) and its password as a SCRAM-SHA-256 verifier in
 PostgreSQL's ``pg_authid.rolpassword`` form
 (``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>``, base64).  The
-file is replaced atomically on every change.  As in PostgreSQL 14 and later
-with ``password_encryption = scram-sha-256``, no md5 hash is kept, so md5-only
-clients cannot log in with a password.
+file carries a CRC32C and is replaced atomically on every change.  As in
+PostgreSQL 14 and later with ``password_encryption = scram-sha-256``, no md5
+hash is kept, so md5-only clients cannot log in with a password.
 
 Membership answers two of PostgreSQL's questions: whose privileges a role
 has (``privileges_of``: through memberships of roles that INHERIT) and which
@@ -19,15 +19,15 @@ predefined roles ``pg_read_all_data``, ``pg_write_all_data`` and
 from __future__ import annotations
 
 import base64
-import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import scramp
 
-from storage.errors import DataCorrupted, FeatureNotSupported
-from storage.fs import atomic_write
+from storage.errors import DataCorrupted, DbError, FeatureNotSupported
+from storage.fs import read_document, write_document
 
 FILE_NAME = "roles.json"
 FORMAT_VERSION = 2
@@ -143,29 +143,39 @@ class RoleStore:
         self._lock = threading.Lock()
         self._roles: dict[str, Role] = {}
         self._members: list[Membership] = []
+        self._saved: dict[str, Any] = {"roles": [], "members": []}
         self.version = 0
         self.is_new = not self._path.exists()
         if not self.is_new:
             self._load()
 
     def _load(self) -> None:
-        try:
-            doc = json.loads(self._path.read_bytes())
-        except ValueError as exc:
-            raise DataCorrupted(f'role file "{self._path}" is not valid JSON') from exc
+        doc = read_document(self._path)
+        if doc is None:
+            return
         if doc.get("version") not in _READABLE_VERSIONS:
             raise DataCorrupted(f"role file format version {doc.get('version')} is not supported")
+        self._apply(doc)
+
+    def _apply(self, doc: dict[str, Any]) -> None:
         self._roles = {r["name"]: Role(**r) for r in doc["roles"]}
         self._members = [Membership(**m) for m in doc.get("members", [])]
+        self._saved = doc
 
     def _save(self) -> None:
+        """Write the roles; if the disk refuses (53100, 58030) go back to the file's state."""
         doc = {
             "version": FORMAT_VERSION,
             "roles": [asdict(r) for r in sorted(self._roles.values(), key=lambda r: r.name)],
             "members": [asdict(m) for m in self._members],
         }
         self.version += 1
-        atomic_write(self._path, json.dumps(doc, indent=1).encode(), fsync=self._fsync)
+        try:
+            write_document(self._path, doc, fsync=self._fsync)
+        except DbError:
+            self._apply(self._saved)
+            raise
+        self._saved = doc
         self.is_new = False
 
     def get(self, name: str) -> Role | None:

@@ -7,14 +7,14 @@ handed out is never handed out again, even when the transaction that took it
 rolls back.
 
 Values are reserved in blocks.  The first value no caller has been given
-(the *limit*) is written to ``sequences.json`` (atomic replace, fsync)
-before any value below it is returned; after a crash each sequence resumes at
-its limit, leaving a gap as PostgreSQL's sequences do (it logs 32 ahead).
+(the *limit*) is written to ``sequences.json`` (atomic replace, fsync, CRC32C)
+before any value below it is returned (a write the disk refuses, 53100 or
+58030, hands out nothing and changes no counter); after a crash each sequence
+resumes at its limit, leaving a gap as PostgreSQL's sequences do (it logs 32 ahead).
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from catalog.store import JsonObject
-from storage.errors import DataCorrupted, NumericValueOutOfRange, SequenceGeneratorLimitExceeded
-from storage.fs import atomic_write
+from storage.errors import (
+    DataCorrupted,
+    DbError,
+    NumericValueOutOfRange,
+    SequenceGeneratorLimitExceeded,
+)
+from storage.fs import read_document, write_document
 
 FILE_NAME = "sequences.json"
 CACHE = 32
@@ -106,21 +111,25 @@ class SequenceCounters:
         so an ALTER SEQUENCE ... INCREMENT, committed or not, applies from the last value."""
 
     def _load(self) -> dict[str, int]:
-        if self._path is None:
+        doc = None if self._path is None else read_document(self._path)
+        if doc is None:
             return {}
+        limits = doc.get("limits", doc) if "version" in doc else doc  # flat before checksums
         try:
-            raw = self._path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        try:
-            return {str(k): int(v) for k, v in json.loads(raw).items()}
-        except (ValueError, AttributeError) as exc:
+            return {str(k): int(v) for k, v in limits.items()}
+        except (ValueError, TypeError, AttributeError) as exc:
             raise DataCorrupted(f'sequence file "{self._path}" is not valid') from exc
 
-    def _save(self) -> None:
-        if self._path is not None:
-            data = json.dumps(self._limits, sort_keys=True).encode()
-            atomic_write(self._path, data, fsync=self._fsync)
+    def _save(self, before: dict[str, int]) -> None:
+        """Write the limits; if the disk refuses (53100, 58030) put back ``before``."""
+        if self._path is None:
+            return
+        doc = {"version": 1, "limits": self._limits}
+        try:
+            write_document(self._path, doc, indent=None, sort_keys=True, fsync=self._fsync)
+        except DbError:
+            self._limits = before
+            raise
 
     def take(self, key: str, info: SequenceInfo, count: int) -> np.ndarray:
         """The next ``count`` values of the sequence, made durable before they are returned."""
@@ -134,9 +143,10 @@ class SequenceCounters:
             following = last + info.increment
             limit = self._limits.get(key, info.start)
             if (following > limit) if info.increment > 0 else (following < limit):
+                before = dict(self._limits)
                 ahead = following + CACHE * info.increment
                 self._limits[key] = max(min(ahead, info.max_value + 1), info.min_value - 1)
-                self._save()
+                self._save(before)
             self._next[key] = following
             self._step[key] = info.increment
         return np.arange(first, following, info.increment, dtype=np.int64)
@@ -161,10 +171,11 @@ class SequenceCounters:
                 value = info.min_value if info.increment > 0 else info.max_value
             out[i] = value
             value += info.increment
+        before = dict(self._limits)
+        self._limits[key] = value
+        self._save(before)
         self._next[key] = value
         self._step[key] = info.increment
-        self._limits[key] = value
-        self._save()
         return out
 
     def state(self, key: str, info: SequenceInfo) -> tuple[int, bool]:
@@ -200,13 +211,14 @@ class SequenceCounters:
             )
         following = value + info.increment if is_called else value
         with self._lock:
+            before = dict(self._limits)
+            self._limits[key] = following
+            self._save(before)
             self._next[key] = following
             if is_called:
                 self._step[key] = info.increment
             else:
                 self._step.pop(key, None)
-            self._limits[key] = following
-            self._save()
 
     def restart(self, keys: list[str]) -> None:
         """Start the sequences over at their start values (TRUNCATE ... RESTART IDENTITY)."""
@@ -216,8 +228,10 @@ class SequenceCounters:
         with self._lock:
             if not any(k in self._limits or k in self._next for k in keys):
                 return
+            before = dict(self._limits)
             for key in keys:
                 self._limits.pop(key, None)
+            self._save(before)
+            for key in keys:
                 self._step.pop(key, None)
                 self._next.pop(key, None)
-            self._save()

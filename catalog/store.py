@@ -1,15 +1,25 @@
-"""The durable catalog document: versioned JSON in the data directory, replaced atomically."""
+"""The durable catalog document: versioned JSON in the data directory, replaced atomically.
+
+A commit's catalog document is durable once its WAL record is (``Catalog.commit``);
+the file follows.  When writing the file fails (a full disk), the document is
+kept as *pending* and written again before the WAL may lose the record that
+holds it (``StorageEngine`` asks ``keeps_wal`` before removing segments).
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from storage.errors import DataCorrupted
-from storage.fs import atomic_write, checksummed_json, read_checksummed_json
+from storage.errors import DataCorrupted, DbError
+from storage.fs import read_document, write_document
 
 FORMAT_VERSION = 1
 FILE_NAME = "catalog.json"
+
+log = logging.getLogger(__name__)
 
 JsonObject: TypeAlias = dict[str, Any]
 """A JSON object read back from disk: untyped until the ``from_json`` that reads it checks it."""
@@ -21,22 +31,47 @@ class CatalogStore:
     def __init__(self, data_dir: Path, *, fsync: bool = True) -> None:
         self._path = data_dir / FILE_NAME
         self._fsync = fsync
+        self._lock = threading.Lock()
+        self._pending: dict[str, object] | None = None
+
+    @property
+    def path(self) -> Path:
+        return self._path
 
     def load(self) -> JsonObject:
-        try:
-            raw = self._path.read_bytes()
-        except FileNotFoundError:
+        doc = read_document(self._path)
+        if doc is None:
             return {
                 "version": FORMAT_VERSION,
                 "next_table_id": 1,
                 "next_tablet_id": 1,
                 "tables": [],
             }
-        doc: JsonObject = read_checksummed_json(raw, self._path)
         if doc.get("version") != FORMAT_VERSION:
             raise DataCorrupted(f"catalog format version {doc.get('version')} is not supported")
         return doc
 
     def save(self, doc: dict[str, object]) -> None:
-        data = checksummed_json(doc, indent=1, sort_keys=True)
-        atomic_write(self._path, data, fsync=self._fsync)
+        """Write ``doc``; DiskFull (53100) or IoError (58030) leaves the file as it was."""
+        with self._lock:
+            write_document(self._path, doc, sort_keys=True, fsync=self._fsync)
+            self._pending = None
+
+    def save_after_wal(self, doc: dict[str, object]) -> None:
+        """Write ``doc``, already durable in the WAL; if that fails, keep it pending."""
+        with self._lock:
+            self._pending = doc
+        self.keeps_wal()
+
+    def keeps_wal(self) -> bool:
+        """Write a pending document; True while one still is (the WAL must keep its record)."""
+        with self._lock:
+            if self._pending is None:
+                return False
+            try:
+                write_document(self._path, self._pending, sort_keys=True, fsync=self._fsync)
+            except DbError as exc:
+                log.warning("%s; the WAL keeps the committed catalog until it can be written", exc)
+                return True
+            self._pending = None
+            return False

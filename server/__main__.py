@@ -24,6 +24,7 @@ from server.config import Config, add_arguments, from_namespace
 from server.server import Server
 from server.status_http import StatusServer
 from sql.session.database import Database
+from storage.errors import DbError
 from storage.integrity import check_data_dir
 
 log = logging.getLogger("server")
@@ -70,12 +71,23 @@ def _check(data_dir: Path) -> int:
 
 async def _serve(config: Config) -> int:
     loop = asyncio.get_running_loop()
-    database = await loop.run_in_executor(
-        None,
-        lambda: Database.open(
-            data_dir=config.data_dir, name=config.database, options=config.storage_options()
-        ),
-    )
+    try:
+        database = await loop.run_in_executor(
+            None,
+            lambda: Database.open(
+                data_dir=config.data_dir, name=config.database, options=config.storage_options()
+            ),
+        )
+    except DbError as exc:
+        log.critical(
+            "could not open the database in %s: %s (SQLSTATE %s); `nyala check --data-dir %s` "
+            'lists every damaged file and the README ("Reliability") says how to recover',
+            config.data_dir,
+            exc.message,
+            exc.sqlstate,
+            config.data_dir,
+        )
+        return 1
     database.limit_query_memory(config.query_memory_limit_mb)
     database.buffered_rows_limit = config.buffered_rows_limit
     database.server_parameters.update(

@@ -17,8 +17,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import shutil
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,7 +29,7 @@ from storage import commit_record
 from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind
 from storage.data_type import TabletId
-from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable
+from storage.errors import DataCorrupted, DbError, FeatureNotSupported, UndefinedTable, io_error
 from storage.fs import TABLET_METADATA_FILE, DataDirLayout, fsync_dir, remove_dir
 from storage.key_encoding import is_key_type
 from storage.maintenance_manager import MaintenanceManager, MaintenanceOp, OpRecord, OpTotals
@@ -101,6 +103,9 @@ class StorageEngine:
         self.replayed_catalog: bytes | None = None
         """The catalog document of the last CATALOG marker replay met (the catalog checks
         whether its own file is older: a crash between the WAL and the file)."""
+        self.wal_keepers: list[Callable[[], bool]] = []
+        """Asked before WAL segments are removed: one returning True keeps them all (the
+        catalog, while a document its WAL record holds is not yet in its file)."""
         self.prepared = PreparedTransactions(layout.root / PREPARED_DIR, fsync=options.fsync)
         """Transactions prepared for two-phase commit (PREPARE TRANSACTION), by gid."""
         self._ops: dict[TabletId, list[MaintenanceOp]] = {}
@@ -187,9 +192,13 @@ class StorageEngine:
                     f'column "{column.name}" of type {column.type.pg_name()} '
                     "cannot be part of a primary key"
                 )
-        self.registry.add(
-            tablet_id, lambda: Tablet.create(self.layout, tablet_id, schema, self.options)
-        )
+        try:
+            self.registry.add(
+                tablet_id, lambda: Tablet.create(self.layout, tablet_id, schema, self.options)
+            )
+        except OSError as exc:
+            shutil.rmtree(self.layout.tablet_dir(tablet_id), ignore_errors=True)
+            raise io_error(f"could not create tablet {tablet_id}", exc) from exc
 
     def drop_tablet(self, tablet_id: TabletId) -> None:
         """Remove a tablet and its files; WAL records naming it are skipped from now on.  A
@@ -213,8 +222,12 @@ class StorageEngine:
         remove_dir(self.layout.tablet_dir(tablet_id), fsync=self.options.fsync)
 
     def alter_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
-        """Give a tablet a new schema (ALTER TABLE); durable when this returns."""
-        self.tablet(tablet_id).alter_schema(schema)
+        """Give a tablet a new schema (ALTER TABLE); durable when this returns.  When the
+        disk refuses the metadata (53100, 58030) the tablet keeps its schema."""
+        try:
+            self.tablet(tablet_id).alter_schema(schema)
+        except OSError as exc:
+            raise io_error(f"could not write the metadata of tablet {tablet_id}", exc) from exc
 
     def has_tablet(self, tablet_id: TabletId) -> bool:
         return tablet_id in self.registry
@@ -302,6 +315,9 @@ class StorageEngine:
                     release_freed_memory()
 
     def _remove_flushed_segments(self) -> int:
+        if any([keeps() for keeps in self.wal_keepers]):
+            log.warning("keeping the WAL: a record's catalog document is not yet in its file")
+            return 0
         if self.registry.offline:
             # The WAL still holds the offline tablets' unflushed writes: keep all of it.
             log.warning("keeping the WAL: tablets %s are offline", sorted(self.registry.offline))

@@ -10,6 +10,7 @@ a bug and becomes XX000.
 
 from __future__ import annotations
 
+import errno
 from typing import ClassVar, Self
 
 _BY_SQLSTATE: dict[str, type[DbError]] = {}
@@ -445,3 +446,10 @@ class DataCorrupted(DbError, sqlstate="XX001"):
 
 class IdleInTransactionSessionTimeout(InvalidTransactionState, sqlstate="25P03"):
     severity = "FATAL"
+
+
+def io_error(action: str, exc: OSError) -> DbError:
+    """The error for a failed write: 53100 when the disk is full, else 58030."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(f"{action}: No space left on device")
+    return IoError(f"{action}: {exc}")

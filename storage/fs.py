@@ -6,17 +6,25 @@
       wal/wal-<seq:016d>.log         write-ahead log segments (storage/wal.py)
       tablets/<tablet_id>/
         metadata.json                the tablet's schema (storage/tablet/tablet.py)
+      prepared/<gid hex>.txn         prepared transactions (storage/prepared.py)
+      catalog.json, roles.json, privileges.json, sequences.json, comments.json
+                                     the catalog's documents (catalog/)
 
 ``atomic_write`` follows the usual recipe: write a temporary file beside the
 target, fsync it, rename it over the target, fsync the directory.  Readers see
 the old file or the new one, never a mix, and once it returns the new one
 survives a crash.  JSON documents (tablet metadata, the catalog) carry a CRC32C
 of their content (``checksummed_json``), as every block and WAL record does, so
-a flipped byte that still parses is caught too.
+a flipped byte that still parses is caught too.  ``write_document`` and
+``read_document`` are that pair for the catalog's documents (catalog, roles,
+privileges, sequences, comments), failing with 53100 on a full disk (58030
+otherwise) rather than an OSError.  A failed ``atomic_write`` leaves the old
+file and no temporary one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,7 +36,7 @@ from typing import Any
 import crc32c
 
 from storage.data_type import TabletId
-from storage.errors import DataCorrupted
+from storage.errors import DataCorrupted, io_error
 
 CHECKSUM_KEY = "crc32c"
 
@@ -96,11 +104,17 @@ def write_file(path: Path, data: bytes | bytearray, *, fsync: bool = True) -> No
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file."""
+    """Replace ``path`` with ``data`` so a crash leaves either the old or the new file; a write
+    that fails (a full disk) leaves the old file and no temporary one."""
     path = Path(path)
     tmp = path.with_name(path.name + _TMP_SUFFIX)
-    write_file(tmp, data, fsync=fsync)
-    os.replace(tmp, path)
+    try:
+        write_file(tmp, data, fsync=fsync)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
     if fsync:
         fsync_dir(path.parent)
 
@@ -143,3 +157,30 @@ def read_checksummed_json(raw: bytes, path: Path) -> dict[str, Any]:
     if stored is not None and stored != _content_crc(doc):
         raise DataCorrupted(f'checksum mismatch in file "{path}"')
     return doc
+
+
+def write_document(
+    path: Path,
+    doc: Mapping[str, object],
+    *,
+    fsync: bool = True,
+    indent: int | None = 1,
+    sort_keys: bool = False,
+) -> None:
+    """Replace ``path`` with ``checksummed_json(doc)`` atomically; on failure the old file stays,
+    the temporary one is removed and DiskFull (53100) or IoError (58030) is raised."""
+    data = checksummed_json(doc, indent=indent, sort_keys=sort_keys)
+    try:
+        atomic_write(path, data, fsync=fsync)
+    except OSError as exc:
+        raise io_error(f'could not write file "{path}"', exc) from exc
+
+
+def read_document(path: Path) -> dict[str, Any] | None:
+    """The document ``write_document`` wrote to ``path`` (None if there is none); DataCorrupted
+    (XX001) naming ``path`` when it is damaged."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return read_checksummed_json(raw, path)

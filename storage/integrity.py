@@ -1,7 +1,8 @@
 """The offline integrity check of a data directory (Kudu's ``ksck``): every checksum, read-only.
 
 ``check_data_dir`` reads every file a stopped server would read: each WAL
-segment record by record, the catalog documents, and per tablet its
+segment record by record, the catalog documents (catalog, roles,
+privileges, sequences, comments), prepared-transaction files, and per tablet its
 metadata and every file its live rowsets name (column and key-index cfiles
 block by block, the bloom filter, UNDO and REDO delta files).  It verifies
 the checksums and a few structural invariants (each column file holds the
@@ -21,13 +22,20 @@ from typing import Any
 from storage.cfile.reader import CFileReader
 from storage.errors import DataCorrupted
 from storage.fs import DataDirLayout, read_checksummed_json
+from storage.prepared import PREPARED_DIR, prepared_files, verify_file
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_file import DeltaFile
 from storage.tablet.diskrowset import BLOOM_FILE, KEY_FILE, known_files, rowset_dir_name
 from storage.wal import segment_is_sound
 
-_CATALOG_DOCUMENTS = ("catalog.json", "roles.json", "sequences.json", "comments.json")
+_CATALOG_DOCUMENTS = (
+    "catalog.json",
+    "roles.json",
+    "privileges.json",
+    "sequences.json",
+    "comments.json",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,8 @@ def check_data_dir(data_dir: Path) -> Report:
         path = Path(data_dir) / name
         if path.exists():
             _guard(report, path, None, "catalog document", lambda p=path: _read_json(p))
+    for path in prepared_files(Path(data_dir) / PREPARED_DIR):
+        _guard(report, path, None, "prepared transaction", lambda p=path: verify_file(p))
     tablets = layout.tablets_dir
     if tablets.is_dir():
         for tablet_dir in sorted(tablets.iterdir(), key=lambda p: (len(p.name), p.name)):

@@ -151,7 +151,7 @@ class PreparedTransactions:
         committed = _committed_gids(wal)
         restored = 0
         for path in files:
-            gid, when, owner, database, ops = _decode(path.read_bytes())
+            gid, when, owner, database, ops = _decode(path.read_bytes(), path)
             if gid in committed:
                 self._remove(path)
                 continue
@@ -195,13 +195,23 @@ def _encode(entry: PreparedTransaction, ops: tuple[WriteOp, ...]) -> bytes:
     return _MAGIC + body + _CRC.pack(crc32c.crc32c(body))
 
 
-def _decode(data: bytes) -> tuple[str, dt.datetime, str, str, tuple[WriteOp, ...]]:
+def prepared_files(directory: Path) -> list[Path]:
+    """The prepared-transaction files under ``directory`` (``nyala check`` reads each)."""
+    return sorted(directory.glob("*" + _SUFFIX)) if directory.is_dir() else []
+
+
+def verify_file(path: Path) -> None:
+    """Read one prepared-transaction file as recovery would; DataCorrupted naming it if damaged."""
+    _decode(path.read_bytes(), path)
+
+
+def _decode(data: bytes, path: Path) -> tuple[str, dt.datetime, str, str, tuple[WriteOp, ...]]:
     """(gid, prepared at, owner, database, ops) of a prepared-transaction file."""
     if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _HEAD.size + _CRC.size:
-        raise DataCorrupted("unreadable prepared transaction file")
+        raise DataCorrupted(f'unreadable prepared transaction file "{path}"')
     body = data[len(_MAGIC) : -_CRC.size]
     if crc32c.crc32c(body) != _CRC.unpack_from(data, len(data) - _CRC.size)[0]:
-        raise DataCorrupted("prepared transaction file fails its checksum")
+        raise DataCorrupted(f'checksum mismatch in prepared transaction file "{path}"')
     micros, *lengths = _HEAD.unpack_from(body, 0)
     pos = _HEAD.size
     texts = []

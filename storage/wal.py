@@ -58,7 +58,7 @@ from pathlib import Path
 
 import crc32c
 
-from storage.errors import AdminShutdown, DataCorrupted, DbError, DiskFull, IoError
+from storage.errors import AdminShutdown, DataCorrupted, IoError, io_error
 from storage.fs import fsync_dir
 from storage.options import StorageOptions
 
@@ -311,13 +311,6 @@ class Wal:
                 self._fd = None
             with self._sync_cond:
                 self._durable_lsn = self._appended_lsn
-
-
-def io_error(action: str, exc: OSError) -> DbError:
-    """The error for a failed write: 53100 when the disk is full, else 58030."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFull(f"{action}: No space left on device")
-    return IoError(f"{action}: {exc}")
 
 
 def segment_is_sound(path: Path, *, is_last: bool) -> int:

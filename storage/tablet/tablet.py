@@ -227,11 +227,16 @@ class Tablet:
             old_key = [(c.id, c.type) for c in self.schema.key_columns]
             if [(c.id, c.type) for c in schema.key_columns] != old_key:
                 raise InternalError(f"tablet {self.tablet_id}: the primary key cannot change")
+            before = (self._memrowset, self.rowsets, self.schema)
             self._memrowset = self._memrowset.with_schema(schema)
             self.rowsets = [r.with_schema(schema) for r in self.rowsets]
             self.schema = schema
             if self.directory is not None:
-                self.write_metadata()
+                try:
+                    self.write_metadata()
+                except OSError:
+                    self._memrowset, self.rowsets, self.schema = before
+                    raise
 
     def flush(self, snapshot: Timestamp, history_cutoff: int) -> bool:
         """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py); return whether

@@ -62,6 +62,12 @@ def _load(server: NyalaServer) -> None:
         conn.execute("CHECKPOINT")
         conn.execute("UPDATE a SET v = 'updated' WHERE k % 7 = 0")
         conn.execute("CHECKPOINT")
+        conn.execute("CREATE TABLE d (k serial PRIMARY KEY, v text)")  # the catalog documents
+        conn.execute("INSERT INTO d (v) VALUES ('first'), ('second')")
+        conn.execute("COMMENT ON TABLE d IS 'a commented table'")
+        conn.execute("CREATE ROLE reader LOGIN")
+        conn.execute("GRANT SELECT ON d TO reader")
+        conn.execute("ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO reader")
         conn.execute("CREATE TABLE c (k int PRIMARY KEY, v text)")  # WAL records to damage
         for k in range(3):
             conn.execute("INSERT INTO c VALUES (%s, repeat('w', 200))", (k,))
@@ -193,3 +199,50 @@ def test_catalog_json_carries_a_checksum(loaded: NyalaServer) -> None:
     checked = _nyala_check(loaded.data_dir)
     assert checked.returncode == 1, checked.stdout
     assert str(catalog) in checked.stdout and "checksum" in checked.stdout, checked.stdout
+
+
+DOCUMENTS = ["catalog.json", "roles.json", "privileges.json", "sequences.json", "comments.json"]
+
+
+def _documents_read_back(server: NyalaServer) -> list[tuple[object, ...]]:
+    """What each catalog document holds, as a client sees it."""
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        return [
+            conn.execute("SELECT k, v FROM d ORDER BY k").fetchall(),
+            conn.execute("SELECT obj_description('d'::regclass, 'pg_class')").fetchall(),
+            conn.execute("SELECT rolname FROM pg_roles WHERE rolname = 'reader'").fetchall(),
+            conn.execute("SELECT relacl::text[] FROM pg_class WHERE relname = 'd'").fetchall(),
+            conn.execute("SELECT defaclacl::text[] FROM pg_default_acl").fetchall(),
+            conn.execute("SELECT count(*) FROM b").fetchall(),
+        ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_a_damaged_catalog_document_is_named_and_nothing_wrong_is_served(
+    loaded: NyalaServer, name: str
+) -> None:
+    """The server refuses to start (every session needs roles, privileges and the catalog)
+    with XX001 naming the file in its log; ``nyala check`` names it; putting the intact
+    file back (the README's recovery) brings back exactly what was committed."""
+    path = loaded.data_dir / name
+    intact = path.read_bytes()
+    assert b'"crc32c"' in intact
+    _flip_middle_byte(path)
+    checked = _nyala_check(loaded.data_dir)
+    assert checked.returncode == 1, checked.stdout
+    assert f"CORRUPT {path}: " in checked.stdout, checked.stdout
+    with pytest.raises(RuntimeError, match="exited with code 1"):
+        loaded.start()
+    assert "SQLSTATE XX001" in loaded.log and str(path) in loaded.log, loaded.log_tail()
+    assert path.read_bytes() != intact  # nothing rewrote the damaged file
+    path.write_bytes(intact)
+    assert _nyala_check(loaded.data_dir).returncode == 0
+    loaded.start()
+    seen = _documents_read_back(loaded)
+    assert seen[0] == [(1, "first"), (2, "second")]
+    assert seen[1] == [("a commented table",)]
+    assert seen[2] == [("reader",)]
+    assert any("reader=r/" in item for item in seen[3][0][0])
+    assert seen[4] and any("reader=r/" in item for item in seen[4][0][0])
+    assert seen[5] == [(2,)]

@@ -74,7 +74,7 @@ if phase == "setup":
 if point == "open":
     os._exit(9)
 if point == "after_wal":
-    CatalogStore.save = lambda self, doc: os._exit(9)
+    CatalogStore.save_after_wal = lambda self, doc: os._exit(9)
 if point == "before_drop":
     StorageEngine.drop_tablet = lambda self, tablet_id: os._exit(9)
 run("commit")

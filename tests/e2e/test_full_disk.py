@@ -89,3 +89,82 @@ def test_a_full_disk_refuses_commits_with_53100_and_writes_resume(
     server.start()
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         assert conn.execute("SELECT count(*), sum(length(v)) FROM t").fetchone() == (60, 60 * 60000)
+
+
+DDL = [
+    "CREATE TABLE u (k int PRIMARY KEY)",
+    "ALTER TABLE t ADD COLUMN w text",
+    "CREATE ROLE newcomer",
+    "GRANT SELECT ON t TO reader",
+    "COMMENT ON TABLE t IS 'about t'",
+    "DROP TABLE t",
+]
+
+
+def _catalog_seen(conn: psycopg.Connection) -> list[object]:
+    return [
+        conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+            "ORDER BY 1"
+        ).fetchall(),
+        conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum > 0 "
+            "ORDER BY attnum"
+        ).fetchall(),
+        conn.execute(
+            "SELECT rolname FROM pg_roles WHERE rolname NOT LIKE 'pg%' ORDER BY 1"
+        ).fetchall(),
+        conn.execute("SELECT relacl::text[] FROM pg_class WHERE relname = 't'").fetchall(),
+        conn.execute("SELECT obj_description('t'::regclass, 'pg_class')").fetchall(),
+    ]
+
+
+@pytest.mark.slow
+def test_ddl_on_a_full_disk_is_53100_and_the_catalog_stays_as_it_was(
+    small_disk: Path, nyala_server_factory: Callable[..., NyalaServer]
+) -> None:
+    server = nyala_server_factory(small_disk / "data")
+    files = server.data_dir
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (k int PRIMARY KEY, v text)")
+        conn.execute("CREATE ROLE reader")
+        conn.execute("INSERT INTO t VALUES (0, 'zero')")
+        before = _catalog_seen(conn)
+        documents = {p.name: p.read_bytes() for p in files.iterdir() if p.suffix == ".json"}
+        filler = small_disk / "filler"
+        _fill(filler)
+        rows = 1
+        while True:  # use up the WAL segment's last page, so no DDL record fits in it
+            try:
+                conn.execute("INSERT INTO t VALUES (%s, 'x')", (rows,))
+            except psycopg.errors.DiskFull:
+                break
+            rows += 1
+        for sql in DDL:
+            with pytest.raises(psycopg.errors.DiskFull):
+                conn.execute(sql)
+            assert _catalog_seen(conn) == before, sql
+        assert {p.name: p.read_bytes() for p in files.iterdir() if p.suffix == ".json"} == (
+            documents
+        )
+        assert not [p for p in files.rglob("*.tmp")]
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (rows,)
+        os.unlink(filler)
+        for sql in DDL[:-1]:
+            conn.execute(sql)
+        after = _catalog_seen(conn)
+        assert after[0] == [("t",), ("u",)] and after[1] == [("k",), ("v",), ("w",)]
+        assert after[2] == [("newcomer",), ("nyala",), ("reader",)]
+    server.stop()
+    checked = subprocess.run(
+        [sys.executable, "-m", "server", "check", "--data-dir", str(server.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        assert _catalog_seen(conn) == after
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (rows,)

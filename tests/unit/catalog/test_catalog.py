@@ -19,6 +19,7 @@ class EngineDouble:
 
     def __init__(self) -> None:
         self.tablets: dict[int, object] = {}
+        self.wal_keepers: list = []
 
     def create_tablet(self, tablet_id, schema) -> None:
         self.tablets[tablet_id] = schema

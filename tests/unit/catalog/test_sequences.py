@@ -17,7 +17,7 @@ SMALL = SequenceInfo.for_type("s_id_seq", 0, "smallint")
 def test_values_are_consecutive_and_the_limit_is_written_before_they_are_given(tmp_path):
     counters = SequenceCounters(tmp_path, fsync=False)
     assert counters.take("1.0", SMALL, 3).tolist() == [1, 2, 3]
-    limit = json.loads((tmp_path / "sequences.json").read_text())["1.0"]
+    limit = json.loads((tmp_path / "sequences.json").read_text())["limits"]["1.0"]
     assert limit > 3
     assert counters.take("1.0", SMALL, 2).tolist() == [4, 5]
 
@@ -56,7 +56,7 @@ def test_restart_and_drop_start_over(tmp_path):
     counters.restart(["k"])
     assert counters.take("k", SMALL, 1).tolist() == [1]
     counters.drop(["k"])
-    assert "k" not in json.loads((tmp_path / "sequences.json").read_text())
+    assert "k" not in json.loads((tmp_path / "sequences.json").read_text())["limits"]
 
 
 def test_catalog_names_sequences_as_postgresql_and_hides_the_key_sequence(tmp_path):

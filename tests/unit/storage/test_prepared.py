@@ -9,7 +9,8 @@ import pytest
 
 from storage.data_type import TabletId
 from storage.engine import StorageEngine
-from storage.errors import DuplicateObject, InvalidParameterValue, UndefinedObject
+from storage.errors import DataCorrupted, DuplicateObject, InvalidParameterValue, UndefinedObject
+from storage.integrity import check_data_dir
 from storage.options import StorageOptions
 from storage.prepared import PreparedTransactions
 from tests.unit.storage.test_engine import SCHEMA, read, rows
@@ -130,3 +131,18 @@ def test_a_commit_whose_file_outlived_it_is_not_applied_twice(tmp_path, monkeypa
     assert engine.prepared.listing() == []
     assert read(engine, T1) == [(1, "p"), (2, "p")]
     assert not list((tmp_path / "prepared").glob("*.txn"))
+
+
+def test_a_damaged_prepared_file_is_xx001_naming_it_and_nyala_check_finds_it(tmp_path):
+    engine = _engine(tmp_path)
+    _prepare(engine, "g", [1, 2])
+    engine.close()
+    assert check_data_dir(tmp_path).is_clean
+    (path,) = (tmp_path / "prepared").iterdir()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+    assert [p.path for p in check_data_dir(tmp_path).problems] == [path]
+    with pytest.raises(DataCorrupted) as info:
+        StorageEngine.open(tmp_path, OPTIONS)
+    assert info.value.sqlstate == "XX001" and str(path) in info.value.message

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from server import bc_dates, intervals
+from server import bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows
 from sql.common import date_styles
@@ -391,6 +391,11 @@ def _text(array: pa.Array) -> pa.Array:
     return pc.cast(array, pa.string())
 
 
+def _spelt(array: pa.Array) -> pa.Array:
+    """A date32 or microsecond timestamp array's text, years past Arrow's reach included."""
+    return far_dates.respelt(array, _text(array))
+
+
 def _fallback_text(array: pa.Array) -> pa.Array:
     if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
         return array
@@ -563,7 +568,7 @@ def _text_date(array: pa.Array) -> pa.Array:
     if not pa.types.is_date32(array.type):
         array = pc.cast(array, pa.date32())
     days = _numbers(array, pa.date32())
-    text = _with_infinities(array, days, _DATE_INFINITY, _text)
+    text = _with_infinities(array, days, _DATE_INFINITY, _spelt)
     return bc_dates.with_era(text, bc_dates.date_candidates(days[days != -_DATE_INFINITY]))
 
 
@@ -613,7 +618,7 @@ def _text_finite_timestamp(array: pa.Array, with_zone: bool) -> pa.Array:
         return _text_local_timestamp(array)
     zoned = _cast(array, pa.timestamp("us", tz="UTC" if with_zone else None))
     naive = zoned.cast(pa.timestamp("us")) if with_zone else zoned
-    text = _text(naive)
+    text = _spelt(naive)
     if len(text) >= _REGEX_BELOW_ROWS:
         suffix = b"+00" if with_zone else b""
         trimmed = _trim_fractions(text, _numbers(naive, naive.type), suffix)

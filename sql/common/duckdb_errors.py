@@ -55,6 +55,10 @@ def translate(exc: duckdb.Error) -> e.DbError:
         return e.DivisionByZero("division by zero")
     if isinstance(exc, duckdb.InterruptException):
         return e.QueryCanceled("canceling statement due to user request")
+    if isinstance(exc, (duckdb.OutOfRangeException, duckdb.ConversionException)):
+        overflow = _datetime_overflow(lowered)
+        if overflow is not None:
+            return e.DatetimeFieldOverflow(overflow)
     if isinstance(exc, duckdb.OutOfRangeException) or "out of range" in lowered:
         return e.NumericValueOutOfRange(_out_of_range_message(message))
     if isinstance(exc, duckdb.ConversionException):
@@ -88,6 +92,16 @@ def translate(exc: duckdb.Error) -> e.DbError:
     if isinstance(exc, duckdb.OutOfMemoryException):
         return e.OutOfMemory(message)
     return e.InternalError(message)
+
+
+def _datetime_overflow(lowered: str) -> str | None:
+    """PostgreSQL's 22008 message for DuckDB's date or timestamp past its range (date or
+    interval arithmetic, a literal), which is no numeric overflow (22003)."""
+    if "timestamp range" in lowered or "timestamp field value out of range" in lowered:
+        return "timestamp out of range"
+    if lowered.startswith("date out of range"):
+        return "date out of range"
+    return None
 
 
 def _out_of_range_message(message: str) -> str:

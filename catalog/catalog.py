@@ -226,6 +226,26 @@ class Catalog:
             ]
             self._locks.wait_until_free(owner, committed, wait)
 
+    def wait_for_writers(self, table: TableInfo, txn: Transaction) -> None:
+        """Wait, holding ``table``'s lock, until every other transaction with uncommitted
+        writes on it has ended, as PostgreSQL's CREATE INDEX waits for its writers: a build
+        then reads what they committed, and their later writes keep the index in step.
+        ``lock_timeout`` (55P03), a cancel (57014) and a cycle of waits (40P01) end it."""
+        changes = self._changes
+        owner: object = changes.owner if changes is not None else txn
+        names = [table.name]
+
+        def check(writer: Transaction) -> None:
+            if changes is not None:
+                changes.wait.check()
+            self._locks.writer_wait(owner, writer, names)
+
+        timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
+        try:
+            txn.wait_for_writers(list(table.tablet_ids), check, timeout_ms)
+        finally:
+            self._locks.writer_wait_over(owner)
+
     def commit(self, txn: Transaction) -> None:
         """Commit ``txn`` with this view's DDL: the new catalog document rides in the
         transaction's WAL record, so rows and catalog commit together or not at all; the

@@ -7,6 +7,13 @@ relation name.  A waiter gives up on ``lock_timeout`` (55P03), on a cancel or
 ``statement_timeout`` (its ``check`` raises), and when waiting would close a
 cycle of waiters (40P01); waiting holds no lock of the waiter's own beyond
 those its transaction already held.
+
+An index build also waits, holding its lock, for the transactions with
+uncommitted writes on the table (``writer_wait``), as PostgreSQL's CREATE INDEX
+waits for their ROW EXCLUSIVE locks.  Such a writer already holds its table
+lock in PostgreSQL, so its further statements on the table go on
+(``wait_until_free`` lets them pass); waiting for another relation the build
+holds closes a cycle, found from either end.
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ class DdlLocks:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._holders: dict[str, object] = {}
-        self._waiting: dict[object, object] = {}
+        self._waiting: dict[object, tuple[object, str]] = {}
+        self._writer_waits: dict[object, tuple[object, frozenset[str]]] = {}
+        """Index builds waiting for a writer: owner -> (writer, names its lock holds)."""
 
     @property
     def held(self) -> bool:
@@ -52,7 +61,9 @@ class DdlLocks:
                 taken.append(name)
         return taken
 
-    def _acquire_one(self, owner: object, name: str, wait: LockWait) -> bool:
+    def _acquire_one(
+        self, owner: object, name: str, wait: LockWait, *, reading: bool = False
+    ) -> bool:
         timeout_ms = wait.timeout_ms()
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
         with self._cond:
@@ -63,8 +74,10 @@ class DdlLocks:
                     return True
                 if holder is owner:
                     return False
+                if reading and self._waits_for_writer(holder, owner, name):
+                    return False
                 self._check_deadlock(owner, holder, name)
-                self._waiting[owner] = holder
+                self._waiting[owner] = (holder, name)
                 try:
                     self._cond.wait(_WAIT_SLICE_S)
                 finally:
@@ -74,13 +87,36 @@ class DdlLocks:
                     raise LockNotAvailable("canceling statement due to lock timeout")
 
     def wait_until_free(self, owner: object, names: Iterable[str], wait: LockWait) -> None:
-        """Wait while another transaction holds any of ``names`` (a statement reading them)."""
+        """Wait while another transaction holds any of ``names`` (a statement reading them),
+        unless that one is an index build waiting for this writer to end."""
         for name in names:
-            if self._holders.get(name) not in (None, owner):
-                self._acquire_one(owner, name, wait)
+            held = self._holders.get(name) not in (None, owner)
+            if held and self._acquire_one(owner, name, wait, reading=True):
                 self.release(owner, [name])
 
+    def _waits_for_writer(self, holder: object, writer: object, name: str) -> bool:
+        found = self._writer_waits.get(holder)
+        return found is not None and found[0] is writer and name in found[1]
+
+    def writer_wait(self, owner: object, writer: object, names: Iterable[str]) -> None:
+        """``owner``'s index build on ``names`` waits for ``writer`` to end: DeadlockDetected
+        if ``writer`` already waits, through other locks, for ``owner``."""
+        with self._cond:
+            self._writer_waits[owner] = (writer, frozenset(names))
+            try:
+                self._check_deadlock(owner, writer, next(iter(names), ""))
+            except BaseException:
+                del self._writer_waits[owner]
+                raise
+            self._cond.notify_all()
+
+    def writer_wait_over(self, owner: object) -> None:
+        with self._cond:
+            self._writer_waits.pop(owner, None)
+
     def _check_deadlock(self, owner: object, holder: object, name: str) -> None:
+        """Raise DeadlockDetected if ``owner`` waiting for ``holder`` closes a cycle; a
+        writer's wait for an index build that waits for that writer is no edge (it passes)."""
         current: object | None = holder
         seen = set()
         while current is not None and id(current) not in seen:
@@ -88,10 +124,17 @@ class DdlLocks:
                 raise DeadlockDetected(
                     "deadlock detected",
                     detail=f'Waiting for relation "{name}" would close a cycle of transactions '
-                    "waiting for each other's DDL.",
+                    "waiting for each other's locks.",
                 )
             seen.add(id(current))
-            current = self._waiting.get(current)
+            build = self._writer_waits.get(current)
+            if build is not None:
+                current = build[0]
+                continue
+            waiting = self._waiting.get(current)
+            if waiting is None or self._waits_for_writer(waiting[0], current, waiting[1]):
+                return
+            current = waiting[0]
 
     def release(self, owner: object, names: Iterable[str]) -> None:
         with self._cond:

@@ -87,6 +87,8 @@ class Transaction:
         self._discarded: tuple[WriteOp, ...] = ()
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
+        self._enlisted: list[TabletId] = []
+        """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
         self._savepoints: list[tuple[str, int]] = []
         self._tickets: dict[RowId, Ticket] = {}
         self.repeatable_read = False
@@ -144,11 +146,17 @@ class Transaction:
         return self._snapshot
 
     def scan(
-        self, tablet_id: TabletId, spec: ScanSpec, *, stats: ScanStats | None = None
+        self,
+        tablet_id: TabletId,
+        spec: ScanSpec,
+        *,
+        stats: ScanStats | None = None,
+        latest: bool = False,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included;
-        or, when ``spec.snapshot`` is set, as the tablet was then (SnapshotTooOld, 72000, if
-        that is older than ``history_max_age_s``).  ``stats`` collects what the scan read; the
+        """Yield the tablet's rows matching ``spec`` at this snapshot, own writes included
+        (``latest``: at the current safe time, whatever the snapshot, as an index build
+        reads); or, when ``spec.snapshot`` is set, as the tablet was then (SnapshotTooOld,
+        72000, if that is older than ``history_max_age_s``).  ``stats`` collects what the scan read; the
         commit pipeline also keeps it, with the tablet and spec, in ``recent_scans``."""
         self._check_active()
         tablet = self._tablets.tablet(tablet_id)
@@ -157,7 +165,8 @@ class Transaction:
         if spec.snapshot is not None:
             self._pipeline.check_snapshot(Timestamp(spec.snapshot))
             return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)
-        return tablet.scan(spec, self._snapshot, self._state, stats)
+        snapshot = self._pipeline.mvcc.safe_time() if latest else self._snapshot
+        return tablet.scan(spec, snapshot, self._state, stats)
 
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""
@@ -177,6 +186,7 @@ class Transaction:
         """
         self._check_writable("INSERT")
         tablet = self._tablets.tablet(tablet_id)
+        self._enlist(tablet_id)
         try:
             result = tablet.insert(self._state, batch, self._waiter(tablet_id), constraint_name)
         except BaseException:
@@ -198,6 +208,7 @@ class Transaction:
         """
         self._check_writable("UPDATE")
         tablet = self._tablets.tablet(tablet_id)
+        self._enlist(tablet_id)
         try:
             result = tablet.update(
                 self._state, batch, self._waiter(tablet_id), self._conflict_ts(conflicts)
@@ -214,6 +225,7 @@ class Transaction:
         ``conflicts`` as for ``update``."""
         self._check_writable("DELETE")
         tablet = self._tablets.tablet(tablet_id)
+        self._enlist(tablet_id)
         try:
             result = tablet.delete(
                 self._state, keys, self._waiter(tablet_id), self._conflict_ts(conflicts)
@@ -222,6 +234,51 @@ class Transaction:
             self.end_statement()
             raise
         return self._record(tablet, OpKind.DELETE, keys, result, conflicts)
+
+    def _enlist(self, tablet_id: TabletId) -> None:
+        if tablet_id not in self._enlisted:
+            self._enlisted.append(tablet_id)
+            self._pipeline.enlist_writer(tablet_id, self._state, self)
+
+    def _discharge(self) -> None:
+        if self._enlisted:
+            self._pipeline.discharge_writer(self._enlisted, self._state)
+            self._enlisted = []
+
+    def wait_for_writers(
+        self,
+        tablet_ids: list[TabletId],
+        check: Callable[[Transaction], None],
+        timeout_ms: int,
+    ) -> None:
+        """Wait until no other transaction holds uncommitted writes on ``tablet_ids`` (an
+        index build, as PostgreSQL's CREATE INDEX waits for the table's writers).
+
+        ``check(writer)`` runs before each wait and now and then while it lasts: it raises
+        on a cancel or on a cycle through locks above storage; a cycle through row locks is
+        DeadlockDetected (40P01) and ``timeout_ms`` (0: none) LockNotAvailable (55P03).
+        """
+        pipeline = self._pipeline
+        deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
+        while True:
+            others = [
+                (s, t) for s, t in pipeline.writers(tablet_ids)
+                if s is not self._state and isinstance(t, Transaction)
+            ]  # fmt: skip
+            if not others:
+                return
+            state, writer = others[0]
+            pipeline.waits_for.add_wait(self._state, state)
+            try:
+                check(writer)
+                while not state.wait_done(_LOCK_WAIT_SLICE_S):
+                    check(writer)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise LockNotAvailable("canceling statement due to lock timeout")
+            finally:
+                pipeline.waits_for.remove_wait(self._state)
+            if state.commit_ts is not None:  # a scan at the safe time then sees its writes
+                pipeline.mvcc.wait_for_safe_time(state.commit_ts)
 
     def _conflict_ts(self, conflicts: list[int] | None) -> Timestamp | None:
         return self._snapshot if conflicts is not None or self.repeatable_read else None
@@ -316,6 +373,7 @@ class Transaction:
         self._check_active()
         if not self._ops and marker is None:
             self._state.mark_committed(None)
+            self._discharge()
             return None
         pipeline = self._pipeline
         ops = self._ops if marker is None else [*self._ops, marker]
@@ -348,6 +406,7 @@ class Transaction:
         self._state.mark_committed(commit_ts)
         pipeline.mvcc.finish_commit(commit_ts)
         pipeline.mvcc.wait_for_safe_time(commit_ts)
+        self._discharge()
         written = list(self._written)
         self._ops.clear()
         self._undo_log.clear()
@@ -373,6 +432,7 @@ class Transaction:
         self._written.clear()
         self._savepoints.clear()
         self._state.mark_aborted()
+        self._discharge()
 
     def _waiter(self, tablet_id: TabletId) -> Callable[[TxnState, bytes], None]:
         return lambda holder, key: self._wait_for((tablet_id, key), holder)

@@ -4,7 +4,10 @@ An index is a tablet of its own (``catalog.indexes``).  Creating one first makes
 catalog name its empty tablet, so every write from then on keeps it in step
 (``sql.dml.index_writes``), then fills it with the entries of the rows already there,
 read and written in the statement's transaction: a duplicate among them is 23505 and
-the index is removed again.  A UNIQUE constraint is a unique index that pg_constraint
+the index is removed again.  Before that it waits, holding the table's lock, for the
+transactions with uncommitted writes on the table to end (``Catalog.wait_for_writers``),
+and reads every live row at the newest safe time, whatever the transaction's snapshot,
+as PostgreSQL indexes every live row: no committed write is lost or doubled.  A UNIQUE constraint is a unique index that pg_constraint
 lists, named as PostgreSQL names it (``<table>_<columns>_key``).
 
 nyala's indexes are btree indexes over plain columns: other access methods and
@@ -129,6 +132,8 @@ def add_index(
 
     if predicate is not None:
         index_writes.check_predicate(table, predicate)
+    catalog.wait_for_writers(table, txn)
+    table = catalog.get_table(table.name)
     new, index = catalog.create_index(table, define)
     try:
         _fill(new, index, txn)
@@ -154,12 +159,12 @@ def _relation_names(catalog: Catalog) -> set[str]:
 
 
 def _fill(table: TableInfo, index: IndexInfo, txn: Transaction) -> None:
-    """Write the entries of every row the transaction sees into the new index."""
+    """Write the entries of every live row (and the transaction's own) into the new index."""
     only = dataclasses.replace(table, indexes=(index,))
     spec = ScanSpec(projection=table.schema.column_ids)
     names = [c.name for c in table.schema.columns]
     for tablet_id in table.tablet_ids:
-        for batch in txn.scan(tablet_id, spec):
+        for batch in txn.scan(tablet_id, spec, latest=True):
             if batch.num_rows:
                 rows = pa.Table.from_batches([batch]).rename_columns(names)
                 index_writes.add_entries(only, txn, rows)

@@ -1,0 +1,165 @@
+"""An index built while another transaction holds uncommitted writes on the table waits for
+it, on nyala as on PostgreSQL 15 (whose CREATE INDEX waits for the writers' ROW EXCLUSIVE
+locks): what the writer commits is indexed exactly once, what it rolls back not at all."""
+
+from __future__ import annotations
+
+import pytest
+from psycopg import errors
+
+from tests.support.sessions import blocked, connect, pool, server, table  # noqa: F401
+
+pytestmark = pytest.mark.e2e
+
+_BLOCKED_CHECK_S = 1.0
+TABLE_PREFIX = "ibw_"
+
+
+def _found(conn, table: str, value: int) -> list[int]:  # noqa: ANN001
+    """The ids with ``v = value``, by the index and by a full scan: they must agree."""
+    by_index = conn.execute(f"select id from {table} where v = {value} order by id").fetchall()
+    by_scan = conn.execute(f"select id from {table} where v + 0 = {value} order by id").fetchall()
+    assert by_index == by_scan
+    return [r[0] for r in by_index]
+
+
+@pytest.mark.parametrize("create", ["create index", "create index concurrently"])
+def test_build_waits_for_the_writer_and_indexes_its_rows(connect, pool, table, create):
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2), (11, 7)")
+    pending = pool.submit(lambda: builder.execute(f"{create} {table}_v on {table} (v)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    pending.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10]
+    assert _found(reader, table, 7) == [11]
+    reader.execute(f"insert into {table} values (12, 2)")
+    assert _found(reader, table, 2) == [2, 10, 12]
+
+
+def test_build_after_the_writer_rolls_back_indexes_none_of_its_rows(connect, pool, table):
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    writer.execute(f"update {table} set v = 5 where id = 1")
+    pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("rollback")
+    pending.result(timeout=30)
+    assert _found(reader, table, 2) == [2]
+    assert _found(reader, table, 1) == [1]
+    assert _found(reader, table, 5) == []
+
+
+def test_the_waited_for_writer_goes_on_writing_the_table(connect, pool, table):
+    """It already holds its lock on the table: its next statements do not wait for the build."""
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute(f"insert into {table} values (11, 2)")
+    writer.execute(f"delete from {table} where id = 1")
+    assert not pending.done()
+    writer.execute("commit")
+    pending.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10, 11]
+    assert _found(reader, table, 1) == []
+
+
+@pytest.mark.parametrize(
+    "ddl",
+    ["create unique index {t}_v on {t} (v)", "alter table {t} add constraint {t}_v unique (v)"],
+)
+def test_unique_build_fails_on_the_writers_committed_duplicate(connect, pool, table, ddl):
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    pending = pool.submit(lambda: builder.execute(ddl.format(t=table)))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    with pytest.raises(errors.UniqueViolation):
+        pending.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10]
+    reader.execute(f"insert into {table} values (11, 2)")  # no index was left behind
+    assert _found(reader, table, 2) == [2, 10, 11]
+
+
+def test_unique_build_succeeds_when_the_duplicate_rolls_back(connect, pool, table):
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    pending = pool.submit(lambda: builder.execute(f"create unique index {table}_v on {table} (v)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("rollback")
+    pending.result(timeout=30)
+    with pytest.raises(errors.UniqueViolation):
+        reader.execute(f"insert into {table} values (11, 2)")
+    assert _found(reader, table, 2) == [2]
+
+
+def test_lock_timeout_ends_the_wait(connect, table):
+    writer, builder, reader = connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    builder.execute("set lock_timeout = '300ms'")
+    with pytest.raises(errors.LockNotAvailable):
+        builder.execute(f"create index {table}_v on {table} (v)")
+    writer.execute("commit")
+    builder.execute(f"create index {table}_v on {table} (v)")  # the first left nothing behind
+    assert _found(reader, table, 2) == [2, 10]
+
+
+def test_statement_timeout_ends_the_wait(connect, table):
+    writer, builder = connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    builder.execute("set statement_timeout = '300ms'")
+    with pytest.raises(errors.QueryCanceled):
+        builder.execute(f"create index {table}_v on {table} (v)")
+    writer.execute("rollback")
+
+
+def test_a_cycle_through_another_tables_lock_is_a_deadlock(connect, pool, table):
+    """The build holds ``other``'s lock and waits for the writer, which then writes ``other``:
+    one of the two gets 40P01 (PostgreSQL picks whichever checks first) and the other goes on."""
+    other = f"{table}_o"
+    writer, builder, reader = connect(), connect(), connect()
+    reader.execute(f"drop table if exists {other}")
+    reader.execute(f"create table {other} (id int primary key, v int)")
+    builder.execute("begin")
+    builder.execute(f"create index {other}_v on {other} (v)")
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(building, _BLOCKED_CHECK_S)
+    writing = pool.submit(lambda: writer.execute(f"insert into {other} values (1, 1)"))
+    failures = []
+    for conn, future in ((writer, writing), (builder, building)):
+        try:
+            future.result(timeout=30)
+        except errors.DeadlockDetected:
+            failures.append(conn)
+            conn.execute("rollback")
+    assert len(failures) == 1
+    survivor = builder if failures == [writer] else writer
+    survivor.execute("commit")
+    assert _found(reader, table, 2) == ([2] if failures == [writer] else [2, 10])
+
+
+def test_repeatable_read_build_indexes_rows_its_snapshot_predates(connect, pool, table):
+    """PostgreSQL indexes every live row whatever the snapshot; the block's own reads still
+    see its snapshot, through the index as through a scan."""
+    writer, builder, reader = connect(), connect(), connect()
+    builder.execute("begin isolation level repeatable read")
+    assert builder.execute(f"select count(*) from {table}").fetchone() == (3,)
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    pending.result(timeout=30)
+    assert _found(builder, table, 2) == [2]
+    builder.execute("commit")
+    assert _found(reader, table, 2) == [2, 10]

@@ -230,7 +230,8 @@ class Catalog:
         """Wait, holding ``table``'s lock, until every other transaction with uncommitted
         writes on it has ended, as PostgreSQL's CREATE INDEX waits for its writers: a build
         then reads what they committed, and their later writes keep the index in step.
-        ``lock_timeout`` (55P03), a cancel (57014) and a cycle of waits (40P01) end it."""
+        ``lock_timeout`` (55P03), a cancel (57014) and a cycle of waits (40P01) end it.  The
+        DDL's own transaction, when ``txn`` is a helper one (a rewrite's), is not waited for."""
         changes = self._changes
         owner: object = changes.owner if changes is not None else txn
         names = [table.name]
@@ -242,7 +243,7 @@ class Catalog:
 
         timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
         try:
-            txn.wait_for_writers(list(table.tablet_ids), check, timeout_ms)
+            txn.wait_for_writers(list(table.tablet_ids), check, timeout_ms, ignore=owner)
         finally:
             self._locks.writer_wait_over(owner)
 

@@ -250,6 +250,8 @@ class Transaction:
         tablet_ids: list[TabletId],
         check: Callable[[Transaction], None],
         timeout_ms: int,
+        *,
+        ignore: object = None,
     ) -> None:
         """Wait until no other transaction holds uncommitted writes on ``tablet_ids`` (an
         index build, as PostgreSQL's CREATE INDEX waits for the table's writers).
@@ -257,13 +259,14 @@ class Transaction:
         ``check(writer)`` runs before each wait and now and then while it lasts: it raises
         on a cancel or on a cycle through locks above storage; a cycle through row locks is
         DeadlockDetected (40P01) and ``timeout_ms`` (0: none) LockNotAvailable (55P03).
+        ``ignore`` is a transaction not to wait for (the one a helper transaction serves).
         """
         pipeline = self._pipeline
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
         while True:
             others = [
                 (s, t) for s, t in pipeline.writers(tablet_ids)
-                if s is not self._state and isinstance(t, Transaction)
+                if s is not self._state and t is not ignore and isinstance(t, Transaction)
             ]  # fmt: skip
             if not others:
                 return

@@ -1,8 +1,10 @@
 """Copying a table's rows into its rewritten definition (ADD PRIMARY KEY, ALTER COLUMN TYPE).
 
 Kudu cannot change a tablet's key or a column's stored type in place, so
-these statements fill new tablets (``Catalog.rewrite_table``): every row is
-read at one snapshot and written in one transaction, each column cast to its
+these statements fill new tablets (``Catalog.rewrite_table``): once every other
+transaction with uncommitted writes on the table has ended (``wait_for_writers``; their
+later statements would write the old tablets), every live row is read at one snapshot
+and written in one transaction, each column cast to its
 new type (a widening, so no value changes), and the new key's own checks
 find duplicates (23505); a NULL in a key column is 23502, as in PostgreSQL.
 """
@@ -25,8 +27,9 @@ def copy_rows(catalog: Catalog, old: TableInfo, new: TableInfo) -> None:
     constraint_name = new.primary_key_name or f"{new.name}_pkey"
     txn = catalog.engine.begin()
     try:
+        catalog.wait_for_writers(old, txn)
         for tablet_id in old.tablet_ids:
-            for batch in txn.scan(tablet_id, spec):
+            for batch in txn.scan(tablet_id, spec, latest=True):
                 if not batch.num_rows:
                     continue
                 for field in key_fields:

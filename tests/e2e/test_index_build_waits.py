@@ -163,3 +163,38 @@ def test_repeatable_read_build_indexes_rows_its_snapshot_predates(connect, pool,
     assert _found(builder, table, 2) == [2]
     builder.execute("commit")
     assert _found(reader, table, 2) == [2, 10]
+
+
+def test_type_change_rewrite_waits_for_the_writer_and_keeps_its_rows(connect, pool, table):
+    """ALTER COLUMN TYPE copies the rows into new tablets and rebuilds the indexes: a row
+    the writer commits while it waits is in both."""
+    writer, builder, reader = connect(), connect(), connect()
+    reader.execute(f"create index {table}_v on {table} (v)")
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    pending = pool.submit(
+        lambda: builder.execute(f"alter table {table} alter column v type bigint")
+    )
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    pending.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10]
+    assert reader.execute(f"select count(*) from {table}").fetchone() == (4,)
+
+
+def test_add_primary_key_waits_for_the_writer_and_keeps_its_rows(connect, pool, table):
+    keyless = f"{table}_k"
+    writer, builder, reader = connect(), connect(), connect()
+    reader.execute(f"drop table if exists {keyless}")
+    reader.execute(f"create table {keyless} (id int not null, v int not null)")
+    reader.execute(f"insert into {keyless} values (1, 1), (2, 2)")
+    reader.execute(f"create index {keyless}_v on {keyless} (v)")
+    writer.execute("begin")
+    writer.execute(f"insert into {keyless} values (10, 2)")
+    pending = pool.submit(lambda: builder.execute(f"alter table {keyless} add primary key (id)"))
+    assert blocked(pending, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    pending.result(timeout=30)
+    assert _found(reader, keyless, 2) == [2, 10]
+    with pytest.raises(errors.UniqueViolation):
+        reader.execute(f"insert into {keyless} values (10, 3)")

@@ -43,13 +43,13 @@ def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
             f"-> Scan {table.name} ({binding.view}): {len(scanned)} of "
             f"{len(table.tablet_ids)} tablets"
         )
+        lookup = index_scan.choose(table, spec)  # the executor's choice, made the same way
+        if lookup is not None:
+            lines.append("     " + lookup.describe())
         lines.extend("     " + line for line in binding.scan.describe())
         bounded = _key_bound_columns(spec, table)
         if bounded:
             lines.append("     Primary-key bounds on: " + ", ".join(bounded))
-        lookup = index_scan.choose(table, spec)
-        if lookup is not None:
-            lines.append("     " + lookup.describe())
     return lines
 
 
@@ -86,13 +86,16 @@ def json_explain(query: CompiledQuery | None, write: WritePlan | None, params: l
 
     ``Tablets`` lists the ids partition pruning leaves for the pushed predicates, which
     ``FROM t PARTITION (id)`` reads one by one; ``Pushed Predicates`` are those the
-    scan applies, so a client sees which of its filters reached storage.
+    scan applies, so a client sees which of its filters reached storage.  When execution
+    will look the rows up through an index (``index_scan.choose``, as the executor calls
+    it), ``Index Name`` and ``Index Cond`` say which, as PostgreSQL's index scans do; the
+    node type stays ``Tablet Scan``, which the PySpark reader looks for.
     """
     compiled = query if query is not None else write.source  # type: ignore[union-attr]
     scans = []
     for binding in compiled.views:
         spec = binding.scan.spec(params)
-        scans.append({
+        node: dict[str, Any] = {
             "Node Type": "Tablet Scan",
             "Relation Name": binding.table.name,
             "Alias": binding.view,
@@ -101,7 +104,14 @@ def json_explain(query: CompiledQuery | None, write: WritePlan | None, params: l
             "Pushed Predicates": [p.sql() for p in binding.scan.predicates],
             "Columns": [c.name for c in binding.scan.columns],
             "Primary-Key Bounds": _key_bound_columns(spec, binding.table),
-        })  # fmt: skip
+        }  # fmt: skip
+        lookup = index_scan.choose(binding.table, spec)
+        if lookup is not None:
+            node["Index Name"] = lookup.index.name
+            node["Index Cond"] = [
+                f"{c} ({k})" for c, k in zip(lookup.columns, lookup.kinds, strict=True)
+            ]
+        scans.append(node)
     plan: dict[str, Any] = {"Node Type": "DuckDB", "Query": compiled.sql, "Plans": scans}
     if write is not None:
         plan = {"Node Type": write.kind.title(), "Relation Name": write.table.name,

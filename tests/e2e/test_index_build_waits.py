@@ -148,6 +148,32 @@ def test_a_cycle_through_another_tables_lock_is_a_deadlock(connect, pool, table)
     assert _found(reader, table, 2) == ([2] if failures == [writer] else [2, 10])
 
 
+def test_a_cycle_through_a_row_lock_is_a_deadlock(connect, pool, table):
+    """The build's transaction holds a row the writer then inserts too: 40P01 for one."""
+    other = f"{table}_r"
+    writer, builder, reader = connect(), connect(), connect()
+    reader.execute(f"drop table if exists {other}")
+    reader.execute(f"create table {other} (id int primary key)")
+    builder.execute("begin")
+    builder.execute(f"insert into {other} values (1)")
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(building, _BLOCKED_CHECK_S)
+    writing = pool.submit(lambda: writer.execute(f"insert into {other} values (1)"))
+    failures = []
+    for conn, future in ((writer, writing), (builder, building)):
+        try:
+            future.result(timeout=30)
+        except errors.DeadlockDetected:
+            failures.append(conn)
+            conn.execute("rollback")
+    assert len(failures) == 1
+    survivor = builder if failures == [writer] else writer
+    survivor.execute("commit")
+    assert _found(reader, table, 2) == ([2] if failures == [writer] else [2, 10])
+
+
 def test_repeatable_read_build_indexes_rows_its_snapshot_predates(connect, pool, table):
     """PostgreSQL indexes every live row whatever the snapshot; the block's own reads still
     see its snapshot, through the index as through a scan."""

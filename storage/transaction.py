@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -234,6 +234,13 @@ class Transaction:
             self.end_statement()
             raise
         return self._record(tablet, OpKind.DELETE, keys, result, conflicts)
+
+    def enlist(self, tablet_ids: Sequence[TabletId]) -> None:
+        """Count as a writer of ``tablet_ids`` from now to the transaction's end (a write
+        statement, before it reads the catalog it runs by), as a PostgreSQL writer's ROW
+        EXCLUSIVE lock is held; an index build on them waits for it."""
+        for tablet_id in tablet_ids:
+            self._enlist(tablet_id)
 
     def _enlist(self, tablet_id: TabletId) -> None:
         if tablet_id not in self._enlisted:

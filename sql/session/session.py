@@ -359,6 +359,8 @@ class Session:
                 started = time.monotonic()
                 try:
                     plan = self._plan_reusing(sql, chunk, utility, ())
+                    if self._fence_write(plan):
+                        plan = self._plan(sql, chunk, utility, ())
                 except BaseException:
                     self._block.on_error()
                     raise
@@ -423,7 +425,12 @@ class Session:
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
         self._follow_role()
-        if (
+        try:
+            stale = self._fence_write(plan)
+        except BaseException:
+            self._block.on_error()
+            raise
+        if stale or (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
         ):
@@ -488,6 +495,11 @@ class Session:
             return None
         plan = stmt.plan
         assert isinstance(plan, DmlPlan) and plan.write.key_write is not None, "batchable"
+        try:
+            if self._fence_write(plan):
+                return None
+        except DbError:
+            return None  # the first row's own Execute waits, or reports it
         write = plan.write.key_write
         try:
             self._access.check(plan)
@@ -764,8 +776,9 @@ class Session:
         )
         plan = prepared.plan
         assert isinstance(plan, Plan), "a named statement carries its plan"
+        stale = self._fence_write(plan)
         version = self._db.catalog_version
-        if isinstance(plan, QueryPlan | DmlPlan) and plan.catalog_version != version:
+        if stale or (isinstance(plan, QueryPlan | DmlPlan) and plan.catalog_version != version):
             chunk = parser.split(prepared.sql)[0]
             plan = self._plan(prepared.sql, chunk, None, prepared.param_oids)
             if plan_mod.row_types(self._describe(plan)) != plan_mod.row_types(prepared.columns):
@@ -1202,6 +1215,22 @@ class Session:
         """Run DDL that writes rows (an index's entries) in this session's transaction, whose
         end commits or rolls them back with the DDL."""
         return run(self._block.current())
+
+    def _fence_write(self, plan: Plan) -> bool:
+        """Before a write runs: count its transaction as a writer of the target's tablets,
+        then wait for another transaction's uncommitted DDL on the target; whether the plan
+        is stale now (DDL, an index say, committed since it was made: plan again).  Counted
+        first, the writer is seen by an index build that locks the table later, which then
+        waits for it (``Catalog.wait_for_writers``); one that locked it earlier is waited for
+        here, so no write runs by a catalog that lacks an index being filled."""
+        if not isinstance(plan, DmlPlan) or self._block.failed:
+            return False
+        table = plan.write.table
+        self._block.current().enlist(table.tablet_ids)
+        if self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl([table.name])
+        found = self._block.catalog.find_table(table.name)
+        return found is not None and found is not table and found != table
 
     def _wait_for_ddl(self, names: Iterable[str]) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement

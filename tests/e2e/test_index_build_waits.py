@@ -4,6 +4,10 @@ locks): what the writer commits is indexed exactly once, what it rolls back not 
 
 from __future__ import annotations
 
+import itertools
+import threading
+import time
+
 import pytest
 from psycopg import errors
 
@@ -224,3 +228,34 @@ def test_add_primary_key_waits_for_the_writer_and_keeps_its_rows(connect, pool, 
     assert _found(reader, keyless, 2) == [2, 10]
     with pytest.raises(errors.UniqueViolation):
         reader.execute(f"insert into {keyless} values (10, 3)")
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+def test_writes_racing_the_build_are_each_indexed_once(connect, table, prepare):
+    """Autocommit inserts (simple or prepared statements) run on while the index is built:
+    one planned before the build locked the table but not yet run must be waited for too."""
+    builder, reader = connect(), connect()
+    stop = threading.Event()
+    keys = itertools.count(100)
+
+    def write() -> None:
+        conn = connect()
+        while not stop.is_set():
+            conn.execute(f"insert into {table} values (%s, 2)", [next(keys)], prepare=prepare)
+
+    writers = [threading.Thread(target=write) for _ in range(3)]
+    for thread in writers:
+        thread.start()
+    try:
+        for round_ in range(3):
+            time.sleep(0.1)
+            builder.execute(f"create index {table}_v{round_} on {table} (v)")
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join(30)
+    total = reader.execute(f"select count(*) from {table} where v + 0 = 2").fetchone()[0]
+    assert len(_found(reader, table, 2)) == total > 1
+    for round_ in range(2):
+        builder.execute(f"drop index {table}_v{round_}")
+        assert len(_found(reader, table, 2)) == total

@@ -236,10 +236,10 @@ class Catalog:
         owner: object = changes.owner if changes is not None else txn
         names = [table.name]
 
-        def check(writer: Transaction) -> None:
+        def check(writers: list[Transaction]) -> None:
             if changes is not None:
                 changes.wait.check()
-            self._locks.writer_wait(owner, writer, names)
+            self._locks.writer_wait(owner, writers, names)
 
         timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
         try:

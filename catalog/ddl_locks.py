@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from storage.errors import DeadlockDetected, LockNotAvailable
@@ -43,8 +43,8 @@ class DdlLocks:
         self._cond = threading.Condition()
         self._holders: dict[str, object] = {}
         self._waiting: dict[object, tuple[object, str]] = {}
-        self._writer_waits: dict[object, tuple[object, frozenset[str]]] = {}
-        """Index builds waiting for a writer: owner -> (writer, names its lock holds)."""
+        self._writer_waits: dict[object, tuple[list[object], frozenset[str]]] = {}
+        """Index builds waiting for writers: owner -> (writers, names its lock holds)."""
 
     @property
     def held(self) -> bool:
@@ -96,15 +96,17 @@ class DdlLocks:
 
     def _waits_for_writer(self, holder: object, writer: object, name: str) -> bool:
         found = self._writer_waits.get(holder)
-        return found is not None and found[0] is writer and name in found[1]
+        return found is not None and name in found[1] and any(w is writer for w in found[0])
 
-    def writer_wait(self, owner: object, writer: object, names: Iterable[str]) -> None:
-        """``owner``'s index build on ``names`` waits for ``writer`` to end: DeadlockDetected
-        if ``writer`` already waits, through other locks, for ``owner``."""
+    def writer_wait(self, owner: object, writers: Sequence[object], names: Iterable[str]) -> None:
+        """``owner``'s index build on ``names`` waits for ``writers`` to end: DeadlockDetected
+        if one of them already waits, through other locks, for ``owner``."""
+        names = frozenset(names)
         with self._cond:
-            self._writer_waits[owner] = (writer, frozenset(names))
+            self._writer_waits[owner] = (list(writers), names)
             try:
-                self._check_deadlock(owner, writer, next(iter(names), ""))
+                for writer in writers:
+                    self._check_deadlock(owner, writer, min(names, default=""))
             except BaseException:
                 del self._writer_waits[owner]
                 raise
@@ -117,24 +119,25 @@ class DdlLocks:
     def _check_deadlock(self, owner: object, holder: object, name: str) -> None:
         """Raise DeadlockDetected if ``owner`` waiting for ``holder`` closes a cycle; a
         writer's wait for an index build that waits for that writer is no edge (it passes)."""
-        current: object | None = holder
+        stack = [holder]
         seen = set()
-        while current is not None and id(current) not in seen:
+        while stack:
+            current = stack.pop()
             if current is owner:
                 raise DeadlockDetected(
                     "deadlock detected",
                     detail=f'Waiting for relation "{name}" would close a cycle of transactions '
                     "waiting for each other's locks.",
                 )
+            if id(current) in seen:
+                continue
             seen.add(id(current))
             build = self._writer_waits.get(current)
             if build is not None:
-                current = build[0]
-                continue
+                stack.extend(build[0])
             waiting = self._waiting.get(current)
-            if waiting is None or self._waits_for_writer(waiting[0], current, waiting[1]):
-                return
-            current = waiting[0]
+            if waiting is not None and not self._waits_for_writer(waiting[0], current, waiting[1]):
+                stack.append(waiting[0])
 
     def release(self, owner: object, names: Iterable[str]) -> None:
         with self._cond:

@@ -255,34 +255,34 @@ class Transaction:
     def wait_for_writers(
         self,
         tablet_ids: list[TabletId],
-        check: Callable[[Transaction], None],
+        check: Callable[[list[Transaction]], None],
         timeout_ms: int,
         *,
         ignore: object = None,
     ) -> None:
-        """Wait until no other transaction holds uncommitted writes on ``tablet_ids`` (an
-        index build, as PostgreSQL's CREATE INDEX waits for the table's writers).
+        """Wait until every other transaction with uncommitted writes on ``tablet_ids`` now
+        has ended (an index build, as PostgreSQL's CREATE INDEX waits for the lockers it
+        finds, not for ones that come after it: those wait for its lock).
 
-        ``check(writer)`` runs before each wait and now and then while it lasts: it raises
-        on a cancel or on a cycle through locks above storage; a cycle through row locks is
-        DeadlockDetected (40P01) and ``timeout_ms`` (0: none) LockNotAvailable (55P03).
-        ``ignore`` is a transaction not to wait for (the one a helper transaction serves).
+        ``check(writers)`` gets those still live before each wait and now and then while
+        it lasts: it raises on a cancel or on a cycle through locks above storage; a cycle
+        through row locks is DeadlockDetected (40P01) and ``timeout_ms`` (0: none)
+        LockNotAvailable (55P03).  ``ignore`` is a transaction not to wait for (the one a
+        helper transaction serves).
         """
         pipeline = self._pipeline
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
-        while True:
-            others = [
-                (s, t) for s, t in pipeline.writers(tablet_ids)
-                if s is not self._state and t is not ignore and isinstance(t, Transaction)
-            ]  # fmt: skip
-            if not others:
-                return
-            state, writer = others[0]
+        others = [
+            (s, t) for s, t in pipeline.writers(tablet_ids)
+            if s is not self._state and t is not ignore and isinstance(t, Transaction)
+        ]  # fmt: skip
+        for position, (state, _writer) in enumerate(others):
             pipeline.waits_for.add_wait(self._state, state)
             try:
-                check(writer)
-                while not state.wait_done(_LOCK_WAIT_SLICE_S):
-                    check(writer)
+                while True:
+                    check([t for s, t in others[position:] if not s.is_done])
+                    if state.wait_done(_LOCK_WAIT_SLICE_S):
+                        break
                     if deadline is not None and time.monotonic() >= deadline:
                         raise LockNotAvailable("canceling statement due to lock timeout")
             finally:

@@ -72,6 +72,22 @@ def test_the_waited_for_writer_goes_on_writing_the_table(connect, pool, table):
     assert _found(reader, table, 1) == []
 
 
+def test_a_writer_arriving_during_the_build_waits_for_it(connect, pool, table):
+    """Only the writers there when the build began are waited for; a later one queues behind
+    the build, as behind PostgreSQL's pending SHARE lock, and its row is indexed after."""
+    writer, builder, late, reader = connect(), connect(), connect(), connect()
+    writer.execute("begin")
+    writer.execute(f"insert into {table} values (10, 2)")
+    building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+    assert blocked(building, _BLOCKED_CHECK_S)
+    arriving = pool.submit(lambda: late.execute(f"insert into {table} values (11, 2)"))
+    assert blocked(arriving, _BLOCKED_CHECK_S)
+    writer.execute("commit")
+    building.result(timeout=30)
+    arriving.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10, 11]
+
+
 @pytest.mark.parametrize(
     "ddl",
     ["create unique index {t}_v on {t} (v)", "alter table {t} add constraint {t}_v unique (v)"],

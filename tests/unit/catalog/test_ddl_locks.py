@@ -91,7 +91,7 @@ def test_a_reader_waits_but_takes_nothing():
 def test_a_writer_the_build_waits_for_reads_the_builds_relation_without_waiting():
     locks = DdlLocks()
     locks.acquire("build", ["t", "u"], _wait())
-    locks.writer_wait("build", "writer", ["t"])
+    locks.writer_wait("build", ["writer"], ["t"])
     locks.wait_until_free("writer", ["t"], _wait(timeout_ms=100))  # passes at once
     with pytest.raises(LockNotAvailable):  # anyone else waits
         locks.wait_until_free("other", ["t"], _wait(timeout_ms=100))
@@ -113,7 +113,7 @@ def test_a_waiting_writer_is_let_through_once_the_build_waits_for_it():
     thread.start()
     time.sleep(0.2)
     assert not through.is_set()
-    locks.writer_wait("build", "writer", ["t"])  # no cycle: that wait is no edge
+    locks.writer_wait("build", ["writer"], ["t"])  # no cycle: that wait is no edge
     thread.join(5)
     assert through.is_set() and locks.holder("t") == "build"
 
@@ -133,7 +133,7 @@ def test_a_build_waiting_for_a_writer_that_waits_for_its_other_relation_is_a_dea
     thread.start()
     time.sleep(0.2)
     with pytest.raises(DeadlockDetected):
-        locks.writer_wait("build", "writer", ["t"])
+        locks.writer_wait("build", ["writer"], ["t"])
     locks.release("build", ["u"])
     thread.join(5)
     assert not failed
@@ -142,6 +142,6 @@ def test_a_build_waiting_for_a_writer_that_waits_for_its_other_relation_is_a_dea
 def test_a_writer_waiting_for_a_build_that_waits_for_it_elsewhere_is_a_deadlock():
     locks = DdlLocks()
     locks.acquire("build", ["u"], _wait())
-    locks.writer_wait("build", "writer", ["t"])
+    locks.writer_wait("build", ["writer"], ["t"])
     with pytest.raises(DeadlockDetected):
         locks.wait_until_free("writer", ["u"], _wait(timeout_ms=5000))

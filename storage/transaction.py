@@ -87,7 +87,7 @@ class Transaction:
         self._discarded: tuple[WriteOp, ...] = ()
         self._undo_log: list[tuple[Tablet, list[bytes]]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
-        self._enlisted: list[TabletId] = []
+        self._enlisted: set[TabletId] = set()
         """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
         self._savepoints: list[tuple[str, int]] = []
         self._tickets: dict[RowId, Ticket] = {}
@@ -244,13 +244,13 @@ class Transaction:
 
     def _enlist(self, tablet_id: TabletId) -> None:
         if tablet_id not in self._enlisted:
-            self._enlisted.append(tablet_id)
+            self._enlisted.add(tablet_id)
             self._pipeline.enlist_writer(tablet_id, self._state, self)
 
     def _discharge(self) -> None:
         if self._enlisted:
-            self._pipeline.discharge_writer(self._enlisted, self._state)
-            self._enlisted = []
+            self._pipeline.discharge_writer(list(self._enlisted), self._state)
+            self._enlisted = set()
 
     def wait_for_writers(
         self,

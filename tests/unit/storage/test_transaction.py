@@ -1,3 +1,5 @@
+import threading
+
 import pyarrow as pa
 import pytest
 
@@ -5,6 +7,7 @@ from storage.data_type import INT64, STRING, ColumnId, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
     InFailedSqlTransaction,
+    LockNotAvailable,
     ReadOnlySqlTransaction,
     UndefinedTable,
     UniqueViolation,
@@ -170,3 +173,43 @@ def test_commit_twice_is_refused(engine):
     txn.commit()
     with pytest.raises(InFailedSqlTransaction):
         txn.commit()
+
+
+def test_wait_for_writers_waits_for_those_there_then_and_reads_what_they_committed(engine):
+    writer, builder = engine.begin(), engine.begin()
+    writer.insert(T, rows([1]))
+    seen: list[list] = []
+    done = threading.Event()
+
+    def build() -> None:
+        builder.wait_for_writers([T], lambda live: seen.append(live), 0)
+        done.set()
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    for _ in range(500):  # until the build has taken its list of writers
+        if seen:
+            break
+        done.wait(0.01)
+    assert seen and not done.is_set()
+    late = engine.begin()
+    late.enlist([T])  # came after the build began: not waited for
+    writer.commit()
+    assert done.wait(5)
+    thread.join()
+    assert seen and all(live == [writer] for live in seen)
+    assert [tuple(r.values()) for b in builder.scan(T, ScanSpec((ID, NAME)), latest=True)
+            for r in b.to_pylist()] == [(1, "n1")]  # fmt: skip
+    assert read(builder) == []  # its own snapshot predates the commit
+    late.rollback()
+
+
+def test_wait_for_writers_times_out_with_55P03_and_ignores_itself(engine):
+    writer, builder = engine.begin(), engine.begin()
+    writer.insert(T, rows([1]))
+    builder.insert(T, rows([2]))
+    with pytest.raises(LockNotAvailable):
+        builder.wait_for_writers([T], lambda live: None, 100)
+    builder.wait_for_writers([T], lambda live: None, 100, ignore=writer)
+    writer.rollback()
+    builder.wait_for_writers([T], lambda live: None, 100)

@@ -1102,6 +1102,10 @@ class Session:
             return result
         target = table_name(copy_statement.table_reference(statement))
         table = self._block.catalog.table_or_partition(target)
+        self._block.current().enlist(table.tablet_ids)  # as a write statement (_fence_write)
+        if self._db.catalog.has_ddl_locks:
+            self._wait_for_ddl([table.name])
+            table = self._block.catalog.table_or_partition(target)
         progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
                       self._block.started, self._check_cancel,

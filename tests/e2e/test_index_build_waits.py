@@ -88,6 +88,19 @@ def test_a_writer_arriving_during_the_build_waits_for_it(connect, pool, table):
     assert _found(reader, table, 2) == [2, 10, 11]
 
 
+def test_build_waits_for_a_copy_under_way(connect, pool, table):
+    """COPY FROM holds the table from its start, before its rows arrive, as PostgreSQL's
+    ROW EXCLUSIVE lock does: the build waits for it and indexes what it copied."""
+    writer, builder, reader = connect(), connect(), connect()
+    with writer.cursor().copy(f"copy {table} from stdin") as copy:
+        building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
+        assert blocked(building, _BLOCKED_CHECK_S)
+        copy.write_row((10, 2))
+        copy.write_row((11, 2))
+    building.result(timeout=30)
+    assert _found(reader, table, 2) == [2, 10, 11]
+
+
 @pytest.mark.parametrize(
     "ddl",
     ["create unique index {t}_v on {t} (v)", "alter table {t} add constraint {t}_v unique (v)"],

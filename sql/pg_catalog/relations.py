@@ -387,11 +387,6 @@ RELATIONS.update(
             "rngcollation UINTEGER, rngsubopc UINTEGER, rngcanonical VARCHAR, "
             "rngsubdiff VARCHAR"
         ),
-        "pg_partitioned_table": _cols(
-            "partrelid UINTEGER, partstrat VARCHAR, partnatts SMALLINT, partdefid UINTEGER, "
-            "partattrs SMALLINT_ARR, partclass UINTEGER_ARR, partcollation UINTEGER_ARR, "
-            "partexprs VARCHAR"
-        ),
         "pg_amop": _cols(
             "oid UINTEGER, amopfamily UINTEGER, amoplefttype UINTEGER, amoprighttype UINTEGER, "
             "amopstrategy SMALLINT, amoppurpose VARCHAR, amopopr UINTEGER, amopmethod UINTEGER, "

@@ -344,6 +344,8 @@ class Connection:
                 continue
             try:
                 await handler(message)
+            except _Closed:
+                raise
             except Exception as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)

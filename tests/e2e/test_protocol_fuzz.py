@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from server import codec
@@ -328,8 +328,22 @@ def fuzz_server(nyala_server: NyalaServer) -> Iterator[NyalaServer]:
             out.write(f"protocol fuzz: {cases} outcomes, by SQLSTATE {dict(SEEN.most_common())}\n")
 
 
+_STARTUP = (
+    b"\x00\x00\x00E\x00\x03\x00\x00user\x00nyala\x00database\x00nyala\x00"
+    b"options\x00-c statement_timeout=5000\x00\x00"
+)
+
+
 @settings(max_examples=FUZZ_EXAMPLES)
 @given(frames=sessions())
+@example(  # a length error during COPY FROM STDIN once closed the connection with XX000
+    frames=[
+        Frame(_STARTUP, may_derail=False),
+        Frame(b"Q\x00\x00\x00\x1cCOPY fuzz_kv FROM STDIN\x00", may_derail=False),
+        Frame(b"P\xff\xff\xff\xff\x00\x00\x00\x00", may_derail=True),
+        Frame(b"P\x00\x00\x00\x08\x00\x00\x00\x00", may_derail=False),
+    ]
+)
 def test_hostile_frontend_messages(fuzz_server: NyalaServer, frames: list[Frame]) -> None:
     assert fuzz_server.port is not None
     internal_before = len(_INTERNAL.findall(fuzz_server.log))

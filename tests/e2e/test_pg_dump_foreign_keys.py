@@ -7,14 +7,12 @@ the restored keys are enforced."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import psycopg
 import pytest
 
+from tests.support.pg_dumps import dumped_database
 from tests.support.psql import run_psql, without_layout
-from tests.support.servers import PostgresServer, make_dsn
+from tests.support.servers import PostgresServer
 
 pytestmark = pytest.mark.e2e
 
@@ -43,24 +41,9 @@ TABLES = ("account", "region", "category", "shop")
 
 @pytest.fixture(scope="module")
 def dump_file(postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory):
-    pg_dump = shutil.which("pg_dump")
-    if pg_dump is None:
-        pytest.skip("pg_dump is not on PATH")
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
-        admin.execute(f"drop database if exists {SOURCE_DB}")
-        admin.execute(f"create database {SOURCE_DB}")
-    source = make_dsn(postgres_server.host, postgres_server.port, dbname=SOURCE_DB)
-    with psycopg.connect(source, autocommit=True) as conn:
-        for statement in SCHEMA:
-            conn.execute(statement)
-    path = tmp_path_factory.mktemp("dump") / "dump.sql"
-    subprocess.run(
-        [pg_dump, "--no-owner", "--no-privileges", "-f", str(path), source],
-        check=True, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    yield path, source
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
-        admin.execute(f"drop database if exists {SOURCE_DB}")
+    directory = tmp_path_factory.mktemp("dump")
+    with dumped_database(postgres_server, directory, SOURCE_DB, SCHEMA) as dump:
+        yield dump
 
 
 def test_pg_dump_with_foreign_keys_restores_into_nyala(dump_file, fresh_nyala_server):

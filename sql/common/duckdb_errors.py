@@ -37,7 +37,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
     if raised is not None:
         cls = getattr(e, raised.group(1), None)
         if isinstance(cls, type) and issubclass(cls, e.DbError):
-            return cls(raised.group(2).strip().split("\n", 1)[0])
+            # Raised within a statement, so never FATAL even where the class's default is.
+            return cls(raised.group(2).strip().split("\n", 1)[0], severity="ERROR")
     macro = _MACRO_ARGUMENTS.search(raw)
     if macro is not None:
         return e.UndefinedFunction(

@@ -253,6 +253,7 @@ class Tablet:
                 self.memrowset_bytes = 0
                 self.unflushed_since = None
                 entries = frozen.snapshot_entries()
+                entry_count = len(entries)
                 rowsets = list(self.rowsets)
                 prefixes = [r.dms.committed(snapshot) for r in rowsets]
                 schema = self.schema
@@ -298,6 +299,10 @@ class Tablet:
                     if doc is not None and prefix is not None:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
+                if plan.kept and entry_count:
+                    # Rows whose commit was still in flight stay in memory: keep them
+                    # counted, or the size threshold never flushes them.
+                    self.memrowset_bytes += held_bytes * len(plan.kept) // entry_count
                 if new_rowset is not None:
                     self.rowsets = [*self.rowsets, new_rowset]
                 self.next_rowset_id = next_id

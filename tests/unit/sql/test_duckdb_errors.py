@@ -60,3 +60,17 @@ def test_a_db_error_raised_in_a_scan_stream_keeps_its_sqlstate():
     error = translate(raised.value)
     assert isinstance(error, errors.DataCorrupted)
     assert "col-1.cfile" in error.message
+
+
+def test_an_error_raised_in_a_function_never_closes_the_connection(duck):
+    """3D000 is FATAL at connect, but raised from a function it ends only the statement."""
+
+    def missing_database(name: str) -> bool:
+        raise errors.InvalidCatalogName(f'database "{name}" does not exist', severity="ERROR")
+
+    duck.create_function("missing_database", missing_database, [str], bool)
+    with pytest.raises(duckdb.Error) as info:
+        duck.sql("select missing_database('nope')").fetchall()
+    error = translate(info.value)
+    assert isinstance(error, errors.InvalidCatalogName)
+    assert error.severity == "ERROR"

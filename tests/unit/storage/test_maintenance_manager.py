@@ -132,6 +132,28 @@ def test_a_commit_completes_while_a_flush_is_writing(tmp_path, monkeypatch):
     engine.close()
 
 
+def test_rows_a_flush_leaves_in_memory_stay_counted_toward_the_size_threshold(tmp_path):
+    """A flush that freezes while a commit is in flight keeps those rows: they must still
+    count, or the size threshold never flushes them (seen as a background flush that never
+    came on a loaded machine)."""
+    options = StorageOptions(fsync=False, maintenance_threads=0, flush_threshold_bytes=64 * 1024)
+    engine = StorageEngine.open(tmp_path, options)
+    engine.create_tablet(TID, SCHEMA)
+    keys = pa.array(range(5_000), pa.int64())
+    txn = engine.begin()
+    strings = pa.array([f"s{k}" for k in range(5_000)], pa.string())
+    txn.insert(TID, pa.RecordBatch.from_arrays([keys, keys, strings], names=["1", "2", "3"]))
+    tablet = engine.tablet(TID)
+    held = tablet.memrowset_bytes
+    assert held >= options.flush_threshold_bytes
+    assert not tablet.flush(engine.mvcc.safe_time(), 0)
+    assert tablet.memrowset_bytes == held
+    assert tablet.memrowset_rows == 5_000 and not tablet.rowsets
+    txn.commit()  # with no maintenance thread, a commit past the threshold flushes inline
+    assert tablet.rowsets and tablet.memrowset_rows == 0
+    engine.close()
+
+
 def test_background_flush_and_delta_compactions_run_without_checkpoint(tmp_path):
     options = StorageOptions(
         fsync=False,

@@ -22,7 +22,7 @@ from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.partition_tree import PartitionNode
 from catalog.partition_views import add_node, partition_view, remove_nodes
-from catalog.rekey import rekeyed
+from catalog.rekey import rekeyed, rekeyed_schema
 from catalog.sequence_objects import SequenceRef, StandaloneSequence
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
@@ -714,12 +714,22 @@ class Catalog:
         key: Sequence[str],
         key_name: str,
         copy_rows: Callable[[TableInfo], None],
+        partitioning: Callable[[Schema], tuple[PartitionSchema, list[RangeBounds]]] | None = None,
     ) -> TableInfo:
         """Rewrite a table with the hidden key into new tablets keyed by ``key`` (ADD PRIMARY
-        KEY); see ``rewrite_table``."""
-        return self.rewrite_table(
-            old, lambda tablet_id: rekeyed(old, key, (tablet_id,), key_name), copy_rows
-        )
+        KEY), partitioned by ``partitioning`` if given; see ``rewrite_table``."""
+        if partitioning is None:
+            return self.rewrite_table(
+                old, lambda tablet_id: rekeyed(old, key, (tablet_id,), key_name), copy_rows
+            )
+        layout, ranges = partitioning(rekeyed_schema(old, key))
+
+        def define(_: TabletId) -> TableInfo:
+            partitions = self._new_partitions(layout, ranges)
+            ids = [p.tablet_id for p in partitions]
+            return rekeyed(old, key, ids, key_name, (layout, partitions))
+
+        return self.rewrite_table(old, define, copy_rows)
 
     def rewrite_table(
         self,
@@ -736,9 +746,10 @@ class Catalog:
         self.lock_relations([old.name])
         with self._lock:
             tablet_id = TabletId(self._ids.tablet)
-            new = define(tablet_id)
             self._ids.tablet += 1
-            self._create_tablet(tablet_id, new.schema)
+            new = define(tablet_id)
+            for created in new.tablet_ids:
+                self._create_tablet(created, new.schema)
         try:
             copy_rows(new)
             with self._lock:
@@ -750,7 +761,8 @@ class Catalog:
                 self._tables[new.name] = new
                 self._save()
         except BaseException:
-            self._drop_tablet(tablet_id)
+            for created in new.tablet_ids:
+                self._drop_tablet(created)
             raise
         for dropped in old.tablet_ids:
             self._drop_tablet(dropped)

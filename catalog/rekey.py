@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from catalog.partition import Partition, PartitionSchema
 from catalog.table import TableInfo
 from storage.data_type import TabletId
 from storage.errors import FeatureNotSupported, InvalidTableDefinition, UndefinedColumn
@@ -25,9 +26,14 @@ def has_hidden_key(table: TableInfo) -> bool:
 
 
 def rekeyed(
-    table: TableInfo, key: Sequence[str], tablet_ids: Sequence[TabletId], key_name: str
+    table: TableInfo,
+    key: Sequence[str],
+    tablet_ids: Sequence[TabletId],
+    key_name: str,
+    partitioning: tuple[PartitionSchema, Sequence[Partition]] | None = None,
 ) -> TableInfo:
-    """``table`` keyed by the visible columns ``key``, stored in ``tablet_ids``."""
+    """``table`` keyed by the visible columns ``key``, stored in ``tablet_ids`` (one per
+    partition of ``partitioning`` when given)."""
     if not has_hidden_key(table):
         raise InvalidTableDefinition(
             f'multiple primary keys for table "{table.name}" are not allowed'
@@ -45,6 +51,13 @@ def rekeyed(
         table,
         schema=Schema(tuple(key_columns + rest), len(key_columns)),
         tablet_ids=tuple(tablet_ids),
-        partitions=(),
+        partition_schema=None if partitioning is None else partitioning[0],
+        partitions=() if partitioning is None else tuple(partitioning[1]),
         primary_key_name=key_name,
+        pending_partitioning="",
     )
+
+
+def rekeyed_schema(table: TableInfo, key: Sequence[str]) -> Schema:
+    """The storage schema ``rekeyed`` gives ``table`` (to build its partitioning from)."""
+    return rekeyed(table, key, (), "").schema

@@ -57,6 +57,10 @@ class TableInfo:
     """Secondary indexes (UNIQUE constraints among them), each with its own tablet."""
     foreign_keys: tuple[ForeignKey, ...] = ()
     """The foreign keys of this table (it is their referencing side)."""
+    pending_partitioning: str = ""
+    """Hash/range partitioning (``PARTITION BY ...``) a ``SECURITY LABEL FOR nyala`` gave
+    this table while it has the hidden key; ADD PRIMARY KEY applies it, as a pg_dump
+    restore does: the label comes before the data, the key after."""
 
     def index_named(self, name: str) -> IndexInfo | None:
         for index in self.indexes:
@@ -142,6 +146,11 @@ class TableInfo:
                 if self.foreign_keys
                 else {}
             ),
+            **(
+                {"pending_partitioning": self.pending_partitioning}
+                if self.pending_partitioning
+                else {}
+            ),
         }
 
     @classmethod
@@ -169,4 +178,5 @@ class TableInfo:
             checks=tuple(CheckConstraint.from_json(c) for c in doc.get("checks") or ()),
             indexes=tuple(IndexInfo.from_json(i) for i in doc.get("indexes") or ()),
             foreign_keys=tuple(ForeignKey.from_json(f) for f in doc.get("foreign_keys") or ()),
+            pending_partitioning=str(doc.get("pending_partitioning") or ""),
         )

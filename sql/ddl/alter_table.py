@@ -153,7 +153,7 @@ def alter_table(
                 raise FeatureNotSupported(
                     "ADD PRIMARY KEY beside other ALTER TABLE actions is not supported"
                 )
-            primary_key.add_primary_key(table, *added, catalog, in_block=in_block)
+            primary_key.add_primary_key(table, *added, catalog, evaluate, in_block=in_block)
             return Result(command_tag="ALTER TABLE")
         elif (
             isinstance(action, exp.AddConstraint)

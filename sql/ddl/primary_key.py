@@ -13,7 +13,8 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.names import identifier_name
-from sql.ddl import indexes, rewrite
+from sql.ddl import indexes, rewrite, security_labels
+from sql.ddl.partitions import Evaluator
 from sql.ddl.tables import KEY_FORBIDDEN
 from storage.errors import (
     DuplicateColumn,
@@ -27,10 +28,12 @@ def add_primary_key(
     key: exp.PrimaryKey,
     constraint_name: str | None,
     catalog: Catalog,
+    evaluate: Evaluator,
     *,
     in_block: bool,
 ) -> None:
-    """Rewrite ``table`` keyed by the columns ``key`` names (all or nothing)."""
+    """Rewrite ``table`` keyed by the columns ``key`` names (all or nothing), partitioned as
+    its nyala security label says if it has one (``security_labels``)."""
     if in_block:
         raise FeatureNotSupported(
             "ALTER TABLE ... ADD PRIMARY KEY inside a transaction block is not supported",
@@ -49,5 +52,8 @@ def add_primary_key(
                 "primary key"
             )
     name = constraint_name or f"{table.name}_pkey"
-    catalog.rekey_table(table, names, name, lambda new: rewrite.copy_rows(catalog, table, new))
+    catalog.rekey_table(
+        table, names, name, lambda new: rewrite.copy_rows(catalog, table, new),
+        security_labels.pending_partitioning(table, evaluate),
+    )  # fmt: skip
     indexes.rebuild_all(catalog, table.name)

@@ -11,16 +11,19 @@ find duplicates (23505); a NULL in a key column is 23502, as in PostgreSQL.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from storage.errors import NotNullViolation
+from storage.data_type import ColumnId
+from storage.errors import CheckViolation, NotNullViolation
 from storage.predicate import ScanSpec
+from storage.transaction import Transaction
 
 
 def copy_rows(catalog: Catalog, old: TableInfo, new: TableInfo) -> None:
-    """Write every row of ``old`` into ``new``'s tablet and commit (all or nothing)."""
+    """Write every row of ``old`` into ``new``'s tablets and commit (all or nothing)."""
     spec = ScanSpec(projection=new.schema.column_ids)
     schema = pa.schema([(str(c.id), c.type.arrow_type) for c in new.schema.columns])
     key_fields = [str(c.id) for c in new.schema.key_columns]
@@ -39,8 +42,26 @@ def copy_rows(catalog: Catalog, old: TableInfo, new: TableInfo) -> None:
                             f'column "{column.name}" of relation "{old.name}" contains null '
                             "values"
                         )
-                txn.insert(new.tablet_ids[0], batch.cast(schema), constraint_name=constraint_name)
+                _insert(txn, new, batch.cast(schema), constraint_name)
         txn.commit()
     except BaseException:
         txn.rollback()
         raise
+
+
+def _insert(txn: Transaction, new: TableInfo, batch: pa.RecordBatch, constraint_name: str) -> None:
+    """Write ``batch`` into ``new``'s tablet, or routed to its partitions' tablets."""
+    layout = new.partition_schema
+    if layout is None:
+        txn.insert(new.tablet_ids[0], batch, constraint_name=constraint_name)
+        return
+    columns = {ColumnId(int(name)): batch.column(i) for i, name in enumerate(batch.schema.names)}
+    index = layout.route(new.schema, new.partitions, columns)
+    if (index < 0).any():
+        raise CheckViolation(
+            f'no partition of relation "{new.name}" found for row',
+            detail="The row's key falls outside every range partition of the table.",
+        )
+    for position in np.unique(index):
+        rows = batch.filter(pa.array(index == position))
+        txn.insert(new.tablet_ids[position], rows, constraint_name=constraint_name)

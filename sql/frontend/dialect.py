@@ -46,6 +46,7 @@ from sql.frontend import (
     prepared,
     privileges,
     roles,
+    security_labels,
     sequence_grammar,
     utility,
 )
@@ -404,6 +405,7 @@ class NyalaParser(PostgresParser):
             ),
         ),
         "reassign": lambda self, tokens: privileges.parse_owned(self.sql, tokens),
+        "security": lambda self, tokens: security_labels.parse(self.sql, tokens),
         "set": lambda self, tokens: constraint_modes.parse(self.sql, tokens),
         "lock": lambda self, tokens: lock_grammar.parse(
             self.sql, [tokens[0], *self._retokenized(tokens)]

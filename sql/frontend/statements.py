@@ -485,3 +485,20 @@ class LockStatement(Statement):
     tables: tuple[str, ...] = _field("tables")
     mode: str = _field("mode")
     nowait: bool = _field("nowait")
+
+
+class SecurityLabelStatement(Statement):
+    """``SECURITY LABEL [FOR provider] ON TABLE t | ON COLUMN t.c IS 'label' | NULL``:
+    ``column`` is empty for a table; ``label`` None for IS NULL."""
+
+    arg_types = {"provider": False, "table": True, "column": False, "label": False}
+
+    def __init__(
+        self, provider: str = "", table: str = "", column: str = "", label: str | None = None
+    ) -> None:
+        super().__init__(provider=provider, table=table, column=column, label=label)
+
+    provider: str = _field("provider")
+    table: str = _field("table")
+    column: str = _field("column")
+    label: str | None = _field("label")

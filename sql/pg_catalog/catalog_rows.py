@@ -32,6 +32,7 @@ from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
 from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
+from sql.pg_catalog.security_label_rows import security_label_rows
 from storage.data_type import DataType, TypeKind
 from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID, TypeOid
@@ -300,6 +301,7 @@ def _table_rows(
     _check_rows(rows, table)
     for index in table.indexes:
         _secondary_index_rows(rows, table, index)
+    security_label_rows(rows, table, PUBLIC_OID)
     for (objsubid_table, objsubid), text in comments.items():
         if objsubid_table == table.oid:
             rows.add(

@@ -43,6 +43,7 @@ from sql.ddl import (
     pg_partitions,
     privileges,
     roles,
+    security_labels,
     tables,
     views,
 )
@@ -75,6 +76,7 @@ from sql.frontend.statements import (
     OwnerStatement,
     PrepareStatement,
     RoleStatement,
+    SecurityLabelStatement,
     SequenceStatement,
     SetConstraints,
     Utility,
@@ -690,7 +692,10 @@ class Session:
                 return ExtensionPlan(ast)
             case SetConstraints():
                 return ConstraintModesPlan(ast)
-            case SequenceStatement() | IdentityStatement() | LockStatement():
+            case (
+                SequenceStatement() | IdentityStatement() | LockStatement()
+                | SecurityLabelStatement()
+            ):
                 return DdlPlan(ast)
             case MaintenanceStatement():
                 for name in ast.tables:
@@ -1139,6 +1144,8 @@ class Session:
             return add_identity(ast, catalog)
         if isinstance(ast, LockStatement):
             return self._lock_tables(ast, catalog)
+        if isinstance(ast, SecurityLabelStatement):
+            return security_labels.security_label(ast, catalog)
         if isinstance(ast, exp.Create) and (ast.args.get("kind") or "").upper() == "VIEW":
             existed = {v.view_id for v in catalog.views()}
             result = views.create_view(ast, catalog, self._describe_view_query)
@@ -1198,13 +1205,18 @@ class Session:
         ACCESS SHARE) waits for uncommitted DDL on the tables, as PostgreSQL's would."""
         if not self._block.in_block:
             raise NoActiveSqlTransaction("LOCK TABLE can only be used in transaction blocks")
+        names = []
         for name in statement.tables:
-            if catalog.find_table(name) is None and catalog.find_view(name) is None:
+            owner = catalog.partition_owner(name)  # a partition is locked as its root table
+            if owner is not None:
+                name = owner.name
+            elif catalog.find_table(name) is None and catalog.find_view(name) is None:
                 raise UndefinedTable(f'relation "{name}" does not exist')
+            names.append(name)
         if statement.mode in ("EXCLUSIVE", "ACCESS EXCLUSIVE"):
-            catalog.lock_relations(statement.tables)
+            catalog.lock_relations(names)
         else:
-            self._wait_for_ddl(statement.tables)
+            self._wait_for_ddl(names)
         return Result(command_tag="LOCK TABLE")
 
     def _relation_oids(self) -> set[int]:

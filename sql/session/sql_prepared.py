@@ -43,7 +43,7 @@ def type_oid(name: str) -> int:
             return int(column_type(data_type).pg_oid)
     except (sqlglot.errors.ParseError, DbError):
         pass
-    wanted = " ".join(name.lower().split())
+    wanted = " ".join(name.lower().split()).removeprefix("pg_catalog.")  # pg_dump qualifies
     for info in BUILTIN_TYPES:
         if wanted in (info.name, info.display):
             return int(info.oid)

@@ -29,10 +29,10 @@ def security_label_rows(rows: _Rows, table: TableInfo, namespace_oid: int) -> No
             "pg_seclabel", objoid=table.oid, classoid=relation_oid("pg_class"),
             objsubid=objsubid, provider=PROVIDER, label=label,
         )  # fmt: skip
-        column = f".{quote_ident(names[objsubid])}" if objsubid else ""
+        suffix = f".{quote_ident(names[objsubid])}" if objsubid else ""
         rows.add(  # the view pg_dump reads
             "pg_seclabels", objoid=table.oid, classoid=relation_oid("pg_class"),
             objsubid=objsubid, objtype="column" if objsubid else "table",
-            objnamespace=namespace_oid, objname=f"{quote_ident(table.name)}{column}",
+            objnamespace=namespace_oid, objname=f"{quote_ident(table.name)}{suffix}",
             provider=PROVIDER, label=label,
         )  # fmt: skip

@@ -154,3 +154,35 @@ def test_dump_without_labels_restores_into_postgresql(
     finally:
         with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
             admin.execute(f"drop database if exists {name}")
+
+
+def test_declarative_partitions_dump_into_postgresql(
+    fresh_nyala_server, postgres_server: PostgresServer, tmp_path
+):
+    """pg_dump locks every partition by its own name and prepares with pg_catalog.oid."""
+    with psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn:
+        conn.execute(
+            "create table sales (id int, day date, amount int, primary key (id, day)) "
+            "partition by range (day)"
+        )
+        for year in (2024, 2025):
+            conn.execute(
+                f"create table sales_{year} partition of sales "
+                f"for values from ('{year}-01-01') to ('{year + 1}-01-01')"
+            )
+        conn.execute("insert into sales values (1, '2024-05-01', 3), (2, '2025-02-02', 4)")
+    path = _dump(fresh_nyala_server, tmp_path / "plain.sql")
+    name = "partitions_from_nyala"
+    with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
+        admin.execute(f"drop database if exists {name}")
+        admin.execute(f"create database {name}")
+    target = make_dsn(postgres_server.host, postgres_server.port, dbname=name)
+    try:
+        run_psql(target, ["-v", "ON_ERROR_STOP=1", "-f", str(path)], check=True)
+        for table in ("sales", "sales_2024", "sales_2025"):
+            ordered = f"select * from {table} order by id"
+            assert _query(target, ordered) == _query(fresh_nyala_server.dsn, ordered), table
+            assert _describe(target, table) == _describe(fresh_nyala_server.dsn, table), table
+    finally:
+        with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
+            admin.execute(f"drop database if exists {name}")

@@ -126,6 +126,9 @@ def test_label_then_key_partitions_a_loaded_table(fresh_nyala_server):
         conn.execute("create table t (a int not null, b text)")
         conn.execute("security label on table t is 'PARTITION BY HASH (a) PARTITIONS 2'")
         conn.execute("insert into t select i, 'x' from generate_series(1, 20) i")
+    fresh_nyala_server.kill9()  # the label is durable once it has returned
+    fresh_nyala_server.start()
+    with psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn:
         conn.execute("alter table t add primary key (a)")
         tablets = conn.execute(
             "select hash_buckets, rows from nyala_tablets where table_name = 't' order by 1"

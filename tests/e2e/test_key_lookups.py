@@ -157,3 +157,26 @@ def _guarded(server) -> list[object]:
 
 def test_lookups_check_table_and_column_privileges_as_postgresql(nyala_server, postgres_server):
     assert _guarded(nyala_server) == _guarded(postgres_server)
+
+
+def test_explain_names_the_path_a_prepared_lookup_takes(nyala_server):
+    with _connect(nyala_server) as conn:
+        for sql in SETUP:
+            conn.execute(sql)
+        try:
+
+            def plan(sql: str) -> list[str]:
+                return [r[0] for r in conn.execute(f"explain {sql}", [3]).fetchall()]
+
+            direct = "Direct read: the scan answers the query, no DuckDB"
+            by_index = plan("select id, name from kl_items where code = %s")
+            assert by_index[0] == direct
+            assert any("Index Scan using kl_items_code " in line for line in by_index)
+            by_key = plan("select name from kl_items where id = %s")
+            assert by_key[0] == direct and "     Primary-key bounds on: id" in by_key
+            scanned = plan("select id from kl_items where code + 0 = %s")
+            assert scanned[0].startswith("DuckDB above the scans: ")
+            assert not any("Index Scan" in line for line in scanned)
+        finally:
+            conn.execute("drop table kl_items")
+            conn.execute("drop table kl_pairs")

@@ -266,6 +266,9 @@ def _zero_of(arrow_type: pa.DataType) -> pa.Scalar:
         return pa.scalar(False)
     if pa.types.is_date32(arrow_type):
         return pa.scalar(0, pa.int32()).cast(arrow_type)
+    if pa.types.is_decimal(arrow_type):
+        # An int64 0 cast to decimal(10, 2) fails: the cast wants precision for any int64.
+        return pa.scalar(decimal.Decimal(0), arrow_type)
     return pa.scalar(0).cast(arrow_type)
 
 

@@ -235,7 +235,7 @@ class ScanSpec:
         are dropped, so a point lookup judges no predicate row by row.
         """
         if key_range.lower is None or key_range.upper != key_range.lower + b"\x00":
-            return self.predicates
+            return self._beyond_byte_range(schema, key_range)
         implied: set[int] = set()
         for column in schema.key_columns:
             equality = next(
@@ -250,6 +250,40 @@ class ScanSpec:
                 return self.predicates
             implied.add(equality)
         return tuple(p for i, p in enumerate(self.predicates) if i not in implied)
+
+    def _beyond_byte_range(
+        self, schema: Schema, key_range: KeyRange
+    ) -> tuple[ColumnPredicate, ...]:
+        """A key whose first column is binary (a secondary index's tablet: ``ikey`` then the
+        row's key) keeps the order of that column's bytes, so a ``[lower, upper)`` range of
+        bytes on it is exactly the key range read: an index lookup then judges no predicate
+        row by row either."""
+        key_columns = schema.key_columns
+        first = key_columns[0]
+        if first.type.kind is not TypeKind.BINARY:
+            return self.predicates
+        on_key = [i for i, p in enumerate(self.predicates) if p.column_id == first.id]
+        if len(on_key) != 1:
+            return self.predicates
+        ranged = self.predicates[on_key[0]]
+        if (
+            ranged.kind is not PredicateKind.RANGE
+            or not ranged.lower_inclusive
+            or ranged.upper_inclusive
+            or not isinstance(ranged.lower, bytes | None)
+            or not isinstance(ranged.upper, bytes | None)
+        ):
+            return self.predicates
+        is_last = len(key_columns) == 1
+        bounds = [
+            None if bound is None else _try_encode(bound, first.type, is_last=is_last)
+            for bound in (ranged.lower, ranged.upper)
+        ]
+        if any(b is None and v is not None for b, v in zip(bounds, (ranged.lower, ranged.upper))):
+            return self.predicates
+        if key_range != KeyRange(bounds[0], bounds[1]):
+            return self.predicates
+        return tuple(p for i, p in enumerate(self.predicates) if i != on_key[0])
 
 
 def _exactly_encoded(value: object, column: ColumnSchema) -> bool:

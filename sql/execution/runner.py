@@ -8,7 +8,7 @@ table, as RETURNING needs) on a new DuckDB cursor and streams the result.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -54,6 +54,10 @@ class QueryRunner:
         self.activity: TableActivity | None = None
         """Where scans are counted (pg_stat_user_tables), if anywhere."""
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
+
+    def read_snapshot(self) -> int | None:
+        """The session's nyala.read_timestamp: the snapshot of references without their own."""
+        return self._read_snapshot()
 
     def bind(self, ast: exp.Expr, declared_oids: list[int] | tuple[int, ...] = ()) -> BoundQuery:
         return bind_query(ast, self.catalog, declared_oids, self.date_order, self.interval_style)
@@ -163,14 +167,10 @@ class QueryRunner:
         """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
         None when a parameter kept a predicate or the limit from being pushed this time."""
         compiled.duckdb_params(params, now)
-        if compiled.views[0].snapshot is not None or self._read_snapshot() is not None:
-            return None  # time travel goes through ScanSource, which checks history_max_age
+        if not runs_direct(compiled, params or (), self._read_snapshot()):
+            return None
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())
-        if len(spec.predicates) != len(scan.predicates) or (
-            scan.limit is not None and spec.limit is None
-        ):
-            return None
         columns = self.describe(compiled)
         assert compiled.direct is not None, "only direct queries come here"
         positions = [spec.projection.index(c.id) for c in compiled.direct]
@@ -255,6 +255,22 @@ class QueryRunner:
         for cursor in list(self._running):
             with contextlib.suppress(duckdb.Error):
                 cursor.interrupt()
+
+
+def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:
+    """Whether ``run`` answers ``compiled`` with ``params`` from the scan alone, without
+    DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
+    the limit be pushed this time, read at the transaction's snapshot (time travel goes through
+    ``ScanSource``, which checks history_max_age)."""
+    if compiled.direct is None or compiled.views[0].snapshot is not None:
+        return False
+    if read_snapshot is not None:
+        return False
+    scan = compiled.views[0].scan
+    spec = scan.spec(params)
+    return len(spec.predicates) == len(scan.predicates) and (
+        scan.limit is None or spec.limit is not None
+    )
 
 
 def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[ResultColumn, ...]:

@@ -552,19 +552,11 @@ class DiskRowSet:
                 if batch.num_rows:
                     yield batch
                 continue
-            marks = np.zeros(meta.rows, bool)  # a mask, not np.union1d: no hashing or sort
-            marks[redo.rowid - first] = True
-            marks[undo.rowid - first] = True
-            touched = np.flatnonzero(marks) + first
-            mask = np.zeros(meta.rows, bool)
-            mask[start - first : stop - first] = True
-            mask &= ~self._deleted[first:end]
-            mask[touched - first] = False
-            if mask.any():
-                mask = self._filter_block(idx, spec, mask, stats)
+            if stop - start <= _FEW_ROWS and (stop - start) * 16 < meta.rows:
+                touched, selected = self._few_rows(idx, first, start, stop, spec, redo, undo, stats)
             else:
-                stats.blocks_skipped += 1
-            selected = np.flatnonzero(mask)
+                touched, selected = self._block_rows(idx, first, start, stop, spec, redo, undo,
+                                                     stats)  # fmt: skip
             if not len(touched):
                 if len(selected):
                     yield self._materialise(idx, selected, spec, arrow_schema, stats)
@@ -574,6 +566,80 @@ class DiskRowSet:
             batch = self._merge(idx, first, selected, kept, resolved, spec, arrow_schema, stats)
             if batch.num_rows:
                 yield batch
+
+    def _block_rows(
+        self,
+        idx: int,
+        first: int,
+        start: int,
+        stop: int,
+        spec: ScanSpec,
+        redo: DeltaRecords,
+        undo: DeltaRecords,
+        stats: ScanStats,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Of rows [start, stop) of block ``idx``: the rowids with deltas, and the block
+        positions of the others that are live and match ``spec``'s predicates."""
+        rows = self.key_index.blocks[idx].rows
+        marks = np.zeros(rows, bool)  # a mask, not np.union1d: no hashing or sort
+        marks[redo.rowid - first] = True
+        marks[undo.rowid - first] = True
+        touched = np.flatnonzero(marks) + first
+        mask = np.zeros(rows, bool)
+        mask[start - first : stop - first] = True
+        mask &= ~self._deleted[first : first + rows]
+        mask[touched - first] = False
+        if mask.any():
+            mask = self._filter_block(idx, spec, mask, stats)
+        else:
+            stats.blocks_skipped += 1
+        return touched, np.flatnonzero(mask)
+
+    def _few_rows(
+        self,
+        idx: int,
+        first: int,
+        start: int,
+        stop: int,
+        spec: ScanSpec,
+        redo: DeltaRecords,
+        undo: DeltaRecords,
+        stats: ScanStats,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``_block_rows`` of a point or short key range: arrays the size of the range, not
+        of the block (a point lookup allocated and searched three block-sized masks)."""
+        touched = np.union1d(redo.rowid, undo.rowid).astype(np.int64, copy=False)
+        keep = ~self._deleted[start:stop]
+        keep[touched - start] = False
+        positions = np.flatnonzero(keep) + (start - first)
+        if not len(positions):
+            stats.blocks_skipped += 1
+            return touched, positions
+        for predicate in spec.predicates:
+            reader = self._columns.get(predicate.column_id)
+            if reader is None:
+                if not predicate.evaluate(self._default_array(predicate.column_id, 1))[0].as_py():
+                    return touched, positions[:0]
+            elif not block_may_match(predicate, reader.blocks[idx], reader.data_type):
+                stats.blocks_skipped += 1
+                return touched, positions[:0]
+        return touched, self._judge_rows(idx, spec, positions, stats)
+
+    def _judge_rows(
+        self, idx: int, spec: ScanSpec, selected: np.ndarray, stats: ScanStats
+    ) -> np.ndarray:
+        """The positions of ``selected`` (a few rows of block ``idx``) matching ``spec``'s
+        predicates, each judged on just those rows' decoded values."""
+        for predicate in spec.predicates:
+            if predicate.column_id not in self._columns:
+                continue  # a read default, judged by the caller
+            values = self._columns[predicate.column_id].read_block(idx).to_arrow(selected)
+            stats.blocks_read += 1
+            stats.predicates_on_decoded += 1
+            selected = selected[predicate.evaluate(values).to_numpy(zero_copy_only=False)]
+            if not len(selected):
+                break
+        return selected
 
     def _dense_block(
         self,
@@ -716,15 +782,7 @@ class DiskRowSet:
         selected = np.flatnonzero(mask)
         if len(selected) <= _FEW_ROWS and len(selected) * 16 < len(mask):
             # A point or short key range: judge only the candidate rows.
-            for predicate in spec.predicates:
-                if predicate.column_id not in self._columns:
-                    continue  # a read default, judged above
-                values = self._columns[predicate.column_id].read_block(idx).to_arrow(selected)
-                stats.blocks_read += 1
-                stats.predicates_on_decoded += 1
-                selected = selected[predicate.evaluate(values).to_numpy(zero_copy_only=False)]
-                if not len(selected):
-                    break
+            selected = self._judge_rows(idx, spec, selected, stats)
             narrowed = np.zeros_like(mask)
             narrowed[selected] = True
             return narrowed

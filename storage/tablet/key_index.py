@@ -51,6 +51,9 @@ class KeyIndex:
             width = self._widths[idx] = _uniform_width(keys)
         if width and width == len(key):
             return int(np.searchsorted(_fixed_view(keys, width), key)), keys
+        if width and width + 1 == len(key):
+            # A point range's end (a key and one zero byte): the first key above the key.
+            return int(np.searchsorted(_fixed_view(keys, width), key[:width], "right")), keys
         return bisect.bisect_left(_Keys(keys), key), keys
 
     def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:

@@ -28,6 +28,7 @@ from storage.key_encoding import (
     decode_key,
     encode_key,
     encode_keys,
+    encode_sortable,
     is_key_type,
     prefix_successor,
 )
@@ -147,3 +148,14 @@ def test_prefix_successor_bounds_every_extension():
     assert prefix_successor(b"a\xff\xff") == b"b"
     assert prefix_successor(b"\xff") is None
     assert prefix_successor(b"ab") > b"ab\xff\xff\xff"
+
+
+def test_sortable_encoding_of_decimals_with_nulls_sorts_nulls_last():
+    """An index over a numeric(10, 2) column holding NULLs (its NULLs were filled with an
+    int64 zero, which Arrow would not cast to decimal(10, 2): XX000 on insert)."""
+    numeric = decimal_type(10, 2)
+    values = pa.array([Decimal("2.25"), None, Decimal("-1.00"), Decimal("0.00")],
+                      numeric.arrow_type)  # fmt: skip
+    encoded = encode_sortable([values], [numeric]).to_pylist()
+    order = sorted(range(4), key=encoded.__getitem__)
+    assert order == [2, 3, 0, 1]

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from storage.data_type import INT32, INT64, STRING, TIMESTAMPTZ, ColumnId, decimal
+from storage.data_type import BINARY, INT32, INT64, STRING, TIMESTAMPTZ, ColumnId, decimal
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, KeyRange, ScanSpec
 from storage.schema import ColumnSchema, Schema
@@ -181,3 +181,45 @@ def test_predicates_stay_unless_the_range_is_one_whole_key():
         ColumnPredicate.equality(C, 7.0),
     )
     assert converted.beyond_key(SCHEMA, converted.key_range(SCHEMA)) == converted.predicates
+
+
+BYTES_KEYED = Schema(
+    (
+        ColumnSchema(A, "ikey", BINARY, nullable=False),
+        ColumnSchema(B, "suffix", BINARY, nullable=False),
+        ColumnSchema(C, "v", INT64),
+    ),
+    num_key_columns=2,
+)
+
+
+def test_a_byte_range_on_a_leading_binary_key_column_is_the_key_range():
+    """An index tablet's ``[lower, upper)`` on ``ikey`` is exactly the key range it reads."""
+    other = ColumnPredicate.equality(C, 1)
+    spec = _spec_on(BYTES_KEYED, ColumnPredicate.range(A, b"a\x00", b"a\x01"), other)
+    assert spec.beyond_key(BYTES_KEYED, spec.key_range(BYTES_KEYED)) == (other,)
+    open_ended = _spec_on(BYTES_KEYED, ColumnPredicate.range(A, b"a"))
+    assert open_ended.beyond_key(BYTES_KEYED, open_ended.key_range(BYTES_KEYED)) == ()
+
+
+def test_other_byte_ranges_are_still_judged_row_by_row():
+    kept = [
+        ColumnPredicate.range(A, b"a", b"b", upper_inclusive=True),
+        ColumnPredicate.range(A, b"a", b"b", lower_inclusive=False),
+        ColumnPredicate.range(A, "a", "b"),  # not bytes
+    ]
+    for predicate in kept:
+        spec = _spec_on(BYTES_KEYED, predicate)
+        assert spec.beyond_key(BYTES_KEYED, spec.key_range(BYTES_KEYED)) == (predicate,)
+    two = _spec_on(
+        BYTES_KEYED, ColumnPredicate.range(A, b"a", b"c"), ColumnPredicate.range(A, b"b", b"d")
+    )
+    assert two.beyond_key(BYTES_KEYED, two.key_range(BYTES_KEYED)) == two.predicates
+    on_second = _spec_on(BYTES_KEYED, ColumnPredicate.range(B, b"a", b"b"))
+    assert on_second.beyond_key(BYTES_KEYED, on_second.key_range(BYTES_KEYED)) == (
+        on_second.predicates
+    )
+
+
+def _spec_on(schema: Schema, *predicates: ColumnPredicate) -> ScanSpec:
+    return ScanSpec(tuple(c.id for c in schema.columns), predicates)

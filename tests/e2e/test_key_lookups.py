@@ -1,0 +1,182 @@
+"""Prepared lookups by primary key and through indexes, side by side with PostgreSQL 15.
+
+The same prepared statements (psycopg's extended protocol, ``prepare=True``) run on both
+servers with parameter values that find rows, miss, are NULL, need a conversion to the
+column's type or cannot be one (22P02, 22003, 42883): before and after CHECKPOINT (which
+moves the rows to DiskRowSets, where later changes are deltas), inside a transaction that
+changed the rows itself, and as a role whose column privileges do not cover the lookup.
+Each answer (rows, or the SQLSTATE) must be PostgreSQL's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import decimal
+
+import psycopg
+import pytest
+
+from tests.e2e.test_privileges import _connect
+
+pytestmark = pytest.mark.e2e
+
+SETUP = [
+    "drop table if exists kl_items",
+    "drop table if exists kl_pairs",
+    "create table kl_items (id bigint primary key, code int, name text, amount numeric(10, 2))",
+    "create index kl_items_code on kl_items (code)",
+    "create unique index kl_items_name on kl_items (name)",
+    "create index kl_items_code_amount on kl_items (code, amount)",
+    "insert into kl_items select i, i % 7, 'n' || i, i * 1.5 from generate_series(1, 300) as g(i)",
+    "insert into kl_items values (1000, null, null, null)",
+    "insert into kl_items values (1001, 3, null, 2.25)",
+    "create table kl_pairs (a int, b text, v int, primary key (a, b))",
+    "insert into kl_pairs select i % 10, 'b' || (i / 10), i from generate_series(0, 99) as g(i)",
+    "insert into kl_pairs values (-1, '', 0), (2, 'b1\x01', 5)",
+]
+
+D = decimal.Decimal
+LOOKUPS: list[tuple[str, list[list[object]]]] = [
+    ("select id, code, name from kl_items where id = %s",
+     [[5], [300], [0], [1000], [None], [2**40], [-1], ["17"], ["x7"], ["99999999999999999999"],
+      [D("5.0")], [D("5.5")], [5.0], [2**70]]),
+    ("select name, id from kl_items where id = %s::int", [[7], ["7"], ["3000000000"]]),
+    ("select id, name from kl_items where code = %s order by id",
+     [[3], [0], [6], [7], [None], ["2"], ["2.5"], [D("2.0")], [D("2.5")], [2.0], [2**40]]),
+    ("select id from kl_items where name = %s", [["n42"], ["n0"], [None], [""], ["N42"]]),
+    ("select id, amount from kl_items where code = %s and amount = %s order by id",
+     [[3, D("4.50")], [3, D("4.5")], [3, 4.5], [3, D("2.25")], [3, None], [None, D("4.50")],
+      [3, "abc"]]),
+    ("select id from kl_items where code = %s and id > %s order by id",
+     [[1, 250], [1, None], [1, 290.5]]),
+    ("select v, a, b from kl_pairs where a = %s and b = %s",
+     [[3, "b0"], [3, "b9"], [3, "b10"], [-1, ""], [2, "b1\x01"], [2, "b1"], [None, "b0"],
+      ["3", "b0"]]),
+    ("select v from kl_pairs where a = %s order by v", [[4], [11], [None]]),
+    ("select v from kl_pairs where b = %s and a = %s", [["b2", 5], ["b2", 50]]),
+]  # fmt: skip
+
+
+def _answers(conn: psycopg.Connection) -> list[object]:
+    out: list[object] = []
+    for sql, rows in LOOKUPS:
+        with conn.cursor() as cur:
+            for params in rows:
+                in_block = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                try:
+                    # In a transaction, a savepoint keeps an error from ending it.
+                    with conn.transaction() if in_block else contextlib.nullcontext():
+                        found: object = cur.execute(sql, params, prepare=True).fetchall()
+                except psycopg.Error as exc:
+                    found = exc.sqlstate
+                out.append((sql, params, found))
+    return out
+
+
+def _changes(conn: psycopg.Connection) -> list[object]:
+    """Lookups inside a transaction that inserts, updates (keys and indexed columns) and
+    deletes: its own writes are seen, then nothing is left after ROLLBACK."""
+    steps = [
+        "insert into kl_items values (5000, 3, 'fresh', 1.00)",
+        "update kl_items set code = 6, name = 'moved' where id = 10",
+        "update kl_items set id = 6000 where id = 11",
+        "delete from kl_items where id in (17, 24)",
+        "update kl_pairs set b = 'zz' where a = 3 and b = 'b0'",
+    ]
+    out: list[object] = []
+    with conn.transaction(force_rollback=True):
+        for step in steps:
+            conn.execute(step)
+            out.extend(_answers(conn))
+            out.append(
+                conn.execute(
+                    "select id from kl_items where id = %s or code = %s order by id", [6000, 3]
+                ).fetchall()
+            )
+    return out
+
+
+def _scenario(conn: psycopg.Connection) -> list[object]:
+    for sql in SETUP:
+        conn.execute(sql)
+    out = _answers(conn)
+    conn.execute("checkpoint")
+    out += _answers(conn)
+    conn.execute("update kl_items set code = 5, amount = 9.99 where id in (3, 10, 1001)")
+    conn.execute("delete from kl_items where id in (4, 300)")
+    conn.execute("insert into kl_items values (4, 3, 'n4b', 4.50)")
+    conn.execute("update kl_pairs set v = -v where a = 2")
+    out += _answers(conn)  # deltas over flushed rows
+    out += _changes(conn)
+    conn.execute("checkpoint")
+    out += _answers(conn)
+    return out
+
+
+def test_prepared_lookups_match_postgresql(nyala_server, postgres_server):
+    with _connect(nyala_server) as nyala, _connect(postgres_server) as postgres:
+        theirs = _scenario(postgres)
+        ours = _scenario(nyala)
+    for mine, expected in zip(ours, theirs, strict=True):
+        assert mine == expected
+
+
+COLUMN_GRANTS = [
+    "drop role if exists kl_reader",
+    "create role kl_reader login",
+    "grant select (id, code) on kl_items to kl_reader",
+]
+GUARDED = [
+    ("select id from kl_items where code = %s order by id", [3]),
+    ("select id, code from kl_items where id = %s", [5]),
+    ("select id, name from kl_items where id = %s", [5]),
+    ("select id from kl_items where name = %s", ["n5"]),
+    ("select v from kl_pairs where a = %s and b = %s", [3, "b0"]),
+]
+
+
+def _guarded(server) -> list[object]:
+    with _connect(server) as su:
+        for sql in [*SETUP, *COLUMN_GRANTS]:
+            su.execute(sql)
+        out: list[object] = []
+        try:
+            with _connect(server, "kl_reader") as reader, reader.cursor() as cur:
+                for sql, params in GUARDED:
+                    for _ in range(2):  # the second run reuses the prepared statement
+                        try:
+                            out.append(cur.execute(sql, params, prepare=True).fetchall())
+                        except psycopg.Error as exc:
+                            out.append(exc.sqlstate)
+        finally:
+            su.execute("drop table kl_items")
+            su.execute("drop table kl_pairs")
+            su.execute("drop role kl_reader")
+        return out
+
+
+def test_lookups_check_table_and_column_privileges_as_postgresql(nyala_server, postgres_server):
+    assert _guarded(nyala_server) == _guarded(postgres_server)
+
+
+def test_explain_names_the_path_a_prepared_lookup_takes(nyala_server):
+    with _connect(nyala_server) as conn:
+        for sql in SETUP:
+            conn.execute(sql)
+        try:
+
+            def plan(sql: str) -> list[str]:
+                return [r[0] for r in conn.execute(f"explain {sql}", [3]).fetchall()]
+
+            direct = "Direct read: the scan answers the query, no DuckDB"
+            by_index = plan("select id, name from kl_items where code = %s")
+            assert by_index[0] == direct
+            assert any("Index Scan using kl_items_code " in line for line in by_index)
+            by_key = plan("select name from kl_items where id = %s")
+            assert by_key[0] == direct and "     Primary-key bounds on: id" in by_key
+            scanned = plan("select id from kl_items where code + 0 = %s")
+            assert scanned[0].startswith("DuckDB above the scans: ")
+            assert not any("Index Scan" in line for line in scanned)
+        finally:
+            conn.execute("drop table kl_items")
+            conn.execute("drop table kl_pairs")

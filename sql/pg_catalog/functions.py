@@ -187,8 +187,18 @@ class CatalogFunctions:
             return None
         return self._descriptions.get((oid, subid))
 
-    def current_setting(self, name: str | None) -> str | None:
-        return None if name is None else self._settings.get(name.lower())
+    def current_setting(self, name: str | None, missing_ok: bool | None = True) -> str | None:
+        """current_setting(name [, missing_ok]): 42704 for an unknown name unless missing_ok.
+
+        Custom ``a.b`` names are not among the pg_settings rows, so an unknown one
+        reads as NULL rather than failing a SET the rows cannot see.
+        """
+        if name is None:
+            return None
+        value = self._settings.get(name.lower())
+        if value is None and not missing_ok and "." not in name:
+            raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
+        return value
 
     def to_regtype(self, name: str | None) -> int | None:
         return None if name is None else type_oid(self._types, name)
@@ -370,7 +380,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("partkeydef", ["BIGINT"], "VARCHAR"),
     ("partition_constraintdef", ["BIGINT"], "VARCHAR"),
     ("description", ["BIGINT", "BIGINT"], "VARCHAR"),
-    ("current_setting", ["VARCHAR"], "VARCHAR"),
+    ("current_setting", ["VARCHAR", "BOOLEAN"], "VARCHAR"),
     ("to_regtype", ["VARCHAR"], "UINTEGER"),
     ("regclass_in", ["VARCHAR"], "UINTEGER"),
     ("serial_sequence", ["VARCHAR", "VARCHAR"], "VARCHAR"),
@@ -480,7 +490,7 @@ MACROS: dict[str, str] = {
     "obj_description(o, k := 'pg_class')": "nyf_description(o, 0)",
     "shobj_description(o, k)": "NULL::VARCHAR",
     "col_description(o, n)": "nyf_description(o, n)",
-    "current_setting(n, missing_ok := false)": "nyf_current_setting(n)",
+    "current_setting(n, missing_ok := false)": "nyf_current_setting(n, missing_ok)",
     "to_regtype(n)": "nyf_to_regtype(n)",
     "to_regclass(n)": "nyf_to_regclass(n)",
     "regclass_in(n)": "nyf_regclass_in(n)",

@@ -213,6 +213,8 @@ _REG_OUT = {
     "regnamespace": "regnamespace_out",
     "regrole": "regrole_out",
 }
+# Functions returning a reg* value: an OID in comparisons, a name when shown or cast to text.
+_REG_RESULTS = {"to_regclass": "regclass", "to_regtype": "regtype"}
 _TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
 
 
@@ -388,8 +390,9 @@ def _rewrite_node(
         node.set("this", _RENAMED[_function_name(node)])
         return node
     if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
+        kind = _REG_RESULTS.get(_function_name(node))
         node.set("this", functions.PREFIX + _function_name(node))
-        return node
+        return node if kind is None else _as_reg(node, kind)
     if isinstance(node, exp.Cast):
         return _rewrite_cast(node)
     if isinstance(node, exp.Operator):

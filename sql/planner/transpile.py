@@ -225,6 +225,8 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
         if name == "quote_nullable":
             return exp.Coalesce(this=quoted, expressions=[exp.Literal.string("NULL")])
         return quoted
+    if name == "quote_ident" and len(node.expressions) == 1:
+        return _quote_ident(node.expressions[0])
     if name == "every":
         return exp.Anonymous(this="bool_and", expressions=node.expressions)
     if name in ("num_nulls", "num_nonnulls") and node.expressions:
@@ -259,6 +261,22 @@ def _to_hex(arg: exp.Expr) -> exp.Expr:
             expression=exp.Literal.number(0xFFFFFFFF),
         )
     return exp.Lower(this=exp.Anonymous(this="to_hex", expressions=[arg]))
+
+
+def _quote_ident(arg: exp.Expr) -> exp.Expr:
+    """PostgreSQL's quote_ident as sql.common.names.quote_ident does it, vectorised: a plain
+    lower-case name as it is, any other in double quotes (doubled inside).  NULL in, NULL out."""
+    text = exp.cast(arg, exp.DataType.build("VARCHAR"))
+    plain = exp.Anonymous(
+        this="regexp_full_match",
+        expressions=[text.copy(), exp.Literal.string("[a-z_][a-z0-9_$]*")],
+    )
+    doubled = exp.Anonymous(
+        this="replace", expressions=[text.copy(), exp.Literal.string('"'), exp.Literal.string('""')]
+    )
+    quote = exp.Literal.string('"')
+    quoted = exp.DPipe(this=exp.DPipe(this=quote, expression=doubled), expression=quote.copy())
+    return exp.Case(ifs=[exp.If(this=plain, true=text)], default=quoted)
 
 
 def _quote_literal(arg: exp.Expr) -> exp.Expr:

@@ -53,6 +53,7 @@ from sql.pg_catalog.relations import RELATIONS
 from sql.planner import system_views
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
+from sql.planner.series import rewrite_generate_series
 from sql.planner.transpile import SessionFacts, output_name, scan_view_table
 from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
@@ -361,6 +362,9 @@ _COMPARISON_OPERATORS: dict[str, type[exp.Binary]] = {
 def _rewrite_node(
     node: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]
 ) -> exp.Expr | None:
+    series = rewrite_generate_series(node)
+    if series is not node:
+        return series
     if isinstance(node, exp.Table):
         schema = _system_table(node, has_user_table)
         if schema is not None:

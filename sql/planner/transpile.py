@@ -37,6 +37,7 @@ from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
+from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
@@ -525,6 +526,8 @@ def to_duckdb(
             replaced = rewrite_numeric(node)
         if replaced is node:
             replaced = rewrite_string_function(node)
+        if replaced is node:
+            replaced = rewrite_generate_series(node)
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))

@@ -191,9 +191,19 @@ class MemRowSet:
         return not dict.keys(self._rows).isdisjoint(keys)
 
     def insert_new(self, keys: list[bytes], rows: list[Row], txn: TxnState) -> None:
-        """Insert rows at distinct keys none of which is here (``holds_any`` was False): one
-        bulk update of the sorted map, which merges a large batch in one sort."""
-        self._rows.update(zip(keys, [MemRowSetRow(txn, row) for row in rows], strict=True))
+        """Insert rows at distinct keys none of which is here (``holds_any`` was False).
+
+        SortedDict.update re-sorts every key in insertion order once a batch is a tenth of
+        the map, and adds a smaller one key by key; both made a bulk load's cost grow with
+        the rows already in memory.  So a large batch is sorted alone and merged into the
+        key list as a second run (merge_sorted_keys)."""
+        entries = self._rows
+        new_rows = [MemRowSetRow(txn, row) for row in rows]
+        if len(keys) < _BULK_MERGE_MIN_ROWS:
+            entries.update(zip(keys, new_rows, strict=True))
+            return
+        dict.update(entries, zip(keys, new_rows, strict=True))
+        merge_sorted_keys(entries, sorted(keys))
 
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""
@@ -320,6 +330,32 @@ class MemRowSet:
             if len(rows) >= batch_rows:
                 return rows, last_key, i >= end
         return rows, last_key, True
+
+
+_BULK_MERGE_MIN_ROWS = 256
+"""Below this, adding keys one by one into the sorted list costs less than a merge."""
+
+
+def merge_sorted_keys(entries: SortedDict, new_keys: list[bytes]) -> None:
+    """Merge ``new_keys`` (ascending, distinct, none in the key list, already in the dict)
+    into ``entries``' sorted key list.
+
+    This is SortedList.update's own large-batch branch (concatenate, sort, re-chunk) without
+    its switch to one-by-one adds for small batches: the existing keys are one ascending run
+    and the new ones another, so the sort is a linear galloping merge of the two runs, not
+    an n log n sort.  It reaches into sortedcontainers' internals (pinned by
+    tests/unit/storage/tablet/test_memrowset_bulk.py)."""
+    key_list = entries._list
+    lists: list[list[bytes]] = key_list._lists
+    maxes: list[bytes] = key_list._maxes
+    merged: list[bytes] = [key for sublist in lists for key in sublist]
+    merged.extend(new_keys)
+    merged.sort()
+    load = key_list._load
+    key_list._clear()
+    lists.extend(merged[pos : pos + load] for pos in range(0, len(merged), load))
+    maxes.extend(sublist[-1] for sublist in lists)
+    key_list._len = len(merged)
 
 
 def _project(

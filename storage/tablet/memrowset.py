@@ -30,7 +30,7 @@ Not thread-safe by itself: the owning Tablet's lock guards every call, and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -52,6 +52,8 @@ from storage.schema import Schema
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 
+_NO_MUTATIONS: tuple[Mutation, ...] = ()
+
 
 class MemRowSetRow:
     """A row as inserted, plus its mutations in the order they were applied.
@@ -68,8 +70,22 @@ class MemRowSetRow:
     def __init__(self, txn: TxnState, values: Row) -> None:
         self.txn = txn
         self.values = values
-        self.mutations: list[Mutation] = []
+        # A shared empty tuple until the first mutation: a bulk load's million rows would
+        # otherwise carry a million empty lists for the garbage collector to walk.
+        self.mutations: Sequence[Mutation] = _NO_MUTATIONS
         self._prefix: tuple[Row | None, int, Timestamp] | None = None
+
+    def add_mutation(self, mutation: Mutation) -> None:
+        mutations = self.mutations
+        if isinstance(mutations, list):
+            mutations.append(mutation)
+        else:
+            self.mutations = [mutation]
+
+    def pop_mutation(self) -> None:
+        mutations = self.mutations
+        assert isinstance(mutations, list), "only a row with mutations has one to pop"
+        mutations.pop()
 
     @property
     def last_writer(self) -> TxnState:
@@ -182,7 +198,7 @@ class MemRowSet:
             return
         if row.mutations:
             if row.mutations[-1].txn is txn:
-                row.mutations.pop()
+                row.pop_mutation()
         elif row.txn is txn:
             del self._rows[key]
 
@@ -211,14 +227,14 @@ class MemRowSet:
         if row is None:
             self._rows[key] = MemRowSetRow(txn, values)
         else:
-            row.mutations.append(Mutation(MutationKind.REINSERT, txn, values))
+            row.add_mutation(Mutation(MutationKind.REINSERT, txn, values))
 
     def update(self, key: bytes, change: Row, txn: TxnState) -> bool:
         """Apply ((column index, value), ...) to a live row; False if it is absent or deleted."""
         row = self._rows.get(key)
         if row is None or _latest(row) is None:
             return False
-        row.mutations.append(Mutation(MutationKind.UPDATE, txn, change))
+        row.add_mutation(Mutation(MutationKind.UPDATE, txn, change))
         return True
 
     def delete(self, key: bytes, txn: TxnState) -> bool:
@@ -226,7 +242,7 @@ class MemRowSet:
         row = self._rows.get(key)
         if row is None or _latest(row) is None:
             return False
-        row.mutations.append(Mutation(MutationKind.DELETE, txn, None))
+        row.add_mutation(Mutation(MutationKind.DELETE, txn, None))
         return True
 
     def remove_provisional(self, key: bytes, txn: TxnState) -> None:
@@ -238,7 +254,7 @@ class MemRowSet:
             del self._rows[key]
             return
         while row.mutations and row.mutations[-1].txn is txn:
-            row.mutations.pop()
+            row.pop_mutation()
 
     def scan(
         self,

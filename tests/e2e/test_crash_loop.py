@@ -247,7 +247,8 @@ def _rr_client(
                     (client, seq, source, target, amount),
                 )
                 conn.execute("COMMIT")
-            except psycopg.errors.SerializationFailure:
+            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+                # Transfers in random order may deadlock (40P01), as on PostgreSQL.
                 conn.execute("ROLLBACK")
 
 

@@ -30,7 +30,7 @@ Not thread-safe by itself: the owning Tablet's lock guards every call, and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -52,6 +52,8 @@ from storage.schema import Schema
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 
+_NO_MUTATIONS: tuple[Mutation, ...] = ()
+
 
 class MemRowSetRow:
     """A row as inserted, plus its mutations in the order they were applied.
@@ -68,8 +70,22 @@ class MemRowSetRow:
     def __init__(self, txn: TxnState, values: Row) -> None:
         self.txn = txn
         self.values = values
-        self.mutations: list[Mutation] = []
+        # A shared empty tuple until the first mutation: a bulk load's million rows would
+        # otherwise carry a million empty lists for the garbage collector to walk.
+        self.mutations: Sequence[Mutation] = _NO_MUTATIONS
         self._prefix: tuple[Row | None, int, Timestamp] | None = None
+
+    def add_mutation(self, mutation: Mutation) -> None:
+        mutations = self.mutations
+        if isinstance(mutations, list):
+            mutations.append(mutation)
+        else:
+            self.mutations = [mutation]
+
+    def pop_mutation(self) -> None:
+        mutations = self.mutations
+        assert isinstance(mutations, list), "only a row with mutations has one to pop"
+        mutations.pop()
 
     @property
     def last_writer(self) -> TxnState:
@@ -182,7 +198,7 @@ class MemRowSet:
             return
         if row.mutations:
             if row.mutations[-1].txn is txn:
-                row.mutations.pop()
+                row.pop_mutation()
         elif row.txn is txn:
             del self._rows[key]
 
@@ -191,9 +207,19 @@ class MemRowSet:
         return not dict.keys(self._rows).isdisjoint(keys)
 
     def insert_new(self, keys: list[bytes], rows: list[Row], txn: TxnState) -> None:
-        """Insert rows at distinct keys none of which is here (``holds_any`` was False): one
-        bulk update of the sorted map, which merges a large batch in one sort."""
-        self._rows.update(zip(keys, [MemRowSetRow(txn, row) for row in rows], strict=True))
+        """Insert rows at distinct keys none of which is here (``holds_any`` was False).
+
+        SortedDict.update re-sorts every key in insertion order once a batch is a tenth of
+        the map, and adds a smaller one key by key; both made a bulk load's cost grow with
+        the rows already in memory.  So a large batch is sorted alone and merged into the
+        key list as a second run (merge_sorted_keys)."""
+        entries = self._rows
+        new_rows = [MemRowSetRow(txn, row) for row in rows]
+        if len(keys) < _BULK_MERGE_MIN_ROWS:
+            entries.update(zip(keys, new_rows, strict=True))
+            return
+        dict.update(entries, zip(keys, new_rows, strict=True))
+        merge_sorted_keys(entries, sorted(keys))
 
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""
@@ -201,14 +227,14 @@ class MemRowSet:
         if row is None:
             self._rows[key] = MemRowSetRow(txn, values)
         else:
-            row.mutations.append(Mutation(MutationKind.REINSERT, txn, values))
+            row.add_mutation(Mutation(MutationKind.REINSERT, txn, values))
 
     def update(self, key: bytes, change: Row, txn: TxnState) -> bool:
         """Apply ((column index, value), ...) to a live row; False if it is absent or deleted."""
         row = self._rows.get(key)
         if row is None or _latest(row) is None:
             return False
-        row.mutations.append(Mutation(MutationKind.UPDATE, txn, change))
+        row.add_mutation(Mutation(MutationKind.UPDATE, txn, change))
         return True
 
     def delete(self, key: bytes, txn: TxnState) -> bool:
@@ -216,7 +242,7 @@ class MemRowSet:
         row = self._rows.get(key)
         if row is None or _latest(row) is None:
             return False
-        row.mutations.append(Mutation(MutationKind.DELETE, txn, None))
+        row.add_mutation(Mutation(MutationKind.DELETE, txn, None))
         return True
 
     def remove_provisional(self, key: bytes, txn: TxnState) -> None:
@@ -228,7 +254,7 @@ class MemRowSet:
             del self._rows[key]
             return
         while row.mutations and row.mutations[-1].txn is txn:
-            row.mutations.pop()
+            row.pop_mutation()
 
     def scan(
         self,
@@ -320,6 +346,32 @@ class MemRowSet:
             if len(rows) >= batch_rows:
                 return rows, last_key, i >= end
         return rows, last_key, True
+
+
+_BULK_MERGE_MIN_ROWS = 256
+"""Below this, adding keys one by one into the sorted list costs less than a merge."""
+
+
+def merge_sorted_keys(entries: SortedDict, new_keys: list[bytes]) -> None:
+    """Merge ``new_keys`` (ascending, distinct, none in the key list, already in the dict)
+    into ``entries``' sorted key list.
+
+    This is SortedList.update's own large-batch branch (concatenate, sort, re-chunk) without
+    its switch to one-by-one adds for small batches: the existing keys are one ascending run
+    and the new ones another, so the sort is a linear galloping merge of the two runs, not
+    an n log n sort.  It reaches into sortedcontainers' internals (pinned by
+    tests/unit/storage/tablet/test_memrowset_bulk.py)."""
+    key_list = entries._list
+    lists: list[list[bytes]] = key_list._lists
+    maxes: list[bytes] = key_list._maxes
+    merged: list[bytes] = [key for sublist in lists for key in sublist]
+    merged.extend(new_keys)
+    merged.sort()
+    load = key_list._load
+    key_list._clear()
+    lists.extend(merged[pos : pos + load] for pos in range(0, len(merged), load))
+    maxes.extend(sublist[-1] for sublist in lists)
+    key_list._len = len(merged)
 
 
 def _project(

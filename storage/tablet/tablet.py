@@ -35,6 +35,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ from storage.tablet.flush import (
     remove_unnamed_files,
     write_flushed_rowset,
 )
+from storage.tablet.gc_pause import BULK_ROWS, paused_gc
 from storage.tablet.memrowset import MemRowSet, Probe
 from storage.tablet.rowset_compaction import (
     MergeOutput,
@@ -242,7 +244,7 @@ class Tablet:
         """Flush the MemRowSet and DeltaMemStores at ``snapshot`` (flush.py); return whether
         anything was written.  Writers and readers wait only for the freeze and install."""
         assert self.directory is not None, "a tablet with files has a directory"
-        with self.maintenance_lock:
+        with self.maintenance_lock, paused_gc():
             if self.retired:
                 return False
             with self._lock:
@@ -560,9 +562,12 @@ class Tablet:
         keys = self._encode_keys(columns)
         if len(set(keys)) != len(keys):
             raise self._unique_violation(columns, _first_duplicate(keys), constraint_name)
-        values = [to_storage_values(columns[c.id], c.type) for c in self.schema.columns]
-        # Per-row Python: MemRowSet rows are stored row-shaped (an edge, like Kudu's row inserts).
-        rows = list(zip(*values))
+        bulk = paused_gc() if len(keys) >= BULK_ROWS else nullcontext()
+        with bulk:
+            values = [to_storage_values(columns[c.id], c.type) for c in self.schema.columns]
+            # Per-row Python: MemRowSet rows are stored row-shaped (an edge, like Kudu's
+            # row inserts).
+            rows = list(zip(*values))
         mrs = self._memrowset
         while True:
             with self._lock:
@@ -570,7 +575,8 @@ class Tablet:
                 if self._all_absent(keys):
                     # The bulk load's case (COPY, INSERT ... SELECT, batches of new keys):
                     # nothing to probe row by row, one sorted merge into the MemRowSet.
-                    mrs.insert_new(keys, rows, txn)
+                    with paused_gc() if len(keys) >= BULK_ROWS else nullcontext():
+                        mrs.insert_new(keys, rows, txn)
                     self._note_inserted(batch, len(keys))
                     return WriteResult(len(keys), keys)
                 blocker = None

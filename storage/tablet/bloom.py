@@ -10,6 +10,7 @@ answering "absent" for a key that is there; files from before the checksum
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 
@@ -29,9 +30,9 @@ _SEED = 0x9747B28C
 def key_hashes(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     """The two CRC32C hashes every probe of a key derives from.  They do not depend on the
     filter, so a batch of keys is hashed once for all the rowsets it is probed against."""
-    h1 = np.fromiter((crc32c.crc32c(key) for key in keys), np.int64, len(keys))
-    h2 = np.fromiter((crc32c.crc32c(key, _SEED) | 1 for key in keys), np.int64, len(keys))
-    return h1, h2
+    h1 = np.fromiter(map(crc32c.crc32c, keys), np.int64, len(keys))
+    h2 = np.fromiter(map(crc32c.crc32c, keys, itertools.repeat(_SEED)), np.int64, len(keys))
+    return h1, h2 | 1
 
 
 class BloomFilter:

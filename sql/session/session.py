@@ -1211,9 +1211,10 @@ class Session:
             self._wait_for_ddl(names)
         return Result(command_tag="LOCK TABLE")
 
-    def _relation_oids(self) -> set[int]:
-        """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""
-        catalog = self._db.catalog
+    def _relation_oids(self, catalog: Catalog | None = None) -> set[int]:
+        """The OIDs of the tables, views and sequences there are (committed, or as
+        ``catalog`` sees them), whose ACLs are kept."""
+        catalog = catalog if catalog is not None else self._db.catalog
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
         sequences.update(q.oid for q, _ in catalog.standalone_sequences())
@@ -1251,7 +1252,7 @@ class Session:
             result = privileges.alter_default(grant, store, role_store, user)
         elif isinstance(grant, OwnedStatement):
             result = owned.execute_owned(grant, self._block.catalog, store, role_store, user)
-            store.keep_tables(self._relation_oids())
+            store.keep_tables(self._relation_oids(self._block.catalog))
         elif isinstance(grant, GrantStatement):
             result = privileges.execute_grant(
                 grant, self._block.catalog, store, role_store, user, self._db.name
@@ -1275,10 +1276,8 @@ class Session:
         self._temp.seen = catalog
         if ended:
             self._temp.forget_missing()
-            # At COMMIT or ROLLBACK the shared store, at ROLLBACK TO the transaction's own.
-            in_txn = self._block.txn is not None
-            store = self._block.access_changes().privileges if in_txn else self._db.privileges
-            store.keep_tables(self._relation_oids())
+            if self._block.txn is None:  # ROLLBACK TO restores the transaction's own ACLs
+                self._db.privileges.keep_tables(self._relation_oids())
             self._db.bump_catalog_version()
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:

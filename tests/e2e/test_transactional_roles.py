@@ -16,6 +16,8 @@ import contextlib
 import psycopg
 import pytest
 
+from tests.support.servers import make_dsn
+
 pytestmark = pytest.mark.e2e
 
 ROLES = ("txr_r", "txr_s", "txr_g", "txr_m")
@@ -174,6 +176,52 @@ def test_role_and_privilege_changes_are_transactional_as_in_postgresql(
     # The scenario shows what it means to: the rolled-back role is gone, the committed kept.
     assert ("a", NAMES, []) in nyala[:16]
     assert ("b", CAN_READ, [(True,)]) in nyala
+
+
+def _owners_after_a_savepoint(server) -> list[object]:
+    su = psycopg.connect(server.dsn, autocommit=True)
+    try:
+        su.execute("drop table if exists txr_o1, txr_o2")
+        su.execute("drop role if exists txr_o")
+        su.execute("create role txr_o login")
+        su.execute("grant create on schema public to txr_o")
+        with psycopg.connect(
+            make_dsn(server.host, server.port, "txr_o", "nyala"), autocommit=True
+        ) as own:
+            out = [
+                _run(own, sql)
+                for sql in (
+                    "begin",
+                    "create table txr_o1 (id int)",
+                    "savepoint s",
+                    "create table txr_o2 (id int)",
+                    "rollback to savepoint s",
+                    "insert into txr_o1 values (1)",
+                    "commit",
+                    "insert into txr_o1 values (2)",
+                )
+            ]
+        out.append(
+            _run(
+                su,
+                "select c.relname, r.rolname from pg_class c join pg_roles r"
+                " on r.oid = c.relowner where c.relname like 'txr_o%' order by 1",
+            )
+        )
+        return out
+    finally:
+        su.execute("drop table if exists txr_o1, txr_o2")
+        su.execute("revoke create on schema public from txr_o")
+        su.execute("drop role if exists txr_o")
+        su.close()
+
+
+def test_a_table_created_before_a_savepoint_keeps_its_owner_as_in_postgresql(
+    nyala_server, postgres_server
+):
+    nyala = _owners_after_a_savepoint(nyala_server)
+    assert nyala == _owners_after_a_savepoint(postgres_server)
+    assert nyala[-1] == [("txr_o1", "txr_o")]
 
 
 def test_a_concurrent_create_role_of_the_same_name_fails_at_commit(fresh_nyala_server):

@@ -29,6 +29,7 @@ from storage.errors import (
     InsufficientPrivilege,
     PrivilegeNotGranted,
     PrivilegeNotRevoked,
+    SerializationFailure,
 )
 from storage.fs import read_document, write_document
 
@@ -276,18 +277,87 @@ def _granted_onwards(items: list[AclItem], grantee: str, rights: set[str]) -> bo
     return any(i.grantor == grantee and set(i.privileges) & rights for i in items)
 
 
+@dataclass(frozen=True, slots=True)
+class AclChange:
+    """One change a transaction made to the entry under ``key`` (None: no entry)."""
+
+    key: str
+    before: ObjectAcl | None
+    after: ObjectAcl | None
+
+
+def _clone(acl: ObjectAcl) -> ObjectAcl:
+    items = None if acl.items is None else [AclItem(*_fields(i)) for i in acl.items]
+    return ObjectAcl(acl.kind, acl.owner, items)
+
+
+def _copy(acl: ObjectAcl | None) -> ObjectAcl | None:
+    return None if acl is None else _clone(acl)
+
+
 class PrivilegeStore:
-    """Owners and ACLs of one data directory; thread-safe, written before each change returns."""
+    """Owners and ACLs of one data directory; thread-safe, written before each change returns.
+
+    ``fork`` gives a transaction a private copy that writes no file and journals its
+    changes; ``replayed`` and ``install`` publish the journal at COMMIT."""
 
     def __init__(self, data_dir: Path | None, *, fsync: bool = True) -> None:
         self._path = Path(data_dir) / FILE_NAME if data_dir is not None else None
         self._fsync = fsync
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()
+        """Held by every read and write; a COMMIT holds it from ``replayed`` to ``install``."""
         self._acls: dict[str, ObjectAcl] = {}
         self._saved: dict[str, Any] = {"objects": {}}
+        self._journal: list[AclChange] | None = None
         self.version = 0
         if self._path is not None and self._path.exists():
             self._load(self._path)
+
+    def fork(self, journal: list[AclChange]) -> PrivilegeStore:
+        """A private copy for one transaction: its changes go to ``journal``, not to disk."""
+        copy = PrivilegeStore(None)
+        copy._acls = self.state()
+        copy._journal = journal
+        return copy
+
+    def state(self) -> dict[str, ObjectAcl]:
+        """A copy of every entry (a savepoint keeps it)."""
+        with self.lock:
+            return {key: _clone(acl) for key, acl in self._acls.items()}
+
+    def restore(self, state: dict[str, ObjectAcl]) -> None:
+        """Back to ``state`` (ROLLBACK TO SAVEPOINT in a fork)."""
+        with self.lock:
+            self._acls = {key: _clone(acl) for key, acl in state.items()}
+            self.version += 1
+
+    def _record(self, key: str, after: ObjectAcl | None) -> None:
+        if self._journal is not None:
+            self._journal.append(AclChange(key, _copy(self._acls.get(key)), _copy(after)))
+
+    def replayed(self, changes: list[AclChange]) -> dict[str, ObjectAcl]:
+        """The entries with a transaction's ``changes`` applied; 40001 where another
+        transaction committed a different change to the same entry since.  The caller
+        holds ``lock``."""
+        acls = dict(self._acls)
+        for change in changes:
+            current = acls.get(change.key)
+            if current != change.before and current != change.after:
+                raise SerializationFailure(
+                    "could not serialize access: privileges were changed by a concurrent"
+                    " transaction"
+                )
+            if change.after is None:
+                acls.pop(change.key, None)
+            else:
+                acls[change.key] = change.after
+        return acls
+
+    def install(self, acls: dict[str, ObjectAcl]) -> None:
+        """Make ``replayed``'s result the entries, written at once.  The caller holds ``lock``."""
+        with self.lock:
+            self._acls = acls
+            self._save()
 
     def _load(self, path: Path) -> None:
         doc = read_document(path)
@@ -335,7 +405,7 @@ class PrivilegeStore:
 
     def get(self, key: str, kind: str, default_owner: str) -> ObjectAcl:
         """A copy of the object's ACL (its default when it has no entry)."""
-        with self._lock:
+        with self.lock:
             acl = self._acls.get(key)
             if acl is None:
                 return ObjectAcl(kind, default_owner)
@@ -344,7 +414,7 @@ class PrivilegeStore:
 
     def find(self, key: str) -> ObjectAcl | None:
         """A copy of the entry under ``key``, or None."""
-        with self._lock:
+        with self.lock:
             acl = self._acls.get(key)
             if acl is None:
                 return None
@@ -352,36 +422,40 @@ class PrivilegeStore:
             return ObjectAcl(acl.kind, acl.owner, items)
 
     def put(self, key: str, acl: ObjectAcl) -> None:
-        with self._lock:
+        with self.lock:
+            self._record(key, acl)
             self._acls[key] = acl
             self._save()
 
     def drop(self, key: str) -> None:
-        with self._lock:
-            if self._acls.pop(key, None) is not None:
+        with self.lock:
+            if key in self._acls:
+                self._record(key, None)
+                del self._acls[key]
                 self._save()
 
     def keep_tables(self, oids: set[int]) -> None:
         """Forget the owners and ACLs of tables that are gone (after DROP TABLE), and of
         their columns."""
-        with self._lock:
+        with self.lock:
             gone = [
                 k
                 for k in self._acls
                 if k.startswith(("table:", "column:")) and int(k.split(":")[1]) not in oids
             ]
             for key in gone:
+                self._record(key, None)
                 del self._acls[key]
             if gone:
                 self._save()
 
     def all(self) -> dict[str, ObjectAcl]:
-        with self._lock:
+        with self.lock:
             return dict(self._acls)
 
     def mentions(self, role: str) -> bool:
         """Whether ``role`` owns something or appears in an ACL (then it cannot be dropped)."""
-        with self._lock:
+        with self.lock:
             return any(
                 acl.owner == role or any(role in (i.grantee, i.grantor) for i in acl.items or [])
                 for acl in self._acls.values()
@@ -449,9 +523,7 @@ def sequence_acl(store: PrivilegeStore, key: str, table_oid: int, default_owner:
     return acl
 
 
-def check_connect(
-    store: PrivilegeStore, roles: RoleStore | None, user: str, database: str
-) -> None:
+def check_connect(store: PrivilegeStore, roles: RoleStore | None, user: str, database: str) -> None:
     """CONNECT on the database, which a session needs to start (PUBLIC has it until
     revoked); superusers always connect."""
     if is_superuser(roles, user):

@@ -20,13 +20,19 @@ from __future__ import annotations
 
 import base64
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import scramp
 
-from storage.errors import DataCorrupted, DbError, FeatureNotSupported
+from storage.errors import (
+    DataCorrupted,
+    DbError,
+    DuplicateObject,
+    FeatureNotSupported,
+    SerializationFailure,
+)
 from storage.fs import read_document, write_document
 
 FILE_NAME = "roles.json"
@@ -134,22 +140,120 @@ class Membership:
     admin_option: bool = False
 
 
-class RoleStore:
-    """The roles of one data directory; thread-safe, every change written before it returns."""
+@dataclass(frozen=True, slots=True)
+class RoleChange:
+    """One change a transaction made: a role (``member`` "") or a membership of ``name``
+    held by ``member``, from ``before`` to ``after`` (None: absent)."""
 
-    def __init__(self, data_dir: Path, *, fsync: bool = True) -> None:
-        self._path = Path(data_dir) / FILE_NAME
+    name: str
+    member: str
+    before: Role | Membership | None
+    after: Role | Membership | None
+
+
+@dataclass(slots=True)
+class RoleJournal:
+    """What a transaction's private copy of the roles changed, in order."""
+
+    changes: list[RoleChange] = field(default_factory=list)
+
+
+class RoleStore:
+    """The roles of one data directory; thread-safe, every change written before it returns.
+
+    ``fork`` gives a transaction a private copy that writes no file and journals its
+    changes; ``replayed`` and ``install`` publish the journal at COMMIT."""
+
+    def __init__(self, data_dir: Path | None, *, fsync: bool = True) -> None:
+        self._path = Path(data_dir) / FILE_NAME if data_dir is not None else None
         self._fsync = fsync
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()
+        """Held by every read and write; a COMMIT holds it from ``replayed`` to ``install``."""
         self._roles: dict[str, Role] = {}
         self._members: list[Membership] = []
         self._saved: dict[str, Any] = {"roles": [], "members": []}
+        self._journal: RoleJournal | None = None
         self.version = 0
-        self.is_new = not self._path.exists()
+        self.is_new = self._path is None or not self._path.exists()
         if not self.is_new:
             self._load()
 
+    def fork(self, journal: RoleJournal) -> RoleStore:
+        """A private copy for one transaction: its changes go to ``journal``, not to disk."""
+        copy = RoleStore(None)
+        with self.lock:
+            copy._roles = dict(self._roles)
+            copy._members = list(self._members)
+            copy.version = self.version
+        copy._journal = journal
+        copy.is_new = False
+        return copy
+
+    def state(self) -> tuple[dict[str, Role], list[Membership]]:
+        """The roles and memberships as they are (a savepoint keeps them)."""
+        with self.lock:
+            return dict(self._roles), list(self._members)
+
+    def restore(self, state: tuple[dict[str, Role], list[Membership]]) -> None:
+        """Back to ``state`` (ROLLBACK TO SAVEPOINT in a fork)."""
+        with self.lock:
+            self._roles, self._members = dict(state[0]), list(state[1])
+            self.version += 1
+
+    def _record(self, name: str, member: str, before: object, after: object) -> None:
+        if self._journal is not None:
+            self._journal.changes.append(RoleChange(name, member, before, after))  # type: ignore[arg-type]
+
+    def replayed(self, changes: list[RoleChange]) -> tuple[dict[str, Role], list[Membership]]:
+        """The roles with a transaction's ``changes`` applied, checked against what other
+        transactions committed since: a role created meanwhile is 42710, any other change
+        to what the transaction changed is 40001.  The caller holds ``lock``."""
+        roles = dict(self._roles)
+        members = {(m.role, m.member): m for m in self._members}
+        for change in changes:
+            if not change.member:
+                current: Role | Membership | None = roles.get(change.name)
+                if current != change.before and current != change.after:
+                    if change.before is None:
+                        raise DuplicateObject(f'role "{change.name}" already exists')
+                    raise SerializationFailure(
+                        f'could not serialize access: role "{change.name}" was changed by'
+                        " a concurrent transaction"
+                    )
+                if isinstance(change.after, Role):
+                    roles[change.name] = change.after
+                else:
+                    roles.pop(change.name, None)
+                    members = {k: m for k, m in members.items() if change.name not in k}
+                continue
+            key = (change.name, change.member)
+            current = members.get(key)
+            if current != change.before and current != change.after:
+                raise SerializationFailure(
+                    f'could not serialize access: membership of "{change.member}" in'
+                    f' "{change.name}" was changed by a concurrent transaction'
+                )
+            if isinstance(change.after, Membership):
+                gone = [n for n in key if n not in roles and n not in PREDEFINED]
+                if gone:
+                    raise SerializationFailure(
+                        f'could not serialize access: role "{gone[0]}" was dropped by a'
+                        " concurrent transaction"
+                    )
+                members[key] = change.after
+            else:
+                members.pop(key, None)
+        return roles, list(members.values())
+
+    def install(self, state: tuple[dict[str, Role], list[Membership]]) -> None:
+        """Make ``replayed``'s result the roles, written at once.  The caller holds ``lock``."""
+        with self.lock:
+            self._roles, self._members = state
+            self._save()
+
     def _load(self) -> None:
+        if self._path is None:
+            return
         doc = read_document(self._path)
         if doc is None:
             return
@@ -170,6 +274,8 @@ class RoleStore:
             "members": [asdict(m) for m in self._members],
         }
         self.version += 1
+        if self._path is None:
+            return
         try:
             write_document(self._path, doc, fsync=self._fsync)
         except DbError:
@@ -180,24 +286,27 @@ class RoleStore:
 
     def get(self, name: str) -> Role | None:
         """A stored or predefined role."""
-        with self._lock:
+        with self.lock:
             return self._roles.get(name) or PREDEFINED.get(name)
 
     def all(self) -> list[Role]:
-        with self._lock:
+        with self.lock:
             return sorted(self._roles.values(), key=lambda r: r.name)
 
     def put(self, role: Role) -> None:
         """Create or replace a role (the caller has checked what PostgreSQL checks)."""
-        with self._lock:
+        with self.lock:
+            self._record(role.name, "", self._roles.get(role.name), role)
             self._roles[role.name] = role
             self._save()
 
     def drop(self, name: str) -> bool:
         """Drop a role and every membership it is in, either side (as DROP ROLE does)."""
-        with self._lock:
-            if self._roles.pop(name, None) is None:
+        with self.lock:
+            before = self._roles.pop(name, None)
+            if before is None:
                 return False
+            self._record(name, "", before, None)
             self._members = [m for m in self._members if name not in (m.role, m.member)]
             self._save()
             return True
@@ -205,26 +314,29 @@ class RoleStore:
     # -- membership --------------------------------------------------------------------------
 
     def memberships(self) -> list[Membership]:
-        with self._lock:
+        with self.lock:
             return list(self._members)
 
     def membership(self, role: str, member: str) -> Membership | None:
-        with self._lock:
+        with self.lock:
             return next((m for m in self._members if (m.role, m.member) == (role, member)), None)
 
     def put_membership(self, membership: Membership) -> None:
         """Add ``membership`` or replace the one of the same role and member."""
-        with self._lock:
-            self._members = [
-                m
-                for m in self._members
-                if (m.role, m.member) != (membership.role, membership.member)
-            ]
+        with self.lock:
+            key = (membership.role, membership.member)
+            before = next((m for m in self._members if (m.role, m.member) == key), None)
+            self._record(membership.role, membership.member, before, membership)
+            self._members = [m for m in self._members if (m.role, m.member) != key]
             self._members.append(membership)
             self._save()
 
     def drop_membership(self, role: str, member: str) -> None:
-        with self._lock:
+        with self.lock:
+            before = next((m for m in self._members if (m.role, m.member) == (role, member)), None)
+            if before is None:
+                return
+            self._record(role, member, before, None)
             self._members = [m for m in self._members if (m.role, m.member) != (role, member)]
             self._save()
 
@@ -246,19 +358,19 @@ class RoleStore:
     def privileges_of(self, name: str) -> frozenset[str]:
         """``name`` and every role whose privileges it has (PostgreSQL's has_privs_of_role),
         superuser status aside."""
-        with self._lock:
+        with self.lock:
             return self._closure(name, through_inherit=True)
 
     def member_of(self, name: str) -> frozenset[str]:
         """``name`` and every role it is a member of, directly or not, INHERIT or not
         (PostgreSQL's is_member_of_role: what SET ROLE may become)."""
-        with self._lock:
+        with self.lock:
             return self._closure(name, through_inherit=False)
 
     def has_admin(self, name: str, role: str) -> bool:
         """Whether ``name`` may grant ``role`` onwards: some role it is a member of holds
         ``role`` WITH ADMIN OPTION."""
-        with self._lock:
+        with self.lock:
             mine = self._closure(name, through_inherit=False)
             return any(
                 m.role == role and m.admin_option and m.member in mine for m in self._members
@@ -266,7 +378,7 @@ class RoleStore:
 
     def bootstrap(self, superuser: str, password: str | None) -> bool:
         """On the first start, create the superuser (with ``password`` if given); True if created."""
-        with self._lock:
+        with self.lock:
             if not self.is_new:
                 return False
             verifier = password_verifier(password) if password else None

@@ -27,7 +27,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
-from catalog.privileges import database_owner
+from catalog.privileges import PrivilegeStore, database_owner
+from catalog.roles import RoleStore
 from catalog.table import TableInfo
 from sql.common.datatypes import INT2VECTOR_DUCKDB, to_wire, wire_oid
 from sql.common.duckdb_errors import translate
@@ -682,9 +683,7 @@ class SystemCatalog:
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = functions.CatalogFunctions(
-            is_cancelled, set_config, advisory, listener
-        )
+        self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory, listener)
         self.activity = backends
         self.statements = statements
         self.tables = tables
@@ -717,9 +716,7 @@ class SystemCatalog:
         if self.activity is not None:
             role_columns = [c for c, _ in RELATIONS["pg_roles"]]
             name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
-            self.activity.role_oids = {
-                r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])
-            }
+            self.activity.role_oids = {r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])}
         for name, columns in RELATIONS.items():
             duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
         self._key = key
@@ -733,19 +730,22 @@ class SystemCatalog:
         prepared: tuple[tuple[int, str, dt.datetime, str, str], ...] = (),
         catalog: Catalog | None = None,
         statements: tuple[tuple[str, str, dt.datetime, tuple[str, ...], bool], ...] = (),
+        access: tuple[RoleStore | None, PrivilegeStore] | None = None,
     ) -> None:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
-        it) and comments, the session's state and the prepared transactions."""
+        it), roles and privileges (or ``access``, a transaction's own copies) and comments,
+        the session's state and the prepared transactions."""
         catalog = catalog if catalog is not None else db.catalog
+        role_store, privilege_store = access if access is not None else (db.roles, db.privileges)
         self._functions.sequence_state = catalog.sequence_state_of
         settings = tuple(settings)
         comments = db.comments
-        roles = tuple(db.roles.all()) if db.roles is not None else ()
-        memberships = db.roles.memberships() if db.roles is not None else []
-        acls = db.privileges.all()
+        roles = tuple(role_store.all()) if role_store is not None else ()
+        memberships = role_store.memberships() if role_store is not None else []
+        acls = privilege_store.all()
         key = (
             db.catalog_version, comments.version, user, settings, cursors, roles, prepared,
-            db.privileges.version, tuple(memberships), catalog, statements,
+            privilege_store, privilege_store.version, tuple(memberships), catalog, statements,
         )  # fmt: skip
 
         def build() -> CatalogRows:
@@ -754,9 +754,9 @@ class SystemCatalog:
                 cursors, roles, prepared, catalog.views(), memberships, statements,
                 catalog.standalone_sequences(),
             )  # fmt: skip
-            owner = database_owner(db.roles, user)
+            owner = database_owner(role_store, user)
             privilege_rows.with_privileges(rows, acls, owner)
-            self._privileges.load(acls, list(roles), owner, user, rows, db.roles)
+            self._privileges.load(acls, list(roles), owner, user, rows, role_store)
             return rows
 
         self.refresh(key, build)

@@ -15,6 +15,7 @@ REVOKE reaches prepared statements and cached plans at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -52,6 +53,11 @@ from sql.session.plan import (
 )
 from storage.errors import InsufficientPrivilege
 
+if TYPE_CHECKING:
+    from catalog.privileges import PrivilegeStore
+    from catalog.roles import RoleStore
+    from sql.session.transaction_block import TransactionBlock
+
 _SELECT, _INSERT, _UPDATE, _DELETE, _TRUNCATE = "r", "a", "w", "d", "D"
 _REFERENCES = "x"
 _WRITE_LETTER = {"INSERT": _INSERT, "UPDATE": _UPDATE, "DELETE": _DELETE}
@@ -73,8 +79,11 @@ class AccessControl:
     """One session's checks, as its current role (which SET ROLE changes); reads the
     privilege and role stores at each check."""
 
-    def __init__(self, db: DatabaseContext, current_user: Callable[[], str]) -> None:
+    def __init__(
+        self, db: DatabaseContext, current_user: Callable[[], str], block: TransactionBlock
+    ) -> None:
         self._db = db
+        self._block = block
         self._current_user = current_user
         self.catalog = db.catalog
         """The catalog the session sees (its transaction's DDL included)."""
@@ -83,13 +92,22 @@ class AccessControl:
     def user(self) -> str:
         return self._current_user()
 
+    @property
+    def _roles(self) -> RoleStore | None:
+        """The roles as the session sees them (its transaction's changes included)."""
+        return self._block.roles
+
+    @property
+    def _privileges(self) -> PrivilegeStore:
+        return self._block.privileges
+
     def _mine(self) -> frozenset[str]:
-        return privileges_of(self._db.roles, self.user)
+        return privileges_of(self._roles, self.user)
 
     def created(self, table: TableInfo | ViewInfo) -> None:
         """The session made ``table`` (or a view): its role owns it, and the role's default
         privileges (ALTER DEFAULT PRIVILEGES) give the table and its sequences their ACLs."""
-        store = self._db.privileges
+        store = self._block.access_changes().privileges
         store.put(table_key(table.oid), initial_acl(store, "table", self.user, SCHEMA))
         if isinstance(table, ViewInfo):
             return
@@ -100,11 +118,11 @@ class AccessControl:
 
     def created_sequence(self, oid: int) -> None:
         """The session made a standalone sequence: its role owns it."""
-        store = self._db.privileges
+        store = self._block.access_changes().privileges
         store.put(table_key(oid), initial_acl(store, "sequence", self.user, SCHEMA))
 
     def check(self, plan: Plan) -> None:
-        if is_superuser(self._db.roles, self.user):
+        if is_superuser(self._roles, self.user):
             self._superuser_reads(plan)
             return
         match plan:
@@ -137,14 +155,14 @@ class AccessControl:
         """nextval (USAGE or UPDATE), currval (USAGE or SELECT) and setval (UPDATE), also
         behind a SERIAL column's default; an IDENTITY column's sequence is not checked, as
         PostgreSQL does not check it."""
-        if is_superuser(self._db.roles, self.user):
+        if is_superuser(self._roles, self.user):
             return
         found = self.catalog.find_sequence(name)
         if found is None or found.info.identity or found.info.hidden:
             return  # a hidden key's sequence is nyala's own
         key = table_key(found.oid)
-        default_owner = database_owner(self._db.roles, self.user)
-        acl = sequence_acl(self._db.privileges, key, found.owner_oid, default_owner)
+        default_owner = database_owner(self._roles, self.user)
+        acl = sequence_acl(self._privileges, key, found.owner_oid, default_owner)
         if not set(wanted) & acl.held(self._mine()):
             raise InsufficientPrivilege(f"permission denied for sequence {name}")
 
@@ -158,8 +176,8 @@ class AccessControl:
             needed.add(_SELECT)
         if write.conflict is not None and write.conflict.update:
             needed.add(_UPDATE)
-        default_owner = database_owner(self._db.roles, self.user)
-        acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
+        default_owner = database_owner(self._roles, self.user)
+        acl = self._privileges.get(table_key(table.oid), "table", default_owner)
         if needed <= acl.held(self._mine()):
             return  # the table's privileges cover all it may use: no need to look closer
         if plan.ast is None:  # planned without its statement: the table's privileges
@@ -222,9 +240,9 @@ class AccessControl:
         view = self.catalog.find_view(view_name)
         if view is None:
             return None
-        owner = database_owner(self._db.roles, self.user)
-        acl = self._db.privileges.get(table_key(view.oid), "table", owner)
-        return None if is_superuser(self._db.roles, acl.owner) else acl.owner
+        owner = database_owner(self._roles, self.user)
+        acl = self._privileges.get(table_key(view.oid), "table", owner)
+        return None if is_superuser(self._roles, acl.owner) else acl.owner
 
     def _copy(self, copy: CopyStatement) -> None:
         """COPY FROM needs INSERT on the columns it fills (all of them without a list); COPY
@@ -258,8 +276,8 @@ class AccessControl:
                 view = self.catalog.find_view(identifier_name(ast.this))
                 if view is not None:  # CREATE OR REPLACE VIEW: the owner's to change
                     self._require_owner(view, "view")
-            owner = database_owner(self._db.roles, self.user)
-            acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
+            owner = database_owner(self._roles, self.user)
+            acl = self._privileges.get(PUBLIC_SCHEMA, "schema", owner)
             if "C" not in acl.held(self._mine()):
                 raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
             return
@@ -305,9 +323,9 @@ class AccessControl:
             owner = self._owner_of(via)
             if owner is None:
                 return
-            roles = privileges_of(self._db.roles, owner)
-        default_owner = database_owner(self._db.roles, self.user)
-        acl = self._db.privileges.get(table_key(table.oid), "table", default_owner)
+            roles = privileges_of(self._roles, owner)
+        default_owner = database_owner(self._roles, self.user)
+        acl = self._privileges.get(table_key(table.oid), "table", default_owner)
         if letter in acl.held(roles):
             return
         if columns is None or not self._on_columns(table, acl, roles, letter, columns):
@@ -321,7 +339,7 @@ class AccessControl:
         letter: str,
         columns: tuple[int, ...],
     ) -> bool:
-        held = held_by_column(self._db.privileges, table.oid, acl, roles)
+        held = held_by_column(self._privileges, table.oid, acl, roles)
         if not columns:
             return any(letter in rights for rights in held.values())
         return all(letter in held.get(n, ()) for n in columns)
@@ -330,8 +348,8 @@ class AccessControl:
         """CREATE SEQUENCE needs CREATE on the schema; ALTER and DROP, the sequence's owner
         (its table's, for a SERIAL or identity column's)."""
         if statement.action == "CREATE":
-            owner = database_owner(self._db.roles, self.user)
-            acl = self._db.privileges.get(PUBLIC_SCHEMA, "schema", owner)
+            owner = database_owner(self._roles, self.user)
+            acl = self._privileges.get(PUBLIC_SCHEMA, "schema", owner)
             if "C" not in acl.held(self._mine()):
                 raise InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
             return
@@ -339,13 +357,13 @@ class AccessControl:
             found = self.catalog.find_sequence(name)
             if found is None:
                 continue  # the statement reports it (42P01, or a notice with IF EXISTS)
-            owner = database_owner(self._db.roles, self.user)
-            acl = self._db.privileges.get(table_key(found.owner_oid), "table", owner)
+            owner = database_owner(self._roles, self.user)
+            acl = self._privileges.get(table_key(found.owner_oid), "table", owner)
             if acl.owner not in self._mine():
                 raise InsufficientPrivilege(f"must be owner of sequence {name}")
 
     def _require_owner(self, table: TableInfo | ViewInfo, kind: str = "table") -> None:
-        owner = database_owner(self._db.roles, self.user)
-        acl = self._db.privileges.get(table_key(table.oid), "table", owner)
+        owner = database_owner(self._roles, self.user)
+        acl = self._privileges.get(table_key(table.oid), "table", owner)
         if acl.owner not in self._mine():
             raise InsufficientPrivilege(f"must be owner of {kind} {table.name}")

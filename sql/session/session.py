@@ -193,6 +193,8 @@ class Session:
             self._cursors,
             self._check_cancel,
             self._end_transaction,
+            db.roles,
+            db.privileges,
         )
         self._block.on_catalog = self._use_catalog
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
@@ -216,9 +218,7 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(
-            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
-        )
+        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set,
@@ -231,7 +231,7 @@ class Session:
                 db,
                 lambda: self._block.catalog,
                 DATABASE_OID,
-                lambda: is_superuser(db.roles, self.current_user),
+                lambda: is_superuser(self._block.roles, self.current_user),
             ),
         )
         self._tracking = statement_tracking.StatementTracking(
@@ -246,7 +246,7 @@ class Session:
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        self._access = access.AccessControl(db, lambda: self.current_user)
+        self._access = access.AccessControl(db, lambda: self.current_user, self._block)
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
@@ -693,7 +693,9 @@ class Session:
             case SetConstraints():
                 return ConstraintModesPlan(ast)
             case (
-                SequenceStatement() | IdentityStatement() | LockStatement()
+                SequenceStatement()
+                | IdentityStatement()
+                | LockStatement()
                 | SecurityLabelStatement()
             ):
                 return DdlPlan(ast)
@@ -744,7 +746,11 @@ class Session:
             case exp.Delete():
                 write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
             case (
-                exp.Create() | exp.Drop() | exp.Alter() | AlterRangePartitions() | DetachPartition()
+                exp.Create()
+                | exp.Drop()
+                | exp.Alter()
+                | AlterRangePartitions()
+                | DetachPartition()
                 | AttachPartition()
             ):
                 if isinstance(ast, exp.Alter):
@@ -909,6 +915,7 @@ class Session:
             prepared,
             self._block.catalog,
             sql_prepared.listing(self.prepared_statements),
+            (self._block.roles, self._block.privileges),
         )
 
     # -- execution -------------------------------------------------------------------------
@@ -941,38 +948,23 @@ class Session:
                     statement, self._block.catalog, self._block.txn, self._block.in_block
                 )
             case RolePlan(role=role):
-                return roles.execute_role_statement(
-                    role, self._db.roles, self.current_user, self._db.privileges
+                mine = self._block.access_changes()
+                result = roles.execute_role_statement(
+                    role, mine.roles, self.current_user, mine.privileges
                 )
-            case GrantPlan(grant=grant):
-                db = self._db
-                if isinstance(grant, MembershipStatement):
-                    result = memberships.execute_membership(grant, db.roles, self.current_user)
-                elif isinstance(grant, DefaultPrivilegesStatement):
-                    result = privileges.alter_default(
-                        grant, db.privileges, db.roles, self.current_user
-                    )
-                elif isinstance(grant, OwnedStatement):
-                    result = owned.execute_owned(
-                        grant, db.catalog, db.privileges, db.roles, self.current_user
-                    )
-                    db.privileges.keep_tables(self._relation_oids())
-                elif isinstance(grant, GrantStatement):
-                    result = privileges.execute_grant(
-                        grant, self._block.catalog, db.privileges, db.roles, self.current_user,
-                        db.name,
-                    )
-                else:
-                    result = privileges.alter_owner(
-                        grant, self._block.catalog, db.privileges, db.roles, self.current_user
-                    )
-                self._db.bump_catalog_version()
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
+            case GrantPlan():
+                result = self._run_grant(plan)
+                if not deferred:
+                    self._block.finish_autocommit()
                 return result
             case CopyPlan(copy=copy):
                 return self._run_copy(copy, deferred)
             case ExtensionPlan(extension=extension):
                 return extensions.execute_extension(
-                    extension, is_superuser(self._db.roles, self.current_user)
+                    extension, is_superuser(self._block.roles, self.current_user)
                 )
             case MaintenancePlan(statement=statement):
                 # Flushes, compactions and history GC do a tablet's VACUUM in the background,
@@ -1219,9 +1211,10 @@ class Session:
             self._wait_for_ddl(names)
         return Result(command_tag="LOCK TABLE")
 
-    def _relation_oids(self) -> set[int]:
-        """The OIDs of the tables, views and sequences there are, whose ACLs are kept."""
-        catalog = self._db.catalog
+    def _relation_oids(self, catalog: Catalog | None = None) -> set[int]:
+        """The OIDs of the tables, views and sequences there are (committed, or as
+        ``catalog`` sees them), whose ACLs are kept."""
+        catalog = catalog if catalog is not None else self._db.catalog
         tables = catalog.tables()
         sequences = {sequence_oid(t.table_id, s.column_id) for t in tables for s in t.sequences}
         sequences.update(q.oid for q, _ in catalog.standalone_sequences())
@@ -1248,6 +1241,27 @@ class Session:
         found = self._block.catalog.find_table(table.name)
         return found is not None and found is not table and found != table
 
+    def _run_grant(self, plan: GrantPlan) -> Result:
+        """GRANT, REVOKE, ALTER DEFAULT PRIVILEGES, REASSIGN/DROP OWNED, ALTER ... OWNER TO,
+        in the transaction's own role and privilege stores."""
+        grant, mine = plan.grant, self._block.access_changes()
+        store, role_store, user = mine.privileges, mine.roles, self.current_user
+        if isinstance(grant, MembershipStatement):
+            result = memberships.execute_membership(grant, role_store, user)
+        elif isinstance(grant, DefaultPrivilegesStatement):
+            result = privileges.alter_default(grant, store, role_store, user)
+        elif isinstance(grant, OwnedStatement):
+            result = owned.execute_owned(grant, self._block.catalog, store, role_store, user)
+            store.keep_tables(self._relation_oids(self._block.catalog))
+        elif isinstance(grant, GrantStatement):
+            result = privileges.execute_grant(
+                grant, self._block.catalog, store, role_store, user, self._db.name
+            )
+        else:
+            result = privileges.alter_owner(grant, self._block.catalog, store, role_store, user)
+        self._db.bump_catalog_version()
+        return result
+
     def _wait_for_ddl(self, names: Iterable[str]) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement
         names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait."""
@@ -1262,7 +1276,8 @@ class Session:
         self._temp.seen = catalog
         if ended:
             self._temp.forget_missing()
-            self._db.privileges.keep_tables(self._relation_oids())
+            if self._block.txn is None:  # ROLLBACK TO restores the transaction's own ACLs
+                self._db.privileges.keep_tables(self._relation_oids())
             self._db.bump_catalog_version()
 
     def _describe_view_query(self, query: exp.Expr) -> list[tuple[str, int, int]]:
@@ -1360,7 +1375,7 @@ class Session:
             self.sequences.discard()
         if what == "ALL":
             reset = Utility(kind="RESET", name=role_switch.SESSION_AUTHORIZATION)
-            role_switch.run(reset, self.settings, self._db.roles, self.user, in_block=False)
+            role_switch.run(reset, self.settings, self._block.roles, self.user, in_block=False)
             self._cursors.close_all()
             self._advisory.unlock_all()
             self._listener.unlisten(None)
@@ -1392,7 +1407,7 @@ class Session:
             return Result(command_tag="CHECKPOINT")
         if kind in ("SET", "RESET") and utility.name.lower() in role_switch.NAMES:
             return role_switch.run(
-                utility, self.settings, self._db.roles, self.user, self._block.in_block
+                utility, self.settings, self._block.roles, self.user, self._block.in_block
             )
         if kind in setting_statements.KINDS:
             result = setting_statements.run(

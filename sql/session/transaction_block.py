@@ -10,7 +10,9 @@ ReadyForQuery reports ``E``, unless ROLLBACK TO SAVEPOINT rescues the block.
 
 DDL runs in the transaction's own view of the catalog (``Catalog.begin``),
 created by the first DDL statement and committed, rolled back or rolled back
-to a savepoint with the storage transaction (see catalog/'s docstring).
+to a savepoint with the storage transaction (see catalog/'s docstring).  Roles
+and privileges likewise: the first change forks the transaction's own copies
+of both stores (``catalog.access_changes``), published at COMMIT.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from catalog.access_changes import AccessChanges
 from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
@@ -40,6 +43,8 @@ from storage.errors import (
 )
 
 if TYPE_CHECKING:
+    from catalog.privileges import PrivilegeStore
+    from catalog.roles import RoleStore
     from storage.engine import StorageEngine
     from storage.transaction import Transaction
 
@@ -75,10 +80,15 @@ class TransactionBlock:
         cursors: Cursors,
         check_cancel: Callable[[], None],
         on_end: Callable[[bool], None] = lambda committed: None,
+        roles: RoleStore | None = None,
+        privileges: PrivilegeStore | None = None,
     ) -> None:
         self._engine = engine
         self._shared_catalog = catalog
         self._txn_catalog: Catalog | None = None
+        self._shared_roles = roles
+        self._shared_privileges = privileges
+        self._access: AccessChanges | None = None
         self.on_catalog: Callable[[Catalog, bool], None] = lambda catalog, ended: None
         """Called with the catalog statements now see, when a transaction's own view of it
         begins (False) or ends (True: plans made before are stale)."""
@@ -103,6 +113,30 @@ class TransactionBlock:
         return self._txn_catalog if self._txn_catalog is not None else self._shared_catalog
 
     @property
+    def roles(self) -> RoleStore | None:
+        """The roles as this session's statements see them: its transaction's changes included."""
+        return self._access.roles if self._access is not None else self._shared_roles
+
+    @property
+    def privileges(self) -> PrivilegeStore:
+        """The owners and ACLs as this session's statements see them."""
+        if self._access is not None:
+            return self._access.privileges
+        assert self._shared_privileges is not None
+        return self._shared_privileges
+
+    def access_changes(self) -> AccessChanges:
+        """The transaction's own role and privilege stores for a statement that changes them,
+        forked on first use (starting the transaction if none is open)."""
+        txn = self.txn if self.txn is not None else self.start()
+        if self._access is None:
+            assert self._shared_privileges is not None
+            self._access = AccessChanges(
+                self._shared_roles, self._shared_privileges, txn.savepoint_names()
+            )
+        return self._access
+
+    @property
     def lock_wait(self) -> LockWait:
         return LockWait(self._check_cancel, lambda: duration_ms(self._settings.get("lock_timeout")))
 
@@ -117,22 +151,39 @@ class TransactionBlock:
         return self._txn_catalog
 
     def _commit(self, txn: Transaction) -> None:
-        """Commit the storage transaction and, with it, the transaction's DDL."""
+        """Commit the storage transaction and, with it, the transaction's DDL and its role
+        and privilege changes (checked for conflicts before anything is published)."""
         catalog, self._txn_catalog = self._txn_catalog, None
-        if catalog is None:
-            txn.commit()
-            return
+        access, self._access = self._access, None
+        published = False
+
+        def publish() -> None:
+            nonlocal published
+            published = True
+            if catalog is None:
+                txn.commit()
+            else:
+                catalog.commit(txn)
+
         try:
-            catalog.commit(txn)
+            if access is None:
+                publish()
+            else:
+                access.commit(publish)
         except BaseException:
-            txn.rollback()
-            catalog.rollback()
+            if catalog is not None:
+                txn.rollback()
+                catalog.rollback()
+            elif not published:
+                txn.rollback()
             raise
         finally:
-            self.on_catalog(self._shared_catalog, True)
+            if catalog is not None:
+                self.on_catalog(self._shared_catalog, True)
 
     def _rollback(self, txn: Transaction | None) -> None:
         catalog, self._txn_catalog = self._txn_catalog, None
+        self._access = None
         try:
             if txn is not None:
                 txn.rollback()
@@ -158,7 +209,7 @@ class TransactionBlock:
         return (
             not self.in_block
             and self.txn is not None
-            and (self.txn.has_writes or self._txn_catalog is not None)
+            and (self.txn.has_writes or self._txn_catalog is not None or self._access is not None)
         )
 
     def check_allowed(self, ast: exp.Expr) -> None:
@@ -242,6 +293,7 @@ class TransactionBlock:
 
     def close(self) -> None:
         txn, self.txn = self.txn, None
+        self._access = None
         if txn is not None or self._txn_catalog is not None:
             self._rollback(txn)
 
@@ -299,6 +351,10 @@ class TransactionBlock:
         rolls_back = self.failed or not self.in_block
         if not rolls_back and self._txn_catalog is not None and self._txn_catalog.changed:
             raise FeatureNotSupported("PREPARE TRANSACTION of a transaction that ran DDL")
+        if not rolls_back and self._access is not None:
+            raise FeatureNotSupported(
+                "PREPARE TRANSACTION of a transaction that changed roles or privileges"
+            )
         txn, self.txn = self.txn, None
         failure: DbError | None = None
         if not rolls_back and txn is not None:
@@ -337,10 +393,14 @@ class TransactionBlock:
             txn.savepoint(name)
             if self._txn_catalog is not None:
                 self._txn_catalog.savepoint(name)
+            if self._access is not None:
+                self._access.savepoint(name)
         else:
             txn.release(name)
             if self._txn_catalog is not None:
                 self._txn_catalog.release(name)
+            if self._access is not None:
+                self._access.release(name)
         return Result(command_tag=kind)
 
     def rollback_to(self, name: str) -> Result:
@@ -353,6 +413,8 @@ class TransactionBlock:
         if self.txn is None or not self.txn.has_savepoints:
             raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
         self.txn.rollback_to(name)
+        if self._access is not None:
+            self._access.rollback_to(name)
         if self._txn_catalog is not None:
             self._txn_catalog.rollback_to(name)
             self.on_catalog(self._txn_catalog, True)

@@ -567,6 +567,49 @@ class DiskRowSet:
             if batch.num_rows:
                 yield batch
 
+    def read_rows(
+        self,
+        rowids: np.ndarray,
+        column_ids: tuple[ColumnId, ...],
+        snapshot: int,
+        reader: TxnState | None,
+        stats: ScanStats,
+    ) -> tuple[np.ndarray, dict[ColumnId, list[pa.Array]]]:
+        """Kudu's point read: of ``rowids`` (ascending, found by the key index), those live at
+        ``snapshot`` and their ``column_ids`` values; per block touched, only those rows are
+        taken from the (cached) decoded blocks and only their deltas applied.  The caller
+        holds the tablet lock."""
+        blocks = self.key_index.blocks
+        block_of = np.searchsorted(self.key_index.block_starts, rowids, side="right") - 1
+        found: list[np.ndarray] = []
+        values: dict[ColumnId, list[pa.Array]] = {c: [] for c in column_ids}
+        for idx in np.unique(block_of).tolist():
+            ids = rowids[block_of == idx]
+            redo, undo = self._block_deltas(int(ids[0]), int(ids[-1]) + 1, snapshot, reader, stats)
+            if len(ids) > 1 and (len(redo) or len(undo)):
+                redo = redo.where(np.isin(redo.rowid, ids))
+                undo = undo.where(np.isin(undo.rowid, ids))
+            live = resolve_live(ids, ~self._deleted[ids], redo, undo)
+            if not live.all():
+                ids = ids[live]
+                if not len(ids):
+                    continue
+                redo = redo.where(np.isin(redo.rowid, ids))
+                undo = undo.where(np.isin(undo.rowid, ids))
+            positions = ids - blocks[idx].first_rowid
+            for column_id in column_ids:
+                column_reader = self._columns.get(column_id)
+                if column_reader is None:
+                    base = self._default_array(column_id, len(ids))
+                else:
+                    base = column_reader.read_block(idx).to_arrow(positions)
+                    stats.blocks_read += 1
+                column = self.schema.column(column_id)
+                values[column_id].append(resolve_column(ids, base, column, redo, undo))
+            found.append(ids)
+        rows = np.concatenate(found) if found else np.zeros(0, np.int64)
+        return rows, values
+
     def _block_rows(
         self,
         idx: int,

@@ -140,6 +140,12 @@ class MemRowSet:
         row: MemRowSetRow | None = self._rows.get(key)
         return row
 
+    def read(self, key: bytes, snapshot: Timestamp, reader: TxnState | None) -> Row | None:
+        """The version of ``key``'s row visible at ``snapshot`` to ``reader`` (a point read),
+        or None; the caller holds the tablet lock."""
+        row: MemRowSetRow | None = self._rows.get(key)
+        return None if row is None else _visible(row, snapshot, reader)
+
     def adopt(self, key: bytes, row: MemRowSetRow) -> None:
         """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory)."""
         self._rows[key] = row

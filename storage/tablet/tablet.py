@@ -43,7 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.data_type import TabletId
+from storage.data_type import ColumnId, TabletId
 from storage.errors import (
     DataCorrupted,
     InternalError,
@@ -67,6 +67,7 @@ from storage.predicate import ScanSpec
 from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
+from storage.tablet import point_read
 from storage.tablet.bloom import key_hashes
 from storage.tablet.compaction_policy import (
     Choice,
@@ -746,6 +747,30 @@ class Tablet:
             )
             rowsets = list(self.rowsets)
         return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowsets, rowsets)
+
+    def read_keys(
+        self,
+        keys: list[bytes],
+        columns: tuple[ColumnId, ...],
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch:
+        """Kudu's point read: ``columns`` of the rows whose encoded primary keys are ``keys``,
+        as a scan at ``snapshot`` by ``reader`` would see them (``point_read``)."""
+        for column_id in columns:
+            self._column_schema(column_id)
+        stats = stats or ScanStats()
+        before = stats.delta_stores_read
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            batch = point_read.read_keys(
+                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, stats
+            )
+        self.delta_lookups += stats.delta_stores_read - before
+        return batch
 
     def _scan(
         self,

@@ -29,6 +29,7 @@ sees one consistent set.
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
 from collections.abc import Iterator
@@ -580,22 +581,34 @@ class DiskRowSet:
         taken from the (cached) decoded blocks and only their deltas applied.  The caller
         holds the tablet lock."""
         blocks = self.key_index.blocks
-        block_of = np.searchsorted(self.key_index.block_starts, rowids, side="right") - 1
+        if len(rowids) == 1:
+            groups = [
+                (bisect.bisect_right(self.key_index.block_starts, int(rowids[0])) - 1, rowids)
+            ]
+        else:
+            block_of = np.searchsorted(self.key_index.block_starts, rowids, side="right") - 1
+            groups = [(idx, rowids[block_of == idx]) for idx in np.unique(block_of).tolist()]
         found: list[np.ndarray] = []
         values: dict[ColumnId, list[pa.Array]] = {c: [] for c in column_ids}
-        for idx in np.unique(block_of).tolist():
-            ids = rowids[block_of == idx]
-            redo, undo = self._block_deltas(int(ids[0]), int(ids[-1]) + 1, snapshot, reader, stats)
-            if len(ids) > 1 and (len(redo) or len(undo)):
-                redo = redo.where(np.isin(redo.rowid, ids))
-                undo = undo.where(np.isin(undo.rowid, ids))
-            live = resolve_live(ids, ~self._deleted[ids], redo, undo)
-            if not live.all():
-                ids = ids[live]
+        for idx, ids in groups:
+            lo, hi = int(ids[0]), int(ids[-1]) + 1
+            if not self._may_have_deltas(ids, lo, hi, snapshot):
+                ids = ids[~self._deleted[ids]]
                 if not len(ids):
                     continue
-                redo = redo.where(np.isin(redo.rowid, ids))
-                undo = undo.where(np.isin(undo.rowid, ids))
+                redo = undo = None
+            else:
+                redo, undo = self._block_deltas(lo, hi, snapshot, reader, stats)
+                if len(ids) > 1 and (len(redo) or len(undo)):
+                    redo = redo.where(np.isin(redo.rowid, ids))
+                    undo = undo.where(np.isin(undo.rowid, ids))
+                live = resolve_live(ids, ~self._deleted[ids], redo, undo)
+                if not live.all():
+                    ids = ids[live]
+                    if not len(ids):
+                        continue
+                    redo = redo.where(np.isin(redo.rowid, ids))
+                    undo = undo.where(np.isin(undo.rowid, ids))
             positions = ids - blocks[idx].first_rowid
             for column_id in column_ids:
                 column_reader = self._columns.get(column_id)
@@ -604,11 +617,22 @@ class DiskRowSet:
                 else:
                     base = column_reader.read_block(idx).to_arrow(positions)
                     stats.blocks_read += 1
-                column = self.schema.column(column_id)
-                values[column_id].append(resolve_column(ids, base, column, redo, undo))
+                if redo is not None and undo is not None:
+                    base = resolve_column(ids, base, self.schema.column(column_id), redo, undo)
+                values[column_id].append(base)
             found.append(ids)
         rows = np.concatenate(found) if found else np.zeros(0, np.int64)
         return rows, values
+
+    def _may_have_deltas(self, rowids: np.ndarray, lo: int, hi: int, snapshot: int) -> bool:
+        """Whether any delta store may change ``rowids`` (within [lo, hi)) as seen at
+        ``snapshot``; when none can, a point read takes the base values as they are."""
+        chains = self.dms.chains
+        if chains and any(r in chains for r in rowids.tolist()):
+            return True
+        return any(d.min_ts <= snapshot and d.may_hold(lo, hi) for d in self.redo) or any(
+            d.max_ts > snapshot and d.may_hold(lo, hi) for d in self.undo
+        )
 
     def _block_rows(
         self,

@@ -27,6 +27,9 @@ from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.memrowset import MemRowSet
 from storage.timestamp import Timestamp
 
+_HASHED_MIN = 8
+"""From this many keys, the bloom filters are probed with numpy over hashes computed once."""
+
 
 def read_keys(
     schema: Schema,
@@ -77,7 +80,7 @@ def _read_rowsets(
 ) -> int:
     """Append the rows of ``keys`` (ascending) found in ``rowsets`` to ``parts``; their count.
     The bloom filter is probed with hashes computed once for every rowset."""
-    h1, h2 = key_hashes(keys)
+    hashes = key_hashes(keys) if len(keys) >= _HASHED_MIN else None
     found = 0
     for rowset in rowsets:
         lo = bisect.bisect_left(keys, rowset.min_key)
@@ -85,8 +88,14 @@ def _read_rowsets(
         if lo >= hi:
             stats.rowsets_skipped += 1
             continue
-        maybe = rowset.bloom.may_contain_hashed(h1[lo:hi], h2[lo:hi])
-        candidates = [keys[i] for i in (np.flatnonzero(maybe) + lo).tolist()]
+        if hashes is None:
+            candidates = [k for k in keys[lo:hi] if rowset.bloom.may_contain(k)]
+        else:
+            maybe = rowset.bloom.may_contain_hashed(hashes[0][lo:hi], hashes[1][lo:hi])
+            candidates = [keys[i] for i in (np.flatnonzero(maybe) + lo).tolist()]
+        if not candidates:
+            stats.rowsets_skipped += 1
+            continue
         rowids = [r for r in rowset.key_index.lookup_sorted(candidates) if r is not None]
         if not rowids:
             stats.rowsets_skipped += 1

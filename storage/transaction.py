@@ -187,6 +187,17 @@ class Transaction:
             return tablet.read_keys(keys, columns, Timestamp(snapshot), None, stats)
         return tablet.read_keys(keys, columns, self._snapshot, self._state, stats)
 
+    def read_range(self, tablet_id: TabletId, spec: ScanSpec, most: int) -> pa.RecordBatch | None:
+        """``scan`` of a short primary-key range as point reads (``Tablet.read_range``), or
+        None when ``spec`` bounds more than the key or the range holds more than ``most``
+        rows in some rowset (the caller scans instead)."""
+        self._check_active()
+        tablet = self._tablets.tablet(tablet_id)
+        if spec.snapshot is not None:
+            self._pipeline.check_snapshot(Timestamp(spec.snapshot))
+            return tablet.read_range(spec, Timestamp(spec.snapshot), None, most)
+        return tablet.read_range(spec, self._snapshot, self._state, most)
+
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""
         self._pipeline.check_snapshot(Timestamp(snapshot))

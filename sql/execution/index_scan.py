@@ -33,6 +33,8 @@ MAX_IN_VALUES = 1000
 """An IN list longer than this is read by scanning: one index range per value costs more."""
 POINT_LOOKUPS = point_read.MAX_KEYS
 """Up to this many rows found are fetched by a point read; more in one bounded scan."""
+SHORT_RANGE = 64
+"""An index range holding at most this many entries per rowset is read as point reads."""
 _NOT_NULL = b"\x00"
 _NULLS = b"\x01"
 """``encode_sortable``'s flag byte for NULL: every non-NULL value sorts below it."""
@@ -221,6 +223,10 @@ def _primary_keys(
             ),
             snapshot=spec.snapshot,
         )
+        short = txn.read_range(lookup.index.tablet_id, index_spec, SHORT_RANGE)
+        if short is not None:
+            batches.append(short)
+            continue
         batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
     if not batches:
         return pa.table({str(c): pa.array([], pa.null()) for c in projection})

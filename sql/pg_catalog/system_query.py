@@ -682,9 +682,7 @@ class SystemCatalog:
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._key: object = None
-        self._functions = functions.CatalogFunctions(
-            is_cancelled, set_config, advisory, listener
-        )
+        self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory, listener)
         self.activity = backends
         self.statements = statements
         self.tables = tables
@@ -717,9 +715,7 @@ class SystemCatalog:
         if self.activity is not None:
             role_columns = [c for c, _ in RELATIONS["pg_roles"]]
             name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
-            self.activity.role_oids = {
-                r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])
-            }
+            self.activity.role_oids = {r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])}
         for name, columns in RELATIONS.items():
             duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
         self._key = key

@@ -216,9 +216,7 @@ class Session:
             client_addr=client.client_addr if client is not None else None,
             client_port=client.client_port if client is not None else None,
         )
-        backends = Activity(
-            db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID
-        )
+        backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         backends.current_user = lambda: self.current_user
         self._system = system_query.SystemCatalog(
             self._cancel.is_set,
@@ -693,7 +691,9 @@ class Session:
             case SetConstraints():
                 return ConstraintModesPlan(ast)
             case (
-                SequenceStatement() | IdentityStatement() | LockStatement()
+                SequenceStatement()
+                | IdentityStatement()
+                | LockStatement()
                 | SecurityLabelStatement()
             ):
                 return DdlPlan(ast)
@@ -744,7 +744,11 @@ class Session:
             case exp.Delete():
                 write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
             case (
-                exp.Create() | exp.Drop() | exp.Alter() | AlterRangePartitions() | DetachPartition()
+                exp.Create()
+                | exp.Drop()
+                | exp.Alter()
+                | AlterRangePartitions()
+                | DetachPartition()
                 | AttachPartition()
             ):
                 if isinstance(ast, exp.Alter):
@@ -959,7 +963,11 @@ class Session:
                     db.privileges.keep_tables(self._relation_oids())
                 elif isinstance(grant, GrantStatement):
                     result = privileges.execute_grant(
-                        grant, self._block.catalog, db.privileges, db.roles, self.current_user,
+                        grant,
+                        self._block.catalog,
+                        db.privileges,
+                        db.roles,
+                        self.current_user,
                         db.name,
                     )
                 else:

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from storage.data_type import ColumnId
 from storage.mvcc import TxnState
+from storage.predicate import KeyRange
 from storage.row_change import Row, from_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import Schema
@@ -45,25 +46,88 @@ def read_keys(
     ``snapshot`` to ``reader`` (absent keys are skipped); the caller holds the tablet lock."""
     keys = sorted(set(keys))
     parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
-    found = 0
     rows: list[Row] = []
     for memrowset in memrowsets:
         for key in keys:
             row = memrowset.read(key, snapshot, reader)
             if row is not None:
                 rows.append(row)
+    found = _add_rows(schema, rows, columns, parts, stats)
+    if rowsets:
+        found += _read_rowsets(rowsets, keys, columns, snapshot, reader, stats, parts)
+    return _batch(schema, columns, parts, found, stats)
+
+
+def read_range(
+    schema: Schema,
+    memrowsets: list[MemRowSet],
+    rowsets: list[DiskRowSet],
+    key_range: KeyRange,
+    columns: tuple[ColumnId, ...],
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+    most: int,
+) -> pa.RecordBatch | None:
+    """A short key range read as point reads of its rows: ``columns`` of the rows in
+    ``key_range`` visible at ``snapshot`` to ``reader``, or None when any source holds more
+    than ``most`` rows in it (a scan is then the better read); caller holds the lock."""
+    lower, upper = key_range.lower, key_range.upper
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    rows: list[Row] = []
+    for memrowset in memrowsets:
+        found = memrowset.read_range(lower, upper, snapshot, reader, most)
+        if found is None:
+            return None
+        rows += found
+    spans = []
+    for rowset in rowsets:
+        lo = rowset.lower_bound(lower)
+        hi = rowset.rows if upper is None else rowset.lower_bound(upper)
+        if hi - lo > most:
+            return None
+        spans.append((rowset, lo, hi))
+    total = _add_rows(schema, rows, columns, parts, stats)
+    for rowset, lo, hi in spans:
+        if lo >= hi:
+            stats.rowsets_skipped += 1
+            continue
+        stats.rowsets_read += 1
+        rowids = np.arange(lo, hi, dtype=np.int64)
+        live, values = rowset.read_rows(rowids, columns, int(snapshot), reader, stats)
+        total += len(live)
+        for column_id, arrays in values.items():
+            parts[column_id].extend(arrays)
+    return _batch(schema, columns, parts, total, stats)
+
+
+def _add_rows(
+    schema: Schema,
+    rows: list[Row],
+    columns: tuple[ColumnId, ...],
+    parts: dict[ColumnId, list[pa.Array]],
+    stats: ScanStats,
+) -> int:
+    """Append MemRowSet ``rows`` to ``parts`` as Arrow arrays; their count."""
     if rows:
         stats.memrowset_rows_scanned += len(rows)
-        found += len(rows)
         for column_id in columns:
             getter = itemgetter(schema.index_of(column_id))
             values = [getter(row) for row in rows]
             parts[column_id].append(from_storage_values(values, schema.column(column_id).type))
-    if rowsets:
-        found += _read_rowsets(rowsets, keys, columns, snapshot, reader, stats, parts)
-    stats.rows_returned += found
+    return len(rows)
+
+
+def _batch(
+    schema: Schema,
+    columns: tuple[ColumnId, ...],
+    parts: dict[ColumnId, list[pa.Array]],
+    total: int,
+    stats: ScanStats,
+) -> pa.RecordBatch:
+    stats.rows_returned += total
     if not columns:
-        return pa.RecordBatch.from_arrays([pa.nulls(found)], names=["_"]).select([])
+        return pa.RecordBatch.from_arrays([pa.nulls(total)], names=["_"]).select([])
     arrow_schema = schema.arrow_schema(columns)
     arrays = [_concat(parts[c], field.type) for c, field in zip(columns, arrow_schema, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)

@@ -772,6 +772,32 @@ class Tablet:
         self.delta_lookups += stats.delta_stores_read - before
         return batch
 
+    def read_range(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch | None:
+        """``scan`` of a spec whose predicates only bound the primary key, as point reads of
+        the few rows in that range (``point_read.read_range``); None when it is not such a
+        spec or a rowset holds more than ``most`` rows in the range."""
+        key_range = spec.key_range(self.schema)
+        if spec.limit is not None or key_range.is_empty or spec.beyond_key(self.schema, key_range):
+            return None
+        for column_id in spec.projection:
+            self._column_schema(column_id)
+        stats = stats or ScanStats()
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            return point_read.read_range(
+                self.schema, memrowsets, self.rowsets, key_range, spec.projection, snapshot,
+                reader, stats, most,
+            )  # fmt: skip
+
     def _scan(
         self,
         spec: ScanSpec,

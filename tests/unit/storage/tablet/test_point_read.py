@@ -1,4 +1,4 @@
-"""The point read (``Tablet.read_keys``) against a full scan: same rows at every snapshot.
+"""The point read (``Tablet.read_keys``, and ``read_range`` of a short key range) against a full scan: same rows at every snapshot.
 
 Random writes, flushes, delta and rowset compactions and reopens (the flush model's
 operations) put a key's versions in the MemRowSet, DeltaMemStores, REDO and UNDO files
@@ -16,12 +16,12 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.data_type import INT32, INT64, ColumnId
+from storage.data_type import BINARY, INT32, INT64, ColumnId
 from storage.engine import StorageEngine
 from storage.errors import SnapshotTooOld
 from storage.key_encoding import encode_keys
 from storage.options import StorageOptions
-from storage.predicate import ScanSpec
+from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.transaction import Transaction
 from tests.unit.storage.tablet.test_flush_model import OPTIONS, SCHEMA, TID, _apply, ops
@@ -169,5 +169,67 @@ def test_a_refused_time_travel_is_snapshot_too_old(tmp_path):
         else:
             raise AssertionError("a refused snapshot must raise SnapshotTooOld")
         reader.rollback()
+    finally:
+        engine.close()
+
+
+B, V = ColumnId(1), ColumnId(2)
+BYTES = Schema(
+    (ColumnSchema(B, "b", BINARY, nullable=False), ColumnSchema(V, "v", INT64)), 1
+)  # a binary first key column, as a secondary index's tablet has
+
+
+def _bytes_rows(keys: list[bytes], v: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(keys, pa.binary()), pa.array([v] * len(keys), pa.int64())], names=["1", "2"]
+    )
+
+
+def _range_both_ways(txn: Transaction, lower: bytes, upper: bytes, snapshot: int | None):
+    spec = ScanSpec((V, B), (ColumnPredicate.range(B, lower, upper),), snapshot=snapshot)
+    short = txn.read_range(TID, spec, 64)
+    scanned = [r for b in txn.scan(TID, spec) for r in b.to_pylist()]
+    return (None if short is None else sorted(short.to_pylist(), key=repr)), sorted(
+        scanned, key=repr
+    )
+
+
+def test_short_key_range_reads_as_a_scan(tmp_path):
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, BYTES)
+    keys = [bytes([a, b]) for a in range(1, 6) for b in (0, 1, 7)]
+    stamps: list[int | None] = [None]
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _bytes_rows(keys, 1))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()
+        txn = engine.begin()
+        txn.update(TID, _bytes_rows(keys[2:6], 2))
+        txn.delete(TID, _bytes_rows(keys[6:8], 0).select(["1"]))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()  # the update and delete now in REDO files
+        txn = engine.begin()
+        txn.insert(TID, _bytes_rows(keys[6:7] + [b"\x03\x05"], 3))  # a reinsert, and new
+        stamps.append(int(txn.commit()))
+        writer = engine.begin()
+        writer.update(TID, _bytes_rows(keys[:1], 9))
+        writer.delete(TID, _bytes_rows(keys[3:4], 0).select(["1"]))
+        ranges = [(b"\x01", b"\x02"), (b"\x02\x01", b"\x03\x06"), (b"\x00", b"\x09"),
+                  (b"\x07", b"\x08")]  # fmt: skip
+        for reader in (writer, engine.begin(read_only=True)):
+            for lower, upper in ranges:
+                for snapshot in stamps:
+                    short, scanned = _range_both_ways(reader, lower, upper, snapshot)
+                    assert short == scanned
+        short, _ = _range_both_ways(writer, b"\x00", b"\x09", None)
+        assert short is not None and len(short) == len(keys) - 2 + 2 - 1  # own delete seen
+        writer.rollback()
+        assert (
+            engine.begin(read_only=True).read_range(
+                TID, ScanSpec((V,), (ColumnPredicate.range(B, b"\x00", b"\x09"),)), 4
+            )
+            is None
+        )  # more rows than asked for: the caller scans
     finally:
         engine.close()

@@ -24,6 +24,7 @@ from storage.transaction import Transaction
 
 MAX_KEYS = 64
 """Up to this many keys are read one by one; more are cheaper as one bounded scan."""
+_PYTHON_ENCODED = 8
 
 
 def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
@@ -65,10 +66,15 @@ def _pinned(predicates: tuple[ColumnPredicate, ...], column_id: ColumnId) -> lis
 def encoded(table: TableInfo, keys: pa.Table) -> list[bytes]:
     """The encoded primary keys of ``keys`` (the key columns' values, in key order)."""
     key_columns = table.schema.key_columns
+    types = [c.type for c in key_columns]
+    if keys.num_rows <= _PYTHON_ENCODED:
+        # A few keys: Python's encoder, as a key lookup does (Arrow kernels cost more).
+        rows = zip(*(keys.column(i).to_pylist() for i in range(len(key_columns))), strict=True)
+        return [encode_key(row, types) for row in rows]
     arrays = [
         keys.column(i).combine_chunks().cast(c.type.arrow_type) for i, c in enumerate(key_columns)
     ]
-    return encode_keys(arrays, [c.type for c in key_columns])
+    return encode_keys(arrays, types)
 
 
 def read(

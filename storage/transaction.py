@@ -48,7 +48,7 @@ import pyarrow as pa
 from storage import commit_record
 from storage.commit_pipeline import CommitPipeline
 from storage.commit_record import OpKind, WriteOp
-from storage.data_type import TabletId
+from storage.data_type import ColumnId, TabletId
 from storage.errors import (
     DbError,
     InFailedSqlTransaction,
@@ -167,6 +167,36 @@ class Transaction:
             return tablet.scan(spec, Timestamp(spec.snapshot), None, stats)
         snapshot = self._pipeline.mvcc.safe_time() if latest else self._snapshot
         return tablet.scan(spec, snapshot, self._state, stats)
+
+    def read_keys(
+        self,
+        tablet_id: TabletId,
+        keys: list[bytes],
+        columns: tuple[ColumnId, ...],
+        *,
+        snapshot: int | None = None,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch:
+        """The rows of the tablet with encoded primary keys ``keys`` (``encode_keys``), as
+        ``scan`` would see them: at this snapshot with own writes, or as the tablet was at
+        ``snapshot`` (SnapshotTooOld, 72000, if refused)."""
+        self._check_active()
+        tablet = self._tablets.tablet(tablet_id)
+        if snapshot is not None:
+            self._pipeline.check_snapshot(Timestamp(snapshot))
+            return tablet.read_keys(keys, columns, Timestamp(snapshot), None, stats)
+        return tablet.read_keys(keys, columns, self._snapshot, self._state, stats)
+
+    def read_range(self, tablet_id: TabletId, spec: ScanSpec, most: int) -> pa.RecordBatch | None:
+        """``scan`` of a short primary-key range as point reads (``Tablet.read_range``), or
+        None when ``spec`` bounds more than the key or the range holds more than ``most``
+        rows in some rowset (the caller scans instead)."""
+        self._check_active()
+        tablet = self._tablets.tablet(tablet_id)
+        if spec.snapshot is not None:
+            self._pipeline.check_snapshot(Timestamp(spec.snapshot))
+            return tablet.read_range(spec, Timestamp(spec.snapshot), None, most)
+        return tablet.read_range(spec, self._snapshot, self._state, most)
 
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""

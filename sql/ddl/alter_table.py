@@ -136,13 +136,17 @@ def alter_table(
             change.alter_column(action)
         elif (check := _added_check(action)) is not None:
             change.add_check(*check, not_valid=bool(ast.args.get("not_valid")))
-        elif isinstance(action, exp.AddConstraint) and len(action.expressions) == 1 and (
-            (reference := foreign_keys.declared(action.expressions[0])) is not None
+        elif (
+            isinstance(action, exp.AddConstraint)
+            and len(action.expressions) == 1
+            and ((reference := foreign_keys.declared(action.expressions[0])) is not None)
         ):
             change.add_foreign_key(*reference, not_valid=bool(ast.args.get("not_valid")))
         elif isinstance(action, ValidateConstraint):
             change.validate_check(identifier_name(action.this))
-        elif isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT":
+        elif (
+            isinstance(action, exp.Drop) and (action.args.get("kind") or "").upper() == "CONSTRAINT"
+        ):
             for node in action.args.get("tables") or []:
                 change.drop_constraint(
                     identifier_name(node.this if isinstance(node, exp.Table) else node),
@@ -374,7 +378,11 @@ class _TableChange:
         foreign_keys.validate(self._catalog, self._table, key, self._row_exists)
 
     def add_check(
-        self, node: exp.CheckColumnConstraint, name: str | None, *, not_valid: bool,
+        self,
+        node: exp.CheckColumnConstraint,
+        name: str | None,
+        *,
+        not_valid: bool,
         column: str | None = None,
     ) -> None:
         """ADD [CONSTRAINT name] CHECK (...) [NOT VALID]: existing rows are checked (23514)
@@ -563,9 +571,7 @@ class _TableChange:
             and (new.length is None or (old.length is not None and new.length >= old.length))
         )
         widening = (
-            old.is_integer
-            and new.is_integer
-            and new.integer_range[1] >= old.integer_range[1]
+            old.is_integer and new.is_integer and new.integer_range[1] >= old.integer_range[1]
         ) or (
             old.kind is TypeKind.DECIMAL
             and new.kind is TypeKind.DECIMAL

@@ -44,8 +44,7 @@ def _create(statement: ExtensionStatement, superuser: bool) -> Result:
             f'extension "{name}" is not available',
             detail=f'Could not open extension control file "{_CONTROL_DIR}/{name}.control":'
             " No such file or directory.",
-            hint="The extension must first be installed on the system where PostgreSQL is"
-            " running.",
+            hint="The extension must first be installed on the system where PostgreSQL is running.",
         )
     if statement.if_flag:
         notice = DuplicateObject(f'extension "{name}" already exists, skipping', severity="NOTICE")

@@ -130,7 +130,9 @@ def _options(reference: exp.Reference) -> dict[str, object]:
 def _column(table: TableInfo, name: str) -> ColumnSchema:
     column = table.schema.find(name)
     if column is None or column.id not in table.column_order:
-        raise UndefinedColumn(f'column "{name}" referenced in foreign key constraint does not exist')
+        raise UndefinedColumn(
+            f'column "{name}" referenced in foreign key constraint does not exist'
+        )
     return column
 
 
@@ -239,6 +241,5 @@ def validate(
     parent = child if key.parent_id == child.table_id else catalog.table_by_id(key.parent_id)
     if row_exists(violation_probe(child, parent, key)):
         raise ForeignKeyViolation(
-            f'insert or update on table "{child.name}" violates foreign key constraint '
-            f'"{key.name}"'
+            f'insert or update on table "{child.name}" violates foreign key constraint "{key.name}"'
         )

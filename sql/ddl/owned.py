@@ -64,8 +64,12 @@ def execute_owned(
         if f"table:{table.oid}" in owned and catalog.find_table(table.name) is not None:
             catalog.drop_table(table.name, cascade=statement.cascade)
     for key, acl in privileges.all().items():
-        if key.startswith("default:") or acl.owner in names or not any(
-            name in (item.grantee, item.grantor) for item in acl.items or [] for name in names
+        if (
+            key.startswith("default:")
+            or acl.owner in names
+            or not any(
+                name in (item.grantee, item.grantor) for item in acl.items or [] for name in names
+            )
         ):
             continue
         changed = privileges.get(key, acl.kind, acl.owner)

@@ -39,8 +39,7 @@ def copy_rows(catalog: Catalog, old: TableInfo, new: TableInfo) -> None:
                     if batch.column(batch.schema.get_field_index(field)).null_count:
                         column = new.schema.column(int(field))
                         raise NotNullViolation(
-                            f'column "{column.name}" of relation "{old.name}" contains null '
-                            "values"
+                            f'column "{column.name}" of relation "{old.name}" contains null values'
                         )
                 _insert(txn, new, batch.cast(schema), constraint_name)
         txn.commit()

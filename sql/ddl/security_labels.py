@@ -48,9 +48,7 @@ def column_label(encoding: str, compression: str) -> str | None:
 
 def security_label(statement: SecurityLabelStatement, catalog: Catalog) -> Result:
     if statement.provider not in ("", PROVIDER):
-        raise InvalidParameterValue(
-            f'security label provider "{statement.provider}" is not loaded'
-        )
+        raise InvalidParameterValue(f'security label provider "{statement.provider}" is not loaded')
     table = catalog.find_table(statement.table)
     if table is None:
         raise UndefinedTable(f'relation "{statement.table}" does not exist')
@@ -125,6 +123,4 @@ def pending_partitioning(
     """The partitioning ADD PRIMARY KEY gives ``table`` (its label's), if it has one."""
     if not table.pending_partitioning:
         return None
-    return partitions.build_partitioning(
-        partitioning_clause(table.pending_partitioning), evaluate
-    )
+    return partitions.build_partitioning(partitioning_clause(table.pending_partitioning), evaluate)

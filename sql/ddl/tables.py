@@ -363,7 +363,12 @@ def create_table(
                 )
             made_keys.append(
                 foreign_keys.foreign_key(
-                    catalog, table, columns_named, referenced, key_name_given, taken,
+                    catalog,
+                    table,
+                    columns_named,
+                    referenced,
+                    key_name_given,
+                    taken,
                     number=len(made_keys),
                 )  # fmt: skip
             )
@@ -511,7 +516,9 @@ def drop_table(ast: exp.Drop, catalog: Catalog) -> Result:
     names = [table_name(t) for t in ast.args.get("tables") or [ast.this]]
     for name in names:
         if catalog.find_view(name) is not None:
-            raise WrongObjectType(f'"{name}" is not a table', hint="Use DROP VIEW to remove a view.")
+            raise WrongObjectType(
+                f'"{name}" is not a table', hint="Use DROP VIEW to remove a view."
+            )
     notices: list[DbError] = []
     missing = [
         n for n in names if catalog.find_table(n) is None and catalog.partition_owner(n) is None

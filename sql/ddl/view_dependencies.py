@@ -35,8 +35,7 @@ def check_column_drop(catalog: Catalog, table: str, column: str) -> None:
             isinstance(s, exp.Star) for s in tree.find_all(exp.Star)
         ):
             raise DependentObjectsStillExist(
-                f"cannot drop column {column} of table {table} because other objects depend "
-                "on it",
+                f"cannot drop column {column} of table {table} because other objects depend on it",
                 detail=f"view {view.name} depends on column {column} of table {table}",
                 hint="Use DROP ... CASCADE to drop the dependent objects too.",
             )

@@ -68,8 +68,10 @@ def modify(
         else None
     )
     refs = plan.references
-    parent_side = refs is not None and bool(refs.incoming) and (
-        changed is None or refs.touches_parent_key(changed)
+    parent_side = (
+        refs is not None
+        and bool(refs.incoming)
+        and (changed is None or refs.touches_parent_key(changed))
     )
     while True:
         if plan.kind == "UPDATE":
@@ -258,9 +260,7 @@ def _apply_conflict_rows(
         refs = plan.references
         parent_side = refs is not None and bool(refs.incoming)
         old = (
-            index_writes.current_rows(table, txn, updates)
-            if table.indexes or parent_side
-            else None
+            index_writes.current_rows(table, txn, updates) if table.indexes or parent_side else None
         )
         for tablet_id, batch in by_tablet(table, storage_batch(updates, columns)):
             conflicts: list[int] = []

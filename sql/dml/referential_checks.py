@@ -150,9 +150,7 @@ def _check_parents_exist(
         )
 
 
-def _lock_rows(
-    txn: Transaction, table: TableInfo, rows: pa.Table, others: list[ColumnId]
-) -> bool:
+def _lock_rows(txn: Transaction, table: TableInfo, rows: pa.Table, others: list[ColumnId]) -> bool:
     """Lock ``rows`` of ``table`` as FOR UPDATE does (a write of a column's own value, or of
     nothing on a table of key columns only); True when some row had changed since the
     snapshot and was left unlocked."""

@@ -110,7 +110,9 @@ class ScanSource:
             if stats is not None:
                 stats.add(self._table.name, tablet_id, 0)
             storage = (
-                stats.tablet(self._table.name, tablet_id) if stats is not None else TabletScanStats()
+                stats.tablet(self._table.name, tablet_id)
+                if stats is not None
+                else TabletScanStats()
             )
             storage_stats.append(storage)
             for batch in self._txn.scan(tablet_id, self._spec, stats=storage):

@@ -3,7 +3,7 @@
 A scan whose pushed predicates hold an equality, IN list or range on the leading
 columns of an index (and no bound on the primary key, which is cheaper still) reads
 the index tablet's entries in that key range first, then fetches just those rows by
-primary key.  Both reads are at the scan's snapshot with the transaction's own
+primary key (a point read, ``point_read``).  Both reads are at the scan's snapshot with the transaction's own
 writes, so they agree: the entries are written in the same transactions as the rows
 (``catalog.indexes``).  Every pushed predicate is still applied to the rows fetched,
 so the index only ever narrows what is read.
@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from catalog.indexes import IKEY, IndexInfo, value_columns
 from catalog.table import TableInfo
+from sql.execution import point_read
 from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_sortable, encode_value, is_key_type, prefix_successor
 from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
@@ -30,8 +31,10 @@ from storage.transaction import Transaction
 
 MAX_IN_VALUES = 1000
 """An IN list longer than this is read by scanning: one index range per value costs more."""
-POINT_LOOKUPS = 64
-"""Up to this many rows found are fetched one key at a time; more in one bounded scan."""
+POINT_LOOKUPS = point_read.MAX_KEYS
+"""Up to this many rows found are fetched by a point read; more in one bounded scan."""
+SHORT_RANGE = 64
+"""An index range holding at most this many entries per rowset is read as point reads."""
 _NOT_NULL = b"\x00"
 _NULLS = b"\x01"
 """``encode_sortable``'s flag byte for NULL: every non-NULL value sorts below it."""
@@ -175,45 +178,32 @@ def scan(
     keys = _primary_keys(txn, table, lookup, spec)
     if keys.num_rows == 0:
         return
-    key_columns = table.schema.key_columns
-    remaining = spec.limit
     if keys.num_rows <= POINT_LOOKUPS:
-        rows = zip(*(keys.column(i).to_pylist() for i in range(len(key_columns))))
-        probes = [
-            dataclasses.replace(
-                spec,
-                predicates=(
-                    *spec.predicates,
-                    *(ColumnPredicate.equality(c.id, v) for c, v in zip(key_columns, row)),
-                ),
-            )
-            for row in rows
-        ]
-    else:
-        first = keys.column(0)
-        values = tuple(first.to_pylist())
-        probes = [
-            dataclasses.replace(
-                spec,
-                predicates=(
-                    *spec.predicates,
-                    ColumnPredicate.range(key_columns[0].id, min(values), max(values),
-                                          upper_inclusive=True),
-                    ColumnPredicate.in_list(key_columns[0].id, values),
-                ),  # fmt: skip
-            )
-        ]
-    for probe in probes:
-        for tablet_id in tablet_ids:
-            for batch in txn.scan(tablet_id, probe):
-                if not batch.num_rows:
-                    continue
-                if remaining is not None:
-                    batch = batch.slice(0, remaining)
-                    remaining -= batch.num_rows
-                yield tablet_id, batch
-                if remaining == 0:
-                    return
+        yield from point_read.read(txn, point_read.encoded(table, keys), spec, tablet_ids)
+        return
+    key_columns = table.schema.key_columns
+    values = tuple(keys.column(0).to_pylist())
+    probe = dataclasses.replace(
+        spec,
+        predicates=(
+            *spec.predicates,
+            ColumnPredicate.range(
+                key_columns[0].id, min(values), max(values), upper_inclusive=True
+            ),
+            ColumnPredicate.in_list(key_columns[0].id, values),
+        ),  # fmt: skip
+    )
+    remaining = spec.limit
+    for tablet_id in tablet_ids:
+        for batch in txn.scan(tablet_id, probe):
+            if not batch.num_rows:
+                continue
+            if remaining is not None:
+                batch = batch.slice(0, remaining)
+                remaining -= batch.num_rows
+            yield tablet_id, batch
+            if remaining == 0:
+                return
 
 
 def _primary_keys(
@@ -233,6 +223,10 @@ def _primary_keys(
             ),
             snapshot=spec.snapshot,
         )
+        short = txn.read_range(lookup.index.tablet_id, index_spec, SHORT_RANGE)
+        if short is not None:
+            batches.append(short)
+            continue
         batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
     if not batches:
         return pa.table({str(c): pa.array([], pa.null()) for c in projection})

@@ -404,7 +404,9 @@ def _width(text: str | None) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise InvalidTextRepresentation(f'invalid input syntax for type integer: "{text}"') from None
+        raise InvalidTextRepresentation(
+            f'invalid input syntax for type integer: "{text}"'
+        ) from None
 
 
 def _arg(args: list[str | None], index: int) -> str | None:

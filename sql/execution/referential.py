@@ -71,7 +71,9 @@ def fitting(keys: pa.Table, table: TableInfo, columns: Sequence[ColumnId]) -> np
 def encoded(keys: pa.Table, table: TableInfo, columns: Sequence[ColumnId]) -> pa.Array:
     """One order-preserving byte string per row of ``keys``: equal tuples, equal bytes."""
     types = [table.schema.column(c).type for c in columns]
-    arrays = [c.combine_chunks().cast(t.arrow_type) for c, t in zip(keys.columns, types, strict=True)]
+    arrays = [
+        c.combine_chunks().cast(t.arrow_type) for c, t in zip(keys.columns, types, strict=True)
+    ]
     return encode_sortable(arrays, types)
 
 

@@ -19,7 +19,7 @@ from catalog.catalog import Catalog
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ResultColumn
 from sql.common.time_zones import UTC_ZONE
-from sql.execution import executor, index_scan, system_view_rows
+from sql.execution import executor, index_scan, point_read, system_view_rows
 from sql.execution.table_activity import TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
@@ -181,9 +181,15 @@ class QueryRunner:
         zone = self.zone.arrow
 
         lookup = index_scan.choose(scan.table, spec)
+        points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
 
         def batches() -> Iterator[pa.RecordBatch]:
+            if points is not None:
+                yield from (
+                    batch for _tablet_id, batch in point_read.read(txn, points, spec, tablet_ids)
+                )
+                return
             if lookup is not None:
                 found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids)
                 yield from (batch for _tablet_id, batch in found)

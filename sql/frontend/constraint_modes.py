@@ -30,8 +30,10 @@ def parse(sql: str, tokens: list[Token]) -> SetConstraints | None:
     if mode not in ("deferred", "immediate"):
         raise _error(sql, tokens[-1])
     listed = tokens[2:-1]
-    if len(listed) == 1 and listed[0].token_type is not TokenType.IDENTIFIER and (
-        listed[0].text.lower() == "all"
+    if (
+        len(listed) == 1
+        and listed[0].token_type is not TokenType.IDENTIFIER
+        and (listed[0].text.lower() == "all")
     ):
         return SetConstraints((), mode == "deferred")
     names: list[str] = []

@@ -192,8 +192,10 @@ class NyalaParser(PostgresParser):
 
     ALTER_PARSERS = {
         **PostgresParser.ALTER_PARSERS,
-        "VALIDATE": lambda self: self._match(TokenType.CONSTRAINT)
-        and self.expression(ValidateConstraint(this=self._parse_id_var())),
+        "VALIDATE": lambda self: (
+            self._match(TokenType.CONSTRAINT)
+            and self.expression(ValidateConstraint(this=self._parse_id_var()))
+        ),
     }
 
     # to_char's pattern is read by the planner (sql/planner/to_char.py), not turned into a

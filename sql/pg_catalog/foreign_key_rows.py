@@ -50,7 +50,9 @@ def definition(child: TableInfo, parent: TableInfo, key: ForeignKey) -> str:
 
 
 def rows(
-    table: TableInfo, parent_of: Callable[[int], TableInfo], index_oid: Callable[[TableInfo, int | None], int]
+    table: TableInfo,
+    parent_of: Callable[[int], TableInfo],
+    index_oid: Callable[[TableInfo, int | None], int],
 ) -> list[Row]:
     """The pg_constraint and pg_depend rows of ``table``'s foreign keys; ``index_oid(parent,
     index ID)`` names the index a key goes through (None: the primary key's)."""

@@ -319,9 +319,7 @@ class CatalogFunctions:
         if op == "unlock_all":
             self._advisory.unlock_all()
             return True
-        return self._advisory.lock(
-            keys, transaction="xact" in op, wait=not op.startswith("try")
-        )
+        return self._advisory.lock(keys, transaction="xact" in op, wait=not op.startswith("try"))
 
     def notify(self, channel: str | None, payload: str | None) -> str:
         """pg_notify(channel, payload): NOTIFY with computed arguments, sent at commit."""

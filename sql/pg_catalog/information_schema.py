@@ -37,7 +37,9 @@ _TABLE_GRANTS = """
 _SUPERUSER = "pgf_current_setting('is_superuser') = 'on'"
 _ME = "pgf_current_setting('session_authorization')"
 _VISIBLE_GRANT = f"{_SUPERUSER} OR g.grantor = {_ME} OR g.grantee IN ({_ME}, '')"
-_VISIBLE_ROLE_GRANT = f"({_SUPERUSER} AND g.grantee <> '') OR g.grantor = {_ME} OR g.grantee = {_ME}"
+_VISIBLE_ROLE_GRANT = (
+    f"({_SUPERUSER} AND g.grantee <> '') OR g.grantor = {_ME} OR g.grantee = {_ME}"
+)
 
 VIEWS: dict[str, str] = {
     "schemata": """

@@ -113,6 +113,8 @@ def key_defs(table: TableInfo) -> dict[int, str]:
         if node.key is not None:
             out[node_oid(node)] = partition_key_def(table, node.key)
     return out
+
+
 def constraint_defs(table: TableInfo) -> dict[int, str]:
     """``pg_get_partition_constraintdef`` of every partition of ``table``'s tree, by OID:
     its ancestors' conditions and its own, as PostgreSQL 15 deparses them."""

@@ -80,7 +80,8 @@ def with_privileges(rows: CatalogRows, acls: dict[str, ObjectAcl], owner: str) -
             values[view_owner_at] = owners[row[view_at]]
             views[index] = tuple(values)
     defaults = [
-        (key.split(":"), default) for key, default in sorted(acls.items())
+        (key.split(":"), default)
+        for key, default in sorted(acls.items())
         if key.startswith("default:")
     ]
     for number, ((_, role, in_schema, kind), default) in enumerate(defaults):

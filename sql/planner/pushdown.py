@@ -247,8 +247,8 @@ SHORT_LIMIT_ROWS = 1000
 
 
 def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema] | None) -> bool:
-    """Whether a direct query reads a handful of rows by key: an equality on every key column,
-    or a literal LIMIT of at most ``SHORT_LIMIT_ROWS``.  Such a read never waits on a lock, so
+    """Whether a direct query reads a handful of rows by key: an equality on every key column
+    (of the primary key or of a unique index), or a literal LIMIT of at most ``SHORT_LIMIT_ROWS``.  Such a read never waits on a lock, so
     the server runs it where it stands instead of handing it to a thread."""
     if direct is None or bound.tables[0].snapshot is not None:
         return False
@@ -256,6 +256,11 @@ def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema
     equal = {p.column.id for p in plan.predicates if p.op == "="}
     if set(plan.table.schema.key_column_ids) <= equal:
         return True
+    if any(
+        index.unique and index.predicate is None and set(index.columns) <= equal
+        for index in plan.table.indexes
+    ):
+        return True  # a unique index's whole key: one row at most (NULL equals nothing)
     limit = plan.limit
     return (
         limit is not None

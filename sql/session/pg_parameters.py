@@ -560,7 +560,13 @@ PARAMETERS: tuple[Parameter, ...] = (
     # pg_stat_statements' own, which PostgreSQL has once the library is loaded.
     P("pg_stat_statements.max", "integer", "postmaster", default="5000", low=100, high=1073741823),
     P("pg_stat_statements.save", "bool", "sighup", default="on"),
-    P("pg_stat_statements.track", "enum", "superuser", default="top", choices=("none", "top", "all")),
+    P(
+        "pg_stat_statements.track",
+        "enum",
+        "superuser",
+        default="top",
+        choices=("none", "top", "all"),
+    ),
     P("pg_stat_statements.track_planning", "bool", "superuser", default="off"),
     P("pg_stat_statements.track_utility", "bool", "superuser", default="on"),
     P(

@@ -29,6 +29,7 @@ sees one consistent set.
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
 from collections.abc import Iterator
@@ -566,6 +567,72 @@ class DiskRowSet:
             batch = self._merge(idx, first, selected, kept, resolved, spec, arrow_schema, stats)
             if batch.num_rows:
                 yield batch
+
+    def read_rows(
+        self,
+        rowids: np.ndarray,
+        column_ids: tuple[ColumnId, ...],
+        snapshot: int,
+        reader: TxnState | None,
+        stats: ScanStats,
+    ) -> tuple[np.ndarray, dict[ColumnId, list[pa.Array]]]:
+        """Kudu's point read: of ``rowids`` (ascending, found by the key index), those live at
+        ``snapshot`` and their ``column_ids`` values; per block touched, only those rows are
+        taken from the (cached) decoded blocks and only their deltas applied.  The caller
+        holds the tablet lock."""
+        blocks = self.key_index.blocks
+        if len(rowids) == 1:
+            groups = [
+                (bisect.bisect_right(self.key_index.block_starts, int(rowids[0])) - 1, rowids)
+            ]
+        else:
+            block_of = np.searchsorted(self.key_index.block_starts, rowids, side="right") - 1
+            groups = [(idx, rowids[block_of == idx]) for idx in np.unique(block_of).tolist()]
+        found: list[np.ndarray] = []
+        values: dict[ColumnId, list[pa.Array]] = {c: [] for c in column_ids}
+        for idx, ids in groups:
+            lo, hi = int(ids[0]), int(ids[-1]) + 1
+            if not self._may_have_deltas(ids, lo, hi, snapshot):
+                ids = ids[~self._deleted[ids]]
+                if not len(ids):
+                    continue
+                redo = undo = None
+            else:
+                redo, undo = self._block_deltas(lo, hi, snapshot, reader, stats)
+                if len(ids) > 1 and (len(redo) or len(undo)):
+                    redo = redo.where(np.isin(redo.rowid, ids))
+                    undo = undo.where(np.isin(undo.rowid, ids))
+                live = resolve_live(ids, ~self._deleted[ids], redo, undo)
+                if not live.all():
+                    ids = ids[live]
+                    if not len(ids):
+                        continue
+                    redo = redo.where(np.isin(redo.rowid, ids))
+                    undo = undo.where(np.isin(undo.rowid, ids))
+            positions = ids - blocks[idx].first_rowid
+            for column_id in column_ids:
+                column_reader = self._columns.get(column_id)
+                if column_reader is None:
+                    base = self._default_array(column_id, len(ids))
+                else:
+                    base = column_reader.read_block(idx).to_arrow(positions)
+                    stats.blocks_read += 1
+                if redo is not None and undo is not None:
+                    base = resolve_column(ids, base, self.schema.column(column_id), redo, undo)
+                values[column_id].append(base)
+            found.append(ids)
+        rows = np.concatenate(found) if found else np.zeros(0, np.int64)
+        return rows, values
+
+    def _may_have_deltas(self, rowids: np.ndarray, lo: int, hi: int, snapshot: int) -> bool:
+        """Whether any delta store may change ``rowids`` (within [lo, hi)) as seen at
+        ``snapshot``; when none can, a point read takes the base values as they are."""
+        chains = self.dms.chains
+        if chains and any(r in chains for r in rowids.tolist()):
+            return True
+        return any(d.min_ts <= snapshot and d.may_hold(lo, hi) for d in self.redo) or any(
+            d.max_ts > snapshot and d.may_hold(lo, hi) for d in self.undo
+        )
 
     def _block_rows(
         self,

@@ -29,6 +29,10 @@ class KeyIndex:
             bytes.fromhex(b.max)  # type: ignore[arg-type]
             for b in self._reader.blocks
         ]
+        self.block_starts = np.fromiter(
+            (b.first_rowid for b in self._reader.blocks), np.int64, len(self._reader.blocks)
+        )
+        """Each block's first rowid, for finding the blocks of many rowids at once."""
         self._widths: dict[int, int] = {}
         """Per block read so far, the width all its keys share (0: they differ)."""
 

@@ -156,6 +156,30 @@ class MemRowSet:
         row: MemRowSetRow | None = self._rows.get(key)
         return row
 
+    def read(self, key: bytes, snapshot: Timestamp, reader: TxnState | None) -> Row | None:
+        """The version of ``key``'s row visible at ``snapshot`` to ``reader`` (a point read),
+        or None; the caller holds the tablet lock."""
+        row: MemRowSetRow | None = self._rows.get(key)
+        return None if row is None else _visible(row, snapshot, reader)
+
+    def read_range(
+        self,
+        lower: bytes | None,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+    ) -> list[Row] | None:
+        """The rows in [lower, upper) visible at ``snapshot`` to ``reader``, or None when
+        the range holds more than ``most`` entries; the caller holds the tablet lock."""
+        rows = self._rows
+        start = 0 if lower is None else rows.bisect_left(lower)
+        end = len(rows) if upper is None else rows.bisect_left(upper)
+        if end - start > most:
+            return None
+        found = (_visible(row, snapshot, reader) for row in rows.values()[start:end])
+        return [row for row in found if row is not None]
+
     def adopt(self, key: bytes, row: MemRowSetRow) -> None:
         """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory)."""
         self._rows[key] = row

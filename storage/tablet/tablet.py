@@ -44,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.data_type import TabletId
+from storage.data_type import ColumnId, TabletId
 from storage.errors import (
     DataCorrupted,
     InternalError,
@@ -68,6 +68,7 @@ from storage.predicate import ScanSpec
 from storage.row_change import Row, to_storage_values
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
+from storage.tablet import point_read
 from storage.tablet.bloom import key_hashes
 from storage.tablet.compaction_policy import (
     Choice,
@@ -752,6 +753,56 @@ class Tablet:
             )
             rowsets = list(self.rowsets)
         return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowsets, rowsets)
+
+    def read_keys(
+        self,
+        keys: list[bytes],
+        columns: tuple[ColumnId, ...],
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch:
+        """Kudu's point read: ``columns`` of the rows whose encoded primary keys are ``keys``,
+        as a scan at ``snapshot`` by ``reader`` would see them (``point_read``)."""
+        for column_id in columns:
+            self._column_schema(column_id)
+        stats = stats or ScanStats()
+        before = stats.delta_stores_read
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            batch = point_read.read_keys(
+                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, stats
+            )
+        self.delta_lookups += stats.delta_stores_read - before
+        return batch
+
+    def read_range(
+        self,
+        spec: ScanSpec,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch | None:
+        """``scan`` of a spec whose predicates only bound the primary key, as point reads of
+        the few rows in that range (``point_read.read_range``); None when it is not such a
+        spec or a rowset holds more than ``most`` rows in the range."""
+        key_range = spec.key_range(self.schema)
+        if spec.limit is not None or key_range.is_empty or spec.beyond_key(self.schema, key_range):
+            return None
+        for column_id in spec.projection:
+            self._column_schema(column_id)
+        stats = stats or ScanStats()
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            return point_read.read_range(
+                self.schema, memrowsets, self.rowsets, key_range, spec.projection, snapshot,
+                reader, stats, most,
+            )  # fmt: skip
 
     def _scan(
         self,

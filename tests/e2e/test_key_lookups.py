@@ -54,6 +54,11 @@ LOOKUPS: list[tuple[str, list[list[object]]]] = [
       ["3", "b0"]]),
     ("select v from kl_pairs where a = %s order by v", [[4], [11], [None]]),
     ("select v from kl_pairs where b = %s and a = %s", [["b2", 5], ["b2", 50]]),
+    ("select id, name from kl_items where id in (%s, %s, %s) order by id",
+     [[5, 6, 7], [5, 5, 0], [1000, None, 3], [11, 6000, 5000], [D("4.0"), D("4.5"), 2**40]]),
+    ("select v, b from kl_pairs where a in (%s, %s) and b in (%s, 'b1') order by v",
+     [[3, 2, "b0"], [2, -1, ""], [None, 2, "b1\x01"]]),
+    ("select count(*) from kl_items where id = %s and code = %s", [[3, 3], [3, 5], [1001, 5]]),
 ]  # fmt: skip
 
 

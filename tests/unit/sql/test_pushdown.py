@@ -8,6 +8,7 @@ from sql.frontend import parser
 from sql.planner.binder import bind_query
 from sql.planner.pushdown import plan_scans
 from storage import data_type as t
+from storage.data_type import ColumnId, TabletId
 from storage.predicate import PredicateKind
 from tests.unit.sql.conftest import CatalogDouble, make_table
 
@@ -151,6 +152,30 @@ def test_short_reads_are_direct_reads_by_the_whole_key_or_a_small_literal_limit(
         "select b from t where a = 1 order by b",
     ):
         assert not short(sql), sql
+
+
+def test_an_equality_on_a_whole_unique_index_is_a_short_read():
+    import dataclasses
+
+    from catalog.indexes import IndexInfo
+    from sql.planner.pushdown import direct_columns, is_short
+
+    table = make_table(3, "w", [("id", t.INT64), ("code", t.INT64), ("name", t.STRING)])
+    indexes = (
+        IndexInfo("w_code", 1, TabletId(31), (ColumnId(1),), unique=True),
+        IndexInfo("w_name", 2, TabletId(32), (ColumnId(2),)),
+        IndexInfo("w_part", 3, TabletId(33), (ColumnId(2),), unique=True, predicate="code > 0"),
+    )
+    cat = CatalogDouble([dataclasses.replace(table, indexes=indexes)])
+
+    def short(sql):
+        bound = bind_query(parser.parse(sql)[0].ast, cat)
+        scans = plan_scans(bound)
+        return is_short(bound, scans, direct_columns(bound, scans))
+
+    assert short("select id from w where code = $1")
+    assert not short("select id from w where name = $1")  # not unique, nor is the partial one
+    assert not short("select id from w where code > $1")
 
 
 def test_ors_of_equalities_on_one_column_become_in_lists(cat):

@@ -1,0 +1,106 @@
+"""Reading a few rows by primary key: a point read, not a scan.
+
+A scan with an equality (or a short IN list) on every primary-key column names its
+rows' keys outright, as does an index lookup once the index has given them.  Those
+keys are encoded and read with ``Transaction.read_keys`` (Kudu's point read: bloom
+filter, key index, the cached block's row), which skips a scan's key ranges, block
+walks and masks.  Every pushed predicate is applied to the rows read, so a key that
+does not encode exactly (``1.5`` for an integer key) finds nothing a scan would not.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog.table import TableInfo
+from storage.data_type import ColumnId, TabletId
+from storage.key_encoding import encode_key, encode_keys
+from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
+from storage.transaction import Transaction
+
+MAX_KEYS = 64
+"""Up to this many keys are read one by one; more are cheaper as one bounded scan."""
+_PYTHON_ENCODED = 8
+
+
+def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
+    """The encoded primary keys ``spec`` pins with equalities and IN lists on every key
+    column, or None when it does not (or they would be more than ``MAX_KEYS``)."""
+    if not table.schema.key_columns:
+        return None
+    choices: list[Sequence[object]] = []
+    total = 1
+    for column in table.schema.key_columns:
+        values = _pinned(spec.predicates, column.id)
+        if values is None:
+            return None
+        total *= len(values)
+        if total > MAX_KEYS:
+            return None
+        choices.append(values)
+    types = [c.type for c in table.schema.key_columns]
+    keys = set()
+    for combination in itertools.product(*choices):
+        try:
+            keys.add(encode_key(combination, types))
+        except (ValueError, OverflowError, TypeError, ArithmeticError):
+            continue  # not a value of the key's type: no row has it
+    return sorted(keys)
+
+
+def _pinned(predicates: tuple[ColumnPredicate, ...], column_id: ColumnId) -> list[object] | None:
+    for predicate in predicates:
+        if predicate.column_id != column_id:
+            continue
+        if predicate.kind is PredicateKind.EQUALITY and predicate.value is not None:
+            return [predicate.value]
+        if predicate.kind is PredicateKind.IN_LIST:
+            return [v for v in predicate.values if v is not None]
+    return None
+
+
+def encoded(table: TableInfo, keys: pa.Table) -> list[bytes]:
+    """The encoded primary keys of ``keys`` (the key columns' values, in key order)."""
+    key_columns = table.schema.key_columns
+    types = [c.type for c in key_columns]
+    if keys.num_rows <= _PYTHON_ENCODED:
+        # A few keys: Python's encoder, as a key lookup does (Arrow kernels cost more).
+        rows = zip(*(keys.column(i).to_pylist() for i in range(len(key_columns))), strict=True)
+        return [encode_key(row, types) for row in rows]
+    arrays = [
+        keys.column(i).combine_chunks().cast(c.type.arrow_type) for i, c in enumerate(key_columns)
+    ]
+    return encode_keys(arrays, types)
+
+
+def read(
+    txn: Transaction,
+    keys: list[bytes],
+    spec: ScanSpec,
+    tablet_ids: tuple[TabletId, ...],
+) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
+    """The rows of ``keys`` matching ``spec`` (its projection), from each of ``tablet_ids``."""
+    if not keys:
+        return
+    needed = tuple(dict.fromkeys((*spec.projection, *(p.column_id for p in spec.predicates))))
+    remaining = spec.limit
+    for tablet_id in tablet_ids:
+        batch = txn.read_keys(tablet_id, keys, needed, snapshot=spec.snapshot)
+        if not batch.num_rows:
+            continue
+        if spec.predicates:
+            masks = [p.evaluate(batch.column(needed.index(p.column_id))) for p in spec.predicates]
+            batch = batch.filter(masks[0] if len(masks) == 1 else pc.and_(*masks))
+        if needed != spec.projection:
+            batch = batch.select([needed.index(c) for c in spec.projection])
+        if remaining is not None:
+            batch = batch.slice(0, remaining)
+            remaining -= batch.num_rows
+        if batch.num_rows:
+            yield tablet_id, batch
+        if remaining == 0:
+            return

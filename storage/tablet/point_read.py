@@ -1,0 +1,182 @@
+"""A point read: the rows of a few primary keys, without a scan's machinery.
+
+A scan builds a key range, walks every rowset's blocks in it and re-checks its
+predicates; a read of a handful of keys needs none of that.  Each key is looked up
+where it can live: the MemRowSets' maps, then each DiskRowSet whose key range covers
+it (bounds, bloom filter, key index, then only those rows of the cached decoded blocks
+and only their deltas).  A key may have versions in several rowsets (deleted in one,
+reinserted in a later one); at most one is visible at a snapshot, and every source is
+asked, so the visibility is exactly a scan's.
+"""
+
+from __future__ import annotations
+
+import bisect
+from operator import itemgetter
+
+import numpy as np
+import pyarrow as pa
+
+from storage.data_type import ColumnId
+from storage.mvcc import TxnState
+from storage.predicate import KeyRange
+from storage.row_change import Row, from_storage_values
+from storage.scan_stats import ScanStats
+from storage.schema import Schema
+from storage.tablet.bloom import key_hashes
+from storage.tablet.diskrowset import DiskRowSet
+from storage.tablet.memrowset import MemRowSet
+from storage.timestamp import Timestamp
+
+_HASHED_MIN = 8
+"""From this many keys, the bloom filters are probed with numpy over hashes computed once."""
+
+
+def read_keys(
+    schema: Schema,
+    memrowsets: list[MemRowSet],
+    rowsets: list[DiskRowSet],
+    keys: list[bytes],
+    columns: tuple[ColumnId, ...],
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+) -> pa.RecordBatch:
+    """The ``columns`` of the rows with encoded primary keys ``keys`` visible at
+    ``snapshot`` to ``reader`` (absent keys are skipped); the caller holds the tablet lock."""
+    keys = sorted(set(keys))
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    rows: list[Row] = []
+    for memrowset in memrowsets:
+        for key in keys:
+            row = memrowset.read(key, snapshot, reader)
+            if row is not None:
+                rows.append(row)
+    found = _add_rows(schema, rows, columns, parts, stats)
+    if rowsets:
+        found += _read_rowsets(rowsets, keys, columns, snapshot, reader, stats, parts)
+    return _batch(schema, columns, parts, found, stats)
+
+
+def read_range(
+    schema: Schema,
+    memrowsets: list[MemRowSet],
+    rowsets: list[DiskRowSet],
+    key_range: KeyRange,
+    columns: tuple[ColumnId, ...],
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+    most: int,
+) -> pa.RecordBatch | None:
+    """A short key range read as point reads of its rows: ``columns`` of the rows in
+    ``key_range`` visible at ``snapshot`` to ``reader``, or None when any source holds more
+    than ``most`` rows in it (a scan is then the better read); caller holds the lock."""
+    lower, upper = key_range.lower, key_range.upper
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    rows: list[Row] = []
+    for memrowset in memrowsets:
+        found = memrowset.read_range(lower, upper, snapshot, reader, most)
+        if found is None:
+            return None
+        rows += found
+    spans = []
+    for rowset in rowsets:
+        lo = rowset.lower_bound(lower)
+        hi = rowset.rows if upper is None else rowset.lower_bound(upper)
+        if hi - lo > most:
+            return None
+        spans.append((rowset, lo, hi))
+    total = _add_rows(schema, rows, columns, parts, stats)
+    for rowset, lo, hi in spans:
+        if lo >= hi:
+            stats.rowsets_skipped += 1
+            continue
+        stats.rowsets_read += 1
+        rowids = np.arange(lo, hi, dtype=np.int64)
+        live, values = rowset.read_rows(rowids, columns, int(snapshot), reader, stats)
+        total += len(live)
+        for column_id, arrays in values.items():
+            parts[column_id].extend(arrays)
+    return _batch(schema, columns, parts, total, stats)
+
+
+def _add_rows(
+    schema: Schema,
+    rows: list[Row],
+    columns: tuple[ColumnId, ...],
+    parts: dict[ColumnId, list[pa.Array]],
+    stats: ScanStats,
+) -> int:
+    """Append MemRowSet ``rows`` to ``parts`` as Arrow arrays; their count."""
+    if rows:
+        stats.memrowset_rows_scanned += len(rows)
+        for column_id in columns:
+            getter = itemgetter(schema.index_of(column_id))
+            values = [getter(row) for row in rows]
+            parts[column_id].append(from_storage_values(values, schema.column(column_id).type))
+    return len(rows)
+
+
+def _batch(
+    schema: Schema,
+    columns: tuple[ColumnId, ...],
+    parts: dict[ColumnId, list[pa.Array]],
+    total: int,
+    stats: ScanStats,
+) -> pa.RecordBatch:
+    stats.rows_returned += total
+    if not columns:
+        return pa.RecordBatch.from_arrays([pa.nulls(total)], names=["_"]).select([])
+    arrow_schema = schema.arrow_schema(columns)
+    arrays = [_concat(parts[c], field.type) for c, field in zip(columns, arrow_schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _read_rowsets(
+    rowsets: list[DiskRowSet],
+    keys: list[bytes],
+    columns: tuple[ColumnId, ...],
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+    parts: dict[ColumnId, list[pa.Array]],
+) -> int:
+    """Append the rows of ``keys`` (ascending) found in ``rowsets`` to ``parts``; their count.
+    The bloom filter is probed with hashes computed once for every rowset."""
+    hashes = key_hashes(keys) if len(keys) >= _HASHED_MIN else None
+    found = 0
+    for rowset in rowsets:
+        lo = bisect.bisect_left(keys, rowset.min_key)
+        hi = bisect.bisect_right(keys, rowset.max_key)
+        if lo >= hi:
+            stats.rowsets_skipped += 1
+            continue
+        if hashes is None:
+            candidates = [k for k in keys[lo:hi] if rowset.bloom.may_contain(k)]
+        else:
+            maybe = rowset.bloom.may_contain_hashed(hashes[0][lo:hi], hashes[1][lo:hi])
+            candidates = [keys[i] for i in (np.flatnonzero(maybe) + lo).tolist()]
+        if not candidates:
+            stats.rowsets_skipped += 1
+            continue
+        rowids = [r for r in rowset.key_index.lookup_sorted(candidates) if r is not None]
+        if not rowids:
+            stats.rowsets_skipped += 1
+            continue
+        stats.rowsets_read += 1
+        live, values = rowset.read_rows(
+            np.array(rowids, np.int64), columns, int(snapshot), reader, stats
+        )
+        found += len(live)
+        for column_id, arrays in values.items():
+            parts[column_id].extend(arrays)
+    return found
+
+
+def _concat(arrays: list[pa.Array], arrow_type: pa.DataType) -> pa.Array:
+    if not arrays:
+        return pa.array([], arrow_type)
+    if len(arrays) == 1 and arrays[0].type == arrow_type:
+        return arrays[0]
+    return pa.concat_arrays([a.cast(arrow_type) for a in arrays])

@@ -1,0 +1,235 @@
+"""The point read (``Tablet.read_keys``, and ``read_range`` of a short key range) against a full scan: same rows at every snapshot.
+
+Random writes, flushes, delta and rowset compactions and reopens (the flush model's
+operations) put a key's versions in the MemRowSet, DeltaMemStores, REDO and UNDO files
+and several rowsets (deleted in one, reinserted in a later one); after each step the
+point read of every key subset must equal the scan's rows for those keys, now and at
+every earlier commit.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from storage.data_type import BINARY, INT32, INT64, ColumnId
+from storage.engine import StorageEngine
+from storage.errors import SnapshotTooOld
+from storage.key_encoding import encode_keys
+from storage.options import StorageOptions
+from storage.predicate import ColumnPredicate, ScanSpec
+from storage.schema import ColumnSchema, Schema
+from storage.transaction import Transaction
+from tests.unit.storage.tablet.test_flush_model import OPTIONS, SCHEMA, TID, _apply, ops
+
+K, S, N = ColumnId(1), ColumnId(2), ColumnId(3)
+ALL_KEYS = list(range(13))
+
+
+def _encoded(keys: list[int]) -> list[bytes]:
+    return encode_keys([pa.array(keys, pa.int32())], [INT32])
+
+
+def _by_scan(txn: Transaction, keys: list[int], snapshot: int | None) -> dict:
+    spec = ScanSpec((K, S, N), (), snapshot=snapshot)
+    rows = [r for b in txn.scan(TID, spec) for r in b.to_pylist()]
+    return {r["1"]: (r["2"], r["3"]) for r in rows if r["1"] in keys}
+
+
+def _by_point_read(txn: Transaction, keys: list[int], snapshot: int | None) -> dict:
+    batch = txn.read_keys(TID, _encoded(keys), (K, S, N), snapshot=snapshot)
+    rows = batch.to_pylist()
+    out = {r["1"]: (r["2"], r["3"]) for r in rows}
+    assert len(out) == len(rows), "a key appears once"
+    narrow = txn.read_keys(TID, _encoded(keys), (N,), snapshot=snapshot)
+    assert sorted(narrow.column(0).to_pylist(), key=repr) == sorted(
+        (v[1] for v in out.values()), key=repr
+    )
+    assert txn.read_keys(TID, _encoded(keys), (), snapshot=snapshot).num_rows == len(out)
+    return out
+
+
+def _agree(engine: StorageEngine, keys: list[int], snapshots: list[int | None]) -> None:
+    txn = engine.begin(read_only=True)
+    for snapshot in snapshots:
+        assert _by_point_read(txn, keys, snapshot) == _by_scan(txn, keys, snapshot)
+    txn.rollback()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops, st.lists(st.sampled_from(ALL_KEYS), max_size=5))
+def test_point_read_matches_a_scan_at_every_snapshot(sequence, some_keys):
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = StorageEngine.open(Path(tmp), OPTIONS)
+        engine.create_tablet(TID, SCHEMA)
+        model: dict = {}
+        history: list[int | None] = [None]
+        try:
+            for op in sequence:
+                if op[0] == "checkpoint":
+                    engine.checkpoint()
+                elif op[0] == "reopen":
+                    engine.close()
+                    engine = StorageEngine.open(Path(tmp), OPTIONS)
+                elif op[0] == "merging_compaction":
+                    tablet = engine.tablet(TID)
+                    snapshot = engine.mvcc.safe_time()
+                    ids = [r.rowset_id for r in tablet.rowsets]
+                    tablet.compact_rowsets(ids, snapshot, engine.history_cutoff(snapshot))
+                elif op[0].endswith("_compaction"):
+                    tablet = engine.tablet(TID)
+                    cutoff = engine.history_cutoff(engine.mvcc.safe_time())
+                    for rowset in list(tablet.rowsets):
+                        tablet.compact_deltas(
+                            rowset.rowset_id,
+                            major=op[0] == "major_compaction",
+                            history_cutoff=cutoff,
+                        )
+                commit_ts = _apply(engine, model, op)
+                if commit_ts is not None:
+                    history += [int(commit_ts) - 1, int(commit_ts)]
+                _agree(engine, ALL_KEYS, history)
+                _agree(engine, some_keys, history[:1] + history[-2:])
+        finally:
+            engine.close()
+
+
+def _rows(keys: list[int], s: str, n: int | None = None) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(keys, pa.int32()),
+            pa.array([s] * len(keys), pa.string()),
+            pa.array([n] * len(keys), pa.int64()),
+        ],
+        names=["1", "2", "3"],
+    )
+
+
+def test_own_uncommitted_writes_and_other_readers(tmp_path):
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, SCHEMA)
+    try:
+        setup = engine.begin()
+        setup.insert(TID, _rows(list(range(10)), "old", 1))
+        setup.commit()
+        engine.checkpoint()  # the rows are in a DiskRowSet now
+        writer = engine.begin()
+        writer.update(TID, _rows([1, 2], "mine", 2))
+        writer.delete(TID, _rows([3], "", None).select(["1"]))
+        writer.insert(TID, _rows([20], "new", 3))
+        other = engine.begin(read_only=True)
+        keys = [1, 2, 3, 4, 20, 99]
+        for txn in (writer, other):
+            assert _by_point_read(txn, keys, None) == _by_scan(txn, keys, None)
+        assert _by_point_read(writer, keys, None) == {
+            1: ("mine", 2), 2: ("mine", 2), 4: ("old", 1), 20: ("new", 3)
+        }  # fmt: skip
+        assert _by_point_read(other, keys, None) == {k: ("old", 1) for k in (1, 2, 3, 4)}
+        writer.commit()
+        other.rollback()
+    finally:
+        engine.close()
+
+
+def test_columns_added_later_read_their_default(tmp_path):
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, SCHEMA)
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _rows([1, 2], "a", 1))
+        txn.commit()
+        engine.checkpoint()
+        wider = Schema((*SCHEMA.columns, ColumnSchema(ColumnId(4), "d", INT64)), 1)
+        engine.tablet(TID).alter_schema(wider)
+        reader = engine.begin(read_only=True)
+        batch = reader.read_keys(TID, _encoded([2]), (ColumnId(4), K))
+        scanned = [b for b in reader.scan(TID, ScanSpec((ColumnId(4), K), ())) if b.num_rows]
+        assert batch.to_pylist() == [r for b in scanned for r in b.to_pylist() if r["1"] == 2]
+        reader.rollback()
+    finally:
+        engine.close()
+
+
+def test_a_refused_time_travel_is_snapshot_too_old(tmp_path):
+    engine = StorageEngine.open(tmp_path, StorageOptions(fsync=False, history_max_age_s=0))
+    engine.create_tablet(TID, SCHEMA)
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _rows([1], "a", 1))
+        txn.commit()
+        reader = engine.begin(read_only=True)
+        try:
+            reader.read_keys(TID, _encoded([1]), (K,), snapshot=1)
+        except SnapshotTooOld as exc:
+            assert exc.sqlstate == "72000"
+        else:
+            raise AssertionError("a refused snapshot must raise SnapshotTooOld")
+        reader.rollback()
+    finally:
+        engine.close()
+
+
+B, V = ColumnId(1), ColumnId(2)
+BYTES = Schema(
+    (ColumnSchema(B, "b", BINARY, nullable=False), ColumnSchema(V, "v", INT64)), 1
+)  # a binary first key column, as a secondary index's tablet has
+
+
+def _bytes_rows(keys: list[bytes], v: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(keys, pa.binary()), pa.array([v] * len(keys), pa.int64())], names=["1", "2"]
+    )
+
+
+def _range_both_ways(txn: Transaction, lower: bytes, upper: bytes, snapshot: int | None):
+    spec = ScanSpec((V, B), (ColumnPredicate.range(B, lower, upper),), snapshot=snapshot)
+    short = txn.read_range(TID, spec, 64)
+    scanned = [r for b in txn.scan(TID, spec) for r in b.to_pylist()]
+    return (None if short is None else sorted(short.to_pylist(), key=repr)), sorted(
+        scanned, key=repr
+    )
+
+
+def test_short_key_range_reads_as_a_scan(tmp_path):
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, BYTES)
+    keys = [bytes([a, b]) for a in range(1, 6) for b in (0, 1, 7)]
+    stamps: list[int | None] = [None]
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _bytes_rows(keys, 1))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()
+        txn = engine.begin()
+        txn.update(TID, _bytes_rows(keys[2:6], 2))
+        txn.delete(TID, _bytes_rows(keys[6:8], 0).select(["1"]))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()  # the update and delete now in REDO files
+        txn = engine.begin()
+        txn.insert(TID, _bytes_rows(keys[6:7] + [b"\x03\x05"], 3))  # a reinsert, and new
+        stamps.append(int(txn.commit()))
+        writer = engine.begin()
+        writer.update(TID, _bytes_rows(keys[:1], 9))
+        writer.delete(TID, _bytes_rows(keys[3:4], 0).select(["1"]))
+        ranges = [(b"\x01", b"\x02"), (b"\x02\x01", b"\x03\x06"), (b"\x00", b"\x09"),
+                  (b"\x07", b"\x08")]  # fmt: skip
+        for reader in (writer, engine.begin(read_only=True)):
+            for lower, upper in ranges:
+                for snapshot in stamps:
+                    short, scanned = _range_both_ways(reader, lower, upper, snapshot)
+                    assert short == scanned
+        short, _ = _range_both_ways(writer, b"\x00", b"\x09", None)
+        assert short is not None and len(short) == len(keys) - 2 + 2 - 1  # own delete seen
+        writer.rollback()
+        assert (
+            engine.begin(read_only=True).read_range(
+                TID, ScanSpec((V,), (ColumnPredicate.range(B, b"\x00", b"\x09"),)), 4
+            )
+            is None
+        )  # more rows than asked for: the caller scans
+    finally:
+        engine.close()

@@ -10,6 +10,7 @@ does not encode exactly (``1.5`` for an integer key) finds nothing a scan would 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Sequence
 
@@ -94,7 +95,7 @@ def read(
             continue
         if spec.predicates:
             masks = [p.evaluate(batch.column(needed.index(p.column_id))) for p in spec.predicates]
-            batch = batch.filter(masks[0] if len(masks) == 1 else pc.and_(*masks))
+            batch = batch.filter(functools.reduce(pc.and_, masks))
         if needed != spec.projection:
             batch = batch.select([needed.index(c) for c in spec.projection])
         if remaining is not None:

@@ -346,6 +346,8 @@ class Connection:
                 await handler(message)
             except _Closed:
                 raise
+            except ConnectionError:
+                return  # the client left mid-statement (during COPY FROM STDIN, say)
             except Exception as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)

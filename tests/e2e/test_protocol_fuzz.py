@@ -344,6 +344,13 @@ _STARTUP = (
         Frame(b"P\x00\x00\x00\x08\x00\x00\x00\x00", may_derail=False),
     ]
 )
+@example(  # a message cut short during COPY FROM STDIN (the client left) was answered XX000
+    frames=[
+        Frame(_STARTUP, may_derail=False),
+        Frame(b"Q\x00\x00\x00\x1cCOPY fuzz_kv FROM STDIN\x00", may_derail=False),
+        Frame(b"P\x00\x01\x86\xa0\x00\x00\x00\x00", may_derail=True),
+    ]
+)
 def test_hostile_frontend_messages(fuzz_server: NyalaServer, frames: list[Frame]) -> None:
     assert fuzz_server.port is not None
     internal_before = len(_INTERNAL.findall(fuzz_server.log))

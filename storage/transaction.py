@@ -62,6 +62,7 @@ from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
 from storage.row_lock_queue import RowId, Ticket
 from storage.scan_stats import ScanStats
+from storage.tablet.insert_segment import InsertSegment
 from storage.tablet.tablet import Tablet, WriteResult
 from storage.tablet_registry import TabletRegistry
 from storage.timestamp import Timestamp
@@ -85,8 +86,10 @@ class Transaction:
         self._snapshot = pipeline.mvcc.safe_time()
         self._ops: list[WriteOp] = []
         self._discarded: tuple[WriteOp, ...] = ()
-        self._undo_log: list[tuple[Tablet, list[bytes]]] = []
+        self._undo_log: list[tuple[Tablet, list[bytes], InsertSegment | None]] = []
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
+        self._segments: list[tuple[Tablet, InsertSegment]] = []
+        """Bulk inserts kept whole in a MemRowSet (their keys are not in ``_written``)."""
         self._enlisted: set[TabletId] = set()
         """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
         self._savepoints: list[tuple[str, int]] = []
@@ -346,8 +349,10 @@ class Transaction:
             batch = batch.filter(pa.array(keep))
         if result.count:
             self._ops.append(WriteOp(tablet.tablet_id, kind, batch))
-            self._undo_log.append((tablet, result.keys))
+            self._undo_log.append((tablet, result.keys, result.segment))
             self._written.setdefault(tablet.tablet_id, (tablet, set()))[1].update(result.keys)
+            if result.segment is not None:
+                self._segments.append((tablet, result.segment))
         return result.count
 
     def _undo_writes(self, tablet: Tablet, keys: list[bytes]) -> None:
@@ -376,8 +381,11 @@ class Transaction:
         del self._savepoints[index + 1 :]
         while len(self._ops) > mark:
             self._ops.pop()
-            tablet, keys = self._undo_log.pop()
+            tablet, keys, segment = self._undo_log.pop()
             self._undo_writes(tablet, keys)
+            if segment is not None:
+                tablet.drop_segment(segment)
+                self._segments.remove((tablet, segment))
 
     def release(self, name: str) -> None:
         """Forget savepoint ``name`` and every later one; their writes stay."""
@@ -451,6 +459,7 @@ class Transaction:
         self._ops.clear()
         self._undo_log.clear()
         self._written.clear()
+        self._segments.clear()
         self.end_statement()
         try:
             pipeline.maybe_flush(written)
@@ -466,6 +475,9 @@ class Transaction:
         self.end_statement()
         for tablet, keys in self._written.values():
             tablet.remove_provisional(self._state, keys)
+        for tablet, segment in self._segments:
+            tablet.drop_segment(segment)
+        self._segments.clear()
         self._discarded = tuple(self._ops)
         self._ops.clear()
         self._undo_log.clear()

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -60,6 +60,7 @@ from storage.tablet.deltas import DeltaFlush, DeltaMemStore
 from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
 from storage.tablet.schema_change import RowMapper
+from storage.tablet.segment_flush import SegmentPart, merge_segments
 from storage.timestamp import Timestamp
 
 KEY_FILE = "key.cfile"
@@ -110,10 +111,12 @@ def write_rowset(
     base_ts: int,
     *,
     fsync: bool,
+    segments: Sequence[SegmentPart] = (),
 ) -> dict[str, object]:
-    """Write ``rows`` (key order) as a DiskRowSet directory; return its metadata entry."""
+    """Write ``rows`` (key order) and ``segments``' rows as a DiskRowSet directory; return
+    its metadata entry."""
     # MemRowSet rows are row-shaped: one transpose (in C) turns them into columns.
-    transposed = list(zip(*(r.values for r in rows)))
+    transposed = list(zip(*(r.values for r in rows))) or [() for _ in schema.columns]
     arrays = [
         from_storage_values(values, column.type)
         for values, column in zip(transposed, schema.columns)
@@ -124,8 +127,11 @@ def write_rowset(
     for rowid, r in enumerate(rows):
         for ts, image in r.undo:
             builder.add_row(rowid, ts, image)
+    undo = builder.build()
+    if segments:
+        arrays, keys, deleted, undo = merge_segments(schema, arrays, keys, deleted, undo, segments)
     return write_rowset_columns(
-        tablet_dir, rowset_id, schema, arrays, keys, deleted, builder.build(), base_ts, fsync=fsync
+        tablet_dir, rowset_id, schema, arrays, keys, deleted, undo, base_ts, fsync=fsync
     )
 
 

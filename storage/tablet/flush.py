@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
 
 from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
@@ -38,7 +42,9 @@ from storage.tablet.diskrowset import (
     rowset_dir_name,
     write_rowset,
 )
+from storage.tablet.insert_segment import InsertSegment
 from storage.tablet.memrowset import MemRowSet, MemRowSetRow
+from storage.tablet.segment_flush import SegmentPart
 from storage.timestamp import Timestamp
 
 log = logging.getLogger(__name__)
@@ -55,14 +61,31 @@ class FlushPlan:
     """Rows inserted above the snapshot or still provisional: they go back to memory."""
     ghosts: list[tuple[bytes, MemRowSetRow, int]]
     """Rows deleted at the snapshot with no history kept: dropped unless written to since."""
+    segments: list[tuple[InsertSegment, np.ndarray]] = field(default_factory=list)
+    """Segments whose insert committed at or below the snapshot, with their moved marks at
+    the freeze: their other rows are flushed as columns."""
+    kept_segments: list[tuple[InsertSegment, np.ndarray]] = field(default_factory=list)
+    """Segments inserted above the snapshot or still provisional (with their moved marks at
+    the freeze): they go back to memory."""
+    history_cutoff: int = 0
 
 
 def plan_flush(
-    entries: list[tuple[bytes, MemRowSetRow]], snapshot: Timestamp, history_cutoff: int
+    entries: list[tuple[bytes, MemRowSetRow]],
+    snapshot: Timestamp,
+    history_cutoff: int,
+    segments: Sequence[tuple[InsertSegment, np.ndarray]] = (),
 ) -> FlushPlan:
-    """Split a frozen MemRowSet's entries (key order) at ``snapshot``; needs no lock, as the
-    chains' committed prefixes at or below a safe time never change."""
-    plan = FlushPlan([], [], [], [])
+    """Split a frozen MemRowSet's entries (key order) and segments (with their moved marks
+    at the freeze) at ``snapshot``; needs no lock, as the chains' committed prefixes at or
+    below a safe time never change."""
+    plan = FlushPlan([], [], [], [], history_cutoff=history_cutoff)
+    for segment, moved in segments:
+        inserted = segment.txn.commit_ts
+        if inserted is None or inserted > snapshot:
+            plan.kept_segments.append((segment, moved))
+        elif not bool(moved.all()):
+            plan.segments.append((segment, moved))
     for key, row in entries:
         ts0 = row.txn.commit_ts
         if ts0 is None or ts0 > snapshot:
@@ -114,29 +137,72 @@ def write_flushed_rowset(
     fsync: bool,
 ) -> DiskRowSet | None:
     """Step 2's DiskRowSet (None when no row leaves memory), durable but not yet named."""
-    if not plan.rows:
+    if not plan.rows and not plan.segments:
         return None
-    meta = write_rowset(directory, rowset_id, schema, plan.rows, int(snapshot), fsync=fsync)
+    parts = [segment_part(s, moved, plan.history_cutoff) for s, moved in plan.segments]
+    meta = write_rowset(
+        directory, rowset_id, schema, plan.rows, int(snapshot), fsync=fsync, segments=parts
+    )
     return DiskRowSet(directory, schema, meta)
+
+
+def segment_part(segment: InsertSegment, moved: np.ndarray, history_cutoff: int) -> SegmentPart:
+    """The rows of a committed ``segment`` not moved at the freeze, as columns."""
+    batch, keys = segment.batch, segment.keys
+    if bool(moved.any()):
+        batch = batch.filter(pa.array(~moved))
+        keys = keys[~moved]
+    inserted = segment.txn.commit_ts
+    assert inserted is not None, "only a committed segment is flushed"
+    return SegmentPart(batch, keys, int(inserted) if inserted > history_cutoff else None)
 
 
 def install_flushed_rows(
     plan: FlushPlan, frozen: MemRowSet, new_rowset: DiskRowSet | None, live: MemRowSet
 ) -> None:
     """Step 3 for the rows (caller holds the tablet lock): chain entries past each flushed
-    row's cut go to the new rowset's DeltaMemStore; rows not flushed go back to ``live``."""
+    row's cut go to the new rowset's DeltaMemStore; rows not flushed go back to ``live``.
+    With segments flushed, rowids are not positions in ``plan.rows``: they are looked up."""
     if new_rowset is not None:
-        for rowid, (flushed, cut) in enumerate(zip(plan.rows, plan.cuts, strict=True)):
+        for position, (flushed, cut) in enumerate(zip(plan.rows, plan.cuts, strict=True)):
             row = frozen.get(flushed.key)
             assert row is not None, "a flushed row's insert committed, so it stays in its MemRowSet"
-            for mutation in row.mutations[cut:]:
-                new_rowset.dms.append(rowid, mutation)
+            later = row.mutations[cut:]
+            if later:
+                rowid = _rowid(new_rowset, flushed.key) if plan.segments else position
+                for mutation in later:
+                    new_rowset.dms.append(rowid, mutation)
+        for segment, moved in plan.segments:
+            # Rows changed during the flush moved to the frozen map: their whole chain is
+            # newer than the flushed base.
+            for index in np.flatnonzero(segment.moved & ~moved).tolist():
+                key = segment.keys[index]
+                moved_row = frozen.get(key)
+                if moved_row is None:
+                    continue
+                rowid = _rowid(new_rowset, key)
+                for mutation in moved_row.mutations:
+                    new_rowset.dms.append(rowid, mutation)
+    for segment, moved in plan.kept_segments:
+        if frozen.holds_segment(segment):
+            live.add_segment(segment)
+            for index in np.flatnonzero(segment.moved & ~moved).tolist():
+                key = segment.keys[index]
+                moved_row = frozen.get(key)
+                if moved_row is not None:
+                    live.adopt(key, moved_row, moved=True)
     for key, row in plan.kept:
         if frozen.get(key) is row:
             live.adopt(key, row)
     for key, row, cut in plan.ghosts:
         if frozen.get(key) is row and len(row.mutations) > cut:
             live.adopt(key, row)
+
+
+def _rowid(rowset: DiskRowSet, key: bytes) -> int:
+    rowid = rowset.find(key)
+    assert rowid is not None, "a flushed key is in the rowset written from it"
+    return rowid
 
 
 def log_flush(tablet_id: int, snapshot: Timestamp, result: FlushResult) -> None:

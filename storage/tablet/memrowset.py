@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sortedcontainers import SortedDict
@@ -49,10 +50,15 @@ from storage.row_change import (
     from_storage_values,
 )
 from storage.schema import Schema
-from storage.tablet.schema_change import RowMapper
+from storage.tablet.insert_segment import InsertSegment
+from storage.tablet.schema_change import RowMapper, conform_batch
 from storage.timestamp import Timestamp
 
 _NO_MUTATIONS: tuple[Mutation, ...] = ()
+
+Capture = tuple[list[tuple[InsertSegment, np.ndarray]], int]
+"""What a scan reads a MemRowSet's segments by: each with a copy of its moved marks, and
+the length of the moved log then (``MemRowSet.capture_segments``)."""
 
 
 class MemRowSetRow:
@@ -137,9 +143,69 @@ class MemRowSet:
         self._schema = schema
         self._lock = lock
         self._rows: SortedDict = SortedDict()
+        self._segments: list[InsertSegment] = []
+        """Bulk inserts kept as Arrow columns (insert_segment.py); each key is in the map or
+        in one segment, never both."""
+        self._moved_log: list[bytes] = []
+        """Keys moved from a segment to the map, in order: a scan skips in the map those
+        moved after it captured the segments (it reads them from its capture)."""
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._rows) + sum(len(s) for s in self._segments)
+
+    @property
+    def segments(self) -> list[InsertSegment]:
+        return self._segments
+
+    def add_segment(self, segment: InsertSegment) -> None:
+        """Take a bulk insert whose keys none of this tablet's rowsets hold (caller checked)."""
+        self._segments.append(segment)
+
+    def drop_segment(self, segment: InsertSegment) -> bool:
+        """Remove ``segment`` (its transaction rolled back its insert) and the map rows its
+        changed keys moved to, which hold nothing else of that transaction's by now (later
+        writes are undone first); whether this MemRowSet held it."""
+        if segment not in self._segments:
+            return False
+        self._segments.remove(segment)
+        for index in np.flatnonzero(segment.moved).tolist():
+            key = segment.keys[index]
+            row = self._rows.get(key)
+            if row is not None and row.txn is segment.txn:
+                del self._rows[key]
+        return True
+
+    def holds_segment(self, segment: InsertSegment) -> bool:
+        return segment in self._segments
+
+    def capture_segments(self) -> Capture:
+        """Each segment with a copy of its moved marks, and the moved log's length: what a
+        scan reads the segments by (caller holds the tablet lock)."""
+        return [(s, s.moved.copy()) for s in self._segments if len(s)], len(self._moved_log)
+
+    def _segment_of(self, key: bytes) -> tuple[InsertSegment, int] | None:
+        for segment in self._segments:
+            index = segment.index_of(key)
+            if index is not None:
+                return segment, index
+        return None
+
+    def _row_for_write(self, key: bytes) -> MemRowSetRow | None:
+        """The map row at ``key``, moving it out of its segment first if it is there."""
+        row: MemRowSetRow | None = self._rows.get(key)
+        if row is not None or not self._segments:
+            return row
+        found = self._segment_of(key)
+        if found is None:
+            return None
+        segment, index = found
+        row = MemRowSetRow(segment.txn, segment.row(index))
+        segment.mark_moved(index)
+        self._rows[key] = row
+        self._moved_log.append(key)
+        if not len(segment):
+            self._segments.remove(segment)
+        return row
 
     def with_schema(self, schema: Schema) -> MemRowSet:
         """A copy whose rows and chains hold ``schema``'s columns (schema_change.py); the
@@ -150,6 +216,9 @@ class MemRowSet:
             moved = MemRowSetRow(row.txn, mapper.row(row.values))
             moved.mutations = [mapper.mutation(m) for m in row.mutations]
             copy._rows[key] = moved
+        for segment in self._segments:
+            batch = conform_batch(segment.batch, schema, fill=True)
+            copy._segments.append(segment.with_batch(schema, batch))
         return copy
 
     def get(self, key: bytes) -> MemRowSetRow | None:
@@ -160,7 +229,12 @@ class MemRowSet:
         """The version of ``key``'s row visible at ``snapshot`` to ``reader`` (a point read),
         or None; the caller holds the tablet lock."""
         row: MemRowSetRow | None = self._rows.get(key)
-        return None if row is None else _visible(row, snapshot, reader)
+        if row is not None:
+            return _visible(row, snapshot, reader)
+        found = self._segment_of(key) if self._segments else None
+        if found is None or not found[0].is_visible(snapshot, reader):
+            return None
+        return found[0].row(found[1])
 
     def read_range(
         self,
@@ -175,27 +249,46 @@ class MemRowSet:
         rows = self._rows
         start = 0 if lower is None else rows.bisect_left(lower)
         end = len(rows) if upper is None else rows.bisect_left(upper)
-        if end - start > most:
+        spans = []
+        for segment in self._segments:
+            lo, hi = segment.span(lower, upper)
+            if hi > lo:
+                spans.append((segment, lo, hi))
+        if end - start + sum(hi - lo for _, lo, hi in spans) > most:
             return None
         found = (_visible(row, snapshot, reader) for row in rows.values()[start:end])
-        return [row for row in found if row is not None]
+        out = [row for row in found if row is not None]
+        for segment, lo, hi in spans:
+            if segment.is_visible(snapshot, reader):
+                kept = (lo + np.flatnonzero(~segment.moved[lo:hi])).tolist()
+                out += segment.rows(kept)
+        return out
 
-    def adopt(self, key: bytes, row: MemRowSetRow) -> None:
-        """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory)."""
+    def adopt(self, key: bytes, row: MemRowSetRow, *, moved: bool = False) -> None:
+        """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory); ``moved``:
+        it left a segment during the flush (scans that captured the segment skip it here)."""
         self._rows[key] = row
+        if moved:
+            self._moved_log.append(key)
 
     def snapshot_entries(self) -> list[tuple[bytes, MemRowSetRow]]:
         """Every (key, row), in key order, as a list a flush can walk without the lock."""
         return list(self._rows.items())
 
     def contains(self, key: bytes) -> bool:
-        return key in self._rows
+        return key in self._rows or (bool(self._segments) and self._segment_of(key) is not None)
 
     def probe(self, key: bytes, txn: TxnState) -> Probe:
         """Classify ``key`` for a write by ``txn`` (caller holds the tablet lock)."""
         row = self._rows.get(key)
         if row is None:
-            return _ABSENT
+            found = self._segment_of(key) if self._segments else None
+            if found is None:
+                return _ABSENT
+            inserter = found[0].txn
+            if inserter is not txn and not inserter.is_done:
+                return Probe(inserter, False)
+            return Probe(None, True)
         last = row.last_writer
         if last is not txn and not last.is_done:
             return Probe(last, False)
@@ -206,7 +299,9 @@ class MemRowSet:
         conflict for a writer whose snapshot is ``ts``)."""
         row = self._rows.get(key)
         if row is None:
-            return False
+            found = self._segment_of(key) if self._segments else None
+            inserted = None if found is None else found[0].txn.commit_ts
+            return inserted is not None and bool(inserted > ts)
         # Committed entries come in commit order, so the newest committed one decides.
         for mutation in reversed(row.mutations):
             committed = mutation.txn.commit_ts
@@ -219,6 +314,7 @@ class MemRowSet:
         """Undo ``txn``'s newest uncommitted entry at ``key`` (ROLLBACK TO SAVEPOINT)."""
         row = self._rows.get(key)
         if row is None:
+            self._remove_from_segment(key, txn)
             return
         if row.mutations:
             if row.mutations[-1].txn is txn:
@@ -226,9 +322,24 @@ class MemRowSet:
         elif row.txn is txn:
             del self._rows[key]
 
-    def holds_any(self, keys: list[bytes]) -> bool:
-        """Whether any of ``keys`` has a row here (live, deleted or provisional)."""
-        return not dict.keys(self._rows).isdisjoint(keys)
+    def holds_any(self, keys: list[bytes], sorted_keys: np.ndarray | None = None) -> bool:
+        """Whether any of ``keys`` has a row here (live, deleted or provisional);
+        ``sorted_keys``, if given, holds them ascending as an object array."""
+        if not dict.keys(self._rows).isdisjoint(keys):
+            return True
+        if not self._segments:
+            return False
+        if sorted_keys is None:
+            sorted_keys = np.empty(len(keys), dtype=object)
+            sorted_keys[:] = sorted(keys)
+        return any(segment.holds_any(sorted_keys) for segment in self._segments)
+
+    def _remove_from_segment(self, key: bytes, txn: TxnState) -> None:
+        """Undo ``txn``'s insert of ``key`` if a segment of ``txn`` holds it (a per-key
+        rollback; a whole rolled-back segment is dropped with ``drop_segment``)."""
+        found = self._segment_of(key) if self._segments else None
+        if found is not None and found[0].txn is txn:
+            found[0].mark_moved(found[1])
 
     def insert_new(self, keys: list[bytes], rows: list[Row], txn: TxnState) -> None:
         """Insert rows at distinct keys none of which is here (``holds_any`` was False).
@@ -247,7 +358,7 @@ class MemRowSet:
 
     def insert(self, key: bytes, values: Row, txn: TxnState) -> None:
         """Insert a row whose key is absent or deleted at the newest version (probe first)."""
-        row = self._rows.get(key)
+        row = self._row_for_write(key)
         if row is None:
             self._rows[key] = MemRowSetRow(txn, values)
         else:
@@ -255,7 +366,7 @@ class MemRowSet:
 
     def update(self, key: bytes, change: Row, txn: TxnState) -> bool:
         """Apply ((column index, value), ...) to a live row; False if it is absent or deleted."""
-        row = self._rows.get(key)
+        row = self._row_for_write(key)
         if row is None or _latest(row) is None:
             return False
         row.add_mutation(Mutation(MutationKind.UPDATE, txn, change))
@@ -263,7 +374,7 @@ class MemRowSet:
 
     def delete(self, key: bytes, txn: TxnState) -> bool:
         """Delete a live row; False if it is absent or already deleted."""
-        row = self._rows.get(key)
+        row = self._row_for_write(key)
         if row is None or _latest(row) is None:
             return False
         row.add_mutation(Mutation(MutationKind.DELETE, txn, None))
@@ -273,6 +384,7 @@ class MemRowSet:
         """Undo ``txn``'s uncommitted entries at ``key`` (rollback)."""
         row = self._rows.get(key)
         if row is None:
+            self._remove_from_segment(key, txn)
             return
         if row.txn is txn:
             del self._rows[key]
@@ -286,23 +398,58 @@ class MemRowSet:
         snapshot: Timestamp,
         reader: TxnState | None,
         batch_rows: int,
+        captured: Capture | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """Yield the rows visible at ``snapshot`` to ``reader`` that match ``spec``, in key order."""
+        """Yield the rows visible at ``snapshot`` to ``reader`` that match ``spec``: the map's
+        in key order, then each segment's in key order (nothing downstream needs one order
+        across them; a flush sorts what it writes).  ``captured`` is ``capture_segments()``
+        taken when the scan began (else at its first batch)."""
         if spec.limit is not None and spec.limit <= 0:
             return
         key_range = spec.key_range(self._schema)
         if key_range.is_empty:
             return
+        if captured is None:
+            with self._lock:
+                captured = self.capture_segments()
+        segments, moved_mark = captured
+        remaining = spec.limit
+        parts = (
+            self._scan_map(spec, key_range.lower, key_range.upper, snapshot, reader, batch_rows,
+                           moved_mark),
+            self._scan_segments(spec, key_range.lower, key_range.upper, snapshot, reader,
+                                batch_rows, segments),
+        )  # fmt: skip
+        for part in parts:
+            for batch in part:
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if remaining == 0:
+                    return
+
+    def _scan_map(
+        self,
+        spec: ScanSpec,
+        lower: bytes | None,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        batch_rows: int,
+        moved_mark: int,
+    ) -> Iterator[pa.RecordBatch]:
         schema = self._schema
         predicate_ids = [p.column_id for p in spec.predicates]
         needed = list(dict.fromkeys([*spec.projection, *predicate_ids]))
         arrow_schema = schema.arrow_schema(spec.projection)
-        remaining = spec.limit
-        start, start_inclusive = key_range.lower, True
+        start, start_inclusive = lower, True
         while True:
             with self._lock:
+                late = set(self._moved_log[moved_mark:])
                 rows, last_key, exhausted = self._collect(
-                    start, start_inclusive, key_range.upper, snapshot, reader, batch_rows
+                    start, start_inclusive, upper, snapshot, reader, batch_rows, late
                 )
             if rows:
                 arrays = {
@@ -314,20 +461,45 @@ class MemRowSet:
                 }
                 batch = _project(arrays, spec, arrow_schema, len(rows))
                 if spec.predicates:
-                    mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
-                    for predicate in spec.predicates[1:]:
-                        mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
-                    batch = batch.filter(mask)
-                if remaining is not None:
-                    batch = batch.slice(0, remaining)
-                    remaining -= batch.num_rows
-                if batch.num_rows:
-                    yield batch
-                if remaining == 0:
-                    return
+                    batch = batch.filter(_matches(spec, arrays))
+                yield batch
             if exhausted:
                 return
             start, start_inclusive = last_key, False
+
+    def _scan_segments(
+        self,
+        spec: ScanSpec,
+        lower: bytes | None,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        batch_rows: int,
+        segments: list[tuple[InsertSegment, np.ndarray]],
+    ) -> Iterator[pa.RecordBatch]:
+        """Each captured segment's rows in the key range that had not moved at the capture,
+        filtered with Arrow compute (a segment is visible whole or not at all)."""
+        arrow_schema = self._schema.arrow_schema(spec.projection)
+        for segment, moved in segments:
+            if not segment.is_visible(snapshot, reader):
+                continue
+            lo, hi = segment.span(lower, upper)
+            batch = segment.batch
+            for start in range(lo, hi, batch_rows):
+                stop = min(hi, start + batch_rows)
+                part = batch.slice(start, stop - start)
+                gone = moved[start:stop]
+                if gone.any():
+                    part = part.filter(pa.array(~gone))
+                arrays = {
+                    ColumnId(int(name)): column
+                    for name, column in zip(part.schema.names, part.columns, strict=True)
+                }
+                out = _project(arrays, spec, arrow_schema, part.num_rows)
+                if spec.predicates:
+                    out = out.filter(_matches(spec, arrays))
+                if out.num_rows:
+                    yield out
 
     def _collect(
         self,
@@ -337,9 +509,11 @@ class MemRowSet:
         snapshot: Timestamp,
         reader: TxnState | None,
         batch_rows: int,
+        late: set[bytes],
     ) -> tuple[list[Row], bytes | None, bool]:
         """Resolve up to ``batch_rows`` visible rows from ``start``; return them, the last key
-        looked at, and whether the range is exhausted."""
+        looked at, and whether the range is exhausted.  Keys in ``late`` moved here from a
+        segment after the scan captured it, which it reads them from."""
         rows: list[Row] = []
         append = rows.append
         last_key = None
@@ -357,6 +531,8 @@ class MemRowSet:
             stop = min(end, i + max(1, batch_rows - len(rows)))
             for key, row in zip(keys[i:stop], values[i:stop]):
                 last_key = key
+                if late and key in late:
+                    continue
                 txn = row.txn
                 if not row.mutations and (
                     txn is reader or (txn.commit_ts is not None and txn.commit_ts <= snapshot)
@@ -407,6 +583,13 @@ def _project(
     return pa.RecordBatch.from_arrays(
         [arrays[column_id] for column_id in spec.projection], schema=arrow_schema
     )
+
+
+def _matches(spec: ScanSpec, arrays: dict[ColumnId, pa.Array]) -> pa.Array:
+    mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
+    for predicate in spec.predicates[1:]:
+        mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
+    return mask
 
 
 def _latest(row: MemRowSetRow) -> Row | None:

@@ -99,7 +99,8 @@ from storage.tablet.flush import (
     write_flushed_rowset,
 )
 from storage.tablet.gc_pause import BULK_ROWS, paused_gc
-from storage.tablet.memrowset import MemRowSet, Probe
+from storage.tablet.insert_segment import InsertSegment
+from storage.tablet.memrowset import Capture, MemRowSet, Probe
 from storage.tablet.rowset_compaction import (
     MergeOutput,
     carry_mutations,
@@ -115,6 +116,8 @@ MAX_CELL_BYTES = 64 * 1024
 MAX_KEY_BYTES = 16 * 1024
 _ROW_OVERHEAD_BYTES = 200
 """Rough Python cost of one MemRowSet row beyond its Arrow bytes (tuple, objects, map entry)."""
+SEGMENT_MIN_ROWS = 256
+"""From this many rows, an insert of keys no rowset holds becomes one InsertSegment."""
 _BATCH_PROBE_MIN = 8
 """Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
@@ -131,6 +134,9 @@ class WriteResult:
     conflicts: list[int] = dataclasses.field(default_factory=list)
     """Batch rows not written because another transaction changed them after the writer's
     snapshot (see ``Tablet.update``'s ``conflict_ts``)."""
+    segment: InsertSegment | None = None
+    """A bulk insert kept whole (insert_segment.py): its keys are not in ``keys``, and it is
+    undone with ``Tablet.drop_segment``."""
 
 
 class Tablet:
@@ -256,12 +262,13 @@ class Tablet:
                 self.memrowset_bytes = 0
                 self.unflushed_since = None
                 entries = frozen.snapshot_entries()
-                entry_count = len(entries)
+                segments = frozen.capture_segments()[0]
+                entry_count = len(frozen)
                 rowsets = list(self.rowsets)
                 prefixes = [r.dms.committed(snapshot) for r in rowsets]
                 schema = self.schema
             try:
-                plan = plan_flush(entries, snapshot, history_cutoff)
+                plan = plan_flush(entries, snapshot, history_cutoff, segments)
                 del entries
                 new_rowset = write_flushed_rowset(
                     plan,
@@ -295,6 +302,8 @@ class Tablet:
                         self.unflushed_since = unflushed_since
                     for key, row in frozen.snapshot_entries():
                         self._memrowset.adopt(key, row)
+                    for segment in frozen.segments:
+                        self._memrowset.add_segment(segment)
                     self._frozen = None
                 raise
             with self._lock:
@@ -302,10 +311,11 @@ class Tablet:
                     if doc is not None and prefix is not None:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
-                if plan.kept and entry_count:
+                kept = len(plan.kept) + sum(len(m) - int(m.sum()) for _, m in plan.kept_segments)
+                if kept and entry_count:
                     # Rows whose commit was still in flight stay in memory: keep them
                     # counted, or the size threshold never flushes them.
-                    self.memrowset_bytes += held_bytes * len(plan.kept) // entry_count
+                    self.memrowset_bytes += held_bytes * kept // entry_count
                 if new_rowset is not None:
                     self.rowsets = [*self.rowsets, new_rowset]
                 self.next_rowset_id = next_id
@@ -317,8 +327,8 @@ class Tablet:
                     self.unflushed_since = time.monotonic()
             result = FlushResult(
                 new_rowset,
-                len(plan.rows),
-                len(plan.kept),
+                len(plan.rows) + sum(len(m) - int(m.sum()) for _, m in plan.segments),
+                kept,
                 new_rowset is not None or any(d is not None for d in redo_docs),
             )
             log_flush(self.tablet_id, snapshot, result)
@@ -563,6 +573,17 @@ class Tablet:
         keys = self._encode_keys(columns)
         if len(set(keys)) != len(keys):
             raise self._unique_violation(columns, _first_duplicate(keys), constraint_name)
+        if len(keys) >= SEGMENT_MIN_ROWS:
+            segment = InsertSegment.build(
+                txn, self.schema, keys, [columns[c.id] for c in self.schema.columns]
+            )
+            with self._lock:
+                if self._all_absent(keys, segment.keys):
+                    # The bulk load's case (COPY, INSERT ... SELECT, batches of new keys):
+                    # the batch joins the MemRowSet as one segment, no row objects.
+                    self._memrowset.add_segment(segment)
+                    self._note_inserted(segment.nbytes, 0)
+                    return WriteResult(len(keys), [], segment=segment)
         bulk = paused_gc() if len(keys) >= BULK_ROWS else nullcontext()
         with bulk:
             values = [to_storage_values(columns[c.id], c.type) for c in self.schema.columns]
@@ -574,11 +595,10 @@ class Tablet:
             with self._lock:
                 mrs = self._memrowset
                 if self._all_absent(keys):
-                    # The bulk load's case (COPY, INSERT ... SELECT, batches of new keys):
-                    # nothing to probe row by row, one sorted merge into the MemRowSet.
+                    # A small batch of new keys: one sorted merge into the MemRowSet.
                     with paused_gc() if len(keys) >= BULK_ROWS else nullcontext():
                         mrs.insert_new(keys, rows, txn)
-                    self._note_inserted(batch, len(keys))
+                    self._note_inserted(batch.nbytes, len(keys))
                     return WriteResult(len(keys), keys)
                 blocker = None
                 blocked_key = b""
@@ -596,22 +616,32 @@ class Tablet:
                             (self._mrs_for(key) or mrs).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
-                    self._note_inserted(batch, len(keys))
+                    self._note_inserted(batch.nbytes, len(keys))
                     return WriteResult(len(keys), keys)
             wait_for(blocker, blocked_key)
 
-    def _all_absent(self, keys: list[bytes]) -> bool:
-        """Whether no rowset has any of ``keys`` (caller holds the tablet lock)."""
-        if self._memrowset.holds_any(keys):
+    def drop_segment(self, segment: InsertSegment) -> None:
+        """Undo a bulk insert whole (its transaction, or the savepoint before it, rolled
+        back), wherever a flush has moved its segment."""
+        with self._lock:
+            self._memrowset.drop_segment(segment)
+            if self._frozen is not None:
+                self._frozen.drop_segment(segment)
+
+    def _all_absent(self, keys: list[bytes], sorted_keys: np.ndarray | None = None) -> bool:
+        """Whether no rowset has any of ``keys`` (caller holds the tablet lock);
+        ``sorted_keys``: the same keys ascending, if the caller has them."""
+        if self._memrowset.holds_any(keys, sorted_keys):
             return False
-        if self._frozen is not None and self._frozen.holds_any(keys):
+        if self._frozen is not None and self._frozen.holds_any(keys, sorted_keys):
             return False
         if not self.rowsets:
             return True
-        return all(location is None for location in self._locate_sorted(sorted(keys)))
+        ascending = sorted(keys) if sorted_keys is None else sorted_keys.tolist()
+        return all(location is None for location in self._locate_sorted(ascending))
 
-    def _note_inserted(self, batch: pa.RecordBatch, count: int) -> None:
-        self.memrowset_bytes += batch.nbytes + _ROW_OVERHEAD_BYTES * count
+    def _note_inserted(self, nbytes: int, count: int) -> None:
+        self.memrowset_bytes += nbytes + _ROW_OVERHEAD_BYTES * count
         if self.unflushed_since is None:
             self.unflushed_since = time.monotonic()
 
@@ -751,8 +781,11 @@ class Tablet:
             memrowsets = (
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
+            captures = [m.capture_segments() for m in memrowsets]
             rowsets = list(self.rowsets)
-        return self._scan(spec, snapshot, reader, stats or ScanStats(), memrowsets, rowsets)
+        return self._scan(
+            spec, snapshot, reader, stats or ScanStats(), list(zip(memrowsets, captures)), rowsets
+        )
 
     def read_keys(
         self,
@@ -810,7 +843,7 @@ class Tablet:
         snapshot: Timestamp,
         reader: TxnState | None,
         stats: ScanStats,
-        memrowsets: list[MemRowSet],
+        memrowsets: list[tuple[MemRowSet, Capture]],
         rowsets: list[DiskRowSet],
     ) -> Iterator[pa.RecordBatch]:
         remaining = spec.limit
@@ -829,7 +862,7 @@ class Tablet:
         snapshot: Timestamp,
         reader: TxnState | None,
         stats: ScanStats,
-        memrowsets: list[MemRowSet],
+        memrowsets: list[tuple[MemRowSet, Capture]],
         rowsets: list[DiskRowSet],
     ) -> Iterator[pa.RecordBatch]:
         remaining = spec.limit
@@ -838,7 +871,8 @@ class Tablet:
             return
         unlimited = dataclasses.replace(spec, limit=None)
         sources = [
-            m.scan(unlimited, snapshot, reader, self._options.scan_batch_rows) for m in memrowsets
+            m.scan(unlimited, snapshot, reader, self._options.scan_batch_rows, capture)
+            for m, capture in memrowsets
         ]
         # A DiskRowSet reads only ``key_range``: predicates it implies need no check there.
         residual = dataclasses.replace(

@@ -1,0 +1,135 @@
+"""InsertSegment: one bulk insert's rows kept in the MemRowSet as Arrow columns, not row objects.
+
+A bulk load (COPY, INSERT ... SELECT, a batch of new keys) used to become one
+``MemRowSetRow`` per row: a million Python objects built, merged into the
+sorted map, walked by every scan and walked again by the flush.  A segment
+keeps the batch as it arrived, sorted by encoded key, tagged with the inserting
+transaction's ``TxnState``: all its rows become visible together, exactly as
+the same rows in the map would (their inserts share that state).
+
+A row leaves its segment only when something changes it (an UPDATE or DELETE
+of its key, by any transaction): it then becomes an ordinary ``MemRowSetRow``
+in the map and ``moved`` masks it out here, so each key lives in exactly one
+place.  Rolling back the inserting transaction (or the savepoint before the
+insert) drops the segment whole.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from storage.mvcc import TxnState
+from storage.row_change import Row, to_storage_values
+from storage.schema import Schema
+from storage.timestamp import Timestamp
+
+_SEGMENT_ROW_OVERHEAD_BYTES = 64
+"""Rough cost of a segment row beyond its Arrow bytes: its key's bytes object and slot."""
+
+
+class InsertSegment:
+    """A batch of rows one transaction inserted at keys nothing else held, in key order."""
+
+    __slots__ = ("txn", "schema", "keys", "batch", "moved", "live_rows")
+
+    def __init__(
+        self, txn: TxnState, schema: Schema, keys: np.ndarray, batch: pa.RecordBatch
+    ) -> None:
+        """``keys``: distinct encoded keys, ascending (an object array of bytes); ``batch``:
+        the rows in that order, one field per ``schema`` column in schema order."""
+        self.txn = txn
+        self.schema = schema
+        self.keys = keys
+        self.batch = batch
+        self.moved = np.zeros(len(keys), dtype=bool)
+        """Rows that left: moved to the map by a change, or removed by a partial rollback."""
+        self.live_rows = len(keys)
+
+    @classmethod
+    def build(
+        cls, txn: TxnState, schema: Schema, keys: list[bytes], columns: list[pa.Array]
+    ) -> InsertSegment:
+        """A segment of rows given in any order (``columns`` in schema order)."""
+        key_array = np.empty(len(keys), dtype=object)
+        key_array[:] = keys
+        order = np.argsort(key_array, kind="stable")
+        batch = pa.RecordBatch.from_arrays(columns, names=[str(c.id) for c in schema.columns])
+        if not bool(np.all(order[1:] > order[:-1])):  # not already in key order
+            key_array = key_array[order]
+            batch = batch.take(pa.array(order, pa.int64()))
+        return cls(txn, schema, key_array, batch)
+
+    def __len__(self) -> int:
+        return self.live_rows
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.batch.nbytes) + _SEGMENT_ROW_OVERHEAD_BYTES * len(self.keys)
+
+    def index_of(self, key: bytes) -> int | None:
+        """The position of ``key`` if this segment still holds it."""
+        keys = self.keys
+        i = int(np.searchsorted(keys, key))
+        if i < len(keys) and keys[i] == key and not self.moved[i]:
+            return i
+        return None
+
+    def holds_any(self, sorted_keys: np.ndarray) -> bool:
+        """Whether any of ``sorted_keys`` (an ascending object array) is held here."""
+        if not self.live_rows or not len(sorted_keys):
+            return False
+        keys = self.keys
+        lo = int(np.searchsorted(sorted_keys, keys[0]))
+        hi = int(np.searchsorted(sorted_keys, keys[-1], side="right"))
+        if lo >= hi:
+            return False
+        probe = sorted_keys[lo:hi]
+        positions = np.searchsorted(keys, probe)
+        positions[positions >= len(keys)] = len(keys) - 1
+        found = keys[positions] == probe
+        return bool(np.any(found & ~self.moved[positions]))
+
+    def span(self, lower: bytes | None, upper: bytes | None) -> tuple[int, int]:
+        """Positions [lo, hi) of the keys in [lower, upper)."""
+        lo = 0 if lower is None else int(np.searchsorted(self.keys, lower))
+        hi = len(self.keys) if upper is None else int(np.searchsorted(self.keys, upper))
+        return lo, max(lo, hi)
+
+    def is_visible(self, snapshot: Timestamp, reader: TxnState | None) -> bool:
+        txn = self.txn
+        if txn is reader:
+            return True
+        committed = txn.commit_ts
+        return committed is not None and committed <= snapshot
+
+    def row(self, index: int) -> Row:
+        """Row ``index`` as the tuple of storage values a MemRowSetRow holds."""
+        part = self.batch.slice(index, 1)
+        return tuple(
+            to_storage_values(part.column(i), column.type)[0]
+            for i, column in enumerate(self.schema.columns)
+        )
+
+    def rows(self, indexes: list[int]) -> list[Row]:
+        """Rows at ``indexes`` as storage-value tuples."""
+        if not indexes:
+            return []
+        part = self.batch.take(pa.array(indexes, pa.int64()))
+        values = [
+            to_storage_values(part.column(i), column.type)
+            for i, column in enumerate(self.schema.columns)
+        ]
+        return list(zip(*values, strict=True))
+
+    def mark_moved(self, index: int) -> None:
+        if not self.moved[index]:
+            self.moved[index] = True
+            self.live_rows -= 1
+
+    def with_batch(self, schema: Schema, batch: pa.RecordBatch) -> InsertSegment:
+        """The same rows (same keys, txn and moved marks) with ``batch``'s columns."""
+        copy = InsertSegment(self.txn, schema, self.keys, batch)
+        copy.moved = self.moved.copy()
+        copy.live_rows = self.live_rows
+        return copy

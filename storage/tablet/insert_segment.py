@@ -31,7 +31,7 @@ _SEGMENT_ROW_OVERHEAD_BYTES = 64
 class InsertSegment:
     """A batch of rows one transaction inserted at keys nothing else held, in key order."""
 
-    __slots__ = ("txn", "schema", "keys", "batch", "moved", "live_rows")
+    __slots__ = ("txn", "schema", "keys", "batch", "moved", "live_rows", "first_key", "last_key")
 
     def __init__(
         self, txn: TxnState, schema: Schema, keys: np.ndarray, batch: pa.RecordBatch
@@ -45,6 +45,8 @@ class InsertSegment:
         self.moved = np.zeros(len(keys), dtype=bool)
         """Rows that left: moved to the map by a change, or removed by a partial rollback."""
         self.live_rows = len(keys)
+        self.first_key: bytes = keys[0] if len(keys) else b""
+        self.last_key: bytes = keys[-1] if len(keys) else b""
 
     @classmethod
     def build(
@@ -70,6 +72,8 @@ class InsertSegment:
     def index_of(self, key: bytes) -> int | None:
         """The position of ``key`` if this segment still holds it."""
         keys = self.keys
+        if not self.live_rows or key < self.first_key or key > self.last_key:
+            return None
         i = int(np.searchsorted(keys, key))
         if i < len(keys) and keys[i] == key and not self.moved[i]:
             return i

@@ -202,9 +202,9 @@ class MemRowSet:
         row = MemRowSetRow(segment.txn, segment.row(index))
         segment.mark_moved(index)
         self._rows[key] = row
+        # An emptied segment stays until the flush: a running flush that froze it with rows
+        # left finds the rows moved since in this map by it.
         self._moved_log.append(key)
-        if not len(segment):
-            self._segments.remove(segment)
         return row
 
     def with_schema(self, schema: Schema) -> MemRowSet:

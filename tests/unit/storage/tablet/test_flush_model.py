@@ -2,7 +2,8 @@
 
 Every step is followed by a comparison of the current state and of every
 earlier commit's snapshot (time travel through UNDO records, REDO delta files,
-DeltaMemStores and MemRowSet chains) with what the model recorded.
+DeltaMemStores and MemRowSet chains) with what the model recorded.  Inserts
+flagged ``seg`` go through InsertSegments (the bulk path, here from one row).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from storage.errors import UniqueViolation
 from storage.options import StorageOptions
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema, Schema
+from storage.tablet import tablet as tablet_module
 
 K, S, N = ColumnId(1), ColumnId(2), ColumnId(3)
 SCHEMA = Schema(
@@ -39,14 +41,21 @@ keys = st.integers(0, 12)
 values = st.tuples(
     st.sampled_from([None, "", "red", "green", "ünï"]), st.one_of(st.none(), st.integers(-5, 5))
 )
+rows = st.lists(st.tuples(keys, values), min_size=1, max_size=12)
 ops = st.lists(
     st.one_of(
         # Up to 12 rows, so that batches take both the per-key and the batched key probe.
-        st.tuples(st.just("insert"), st.lists(st.tuples(keys, values), min_size=1, max_size=12)),
+        st.tuples(st.just("insert"), rows, st.booleans()),
+        # Insert, then change some of the new rows in the same transaction.
+        st.tuples(st.just("insert_change"), rows, st.booleans(), rows, st.lists(keys, max_size=4)),
+        # Insert after a savepoint, change a row, roll back to the savepoint, commit.
+        st.tuples(st.just("savepoint_insert"), rows, st.booleans()),
         st.tuples(st.just("update"), st.lists(st.tuples(keys, values), min_size=1, max_size=12)),
         st.tuples(st.just("delete"), st.lists(keys, min_size=1, max_size=12)),
         st.tuples(
-            st.just("abort_insert"), st.lists(st.tuples(keys, values), min_size=1, max_size=3)
+            st.just("abort_insert"),
+            st.lists(st.tuples(keys, values), min_size=1, max_size=3),
+            st.booleans(),
         ),
         st.just(("checkpoint",)),
         st.just(("reopen",)),
@@ -84,6 +93,17 @@ def _read(engine: StorageEngine, snapshot: int | None = None, predicates=()) -> 
     return out
 
 
+@contextlib.contextmanager
+def _segments(on: bool):
+    """Inserts of any size take the segment path (``on``) or never do."""
+    saved = tablet_module.SEGMENT_MIN_ROWS
+    tablet_module.SEGMENT_MIN_ROWS = 1 if on else 1 << 30
+    try:
+        yield
+    finally:
+        tablet_module.SEGMENT_MIN_ROWS = saved
+
+
 def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
     """Run one op; return its commit timestamp if it committed a change."""
     kind = op[0]
@@ -91,21 +111,42 @@ def _apply(engine: StorageEngine, model: dict, op: tuple) -> int | None:
         return None
     txn = engine.begin()
     items = op[1]
-    if kind in ("insert", "abort_insert"):
+    if kind in ("insert", "abort_insert", "insert_change", "savepoint_insert"):
         unique = dict(items)
         batch = _batch(list(unique.items()))
-        if kind == "abort_insert":
-            with contextlib.suppress(UniqueViolation):
-                txn.insert(TID, batch)
-            txn.rollback()
-            return None
-        if any(k in model for k in unique):
-            with pytest.raises(UniqueViolation):
-                txn.insert(TID, batch)
-            txn.rollback()
-            return None
-        assert txn.insert(TID, batch) == len(unique)
+        with _segments(op[2]):
+            if kind == "abort_insert":
+                with contextlib.suppress(UniqueViolation):
+                    txn.insert(TID, batch)
+                txn.rollback()
+                return None
+            if kind == "savepoint_insert":
+                txn.savepoint("s")
+                with contextlib.suppress(UniqueViolation):
+                    txn.insert(TID, batch)
+                    first = next(iter(unique))
+                    txn.update(TID, _batch([(first, ("red", 9))]))
+                txn.rollback_to("s")
+                return txn.commit()
+            if any(k in model for k in unique):
+                with pytest.raises(UniqueViolation):
+                    txn.insert(TID, batch)
+                txn.rollback()
+                return None
+            assert txn.insert(TID, batch) == len(unique)
         model.update(unique)
+        if kind == "insert_change":
+            changes = dict(op[3])
+            assert txn.update(TID, _batch(list(changes.items()))) == sum(
+                k in model for k in changes
+            )
+            model.update({k: v for k, v in changes.items() if k in model})
+            gone = list(dict.fromkeys(op[4]))
+            assert txn.delete(TID, _batch([(k, None) for k in gone], key_only=True)) == sum(
+                k in model for k in gone
+            )
+            for k in gone:
+                model.pop(k, None)
     elif kind == "update":
         unique = dict(items)
         assert txn.update(TID, _batch(list(unique.items()))) == sum(k in model for k in unique)

@@ -31,7 +31,9 @@ _SEGMENT_ROW_OVERHEAD_BYTES = 64
 class InsertSegment:
     """A batch of rows one transaction inserted at keys nothing else held, in key order."""
 
-    __slots__ = ("txn", "schema", "keys", "batch", "moved", "live_rows", "first_key", "last_key")
+    __slots__ = (
+        "txn", "schema", "keys", "batch", "moved", "live_rows", "first_key", "last_key", "ident"
+    )  # fmt: skip
 
     def __init__(
         self, txn: TxnState, schema: Schema, keys: np.ndarray, batch: pa.RecordBatch
@@ -47,6 +49,9 @@ class InsertSegment:
         self.live_rows = len(keys)
         self.first_key: bytes = keys[0] if len(keys) else b""
         self.last_key: bytes = keys[-1] if len(keys) else b""
+        self.ident: object = self
+        """The insert this segment holds: kept by the copies an ALTER TABLE makes, so the
+        transaction's rollback finds the copy it must drop."""
 
     @classmethod
     def build(
@@ -136,4 +141,5 @@ class InsertSegment:
         copy = InsertSegment(self.txn, schema, self.keys, batch)
         copy.moved = self.moved.copy()
         copy.live_rows = self.live_rows
+        copy.ident = self.ident
         return copy

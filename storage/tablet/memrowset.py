@@ -165,8 +165,10 @@ class MemRowSet:
         """Remove ``segment`` (its transaction rolled back its insert) and the map rows its
         changed keys moved to, which hold nothing else of that transaction's by now (later
         writes are undone first); whether this MemRowSet held it."""
-        if segment not in self._segments:
+        held = [s for s in self._segments if s.ident is segment.ident]
+        if not held:
             return False
+        segment = held[0]
         self._segments.remove(segment)
         for index in np.flatnonzero(segment.moved).tolist():
             key = segment.keys[index]
@@ -176,7 +178,7 @@ class MemRowSet:
         return True
 
     def holds_segment(self, segment: InsertSegment) -> bool:
-        return segment in self._segments
+        return any(s is segment for s in self._segments)
 
     def capture_segments(self) -> Capture:
         """Each segment with a copy of its moved marks, and the moved log's length: what a

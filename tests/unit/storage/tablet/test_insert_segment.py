@@ -320,3 +320,18 @@ def test_wal_replay_rebuilds_the_segments(tmp_path):
         assert _read(engine.begin(read_only=True)) == expected
     finally:
         engine.close()
+
+
+def test_a_rollback_after_an_alter_in_the_same_transaction_drops_the_altered_segment(engine):
+    txn = engine.begin()
+    txn.insert(TID, _batch(list(range(BULK))))
+    txn.savepoint("a")
+    txn.insert(TID, _batch(list(range(BULK, 2 * BULK))))
+    tablet = engine.tablet(TID)
+    extra = ColumnSchema(ColumnId(4), "x", INT64, read_default=1)
+    tablet.alter_schema(Schema((*SCHEMA.columns, extra), 1))  # copies the segments
+    txn.rollback_to("a")
+    assert _read(txn) == _expected(range(BULK))
+    txn.rollback()
+    assert _segments(engine) == 0
+    assert _read(engine.begin(read_only=True)) == {}

@@ -299,9 +299,9 @@ class StorageEngine:
             if tablet is None:
                 continue
             if tablet.memrowset_bytes < self.options.flush_threshold_bytes:
-                if self.maintenance.enabled and (
-                    tablet.memrowset_rows + tablet.delta_memstore_rows
-                    >= self.options.flush_threshold_rows
+                if (
+                    self.maintenance.enabled
+                    and tablet.row_by_row_rows >= self.options.flush_threshold_rows
                 ):
                     self.maintenance.wake()
                 continue

@@ -3,7 +3,8 @@
 - ``FlushOp``: MemRowSet and DeltaMemStores to disk.  Scored by memory held:
   past ``flush_threshold_bytes`` it outranks everything; past
   ``flush_threshold_rows`` (unflushed rows are read one by one, so they cost
-  scans far more than their memory says) it outranks the compactions; past
+  scans far more than their memory says; a bulk insert's segment rows are read
+  as columns and count only by their bytes) it outranks the compactions; past
   ``flush_threshold_s`` since the first unflushed write (which bounds how
   much WAL the tablet keeps for replay) it runs when nothing else is urgent.
 A major delta compaction waits until a rowset's REDO files hold
@@ -73,7 +74,7 @@ class FlushOp(TabletOp):
             return OpStats(False, 0.0, "nothing to flush")
         if held >= self.options.flush_threshold_bytes:
             return OpStats(True, 1000.0 + held / MIB, why + " (over the size threshold)")
-        rows = tablet.memrowset_rows + tablet.delta_memstore_rows
+        rows = tablet.row_by_row_rows
         if rows >= self.options.flush_threshold_rows:
             return OpStats(
                 True,

@@ -154,6 +154,10 @@ class MemRowSet:
         return len(self._rows) + sum(len(s) for s in self._segments)
 
     @property
+    def map_rows(self) -> int:
+        return len(self._rows)
+
+    @property
     def segments(self) -> list[InsertSegment]:
         return self._segments
 

@@ -478,6 +478,14 @@ class Tablet:
         frozen = self._frozen
         return len(self._memrowset) + (len(frozen) if frozen is not None else 0)
 
+    @property
+    def row_by_row_rows(self) -> int:
+        """Unflushed rows a scan reads one by one: the MemRowSets' map rows (segment rows
+        are read as columns) and the DeltaMemStores' rows; what the row threshold counts."""
+        frozen = self._frozen
+        mrs_rows = self._memrowset.map_rows + (frozen.map_rows if frozen is not None else 0)
+        return mrs_rows + self.delta_memstore_rows
+
     def write_metadata(self) -> None:
         """Replace the metadata file atomically (caller holds the lock)."""
         assert self.directory is not None, "a tablet with files has a directory"

@@ -212,8 +212,11 @@ def test_flush_outranks_compactions_once_unflushed_rows_pass_the_row_threshold(t
     options = StorageOptions(fsync=False, maintenance_threads=0, flush_threshold_rows=1_000)
     engine = StorageEngine.open(tmp_path, options)
     engine.create_tablet(TID, SCHEMA)
-    _insert(engine, list(range(999)))
     flush = next(op for op in engine._maintenance_ops() if isinstance(op, FlushOp))
+    _insert(engine, list(range(10_000, 12_000)))  # one bulk insert: a segment, read as columns
+    assert flush.stats().score < 1.0, "segment rows count by their bytes only"
+    for start in range(0, 999, 100):  # small inserts: map rows, read one by one
+        _insert(engine, list(range(start, min(start + 100, 999))))
     assert flush.stats().score < 1.0
     _insert(engine, [5_000])
     stats = flush.stats()
@@ -221,6 +224,9 @@ def test_flush_outranks_compactions_once_unflushed_rows_pass_the_row_threshold(t
     engine.checkpoint()
     _update(engine, [*range(999), 5_000], 1)
     assert flush.stats().score > 100.0, "DeltaMemStore rows count too"
+    engine.checkpoint()
+    _update(engine, list(range(10_000, 11_001)), 2)
+    assert flush.stats().score > 100.0, "flushed segment rows changed: DeltaMemStore rows"
     engine.close()
 
 

@@ -53,8 +53,11 @@ class BloomFilter:
             # Per-key Python only for the two CRCs; the probes are computed and set by numpy.
             h1, h2 = key_hashes(keys)
             probes = h1[:, None] + np.arange(k, dtype=np.int64) * h2[:, None]
-            positions = (probes % bloom._m).ravel()
-            np.bitwise_or.at(bloom._bits, positions >> 3, (1 << (positions & 7)).astype(np.uint8))
+            # A bit per position, packed little-endian: bit (p & 7) of byte (p >> 3), as a
+            # scatter-or would set them (np.bitwise_or.at is unbuffered and slow).
+            bits = np.zeros(len(bloom._bits) * 8, dtype=bool)
+            bits[(probes % bloom._m).ravel()] = True
+            bloom._bits = np.packbits(bits, bitorder="little")
         return bloom
 
     def may_contain(self, key: bytes) -> bool:

@@ -16,10 +16,15 @@ insert) drops the segment whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from storage.data_type import ColumnId
 from storage.mvcc import TxnState
+from storage.predicate import ScanSpec
 from storage.row_change import Row, to_storage_values
 from storage.schema import Schema
 from storage.timestamp import Timestamp
@@ -143,3 +148,57 @@ class InsertSegment:
         copy.live_rows = self.live_rows
         copy.ident = self.ident
         return copy
+
+
+def scan_segments(
+    segments: list[tuple[InsertSegment, np.ndarray]],
+    spec: ScanSpec,
+    schema: Schema,
+    lower: bytes | None,
+    upper: bytes | None,
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    batch_rows: int,
+) -> Iterator[pa.RecordBatch]:
+    """Each captured segment's rows in [lower, upper) that had not moved at the capture
+    (``moved``, a copy of its marks then), filtered with Arrow compute: a segment is
+    visible whole or not at all."""
+    arrow_schema = schema.arrow_schema(spec.projection)
+    for segment, moved in segments:
+        if not segment.is_visible(snapshot, reader):
+            continue
+        lo, hi = segment.span(lower, upper)
+        batch = segment.batch
+        for start in range(lo, hi, batch_rows):
+            stop = min(hi, start + batch_rows)
+            part = batch.slice(start, stop - start)
+            gone = moved[start:stop]
+            if gone.any():
+                part = part.filter(pa.array(~gone))
+            arrays = {
+                ColumnId(int(name)): column
+                for name, column in zip(part.schema.names, part.columns, strict=True)
+            }
+            out = project_batch(arrays, spec, arrow_schema, part.num_rows)
+            if spec.predicates:
+                out = out.filter(predicate_mask(spec, arrays))
+            if out.num_rows:
+                yield out
+
+
+def project_batch(
+    arrays: dict[ColumnId, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
+) -> pa.RecordBatch:
+    if not spec.projection:
+        # No columns (SELECT count(*)): a batch that still carries its row count.
+        return pa.RecordBatch.from_arrays([pa.nulls(num_rows)], names=["_"]).select([])
+    return pa.RecordBatch.from_arrays(
+        [arrays[column_id] for column_id in spec.projection], schema=arrow_schema
+    )
+
+
+def predicate_mask(spec: ScanSpec, arrays: dict[ColumnId, pa.Array]) -> pa.Array:
+    mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
+    for predicate in spec.predicates[1:]:
+        mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
+    return mask

@@ -36,10 +36,8 @@ from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sortedcontainers import SortedDict
 
-from storage.data_type import ColumnId
 from storage.mvcc import TxnState
 from storage.predicate import ScanSpec
 from storage.row_change import (
@@ -50,7 +48,12 @@ from storage.row_change import (
     from_storage_values,
 )
 from storage.schema import Schema
-from storage.tablet.insert_segment import InsertSegment
+from storage.tablet.insert_segment import (
+    InsertSegment,
+    predicate_mask,
+    project_batch,
+    scan_segments,
+)
 from storage.tablet.schema_change import RowMapper, conform_batch
 from storage.timestamp import Timestamp
 
@@ -423,8 +426,8 @@ class MemRowSet:
         parts = (
             self._scan_map(spec, key_range.lower, key_range.upper, snapshot, reader, batch_rows,
                            moved_mark),
-            self._scan_segments(spec, key_range.lower, key_range.upper, snapshot, reader,
-                                batch_rows, segments),
+            scan_segments(segments, spec, self._schema, key_range.lower, key_range.upper,
+                          snapshot, reader, batch_rows),
         )  # fmt: skip
         for part in parts:
             for batch in part:
@@ -465,47 +468,13 @@ class MemRowSet:
                     )
                     for column_id in needed
                 }
-                batch = _project(arrays, spec, arrow_schema, len(rows))
+                batch = project_batch(arrays, spec, arrow_schema, len(rows))
                 if spec.predicates:
-                    batch = batch.filter(_matches(spec, arrays))
+                    batch = batch.filter(predicate_mask(spec, arrays))
                 yield batch
             if exhausted:
                 return
             start, start_inclusive = last_key, False
-
-    def _scan_segments(
-        self,
-        spec: ScanSpec,
-        lower: bytes | None,
-        upper: bytes | None,
-        snapshot: Timestamp,
-        reader: TxnState | None,
-        batch_rows: int,
-        segments: list[tuple[InsertSegment, np.ndarray]],
-    ) -> Iterator[pa.RecordBatch]:
-        """Each captured segment's rows in the key range that had not moved at the capture,
-        filtered with Arrow compute (a segment is visible whole or not at all)."""
-        arrow_schema = self._schema.arrow_schema(spec.projection)
-        for segment, moved in segments:
-            if not segment.is_visible(snapshot, reader):
-                continue
-            lo, hi = segment.span(lower, upper)
-            batch = segment.batch
-            for start in range(lo, hi, batch_rows):
-                stop = min(hi, start + batch_rows)
-                part = batch.slice(start, stop - start)
-                gone = moved[start:stop]
-                if gone.any():
-                    part = part.filter(pa.array(~gone))
-                arrays = {
-                    ColumnId(int(name)): column
-                    for name, column in zip(part.schema.names, part.columns, strict=True)
-                }
-                out = _project(arrays, spec, arrow_schema, part.num_rows)
-                if spec.predicates:
-                    out = out.filter(_matches(spec, arrays))
-                if out.num_rows:
-                    yield out
 
     def _collect(
         self,
@@ -578,24 +547,6 @@ def merge_sorted_keys(entries: SortedDict, new_keys: list[bytes]) -> None:
     lists.extend(merged[pos : pos + load] for pos in range(0, len(merged), load))
     maxes.extend(sublist[-1] for sublist in lists)
     key_list._len = len(merged)
-
-
-def _project(
-    arrays: dict[ColumnId, pa.Array], spec: ScanSpec, arrow_schema: pa.Schema, num_rows: int
-) -> pa.RecordBatch:
-    if not spec.projection:
-        # No columns (SELECT count(*)): a batch that still carries its row count.
-        return pa.RecordBatch.from_arrays([pa.nulls(num_rows)], names=["_"]).select([])
-    return pa.RecordBatch.from_arrays(
-        [arrays[column_id] for column_id in spec.projection], schema=arrow_schema
-    )
-
-
-def _matches(spec: ScanSpec, arrays: dict[ColumnId, pa.Array]) -> pa.Array:
-    mask = spec.predicates[0].evaluate(arrays[spec.predicates[0].column_id])
-    for predicate in spec.predicates[1:]:
-        mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
-    return mask
 
 
 def _latest(row: MemRowSetRow) -> Row | None:

@@ -3,6 +3,7 @@ the same rows inserted one by one would: duplicates, MVCC, changes, rollbacks, f
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -335,3 +336,31 @@ def test_a_rollback_after_an_alter_in_the_same_transaction_drops_the_altered_seg
     txn.rollback()
     assert _segments(engine) == 0
     assert _read(engine.begin(read_only=True)) == {}
+
+
+def test_a_scan_sees_each_row_once_while_writers_move_rows_out_of_segments(tmp_path):
+    engine = StorageEngine.open(tmp_path, dataclasses.replace(OPTIONS, scan_batch_rows=64))
+    try:
+        engine.create_tablet(TID, SCHEMA)
+        _bulk(engine, list(range(BULK)))
+        txn = engine.begin()
+        txn.update(TID, _batch(list(range(0, BULK, 3)), bump=1))  # map rows: several batches
+        txn.commit()
+        expected = _read(engine.begin(read_only=True))
+        reader = engine.begin(read_only=True)
+        scan = reader.scan(TID, ScanSpec((K, V, S)))
+        seen: dict[int, tuple] = {}
+        first = next(scan)
+        for row in first.to_pylist():
+            seen[row["1"]] = (row["2"], row["3"])
+        writer = engine.begin()  # moves rows on both sides of the scan's position
+        writer.update(TID, _batch(list(range(1, BULK, 7)), bump=3))
+        writer.delete(TID, _keys(list(range(2, BULK, 11))))
+        writer.commit()
+        for batch in scan:
+            for row in batch.to_pylist():
+                assert row["1"] not in seen, "a key appears once"
+                seen[row["1"]] = (row["2"], row["3"])
+        assert seen == expected
+    finally:
+        engine.close()

@@ -42,16 +42,28 @@ def merge_segments(
     segments: Sequence[SegmentPart],
 ) -> tuple[list[pa.Array], pa.Array, np.ndarray, DeltaRecords]:
     """Map rows (``arrays``, ``keys``, ``deleted``, ``undo``) and segment rows as one run
-    in key order, with rowids renumbered; vectorised (the segments are the bulk)."""
+    in key order, with rowids renumbered; vectorised (the segments are the bulk).  Segments
+    whose key ranges are disjoint (a load in key order) and no map rows need no sort."""
+    in_order = not len(keys) and _disjoint(segments)
+    if in_order:
+        segments = sorted(segments, key=lambda p: bytes(p.keys[0]))
     all_keys = pa.concat_arrays([keys, *(pa.array(p.keys, pa.binary()) for p in segments)])
-    order = pc.sort_indices(all_keys).to_numpy()
-    rowid_of = np.empty(len(order), np.int64)
-    rowid_of[order] = np.arange(len(order), dtype=np.int64)
+    if in_order:
+        order = np.arange(len(all_keys), dtype=np.int64)
+        rowid_of = order
+    else:
+        order = pc.sort_indices(all_keys).to_numpy()
+        rowid_of = np.empty(len(order), np.int64)
+        rowid_of[order] = np.arange(len(order), dtype=np.int64)
     take = pa.array(order, pa.int64())
     merged = [
-        pa.concat_arrays(
-            [array, *(p.batch.column(i).cast(column.type.arrow_type) for p in segments)]
-        ).take(take)
+        _take(
+            pa.concat_arrays(
+                [array, *(p.batch.column(i).cast(column.type.arrow_type) for p in segments)]
+            ),
+            take,
+            in_order,
+        )
         for i, (array, column) in enumerate(zip(arrays, schema.columns, strict=True))
     ]
     all_deleted = np.concatenate([deleted, *(np.zeros(len(p.keys), bool) for p in segments)])
@@ -73,7 +85,19 @@ def merge_segments(
         offset += count
     return (
         merged,
-        all_keys.take(take),
+        _take(all_keys, take, in_order),
         all_deleted[order],
         DeltaRecords.concat(parts, schema).sorted(),
     )
+
+
+def _disjoint(segments: Sequence[SegmentPart]) -> bool:
+    """Whether the segments' key ranges overlap nowhere (each is sorted)."""
+    if not all(len(p.keys) for p in segments):
+        return False
+    spans = sorted((bytes(p.keys[0]), bytes(p.keys[-1])) for p in segments)
+    return all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+
+
+def _take(array: pa.Array, indices: pa.Array, in_order: bool) -> pa.Array:
+    return array if in_order else array.take(indices)

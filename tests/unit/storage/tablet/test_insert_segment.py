@@ -364,3 +364,22 @@ def test_a_scan_sees_each_row_once_while_writers_move_rows_out_of_segments(tmp_p
         assert seen == expected
     finally:
         engine.close()
+
+
+def test_a_flush_of_disjoint_segments_alone_writes_them_in_key_order(engine):
+    third = _bulk(engine, list(range(2 * BULK, 3 * BULK)))
+    first = _bulk(engine, list(range(BULK)))
+    _bulk(engine, list(range(BULK, 2 * BULK)))
+    engine.checkpoint()
+    rowset = engine.tablet(TID).rowsets[0]
+    assert rowset.rows == 3 * BULK
+    spec = ScanSpec((K,))
+    keys = [r["1"] for b in engine.begin(read_only=True).scan(TID, spec) for r in b.to_pylist()]
+    assert keys == list(range(3 * BULK)), "the rowset is in key order"
+    assert _read(engine.begin(read_only=True), first) == _expected(
+        [*range(BULK), *range(2 * BULK, 3 * BULK)]
+    )
+    assert _read(engine.begin(read_only=True), third) == _expected(range(2 * BULK, 3 * BULK))
+    reader = engine.begin(read_only=True)
+    found = reader.read_keys(TID, tablet_keys(engine, [0, BULK + 1, 3 * BULK - 1]), (K, V))
+    assert found.to_pylist() == [{"1": k, "2": k * 10} for k in (0, BULK + 1, 3 * BULK - 1)]

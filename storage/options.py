@@ -67,7 +67,8 @@ class StorageOptions:
         default=20_000,
         metadata={
             "help": "flush a tablet's MemRowSet and DeltaMemStores once they hold this many "
-            "rows: scans read unflushed rows one by one, flushed ones a block at a time"
+            "rows read one by one (flushed rows are read a block at a time, and a bulk "
+            "insert's segment rows as columns)"
         },
     )
     flush_threshold_s: float = field(

@@ -734,8 +734,8 @@ class Session:
                     locked=locking_reads.locked_tables(ast),
                 )  # fmt: skip
                 if locking is not None:
-                    plan.lock = writes.plan_update(
-                        locking.update, self._runner, self._facts, declared_list
+                    plan.lock = writes.plan_row_lock(
+                        locking.update, locking.mode, self._runner, self._facts, declared_list
                     )
                     plan.lock_nowait = locking.nowait
                 return plan

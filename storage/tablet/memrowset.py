@@ -121,7 +121,8 @@ class MemRowSetRow:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """What a writer finds at a key: a live transaction in the way, or whether the row is live."""
+    """What a writer finds at a key: a live transaction in the way, and whether the row is live
+    at its newest version (the one in the way's, if there is one: a delete's or an update's)."""
 
     blocker: TxnState | None
     is_live: bool
@@ -198,7 +199,7 @@ class MemRowSet:
             return _ABSENT
         last = row.last_writer
         if last is not txn and not last.is_done:
-            return Probe(last, False)
+            return Probe(last, _latest(row) is not None)
         return Probe(None, _latest(row) is not None)
 
     def changed_after(self, key: bytes, ts: Timestamp) -> bool:

@@ -20,6 +20,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
@@ -631,7 +632,8 @@ class Session:
         version = self._db.catalog_version
         plan = self._plan_cache.get(text, declared, version)
         if plan is not None and self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_plan_tables(plan))
+            written = [plan.write.table.name] if isinstance(plan, DmlPlan) else []
+            self._wait_for_ddl(_plan_tables(plan), written)
             if self._db.catalog_version != version:
                 plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
@@ -712,7 +714,7 @@ class Session:
             ):
                 return GrantPlan(ast)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_user_relation_names(ast))
+            self._wait_for_ddl(_user_relation_names(ast), _written_relation_names(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -1101,7 +1103,7 @@ class Session:
         table = self._block.catalog.table_or_partition(target)
         self._block.current().enlist(table.tablet_ids)  # as a write statement (_fence_write)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl([table.name])
+            self._wait_for_ddl([table.name], [table.name])
             table = self._block.catalog.table_or_partition(target)
         progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
@@ -1119,7 +1121,7 @@ class Session:
                 self._db.bump_catalog_version()
             return Result(command_tag="COMMENT")
         assert ast is not None, "DDL plans carry their statement"
-        catalog.lock_relations(_ddl_targets(ast))
+        catalog.lock_relations(_ddl_targets(ast), _ddl_lock_mode(ast))
         try:
             return self._run_catalog_ddl(ast, catalog)
         finally:
@@ -1208,7 +1210,13 @@ class Session:
         if statement.mode in ("EXCLUSIVE", "ACCESS EXCLUSIVE"):
             catalog.lock_relations(names)
         else:
-            self._wait_for_ddl(names)
+            # The modes that conflict with CREATE INDEX's SHARE lock wait for it as writers do.
+            writes = statement.mode in (
+                "ROW EXCLUSIVE",
+                "SHARE UPDATE EXCLUSIVE",
+                "SHARE ROW EXCLUSIVE",
+            )
+            self._wait_for_ddl(names, names if writes else [])
         return Result(command_tag="LOCK TABLE")
 
     def _relation_oids(self, catalog: Catalog | None = None) -> set[int]:
@@ -1237,7 +1245,7 @@ class Session:
         table = plan.write.table
         self._block.current().enlist(table.tablet_ids)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl([table.name])
+            self._wait_for_ddl([table.name], [table.name])
         found = self._block.catalog.find_table(table.name)
         return found is not None and found is not table and found != table
 
@@ -1262,11 +1270,14 @@ class Session:
         self._db.bump_catalog_version()
         return result
 
-    def _wait_for_ddl(self, names: Iterable[str]) -> None:
+    def _wait_for_ddl(self, names: Iterable[str], written: Iterable[str] = ()) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement
-        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait."""
+        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait, or one
+        it writes (``written``), as CREATE INDEX's SHARE lock makes a writer wait."""
         owner = self._block.txn if self._block.txn is not None else self
-        self._db.catalog.wait_for_relations(owner, list(names), self._block.lock_wait)
+        self._db.catalog.wait_for_relations(
+            owner, list(names), self._block.lock_wait, list(written)
+        )
 
     def _use_catalog(self, catalog: Catalog, ended: bool) -> None:
         """The transaction began or ended its own view of the catalog: read through it."""
@@ -1436,6 +1447,23 @@ def _ddl_targets(ast: exp.Expr) -> list[str]:
         for node in ast.find_all(exp.Table)
         if node.find_ancestor(exp.Query) is None
     ]
+
+
+def _ddl_lock_mode(ast: exp.Expr) -> RelationLock:
+    """CREATE INDEX holds its table in SHARE mode (readers go on); other DDL in ACCESS
+    EXCLUSIVE."""
+    if isinstance(ast, exp.Create) and str(ast.args.get("kind") or "").upper() == "INDEX":
+        return RelationLock.SHARE
+    return RelationLock.ACCESS_EXCLUSIVE
+
+
+def _written_relation_names(ast: exp.Expr) -> list[str]:
+    """The table an INSERT, UPDATE, DELETE or MERGE writes (empty for other statements)."""
+    if not isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
+        return []
+    target = ast.this
+    table = target if isinstance(target, exp.Table) else target.find(exp.Table)
+    return [identifier_name(table)] if table is not None and table.this else []
 
 
 def _plan_tables(plan: Plan) -> list[str]:

@@ -96,6 +96,8 @@ class Transaction:
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         self._locked: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         """Rows with entries in their tablet's row lock table, released when this ends."""
+        self._lock_ops: list[WriteOp] = []
+        """Those locks as ROW_LOCK records, for PREPARE TRANSACTION to keep."""
         self._enlisted: set[TabletId] = set()
         """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
         self._savepoints: list[tuple[str, int]] = []
@@ -278,6 +280,7 @@ class Transaction:
             raise
         if key_update and result.keys:
             self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
+            self._lock_ops.append(commit_record.row_lock_op(tablet_id, batch, mode))
         return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
 
     def lock(
@@ -306,6 +309,7 @@ class Transaction:
         self.end_statement()
         if result.keys:
             self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
+            self._lock_ops.append(commit_record.row_lock_op(tablet_id, keys, mode))
         if result.conflicts:
             if self.repeatable_read:
                 raise SerializationFailure("could not serialize access due to concurrent update")
@@ -458,8 +462,9 @@ class Transaction:
         return bool(self._savepoints)
 
     def write_ops(self) -> tuple[WriteOp, ...]:
-        """The writes a commit would log, in order (what PREPARE TRANSACTION keeps)."""
-        return tuple(self._ops)
+        """The writes a commit would log, in order, then the row locks held without a write:
+        what PREPARE TRANSACTION keeps, so a restart takes them all again."""
+        return (*self._ops, *self._lock_ops)
 
     def attempted_ops(self) -> tuple[WriteOp, ...]:
         """The writes made, also once a rollback (a deadlock's, say) discarded them: what
@@ -546,6 +551,7 @@ class Transaction:
         """Drop this transaction's row lock table entries (it has ended, so they already
         block no one: the tables skip finished holders)."""
         locked, self._locked = self._locked, {}
+        self._lock_ops = []
         for tablet, keys in locked.values():
             tablet.release_row_locks(self._state, keys)
 

@@ -34,7 +34,7 @@ from sql.dml import deferred_constraints, referential_actions
 from sql.dml.write_batches import routed
 from sql.execution import referential
 from storage.data_type import ColumnId
-from storage.errors import FeatureNotSupported, ForeignKeyViolation, SerializationFailure
+from storage.errors import FeatureNotSupported, ForeignKeyViolation
 from storage.row_lock_mode import RowLockMode
 from storage.transaction import Transaction
 
@@ -176,10 +176,9 @@ def _check_unreferenced(
     found = referential.matching(txn, child, key.columns, probe, key.columns)
     if not found.num_rows and txn.repeatable_read:
         # A child row committed after this snapshot (its insert held the parent row FOR
-        # KEY SHARE until then) cannot be seen, nor ignored.
+        # KEY SHARE until then) counts too, as PostgreSQL's check finds it.
         with txn.reading_latest():
-            if referential.matching(txn, child, key.columns, probe, key.columns).num_rows:
-                raise SerializationFailure("could not serialize access due to concurrent update")
+            found = referential.matching(txn, child, key.columns, probe, key.columns)
     if found.num_rows:
         values = [c[0].as_py() for c in found.columns]
         raise ForeignKeyViolation(

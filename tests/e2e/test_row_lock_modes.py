@@ -237,3 +237,17 @@ def test_many_child_inserts_of_one_parent_run_side_by_side(connect, tables):
     for thread in threads:
         thread.join(timeout=60)
     assert conns[0].execute(f"select count(*) from {child} where p = 2").fetchone() == (8,)
+
+
+def test_repeatable_read_parent_delete_after_a_child_committed_unseen(connect, tables):
+    """The child row committed after the deleter's snapshot still keeps its parent (23503, as
+    PostgreSQL's check finds it), and the delete leaves no orphan."""
+    parent, child = tables
+    a, b = connect(), connect()
+    a.execute("begin isolation level repeatable read")
+    a.execute(f"select count(*) from {child}").fetchall()  # takes the snapshot
+    b.execute(f"insert into {child} values (10, 1)")
+    with pytest.raises(errors.ForeignKeyViolation):
+        a.execute(f"delete from {parent} where id = 1")
+    a.execute("rollback")
+    assert b.execute(f"select count(*) from {child}").fetchone() == (1,)

@@ -1097,6 +1097,21 @@ class Catalog:
         self._drop_tablet(index.tablet_id)
         return new
 
+    def validate_index(self, name: str) -> TableInfo:
+        """Mark index ``name`` valid: reads may use it (CREATE INDEX CONCURRENTLY's end)."""
+        with self._lock:
+            found = self.find_index(name)
+            if found is None:
+                raise UndefinedObject(f'index "{name}" does not exist')
+            table, index = found
+            valid = dataclasses.replace(index, valid=True)
+            new = dataclasses.replace(
+                table, indexes=tuple(valid if i.name == name else i for i in table.indexes)
+            )
+            self._tables[table.name] = new
+            self._save()
+        return new
+
     def repoint_references(self, parent_id: int, old_index: int, new_index: int) -> None:
         """The foreign keys that went through index ``old_index`` of table ``parent_id`` go
         through its rebuilt copy ``new_index``."""

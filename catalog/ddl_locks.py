@@ -38,6 +38,9 @@ _WAIT_SLICE_S = 0.05
 class RelationLock(enum.IntEnum):
     """How strongly DDL holds a relation, weakest first (PostgreSQL's table lock modes)."""
 
+    SHARE_UPDATE_EXCLUSIVE = 0
+    """CREATE INDEX CONCURRENTLY: neither readers nor writers wait."""
+
     SHARE = 1
     """CREATE INDEX: writers wait, readers do not."""
     ACCESS_EXCLUSIVE = 2
@@ -132,7 +135,10 @@ class DdlLocks:
             held = self._holders.get(name) not in (None, owner)
             if not held:
                 continue
-            if name not in written and self._modes.get(name) is not RelationLock.ACCESS_EXCLUSIVE:
+            mode = self._modes.get(name)
+            if mode is RelationLock.SHARE_UPDATE_EXCLUSIVE:
+                continue
+            if name not in written and mode is not RelationLock.ACCESS_EXCLUSIVE:
                 continue
             if self._acquire_one(owner, name, wait, reading=True):
                 self.release(owner, [name])

@@ -67,7 +67,7 @@ def choose(
         by_column.setdefault(predicate.column_id, []).append(predicate)
     best: tuple[tuple[int, int, int], IndexLookup] | None = None
     for index in table.indexes:
-        if index.predicate is not None and index.name not in partial:
+        if not index.valid or (index.predicate is not None and index.name not in partial):
             continue
         lookup = _lookup(table, index, by_column)
         if lookup is None:

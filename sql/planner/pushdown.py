@@ -270,7 +270,7 @@ def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema
     if set(plan.table.schema.key_column_ids) <= equal:
         return True
     if any(
-        index.unique and index.predicate is None and set(index.columns) <= equal
+        index.unique and index.valid and index.predicate is None and set(index.columns) <= equal
         for index in plan.table.indexes
     ):
         return True  # a unique index's whole key: one row at most (NULL equals nothing)

@@ -36,6 +36,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import (
     alter_table,
     comments,
+    concurrent_index,
     extensions,
     indexes,
     memberships,
@@ -941,6 +942,8 @@ class Session:
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
+                if not deferred and ast is not None and concurrent_index.is_concurrent(ast):
+                    return self._create_index_concurrently(ast)
                 result = self._run_ddl(ast)
                 if not deferred:
                     self._block.finish_autocommit()
@@ -1127,6 +1130,31 @@ class Session:
         finally:
             if self._block.in_block:  # this session's plans; the end of the transaction bumps too
                 self._db.bump_catalog_version()
+
+    def _create_index_concurrently(self, ast: exp.Expr) -> Result:
+        """CREATE INDEX CONCURRENTLY in its two transactions (``ddl.concurrent_index``),
+        holding the table in SHARE UPDATE EXCLUSIVE mode, which no reader or writer waits
+        for; an error in the second leaves the index invalid."""
+        assert isinstance(ast, exp.Create), "only CREATE INDEX comes here"
+        mode = RelationLock.SHARE_UPDATE_EXCLUSIVE
+        catalog = self._block.ddl_catalog()
+        catalog.lock_relations(_ddl_targets(ast), mode)
+        txn = self._block.txn
+        assert txn is not None, "a DDL catalog begins the transaction"
+        result, name = concurrent_index.declare(ast, catalog, txn)
+        self._block.finish_autocommit()
+        self._db.bump_catalog_version()
+        if name is None:
+            return result
+        txn = self._block.current()
+        catalog = self._block.ddl_catalog()
+        catalog.lock_relations(_ddl_targets(ast), mode)
+        try:
+            concurrent_index.build(catalog, concurrent_index.target(ast), name, txn)
+        finally:
+            self._db.bump_catalog_version()
+        self._block.finish_autocommit()
+        return result
 
     def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
         if isinstance(ast, SequenceStatement):

@@ -24,7 +24,9 @@ Writers are serialised by the tablet lock.  A write first probes every key
 so a batch is applied whole or not at all.  When a key carries another live
 transaction's provisional write, the tablet releases the lock, calls the
 caller's ``wait_for(holder, key)``, and starts the batch over against the newest
-versions.
+versions.  A row held in the tablet's lock table (``row_locks.py``) in a mode that
+conflicts with the write's (FOR NO KEY UPDATE for an update, FOR UPDATE for a delete or a
+unique-column change) blocks it the same way; ``lock_rows`` takes such locks.
 """
 
 from __future__ import annotations

@@ -228,7 +228,8 @@ def check_removed_keys(
     if refs is None or old.num_rows == 0:
         return
     table = refs.table
-    if refs.incoming and not txn.repeatable_read:
+    touched = changed is None or refs.touches_parent_key(changed)
+    if refs.incoming and touched and not txn.repeatable_read:
         # As PostgreSQL's checks do under READ COMMITTED: see the rows committed while this
         # statement waited for their inserters' FOR KEY SHARE locks on the rows it wrote.
         txn.refresh_snapshot()

@@ -15,7 +15,7 @@ import numpy as np
 from catalog.catalog_changes import CatalogChanges, SavepointMark
 from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
-from catalog.ddl_locks import DdlLocks, LockWait
+from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
 from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
@@ -204,27 +204,37 @@ class Catalog:
                 seen.pop(key, None)
         return seen
 
-    def lock_relations(self, names: Iterable[str]) -> None:
-        """Take the relation locks DDL on ``names`` needs, waiting for other transactions'."""
+    def lock_relations(
+        self, names: Iterable[str], mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE
+    ) -> None:
+        """Take the relation locks DDL on ``names`` needs, waiting for other transactions'
+        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for)."""
         changes = self._changes
         if changes is not None:
             if changes.ended:
                 raise AssertionError("a transaction's catalog is used after its transaction ended")
-            changes.locks += self._locks.acquire(changes.owner, names, changes.wait)
+            changes.locks += self._locks.acquire(changes.owner, names, changes.wait, mode)
 
     @property
     def has_ddl_locks(self) -> bool:
         """Whether any transaction's uncommitted DDL holds a relation (cheap; checked often)."""
         return self._locks.held
 
-    def wait_for_relations(self, owner: object, names: Iterable[str], wait: LockWait) -> None:
+    def wait_for_relations(
+        self,
+        owner: object,
+        names: Iterable[str],
+        wait: LockWait,
+        written: Iterable[str] = (),
+    ) -> None:
         """Wait while other transactions' uncommitted DDL holds any of the committed relations
-        ``names`` (a statement about to read or write them, as PostgreSQL's lock makes it)."""
+        ``names`` (a statement about to read them, and write those of ``written``) in a mode
+        that conflicts, as PostgreSQL's lock makes it: a CREATE INDEX stops writers only."""
         if self._locks.held:
             committed = [
                 n for n in names if n in self._tables or n in self._views or n in self._sequences
             ]
-            self._locks.wait_until_free(owner, committed, wait)
+            self._locks.wait_until_free(owner, committed, wait, frozenset(written))
 
     def wait_for_writers(self, table: TableInfo, txn: Transaction) -> None:
         """Wait, holding ``table``'s lock, until every other transaction with uncommitted
@@ -991,8 +1001,7 @@ class Catalog:
             child, key = found[0]
             raise DependentObjectsStillExist(
                 f"cannot drop table {table.name} because other objects depend on it",
-                detail=f"constraint {key.name} on table {child.name} depends on table "
-                f"{table.name}",
+                detail=f"constraint {key.name} on table {child.name} depends on table {table.name}",
                 hint="Use DROP ... CASCADE to drop the dependent objects too.",
             )
         for child, key in found:
@@ -1086,6 +1095,21 @@ class Catalog:
             self._tables[table.name] = new
             self._save()
         self._drop_tablet(index.tablet_id)
+        return new
+
+    def validate_index(self, name: str) -> TableInfo:
+        """Mark index ``name`` valid: reads may use it (CREATE INDEX CONCURRENTLY's end)."""
+        with self._lock:
+            found = self.find_index(name)
+            if found is None:
+                raise UndefinedObject(f'index "{name}" does not exist')
+            table, index = found
+            valid = dataclasses.replace(index, valid=True)
+            new = dataclasses.replace(
+                table, indexes=tuple(valid if i.name == name else i for i in table.indexes)
+            )
+            self._tables[table.name] = new
+            self._save()
         return new
 
     def repoint_references(self, parent_id: int, old_index: int, new_index: int) -> None:

@@ -8,6 +8,12 @@ relation name.  A waiter gives up on ``lock_timeout`` (55P03), on a cancel or
 cycle of waiters (40P01); waiting holds no lock of the waiter's own beyond
 those its transaction already held.
 
+CREATE INDEX holds its table in SHARE mode instead: statements that only
+read the table go on (they see it as committed, without the new index), and
+only writers wait, as behind PostgreSQL's SHARE lock.  Between two DDL
+statements every mode conflicts (PostgreSQL lets two CREATE INDEX on one
+table run at once; here the second waits for the first).
+
 An index build also waits, holding its lock, for the transactions with
 uncommitted writes on the table (``writer_wait``), as PostgreSQL's CREATE INDEX
 waits for their ROW EXCLUSIVE locks.  Such a writer already holds its table
@@ -18,6 +24,7 @@ holds closes a cycle, found from either end.
 
 from __future__ import annotations
 
+import enum
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +33,18 @@ from dataclasses import dataclass
 from storage.errors import DeadlockDetected, LockNotAvailable
 
 _WAIT_SLICE_S = 0.05
+
+
+class RelationLock(enum.IntEnum):
+    """How strongly DDL holds a relation, weakest first (PostgreSQL's table lock modes)."""
+
+    SHARE_UPDATE_EXCLUSIVE = 0
+    """CREATE INDEX CONCURRENTLY: neither readers nor writers wait."""
+
+    SHARE = 1
+    """CREATE INDEX: writers wait, readers do not."""
+    ACCESS_EXCLUSIVE = 2
+    """Every other DDL: readers and writers wait."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +61,7 @@ class DdlLocks:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._holders: dict[str, object] = {}
+        self._modes: dict[str, RelationLock] = {}
         self._waiting: dict[object, tuple[object, str]] = {}
         self._writer_waits: dict[object, tuple[list[object], frozenset[str]]] = {}
         """Index builds waiting for writers: owner -> (writers, names its lock holds)."""
@@ -53,16 +73,29 @@ class DdlLocks:
     def holder(self, name: str) -> object | None:
         return self._holders.get(name)
 
-    def acquire(self, owner: object, names: Iterable[str], wait: LockWait) -> list[str]:
-        """Take every name for ``owner``, waiting for other holders; the names newly taken."""
+    def acquire(
+        self,
+        owner: object,
+        names: Iterable[str],
+        wait: LockWait,
+        mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE,
+    ) -> list[str]:
+        """Take every name for ``owner`` in ``mode`` (or the stronger mode it holds it in),
+        waiting for other holders; the names newly taken."""
         taken = []
         for name in names:
-            if self._acquire_one(owner, name, wait):
+            if self._acquire_one(owner, name, wait, mode=mode):
                 taken.append(name)
         return taken
 
     def _acquire_one(
-        self, owner: object, name: str, wait: LockWait, *, reading: bool = False
+        self,
+        owner: object,
+        name: str,
+        wait: LockWait,
+        *,
+        reading: bool = False,
+        mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE,
     ) -> bool:
         timeout_ms = wait.timeout_ms()
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
@@ -71,8 +104,10 @@ class DdlLocks:
                 holder = self._holders.get(name)
                 if holder is None:
                     self._holders[name] = owner
+                    self._modes[name] = mode
                     return True
                 if holder is owner:
+                    self._modes[name] = max(self._modes[name], mode)
                     return False
                 if reading and self._waits_for_writer(holder, owner, name):
                     return False
@@ -86,12 +121,26 @@ class DdlLocks:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise LockNotAvailable("canceling statement due to lock timeout")
 
-    def wait_until_free(self, owner: object, names: Iterable[str], wait: LockWait) -> None:
-        """Wait while another transaction holds any of ``names`` (a statement reading them),
-        unless that one is an index build waiting for this writer to end."""
+    def wait_until_free(
+        self,
+        owner: object,
+        names: Iterable[str],
+        wait: LockWait,
+        written: frozenset[str] = frozenset(),
+    ) -> None:
+        """Wait while another transaction holds any of ``names`` (a statement reading them,
+        and writing those of ``written``) in a mode that conflicts: ACCESS EXCLUSIVE for a
+        read, any for a write, unless the holder is an index build waiting for this writer."""
         for name in names:
             held = self._holders.get(name) not in (None, owner)
-            if held and self._acquire_one(owner, name, wait, reading=True):
+            if not held:
+                continue
+            mode = self._modes.get(name)
+            if mode is RelationLock.SHARE_UPDATE_EXCLUSIVE:
+                continue
+            if name not in written and mode is not RelationLock.ACCESS_EXCLUSIVE:
+                continue
+            if self._acquire_one(owner, name, wait, reading=True):
                 self.release(owner, [name])
 
     def _waits_for_writer(self, holder: object, writer: object, name: str) -> bool:
@@ -144,4 +193,5 @@ class DdlLocks:
             for name in names:
                 if self._holders.get(name) is owner:
                     del self._holders[name]
+                    del self._modes[name]
             self._cond.notify_all()

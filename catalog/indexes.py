@@ -53,9 +53,13 @@ class IndexInfo:
     nulls_not_distinct: bool = False
     predicate: str | None = None
     constraint: bool = False
+    valid: bool = True
+    """False while CREATE INDEX CONCURRENTLY fills it (or after it failed, as PostgreSQL's
+    INVALID index): writers keep it in step, reads do not use it."""
 
     def to_json(self) -> dict[str, object]:
         return {
+            **({} if self.valid else {"valid": False}),
             "name": self.name,
             "index_id": self.index_id,
             "tablet_id": self.tablet_id,
@@ -79,6 +83,7 @@ class IndexInfo:
             nulls_not_distinct=bool(doc.get("nulls_not_distinct")),
             predicate=doc.get("predicate"),
             constraint=bool(doc.get("constraint")),
+            valid=bool(doc.get("valid", True)),
         )
 
     def renamed(self, name: str) -> IndexInfo:

@@ -52,7 +52,10 @@ the ``TabletRegistry`` (``tablet_registry.py``), which the engine builds.
 
 Writers to one key are serialised: a transaction that meets another live
 transaction's provisional write waits for it (``waits_for.py`` detects
-deadlocks), then applies to the newest version (READ COMMITTED).
+deadlocks), then applies to the newest version (READ COMMITTED).  Row locks
+that are not writes (a foreign-key check's FOR KEY SHARE, ``SELECT ... FOR
+SHARE``) live in each tablet's lock table (``tablet/row_locks.py``), with
+PostgreSQL's four modes and their conflicts (``row_lock_mode.py``).
 
 The public surface
 ------------------

@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from storage.data_type import TabletId
 from storage.errors import DataCorrupted
+from storage.row_lock_mode import RowLockMode
 from storage.timestamp import Timestamp
 
 COMMIT_RECORD_TYPE = 1
@@ -52,6 +53,9 @@ class OpKind(enum.IntEnum):
     DELETE = 3
     PREPARED = 4
     CATALOG = 5
+    ROW_LOCK = 6
+    """Rows a prepared transaction holds locked without writing them (``row_lock_op``): kept
+    in its prepared file only, never in a WAL record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,21 @@ def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
         parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))
         parts.append(data)
     return b"".join(parts)
+
+
+_LOCK_MODE = b"nyala.row_lock_mode"
+
+
+def row_lock_op(tablet_id: TabletId, keys: pa.RecordBatch, mode: RowLockMode) -> WriteOp:
+    """A ROW_LOCK record of the rows ``keys`` names, locked in ``mode``."""
+    batch = keys.replace_schema_metadata({_LOCK_MODE: mode.name.encode()})
+    return WriteOp(tablet_id, OpKind.ROW_LOCK, batch)
+
+
+def row_lock_mode(op: WriteOp) -> RowLockMode:
+    """The mode a ROW_LOCK record's rows are locked in."""
+    metadata = op.batch.schema.metadata or {}
+    return RowLockMode[metadata[_LOCK_MODE].decode()]
 
 
 def catalog_op(document: bytes) -> WriteOp:

@@ -14,8 +14,10 @@ then the writes.
 Recovery, after WAL replay: a file whose gid a replayed commit record marks
 was committed, and is deleted; every other file is a transaction still
 prepared, and its operations are applied again as a new transaction's
-provisional writes (taking their row locks), which stays prepared under the
-same gid.  So a prepared transaction is never lost and never half applied.
+provisional writes (taking their row locks), and its other row locks
+(``OpKind.ROW_LOCK``: a foreign-key check's FOR KEY SHARE, ``SELECT ... FOR
+SHARE``) are taken again, so it stays prepared under the same gid holding
+what it held.  So a prepared transaction is never lost and never half applied.
 """
 
 from __future__ import annotations
@@ -163,6 +165,8 @@ class PreparedTransactions:
                     txn.update(op.tablet_id, op.batch)
                 elif op.kind is OpKind.DELETE:
                     txn.delete(op.tablet_id, op.batch)
+                elif op.kind is OpKind.ROW_LOCK:
+                    txn.lock(op.tablet_id, op.batch, commit_record.row_lock_mode(op))
             self._by_gid[gid] = PreparedTransaction(gid, when, owner, database, txn)
             restored += 1
         log.info("%d prepared transactions restored", restored)

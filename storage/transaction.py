@@ -14,6 +14,11 @@ A transaction reads at a snapshot and writes provisionally:
   Writers waiting on one row wait in line (``row_lock_queue.py``): only the
   first waits for the holder, and keeps its place until its own write of the
   row is done or its statement ends, so a release wakes one writer.
+- ``lock`` takes PostgreSQL's row locks without writing (a foreign-key check's
+  FOR KEY SHARE, ``SELECT ... FOR SHARE``): several transactions may hold a
+  row in shared modes at once (each tablet's ``RowLockTable``), an update
+  holds its rows FOR NO KEY UPDATE and a delete FOR UPDATE, and conflicting
+  requests wait in the same lines, deadlock checks and timeouts as writes.
 - ``commit`` writes ONE WAL record (commit timestamp + every write, as Arrow
   IPC), group-commit syncs it, stamps the TxnState with the commit timestamp
   so every write becomes visible at the same instant, and waits for safe time
@@ -38,6 +43,7 @@ locks stay until the client rolls back).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -60,6 +66,7 @@ from storage.errors import (
 )
 from storage.mvcc import TxnState, TxnStatus
 from storage.predicate import ScanSpec
+from storage.row_lock_mode import RowLockMode
 from storage.row_lock_queue import RowId, Ticket
 from storage.scan_stats import ScanStats
 from storage.tablet.insert_segment import InsertSegment
@@ -90,6 +97,10 @@ class Transaction:
         self._written: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
         self._segments: list[tuple[Tablet, InsertSegment]] = []
         """Bulk inserts kept whole in a MemRowSet (their keys are not in ``_written``)."""
+        self._locked: dict[TabletId, tuple[Tablet, set[bytes]]] = {}
+        """Rows with entries in their tablet's row lock table, released when this ends."""
+        self._lock_ops: list[WriteOp] = []
+        """Those locks as ROW_LOCK records, for PREPARE TRANSACTION to keep."""
         self._enlisted: set[TabletId] = set()
         """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
         self._savepoints: list[tuple[str, int]] = []
@@ -147,6 +158,18 @@ class Transaction:
         """Read at the current safe time from now on (an EvalPlanQual re-read)."""
         self._snapshot = self._pipeline.mvcc.safe_time()
         return self._snapshot
+
+    @contextlib.contextmanager
+    def reading_latest(self) -> Iterator[None]:
+        """Read at the current safe time inside the block, at the snapshot again after it
+        (PostgreSQL's crosscheck snapshot: a REPEATABLE READ foreign-key check looks for
+        rows its snapshot cannot see)."""
+        saved = self._snapshot
+        self._snapshot = self._pipeline.mvcc.safe_time()
+        try:
+            yield
+        finally:
+            self._snapshot = saved
 
     def scan(
         self,
@@ -228,7 +251,12 @@ class Transaction:
         return self._record(tablet, OpKind.INSERT, batch, result)
 
     def update(
-        self, tablet_id: TabletId, batch: pa.RecordBatch, *, conflicts: list[int] | None = None
+        self,
+        tablet_id: TabletId,
+        batch: pa.RecordBatch,
+        *,
+        conflicts: list[int] | None = None,
+        key_update: bool = False,
     ) -> int:
         """Set the non-key columns in ``batch`` on the rows its key columns name.
 
@@ -238,18 +266,59 @@ class Transaction:
         committed after this snapshot are not written: REPEATABLE READ raises
         SerializationFailure (40001); READ COMMITTED appends their batch row
         numbers to ``conflicts``, for the caller to re-read and retry.
+        ``key_update``: the write changes a column of a unique index, so it locks the
+        rows FOR UPDATE (a foreign-key check's FOR KEY SHARE waits for it), not FOR NO
+        KEY UPDATE.
         """
         self._check_writable("UPDATE")
         tablet = self._tablets.tablet(tablet_id)
         self._enlist(tablet_id)
+        mode = RowLockMode.UPDATE if key_update else RowLockMode.NO_KEY_UPDATE
         try:
             result = tablet.update(
-                self._state, batch, self._waiter(tablet_id), self._conflict_ts(conflicts)
+                self._state, batch, self._waiter(tablet_id), self._conflict_ts(conflicts), mode
             )
         except BaseException:
             self.end_statement()
             raise
+        if key_update and result.keys:
+            self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
+            self._lock_ops.append(commit_record.row_lock_op(tablet_id, batch, mode))
         return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
+
+    def lock(
+        self,
+        tablet_id: TabletId,
+        keys: pa.RecordBatch,
+        mode: RowLockMode,
+        *,
+        conflicts: list[int] | None = None,
+        command: str = "SELECT FOR UPDATE",
+    ) -> int:
+        """Lock the rows whose key columns ``keys`` holds in ``mode`` until this transaction
+        ends, waiting for conflicting holders as a write does; return the rows locked
+        (absent or deleted ones are skipped).  Nothing is written or logged.  ``conflicts``
+        as for ``update``, except that such rows are locked too (the caller re-reads them).
+        """
+        self._check_writable(command)
+        tablet = self._tablets.tablet(tablet_id)
+        try:
+            result = tablet.lock_rows(
+                self._state, keys, mode, self._waiter(tablet_id), self._conflict_ts(conflicts)
+            )
+        except BaseException:
+            self.end_statement()
+            raise
+        self.end_statement()
+        if result.keys:
+            self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
+            self._lock_ops.append(commit_record.row_lock_op(tablet_id, keys, mode))
+        if result.conflicts:
+            if self.repeatable_read:
+                raise SerializationFailure("could not serialize access due to concurrent update")
+            assert conflicts is not None, "conflicts are only checked for a caller that asks"
+            conflicts.extend(result.conflicts)
+        return result.count
 
     def delete(
         self, tablet_id: TabletId, keys: pa.RecordBatch, *, conflicts: list[int] | None = None
@@ -401,8 +470,9 @@ class Transaction:
         return bool(self._savepoints)
 
     def write_ops(self) -> tuple[WriteOp, ...]:
-        """The writes a commit would log, in order (what PREPARE TRANSACTION keeps)."""
-        return tuple(self._ops)
+        """The writes a commit would log, in order, then the row locks held without a write:
+        what PREPARE TRANSACTION keeps, so a restart takes them all again."""
+        return (*self._ops, *self._lock_ops)
 
     def attempted_ops(self) -> tuple[WriteOp, ...]:
         """The writes made, also once a rollback (a deadlock's, say) discarded them: what
@@ -422,6 +492,7 @@ class Transaction:
         if not self._ops and marker is None:
             self._state.mark_committed(None)
             self._discharge()
+            self._release_row_locks()
             return None
         pipeline = self._pipeline
         ops = self._ops if marker is None else [*self._ops, marker]
@@ -455,6 +526,7 @@ class Transaction:
         pipeline.mvcc.finish_commit(commit_ts)
         pipeline.mvcc.wait_for_safe_time(commit_ts)
         self._discharge()
+        self._release_row_locks()
         written = list(self._written)
         self._ops.clear()
         self._undo_log.clear()
@@ -485,6 +557,15 @@ class Transaction:
         self._savepoints.clear()
         self._state.mark_aborted()
         self._discharge()
+        self._release_row_locks()
+
+    def _release_row_locks(self) -> None:
+        """Drop this transaction's row lock table entries (it has ended, so they already
+        block no one: the tables skip finished holders)."""
+        locked, self._locked = self._locked, {}
+        self._lock_ops = []
+        for tablet, keys in locked.values():
+            tablet.release_row_locks(self._state, keys)
 
     def _waiter(self, tablet_id: TabletId) -> Callable[[TxnState, bytes], None]:
         return lambda holder, key: self._wait_for((tablet_id, key), holder)

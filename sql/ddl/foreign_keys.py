@@ -177,7 +177,7 @@ def foreign_key(
     if wanted != set(parent.schema.key_column_ids) or len(wanted) != len(referenced):
         matches = [
             i for i in parent.indexes
-            if i.unique and i.predicate is None and set(i.columns) == wanted
+            if i.unique and i.valid and i.predicate is None and set(i.columns) == wanted
             and len(i.columns) == len(referenced)
         ]  # fmt: skip
         if not matches:

@@ -47,9 +47,12 @@ from storage.transaction import Transaction
 _ACCESS_METHODS = {"btree"}
 
 
-def create_index(ast: exp.Create, catalog: Catalog, txn: Transaction) -> Result:
+def create_index(
+    ast: exp.Create, catalog: Catalog, txn: Transaction, *, concurrently: bool = False
+) -> Result:
     """``CREATE [UNIQUE] INDEX [CONCURRENTLY] [IF NOT EXISTS] [name] ON t [USING btree]
-    (cols) [INCLUDE (cols)] [WHERE predicate]``."""
+    (cols) [INCLUDE (cols)] [WHERE predicate]``; ``concurrently``: its first transaction
+    (``concurrent_index``), which names the index without filling it."""
     node = ast.this
     assert isinstance(node, exp.Index), "CREATE INDEX plans carry an Index"
     table = _index_target(node.args["table"], catalog)
@@ -87,7 +90,7 @@ def create_index(ast: exp.Create, catalog: Catalog, txn: Transaction) -> Result:
         return Result(command_tag="CREATE INDEX", notices=[notice])
     add_index(
         catalog, table, names, name, txn, unique=bool(ast.args.get("unique")),
-        include=include, predicate=predicate,
+        include=include, predicate=predicate, concurrently=concurrently,
     )  # fmt: skip
     return Result(command_tag="CREATE INDEX")
 
@@ -113,8 +116,11 @@ def add_index(
     predicate: str | None = None,
     nulls_not_distinct: bool = False,
     constraint: bool = False,
+    concurrently: bool = False,
 ) -> TableInfo:
-    """Create an index on ``table`` over ``columns`` and fill it from the rows there now."""
+    """Create an index on ``table`` over ``columns`` and fill it from the rows there now;
+    ``concurrently``: only name it in the catalog, not yet valid and empty, for
+    ``concurrent_index.build`` to fill in a later transaction."""
     ids = [_column_id(table, c) for c in columns]
     if len(set(ids)) != len(ids) and constraint:
         raise DuplicateColumn(f'column "{columns[0]}" appears twice in unique constraint')
@@ -127,11 +133,13 @@ def add_index(
     def define(index_id: int, tablet_id: TabletId) -> IndexInfo:
         return IndexInfo(
             chosen, index_id, tablet_id, tuple(ids), unique, include_ids,
-            nulls_not_distinct, predicate, constraint,
+            nulls_not_distinct, predicate, constraint, valid=not concurrently,
         )  # fmt: skip
 
     if predicate is not None:
         index_writes.check_predicate(table, predicate)
+    if concurrently:
+        return catalog.create_index(table, define)[0]
     catalog.wait_for_writers(table, txn)
     table = catalog.get_table(table.name)
     new, index = catalog.create_index(table, define)

@@ -169,7 +169,7 @@ def _arbiter_index(table: TableInfo, named: set[str]) -> tuple[str | None, tuple
     """The unique index (not partial) over exactly the ``ON CONFLICT (cols)`` columns."""
     for index in table.indexes:
         columns = tuple(table.schema.column(c).name for c in index.columns)
-        if index.unique and index.predicate is None and set(columns) == named:
+        if index.unique and index.valid and index.predicate is None and set(columns) == named:
             return index.name, columns
     raise InvalidColumnReference(
         "there is no unique or exclusion constraint matching the ON CONFLICT specification"

@@ -1,14 +1,16 @@
-"""SELECT ... FOR UPDATE: lock the rows the query reads, as an UPDATE that changes nothing.
+"""SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE: lock the rows a query reads.
 
-A row lock in the storage engine is a provisional write, so locking the rows
-a one-table SELECT matches is ``UPDATE t SET c = c WHERE <its WHERE>`` run just
-before the query: it waits for other writers in the row's line, re-checks the
-WHERE against the newest version under READ COMMITTED (as PostgreSQL's
-EvalPlanQual does), and holds the locks until the transaction ends.  The query
+Locking the rows a one-table SELECT matches is planned as ``UPDATE t SET c = c
+WHERE <its WHERE>`` run just before the query, but writing nothing: each row
+it finds is locked in the clause's mode (storage's row lock table, with
+PostgreSQL's conflicts between the four modes), after waiting in the row's
+line for conflicting holders; under READ COMMITTED a row changed meanwhile is
+re-checked against the WHERE at its newest version (as PostgreSQL's
+EvalPlanQual does), and the locks last until the transaction ends.  The query
 then reads the locked rows' newest versions.  ``NOWAIT`` waits for no one
 (55P03).  Differences from PostgreSQL: ``LIMIT`` locks every matching row,
-not only those returned; ``FOR SHARE``/``FOR KEY SHARE`` take no lock;
-``SKIP LOCKED`` and queries over joins or groups are refused (0A000).
+not only those returned; ``SKIP LOCKED`` and queries over joins or groups are
+refused (0A000).
 """
 
 from __future__ import annotations
@@ -19,25 +21,34 @@ from sqlglot import exp
 
 from sql.common.names import identifier_name
 from storage.errors import FeatureNotSupported
+from storage.row_lock_mode import RowLockMode
 
 
 @dataclass(frozen=True, slots=True)
 class RowLocking:
-    """The UPDATE that locks a query's rows, and whether it may wait for them."""
+    """The UPDATE that finds a query's rows, the mode it locks them in, and whether it may
+    wait for them."""
 
     update: exp.Update
     nowait: bool
+    mode: RowLockMode
+
+
+def _mode(lock: exp.Lock) -> RowLockMode:
+    if lock.args.get("update"):
+        return RowLockMode.NO_KEY_UPDATE if lock.args.get("key") else RowLockMode.UPDATE
+    return RowLockMode.KEY_SHARE if lock.args.get("key") else RowLockMode.SHARE
 
 
 def locking_update(select: exp.Expr, non_key_column: str | None) -> RowLocking | None:
-    """The lock a ``FOR UPDATE``/``FOR NO KEY UPDATE`` query takes, or None (no locking
-    clause, or only shared ones).  ``non_key_column`` names a column the UPDATE may
-    set to itself (None: the table has only key columns)."""
+    """The locks a query's locking clauses take (the strongest of them), or None (no
+    locking clause).  ``non_key_column`` names a column the UPDATE may set to itself
+    (None: the table has only key columns)."""
     locks = select.args.get("locks") if isinstance(select, exp.Select) else None
-    if not locks or not any(lock.args.get("update") for lock in locks):
+    if not locks:
         return None
     if any(lock.args.get("wait") is False for lock in locks):
-        raise FeatureNotSupported("SELECT ... FOR UPDATE SKIP LOCKED is not supported")
+        raise FeatureNotSupported("SELECT ... SKIP LOCKED is not supported")
     assert isinstance(select, exp.Select)
     source = select.args.get("from_")
     table = source.this if source is not None else None
@@ -52,7 +63,7 @@ def locking_update(select: exp.Expr, non_key_column: str | None) -> RowLocking |
     )
     if not shape_ok or non_key_column is None:
         raise FeatureNotSupported(
-            "SELECT ... FOR UPDATE is supported on one table with a non-key column, "
+            "SELECT ... FOR UPDATE/SHARE is supported on one table with a non-key column, "
             "without joins, grouping or aggregates"
         )
     assert isinstance(table, exp.Table)
@@ -64,7 +75,7 @@ def locking_update(select: exp.Expr, non_key_column: str | None) -> RowLocking |
         where=where.copy() if where is not None else None,
     )
     nowait = any(lock.args.get("wait") is True for lock in locks)
-    return RowLocking(update, nowait)
+    return RowLocking(update, nowait, max(_mode(lock) for lock in locks))
 
 
 def locked_tables(select: exp.Expr) -> tuple[str, ...]:

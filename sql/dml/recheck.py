@@ -31,6 +31,7 @@ from sql.dml.write_batches import (
 from sql.dml.write_plan import SourceRows, WritePlan
 from sql.execution import index_writes
 from storage.errors import SerializationFailure, UniqueViolation
+from storage.row_lock_mode import RowLockMode
 from storage.transaction import Transaction
 
 
@@ -123,6 +124,8 @@ def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int,
     """Write an UPDATE's new images or a DELETE's keys; return the count and the positions
     in ``rows`` of the rows left unwritten because of a concurrent change."""
     table = plan.table
+    if plan.lock_mode is not None:
+        return _lock_rows(plan, plan.lock_mode, txn, rows)
     if plan.kind == "UPDATE":
         rows = check_constraints(table, rows, plan.written)
     old = index_writes.current_rows(table, txn, rows) if table.indexes else None
@@ -131,7 +134,7 @@ def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int,
     for tablet_id, batch, positions in routed(table, rows, plan.written):
         found: list[int] = []
         if plan.kind == "UPDATE":
-            count += txn.update(tablet_id, batch, conflicts=found)
+            count += txn.update(tablet_id, batch, conflicts=found, key_update=plan.key_update)
         else:
             count += txn.delete(tablet_id, batch, conflicts=found)
         conflicts.extend(positions[found].tolist())
@@ -139,6 +142,21 @@ def _apply_rows(plan: WritePlan, txn: Transaction, rows: pa.Table) -> tuple[int,
     if old is not None:
         _keep_indexes_in_step(plan, txn, old, rows, conflicts)
     return count, conflicts
+
+
+def _lock_rows(
+    plan: WritePlan, mode: RowLockMode, txn: Transaction, rows: pa.Table
+) -> tuple[int, list[int]]:
+    """A ``SELECT ... FOR <mode>``'s locks on ``rows``, as ``_apply_rows`` returns."""
+    keys = list(plan.table.schema.key_columns)
+    command = f"SELECT FOR {mode.name.replace('_', ' ')}"
+    count = 0
+    conflicts: list[int] = []
+    for tablet_id, batch, positions in routed(plan.table, rows, keys):
+        found: list[int] = []
+        count += txn.lock(tablet_id, batch, mode, conflicts=found, command=command)
+        conflicts.extend(positions[found].tolist())
+    return count, sorted(conflicts)
 
 
 def _keep_indexes_in_step(

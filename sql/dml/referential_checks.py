@@ -35,6 +35,7 @@ from sql.dml.write_batches import routed
 from sql.execution import referential
 from storage.data_type import ColumnId
 from storage.errors import FeatureNotSupported, ForeignKeyViolation
+from storage.row_lock_mode import RowLockMode
 from storage.transaction import Transaction
 
 
@@ -112,8 +113,9 @@ def _check_parents_exist(
     txn: Transaction, table: TableInfo, key: ForeignKey, parent: TableInfo, wanted: pa.Table
 ) -> None:
     """23503 unless every key of ``wanted`` has its parent row; the parent rows found are
-    locked until the transaction ends (PostgreSQL's FOR KEY SHARE, here an exclusive row
-    lock), so a concurrent delete of one waits, then sees the child and fails."""
+    locked FOR KEY SHARE until the transaction ends, as PostgreSQL does: a concurrent
+    delete (or key change) of one waits, then sees the child and fails, while other
+    child inserts and updates of the parent's other columns go ahead."""
     fits = referential.fitting(wanted, parent, key.parent_columns)
     if not fits.all():
         first = int(np.flatnonzero(~fits)[0])
@@ -124,11 +126,10 @@ def _check_parents_exist(
             f'"{parent.name}".',
         )
     key_ids = parent.schema.key_column_ids
-    others = [c.id for c in parent.schema.columns if c.id not in key_ids][:1]
-    projection = tuple(dict.fromkeys((*key_ids, *others, *key.parent_columns)))
+    projection = tuple(dict.fromkeys((*key_ids, *key.parent_columns)))
     while True:
         found = referential.matching(txn, parent, key.parent_columns, wanted, projection)
-        if not _lock_rows(txn, parent, found, others):
+        if not _lock_rows(txn, parent, found):
             break
         # A parent row changed and committed since this snapshot: look again at the newest.
         txn.refresh_snapshot()
@@ -150,17 +151,15 @@ def _check_parents_exist(
         )
 
 
-def _lock_rows(txn: Transaction, table: TableInfo, rows: pa.Table, others: list[ColumnId]) -> bool:
-    """Lock ``rows`` of ``table`` as FOR UPDATE does (a write of a column's own value, or of
-    nothing on a table of key columns only); True when some row had changed since the
-    snapshot and was left unlocked."""
+def _lock_rows(txn: Transaction, table: TableInfo, rows: pa.Table) -> bool:
+    """Lock ``rows`` of ``table`` FOR KEY SHARE; True when some row had changed since the
+    snapshot (it is to be looked at again)."""
     if rows.num_rows == 0:
         return False
-    columns = [*table.schema.key_columns, *(table.schema.column(c) for c in others)]
     changed = False
-    for tablet_id, batch, _positions in routed(table, rows, columns):
+    for tablet_id, batch, _positions in routed(table, rows, list(table.schema.key_columns)):
         found: list[int] = []
-        txn.update(tablet_id, batch, conflicts=found)
+        txn.lock(tablet_id, batch, RowLockMode.KEY_SHARE, conflicts=found, command="INSERT")
         changed = changed or bool(found)
     return changed
 
@@ -175,6 +174,11 @@ def _check_unreferenced(
         names=gone.column_names,
     )  # fmt: skip
     found = referential.matching(txn, child, key.columns, probe, key.columns)
+    if not found.num_rows and txn.repeatable_read:
+        # A child row committed after this snapshot (its insert held the parent row FOR
+        # KEY SHARE until then) counts too, as PostgreSQL's check finds it.
+        with txn.reading_latest():
+            found = referential.matching(txn, child, key.columns, probe, key.columns)
     if found.num_rows:
         values = [c[0].as_py() for c in found.columns]
         raise ForeignKeyViolation(
@@ -224,6 +228,11 @@ def check_removed_keys(
     if refs is None or old.num_rows == 0:
         return
     table = refs.table
+    touched = changed is None or refs.touches_parent_key(changed)
+    if refs.incoming and touched and not txn.repeatable_read:
+        # As PostgreSQL's checks do under READ COMMITTED: see the rows committed while this
+        # statement waited for their inserters' FOR KEY SHARE locks on the rows it wrote.
+        txn.refresh_snapshot()
     for key, child in refs.incoming:
         if changed is not None and not set(key.parent_columns) & changed:
             continue

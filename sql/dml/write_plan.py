@@ -13,6 +13,7 @@ from sql.dml import conflict, key_writes
 from sql.dml.referential_checks import References
 from sql.execution.executor import ScanStats
 from sql.planner.compiled_query import CompiledQuery
+from storage.row_lock_mode import RowLockMode
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 
@@ -35,6 +36,12 @@ class WritePlan:
     """The table's CHECK constraints over the new row images (``dml.checks``)."""
     references: References | None = None
     """The foreign keys the write must keep (``dml.referential_checks``)."""
+    key_update: bool = False
+    """An UPDATE that sets a column of a unique index: it locks its rows FOR UPDATE, not
+    FOR NO KEY UPDATE (a key of the primary key moves the row, a delete, which does too)."""
+    lock_mode: RowLockMode | None = None
+    """Not a write but a ``SELECT ... FOR <mode>``'s row locks (``dml.locking_reads``): the
+    UPDATE's rows are locked in this mode, nothing is written."""
 
     @property
     def columns(self) -> tuple[ResultColumn, ...] | None:

@@ -11,6 +11,7 @@ a second query over the written rows.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +45,7 @@ from storage.errors import (
     UndefinedColumn,
 )
 from storage.predicate import ScanSpec
+from storage.row_lock_mode import RowLockMode
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 
@@ -362,11 +364,30 @@ def plan_update(
         returning,
         oids,
         changes_key=changes_key,
+        key_update=any(
+            i.unique and i.predicate is None and set(i.columns) & changes.keys()
+            for i in table.indexes
+        ),
         key_write=key_writes.plan_update(ast, table, oids)
         if not table.checks and not table.indexes and references is None
         else None,
         checks=plan_checks(table, alias, runner, facts),
         references=references,
+    )
+
+
+def plan_row_lock(
+    ast: exp.Update,
+    mode: RowLockMode,
+    runner: QueryRunner,
+    facts: SessionFacts,
+    declared: list[int],
+) -> WritePlan:
+    """The row locks of a ``SELECT ... FOR <mode>``, planned as ``ast`` (an UPDATE that sets
+    a column to itself, so it finds and re-checks rows as an UPDATE does) writing nothing."""
+    plan = plan_update(ast, runner, facts, declared)
+    return dataclasses.replace(
+        plan, key_write=None, checks=None, references=None, key_update=False, lock_mode=mode
     )
 
 

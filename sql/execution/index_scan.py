@@ -8,8 +8,8 @@ writes, so they agree: the entries are written in the same transactions as the r
 (``catalog.indexes``).  Every pushed predicate is still applied to the rows fetched,
 so the index only ever narrows what is read.
 
-Partial indexes are not used for reads yet (proving a query's WHERE implies the
-index's needs a theorem prover PostgreSQL has and nyala does not).
+A partial index serves a scan only when the planner proved the query's WHERE
+implies the index's (``planner.partial_index``), named in ``partial``.
 """
 
 from __future__ import annotations
@@ -55,8 +55,11 @@ class IndexLookup:
         return f"Index Scan using {self.index.name} ({unique}btree) on {used}"
 
 
-def choose(table: TableInfo, spec: ScanSpec) -> IndexLookup | None:
-    """The index that serves ``spec`` best, or None when a scan (by key or whole) is better."""
+def choose(
+    table: TableInfo, spec: ScanSpec, partial: frozenset[str] = frozenset()
+) -> IndexLookup | None:
+    """The index that serves ``spec`` best, or None when a scan (by key or whole) is better;
+    of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``)."""
     if not table.indexes or _bounds_primary_key(table, spec):
         return None
     by_column: dict[ColumnId, list[ColumnPredicate]] = {}
@@ -64,7 +67,7 @@ def choose(table: TableInfo, spec: ScanSpec) -> IndexLookup | None:
         by_column.setdefault(predicate.column_id, []).append(predicate)
     best: tuple[tuple[int, int, int], IndexLookup] | None = None
     for index in table.indexes:
-        if index.predicate is not None:
+        if not index.valid or (index.predicate is not None and index.name not in partial):
             continue
         lookup = _lookup(table, index, by_column)
         if lookup is None:

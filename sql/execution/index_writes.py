@@ -97,6 +97,39 @@ def add_entries(table: TableInfo, txn: Transaction, rows: pa.Table) -> None:
             raise _violation(table, index, txn, kept, batch) from None
 
 
+def add_missing_entries(table: TableInfo, txn: Transaction, rows: pa.Table) -> None:
+    """``add_entries``, less the entries the indexes already hold exactly (a concurrent
+    writer wrote them while CREATE INDEX CONCURRENTLY filled the index); one that differs
+    is written and collides (23505 in a unique index)."""
+    for index in table.indexes:
+        kept = _covered(index, rows)
+        if kept.num_rows == 0:
+            continue
+        batch = entries(table.schema, index, _column_getter(table, kept))
+        spec = ScanSpec(
+            projection=tuple(ColumnId(int(name)) for name in batch.schema.names),
+            predicates=(
+                ColumnPredicate.in_list(IKEY, tuple(pc.unique(batch.column(0)).to_pylist())),
+            ),
+        )
+        held = {
+            row
+            for found in txn.scan(index.tablet_id, spec)
+            for row in zip(*(c.to_pylist() for c in found.columns))
+        }
+        if held:
+            # Per-row Python over the few keys a writer indexed during the build.
+            fresh = [row not in held for row in zip(*(c.to_pylist() for c in batch.columns))]
+            batch = batch.filter(pa.array(fresh, pa.bool_()))
+            kept = kept.filter(pa.array(fresh, pa.bool_()))
+        if batch.num_rows == 0:
+            continue
+        try:
+            txn.insert(index.tablet_id, batch, constraint_name=index.name)
+        except UniqueViolation:
+            raise _violation(table, index, txn, kept, batch) from None
+
+
 def without_unique_conflicts(table: TableInfo, txn: Transaction, rows: pa.Table) -> pa.Table:
     """``rows`` less those whose values a live row, or an earlier one of ``rows``, already
     holds in a unique index (``ON CONFLICT DO NOTHING`` without a target skips them)."""

@@ -93,6 +93,7 @@ class QueryRunner:
                         binding.snapshot if binding.snapshot is not None else self._read_snapshot()
                     ),
                     activity=self.activity if txn is not None else None,
+                    partial_indexes=binding.scan.partial_indexes,
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -180,7 +181,7 @@ class QueryRunner:
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
-        lookup = index_scan.choose(scan.table, spec)
+        lookup = index_scan.choose(scan.table, spec, scan.partial_indexes)
         points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
 

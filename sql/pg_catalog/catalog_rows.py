@@ -343,6 +343,7 @@ def _index_rows(
     include: Sequence[ColumnSchema] = (),
     nulls_not_distinct: bool = False,
     predicate: str | None = None,
+    valid: bool = True,
 ) -> None:
     """An index's pg_class, pg_attribute and pg_index rows (INCLUDE columns after the keys)."""
     columns = [*keys, *include]
@@ -374,7 +375,7 @@ def _index_rows(
         indisexclusion=False,
         indimmediate=True,
         indisclustered=False,
-        indisvalid=True,
+        indisvalid=valid,
         indcheckxmin=False,
         indisready=True,
         indislive=True,
@@ -402,6 +403,7 @@ def _secondary_index_rows(rows: CatalogRows, table: TableInfo, index: IndexInfo)
         rows, table, oid, index.name, [table.schema.column(c) for c in index.columns],
         unique=index.unique, include=[table.schema.column(c) for c in index.include],
         nulls_not_distinct=index.nulls_not_distinct, predicate=index.predicate,
+        valid=index.valid,
     )  # fmt: skip
     if not index.constraint:
         return

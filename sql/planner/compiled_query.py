@@ -15,6 +15,7 @@ from typing import Any
 
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
+from sql.planner import partial_index
 from sql.planner.binder import BoundQuery
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
@@ -93,6 +94,7 @@ class CompiledQuery:
 
 def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     scans = plan_scans(bound)
+    partial_index.mark_usable(bound, scans)
     views = [
         ViewBinding(new_view_name(), r.table, r.columns, scan, r.snapshot, r.via_view)
         for r, scan in zip(bound.tables, scans, strict=True)

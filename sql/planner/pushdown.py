@@ -113,6 +113,13 @@ class PushedPredicate:
             return ColumnPredicate.is_null(column_id)
         return ColumnPredicate.is_not_null(column_id)
 
+    def constant(self) -> ColumnPredicate | None:
+        """The predicate when its operands are constants, else None (a ``$n``)."""
+        try:
+            return self.build(())
+        except _Unconvertible:
+            return None
+
     def sql(self) -> str:
         name = self.column.name
         if self.op == "between":
@@ -140,6 +147,11 @@ class ScanPlan:
     complete: bool = False
     tablets: tuple[TabletId, ...] | None = None
     """``FROM t PARTITION (...)``: the only tablets this reference may read."""
+    where: list[exp.Expr] = field(default_factory=list)
+    """The WHERE conjuncts that read only this reference (pushed or not), for
+    ``partial_index``."""
+    partial_indexes: frozenset[str] = frozenset()
+    """The partial indexes the query's WHERE implies, which its scans may read through."""
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
@@ -220,6 +232,7 @@ def plan_scans(bound: BoundQuery) -> list[ScanPlan]:
         all_pushed = True
         for conjunct in conjuncts:
             pushed = None
+            _note_own_conjunct(conjunct, table_sources, nullable)
             for alias, (ref, plan) in table_sources.items():
                 if alias in nullable:
                     continue
@@ -257,7 +270,7 @@ def is_short(bound: BoundQuery, plans: list[ScanPlan], direct: list[ColumnSchema
     if set(plan.table.schema.key_column_ids) <= equal:
         return True
     if any(
-        index.unique and index.predicate is None and set(index.columns) <= equal
+        index.unique and index.valid and index.predicate is None and set(index.columns) <= equal
         for index in plan.table.indexes
     ):
         return True  # a unique index's whole key: one row at most (NULL equals nothing)
@@ -329,6 +342,28 @@ def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     while isinstance(condition, exp.Paren):
         condition = condition.this
     return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+
+
+conjuncts_of = _conjuncts
+
+
+def conjunct_predicate(conjunct: exp.Expr, ref: TableRef) -> PushedPredicate | None:
+    """``conjunct`` as a predicate on one column of ``ref``, or None when it is not one."""
+    return _pushable(conjunct, ref)
+
+
+def _note_own_conjunct(
+    conjunct: exp.Expr, table_sources: dict[str, tuple[TableRef, ScanPlan]], nullable: set[str]
+) -> None:
+    """Keep ``conjunct`` in ``ScanPlan.where`` of the one reference all its columns name."""
+    if conjunct.find(exp.Select, exp.Subquery):
+        return
+    aliases = {c.table for c in conjunct.find_all(exp.Column)}
+    if len(aliases) != 1:
+        return
+    (alias,) = aliases
+    if alias in table_sources and alias not in nullable:
+        table_sources[alias][1].where.append(conjunct)
 
 
 def _projection(ref: TableRef) -> list[ColumnSchema]:

@@ -43,7 +43,8 @@ def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
             f"-> Scan {table.name} ({binding.view}): {len(scanned)} of "
             f"{len(table.tablet_ids)} tablets"
         )
-        lookup = index_scan.choose(table, spec)  # the executor's choice, made the same way
+        # the executor's choice, made the same way
+        lookup = index_scan.choose(table, spec, binding.scan.partial_indexes)
         if lookup is not None:
             lines.append("     " + lookup.describe())
         lines.extend("     " + line for line in binding.scan.describe())
@@ -111,7 +112,7 @@ def json_explain(query: CompiledQuery | None, write: WritePlan | None, params: l
             "Columns": [c.name for c in binding.scan.columns],
             "Primary-Key Bounds": _key_bound_columns(spec, binding.table),
         }  # fmt: skip
-        lookup = index_scan.choose(binding.table, spec)
+        lookup = index_scan.choose(binding.table, spec, binding.scan.partial_indexes)
         if lookup is not None:
             node["Index Name"] = lookup.index.name
             node["Index Cond"] = [

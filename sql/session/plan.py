@@ -39,7 +39,7 @@ class QueryPlan:
     query: CompiledQuery
     catalog_version: int
     lock: WritePlan | None = None
-    """SELECT ... FOR UPDATE: the UPDATE that locks its rows first (dml/locking_reads.py)."""
+    """SELECT ... FOR UPDATE/SHARE: the plan that locks its rows first (dml/locking_reads.py)."""
     lock_nowait: bool = False
     locked: tuple[str, ...] = ()
     """The tables a FOR UPDATE/SHARE clause names, which need UPDATE (``access``)."""

@@ -20,6 +20,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
@@ -35,6 +36,7 @@ from sql.copy.copy_from import CopyIn
 from sql.ddl import (
     alter_table,
     comments,
+    concurrent_index,
     extensions,
     indexes,
     memberships,
@@ -631,7 +633,8 @@ class Session:
         version = self._db.catalog_version
         plan = self._plan_cache.get(text, declared, version)
         if plan is not None and self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_plan_tables(plan))
+            written = [plan.write.table.name] if isinstance(plan, DmlPlan) else []
+            self._wait_for_ddl(_plan_tables(plan), written)
             if self._db.catalog_version != version:
                 plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
@@ -712,7 +715,7 @@ class Session:
             ):
                 return GrantPlan(ast)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_user_relation_names(ast))
+            self._wait_for_ddl(_user_relation_names(ast), _written_relation_names(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -734,8 +737,8 @@ class Session:
                     locked=locking_reads.locked_tables(ast),
                 )  # fmt: skip
                 if locking is not None:
-                    plan.lock = writes.plan_update(
-                        locking.update, self._runner, self._facts, declared_list
+                    plan.lock = writes.plan_row_lock(
+                        locking.update, locking.mode, self._runner, self._facts, declared_list
                     )
                     plan.lock_nowait = locking.nowait
                 return plan
@@ -939,6 +942,8 @@ class Session:
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
+                if not deferred and ast is not None and concurrent_index.is_concurrent(ast):
+                    return self._create_index_concurrently(ast)
                 result = self._run_ddl(ast)
                 if not deferred:
                     self._block.finish_autocommit()
@@ -1101,7 +1106,7 @@ class Session:
         table = self._block.catalog.table_or_partition(target)
         self._block.current().enlist(table.tablet_ids)  # as a write statement (_fence_write)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl([table.name])
+            self._wait_for_ddl([table.name], [table.name])
             table = self._block.catalog.table_or_partition(target)
         progress = CopyProgress(table.oid, "COPY FROM", "PIPE")
         sink = CopyIn(statement, table, self._runner, self._facts, self._block.current(),
@@ -1119,12 +1124,37 @@ class Session:
                 self._db.bump_catalog_version()
             return Result(command_tag="COMMENT")
         assert ast is not None, "DDL plans carry their statement"
-        catalog.lock_relations(_ddl_targets(ast))
+        catalog.lock_relations(_ddl_targets(ast), _ddl_lock_mode(ast))
         try:
             return self._run_catalog_ddl(ast, catalog)
         finally:
             if self._block.in_block:  # this session's plans; the end of the transaction bumps too
                 self._db.bump_catalog_version()
+
+    def _create_index_concurrently(self, ast: exp.Expr) -> Result:
+        """CREATE INDEX CONCURRENTLY in its two transactions (``ddl.concurrent_index``),
+        holding the table in SHARE UPDATE EXCLUSIVE mode, which no reader or writer waits
+        for; an error in the second leaves the index invalid."""
+        assert isinstance(ast, exp.Create), "only CREATE INDEX comes here"
+        mode = RelationLock.SHARE_UPDATE_EXCLUSIVE
+        catalog = self._block.ddl_catalog()
+        catalog.lock_relations(_ddl_targets(ast), mode)
+        txn = self._block.txn
+        assert txn is not None, "a DDL catalog begins the transaction"
+        result, name = concurrent_index.declare(ast, catalog, txn)
+        self._block.finish_autocommit()
+        self._db.bump_catalog_version()
+        if name is None:
+            return result
+        txn = self._block.current()
+        catalog = self._block.ddl_catalog()
+        catalog.lock_relations(_ddl_targets(ast), mode)
+        try:
+            concurrent_index.build(catalog, concurrent_index.target(ast), name, txn)
+        finally:
+            self._db.bump_catalog_version()
+        self._block.finish_autocommit()
+        return result
 
     def _run_catalog_ddl(self, ast: exp.Expr, catalog: Catalog) -> Result:
         if isinstance(ast, SequenceStatement):
@@ -1208,7 +1238,13 @@ class Session:
         if statement.mode in ("EXCLUSIVE", "ACCESS EXCLUSIVE"):
             catalog.lock_relations(names)
         else:
-            self._wait_for_ddl(names)
+            # The modes that conflict with CREATE INDEX's SHARE lock wait for it as writers do.
+            writes = statement.mode in (
+                "ROW EXCLUSIVE",
+                "SHARE UPDATE EXCLUSIVE",
+                "SHARE ROW EXCLUSIVE",
+            )
+            self._wait_for_ddl(names, names if writes else [])
         return Result(command_tag="LOCK TABLE")
 
     def _relation_oids(self, catalog: Catalog | None = None) -> set[int]:
@@ -1237,7 +1273,7 @@ class Session:
         table = plan.write.table
         self._block.current().enlist(table.tablet_ids)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl([table.name])
+            self._wait_for_ddl([table.name], [table.name])
         found = self._block.catalog.find_table(table.name)
         return found is not None and found is not table and found != table
 
@@ -1262,11 +1298,14 @@ class Session:
         self._db.bump_catalog_version()
         return result
 
-    def _wait_for_ddl(self, names: Iterable[str]) -> None:
+    def _wait_for_ddl(self, names: Iterable[str], written: Iterable[str] = ()) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement
-        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait."""
+        names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait, or one
+        it writes (``written``), as CREATE INDEX's SHARE lock makes a writer wait."""
         owner = self._block.txn if self._block.txn is not None else self
-        self._db.catalog.wait_for_relations(owner, list(names), self._block.lock_wait)
+        self._db.catalog.wait_for_relations(
+            owner, list(names), self._block.lock_wait, list(written)
+        )
 
     def _use_catalog(self, catalog: Catalog, ended: bool) -> None:
         """The transaction began or ended its own view of the catalog: read through it."""
@@ -1436,6 +1475,23 @@ def _ddl_targets(ast: exp.Expr) -> list[str]:
         for node in ast.find_all(exp.Table)
         if node.find_ancestor(exp.Query) is None
     ]
+
+
+def _ddl_lock_mode(ast: exp.Expr) -> RelationLock:
+    """CREATE INDEX holds its table in SHARE mode (readers go on); other DDL in ACCESS
+    EXCLUSIVE."""
+    if isinstance(ast, exp.Create) and str(ast.args.get("kind") or "").upper() == "INDEX":
+        return RelationLock.SHARE
+    return RelationLock.ACCESS_EXCLUSIVE
+
+
+def _written_relation_names(ast: exp.Expr) -> list[str]:
+    """The table an INSERT, UPDATE, DELETE or MERGE writes (empty for other statements)."""
+    if not isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
+        return []
+    target = ast.this
+    table = target if isinstance(target, exp.Table) else target.find(exp.Table)
+    return [identifier_name(table)] if table is not None and table.this else []
 
 
 def _plan_tables(plan: Plan) -> list[str]:

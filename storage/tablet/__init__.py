@@ -5,6 +5,7 @@ from memory to disk.  It exposes, by module, ``tablet.Tablet`` (writes, scans,
 flush, schema change) for the engine; ``memrowset.MemRowSet``,
 ``diskrowset.DiskRowSet``, ``deltas`` (the DeltaMemStore), ``delta_records``,
 ``delta_file`` and ``delta_apply`` (delta records, their files, applying them),
+``row_locks`` (row locks that are not writes),
 ``flush``, ``delta_compaction``, ``rowset_compaction`` and ``compaction_policy``
 (the maintenance work), ``schema_change``, ``key_index`` and ``bloom`` are its
 parts.

@@ -398,7 +398,7 @@ class DiskRowSet:
         if chain:
             last = chain[-1].txn
             if last is not txn and not last.is_done:
-                return Probe(last, False)
+                return Probe(last, chain[-1].kind is not MutationKind.DELETE)
         return Probe(None, self._is_live_latest(rowid))
 
     def reinsert(self, rowid: int, values: Row, txn: TxnState) -> None:

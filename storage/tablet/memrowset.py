@@ -130,7 +130,8 @@ class MemRowSetRow:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """What a writer finds at a key: a live transaction in the way, or whether the row is live."""
+    """What a writer finds at a key: a live transaction in the way, and whether the row is live
+    at its newest version (the one in the way's, if there is one: a delete's or an update's)."""
 
     blocker: TxnState | None
     is_live: bool
@@ -296,11 +297,11 @@ class MemRowSet:
                 return _ABSENT
             inserter = found[0].txn
             if inserter is not txn and not inserter.is_done:
-                return Probe(inserter, False)
+                return Probe(inserter, True)
             return Probe(None, True)
         last = row.last_writer
         if last is not txn and not last.is_done:
-            return Probe(last, False)
+            return Probe(last, _latest(row) is not None)
         return Probe(None, _latest(row) is not None)
 
     def changed_after(self, key: bytes, ts: Timestamp) -> bool:

@@ -24,7 +24,9 @@ Writers are serialised by the tablet lock.  A write first probes every key
 so a batch is applied whole or not at all.  When a key carries another live
 transaction's provisional write, the tablet releases the lock, calls the
 caller's ``wait_for(holder, key)``, and starts the batch over against the newest
-versions.
+versions.  A row held in the tablet's lock table (``row_locks.py``) in a mode that
+conflicts with the write's (FOR NO KEY UPDATE for an update, FOR UPDATE for a delete or a
+unique-column change) blocks it the same way; ``lock_rows`` takes such locks.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
 from storage.row_change import Row, to_storage_values
+from storage.row_lock_mode import RowLockMode
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet import point_read
@@ -101,6 +104,7 @@ from storage.tablet.flush import (
 from storage.tablet.gc_pause import BULK_ROWS, paused_gc
 from storage.tablet.insert_segment import InsertSegment
 from storage.tablet.memrowset import Capture, MemRowSet, Probe
+from storage.tablet.row_locks import RowLockTable
 from storage.tablet.rowset_compaction import (
     MergeOutput,
     carry_mutations,
@@ -162,6 +166,8 @@ class Tablet:
         self._memrowset = MemRowSet(schema, self._lock)
         self._frozen: MemRowSet | None = None
         """The MemRowSet a running flush is writing out; still read and written until then."""
+        self.row_locks = RowLockTable()
+        """Row locks that are not provisional writes (row_locks.py); under the tablet lock."""
         self._key_types = [c.type for c in schema.key_columns]
         self.directory = directory
         doc = doc or {}
@@ -659,12 +665,15 @@ class Tablet:
         batch: pa.RecordBatch,
         wait_for: WaitFor,
         conflict_ts: Timestamp | None = None,
+        mode: RowLockMode = RowLockMode.NO_KEY_UPDATE,
     ) -> WriteResult:
         """Set the non-key columns of ``batch`` on the rows its keys name; skip absent rows.
 
         With ``conflict_ts``, a row another transaction changed after that timestamp is not
         written but listed in ``WriteResult.conflicts`` (the SQL layer re-reads it, or fails
-        with 40001 under REPEATABLE READ)."""
+        with 40001 under REPEATABLE READ).  ``mode`` is the row lock the write takes:
+        FOR UPDATE when it changes a unique column, which FOR KEY SHARE lockers must wait
+        for; otherwise FOR NO KEY UPDATE, which they need not."""
         batch = conform_batch(batch, self.schema, fill=False)
         key_ids = set(self.schema.key_column_ids)
         named = [self._column_schema(name) for name in batch.schema.names]
@@ -678,7 +687,7 @@ class Tablet:
         changes: list[Row] | None = (
             [tuple(zip(indexes, row)) for row in zip(*values)] if changed else None
         )
-        return self._mutate(txn, keys, wait_for, changes, conflict_ts=conflict_ts)
+        return self._mutate(txn, keys, wait_for, changes, conflict_ts=conflict_ts, mode=mode)
 
     def delete(
         self,
@@ -691,7 +700,10 @@ class Tablet:
         ``conflict_ts`` as for ``update``."""
         columns = self._columns_of(batch, self.schema.key_columns)
         keys = self._encode_keys(columns)
-        return self._mutate(txn, keys, wait_for, None, delete=True, conflict_ts=conflict_ts)
+        return self._mutate(
+            txn, keys, wait_for, None, delete=True, conflict_ts=conflict_ts,
+            mode=RowLockMode.UPDATE,
+        )  # fmt: skip
 
     def _mutate(
         self,
@@ -702,6 +714,7 @@ class Tablet:
         *,
         delete: bool = False,
         conflict_ts: Timestamp | None = None,
+        mode: RowLockMode = RowLockMode.NO_KEY_UPDATE,
     ) -> WriteResult:
         mrs = self._memrowset
         while True:
@@ -710,9 +723,12 @@ class Tablet:
                 blocker = None
                 locations = []
                 conflicts = []
+                locks = self.row_locks
                 for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
                     key = keys[row_idx]
                     blocker = probe.blocker
+                    if blocker is None and locks:
+                        blocker = locks.conflicting(key, txn, mode)
                     if blocker is not None:
                         break
                     locations.append(location)
@@ -740,8 +756,55 @@ class Tablet:
                             written.append(key)
                     if written and self.unflushed_since is None:
                         self.unflushed_since = time.monotonic()
+                    if mode is RowLockMode.UPDATE and not delete:
+                        locks.add(written, txn, mode)
                     return WriteResult(len(written), written, conflicts)
             wait_for(blocker, key)
+
+    def lock_rows(
+        self,
+        txn: TxnState,
+        batch: pa.RecordBatch,
+        mode: RowLockMode,
+        wait_for: WaitFor,
+        conflict_ts: Timestamp | None = None,
+    ) -> WriteResult:
+        """Lock the rows whose keys ``batch`` holds in ``mode`` without writing them, after
+        waiting for every conflicting holder; skip absent rows.  A provisional write is a
+        lock too: a delete holds FOR UPDATE, an update FOR NO KEY UPDATE (or what the row
+        lock table says its writer holds).  ``conflict_ts`` as for ``update``; such rows
+        are locked all the same, for the caller's re-read."""
+        columns = self._columns_of(batch, self.schema.key_columns)
+        keys = self._encode_keys(columns)
+        while True:
+            with self._lock:
+                blocker = None
+                locked: list[bytes] = []
+                conflicts: list[int] = []
+                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
+                    key = keys[row_idx]
+                    held = probe.blocker
+                    if held is not None:
+                        writing = RowLockMode.NO_KEY_UPDATE if probe.is_live else RowLockMode.UPDATE
+                        if writing.conflicts_with(mode):
+                            blocker = held
+                            break
+                    blocker = self.row_locks.conflicting(key, txn, mode)
+                    if blocker is not None:
+                        break
+                    if conflict_ts is not None and self._changed_after(key, location, conflict_ts):
+                        conflicts.append(row_idx)
+                    if probe.is_live:
+                        locked.append(key)
+                if blocker is None:
+                    self.row_locks.add(locked, txn, mode)
+                    return WriteResult(len(locked), locked, conflicts)
+            wait_for(blocker, key)
+
+    def release_row_locks(self, txn: TxnState, keys: Iterable[bytes]) -> None:
+        """Drop ``txn``'s entries in the row lock table (its transaction ended)."""
+        with self._lock:
+            self.row_locks.release(keys, txn)
 
     def _changed_after(
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp

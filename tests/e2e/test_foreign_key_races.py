@@ -1,5 +1,5 @@
 """A child insert and a concurrent delete of its parent cannot both commit, on nyala as on
-PostgreSQL 15 (which takes FOR KEY SHARE on the parent row; nyala an exclusive row lock)."""
+PostgreSQL 15 (both take FOR KEY SHARE on the parent row: tests/e2e/test_row_lock_modes.py)."""
 
 from __future__ import annotations
 
@@ -124,8 +124,8 @@ def test_many_inserters_and_a_deleter_leave_no_orphans(connect, pool, tables):
 
 
 def test_parent_locks_and_keys_survive_a_restart(fresh_nyala_server):
-    """The lock a child insert takes is a logged write of the parent row (of nothing, on a
-    parent of key columns only): replaying it changes no row, and the keys are still kept."""
+    """The FOR KEY SHARE lock a child insert takes is not logged: after a crash the parent
+    rows are as they were and the keys are still kept."""
     with psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn:
         conn.execute("create table kp (id int primary key)")
         conn.execute("create table vp (id int primary key, v text)")

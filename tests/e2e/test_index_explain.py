@@ -24,9 +24,9 @@ def conn(nyala_server: NyalaServer):
         yield connection
 
 
-def _index_reads(conn: psycopg.Connection) -> int:
+def _index_reads(conn: psycopg.Connection, table: str = "explained") -> int:
     row = conn.execute(
-        "select idx_scan from pg_stat_user_tables where relname = 'explained'"
+        "select idx_scan from pg_stat_user_tables where relname = %s", (table,)
     ).fetchone()
     assert row is not None
     return int(row[0] or 0)
@@ -49,3 +49,36 @@ def test_explain_names_the_index_execution_reads(conn, where, by_index):
     assert read_by_index == by_index
     assert ("Index Scan using explained_v" in text) == by_index
     assert scan.get("Index Name") == ("explained_v" if by_index else None)
+
+
+@pytest.fixture(scope="module")
+def partial(conn):
+    """A table whose only index is partial: ``(v) WHERE v > 500``."""
+    conn.execute("drop table if exists explained_part")
+    conn.execute("create table explained_part (k int primary key, v int)")
+    conn.execute("insert into explained_part select i, i from generate_series(1, 1000) i")
+    conn.execute("create index explained_high on explained_part (v) where v > 500")
+    return conn
+
+
+@pytest.mark.parametrize(
+    ("where", "by_index"),
+    [
+        ("v = 777", True),
+        ("v > 900 and v < 905", True),
+        ("v = 7", False),  # outside the index's v > 500
+        ("v > 400 and v < 505", False),
+        ("v = %s", False),  # a parameter proves only v IS NOT NULL
+    ],
+)
+def test_a_partial_index_is_read_exactly_when_explain_names_it(partial, where, by_index):
+    conn = partial
+    query = f"select k from explained_part where {where}"
+    params = (777,) if "%s" in query else None
+    text = "\n".join(r[0] for r in conn.execute(f"explain {query}", params).fetchall())
+    before = _index_reads(conn, "explained_part")
+    found = [r[0] for r in conn.execute(query, params).fetchall()]
+    scanned = conn.execute(query.replace("where", "where k + 0 > 0 and"), params).fetchall()
+    assert sorted(found) == sorted(r[0] for r in scanned) and found
+    assert (_index_reads(conn, "explained_part") > before) == by_index
+    assert ("Index Scan using explained_high" in text) == by_index

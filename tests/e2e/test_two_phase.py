@@ -96,3 +96,30 @@ def test_prepared_transactions_survive_kill_9(fresh_nyala_server):
         conn.execute("commit prepared 'del'")
         assert conn.execute("select count(*) from kp").fetchone() == (30 + 41 + 1 - 10,)
         assert conn.execute("select count(*) from kp where v = 'changed'").fetchone() == (0,)
+
+
+def test_a_prepared_transactions_row_locks_survive_kill_9(fresh_nyala_server):
+    """FOR KEY SHARE taken by a foreign-key check and FOR SHARE are not writes; a prepared
+    transaction still holds them after a restart, as PostgreSQL's does."""
+    server = fresh_nyala_server
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("create table lp (id int primary key, v int)")
+        conn.execute("create table lc (id int primary key, p int references lp)")
+        conn.execute("insert into lp values (1, 10), (2, 20)")
+        conn.execute("begin")
+        conn.execute("insert into lc values (100, 1)")
+        conn.execute("select v from lp where id = 2 for share").fetchall()
+        conn.execute("prepare transaction 'locks'")
+    server.kill9()
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("set lock_timeout = '300ms'")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            conn.execute("delete from lp where id = 1")  # the child's parent, FOR KEY SHARE
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            conn.execute("update lp set v = 21 where id = 2")  # FOR SHARE
+        conn.execute("update lp set v = 11 where id = 1")  # no key changes: no wait
+        conn.execute("commit prepared 'locks'")
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.execute("delete from lp where id = 1")
+        conn.execute("update lp set v = 21 where id = 2")

@@ -14,11 +14,17 @@ a PostgreSQL 15, then, in one SparkSession (``local[2]``), times:
   prepared transactions) and through Spark JDBC (``batchsize`` 10,000,
   ``reWriteBatchedInserts=true``, the fastest pgjdbc insert path) on both.
 
-Every path's answer is checked (read: the same count and aggregate as the
-server's own; write: the table's count after the job).  One run, each figure
-once (``--repeats`` for more; medians); the ratios are PostgreSQL-over-JDBC's
-seconds over the data source's (>1: the data source is faster).  Results go to
-``bench/results/spark.json`` and the markdown table is printed.
+Every path reads the whole table and writes 1,000 rows once before anything
+is timed, so no figure pays for starting Spark's Python daemons.  Every path's
+answer is checked (read: the same count and aggregate as the server's own;
+write: the table's count after the job).  One run, each figure once
+(``--repeats`` for more; medians); the ratios are PostgreSQL-over-JDBC's
+seconds over the data source's (>1: the data source is faster).  Each figure
+also records the CPU seconds the nyala server, PostgreSQL, Spark's JVM and
+Spark's Python workers spent on it (``bench.process_cpu``), which say where
+the time goes even when other work on the machine makes wall-clock figures
+noisy.  Results go to ``bench/results/spark.json``; both markdown tables are
+printed.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +48,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from bench import log_progress
+from bench.process_cpu import KINDS, ProcessCpu, postmaster_pid
 from spark import register
 from tests.support.servers import NyalaServer, PostgresServer
 
@@ -57,7 +65,6 @@ TABLETS = 4
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     log_progress()
-    results: dict[str, dict[str, list[float]]] = {}
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="nyala-bench-spark-", dir=args.workdir))
     nyala = NyalaServer(workdir / "nyala")
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     nyala.start()
     postgres.start()
     spark = _session(args.master)
+    results = _Runs(ProcessCpu(nyala.pid, postmaster_pid(postgres.data_dir)))
     try:
         dsns = {"nyala": nyala.dsn, "postgres": postgres.dsn}
         for dsn in dsns.values():
@@ -93,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
             JDBC_POSTGRES: (postgres.dsn, lambda df: _jdbc_write(df, _jdbc_url(postgres.dsn))),
         }
         frame = _generated(spark, args.write_rows)
+        # A small write on every path first: the data source's write and commit planner
+        # daemons start (seconds of CPU each) before anything is timed, as reads' do above.
+        warm = _generated(spark, min(args.write_rows, 1000))
+        for dsn, write in writes.values():
+            _recreate(dsn, "sink")
+            write(warm)
         for _ in range(args.repeats):
             for path, (dsn, write) in writes.items():
                 _recreate(dsn, "sink")
@@ -109,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=2) + "\n")
     print(payload["table"])
+    print()
+    print("CPU seconds per process (median run):")
+    print(payload["cpu_table"])
     log.info("wrote %s", out)
     return 0
 
@@ -290,32 +307,56 @@ def _server_count(dsn: str, table: str) -> int:
         return int(conn.execute(f"select count(*) from {table}").fetchone()[0])  # type: ignore[index]
 
 
-def _time(
-    results: dict[str, dict[str, list[float]]], figure: str, path: str, run: Callable[[], None]
-) -> None:
+@dataclass
+class _Runs:
+    """Each figure's runs per path: wall seconds, and the CPU seconds of each kind of process."""
+
+    processes: ProcessCpu
+    seconds: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    cpu: dict[str, dict[str, list[dict[str, float]]]] = field(default_factory=dict)
+    load_at_start: list[float] = field(
+        default_factory=lambda: [round(x, 2) for x in os.getloadavg()]
+    )
+
+
+def _time(results: _Runs, figure: str, path: str, run: Callable[[], None]) -> None:
+    before = results.processes.snapshot()
     start = time.perf_counter()
     run()
     seconds = time.perf_counter() - start
-    print(f"{figure} via {path}: {seconds:.2f} s", file=sys.stderr, flush=True)
-    results.setdefault(figure, {}).setdefault(path, []).append(seconds)
+    cpu = results.processes.since(before)
+    spent = ", ".join(f"{kind} {value:.2f}" for kind, value in cpu.items() if value)
+    print(f"{figure} via {path}: {seconds:.2f} s (CPU s: {spent})", file=sys.stderr, flush=True)
+    results.seconds.setdefault(figure, {}).setdefault(path, []).append(seconds)
+    results.cpu.setdefault(figure, {}).setdefault(path, []).append(cpu)
 
 
-def _report(
-    results: dict[str, dict[str, list[float]]], args: argparse.Namespace, seconds: float
-) -> dict[str, Any]:
+def _report(results: _Runs, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     lines = [
         "| figure | "
         + " | ".join(PATHS)
         + " | JDBC-on-PostgreSQL / source | JDBC-on-nyala / source |",
         "|---" * (len(PATHS) + 3) + "|",
     ]
+    cpu_lines = [
+        "| figure | path | " + " | ".join(KINDS) + " |",
+        "|---|---" + "|---" * len(KINDS) + "|",
+    ]
     figures = []
-    for figure, by_path in results.items():
+    for figure, by_path in results.seconds.items():
         medians = {path: statistics.median(values) for path, values in by_path.items()}
+        cpu = {
+            path: {kind: statistics.median(run[kind] for run in runs) for kind in KINDS}
+            for path, runs in results.cpu[figure].items()
+        }
+        cpu_lines.extend(
+            f"| {figure} | {path} | " + " | ".join(f"{cpu[path][k]:.2f}" for k in KINDS) + " |"
+            for path in PATHS
+        )
         versus_postgres = medians[JDBC_POSTGRES] / medians[SOURCE]
         versus_nyala = medians[JDBC_NYALA] / medians[SOURCE]
         figures.append({
-            "figure": figure, "seconds": by_path, "median": medians,
+            "figure": figure, "seconds": by_path, "median": medians, "cpu_seconds": cpu,
             "jdbc_postgres_over_source": versus_postgres, "jdbc_nyala_over_source": versus_nyala,
         })  # fmt: skip
         cells = " | ".join(f"{medians[p]:.2f} s" for p in PATHS)
@@ -330,7 +371,9 @@ def _report(
         "seconds": round(seconds, 1),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "figures": figures,
+        "load_average_at_start": results.load_at_start,
         "table": "\n".join(lines),
+        "cpu_table": "\n".join(cpu_lines),
     }
 
 

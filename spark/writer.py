@@ -32,7 +32,9 @@ import io
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import psycopg
 import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -42,6 +44,9 @@ from spark.options import Options, quote_identifier, quote_literal
 from spark.wire import connect
 
 GID_PREFIX = "nyala-spark"
+COPY_CHUNK_BYTES = 1 << 20
+"""The IPC stream goes to the server in CopyData of about this size (Spark hands the writer
+batches of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by default)."""
 
 
 @dataclass
@@ -124,13 +129,8 @@ class NyalaWriter(DataSourceArrowWriter):
         target = self.stage or self.target
         rows = 0
         with connect(self.options) as conn:
-            # An earlier attempt of this partition failed after it prepared: its rows hold
-            # their keys' locks, which this attempt's rows need.  Spark never commits it.
-            stale = f"{GID_PREFIX}-{self.job}-{partition}-%"
-            for (old,) in conn.execute(
-                "SELECT gid FROM pg_prepared_xacts WHERE gid LIKE %s AND gid <> %s", (stale, gid)
-            ).fetchall():
-                conn.execute(f"ROLLBACK PREPARED {quote_literal(old)}")
+            if attempt > 0:
+                self._roll_back_earlier_attempts(conn, partition, gid)
             conn.execute("BEGIN")
             copy_sql = f"COPY {target} ({self._column_list()}) FROM STDIN (FORMAT arrow)"
             with conn.cursor().copy(copy_sql) as copy:
@@ -141,9 +141,10 @@ class NyalaWriter(DataSourceArrowWriter):
                         sink = pa.ipc.new_stream(buffer, batch.schema)
                     sink.write_batch(batch)
                     rows += batch.num_rows
-                    copy.write(buffer.getvalue())
-                    buffer.seek(0)
-                    buffer.truncate()
+                    if buffer.tell() >= COPY_CHUNK_BYTES:
+                        copy.write(buffer.getvalue())
+                        buffer.seek(0)
+                        buffer.truncate()
                 if sink is not None:
                     sink.close()
                     copy.write(buffer.getvalue())
@@ -153,6 +154,21 @@ class NyalaWriter(DataSourceArrowWriter):
         if partition in self.options.fail_after_prepare and attempt == 0:
             raise RuntimeError(f"fault injected after PREPARE TRANSACTION {gid}")
         return PreparedTask(gid, rows)
+
+    def _roll_back_earlier_attempts(
+        self, conn: psycopg.Connection[Any], partition: int, gid: str
+    ) -> None:
+        """A retried task: roll back what its failed predecessors prepared (executor).
+
+        Their rows hold their keys' locks, which this attempt's rows need, and
+        Spark never commits them.  A first attempt has no predecessor, so it skips
+        this catalog query (one per task made a small write's server time longer).
+        """
+        stale = f"{GID_PREFIX}-{self.job}-{partition}-%"
+        for (old,) in conn.execute(
+            "SELECT gid FROM pg_prepared_xacts WHERE gid LIKE %s AND gid <> %s", (stale, gid)
+        ).fetchall():
+            conn.execute(f"ROLLBACK PREPARED {quote_literal(old)}")
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit the successful attempts' transactions, roll back every other one (driver)."""

@@ -31,8 +31,7 @@ DDL = (
     "drop table if exists pgbench_tellers",
     "drop table if exists pgbench_branches",
     "create table pgbench_branches (bid int primary key, bbalance int, filler varchar(88))",
-    "create table pgbench_tellers (tid int primary key, bid int, tbalance int, "
-    "filler varchar(84))",
+    "create table pgbench_tellers (tid int primary key, bid int, tbalance int, filler varchar(84))",
     "create table pgbench_accounts (aid int primary key, bid int, abalance int, "
     "filler varchar(84))",
     "create table pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, "

@@ -28,7 +28,7 @@ from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name, table_name
-from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
@@ -54,7 +54,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
-from sql.execution.runner import QueryRunner
+from sql.execution.runner import QueryRunner, runs_direct
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
@@ -444,7 +444,9 @@ class Session:
             stmt.plan = plan
         self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
-        result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
+        result = self._log.timed(
+            self._run(plan, list(params), deferred=True, pause=ReadPause()), stmt.sql, started
+        )
         if isinstance(stmt.fingerprint, Fingerprint):
             result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
@@ -538,18 +540,23 @@ class Session:
         return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:
-        """Whether executing ``stmt`` with ``params`` is short and never waits, so it needs no
-        thread of its own: a read of a few rows by key or under a small LIMIT
-        (``CompiledQuery.is_short_with``) on a current plan, or BEGIN (it takes a snapshot,
-        never a lock)."""
+        """Whether executing ``stmt`` with ``params`` starts short and never waits, so it
+        needs no thread of its own: a read of a few rows by key or under a small LIMIT
+        (``CompiledQuery.is_short_with``) or one the scan answers alone (``runs_direct``: an
+        index lookup, which says in its Result's ``pause`` where its rows stop being short),
+        on a current plan; or BEGIN (it takes a snapshot, never a lock)."""
         plan = stmt.plan
         if isinstance(plan, UtilityPlan):
             return plan.utility.kind == "BEGIN"
-        return (
-            isinstance(plan, QueryPlan)
-            and plan.lock is None
-            and plan.query.is_short_with(params)
-            and plan.catalog_version == self._db.catalog_version
+        if (
+            not isinstance(plan, QueryPlan)
+            or plan.lock is not None
+            or plan.catalog_version != self._db.catalog_version
+        ):
+            return False
+        query = plan.query
+        return query.is_short_with(params) or (
+            query.direct is not None and runs_direct(query, params, self._runner.read_snapshot())
         )
 
     def _fingerprint(self, plan: Plan, sql: str, tokens: list[Any]) -> Fingerprint:
@@ -920,8 +927,11 @@ class Session:
 
     # -- execution -------------------------------------------------------------------------
 
-    def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
-        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
+    def _run(
+        self, plan: Plan, params: list[Any], deferred: bool = False, pause: ReadPause | None = None
+    ) -> Result:
+        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
+        a read marks in ``pause`` where its rows stop being short."""
         self._temp_on_commit()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
@@ -929,12 +939,14 @@ class Session:
             return result
         self._block.check_not_failed()
         try:
-            return self._run_checked(plan, params, deferred)
+            return self._run_checked(plan, params, deferred, pause)
         except BaseException:
             self._block.on_error()
             raise
 
-    def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+    def _run_checked(
+        self, plan: Plan, params: list[Any], deferred: bool, pause: ReadPause | None = None
+    ) -> Result:
         self._access.check(plan)
         match plan:
             case DdlPlan(ast=ast):
@@ -1023,8 +1035,8 @@ class Session:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
-                columns, batches = self._runner.run(query, txn, params, now)
-                return Result(columns=columns, batches=self._guard(batches, deferred))
+                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write):
                 return self._run_write(write, txn, params, now, deferred)
         raise AssertionError(f"no run for {type(plan).__name__}")

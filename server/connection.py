@@ -20,7 +20,9 @@ The one exception is an Execute of a short read (``Session.runs_inline``: a
 few rows by key, which never waits): it runs on the event loop, because a
 thread hop would cost more than the statement; a read that may stop being short
 (a direct read through an index) says where in its Result's ``ReadPause``, and
-the rest of it goes on the thread.  Otherwise the event loop
+the rest of it goes on the thread.  So does a write of one row by key
+(``Session.runs_inline``) unless it finds the row locked by another transaction:
+then it has done nothing (MustWait) and runs again on the thread, which waits.  Otherwise the event loop
 only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
@@ -52,7 +54,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common import date_styles
-from sql.common.result import PreparedStatement, Result
+from sql.common.result import MustWait, PreparedStatement, Result
 from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
@@ -718,7 +720,10 @@ class Connection:
             while True:
                 if inline:
                     inline = False
-                    step = self._advance_portal(portal, message.max_rows, sent, inline=True)
+                    try:
+                        step = self._advance_portal(portal, message.max_rows, sent, inline=True)
+                    except MustWait:
+                        continue  # a write that must wait did nothing: run it on the thread
                 else:
                     step = await self._run(self._advance_portal, portal, message.max_rows, sent)
                 self._out += step.output
@@ -752,7 +757,7 @@ class Connection:
         out = bytearray()
         try:
             if portal.stream is None:
-                result = portal.start(self._session)
+                result = portal.start(self._session, inline)
                 self._deallocate(result)
                 out += answers.notices(result)
                 if result.copy_in is not None:
@@ -769,6 +774,8 @@ class Connection:
             assert portal.stream is not None, "a started portal has a stream"
             sent, state = self._pump_rows(portal.stream, sent, max_rows, out, inline)
             return Step(out, state, sent=sent)
+        except MustWait:
+            raise
         except Exception as exc:
             return Step(out, "error", exc)
 

@@ -170,9 +170,10 @@ class Portal:
         """The format of each column of ``columns()``."""
         return self.stream.formats if self.stream is not None else self.result_formats
 
-    def start(self, session: Session) -> Result:
-        """Run the statement (worker thread); its rows are pulled later through ``stream``."""
-        result = session.execute_prepared(self.statement, self.params)
+    def start(self, session: Session, inline: bool = False) -> Result:
+        """Run the statement (worker thread, or ``inline`` on the event loop: see
+        ``Session.runs_inline``); its rows are pulled later through ``stream``."""
+        result = session.execute_prepared(self.statement, self.params, inline)
         formats = self.result_formats
         if result.columns is not None and len(formats) != len(result.columns):
             formats = formats[:1]

@@ -29,6 +29,12 @@ class ResultColumn:
     attnum: int = 0
 
 
+class MustWait(Exception):
+    """A write started on the connection's event loop found it must wait (a row lock held
+    by another transaction) or needs the general path: nothing of it was done, and the
+    connection runs it again on its thread, where it may wait."""
+
+
 @dataclass(slots=True)
 class ReadPause:
     """Where a read's rows stop being short.  A connection may run a short read on its

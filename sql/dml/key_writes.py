@@ -246,6 +246,18 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
     return oid == column.type.pg_oid
 
 
+def runs_short(write: KeyWrite) -> bool:
+    """Whether applying ``write`` may be tried again after it found a row lock held (on the
+    event loop, then on the session's thread): it draws no sequence value a user sees (a
+    hidden key's may be drawn twice)."""
+    hidden = {c.id for c in write.table.hidden_columns}
+    return all(
+        cell.sequence is None or column.id in hidden
+        for row in write.rows
+        for cell, column in zip(row, write.columns, strict=True)
+    )
+
+
 def execute(
     write: KeyWrite,
     txn: Transaction,

@@ -216,6 +216,45 @@ def test_concurrent_increments_recheck_the_newest_row(conn):
     conn.execute("drop table rw")
 
 
+def test_a_key_write_that_must_wait_keeps_its_transaction(conn):
+    """In a transaction block, a prepared write by key that finds its row locked waits
+    (nyala: it leaves the event loop for the session's thread) and the block's earlier
+    writes survive; under lock_timeout the wait ends with 55P03 and the block fails."""
+    conn.execute("drop table if exists rw")
+    conn.execute("create table rw (k int primary key, v int)")
+    conn.execute("insert into rw values (1, 0), (2, 0), (3, 0)")
+    info = conn.info
+    dsn = f"host={info.host} port={info.port} user={info.user} dbname={info.dbname}"
+    update = "update rw set v = v + %s where k = %s"
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as other:
+        holder.execute(update, (10, 1), prepare=True)
+        done: list[object] = []
+
+        def block() -> None:
+            done.append(other.execute(update, (1, 2), prepare=True).statusmessage)
+            done.append(other.execute(update, (1, 1), prepare=True).statusmessage)
+            done.append(other.execute("select v from rw where k = %s", (1,), prepare=True)
+                        .fetchall())  # fmt: skip
+            other.commit()
+
+        waiter = threading.Thread(target=block)
+        waiter.start()
+        time.sleep(0.5)
+        assert done == ["UPDATE 1"]
+        holder.commit()
+        waiter.join(10)
+        assert done == ["UPDATE 1", "UPDATE 1", [(11,)]]
+        holder.execute(update, (100, 3), prepare=True)
+        other.execute("set lock_timeout = 200")
+        other.execute(update, (1, 2), prepare=True)
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            other.execute(update, (1, 3), prepare=True)
+        other.rollback()
+        holder.commit()
+    assert conn.execute("select k, v from rw order by k").fetchall() == [(1, 11), (2, 1), (3, 100)]
+    conn.execute("drop table rw")
+
+
 def test_prepared_transaction_control_and_key_reads_of_flushed_rows(conn):
     """Prepared BEGIN (run without a thread hop on nyala) and point reads of rows in a
     DiskRowSet (no predicate judged that the key implies) answer as PostgreSQL does."""

@@ -113,7 +113,9 @@ class FakeSession:
         oids = [oid or (TEXT if "::text" in text else INT4) for oid in oids]
         return PreparedStatement(sql, tuple(oids), self._columns(text, oids))
 
-    def execute_prepared(self, stmt: PreparedStatement, params: Sequence[object]) -> Result:
+    def execute_prepared(
+        self, stmt: PreparedStatement, params: Sequence[object], inline: bool = False
+    ) -> Result:
         return self._run(stmt.sql.strip().rstrip(";"), list(params))
 
     def _columns(self, text: str, oids: list[int]) -> tuple[ResultColumn, ...] | None:

@@ -5,7 +5,8 @@ process's own CPU time per statement (``/proc/PID/stat``) barely moves with
 the load, so this measures that: N prepared point selects, UPDATEs and
 DELETEs by key, single-row INSERTs, lookups by an indexed non-key column and
 pgbench TPC-B transactions, one client, each kind's server CPU divided by its
-count.  With ``--profile DIR`` the server runs under cProfile on every thread
+count, once the server's background work after loading the tables has ended.  With
+``--profile DIR`` the server runs under cProfile on every thread
 (``bench.profiled_server``) and each kind's statistics land in DIR/KIND.pstats.
 """
 
@@ -31,6 +32,17 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _settle(pid: int, timeout_s: float = 60.0) -> None:
+    """Wait until the server's background work (flushes of the loaded rows) has ended, so
+    it is not counted as the statements' CPU."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = _cpu_seconds(pid)
+        time.sleep(0.5)
+        if _cpu_seconds(pid) - before < 0.02:
+            return
 
 
 def _setup(conn: psycopg.Connection[Any], rows: int) -> None:
@@ -122,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 with psycopg.connect(server.dsn, autocommit=True) as conn:
                     _setup(conn, args.rows)
+                    assert server.pid is not None
+                    _settle(server.pid)
                     with conn.cursor() as cur:
                         for i in range(200):  # warm: plans made, first-run costs paid
                             kinds[kind](cur, args.count + i)

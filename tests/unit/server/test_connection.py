@@ -522,3 +522,24 @@ def test_a_short_read_runs_on_the_event_loop_until_it_stops_being_short():
     assert answer[-3:-1] == [m.DataRow((b"5",)), m.CommandComplete("SELECT 5")]
     first, second, third = database.sessions[0].pulls
     assert second == first + 1 == third  # one hop, after the first (short) batch
+
+
+def test_portals_of_writes_close_without_a_thread_hop():
+    """A write's portal has no rows to abandon: dropping it (next Bind, Sync) costs no hop;
+    only Parse and the two Executes go to the statement thread."""
+    executor = CountingExecutor()
+    output, _ = converse(
+        STARTUP,
+        m.Parse("w", "insert", ()),
+        m.Bind("", "w", (), (), ()),
+        m.Execute("", 0),
+        m.Bind("", "w", (), (), ()),
+        m.Execute("", 0),
+        m.Sync(),
+        m.Terminate(),
+        executor=executor,
+    )
+    messages = backend(output)
+    first_ready = next(i for i, msg in enumerate(messages) if isinstance(msg, m.ReadyForQuery))
+    assert kinds(messages[first_ready + 1 :]) == "1 2 C 2 C Z"
+    assert executor.calls == 1 + 1 + 2 + 1  # session, Parse, two Executes, closing the session

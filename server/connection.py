@@ -18,7 +18,11 @@ process per connection): a statement waiting on a row lock, on group commit
 or on COPY data holds nothing another session needs, however many wait.
 The one exception is an Execute of a short read (``Session.runs_inline``: a
 few rows by key, which never waits): it runs on the event loop, because a
-thread hop would cost more than the statement.  Otherwise the event loop
+thread hop would cost more than the statement; a read that may stop being short
+(a direct read through an index) says where in its Result's ``ReadPause``, and
+the rest of it goes on the thread.  So does a write of one row by key
+(``Session.runs_inline``) unless it finds the row locked by another transaction:
+then it has done nothing (MustWait) and runs again on the thread, which waits.  Otherwise the event loop
 only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
@@ -50,7 +54,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common import date_styles
-from sql.common.result import PreparedStatement, Result
+from sql.common.result import MustWait, PreparedStatement, Result
 from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
@@ -560,20 +564,23 @@ class Connection:
             return Step(out, "error", exc)
 
     def _pump_rows(
-        self, stream: ResultStream, sent: int, max_rows: int, out: bytearray
+        self, stream: ResultStream, sent: int, max_rows: int, out: bytearray, inline: bool = False
     ) -> tuple[int, str]:
-        """Encode rows into ``out`` (worker thread).
+        """Encode rows into ``out`` (worker thread, or ``inline`` on the event loop).
 
         Stops at the end of the rows (CommandComplete, state "done"), at
-        ``max_rows`` (PortalSuspended, "suspended") or when ``out`` is full
-        ("more"); returns the rows sent so far in this Execute and the state.
+        ``max_rows`` (PortalSuspended, "suspended"), when ``out`` is full or
+        (``inline``) where the rows stop being short ("more"); returns the rows
+        sent so far in this Execute and the state.
         """
         chunk_rows = self._config.result_chunk_rows
         while True:
             want = chunk_rows if max_rows <= 0 else min(chunk_rows, max_rows - sent)
-            fetched = stream.fetch(want)
+            fetched = stream.fetch_short(want) if inline else stream.fetch(want)
             out += fetched.data
             sent += fetched.rows
+            if fetched.is_paused:
+                return sent, "more"
             if fetched.is_exhausted:
                 tag = stream.command_tag(sent)
                 self._completed(tag)
@@ -713,7 +720,10 @@ class Connection:
             while True:
                 if inline:
                     inline = False
-                    step = self._advance_portal(portal, message.max_rows, sent)
+                    try:
+                        step = self._advance_portal(portal, message.max_rows, sent, inline=True)
+                    except MustWait:
+                        continue  # a write that must wait did nothing: run it on the thread
                 else:
                     step = await self._run(self._advance_portal, portal, message.max_rows, sent)
                 self._out += step.output
@@ -740,13 +750,14 @@ class Connection:
         finally:
             self._end_statement()
 
-    def _advance_portal(self, portal: Portal, max_rows: int, sent: int) -> Step:
-        """Start the portal if needed and encode its rows until a stopping point (worker)."""
+    def _advance_portal(self, portal: Portal, max_rows: int, sent: int, inline: bool = False) -> Step:
+        """Start the portal if needed and encode its rows until a stopping point (worker; or
+        ``inline`` on the event loop, until the rows stop being short)."""
         assert self._session is not None, "queries run only after startup"
         out = bytearray()
         try:
             if portal.stream is None:
-                result = portal.start(self._session)
+                result = portal.start(self._session, inline)
                 self._deallocate(result)
                 out += answers.notices(result)
                 if result.copy_in is not None:
@@ -761,8 +772,10 @@ class Connection:
                     portal.stream = copy_protocol.copy_out_stream(result)
                     out += portal.stream.response()
             assert portal.stream is not None, "a started portal has a stream"
-            sent, state = self._pump_rows(portal.stream, sent, max_rows, out)
+            sent, state = self._pump_rows(portal.stream, sent, max_rows, out, inline)
             return Step(out, state, sent=sent)
+        except MustWait:
+            raise
         except Exception as exc:
             return Step(out, "error", exc)
 

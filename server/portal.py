@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from server import pgtypes
-from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn
 from storage.errors import (
     DuplicateCursor,
     DuplicatePreparedStatement,
@@ -50,13 +50,15 @@ def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, .
 class RowStream:
     """Hands out a batch stream in slices of at most N rows, keeping the rest of a split batch."""
 
-    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+    def __init__(self, batches: Iterator[pa.RecordBatch], pause: ReadPause | None = None) -> None:
         self._batches = batches
+        self._pause = pause
         self._pending: pa.RecordBatch | None = None
         self.is_exhausted = False
 
-    def take(self, max_rows: int) -> pa.RecordBatch | None:
-        """Up to ``max_rows`` rows from the current batch; None once the stream has ended."""
+    def take(self, max_rows: int, stop_at_pause: bool = False) -> pa.RecordBatch | None:
+        """Up to ``max_rows`` rows from the current batch; None once the stream has ended,
+        or (``stop_at_pause``) where the rows stop being short (``ReadPause``)."""
         while self._pending is None or self._pending.num_rows == 0:
             try:
                 self._pending = next(self._batches)
@@ -64,6 +66,11 @@ class RowStream:
                 self.is_exhausted = True
                 self._pending = None
                 return None
+            pause = self._pause
+            if pause is not None and pause.is_due:
+                pause.is_due = False
+                if stop_at_pause:
+                    return None
         batch = self._pending
         if batch.num_rows <= max_rows:
             self._pending = None
@@ -85,6 +92,9 @@ class Fetched:
     data: bytes
     rows: int
     is_exhausted: bool
+    is_paused: bool = False
+    """The rows stopped being short here: a connection running the statement on its event
+    loop goes on on its thread."""
 
 
 class ResultStream:
@@ -92,18 +102,27 @@ class ResultStream:
 
     def __init__(self, result: Result, formats: Sequence[int]) -> None:
         self.result = result
-        self.rows = RowStream(result.batches)
+        self.rows = RowStream(result.batches, result.pause)
         columns = result.columns or ()
         self.type_oids = tuple(c.type_oid for c in columns)
         self.formats = resolve_formats(tuple(formats), len(columns), "result")
 
     def fetch(self, max_rows: int) -> Fetched:
         """Pull and encode up to ``max_rows`` rows (worker thread: this runs the query)."""
+        return self._fetch(max_rows, stop_at_pause=False)
+
+    def fetch_short(self, max_rows: int) -> Fetched:
+        """``fetch`` on the event loop: stops where the rows stop being short (``is_paused``)."""
+        return self._fetch(max_rows, stop_at_pause=True)
+
+    def _fetch(self, max_rows: int, stop_at_pause: bool) -> Fetched:
         parts: list[bytes] = []
         count = 0
         while count < max_rows:
-            batch = self.rows.take(max_rows - count)
+            batch = self.rows.take(max_rows - count, stop_at_pause)
             if batch is None:
+                if not self.rows.is_exhausted:
+                    return Fetched(b"".join(parts), count, False, is_paused=True)
                 break
             parts.append(
                 pgtypes.encode_rows(
@@ -140,7 +159,12 @@ class Portal:
 
     @property
     def is_streaming(self) -> bool:
-        return self.stream is not None and not self.stream.rows.is_exhausted
+        """Whether rows are left to abandon (on the statement thread: closing a stream may end
+        a transaction); a statement without rows (a write) has none."""
+        stream = self.stream
+        return stream is not None and stream.result.columns is not None and not (
+            stream.rows.is_exhausted
+        )
 
     def columns(self) -> tuple[ResultColumn, ...] | None:
         if self.stream is not None:
@@ -151,9 +175,10 @@ class Portal:
         """The format of each column of ``columns()``."""
         return self.stream.formats if self.stream is not None else self.result_formats
 
-    def start(self, session: Session) -> Result:
-        """Run the statement (worker thread); its rows are pulled later through ``stream``."""
-        result = session.execute_prepared(self.statement, self.params)
+    def start(self, session: Session, inline: bool = False) -> Result:
+        """Run the statement (worker thread, or ``inline`` on the event loop: see
+        ``Session.runs_inline``); its rows are pulled later through ``stream``."""
+        result = session.execute_prepared(self.statement, self.params, inline)
         formats = self.result_formats
         if result.columns is not None and len(formats) != len(result.columns):
             formats = formats[:1]

@@ -10,6 +10,7 @@ style; the planner reads date constants with the order.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from storage.errors import InvalidParameterValue
@@ -39,8 +40,9 @@ class DateStyle:
         return f"{self.style}, {self.order}"
 
 
+@functools.lru_cache(maxsize=64)
 def parse(value: str) -> DateStyle:
-    """A stored (already checked) setting, ``"SQL, DMY"``."""
+    """A stored (already checked) setting, ``"SQL, DMY"`` (cached: every Bind reads it)."""
     style, _, order = value.partition(",")
     return DateStyle(style.strip(), order.strip() or "MDY")
 

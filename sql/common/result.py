@@ -29,6 +29,22 @@ class ResultColumn:
     attnum: int = 0
 
 
+class MustWait(Exception):
+    """A write started on the connection's event loop found it must wait (a row lock held
+    by another transaction) or needs the general path: nothing of it was done, and the
+    connection runs it again on its thread, where it may wait."""
+
+
+@dataclass(slots=True)
+class ReadPause:
+    """Where a read's rows stop being short.  A connection may run a short read on its
+    event loop (a thread hop would cost more than the statement); before a part that may
+    take long (a scan, a long index range) the read sets ``is_due`` and yields an empty
+    batch, and such a connection moves the rest of the statement to its thread."""
+
+    is_due: bool = False
+
+
 @dataclass(slots=True)
 class Result:
     """One statement's outcome.
@@ -48,7 +64,8 @@ class Result:
 
     COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
     to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
-    STDOUT whose rows are ``batches`` (``sql.copy.CopyOptions``).
+    STDOUT whose rows are ``batches`` (``sql.copy.CopyOptions``).  ``pause``: where the
+    rows stop being short (``ReadPause``), for a read that says so.
     """
 
     columns: tuple[ResultColumn, ...] | None = None
@@ -62,6 +79,7 @@ class Result:
     extra_float_digits: int = 1
     date_style: str = "ISO, MDY"
     interval_style: str = "postgres"
+    pause: ReadPause | None = None
 
 
 @dataclass(slots=True)

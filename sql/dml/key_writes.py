@@ -36,8 +36,9 @@ from sql.common.names import identifier_name
 from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
-from storage.data_type import TypeKind
+from storage.data_type import TabletId, TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
+from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -245,6 +246,18 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
     return oid == column.type.pg_oid
 
 
+def runs_short(write: KeyWrite) -> bool:
+    """Whether applying ``write`` may be tried again after it found a row lock held (on the
+    event loop, then on the session's thread): it draws no sequence value a user sees (a
+    hidden key's may be drawn twice)."""
+    hidden = {c.id for c in write.table.hidden_columns}
+    return all(
+        cell.sequence is None or column.id in hidden
+        for row in write.rows
+        for cell, column in zip(row, write.columns, strict=True)
+    )
+
+
 def execute(
     write: KeyWrite,
     txn: Transaction,
@@ -389,12 +402,18 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
             ColumnPredicate.equality(c.id, v) for c, v in zip(keys, key_values, strict=True)
         ),
     )
+    try:
+        key: bytes | None = encode_key(
+            [array[0].as_py() for array in key_batch.columns], [c.type for c in keys]
+        )
+    except (ValueError, OverflowError, TypeError, ArithmeticError):
+        key = None
     while True:
-        found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
-        if not found:
+        found = _current_row(txn, tablet_id, spec, key)
+        if found is None:
             return 0
         row: dict[int, object] = dict(
-            zip(spec.projection, (col[0].as_py() for col in found[0].columns), strict=True)
+            zip(spec.projection, (col[0].as_py() for col in found.columns), strict=True)
         )
         arrays = [*key_batch.columns]
         for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
@@ -414,6 +433,18 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
             return count
         # READ COMMITTED: the row changed after the snapshot; compute again from its newest version.
         txn.refresh_snapshot()
+
+
+def _current_row(
+    txn: Transaction, tablet_id: TabletId, spec: ScanSpec, key: bytes | None
+) -> pa.RecordBatch | None:
+    """The row an UPDATE by key reads, as a scan of ``spec`` would find it: by a point read
+    of its encoded ``key`` (a scan when the key did not encode), or None."""
+    if key is not None:
+        batch = txn.read_keys(tablet_id, [key], spec.projection)
+        return batch if batch.num_rows else None
+    found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
+    return found[0] if found else None
 
 
 def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) -> pa.RecordBatch:

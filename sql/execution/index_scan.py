@@ -35,6 +35,8 @@ POINT_LOOKUPS = point_read.MAX_KEYS
 """Up to this many rows found are fetched by a point read; more in one bounded scan."""
 SHORT_RANGE = 64
 """An index range holding at most this many entries per rowset is read as point reads."""
+SHORT_RANGES = 8
+"""A lookup of at most this many ranges may be short (``short_keys``)."""
 _NOT_NULL = b"\x00"
 _NULLS = b"\x01"
 """``encode_sortable``'s flag byte for NULL: every non-NULL value sorts below it."""
@@ -170,15 +172,30 @@ def _range(
     return lower, upper
 
 
+def short_keys(
+    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec
+) -> pa.Table | None:
+    """The primary keys ``lookup`` finds when reading them is short: a few ranges, each read
+    as point reads, naming at most ``POINT_LOOKUPS`` rows; else None (a long read)."""
+    if len(lookup.ranges) > SHORT_RANGES:
+        return None
+    keys = _primary_keys(txn, table, lookup, spec, short_only=True)
+    return keys if keys is not None and keys.num_rows <= POINT_LOOKUPS else None
+
+
 def scan(
     txn: Transaction,
     table: TableInfo,
     lookup: IndexLookup,
     spec: ScanSpec,
     tablet_ids: tuple[TabletId, ...],
+    keys: pa.Table | None = None,
 ) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
-    """The rows of ``table`` matching ``spec``, found through ``lookup``'s index."""
-    keys = _primary_keys(txn, table, lookup, spec)
+    """The rows of ``table`` matching ``spec``, found through ``lookup``'s index (whose
+    primary keys ``short_keys`` may have read already)."""
+    if keys is None:
+        keys = _primary_keys(txn, table, lookup, spec)
+    assert keys is not None, "a read that may be long always finds its keys"
     if keys.num_rows == 0:
         return
     if keys.num_rows <= POINT_LOOKUPS:
@@ -210,9 +227,10 @@ def scan(
 
 
 def _primary_keys(
-    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec
-) -> pa.Table:
-    """The primary keys the index holds in ``lookup``'s ranges (key columns in order)."""
+    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec, short_only: bool = False
+) -> pa.Table | None:
+    """The primary keys the index holds in ``lookup``'s ranges (key columns in order);
+    ``short_only``: None as soon as a range is too long to read as point reads."""
     copies = dict(value_columns(table.schema, lookup.index))
     projection = tuple(copies[c.id] for c in table.schema.key_columns)
     batches: list[pa.RecordBatch] = []
@@ -230,6 +248,8 @@ def _primary_keys(
         if short is not None:
             batches.append(short)
             continue
+        if short_only:
+            return None
         batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
     if not batches:
         return pa.table({str(c): pa.array([], pa.null()) for c in projection})

@@ -16,8 +16,9 @@ import pyarrow as pa
 from sqlglot import exp
 
 from catalog.catalog import Catalog
+from catalog.table import TableInfo
 from sql.common.datatypes import to_wire, wire_oid
-from sql.common.result import ResultColumn
+from sql.common.result import ReadPause, ResultColumn
 from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, index_scan, point_read, system_view_rows
 from sql.execution.table_activity import TableActivity
@@ -26,6 +27,7 @@ from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
 from storage.errors import OutOfMemory
+from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -135,10 +137,12 @@ class QueryRunner:
         params: list[Any] | None = None,
         now: Any = None,
         overrides: dict[str, pa.Table] | None = None,
+        pause: ReadPause | None = None,
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
-        """Start the query; return its RowDescription and a stream of wire-ready batches."""
+        """Start the query; return its RowDescription and a stream of wire-ready batches
+        (a direct read marks in ``pause`` where its rows stop being short)."""
         if compiled.direct is not None and not overrides:
-            direct = self._run_direct(compiled, txn, params, now)
+            direct = self._run_direct(compiled, txn, params, now, pause)
             if direct is not None:
                 return direct
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
@@ -163,15 +167,20 @@ class QueryRunner:
         return columns, stream()
 
     def _run_direct(
-        self, compiled: CompiledQuery, txn: Transaction, params: list[Any] | None, now: Any
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any] | None,
+        now: Any,
+        pause: ReadPause | None,
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
         """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
         None when a parameter kept a predicate or the limit from being pushed this time."""
         compiled.duckdb_params(params, now)
-        if not runs_direct(compiled, params or (), self._read_snapshot()):
-            return None
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())
+        if not _is_direct(compiled, spec, self._read_snapshot()):
+            return None
         columns = self.describe(compiled)
         assert compiled.direct is not None, "only direct queries come here"
         positions = [spec.projection.index(c.id) for c in compiled.direct]
@@ -185,6 +194,12 @@ class QueryRunner:
         points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
 
+        def long_read() -> Iterator[pa.RecordBatch]:
+            """Say that the rows stop being short here (``ReadPause``)."""
+            if pause is not None:
+                pause.is_due = True
+                yield _empty(scan.table, spec)
+
         def batches() -> Iterator[pa.RecordBatch]:
             if points is not None:
                 yield from (
@@ -192,9 +207,13 @@ class QueryRunner:
                 )
                 return
             if lookup is not None:
-                found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids)
+                keys = index_scan.short_keys(txn, scan.table, lookup, spec)
+                if keys is None:
+                    yield from long_read()
+                found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids, keys)
                 yield from (batch for _tablet_id, batch in found)
                 return
+            yield from long_read()
             for tablet_id in tablet_ids:
                 storage.append(TabletScanStats())
                 yield from txn.scan(tablet_id, spec, stats=storage[-1])
@@ -269,14 +288,28 @@ def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: i
     DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
     the limit be pushed this time, read at the transaction's snapshot (time travel goes through
     ``ScanSource``, which checks history_max_age)."""
+    if compiled.direct is None:
+        return False
+    return _is_direct(compiled, compiled.views[0].scan.spec(params), read_snapshot)
+
+
+def _is_direct(compiled: CompiledQuery, spec: ScanSpec, read_snapshot: int | None) -> bool:
+    """``runs_direct`` given the execution's ScanSpec."""
     if compiled.direct is None or compiled.views[0].snapshot is not None:
         return False
     if read_snapshot is not None:
         return False
     scan = compiled.views[0].scan
-    spec = scan.spec(params)
     return len(spec.predicates) == len(scan.predicates) and (
         scan.limit is None or spec.limit is not None
+    )
+
+
+def _empty(table: TableInfo, spec: ScanSpec) -> pa.RecordBatch:
+    """No rows of ``spec``'s projection, as a scan of ``table`` would type them."""
+    columns = [table.schema.column(c) for c in spec.projection]
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], c.type.arrow_type) for c in columns], names=[str(c.id) for c in columns]
     )
 
 

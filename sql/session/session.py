@@ -29,7 +29,7 @@ from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name, table_name
-from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import MustWait, PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
 from sql.copy.copy_from import CopyIn
@@ -56,7 +56,7 @@ from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
-from sql.execution.runner import QueryRunner
+from sql.execution.runner import QueryRunner, runs_direct
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
 from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
@@ -149,6 +149,10 @@ _T = TypeVar("_T")
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
+_INLINE_LOCK_WAIT_MS = 1
+"""How long a key write on the event loop waits for a row lock before it goes to the
+session's thread to wait there (one wait slice; it is the rare race with a writer that
+took the row since the statement began)."""
 
 
 class Session:
@@ -420,7 +424,11 @@ class Session:
             self._block.on_error()
             raise
 
-    def execute_prepared(self, stmt: PreparedStatement, params: Sequence[Any]) -> Result:
+    def execute_prepared(
+        self, stmt: PreparedStatement, params: Sequence[Any], inline: bool = False
+    ) -> Result:
+        """Run a prepared statement; ``inline``: on the connection's event loop, because
+        ``runs_inline`` said so (a write that finds it must wait raises MustWait, undone)."""
         started = time.monotonic()
         self._cancel.clear()
         self.backend.begin_statement(stmt.sql)
@@ -429,6 +437,8 @@ class Session:
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
         self._follow_role()
+        if inline and isinstance(plan, DmlPlan) and self._db.catalog.has_ddl_locks:
+            raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
         try:
             stale = self._fence_write(plan)
         except BaseException:
@@ -446,7 +456,11 @@ class Session:
             stmt.plan = plan
         self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
-        result = self._log.timed(self._run(plan, list(params), deferred=True), stmt.sql, started)
+        result = self._log.timed(
+            self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline),
+            stmt.sql,
+            started,
+        )
         if isinstance(stmt.fingerprint, Fingerprint):
             result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
@@ -540,18 +554,25 @@ class Session:
         return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:
-        """Whether executing ``stmt`` with ``params`` is short and never waits, so it needs no
-        thread of its own: a read of a few rows by key or under a small LIMIT
-        (``CompiledQuery.is_short_with``) on a current plan, or BEGIN (it takes a snapshot,
-        never a lock)."""
+        """Whether executing ``stmt`` with ``params`` starts short and never waits, so it
+        needs no thread of its own: a read of a few rows by key or under a small LIMIT
+        (``CompiledQuery.is_short_with``) or one the scan answers alone (``runs_direct``: an
+        index lookup, which says in its Result's ``pause`` where its rows stop being short),
+        on a current plan; or BEGIN (it takes a snapshot, never a lock)."""
         plan = stmt.plan
         if isinstance(plan, UtilityPlan):
             return plan.utility.kind == "BEGIN"
-        return (
-            isinstance(plan, QueryPlan)
-            and plan.lock is None
-            and plan.query.is_short_with(params)
-            and plan.catalog_version == self._db.catalog_version
+        if isinstance(plan, DmlPlan):
+            return self._writes_inline(plan)
+        if (
+            not isinstance(plan, QueryPlan)
+            or plan.lock is not None
+            or plan.catalog_version != self._db.catalog_version
+        ):
+            return False
+        query = plan.query
+        return query.is_short_with(params) or (
+            query.direct is not None and runs_direct(query, params, self._runner.read_snapshot())
         )
 
     def _fingerprint(self, plan: Plan, sql: str, tokens: list[Any]) -> Fingerprint:
@@ -923,8 +944,16 @@ class Session:
 
     # -- execution -------------------------------------------------------------------------
 
-    def _run(self, plan: Plan, params: list[Any], deferred: bool = False) -> Result:
-        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end."""
+    def _run(
+        self,
+        plan: Plan,
+        params: list[Any],
+        deferred: bool = False,
+        pause: ReadPause | None = None,
+        inline: bool = False,
+    ) -> Result:
+        """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
+        a read marks in ``pause`` where its rows stop being short."""
         self._temp_on_commit()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
@@ -932,12 +961,21 @@ class Session:
             return result
         self._block.check_not_failed()
         try:
-            return self._run_checked(plan, params, deferred)
+            return self._run_checked(plan, params, deferred, pause, inline)
+        except MustWait:
+            raise  # nothing was done: the statement runs again on the session's thread
         except BaseException:
             self._block.on_error()
             raise
 
-    def _run_checked(self, plan: Plan, params: list[Any], deferred: bool) -> Result:
+    def _run_checked(
+        self,
+        plan: Plan,
+        params: list[Any],
+        deferred: bool,
+        pause: ReadPause | None = None,
+        inline: bool = False,
+    ) -> Result:
         self._access.check(plan)
         match plan:
             case DdlPlan(ast=ast):
@@ -1028,8 +1066,10 @@ class Session:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
-                columns, batches = self._runner.run(query, txn, params, now)
-                return Result(columns=columns, batches=self._guard(batches, deferred))
+                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
+            case DmlPlan(write=write) if inline:
+                return self._run_key_write_inline(write, txn, params, now)
             case DmlPlan(write=write):
                 return self._run_write(write, txn, params, now, deferred)
         raise AssertionError(f"no run for {type(plan).__name__}")
@@ -1056,6 +1096,42 @@ class Session:
             )
         finally:
             txn.lock_timeout_ms = waits
+
+    def _run_key_write_inline(
+        self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any
+    ) -> Result:
+        """A key write on the event loop (``runs_inline``): MustWait, with nothing written,
+        when a row it writes is locked by another transaction (the tablet asks to wait before
+        it changes anything; the wait gives up after ``_INLINE_LOCK_WAIT_MS``) or when it
+        needs the general path."""
+        assert plan.key_write is not None, "only key writes run inline"
+        # The wait ends after its first slice with the check's MustWait, not an error of the
+        # transaction's (which would roll it back): the statement runs again on the thread.
+        txn.lock_timeout_ms = _INLINE_LOCK_WAIT_MS
+        txn.cancel_check = _must_wait
+        count = key_writes.execute(plan.key_write, txn, params, self.sequences, now)
+        if count is None:
+            raise MustWait
+        tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
+        return Result(command_tag=tag)
+
+    def _writes_inline(self, plan: DmlPlan) -> bool:
+        """Whether ``plan`` may start on the event loop: a key write (one row by key, no
+        index, foreign key or CHECK to keep) on a current plan, with nothing to wait for
+        before it (DDL) and nothing done twice if it must wait after all (no statement log,
+        no sequence value a user sees), under no lock_timeout of the session's own."""
+        write = plan.write
+        key_write = write.key_write
+        return (
+            key_write is not None
+            and write.returning is None
+            and write.conflict is None
+            and plan.catalog_version == self._db.catalog_version
+            and not self._db.catalog.has_ddl_locks
+            and self.settings.get("log_statement") == "none"
+            and duration_ms(self.settings.get("lock_timeout")) == 0
+            and key_writes.runs_short(key_write)
+        )
 
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
@@ -1512,3 +1588,8 @@ def _user_relation_names(ast: exp.Expr) -> list[str]:
         if isinstance(node.this, exp.Identifier)
         and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
     ]
+
+
+def _must_wait() -> None:
+    """A key write on the event loop found a row lock held: it goes to the thread to wait."""
+    raise MustWait

@@ -15,6 +15,7 @@ cannot be SET (55P02), as there.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -86,8 +87,10 @@ def _integer(low: int, high: int) -> Validator:
 _DURATION_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
+@functools.lru_cache(maxsize=256)
 def duration_ms(value: str) -> int:
-    """A duration setting in whole milliseconds: a bare number is milliseconds, as in PostgreSQL."""
+    """A duration setting in whole milliseconds: a bare number is milliseconds, as in PostgreSQL
+    (cached: statement_timeout is read at every statement's start)."""
     text = value.strip().lower()
     for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
         if text.endswith(unit):
@@ -332,6 +335,8 @@ def _cannot_change(setting: Setting) -> CantChangeRuntimeParam:
 
 
 _REPORTED = tuple((key, s.name) for key, s in SETTINGS.items() if s.reported)
+_KEY_OF: dict[str, str] = {}
+"""Each spelling ``Settings.get`` was asked by, to its setting's key."""
 
 
 class SessionSettings:
@@ -454,7 +459,14 @@ class SessionSettings:
         self._custom.clear()
 
     def get(self, name: str) -> str:
+        key = _KEY_OF.get(name)
+        if key is not None:
+            return self._values[key]
         setting = self._lookup(name)
+        if setting is not None:
+            # The spellings code asks by are few: remember each one's key (statements read a
+            # dozen settings each; two dict lookups instead of a lower() and three).
+            _KEY_OF[name] = setting.name.lower()
         if setting is None:
             if name.lower() in self._custom:
                 return self._custom[name.lower()]

@@ -59,6 +59,13 @@ LOOKUPS: list[tuple[str, list[list[object]]]] = [
     ("select v, b from kl_pairs where a in (%s, %s) and b in (%s, 'b1') order by v",
      [[3, 2, "b0"], [2, -1, ""], [None, 2, "b1\x01"]]),
     ("select count(*) from kl_items where id = %s and code = %s", [[3, 3], [3, 5], [1001, 5]]),
+    # Direct reads that start short on nyala's event loop and go on on its thread where
+    # they stop being short: a long index range, a whole scan, a scan under a LIMIT.
+    ("select id from kl_items where code >= %s order by id", [[2], [7], [None], ["x"]]),
+    ("select id, code from kl_items where code in (%s, %s) order by id",
+     [[1, 2], [3, 3], [None, 1]]),
+    ("select id, name from kl_items where amount = %s", [[D("4.50")], [D("-1")], [None]]),
+    ("select id from kl_items where name > %s limit %s", [["n98", 2], ["n9", 2000], ["z", 1]]),
 ]  # fmt: skip
 
 

@@ -142,6 +142,53 @@ def test_updates_computed_from_the_row_follow_postgresql(nyala_server, postgres_
     assert _row_updates(nyala_server.dsn) == (outcomes, rows)
 
 
+def _row_updates_by_typed_keys(dsn: str, flush: bool) -> list[object]:
+    """SET from the row by a composite key of text, timestamptz and date, on flushed or
+    in-memory rows, after the transaction's own update, delete and re-insert."""
+    at = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    day = dt.date(2024, 2, 29)
+    update = "update tk set v = v + %s where name = %s and at = %s and day = %s"
+    seen: list[object] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists tk")
+        conn.execute(
+            "create table tk (name text, at timestamptz, day date, v int, "
+            "primary key (name, at, day))"
+        )
+        conn.execute(
+            "insert into tk values ('a', %s, %s, 1), ('a b', %s, %s, 2), ('', %s, %s, 3)",
+            (at, day, at, day, at, day),
+        )
+        if flush:
+            conn.execute("checkpoint")  # nyala: the rows go to a DiskRowSet
+        for params in [(1, "a", at, day), (1, "a", at, day + dt.timedelta(1)), (5, "", at, day),
+                       (2**31 - 1, "a", at, day), (None, "a", at, day)]:  # fmt: skip
+            try:
+                seen.append(conn.execute(update, params, prepare=True).statusmessage)
+            except psycopg.Error as exc:
+                seen.append(exc.sqlstate)
+        with conn.transaction():
+            seen.append(conn.execute(update, (10, "", at, day), prepare=True).statusmessage)
+            conn.execute("delete from tk where name = %s and at = %s and day = %s", ("", at, day))
+            seen.append(conn.execute(update, (10, "", at, day), prepare=True).statusmessage)
+            conn.execute("insert into tk values (%s, %s, %s, %s)", ("", at, day, 100))
+            seen.append(conn.execute(update, (10, "", at, day), prepare=True).statusmessage)
+        seen.append(conn.execute("select * from tk order by name, at, day").fetchall())
+        conn.execute("drop table tk")
+    return seen
+
+
+@pytest.mark.parametrize("flush", [False, True])
+def test_updates_from_the_row_by_typed_composite_keys_follow_postgresql(
+    nyala_server, postgres_server, flush
+):
+    """The key-write path reads the row it updates by its key (a point read): own writes,
+    flushed rows, absent keys, overflow and NULL as PostgreSQL."""
+    expected = _row_updates_by_typed_keys(postgres_server.dsn, flush)
+    assert "UPDATE 0" in expected and "22003" in expected
+    assert _row_updates_by_typed_keys(nyala_server.dsn, flush) == expected
+
+
 def test_concurrent_increments_recheck_the_newest_row(conn):
     """Two sessions add to one counter; the second waits, re-reads and adds on top."""
     conn.execute("drop table if exists rw")
@@ -166,6 +213,45 @@ def test_concurrent_increments_recheck_the_newest_row(conn):
         waiter.join(10)
     assert done == ["UPDATE 1"]
     assert conn.execute("select v from rw").fetchone() == (11,)
+    conn.execute("drop table rw")
+
+
+def test_a_key_write_that_must_wait_keeps_its_transaction(conn):
+    """In a transaction block, a prepared write by key that finds its row locked waits
+    (nyala: it leaves the event loop for the session's thread) and the block's earlier
+    writes survive; under lock_timeout the wait ends with 55P03 and the block fails."""
+    conn.execute("drop table if exists rw")
+    conn.execute("create table rw (k int primary key, v int)")
+    conn.execute("insert into rw values (1, 0), (2, 0), (3, 0)")
+    info = conn.info
+    dsn = f"host={info.host} port={info.port} user={info.user} dbname={info.dbname}"
+    update = "update rw set v = v + %s where k = %s"
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as other:
+        holder.execute(update, (10, 1), prepare=True)
+        done: list[object] = []
+
+        def block() -> None:
+            done.append(other.execute(update, (1, 2), prepare=True).statusmessage)
+            done.append(other.execute(update, (1, 1), prepare=True).statusmessage)
+            done.append(other.execute("select v from rw where k = %s", (1,), prepare=True)
+                        .fetchall())  # fmt: skip
+            other.commit()
+
+        waiter = threading.Thread(target=block)
+        waiter.start()
+        time.sleep(0.5)
+        assert done == ["UPDATE 1"]
+        holder.commit()
+        waiter.join(10)
+        assert done == ["UPDATE 1", "UPDATE 1", [(11,)]]
+        holder.execute(update, (100, 3), prepare=True)
+        other.execute("set lock_timeout = 200")
+        other.execute(update, (1, 2), prepare=True)
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            other.execute(update, (1, 3), prepare=True)
+        other.rollback()
+        holder.commit()
+    assert conn.execute("select k, v from rw order by k").fetchall() == [(1, 11), (2, 1), (3, 100)]
     conn.execute("drop table rw")
 
 

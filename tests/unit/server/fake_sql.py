@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sql.common.result import PreparedStatement, Result, ResultColumn
+from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn
 from sql.session.settings import SessionSettings
 from storage.errors import (
     ActiveSqlTransaction,
@@ -76,7 +76,12 @@ class FakeSession:
     sync_writes = False
 
     def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:
-        return False
+        return stmt.sql.startswith("select short rows")
+
+    pulls: list[int]
+    """Per batch of ``select short rows N``, the thread hops taken before it was pulled."""
+    hops: Any = None
+    """Counts the connection's thread hops (the test's executor), when a test wants them."""
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         return False
@@ -108,11 +113,13 @@ class FakeSession:
         oids = [oid or (TEXT if "::text" in text else INT4) for oid in oids]
         return PreparedStatement(sql, tuple(oids), self._columns(text, oids))
 
-    def execute_prepared(self, stmt: PreparedStatement, params: Sequence[object]) -> Result:
+    def execute_prepared(
+        self, stmt: PreparedStatement, params: Sequence[object], inline: bool = False
+    ) -> Result:
         return self._run(stmt.sql.strip().rstrip(";"), list(params))
 
     def _columns(self, text: str, oids: list[int]) -> tuple[ResultColumn, ...] | None:
-        if text.startswith("select rows"):
+        if text.startswith(("select rows", "select short rows")):
             return (ResultColumn("n", INT4),)
         if text.startswith("select $"):
             return tuple(ResultColumn(f"p{i + 1}", oid) for i, oid in enumerate(oids))
@@ -148,12 +155,29 @@ class FakeSession:
         if text.startswith("select rows"):
             count = int(text.split()[2])
             return Result(columns=self._columns(text, []), batches=_batches(count))
+        if text.startswith("select short rows"):
+            pause = ReadPause()
+            batches = self._paused(_batches(int(text.split()[3])), pause)
+            return Result(columns=self._columns(text, []), batches=batches, pause=pause)
         if text.startswith("select $"):
             columns = self._columns(text, [c for c in _param_oids(params)])
             arrays = [pa.array([p]) for p in params]
             batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns or ()])
             return Result(columns=columns, batches=iter([batch]))
         raise AssertionError(f"the fake session does not know {text!r}")
+
+
+    def _paused(
+        self, batches: Iterator[pa.RecordBatch], pause: ReadPause
+    ) -> Iterator[pa.RecordBatch]:
+        """The first batch is short; before the rest the read says it stops being short."""
+        self.pulls = []
+        for i, batch in enumerate(batches):
+            if i == 1:
+                pause.is_due = True
+                yield batch.slice(0, 0)
+            self.pulls.append(self.hops.calls if self.hops is not None else -1)
+            yield batch
 
 
 def _param_oids(params: list[object]) -> list[int]:

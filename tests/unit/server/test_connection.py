@@ -31,6 +31,17 @@ class InlineExecutor(Executor):
         return future
 
 
+class CountingExecutor(InlineExecutor):
+    """Runs calls in place, counting them: each is a hop to the statement thread."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.calls += 1
+        return super().submit(fn, *args, **kwargs)
+
+
 class MemoryWriter:
     def __init__(self) -> None:
         self.data = bytearray()
@@ -61,6 +72,7 @@ def converse(
     *client: m.FrontendMessage,
     database: FakeDatabase | None = None,
     raw: bytes = b"",
+    executor: Executor | None = None,
     **config: Any,
 ) -> tuple[bytes, FakeDatabase]:
     """Send the messages (and raw bytes) to a new connection; return what it wrote."""
@@ -77,7 +89,7 @@ def converse(
             writer,  # type: ignore[arg-type]
             database=database,  # type: ignore[arg-type]
             config=Config(**config),
-            executor=InlineExecutor(),
+            executor=executor or InlineExecutor(),
             authenticator=TrustAuthenticator(),
             process_id=42,
             secret_key=7,
@@ -478,3 +490,56 @@ def test_a_named_portal_outlives_a_new_unnamed_statement():
         m.Sync(),
     )
     assert kinds(messages) == "C Z 1 2 D s 1 2 C D D C Z"
+
+
+def test_a_short_read_runs_on_the_event_loop_until_it_stops_being_short():
+    """The first rows of an inline read come without a thread hop; where the read says its
+    rows stop being short (ReadPause), the rest is pulled on the statement thread."""
+    executor = CountingExecutor()
+    database = FakeDatabase()
+    original = database.session
+
+    def session(*args: Any, **kwargs: Any) -> Any:
+        made = original(*args, **kwargs)
+        made.hops = executor
+        return made
+
+    database.session = session  # type: ignore[method-assign]
+    output, _ = converse(
+        STARTUP,
+        m.Parse("", "select short rows 5", ()),
+        m.Bind("", "", (), (), ()),
+        m.Execute("", 0),
+        m.Sync(),
+        m.Terminate(),
+        database=database,
+        executor=executor,
+    )
+    messages = backend(output)
+    first_ready = next(i for i, msg in enumerate(messages) if isinstance(msg, m.ReadyForQuery))
+    answer = messages[first_ready + 1 :]
+    assert kinds(answer) == "1 2 D D D D D C Z"
+    assert answer[-3:-1] == [m.DataRow((b"5",)), m.CommandComplete("SELECT 5")]
+    first, second, third = database.sessions[0].pulls
+    assert second == first + 1 == third  # one hop, after the first (short) batch
+
+
+def test_portals_of_writes_close_without_a_thread_hop():
+    """A write's portal has no rows to abandon: dropping it (next Bind, Sync) costs no hop;
+    only Parse and the two Executes go to the statement thread."""
+    executor = CountingExecutor()
+    output, _ = converse(
+        STARTUP,
+        m.Parse("w", "insert", ()),
+        m.Bind("", "w", (), (), ()),
+        m.Execute("", 0),
+        m.Bind("", "w", (), (), ()),
+        m.Execute("", 0),
+        m.Sync(),
+        m.Terminate(),
+        executor=executor,
+    )
+    messages = backend(output)
+    first_ready = next(i for i, msg in enumerate(messages) if isinstance(msg, m.ReadyForQuery))
+    assert kinds(messages[first_ready + 1 :]) == "1 2 C 2 C Z"
+    assert executor.calls == 1 + 1 + 2 + 1  # session, Parse, two Executes, closing the session

@@ -191,12 +191,13 @@ def install_flushed_rows(
                 moved_row = frozen.get(key)
                 if moved_row is not None:
                     live.adopt(key, moved_row, moved=True)
+    # A scan begun during the flush captured ``frozen`` too, and reads these rows there.
     for key, row in plan.kept:
         if frozen.get(key) is row:
-            live.adopt(key, row)
+            live.adopt(key, row, moved=True)
     for key, row, cut in plan.ghosts:
         if frozen.get(key) is row and len(row.mutations) > cut:
-            live.adopt(key, row)
+            live.adopt(key, row, moved=True)
 
 
 def _rowid(rowset: DiskRowSet, key: bytes) -> int:

@@ -276,7 +276,8 @@ class MemRowSet:
 
     def adopt(self, key: bytes, row: MemRowSetRow, *, moved: bool = False) -> None:
         """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory); ``moved``:
-        it left a segment during the flush (scans that captured the segment skip it here)."""
+        a scan that began before this reads the row elsewhere (in the segment it left, or
+        in the frozen MemRowSet it also captured), so it skips the row here."""
         self._rows[key] = row
         if moved:
             self._moved_log.append(key)

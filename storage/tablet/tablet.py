@@ -307,7 +307,7 @@ class Tablet:
                     if unflushed_since is not None:
                         self.unflushed_since = unflushed_since
                     for key, row in frozen.snapshot_entries():
-                        self._memrowset.adopt(key, row)
+                        self._memrowset.adopt(key, row, moved=True)
                     for segment in frozen.segments:
                         self._memrowset.add_segment(segment)
                     self._frozen = None

@@ -383,3 +383,37 @@ def test_a_flush_of_disjoint_segments_alone_writes_them_in_key_order(engine):
     reader = engine.begin(read_only=True)
     found = reader.read_keys(TID, tablet_keys(engine, [0, BULK + 1, 3 * BULK - 1]), (K, V))
     assert found.to_pylist() == [{"1": k, "2": k * 10} for k in (0, BULK + 1, 3 * BULK - 1)]
+
+
+@pytest.mark.parametrize("kept_by", ["insert", "update"])
+def test_a_scan_begun_during_a_flush_sees_a_row_the_flush_kept_once(engine, monkeypatch, kept_by):
+    """A row whose commit was in flight at the freeze goes back to the live MemRowSet at the
+    install; a scan that captured both the live and the frozen one must read it from one."""
+    from storage.tablet import flush as flush_module
+
+    _bulk(engine, list(range(BULK)))
+    pending = engine.begin()
+    if kept_by == "insert":
+        pending.insert(TID, _batch([BULK + 1, BULK + 2]))  # map rows
+    else:
+        pending.update(TID, _batch([3, 4], bump=7))  # moves segment rows to the map
+    writing, release = threading.Event(), threading.Event()
+    original = flush_module.write_rowset
+
+    def slow_write(*args, **kwargs):
+        writing.set()
+        assert release.wait(30)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    flusher = threading.Thread(target=engine.checkpoint)
+    flusher.start()
+    assert writing.wait(30)
+    pending.commit()
+    reader = engine.begin(read_only=True)
+    scan = reader.scan(TID, ScanSpec((K, V, S)))  # captures the live and the frozen MemRowSet
+    release.set()
+    flusher.join(30)
+    keys = [row["1"] for batch in scan for row in batch.to_pylist()]
+    assert len(keys) == len(set(keys)), "a key appears once"
+    assert set(keys) == set(_read(engine.begin(read_only=True)))

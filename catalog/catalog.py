@@ -28,7 +28,7 @@ from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from catalog.views import ViewInfo, dependents
-from storage.commit_record import catalog_op
+from storage.commit_record import WriteOp, catalog_op
 from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
@@ -247,13 +247,20 @@ class Catalog:
         finally:
             self._locks.writer_wait_over(owner)
 
-    def commit(self, txn: Transaction) -> None:
+    def commit(
+        self,
+        txn: Transaction,
+        markers: tuple[WriteOp, ...] = (),
+        on_durable: Callable[[], None] | None = None,
+    ) -> None:
         """Commit ``txn`` with this view's DDL: the new catalog document rides in the
         transaction's WAL record, so rows and catalog commit together or not at all; the
-        shared maps and ``catalog.json`` take the changes once the record is durable."""
+        shared maps and ``catalog.json`` take the changes once the record is durable.
+        ``markers`` ride in the same record and ``on_durable`` runs after the catalog's own
+        publishing (the role and privilege documents)."""
         changes = self._changes
         if changes is None or not self.changed:
-            txn.commit()
+            txn.commit(markers=markers, on_durable=on_durable)
             self._end()
             return
         tables, views = _overlay(self._tables), _overlay(self._views)
@@ -276,9 +283,11 @@ class Catalog:
                     sequences.apply()
                     self._ids.ddl_sequence = sequence
                 self._store.save_after_wal(document)
+                if on_durable is not None:
+                    on_durable()
 
             data = json.dumps(document, sort_keys=True).encode()
-            txn.commit(marker=catalog_op(data), on_durable=publish)
+            txn.commit(marker=catalog_op(data), on_durable=publish, markers=markers)
         try:
             for tablet_id in changes.dropped:
                 self._engine.drop_tablet(tablet_id)
@@ -991,8 +1000,7 @@ class Catalog:
             child, key = found[0]
             raise DependentObjectsStillExist(
                 f"cannot drop table {table.name} because other objects depend on it",
-                detail=f"constraint {key.name} on table {child.name} depends on table "
-                f"{table.name}",
+                detail=f"constraint {key.name} on table {child.name} depends on table {table.name}",
                 hint="Use DROP ... CASCADE to drop the dependent objects too.",
             )
         for child, key in found:

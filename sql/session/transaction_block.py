@@ -45,6 +45,7 @@ from storage.errors import (
 if TYPE_CHECKING:
     from catalog.privileges import PrivilegeStore
     from catalog.roles import RoleStore
+    from storage.commit_record import WriteOp
     from storage.engine import StorageEngine
     from storage.transaction import Transaction
 
@@ -157,13 +158,15 @@ class TransactionBlock:
         access, self._access = self._access, None
         published = False
 
-        def publish() -> None:
+        def publish(
+            markers: tuple[WriteOp, ...] = (), on_durable: Callable[[], None] | None = None
+        ) -> None:
             nonlocal published
             published = True
             if catalog is None:
-                txn.commit()
+                txn.commit(markers=markers, on_durable=on_durable)
             else:
-                catalog.commit(txn)
+                catalog.commit(txn, markers, on_durable)
 
         try:
             if access is None:

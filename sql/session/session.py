@@ -19,6 +19,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.access_journal import JOURNAL, AccessJournal
+from catalog.access_journal import publish as publish_access
 from catalog.catalog import Catalog
 from catalog.privileges import is_superuser
 from catalog.sequences import sequence_oid
@@ -140,6 +142,7 @@ from storage.errors import (
     UndefinedParameter,
     UndefinedTable,
 )
+from storage.prepared import Commit as PreparedCommit
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -897,10 +900,16 @@ class Session:
             self._block.on_error()  # as PostgreSQL, the error fails the block
             raise ActiveSqlTransaction(f"{kind} cannot run inside a transaction block")
         if kind == "COMMIT PREPARED":
-            self._db.engine.prepared.commit(gid)
+            self._db.engine.prepared.commit(gid, self._publish_prepared)
         else:
             self._db.engine.prepared.rollback(gid)
         return Result(command_tag=kind)
+
+    def _publish_prepared(self, documents: dict[str, bytes], commit: PreparedCommit) -> None:
+        """COMMIT PREPARED of a transaction that changed roles or privileges: replay its
+        journal onto the shared stores and commit with their documents in the record."""
+        journal = AccessJournal.from_bytes(documents[JOURNAL])
+        publish_access(self._db.roles, self._db.privileges, journal, commit)
 
     def _refresh_system(self) -> None:
         prepared = tuple(
@@ -1391,7 +1400,9 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn: prepared.prepare(txn, utility.name, self.current_user, database)
+                lambda txn, documents: prepared.prepare(
+                    txn, utility.name, self.current_user, database, documents
+                )
             )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)

@@ -342,7 +342,7 @@ class CatalogFunctions:
             return None if element is None else element + "[]"
         if duck_type.startswith("DECIMAL"):
             return "numeric"
-        return _TYPEOF_NAMES.get(duck_type, duck_type.lower())
+        return TYPEOF_NAMES.get(duck_type, duck_type.lower())
 
     @staticmethod
     def quote_ident(name: str | None) -> str | None:
@@ -407,7 +407,7 @@ _SIDE_EFFECTS = {
 }  # fmt: skip
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
-_TYPEOF_NAMES = {
+TYPEOF_NAMES = {
     "INTEGER": "integer",
     "BIGINT": "bigint",
     "SMALLINT": "smallint",
@@ -426,6 +426,7 @@ _TYPEOF_NAMES = {
     "UINTEGER": "oid",
     "HUGEINT": "numeric",
     "NULL": "unknown",
+    '"NULL"': "unknown",
 }
 
 

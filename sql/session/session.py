@@ -83,7 +83,7 @@ from sql.frontend.statements import (
     SetConstraints,
     Utility,
 )
-from sql.pg_catalog import sequence_relations, system_query
+from sql.pg_catalog import dml_calls, sequence_relations, system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
@@ -477,6 +477,8 @@ class Session:
         plan = stmt.plan
         if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
             return False
+        if plan.refold is not None:
+            return False  # its catalog calls are computed at each execution
         write = plan.write
         key_write = write.key_write
         return (
@@ -728,6 +730,11 @@ class Session:
                 ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
+        folded = dml_calls.fold(ast, self._catalog_types, None)
+        if folded is not None:
+            template = self._plan_write(folded, declared_list, version)
+            template.refold = lambda: self._refold(statement, declared_list, version)
+            return template
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
                 locking = locking_reads.locking_update(ast, self._lockable_column(ast))
@@ -742,12 +749,8 @@ class Session:
                     )
                     plan.lock_nowait = locking.nowait
                 return plan
-            case exp.Insert():
-                write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
-            case exp.Update():
-                write = writes.plan_update(ast, self._runner, self._facts, declared_list)
-            case exp.Delete():
-                write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
+            case exp.Insert() | exp.Update() | exp.Delete():
+                return self._plan_write(ast, declared_list, version)
             case (
                 exp.Create()
                 | exp.Drop()
@@ -767,7 +770,37 @@ class Session:
                 raise FeatureNotSupported(
                     f"statement is not supported: {plan_mod.statement_name(statement)}"
                 )
+
+    def _plan_write(self, ast: exp.Expr, declared: list[int], version: int) -> DmlPlan:
+        match ast:
+            case exp.Insert():
+                write = writes.plan_insert(ast, self._runner, self._facts, declared)
+            case exp.Update():
+                write = writes.plan_update(ast, self._runner, self._facts, declared)
+            case exp.Delete():
+                write = writes.plan_delete(ast, self._runner, self._facts, declared)
+            case _:
+                raise AssertionError(f"no write plan for {type(ast).__name__}")
         return DmlPlan(write, version, reads_target=access.reads_target(ast), ast=ast)
+
+    def _refold(self, statement: ParsedStatement, declared: list[int], version: int) -> DmlPlan:
+        """A write's plan with the values its catalog calls have now (``dml_calls``)."""
+        folded = dml_calls.fold(statement.ast, self._catalog_types, self._catalog_values)
+        assert folded is not None, "only a write calling catalog functions is folded again"
+        return self._plan_write(folded, declared, version)
+
+    def _catalog_types(self, sql: str) -> tuple[list[Any], list[int]]:
+        """The result types of a one-row catalog query, without running it."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        columns = self._describe(plan) or ()
+        return [None] * len(columns), [c.type_oid for c in columns]
+
+    def _catalog_values(self, sql: str) -> tuple[list[Any], list[int]]:
+        """The one row of a catalog query, and its types, in the statement's transaction."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        assert isinstance(plan, SystemPlan), "catalog calls make a catalog query"
+        columns, batches = self._run_system(plan.system, [])
+        return list(sql_prepared.single_row(batches)), [c.type_oid for c in columns]
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":
@@ -1034,7 +1067,9 @@ class Session:
                     self._lock_rows(plan, txn, params, now)
                 columns, batches = self._runner.run(query, txn, params, now)
                 return Result(columns=columns, batches=self._guard(batches, deferred))
-            case DmlPlan(write=write):
+            case DmlPlan(write=write, refold=refold):
+                if refold is not None:
+                    write = refold().write
                 return self._run_write(write, txn, params, now, deferred)
         raise AssertionError(f"no run for {type(plan).__name__}")
 

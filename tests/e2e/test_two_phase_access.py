@@ -124,7 +124,7 @@ def test_prepared_role_changes_survive_a_restart_until_committed(fresh_nyala_ser
         assert conn.execute(ROLES).fetchall() == [("tpa_new", True), ("tpa_r", False)]
         assert conn.execute(MEMBERS).fetchall() == [("tpa_r", "tpa_new")]
         assert conn.execute(CAN_READ).fetchone() == (True,)
-        assert conn.execute(
-            "select has_table_privilege('tpa_r', 'tpa', 'insert')"
-        ).fetchone() == (False,)
+        assert conn.execute("select has_table_privilege('tpa_r', 'tpa', 'insert')").fetchone() == (
+            False,
+        )
         assert conn.execute("select * from tpa").fetchall() == [(1,)]

@@ -47,15 +47,15 @@ def _truncated(value: int, divisor: int) -> int:
 
 
 def _pretty(size: int | decimal.Decimal) -> str:
-    for unit, following in zip(_UNITS, (*_UNITS[1:], None), strict=True):
-        if following is None or abs(size) < unit.limit:
+    for index, unit in enumerate(_UNITS):
+        if index == len(_UNITS) - 1 or abs(size) < unit.limit:
             if unit.rounds:
                 size = _truncated(int(size) + (1 if size >= 0 else -1), 2)
             text = format(size.normalize(), "f") if isinstance(size, decimal.Decimal) else str(size)
             return f"{text} {unit.name}"
+        following = _UNITS[index + 1]
         bits = following.bits - unit.bits - following.rounds + unit.rounds
-        whole = int(size)  # numeric_div_trunc: the quotient's fraction goes
-        size = _truncated(whole, 1 << bits)
+        size = _truncated(int(size), 1 << bits)  # numeric_div_trunc drops the fraction
     raise AssertionError("the last unit always answers")
 
 

@@ -48,7 +48,8 @@ def _truncated(value: int, divisor: int) -> int:
 
 def _pretty(size: int | decimal.Decimal) -> str:
     for index, unit in enumerate(_UNITS):
-        if index == len(_UNITS) - 1 or abs(size) < unit.limit:
+        magnitude = -size if size < 0 else size
+        if index == len(_UNITS) - 1 or magnitude < unit.limit:
             if unit.rounds:
                 size = _truncated(int(size) + (1 if size >= 0 else -1), 2)
             text = format(size.normalize(), "f") if isinstance(size, decimal.Decimal) else str(size)

@@ -22,7 +22,7 @@ from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.partition_tree import PartitionNode
 from catalog.partition_views import add_node, partition_view, remove_nodes
-from catalog.rekey import rekeyed, rekeyed_schema
+from catalog.rekey import rekeyed, rekeyed_schema, rekeyed_tree
 from catalog.sequence_objects import SequenceRef, StandaloneSequence
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
@@ -727,6 +727,17 @@ class Catalog:
     ) -> TableInfo:
         """Rewrite a table with the hidden key into new tablets keyed by ``key`` (ADD PRIMARY
         KEY), partitioned by ``partitioning`` if given; see ``rewrite_table``."""
+        tree = old.partition_schema.tree if old.partition_schema is not None else None
+        if tree is not None:
+
+            def leaves(_: TabletId) -> TableInfo:
+                fresh = {}
+                for tablet_id in old.tablet_ids:
+                    fresh[tablet_id] = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                return rekeyed_tree(old, key, fresh, key_name)
+
+            return self.rewrite_table(old, leaves, copy_rows, tree_leaves=True)
         if partitioning is None:
             return self.rewrite_table(
                 old, lambda tablet_id: rekeyed(old, key, (tablet_id,), key_name), copy_rows
@@ -745,14 +756,18 @@ class Catalog:
         old: TableInfo,
         define: Callable[[TabletId], TableInfo],
         copy_rows: Callable[[TableInfo], None],
+        *,
+        tree_leaves: bool = False,
     ) -> TableInfo:
         """Replace an unpartitioned table by ``define(new tablet)``, whose tablet
         ``copy_rows`` fills and commits; only then does the catalog name it and drop the old
         tablets, so a failure or a crash at any point leaves the old table as it was
-        (``open`` removes tablets no table names)."""
-        if old.partition_schema is not None:
+        (``open`` removes tablets no table names).  With ``tree_leaves``, ``define`` gives a
+        table partitioned by PARTITION BY new leaf tablets of its own (ADD PRIMARY KEY)."""
+        tree = old.partition_schema.tree if old.partition_schema is not None else None
+        if old.partition_schema is not None and (tree is None or not tree_leaves):
             raise FeatureNotSupported("rewriting a partitioned table is not supported")
-        self.lock_relations([old.name])
+        self.lock_relations([old.name, *(n.name for n in tree.nodes)] if tree else [old.name])
         with self._lock:
             tablet_id = TabletId(self._ids.tablet)
             self._ids.tablet += 1
@@ -843,6 +858,33 @@ class Catalog:
             del self._tables[table.name]
             self._tables[root] = new
             self._save()
+            return new
+
+    def attach_empty_partition(
+        self, root: str, table: TableInfo, node: PartitionNode
+    ) -> TableInfo:
+        """Make the empty ``table``, whose tablet is keyed otherwise than the root's (a plain
+        table pg_dump made), the leaf ``node`` on a new tablet of the root's schema, keeping
+        its relation ID; its own tablet goes at COMMIT (ATTACH PARTITION)."""
+        self.lock_relations([root, table.name])
+        with self._lock:
+            current = self.get_table(table.name)
+            if current is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            parent = self.get_table(root)
+            tablet_id = TabletId(self._ids.tablet)
+            self._ids.tablet += 1
+            self._create_tablet(tablet_id, parent.schema)
+            node = dataclasses.replace(node, relation_id=int(table.table_id), tablet_id=tablet_id)
+            new = add_node(parent, node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            for old in table.tablet_ids:
+                self._drop_tablet(old)
+            self._drop_counters([table.counter_key(i) for i in table.sequences])
             return new
 
     def drop_partition(self, name: str) -> TableInfo | None:

@@ -59,7 +59,12 @@ from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
-from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
+from sql.frontend.dialect import (
+    AlterRangePartitions,
+    AttachIndexPartition,
+    AttachPartition,
+    DetachPartition,
+)
 from sql.frontend.fingerprint import Fingerprint
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
@@ -758,6 +763,7 @@ class Session:
                 | AlterRangePartitions()
                 | DetachPartition()
                 | AttachPartition()
+                | AttachIndexPartition()
             ):
                 if isinstance(ast, exp.Alter):
                     ast.meta["statement_text"] = statement.text
@@ -1224,6 +1230,8 @@ class Session:
             result = pg_partitions.attach_partition(
                 ast, catalog, self._evaluate_constant, self._block.current()
             )
+        elif isinstance(ast, AttachIndexPartition):
+            result = pg_partitions.attach_index_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), catalog, self._check_default,

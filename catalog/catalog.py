@@ -22,7 +22,13 @@ from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.partition_tree import PartitionNode
 from catalog.partition_views import add_node, partition_view, remove_nodes
-from catalog.rekey import rekeyed, rekeyed_schema, rekeyed_tree
+from catalog.rekey import (
+    rekeyed,
+    rekeyed_schema,
+    rekeyed_tree,
+    with_key_columns,
+    with_leaf_tablets,
+)
 from catalog.sequence_objects import SequenceRef, StandaloneSequence
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
@@ -860,9 +866,7 @@ class Catalog:
             self._save()
             return new
 
-    def attach_empty_partition(
-        self, root: str, table: TableInfo, node: PartitionNode
-    ) -> TableInfo:
+    def attach_empty_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
         """Make the empty ``table``, whose tablet is keyed otherwise than the root's (a plain
         table pg_dump made), the leaf ``node`` on a new tablet of the root's schema, keeping
         its relation ID; its own tablet goes at COMMIT (ATTACH PARTITION)."""
@@ -883,6 +887,51 @@ class Catalog:
             self._tables[root] = new
             self._save()
             for old in table.tablet_ids:
+                self._drop_tablet(old)
+            self._drop_counters([table.counter_key(i) for i in table.sequences])
+            return new
+
+    def graft_partitions(
+        self,
+        root: str,
+        table: TableInfo,
+        nodes: Sequence[PartitionNode],
+        key_columns: Sequence[ColumnId] = (),
+    ) -> TableInfo:
+        """Make the empty partitioned ``table`` part of the root's tree as ``nodes`` (its own
+        node first, then its partitions), each leaf on a new tablet of the root's schema,
+        keeping their relation IDs; its own tablets go at COMMIT (ATTACH PARTITION of a
+        partitioned table).  ``key_columns`` extend the key of an empty root without a
+        primary key (its partitions are partitioned by them): its leaves move to new
+        tablets so keyed."""
+        self.lock_relations([root, table.name, *(n.name for n in nodes)])
+        with self._lock:
+            if self.get_table(table.name) is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            new = self.get_table(root)
+            replaced: list[TabletId] = []
+            if key_columns:
+                new = with_key_columns(new, key_columns)
+                fresh = {}
+                for old_tablet in new.tablet_ids:
+                    fresh[old_tablet] = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                    self._create_tablet(fresh[old_tablet], new.schema)
+                replaced = list(new.tablet_ids)
+                new = with_leaf_tablets(new, fresh)
+            for node in nodes:
+                if node.key is None:
+                    tablet_id = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                    self._create_tablet(tablet_id, new.schema)
+                    node = dataclasses.replace(node, tablet_id=tablet_id)
+                new = add_node(new, node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            for old in (*table.tablet_ids, *replaced):
                 self._drop_tablet(old)
             self._drop_counters([table.counter_key(i) for i in table.sequences])
             return new

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from catalog.partition import Partition, PartitionSchema
 from catalog.table import TableInfo
-from storage.data_type import TabletId
+from storage.data_type import ColumnId, TabletId
 from storage.errors import FeatureNotSupported, InvalidTableDefinition, UndefinedColumn
 from storage.schema import Schema
 
@@ -78,6 +78,14 @@ def rekeyed_tree(
                 detail=f'PRIMARY KEY constraint on table "{table.name}" lacks column "{name}" '
                 "which is part of the partition key.",
             )
+    keyed = dataclasses.replace(base, partition_schema=layout, partitions=table.partitions)
+    return with_leaf_tablets(keyed, new_tablets)
+
+
+def with_leaf_tablets(table: TableInfo, new_tablets: dict[TabletId, TabletId]) -> TableInfo:
+    """``table`` (partitioned by PARTITION BY) with each leaf in its new tablet."""
+    layout = table.partition_schema
+    assert layout is not None and layout.tree is not None, "a partition tree"
     nodes = tuple(
         n if n.tablet_id is None else dataclasses.replace(n, tablet_id=new_tablets[n.tablet_id])
         for n in layout.tree.nodes
@@ -87,11 +95,24 @@ def rekeyed_tree(
         dataclasses.replace(p, tablet_id=new_tablets[p.tablet_id]) for p in table.partitions
     )
     return dataclasses.replace(
-        base,
+        table,
         partition_schema=dataclasses.replace(layout, tree=tree),
         partitions=partitions,
         tablet_ids=tuple(p.tablet_id for p in partitions),
     )
+
+
+def with_key_columns(table: TableInfo, extra: Sequence[ColumnId]) -> TableInfo:
+    """``table`` with the hidden key followed by ``extra`` columns too (NOT NULL): a
+    partition column of a table without a primary key is a key column."""
+    schema = table.schema
+    key = [
+        *schema.key_columns,
+        *(dataclasses.replace(schema.column(c), nullable=False) for c in extra),
+    ]
+    ids = {c.id for c in key}
+    rest = [c for c in schema.columns if c.id not in ids]
+    return dataclasses.replace(table, schema=Schema(tuple(key + rest), len(key)))
 
 
 def rekeyed_schema(table: TableInfo, key: Sequence[str]) -> Schema:

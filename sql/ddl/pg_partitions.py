@@ -10,6 +10,7 @@ without a primary key puts its root partition columns after the hidden key.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 from collections.abc import Callable
@@ -283,8 +284,14 @@ def attach_partition(
             "LIST, RANGE or HASH, is not supported"
         )
     table = catalog.get_table(name)
+    table_tree = table.partition_schema.tree if table.partition_schema is not None else None
+    if table_tree is not None and _same_columns(table, root) and _is_empty(table, txn):
+        return _graft(ast, catalog, evaluate, txn, root, tree, table, table_tree)
     if table.partition_schema is not None:
-        raise FeatureNotSupported("ATTACH PARTITION of a partitioned table is not supported")
+        raise FeatureNotSupported(
+            "ATTACH PARTITION of a partitioned table that holds rows, or whose columns are "
+            "not the root's, is not supported"
+        )
     rekeyed = table.schema != root.schema or table.column_order != root.column_order
     if rekeyed and _same_columns(table, root) and _is_empty(table, txn):
         return _attach_empty(ast, catalog, evaluate, txn, root, tree, table)
@@ -341,7 +348,7 @@ def _same_columns(table: TableInfo, root: TableInfo) -> bool:
         and not table.indexes
         and all(sequence.hidden for sequence in table.sequences)
         and not table.checks
-        and table.partition_schema is None
+        and (table.partition_schema is None or table.partition_schema.tree is not None)
     )
 
 
@@ -383,13 +390,71 @@ def attach_index_partition(ast: AttachIndexPartition, catalog: Catalog) -> Resul
     parent_name, child_name = table_name(ast.this), table_name(ast.expression)
     for root in catalog.tables():
         tree = root.partition_schema.tree if root.partition_schema is not None else None
-        if tree is None or (root.primary_key_name or f"{root.name}_pkey") != parent_name:
+        if tree is None:
             continue
-        partitions = {f"{node.name}_pkey" for node in tree.nodes}
-        if child_name in partitions and not has_hidden_key(root):
+        parents = {f"{n.name}_pkey": n.name for n in tree.nodes if n.key is not None}
+        parents[root.primary_key_name or f"{root.name}_pkey"] = root.name
+        if parent_name not in parents:
+            continue
+        above = None if parents[parent_name] == root.name else parents[parent_name]
+        below = {f"{n.name}_pkey" for n in tree.nodes if above is None} | {
+            f"{n.name}_pkey" for n in (tree.subtree(above) if above else ()) if n.name != above
+        }
+        if child_name in below and not has_hidden_key(root):
             return Result(command_tag="ALTER INDEX")
         raise FeatureNotSupported(
             f'ALTER INDEX "{parent_name}" ATTACH PARTITION "{child_name}" is not supported: '
             f'only the primary key of a partition of "{root.name}" attaches to it'
         )
     raise UndefinedTable(f'relation "{parent_name}" does not exist')
+
+
+def _graft(
+    ast: AttachPartition,
+    catalog: Catalog,
+    evaluate: Evaluator,
+    txn: Transaction,
+    root: TableInfo,
+    tree: PartitionTree,
+    table: TableInfo,
+    table_tree: PartitionTree,
+) -> Result:
+    """ATTACH PARTITION of an empty table partitioned by PARTITION BY (pg_dump's partition
+    that is partitioned further): it and whatever partitions it has join the root's tree,
+    their keys over the root's columns of the same names."""
+    parent_name = table_name(ast.this)
+    parent = None if root.name == parent_name else parent_name
+    key = tree.key_of(parent)
+    if key is None:
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
+    ids = {c.name: c.id for c in root.columns}
+
+    extra: list[ColumnId] = []
+
+    def mapped(sub: PartitionKey) -> PartitionKey:
+        columns = tuple(ids[table.schema.column(c).name] for c in sub.column_ids)
+        missing = [c for c in columns if c not in root.schema.key_column_ids]
+        if missing and not (has_hidden_key(root) and _is_empty(root, txn)):
+            names = ", ".join(root.schema.column(c).name for c in missing)
+            raise FeatureNotSupported(
+                f'ATTACH PARTITION of "{table.name}", partitioned by ({names}), to '
+                f'"{root.name}", whose primary key lacks those columns, is not supported',
+                hint="Create the partition with CREATE TABLE ... PARTITION OF.",
+            )
+        extra.extend(c for c in missing if c not in extra)
+        return PartitionKey(sub.strategy, columns)
+
+    bound = _bound(ast.args["bound"], key, root.schema, evaluate, table.name)
+    top = PartitionNode(table.name, int(table.table_id), parent, bound, mapped(table_tree.key))
+    _check_default_rows(root, tree, top, txn)
+    below = [
+        dataclasses.replace(
+            node,
+            parent=node.parent or table.name,
+            key=None if node.key is None else mapped(node.key),
+            tablet_id=None,
+        )
+        for node in table_tree.nodes
+    ]
+    catalog.graft_partitions(root.name, table, [top, *below], extra)
+    return Result(command_tag="ALTER TABLE")

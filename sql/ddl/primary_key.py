@@ -56,9 +56,9 @@ def add_primary_key(
                 "primary key"
             )
     tree = table.partition_schema.tree if table.partition_schema is not None else None
-    if tree is not None and not has_hidden_key(table):
-        if [c.name for c in table.schema.key_columns] == names:
-            return  # a partition's key came first (pg_dump's order) and keyed the whole tree
+    keyed = tree is not None and not has_hidden_key(table)
+    if keyed and [c.name for c in table.schema.key_columns] == names:
+        return  # a partition's key came first (pg_dump's order) and keyed the whole tree
     name = constraint_name or f"{table.name}_pkey"
     if tree is not None and name == f"{table.name}_pkey":
         name = ""  # the default, so each partition shows its own <partition>_pkey

@@ -236,7 +236,7 @@ def declarative(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _describe_plus(dsn: str, relation: str) -> str:
-    """psql's ``\d+``, the root's OID in a hash partition's constraint aside (a restore, into
+    r"""psql's ``\d+``, the root's OID in a hash partition's constraint aside (a restore, into
     PostgreSQL too, gives the root another OID)."""
     text = run_psql(dsn, ["-c", rf"\d+ {relation}"], check=True).stdout
     return re.sub(r"satisfies_hash_partition\('\d+'::oid", "satisfies_hash_partition(OID", text)

@@ -3,8 +3,9 @@
 #   make serve   run a server on 127.0.0.1:5433 with its data in ./nyala-data
 #   make test    lint, check import layering and types, run the whole test suite (what CI runs)
 #
-# Everything the tests need is installed from here, into .venv; a stamp file
-# per extra makes a second run skip the install until pyproject.toml changes.
+# Everything the tests need is installed from here, into .venv, at the versions pinned in
+# constraints.txt; a stamp file per extra makes a second run skip the install until
+# pyproject.toml or constraints.txt changes.
 
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -46,12 +47,12 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e .
+$(RUN_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) install --quiet -c constraints.txt -e .
 	touch $@
 
-$(TEST_STAMP): pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test]'
+$(TEST_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) install --quiet -c constraints.txt -e '.[test]'
 	touch $@ $(RUN_STAMP)
 
 install: $(RUN_STAMP)

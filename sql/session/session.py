@@ -1053,7 +1053,9 @@ class Session:
         match plan:
             case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
                 query = inner.query if isinstance(inner, QueryPlan) else None
-                write = inner.write if isinstance(inner, DmlPlan) else None
+                write = None
+                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
+                    write = inner.refold().write if inner.refold is not None else inner.write
                 if as_json:
                     result = explain.json_explain(query, write, params)
                 else:

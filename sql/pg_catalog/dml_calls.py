@@ -12,8 +12,8 @@ types them.  The values are computed at every execution, as PostgreSQL
 computes a stable function per statement; planning only asks for their
 types, so a call with effects (``set_config``, ``pg_advisory_lock``) runs
 once.  ``pg_typeof`` of a column becomes PostgreSQL's name of the type
-DuckDB's ``typeof`` gives; another catalog call over a column is 0A000
-rather than DuckDB's answer.
+DuckDB's ``typeof`` gives, and ``quote_ident`` of one is the planner's; another
+catalog call over a column is 0A000 rather than DuckDB's answer.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ Evaluate = Callable[[str], tuple[Sequence[Any], Sequence[int]]]
 """Runs a one-row catalog query: its values and their type OIDs."""
 
 _WRITES = (exp.Insert, exp.Update, exp.Delete)
+_PLANNER_COMPUTES = functions.USER_QUERY_FUNCTIONS | {"quote_ident"}
+"""Catalog functions the user-query planner also computes (``planner.transpile``), over
+columns too."""
 _NOT_CONSTANT = (exp.Column, exp.Placeholder, exp.Parameter, exp.Select, exp.Star)
 
 
@@ -63,6 +66,8 @@ def _calls(ast: exp.Expr) -> list[exp.Expr]:
         if any(id(a) in taken for a in _ancestors(node)) or not is_catalog_call(node):
             continue
         if not _constant(node):
+            if isinstance(node, exp.Anonymous) and node.name.lower() in _PLANNER_COMPUTES:
+                continue
             if isinstance(node, exp.Anonymous) and node.name.lower() == "pg_typeof":
                 node.replace(_typeof(node.expressions[0]))
                 continue

@@ -10,6 +10,9 @@ It exposes no names of its own here; ``sql/`` imports them from the modules::
     store       CatalogStore: the versioned catalog document on disk
     roles       RoleStore: login roles and their SCRAM-SHA-256 verifiers
     privileges  PrivilegeStore: owners and ACLs of tables and the public schema; GRANT's rules
+    access_changes   AccessChanges: a transaction's own roles and ACLs until it ends
+    access_journal   AccessJournal: those changes, published with the commit record
+    logged_document  LoggedDocument: a file whose committed contents the WAL holds first
     overlay     Overlay: a transaction's uncommitted changes to a name map, over the shared one
     catalog_changes  CatalogChanges: a transaction's tablets created, dropped and altered
     ddl_locks   DdlLocks: relation names held by uncommitted DDL until the transaction ends
@@ -73,6 +76,9 @@ tables): keep it in the catalog document (a map on ``Catalog`` beside
 ``commit``), take ``lock_relations`` on the names it changes, create storage
 through ``_create_tablet`` and drop it through ``_drop_tablet``, and write
 through ``_save`` (which, in a transaction, writes nothing until COMMIT).
-Comments, roles and privileges live in their own files and are not yet
-transactional.
+Comments live in their own file and are set after COMMIT.  Roles and
+privileges live in ``roles.json`` and ``privileges.json``: a transaction
+changes private copies (``access_changes``) whose new documents ride in its
+WAL commit record beside the catalog document (``access_journal``,
+``logged_document``), so a crash keeps all of a transaction or none of it.
 """

@@ -9,15 +9,16 @@ copies, which journal each change with what it replaced.  A savepoint keeps
 the copies' state and the journals' lengths.  COMMIT holds both shared
 stores' locks, replays the journals onto what is committed now (a role
 another transaction created meanwhile is 42710, any other concurrent change
-to the same role, membership or ACL 40001), publishes the rest of the
-transaction, then installs and writes the replayed stores.
+to the same role, membership or ACL 40001) and commits the rest of the
+transaction with the replayed stores' documents in its WAL record
+(``catalog.access_journal``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from catalog.access_journal import AccessJournal, Commit, publish
 from catalog.privileges import AclChange, ObjectAcl, PrivilegeStore
 from catalog.roles import Membership, Role, RoleJournal, RoleStore
 
@@ -81,23 +82,12 @@ class AccessChanges:
         del self._role_journal.changes[mark.role_changes :]
         del self._acl_journal[mark.acl_changes :]
 
-    def commit(self, publish: Callable[[], None]) -> None:
+    def journal(self) -> AccessJournal:
+        """What the transaction changed, for its commit record or its prepared file."""
+        return AccessJournal(list(self._role_journal.changes), list(self._acl_journal))
+
+    def commit(self, commit: Commit) -> None:
         """Replay the journals onto the shared stores (raising 42710 or 40001 before
-        ``publish`` runs if they conflict), ``publish`` the rest of the transaction, then
-        install and write the stores, all under the stores' locks."""
-        shared_roles, shared_privileges = self._shared_roles, self._shared_privileges
-        role_changes, acl_changes = self._role_journal.changes, self._acl_journal
-        if shared_roles is None or not role_changes:
-            with shared_privileges.lock:
-                acls = shared_privileges.replayed(acl_changes)
-                publish()
-                if acl_changes:
-                    shared_privileges.install(acls)
-            return
-        with shared_roles.lock, shared_privileges.lock:
-            roles = shared_roles.replayed(role_changes)
-            acls = shared_privileges.replayed(acl_changes)
-            publish()
-            shared_roles.install(roles)
-            if acl_changes:
-                shared_privileges.install(acls)
+        ``commit`` runs if they conflict) and ``commit`` the rest of the transaction with
+        the new documents in its WAL record; the stores take them once it is durable."""
+        publish(self._shared_roles, self._shared_privileges, self.journal(), commit)

@@ -22,13 +22,19 @@ from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
 from catalog.partition_tree import PartitionNode
 from catalog.partition_views import add_node, partition_view, remove_nodes
-from catalog.rekey import rekeyed, rekeyed_schema
+from catalog.rekey import (
+    rekeyed,
+    rekeyed_schema,
+    rekeyed_tree,
+    with_key_columns,
+    with_leaf_tablets,
+)
 from catalog.sequence_objects import SequenceRef, StandaloneSequence
 from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from catalog.views import ViewInfo, dependents
-from storage.commit_record import catalog_op
+from storage.commit_record import WriteOp, catalog_op
 from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
@@ -257,13 +263,20 @@ class Catalog:
         finally:
             self._locks.writer_wait_over(owner)
 
-    def commit(self, txn: Transaction) -> None:
+    def commit(
+        self,
+        txn: Transaction,
+        markers: tuple[WriteOp, ...] = (),
+        on_durable: Callable[[], None] | None = None,
+    ) -> None:
         """Commit ``txn`` with this view's DDL: the new catalog document rides in the
         transaction's WAL record, so rows and catalog commit together or not at all; the
-        shared maps and ``catalog.json`` take the changes once the record is durable."""
+        shared maps and ``catalog.json`` take the changes once the record is durable.
+        ``markers`` ride in the same record and ``on_durable`` runs after the catalog's own
+        publishing (the role and privilege documents)."""
         changes = self._changes
         if changes is None or not self.changed:
-            txn.commit()
+            txn.commit(markers=markers, on_durable=on_durable)
             self._end()
             return
         tables, views = _overlay(self._tables), _overlay(self._views)
@@ -286,9 +299,11 @@ class Catalog:
                     sequences.apply()
                     self._ids.ddl_sequence = sequence
                 self._store.save_after_wal(document)
+                if on_durable is not None:
+                    on_durable()
 
             data = json.dumps(document, sort_keys=True).encode()
-            txn.commit(marker=catalog_op(data), on_durable=publish)
+            txn.commit(marker=catalog_op(data), on_durable=publish, markers=markers)
         try:
             for tablet_id in changes.dropped:
                 self._engine.drop_tablet(tablet_id)
@@ -728,6 +743,17 @@ class Catalog:
     ) -> TableInfo:
         """Rewrite a table with the hidden key into new tablets keyed by ``key`` (ADD PRIMARY
         KEY), partitioned by ``partitioning`` if given; see ``rewrite_table``."""
+        tree = old.partition_schema.tree if old.partition_schema is not None else None
+        if tree is not None:
+
+            def leaves(_: TabletId) -> TableInfo:
+                fresh = {}
+                for tablet_id in old.tablet_ids:
+                    fresh[tablet_id] = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                return rekeyed_tree(old, key, fresh, key_name)
+
+            return self.rewrite_table(old, leaves, copy_rows, tree_leaves=True)
         if partitioning is None:
             return self.rewrite_table(
                 old, lambda tablet_id: rekeyed(old, key, (tablet_id,), key_name), copy_rows
@@ -746,14 +772,18 @@ class Catalog:
         old: TableInfo,
         define: Callable[[TabletId], TableInfo],
         copy_rows: Callable[[TableInfo], None],
+        *,
+        tree_leaves: bool = False,
     ) -> TableInfo:
         """Replace an unpartitioned table by ``define(new tablet)``, whose tablet
         ``copy_rows`` fills and commits; only then does the catalog name it and drop the old
         tablets, so a failure or a crash at any point leaves the old table as it was
-        (``open`` removes tablets no table names)."""
-        if old.partition_schema is not None:
+        (``open`` removes tablets no table names).  With ``tree_leaves``, ``define`` gives a
+        table partitioned by PARTITION BY new leaf tablets of its own (ADD PRIMARY KEY)."""
+        tree = old.partition_schema.tree if old.partition_schema is not None else None
+        if old.partition_schema is not None and (tree is None or not tree_leaves):
             raise FeatureNotSupported("rewriting a partitioned table is not supported")
-        self.lock_relations([old.name])
+        self.lock_relations([old.name, *(n.name for n in tree.nodes)] if tree else [old.name])
         with self._lock:
             tablet_id = TabletId(self._ids.tablet)
             self._ids.tablet += 1
@@ -844,6 +874,76 @@ class Catalog:
             del self._tables[table.name]
             self._tables[root] = new
             self._save()
+            return new
+
+    def attach_empty_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
+        """Make the empty ``table``, whose tablet is keyed otherwise than the root's (a plain
+        table pg_dump made), the leaf ``node`` on a new tablet of the root's schema, keeping
+        its relation ID; its own tablet goes at COMMIT (ATTACH PARTITION)."""
+        self.lock_relations([root, table.name])
+        with self._lock:
+            current = self.get_table(table.name)
+            if current is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            parent = self.get_table(root)
+            tablet_id = TabletId(self._ids.tablet)
+            self._ids.tablet += 1
+            self._create_tablet(tablet_id, parent.schema)
+            node = dataclasses.replace(node, relation_id=int(table.table_id), tablet_id=tablet_id)
+            new = add_node(parent, node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            for old in table.tablet_ids:
+                self._drop_tablet(old)
+            self._drop_counters([table.counter_key(i) for i in table.sequences])
+            return new
+
+    def graft_partitions(
+        self,
+        root: str,
+        table: TableInfo,
+        nodes: Sequence[PartitionNode],
+        key_columns: Sequence[ColumnId] = (),
+    ) -> TableInfo:
+        """Make the empty partitioned ``table`` part of the root's tree as ``nodes`` (its own
+        node first, then its partitions), each leaf on a new tablet of the root's schema,
+        keeping their relation IDs; its own tablets go at COMMIT (ATTACH PARTITION of a
+        partitioned table).  ``key_columns`` extend the key of an empty root without a
+        primary key (its partitions are partitioned by them): its leaves move to new
+        tablets so keyed."""
+        self.lock_relations([root, table.name, *(n.name for n in nodes)])
+        with self._lock:
+            if self.get_table(table.name) is not table:
+                raise ObjectNotInPrerequisiteState(
+                    f'relation "{table.name}" was changed by another statement; try again'
+                )
+            new = self.get_table(root)
+            replaced: list[TabletId] = []
+            if key_columns:
+                new = with_key_columns(new, key_columns)
+                fresh = {}
+                for old_tablet in new.tablet_ids:
+                    fresh[old_tablet] = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                    self._create_tablet(fresh[old_tablet], new.schema)
+                replaced = list(new.tablet_ids)
+                new = with_leaf_tablets(new, fresh)
+            for node in nodes:
+                if node.key is None:
+                    tablet_id = TabletId(self._ids.tablet)
+                    self._ids.tablet += 1
+                    self._create_tablet(tablet_id, new.schema)
+                    node = dataclasses.replace(node, tablet_id=tablet_id)
+                new = add_node(new, node)
+            del self._tables[table.name]
+            self._tables[root] = new
+            self._save()
+            for old in (*table.tablet_ids, *replaced):
+                self._drop_tablet(old)
+            self._drop_counters([table.counter_key(i) for i in table.sequences])
             return new
 
     def drop_partition(self, name: str) -> TableInfo | None:

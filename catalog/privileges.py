@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog.logged_document import LoggedDocument, newer_than_file, sequence_of
 from catalog.roles import READ_ALL_DATA, WRITE_ALL_DATA, RoleStore
 from storage.errors import (
     DataCorrupted,
@@ -31,7 +32,7 @@ from storage.errors import (
     PrivilegeNotRevoked,
     SerializationFailure,
 )
-from storage.fs import read_document, write_document
+from storage.fs import read_document
 
 FILE_NAME = "privileges.json"
 FORMAT_VERSION = 1
@@ -301,17 +302,32 @@ class PrivilegeStore:
     ``fork`` gives a transaction a private copy that writes no file and journals its
     changes; ``replayed`` and ``install`` publish the journal at COMMIT."""
 
-    def __init__(self, data_dir: Path | None, *, fsync: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path | None, *, fsync: bool = True, logged: bytes | None = None
+    ) -> None:
+        """``logged`` is the last copy of the file the WAL's commit records carried: taken
+        instead of the file when newer (a crash came between the two)."""
         self._path = Path(data_dir) / FILE_NAME if data_dir is not None else None
-        self._fsync = fsync
+        self._file = LoggedDocument(self._path, fsync=fsync) if self._path is not None else None
         self.lock = threading.RLock()
         """Held by every read and write; a COMMIT holds it from ``replayed`` to ``install``."""
         self._acls: dict[str, ObjectAcl] = {}
         self._saved: dict[str, Any] = {"objects": {}}
         self._journal: list[AclChange] | None = None
         self.version = 0
-        if self._path is not None and self._path.exists():
+        self.sequence = 0
+        """How many changes the file has had: orders it and the WAL's copies."""
+        exists = self._path is not None and self._path.exists()
+        if self._path is not None and exists:
             self._load(self._path)
+        newer = newer_than_file(FILE_NAME, logged, self._saved if exists else None)
+        if newer is not None and self._file is not None:
+            self._apply(newer)
+            self._file.write_after_wal(newer)
+
+    def keeps_wal(self) -> bool:
+        """Whether a committed document is still to be written (the WAL must keep it)."""
+        return self._file is not None and self._file.keeps_wal()
 
     def fork(self, journal: list[AclChange]) -> PrivilegeStore:
         """A private copy for one transaction: its changes go to ``journal``, not to disk."""
@@ -353,11 +369,21 @@ class PrivilegeStore:
                 acls[change.key] = change.after
         return acls
 
-    def install(self, acls: dict[str, ObjectAcl]) -> None:
-        """Make ``replayed``'s result the entries, written at once.  The caller holds ``lock``."""
+    def logged_document(self, acls: dict[str, ObjectAcl]) -> dict[str, Any]:
+        """The file's next contents with ``replayed``'s result, for the commit record to carry
+        (``install_logged`` then writes it).  The caller holds ``lock``."""
+        return _document(acls, self.sequence + 1)
+
+    def install_logged(self, acls: dict[str, ObjectAcl], doc: dict[str, Any]) -> None:
+        """Make ``replayed``'s result the entries, once ``doc`` is durable in the WAL; the file
+        follows (kept pending if the disk refuses).  The caller holds ``lock``."""
         with self.lock:
             self._acls = acls
-            self._save()
+            self._saved = doc
+            self.sequence = sequence_of(doc)
+            self.version += 1
+            if self._file is not None:
+                self._file.write_after_wal(doc)
 
     def _load(self, path: Path) -> None:
         doc = read_document(path)
@@ -379,29 +405,21 @@ class PrivilegeStore:
                 None if items is None else [AclItem(*i) for i in items],
             )
         self._saved = doc
+        self.sequence = sequence_of(doc)
 
     def _save(self) -> None:
         """Write the ACLs; if the disk refuses (53100, 58030) go back to the file's state."""
         self.version += 1
-        if self._path is None:
+        if self._file is None:
             return
-        objects = {
-            key: {
-                "kind": acl.kind,
-                "owner": acl.owner,
-                "items": None
-                if acl.items is None
-                else [[i.grantee, i.grantor, i.privileges, i.grant_options] for i in acl.items],
-            }
-            for key, acl in sorted(self._acls.items())
-        }
-        doc = {"version": FORMAT_VERSION, "objects": objects}
+        doc = _document(self._acls, self.sequence + 1)
         try:
-            write_document(self._path, doc, fsync=self._fsync)
+            self._file.write(doc)
         except DbError:
             self._apply(self._saved)
             raise
         self._saved = doc
+        self.sequence = sequence_of(doc)
 
     def get(self, key: str, kind: str, default_owner: str) -> ObjectAcl:
         """A copy of the object's ACL (its default when it has no entry)."""
@@ -487,6 +505,20 @@ def initial_acl(store: PrivilegeStore, kind: str, owner: str, schema: str) -> Ob
     if items and [i.text() for i in items] != [i.text() for i in acl.effective()]:
         acl.items = items  # PostgreSQL's aclmerge makes nothing at all the built-in default
     return acl
+
+
+def _document(acls: dict[str, ObjectAcl], sequence: int) -> dict[str, Any]:
+    objects = {
+        key: {
+            "kind": acl.kind,
+            "owner": acl.owner,
+            "items": None
+            if acl.items is None
+            else [[i.grantee, i.grantor, i.privileges, i.grant_options] for i in acl.items],
+        }
+        for key, acl in sorted(acls.items())
+    }
+    return {"version": FORMAT_VERSION, "sequence": sequence, "objects": objects}
 
 
 def _fields(item: AclItem) -> tuple[str, str, str, str]:

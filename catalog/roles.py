@@ -26,6 +26,7 @@ from typing import Any
 
 import scramp
 
+from catalog.logged_document import LoggedDocument, newer_than_file, sequence_of
 from storage.errors import (
     DataCorrupted,
     DbError,
@@ -33,7 +34,7 @@ from storage.errors import (
     FeatureNotSupported,
     SerializationFailure,
 )
-from storage.fs import read_document, write_document
+from storage.fs import read_document
 
 FILE_NAME = "roles.json"
 FORMAT_VERSION = 2
@@ -164,9 +165,13 @@ class RoleStore:
     ``fork`` gives a transaction a private copy that writes no file and journals its
     changes; ``replayed`` and ``install`` publish the journal at COMMIT."""
 
-    def __init__(self, data_dir: Path | None, *, fsync: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path | None, *, fsync: bool = True, logged: bytes | None = None
+    ) -> None:
+        """``logged`` is the last copy of the file the WAL's commit records carried: taken
+        instead of the file when newer (a crash came between the two)."""
         self._path = Path(data_dir) / FILE_NAME if data_dir is not None else None
-        self._fsync = fsync
+        self._file = LoggedDocument(self._path, fsync=fsync) if self._path is not None else None
         self.lock = threading.RLock()
         """Held by every read and write; a COMMIT holds it from ``replayed`` to ``install``."""
         self._roles: dict[str, Role] = {}
@@ -174,9 +179,20 @@ class RoleStore:
         self._saved: dict[str, Any] = {"roles": [], "members": []}
         self._journal: RoleJournal | None = None
         self.version = 0
+        self.sequence = 0
+        """How many changes the file has had: orders it and the WAL's copies."""
         self.is_new = self._path is None or not self._path.exists()
         if not self.is_new:
             self._load()
+        newer = newer_than_file(FILE_NAME, logged, self._saved if not self.is_new else None)
+        if newer is not None and self._file is not None:
+            self._apply(newer)
+            self._file.write_after_wal(newer)
+            self.is_new = False
+
+    def keeps_wal(self) -> bool:
+        """Whether a committed document is still to be written (the WAL must keep it)."""
+        return self._file is not None and self._file.keeps_wal()
 
     def fork(self, journal: RoleJournal) -> RoleStore:
         """A private copy for one transaction: its changes go to ``journal``, not to disk."""
@@ -245,11 +261,24 @@ class RoleStore:
                 members.pop(key, None)
         return roles, list(members.values())
 
-    def install(self, state: tuple[dict[str, Role], list[Membership]]) -> None:
-        """Make ``replayed``'s result the roles, written at once.  The caller holds ``lock``."""
+    def logged_document(self, state: tuple[dict[str, Role], list[Membership]]) -> dict[str, Any]:
+        """The file's next contents with ``replayed``'s result, for the commit record to carry
+        (``install_logged`` then writes it).  The caller holds ``lock``."""
+        return self._document(state[0], state[1], self.sequence + 1)
+
+    def install_logged(
+        self, state: tuple[dict[str, Role], list[Membership]], doc: dict[str, Any]
+    ) -> None:
+        """Make ``replayed``'s result the roles, once ``doc`` is durable in the WAL; the file
+        follows (kept pending if the disk refuses).  The caller holds ``lock``."""
         with self.lock:
             self._roles, self._members = state
-            self._save()
+            self._saved = doc
+            self.sequence = sequence_of(doc)
+            self.version += 1
+            self.is_new = False
+            if self._file is not None:
+                self._file.write_after_wal(doc)
 
     def _load(self) -> None:
         if self._path is None:
@@ -265,23 +294,32 @@ class RoleStore:
         self._roles = {r["name"]: Role(**r) for r in doc["roles"]}
         self._members = [Membership(**m) for m in doc.get("members", [])]
         self._saved = doc
+        self.sequence = sequence_of(doc)
+
+    @staticmethod
+    def _document(
+        roles: dict[str, Role], members: list[Membership], sequence: int
+    ) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "sequence": sequence,
+            "roles": [asdict(r) for r in sorted(roles.values(), key=lambda r: r.name)],
+            "members": [asdict(m) for m in members],
+        }
 
     def _save(self) -> None:
         """Write the roles; if the disk refuses (53100, 58030) go back to the file's state."""
-        doc = {
-            "version": FORMAT_VERSION,
-            "roles": [asdict(r) for r in sorted(self._roles.values(), key=lambda r: r.name)],
-            "members": [asdict(m) for m in self._members],
-        }
+        doc = self._document(self._roles, self._members, self.sequence + 1)
         self.version += 1
-        if self._path is None:
+        if self._file is None:
             return
         try:
-            write_document(self._path, doc, fsync=self._fsync)
+            self._file.write(doc)
         except DbError:
             self._apply(self._saved)
             raise
         self._saved = doc
+        self.sequence = sequence_of(doc)
         self.is_new = False
 
     def get(self, name: str) -> Role | None:

@@ -12,7 +12,8 @@ offset  size      field (integers little-endian)
 9       4         number of operations N, u32
 13      ...       N operations, back to back:
 +0      8         tablet id, u64
-+8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE, 4 = PREPARED, 5 = CATALOG
++8      1         op kind: 1 = INSERT, 2 = UPDATE, 3 = DELETE, 4 = PREPARED, 5 = CATALOG,
+                  6 = DOCUMENTS
 +9      4         length L of the Arrow data, u32
 +13     L         the op's RecordBatch as an Arrow IPC stream (schema + one batch)
 ======  ========  ===========================================================
@@ -26,6 +27,12 @@ not a write either: a transaction that changed the catalog carries the new
 catalog document (one ``document`` binary value) on tablet 0, so the catalog
 change commits atomically with the rows; replay keeps the last one for the
 catalog to compare with its file (``StorageEngine.replayed_catalog``).
+DOCUMENTS is not a write either: the other documents a transaction replaces
+(``roles.json``, ``privileges.json``), one row each of ``name`` and
+``document``, so its role and privilege changes commit atomically with its
+rows and DDL; replay keeps the last one per name
+(``StorageEngine.replayed_documents``), and each store compares it with its
+file.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class OpKind(enum.IntEnum):
     ROW_LOCK = 6
     """Rows a prepared transaction holds locked without writing them (``row_lock_op``): kept
     in its prepared file only, never in a WAL record."""
+    DOCUMENTS = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +119,22 @@ def catalog_document(op: WriteOp) -> bytes:
     """The document a CATALOG marker carries."""
     value: bytes = op.batch.column(0)[0].as_py()
     return value
+
+
+def documents_op(documents: dict[str, bytes]) -> WriteOp:
+    """The DOCUMENTS marker carrying ``documents`` by name (see the module docstring)."""
+    batch = pa.record_batch(
+        [pa.array(list(documents), pa.string()), pa.array(list(documents.values()), pa.binary())],
+        names=["name", "document"],
+    )
+    return WriteOp(TabletId(0), OpKind.DOCUMENTS, batch)
+
+
+def documents_of(op: WriteOp) -> dict[str, bytes]:
+    """The documents a DOCUMENTS marker carries, by name."""
+    names = op.batch.column(0).to_pylist()
+    values = op.batch.column(1).to_pylist()
+    return dict(zip(names, values, strict=True))
 
 
 def encode_header(commit_ts: Timestamp, num_ops: int) -> bytes:

@@ -103,6 +103,9 @@ class StorageEngine:
         self.replayed_catalog: bytes | None = None
         """The catalog document of the last CATALOG marker replay met (the catalog checks
         whether its own file is older: a crash between the WAL and the file)."""
+        self.replayed_documents: dict[str, bytes] = {}
+        """The last document of each name DOCUMENTS markers carried in the replayed WAL (the
+        role and privilege stores check whether their files are older)."""
         self.wal_keepers: list[Callable[[], bool]] = []
         """Asked before WAL segments are removed: one returning True keeps them all (the
         catalog, while a document its WAL record holds is not yet in its file)."""
@@ -163,6 +166,9 @@ class StorageEngine:
             for op in record.ops:
                 if op.kind is OpKind.CATALOG:
                     self.replayed_catalog = commit_record.catalog_document(op)
+                    continue
+                if op.kind is OpKind.DOCUMENTS:
+                    self.replayed_documents.update(commit_record.documents_of(op))
                     continue
                 tablet = self.registry.find(op.tablet_id)
                 if tablet is None or record.commit_ts <= tablet.flushed_ts:

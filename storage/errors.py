@@ -326,6 +326,10 @@ class UndefinedFunction(SyntaxErrorOrAccessRuleViolation, sqlstate="42883"):
     pass
 
 
+class AmbiguousFunction(SyntaxErrorOrAccessRuleViolation, sqlstate="42725"):
+    pass
+
+
 class NameTooLong(SyntaxErrorOrAccessRuleViolation, sqlstate="42622"):
     pass
 

@@ -1,6 +1,7 @@
 """Prepared transactions (two-phase commit): durable write sets waiting for COMMIT or ROLLBACK PREPARED.
 
-``prepare`` writes a transaction's operations to ``<data-dir>/prepared/<gid
+``prepare`` writes a transaction's operations (and the documents it hands
+over: its role and privilege journal, as a DOCUMENTS op) to ``<data-dir>/prepared/<gid
 in hex>.txn`` (temporary name, fsync, rename, fsync of the directory) and keeps
 the transaction alive, detached from its session: its provisional writes stay
 invisible to others and its rows stay locked.  ``commit`` commits it as any
@@ -17,7 +18,8 @@ prepared, and its operations are applied again as a new transaction's
 provisional writes (taking their row locks), and its other row locks
 (``OpKind.ROW_LOCK``: a foreign-key check's FOR KEY SHARE, ``SELECT ... FOR
 SHARE``) are taken again, so it stays prepared under the same gid holding
-what it held.  So a prepared transaction is never lost and never half applied.
+what it held, with the same documents.  So a prepared transaction is never
+lost and never half applied.
 """
 
 from __future__ import annotations
@@ -27,14 +29,14 @@ import logging
 import struct
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import crc32c
 import pyarrow as pa
 
 from storage import commit_record
-from storage.commit_record import OpKind, WriteOp
+from storage.commit_record import OpKind, WriteOp, documents_op
 from storage.data_type import TabletId
 from storage.errors import DataCorrupted, DuplicateObject, InvalidParameterValue, UndefinedObject
 from storage.fs import atomic_write, fsync_dir, make_dir
@@ -61,6 +63,15 @@ class PreparedTransaction:
     owner: str
     database: str
     txn: Transaction
+    documents: dict[str, bytes] = field(default_factory=dict)
+    """What the transaction changed beyond its writes, by name (its role and privilege
+    journal), kept in its file as a DOCUMENTS op for COMMIT PREPARED to publish."""
+
+
+Commit = Callable[[tuple[WriteOp, ...], Callable[[], None] | None], None]
+"""Commits a prepared transaction with more markers, running the callback once durable."""
+Publish = Callable[[dict[str, bytes], Commit], None]
+"""Publishes a prepared transaction's documents through the commit it is given."""
 
 
 class PreparedTransactions:
@@ -77,8 +88,16 @@ class PreparedTransactions:
         with self._lock:
             return sorted(self._by_gid.values(), key=lambda p: p.prepared_at)
 
-    def prepare(self, txn: Transaction, gid: str, owner: str, database: str) -> None:
-        """Make ``txn``'s writes durable under ``gid`` and keep it open; 42710 if the gid is taken.
+    def prepare(
+        self,
+        txn: Transaction,
+        gid: str,
+        owner: str,
+        database: str,
+        documents: dict[str, bytes] | None = None,
+    ) -> None:
+        """Make ``txn``'s writes (and ``documents``) durable under ``gid`` and keep it open;
+        42710 if the gid is taken.
 
         On an error the transaction is rolled back, as PostgreSQL does.
         """
@@ -90,9 +109,14 @@ class PreparedTransactions:
                     raise DuplicateObject(f'transaction identifier "{gid}" is already in use')
                 self._busy.add(gid)
             try:
-                entry = PreparedTransaction(gid, dt.datetime.now(dt.UTC), owner, database, txn)
+                entry = PreparedTransaction(
+                    gid, dt.datetime.now(dt.UTC), owner, database, txn, dict(documents or {})
+                )
+                ops = txn.write_ops()
+                if entry.documents:
+                    ops += (documents_op(entry.documents),)
                 make_dir(self._dir, fsync=self._fsync)
-                atomic_write(self._path(gid), _encode(entry, txn.write_ops()), fsync=self._fsync)
+                atomic_write(self._path(gid), _encode(entry, ops), fsync=self._fsync)
             finally:
                 with self._lock:
                     self._busy.discard(gid)
@@ -102,13 +126,29 @@ class PreparedTransactions:
             txn.rollback()
             raise
 
-    def commit(self, gid: str) -> None:
-        """COMMIT PREPARED: commit the transaction, durably marked as this gid's; 42704 if none."""
+    def commit(self, gid: str, publish: Publish | None = None) -> None:
+        """COMMIT PREPARED: commit the transaction, durably marked as this gid's; 42704 if none.
+        A transaction with documents commits through ``publish``, which adds its own markers
+        to the record (and may refuse: the transaction then stays prepared)."""
         entry = self._take(gid)
         path = self._path(gid)
         marker = WriteOp(TabletId(0), OpKind.PREPARED, _gid_batch(gid))
+
+        def commit(
+            markers: tuple[WriteOp, ...] = (), on_durable: Callable[[], None] | None = None
+        ) -> None:
+            def durable() -> None:
+                self._remove(path)
+                if on_durable is not None:
+                    on_durable()
+
+            entry.txn.commit(marker=marker, markers=markers, on_durable=durable)
+
         try:
-            entry.txn.commit(marker=marker, on_durable=lambda: self._remove(path))
+            if entry.documents and publish is not None:
+                publish(entry.documents, commit)
+            else:
+                commit()
         except BaseException:
             if entry.txn.is_active:
                 with self._lock:
@@ -158,6 +198,7 @@ class PreparedTransactions:
                 self._remove(path)
                 continue
             txn = begin()
+            documents: dict[str, bytes] = {}
             for op in ops:
                 if op.kind is OpKind.INSERT:
                     txn.insert(op.tablet_id, op.batch)
@@ -167,7 +208,9 @@ class PreparedTransactions:
                     txn.delete(op.tablet_id, op.batch)
                 elif op.kind is OpKind.ROW_LOCK:
                     txn.lock(op.tablet_id, op.batch, commit_record.row_lock_mode(op))
-            self._by_gid[gid] = PreparedTransaction(gid, when, owner, database, txn)
+                elif op.kind is OpKind.DOCUMENTS:
+                    documents.update(commit_record.documents_of(op))
+            self._by_gid[gid] = PreparedTransaction(gid, when, owner, database, txn, documents)
             restored += 1
         log.info("%d prepared transactions restored", restored)
         return restored

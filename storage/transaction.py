@@ -480,22 +480,28 @@ class Transaction:
         return self._discarded + tuple(self._ops)
 
     def commit(
-        self, *, marker: WriteOp | None = None, on_durable: Callable[[], None] | None = None
+        self,
+        *,
+        marker: WriteOp | None = None,
+        on_durable: Callable[[], None] | None = None,
+        markers: tuple[WriteOp, ...] = (),
     ) -> Timestamp | None:
         """Make every write durable and visible at once; return the commit timestamp (None if
         the transaction wrote nothing).
 
-        ``marker`` is logged after the writes (COMMIT PREPARED's gid); ``on_durable`` runs
-        once the record is durable and before any reader can see the commit.
+        ``marker`` and ``markers`` are logged after the writes (COMMIT PREPARED's gid, the
+        catalog and role documents); ``on_durable`` runs once the record is durable and
+        before any reader can see the commit.
         """
         self._check_active()
-        if not self._ops and marker is None:
+        extra = markers if marker is None else (marker, *markers)
+        if not self._ops and not extra:
             self._state.mark_committed(None)
             self._discharge()
             self._release_row_locks()
             return None
         pipeline = self._pipeline
-        ops = self._ops if marker is None else [*self._ops, marker]
+        ops = [*self._ops, *extra] if extra else self._ops
         body = commit_record.encode_ops(ops)
         if commit_record.HEADER_BYTES + len(body) > _MAX_RECORD_BYTES:
             self.rollback()

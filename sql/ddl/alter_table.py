@@ -98,6 +98,12 @@ def alter_table(
 ) -> Result:
     name = table_name(ast.this)
     table = catalog.find_table(name)
+    actions = list(ast.args.get("actions") or [])
+    owner = catalog.partition_owner(name) if table is None else None
+    added = _added_primary_key(actions[0]) if len(actions) == 1 else None
+    if owner is not None and added is not None:
+        primary_key.add_partition_primary_key(owner, added[0], catalog, evaluate, in_block=in_block)
+        return Result(command_tag="ALTER TABLE")
     if table is None:
         if ast.args.get("exists"):
             notice = UndefinedTable(
@@ -105,7 +111,6 @@ def alter_table(
             )
             return Result(command_tag="ALTER TABLE", notices=[notice])
         raise UndefinedTable(f'relation "{name}" does not exist')
-    actions = list(ast.args.get("actions") or [])
     change = _TableChange(table, catalog, check_default, evaluate, row_exists)
     if len(actions) > 1 and any(
         isinstance(a, (exp.AlterRename, exp.RenameColumn)) for a in actions

@@ -10,6 +10,7 @@ without a primary key puts its root partition columns after the hidden key.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 from collections.abc import Callable
@@ -30,11 +31,12 @@ from catalog.partition_tree import (
     PartitionTree,
 )
 from catalog.partition_views import add_node
+from catalog.rekey import has_hidden_key
 from catalog.table import TableInfo
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl.partitions import Evaluator
-from sql.frontend.dialect import AttachPartition, PgPartitionBy
+from sql.frontend.dialect import AttachIndexPartition, AttachPartition, PgPartitionBy
 from storage.data_type import ColumnId
 from storage.errors import (
     CheckViolation,
@@ -42,6 +44,7 @@ from storage.errors import (
     InvalidObjectDefinition,
     InvalidTableDefinition,
     UndefinedColumn,
+    UndefinedTable,
 )
 from storage.key_encoding import encode_key
 from storage.predicate import ScanSpec
@@ -281,15 +284,18 @@ def attach_partition(
             "LIST, RANGE or HASH, is not supported"
         )
     table = catalog.get_table(name)
+    table_tree = table.partition_schema.tree if table.partition_schema is not None else None
+    if table_tree is not None and _same_columns(table, root) and _is_empty(table, txn):
+        return _graft(ast, catalog, evaluate, txn, root, tree, table, table_tree)
     if table.partition_schema is not None:
-        raise FeatureNotSupported("ATTACH PARTITION of a partitioned table is not supported")
-    if (
-        table.schema != root.schema
-        or table.column_order != root.column_order
-        or table.indexes
-        or table.sequences
-        or len(table.tablet_ids) != 1
-    ):
+        raise FeatureNotSupported(
+            "ATTACH PARTITION of a partitioned table that holds rows, or whose columns are "
+            "not the root's, is not supported"
+        )
+    rekeyed = table.schema != root.schema or table.column_order != root.column_order
+    if rekeyed and _same_columns(table, root) and _is_empty(table, txn):
+        return _attach_empty(ast, catalog, evaluate, txn, root, tree, table)
+    if rekeyed or table.indexes or table.sequences or len(table.tablet_ids) != 1:
         raise FeatureNotSupported(
             f'ATTACH PARTITION of "{name}", whose columns, key, indexes or sequences are not '
             f'exactly those of "{root.name}", is not supported',
@@ -327,3 +333,128 @@ def _check_rows_inside(root: TableInfo, node: PartitionNode, txn: Transaction) -
             raise CheckViolation(
                 f'partition constraint of relation "{node.name}" is violated by some row'
             )
+
+
+def _same_columns(table: TableInfo, root: TableInfo) -> bool:
+    """Whether ``table`` has the root's visible columns (names, types, NOT NULL, in order)
+    and nothing else of its own but a hidden key: what pg_dump's CREATE TABLE of a
+    partition makes."""
+
+    def shape(info: TableInfo) -> list[tuple[str, object, bool]]:
+        return [(c.name, c.type, c.nullable) for c in info.columns]
+
+    return (
+        shape(table) == shape(root)
+        and not table.indexes
+        and all(sequence.hidden for sequence in table.sequences)
+        and not table.checks
+        and (table.partition_schema is None or table.partition_schema.tree is not None)
+    )
+
+
+def _is_empty(table: TableInfo, txn: Transaction) -> bool:
+    spec = ScanSpec(projection=tuple(table.schema.key_column_ids), limit=1)
+    return not any(
+        batch.num_rows for tablet in table.tablet_ids for batch in txn.scan(tablet, spec)
+    )
+
+
+def _attach_empty(
+    ast: AttachPartition,
+    catalog: Catalog,
+    evaluate: Evaluator,
+    txn: Transaction,
+    root: TableInfo,
+    tree: PartitionTree,
+    table: TableInfo,
+) -> Result:
+    """ATTACH PARTITION of an empty table keyed otherwise than the root (pg_dump creates each
+    partition as a plain table, attaches it, then loads it and adds the keys): the leaf
+    takes a new tablet of the root's schema and the table's own goes."""
+    parent_name = table_name(ast.this)
+    parent = None if root.name == parent_name else parent_name
+    key = tree.key_of(parent)
+    if key is None:
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
+    bound = _bound(ast.args["bound"], key, root.schema, evaluate, table.name)
+    node = PartitionNode(table.name, int(table.table_id), parent, bound)
+    _check_default_rows(root, tree, node, txn)
+    catalog.attach_empty_partition(root.name, table, node)
+    return Result(command_tag="ALTER TABLE")
+
+
+def attach_index_partition(ast: AttachIndexPartition, catalog: Catalog) -> Result:
+    """``ALTER INDEX root_pkey ATTACH PARTITION part_pkey``: a partition's primary key is its
+    root's (one key for the tree), so attaching one to the other is already so; 42P01 for
+    an index that is neither, 0A000 for another pairing."""
+    parent_name, child_name = table_name(ast.this), table_name(ast.expression)
+    for root in catalog.tables():
+        tree = root.partition_schema.tree if root.partition_schema is not None else None
+        if tree is None:
+            continue
+        parents = {f"{n.name}_pkey": n.name for n in tree.nodes if n.key is not None}
+        parents[root.primary_key_name or f"{root.name}_pkey"] = root.name
+        if parent_name not in parents:
+            continue
+        above = None if parents[parent_name] == root.name else parents[parent_name]
+        below = {f"{n.name}_pkey" for n in tree.nodes if above is None} | {
+            f"{n.name}_pkey" for n in (tree.subtree(above) if above else ()) if n.name != above
+        }
+        if child_name in below and not has_hidden_key(root):
+            return Result(command_tag="ALTER INDEX")
+        raise FeatureNotSupported(
+            f'ALTER INDEX "{parent_name}" ATTACH PARTITION "{child_name}" is not supported: '
+            f'only the primary key of a partition of "{root.name}" attaches to it'
+        )
+    raise UndefinedTable(f'relation "{parent_name}" does not exist')
+
+
+def _graft(
+    ast: AttachPartition,
+    catalog: Catalog,
+    evaluate: Evaluator,
+    txn: Transaction,
+    root: TableInfo,
+    tree: PartitionTree,
+    table: TableInfo,
+    table_tree: PartitionTree,
+) -> Result:
+    """ATTACH PARTITION of an empty table partitioned by PARTITION BY (pg_dump's partition
+    that is partitioned further): it and whatever partitions it has join the root's tree,
+    their keys over the root's columns of the same names."""
+    parent_name = table_name(ast.this)
+    parent = None if root.name == parent_name else parent_name
+    key = tree.key_of(parent)
+    if key is None:
+        raise InvalidObjectDefinition(f'"{parent_name}" is not partitioned')
+    ids = {c.name: c.id for c in root.columns}
+
+    extra: list[ColumnId] = []
+
+    def mapped(sub: PartitionKey) -> PartitionKey:
+        columns = tuple(ids[table.schema.column(c).name] for c in sub.column_ids)
+        missing = [c for c in columns if c not in root.schema.key_column_ids]
+        if missing and not (has_hidden_key(root) and _is_empty(root, txn)):
+            names = ", ".join(root.schema.column(c).name for c in missing)
+            raise FeatureNotSupported(
+                f'ATTACH PARTITION of "{table.name}", partitioned by ({names}), to '
+                f'"{root.name}", whose primary key lacks those columns, is not supported',
+                hint="Create the partition with CREATE TABLE ... PARTITION OF.",
+            )
+        extra.extend(c for c in missing if c not in extra)
+        return PartitionKey(sub.strategy, columns)
+
+    bound = _bound(ast.args["bound"], key, root.schema, evaluate, table.name)
+    top = PartitionNode(table.name, int(table.table_id), parent, bound, mapped(table_tree.key))
+    _check_default_rows(root, tree, top, txn)
+    below = [
+        dataclasses.replace(
+            node,
+            parent=node.parent or table.name,
+            key=None if node.key is None else mapped(node.key),
+            tablet_id=None,
+        )
+        for node in table_tree.nodes
+    ]
+    catalog.graft_partitions(root.name, table, [top, *below], extra)
+    return Result(command_tag="ALTER TABLE")

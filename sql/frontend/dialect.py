@@ -119,6 +119,13 @@ class AttachPartition(exp.Expression):
     arg_types = {"this": True, "expression": True, "bound": True}
 
 
+class AttachIndexPartition(exp.Expression):
+    """``ALTER INDEX parent_index ATTACH PARTITION partition_index`` (pg_dump writes it for
+    each partition's primary key)."""
+
+    arg_types = {"this": True, "expression": True}
+
+
 class AlterRangePartitions(exp.Expression):
     """``ALTER TABLE t ADD|DROP RANGE PARTITION ...`` actions, applied together."""
 
@@ -477,6 +484,14 @@ class NyalaParser(PostgresParser):
     # Also returns nyala's partition ALTER nodes, which sqlglot's signature does not name.
     def _parse_alter(self) -> exp.Expr:  # type: ignore[override]
         index = self._index
+        if self._match(TokenType.INDEX):
+            parent = self._parse_table_parts()
+            if self._match_text_seq("ATTACH", "PARTITION"):
+                return self.expression(
+                    AttachIndexPartition(this=parent, expression=self._parse_table_parts())
+                )
+            self._retreat(index)
+            return super()._parse_alter()
         if self._match(TokenType.TABLE):
             self._parse_exists()
             self._match(TokenType.ONLY)  # pg_dump writes ALTER TABLE ONLY; nothing inherits

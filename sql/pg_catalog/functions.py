@@ -30,6 +30,7 @@ from sql.pg_catalog.catalog_rows import (
     CatalogRows,
 )
 from sql.pg_catalog.relations import RELATIONS
+from sql.pg_catalog.size_pretty import size_pretty
 from storage.errors import (
     FeatureNotSupported,
     InvalidParameterValue,
@@ -117,6 +118,8 @@ class CatalogFunctions:
     def format_type(self, oid: int | None, typmod: int | None) -> str | None:
         if oid is None:
             return None
+        if oid == 0:
+            return "-"  # InvalidOid, as PostgreSQL's format_type shows it
         info = TYPE_BY_OID.get(oid)
         if info is None:
             return "???"
@@ -342,7 +345,7 @@ class CatalogFunctions:
             return None if element is None else element + "[]"
         if duck_type.startswith("DECIMAL"):
             return "numeric"
-        return _TYPEOF_NAMES.get(duck_type, duck_type.lower())
+        return TYPEOF_NAMES.get(duck_type, duck_type.lower())
 
     @staticmethod
     def quote_ident(name: str | None) -> str | None:
@@ -357,16 +360,9 @@ class CatalogFunctions:
         return ("E" + quoted) if "\\" in text else quoted
 
     @staticmethod
-    def size_pretty(size: int | None) -> str | None:
-        """PostgreSQL's pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB (rounded)."""
-        if size is None:
-            return None
-        value = size
-        for unit in ("bytes", "kB", "MB", "GB", "TB"):
-            if abs(value) < 10 * 1024 or unit == "TB":
-                return f"{value} {unit}"
-            value = (value // 512 + 1) // 2 if value >= 0 else -((-value // 512 + 1) // 2)
-        return None
+    def size_pretty(text: str | None, duck_type: str | None) -> str | None:
+        """PostgreSQL 15's pg_size_pretty, of bigint or numeric (``size_pretty``)."""
+        return size_pretty(text, duck_type)
 
 
 _UDFS: tuple[tuple[str, list[str], str], ...] = (
@@ -391,7 +387,7 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("regclass_out", ["BIGINT"], "VARCHAR"),
     ("regnamespace_in", ["VARCHAR"], "UINTEGER"),
     ("regnamespace_out", ["BIGINT"], "VARCHAR"),
-    ("size_pretty", ["BIGINT"], "VARCHAR"),
+    ("size_pretty", ["VARCHAR", "VARCHAR"], "VARCHAR"),
     ("sleep", ["DOUBLE"], "VARCHAR"),
     ("set_config", ["VARCHAR", "VARCHAR", "BOOLEAN"], "VARCHAR"),
     ("typeof_name", ["VARCHAR"], "VARCHAR"),
@@ -407,7 +403,7 @@ _SIDE_EFFECTS = {
 }  # fmt: skip
 
 # DuckDB's typeof() names for the types PostgreSQL's pg_typeof names differently.
-_TYPEOF_NAMES = {
+TYPEOF_NAMES = {
     "INTEGER": "integer",
     "BIGINT": "bigint",
     "SMALLINT": "smallint",
@@ -426,6 +422,7 @@ _TYPEOF_NAMES = {
     "UINTEGER": "oid",
     "HUGEINT": "numeric",
     "NULL": "unknown",
+    '"NULL"': "unknown",
 }
 
 
@@ -512,7 +509,7 @@ MACROS: dict[str, str] = {
     "pg_get_viewdef(r, p := false)": "nyf_viewdef(r)",
     "pg_get_function_result(f)": "NULL::VARCHAR",
     "pg_get_function_arguments(f)": "NULL::VARCHAR",
-    "pg_size_pretty(s)": "nyf_size_pretty(s)",
+    "pg_size_pretty(s)": "nyf_size_pretty(s::VARCHAR, typeof(s))",
     "pg_table_size(r)": "0::BIGINT",
     "pg_relation_size(r, f := 'main')": "0::BIGINT",
     "pg_total_relation_size(r)": "0::BIGINT",

@@ -147,6 +147,16 @@ class PrivilegeLookup:
         self._tables = {
             r[name_at]: r[oid_at] for r in rows.rows.get("pg_class", []) if r[nsp_at] == PUBLIC_OID
         }
+        schema_names = {
+            r[_column("pg_namespace", "oid")]: r[_column("pg_namespace", "nspname")]
+            for r in rows.rows.get("pg_namespace", [])
+        }
+        self._system_tables = {
+            f"{schema_names.get(r[nsp_at])}.{r[name_at]}": r[oid_at]
+            for r in rows.rows.get("pg_class", [])
+            if r[nsp_at] != PUBLIC_OID
+        }
+        """The catalogs by qualified name: PUBLIC may read them, as in PostgreSQL."""
         privileges_of = store.privileges_of if store is not None else None
         self.columns.load(
             acls, rows, user, self._on_table, self._role, self._table_oid, privileges_of
@@ -188,6 +198,8 @@ class PrivilegeLookup:
         name = name.removeprefix("public.")
         oid = self._tables.get(name)
         if oid is None:
+            oid = self._system_tables.get(name, self._system_tables.get("pg_catalog." + name))
+        if oid is None:
             raise UndefinedTable(f'relation "{text}" does not exist')
         return oid
 
@@ -200,10 +212,14 @@ class PrivilegeLookup:
         letters, options = _wanted(str(wanted), kind)
         if kind == "schema" and target not in ("public", PUBLIC_OID):
             return self._system_schema(role, target, letters)
+        # A table named by a name that names none is 42P01, for a superuser too.
+        oid = self._table_oid(target) if kind == "table" else 0
         if self._is_superuser(role):
             return True
+        if kind == "table" and oid in self._system_tables.values():
+            return letters == "r" and not options
         if kind == "table":
-            acl = self._acls.get(table_key(self._table_oid(target)))
+            acl = self._acls.get(table_key(oid))
             acl = acl or ObjectAcl("table", self._owner)
         elif kind == "database":
             if str(target) != self._database and target != DATABASE_OID:

@@ -188,6 +188,17 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
     return False
 
 
+def is_catalog_call(node: exp.Expr) -> bool:
+    """Whether ``node`` is a call only the catalog DuckDB answers: a catalog function or a
+    reg* cast (``is_system_query`` looks for these)."""
+    if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
+        return True
+    if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+        parent = node.parent
+        return not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES)
+    return False
+
+
 def _cast_target(node: exp.Cast) -> str:
     to = node.to
     if isinstance(to, exp.ObjectIdentifier):

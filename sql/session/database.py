@@ -8,7 +8,9 @@ from pathlib import Path
 from catalog import temp_tables
 from catalog.catalog import Catalog
 from catalog.comments import Comments
+from catalog.privileges import FILE_NAME as PRIVILEGES_FILE
 from catalog.privileges import PrivilegeStore, check_connect
+from catalog.roles import FILE_NAME as ROLES_FILE
 from catalog.roles import RoleStore
 from catalog.sequences import SequenceCounters
 from catalog.store import CatalogStore
@@ -46,8 +48,12 @@ class Database(DatabaseContext):
         temp_tables.drop_leftovers(catalog)
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
         database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
-        database.roles = RoleStore(data_dir, fsync=fsync)
-        database.privileges = PrivilegeStore(data_dir, fsync=fsync)
+        logged = engine.replayed_documents
+        database.roles = RoleStore(data_dir, fsync=fsync, logged=logged.get(ROLES_FILE))
+        database.privileges = PrivilegeStore(
+            data_dir, fsync=fsync, logged=logged.get(PRIVILEGES_FILE)
+        )
+        engine.wal_keepers += [database.roles.keeps_wal, database.privileges.keeps_wal]
         return database
 
     def session(

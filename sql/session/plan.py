@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
@@ -57,6 +57,9 @@ class DmlPlan:
     """The statement, whose columns ``access`` checks when a role lacks a table privilege."""
     column_use: ColumnUse | None = None
     """What ``ast`` does to each column of the target (``dml.column_use``), once needed."""
+    refold: Callable[[], DmlPlan] | None = None
+    """For a write calling catalog functions (``pg_catalog.dml_calls``): plans it again with
+    their values of this execution; this plan holds only their types."""
 
 
 @dataclass(slots=True)

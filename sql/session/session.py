@@ -19,6 +19,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from catalog.access_journal import JOURNAL, AccessJournal
+from catalog.access_journal import publish as publish_access
 from catalog.catalog import Catalog
 from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
@@ -59,7 +61,12 @@ from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner, runs_direct
 from sql.execution.sequences import SessionSequences
 from sql.frontend import parser
-from sql.frontend.dialect import AlterRangePartitions, AttachPartition, DetachPartition
+from sql.frontend.dialect import (
+    AlterRangePartitions,
+    AttachIndexPartition,
+    AttachPartition,
+    DetachPartition,
+)
 from sql.frontend.fingerprint import Fingerprint
 from sql.frontend.parser import ParsedStatement
 from sql.frontend.statements import (
@@ -83,7 +90,7 @@ from sql.frontend.statements import (
     SetConstraints,
     Utility,
 )
-from sql.pg_catalog import sequence_relations, system_query
+from sql.pg_catalog import dml_calls, sequence_relations, system_query
 from sql.pg_catalog.activity import Activity
 from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
@@ -142,6 +149,7 @@ from storage.errors import (
     UndefinedParameter,
     UndefinedTable,
 )
+from storage.prepared import Commit as PreparedCommit
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -490,6 +498,8 @@ class Session:
         plan = stmt.plan
         if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
             return False
+        if plan.refold is not None:
+            return False  # its catalog calls are computed at each execution
         write = plan.write
         key_write = write.key_write
         return (
@@ -749,6 +759,11 @@ class Session:
                 ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
+        folded = dml_calls.fold(ast, self._catalog_types, None)
+        if folded is not None:
+            template = self._plan_write(folded, declared_list, version)
+            template.refold = lambda: self._refold(statement, declared_list, version)
+            return template
         match ast:
             case exp.Select() | exp.SetOperation() | exp.Values():
                 locking = locking_reads.locking_update(ast, self._lockable_column(ast))
@@ -763,12 +778,8 @@ class Session:
                     )
                     plan.lock_nowait = locking.nowait
                 return plan
-            case exp.Insert():
-                write = writes.plan_insert(ast, self._runner, self._facts, declared_list)
-            case exp.Update():
-                write = writes.plan_update(ast, self._runner, self._facts, declared_list)
-            case exp.Delete():
-                write = writes.plan_delete(ast, self._runner, self._facts, declared_list)
+            case exp.Insert() | exp.Update() | exp.Delete():
+                return self._plan_write(ast, declared_list, version)
             case (
                 exp.Create()
                 | exp.Drop()
@@ -776,6 +787,7 @@ class Session:
                 | AlterRangePartitions()
                 | DetachPartition()
                 | AttachPartition()
+                | AttachIndexPartition()
             ):
                 if isinstance(ast, exp.Alter):
                     ast.meta["statement_text"] = statement.text
@@ -788,7 +800,37 @@ class Session:
                 raise FeatureNotSupported(
                     f"statement is not supported: {plan_mod.statement_name(statement)}"
                 )
+
+    def _plan_write(self, ast: exp.Expr, declared: list[int], version: int) -> DmlPlan:
+        match ast:
+            case exp.Insert():
+                write = writes.plan_insert(ast, self._runner, self._facts, declared)
+            case exp.Update():
+                write = writes.plan_update(ast, self._runner, self._facts, declared)
+            case exp.Delete():
+                write = writes.plan_delete(ast, self._runner, self._facts, declared)
+            case _:
+                raise AssertionError(f"no write plan for {type(ast).__name__}")
         return DmlPlan(write, version, reads_target=access.reads_target(ast), ast=ast)
+
+    def _refold(self, statement: ParsedStatement, declared: list[int], version: int) -> DmlPlan:
+        """A write's plan with the values its catalog calls have now (``dml_calls``)."""
+        folded = dml_calls.fold(statement.ast, self._catalog_types, self._catalog_values)
+        assert folded is not None, "only a write calling catalog functions is folded again"
+        return self._plan_write(folded, declared, version)
+
+    def _catalog_types(self, sql: str) -> tuple[list[Any], list[int]]:
+        """The result types of a one-row catalog query, without running it."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        columns = self._describe(plan) or ()
+        return [None] * len(columns), [c.type_oid for c in columns]
+
+    def _catalog_values(self, sql: str) -> tuple[list[Any], list[int]]:
+        """The one row of a catalog query, and its types, in the statement's transaction."""
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        assert isinstance(plan, SystemPlan), "catalog calls make a catalog query"
+        columns, batches = self._run_system(plan.system, [])
+        return list(sql_prepared.single_row(batches)), [c.type_oid for c in columns]
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":
@@ -921,10 +963,16 @@ class Session:
             self._block.on_error()  # as PostgreSQL, the error fails the block
             raise ActiveSqlTransaction(f"{kind} cannot run inside a transaction block")
         if kind == "COMMIT PREPARED":
-            self._db.engine.prepared.commit(gid)
+            self._db.engine.prepared.commit(gid, self._publish_prepared)
         else:
             self._db.engine.prepared.rollback(gid)
         return Result(command_tag=kind)
+
+    def _publish_prepared(self, documents: dict[str, bytes], commit: PreparedCommit) -> None:
+        """COMMIT PREPARED of a transaction that changed roles or privileges: replay its
+        journal onto the shared stores and commit with their documents in the record."""
+        journal = AccessJournal.from_bytes(documents[JOURNAL])
+        publish_access(self._db.roles, self._db.privileges, journal, commit)
 
     def _refresh_system(self) -> None:
         prepared = tuple(
@@ -1048,7 +1096,9 @@ class Session:
         match plan:
             case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
                 query = inner.query if isinstance(inner, QueryPlan) else None
-                write = inner.write if isinstance(inner, DmlPlan) else None
+                write = None
+                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
+                    write = inner.refold().write if inner.refold is not None else inner.write
                 if as_json:
                     result = explain.json_explain(query, write, params)
                 else:
@@ -1070,7 +1120,9 @@ class Session:
                 return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write) if inline:
                 return self._run_key_write_inline(write, txn, params, now)
-            case DmlPlan(write=write):
+            case DmlPlan(write=write, refold=refold):
+                if refold is not None:
+                    write = refold().write
                 return self._run_write(write, txn, params, now, deferred)
         raise AssertionError(f"no run for {type(plan).__name__}")
 
@@ -1127,6 +1179,7 @@ class Session:
             and write.returning is None
             and write.conflict is None
             and plan.catalog_version == self._db.catalog_version
+            and plan.refold is None
             and not self._db.catalog.has_ddl_locks
             and self.settings.get("log_statement") == "none"
             and duration_ms(self.settings.get("lock_timeout")) == 0
@@ -1286,6 +1339,8 @@ class Session:
             result = pg_partitions.attach_partition(
                 ast, catalog, self._evaluate_constant, self._block.current()
             )
+        elif isinstance(ast, AttachIndexPartition):
+            result = pg_partitions.attach_index_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
                 ast, ast.meta.get("statement_text", ""), catalog, self._check_default,
@@ -1506,7 +1561,9 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn: prepared.prepare(txn, utility.name, self.current_user, database)
+                lambda txn, documents: prepared.prepare(
+                    txn, utility.name, self.current_user, database, documents
+                )
             )
         if kind == "ROLLBACK TO":
             return self._block.rollback_to(utility.name)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from catalog.access_changes import AccessChanges
+from catalog.access_journal import JOURNAL
 from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
@@ -45,6 +46,7 @@ from storage.errors import (
 if TYPE_CHECKING:
     from catalog.privileges import PrivilegeStore
     from catalog.roles import RoleStore
+    from storage.commit_record import WriteOp
     from storage.engine import StorageEngine
     from storage.transaction import Transaction
 
@@ -157,13 +159,15 @@ class TransactionBlock:
         access, self._access = self._access, None
         published = False
 
-        def publish() -> None:
+        def publish(
+            markers: tuple[WriteOp, ...] = (), on_durable: Callable[[], None] | None = None
+        ) -> None:
             nonlocal published
             published = True
             if catalog is None:
-                txn.commit()
+                txn.commit(markers=markers, on_durable=on_durable)
             else:
-                catalog.commit(txn)
+                catalog.commit(txn, markers, on_durable)
 
         try:
             if access is None:
@@ -341,20 +345,19 @@ class TransactionBlock:
             raise failure
         return Result(command_tag=tag, notices=notices)
 
-    def prepare(self, keep: Callable[[Transaction], None]) -> Result:
-        """PREPARE TRANSACTION: hand the block's transaction to ``keep`` (which makes it
-        durable and holds it for COMMIT PREPARED) and leave the block.  Outside a block, or
-        in a failed one, it rolls back, as PostgreSQL does."""
+    def prepare(self, keep: Callable[[Transaction, dict[str, bytes]], None]) -> Result:
+        """PREPARE TRANSACTION: hand the block's transaction and its role and privilege
+        journal to ``keep`` (which makes both durable and holds them for COMMIT PREPARED)
+        and leave the block.  Outside a block, or in a failed one, it rolls back, as
+        PostgreSQL does."""
         notices: list[DbError] = []
         if not self.in_block and not self.failed:
             notices.append(NoActiveSqlTransaction("there is no transaction in progress"))
         rolls_back = self.failed or not self.in_block
         if not rolls_back and self._txn_catalog is not None and self._txn_catalog.changed:
             raise FeatureNotSupported("PREPARE TRANSACTION of a transaction that ran DDL")
-        if not rolls_back and self._access is not None:
-            raise FeatureNotSupported(
-                "PREPARE TRANSACTION of a transaction that changed roles or privileges"
-            )
+        journal = self._access.journal() if self._access is not None else None
+        documents = {JOURNAL: journal.to_bytes()} if journal else {}
         txn, self.txn = self.txn, None
         failure: DbError | None = None
         if not rolls_back and txn is not None:
@@ -372,7 +375,7 @@ class TransactionBlock:
                 raise failure
             return Result(command_tag="ROLLBACK", notices=notices)
         self._rollback(None)  # a catalog view without changes (its DDL failed) only ends
-        keep(txn if txn is not None else self.start_detached())
+        keep(txn if txn is not None else self.start_detached(), documents)
         return Result(command_tag="PREPARE TRANSACTION", notices=notices)
 
     def start_detached(self) -> Transaction:

@@ -6,6 +6,7 @@ ranges, ``nyala_tablets``), the same encodings and the same psql ``\\d``; a dump
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import psycopg
@@ -189,3 +190,130 @@ def test_declarative_partitions_dump_into_postgresql(
     finally:
         with psycopg.connect(postgres_server.dsn, autocommit=True) as admin:
             admin.execute(f"drop database if exists {name}")
+
+
+DECLARATIVE = (
+    "create table sales (id int, region text, day date, amount numeric(10,2), "
+    "primary key (id, region)) partition by list (region)",
+    "create table sales_eu partition of sales for values in ('eu', 'uk')",
+    "create table sales_us partition of sales for values in ('us')",
+    "create table sales_rest partition of sales default",
+    "insert into sales select g, (array['eu', 'uk', 'us', 'jp'])[g % 4 + 1], "
+    "date '2024-01-01' + g, g * 1.5 from generate_series(1, 40) g",
+    "create table log (at date not null, n int) partition by range (at)",
+    "create table log_2024 partition of log for values from ('2024-01-01') to ('2025-01-01')",
+    "create table log_2025 partition of log for values from ('2025-01-01') to (maxvalue)",
+    "insert into log select date '2024-06-01' + g * 10, g from generate_series(1, 50) g",
+    "create table hashed (id bigint primary key, v text) partition by hash (id)",
+    "create table hashed_0 partition of hashed for values with (modulus 2, remainder 0)",
+    "create table hashed_1 partition of hashed for values with (modulus 2, remainder 1)",
+    "insert into hashed select g, 'v' || g from generate_series(1, 30) g",
+    "create table events (id int, kind text, at date, primary key (id, kind, at)) "
+    "partition by list (kind)",
+    "create table events_click partition of events for values in ('click') partition by range (at)",
+    "create table events_click_2024 partition of events_click "
+    "for values from ('2024-01-01') to ('2025-01-01')",
+    "create table events_other partition of events default",
+    "insert into events values (1, 'click', '2024-02-02'), (2, 'view', '2023-01-01'), "
+    "(3, 'click', '2024-12-31')",
+)
+DECLARED = {
+    "sales": "id, region", "sales_eu": "id, region", "sales_us": "id, region",
+    "sales_rest": "id, region", "log": "at", "log_2024": "at", "log_2025": "at",
+    "hashed": "id", "hashed_0": "id", "hashed_1": "id", "events": "id, kind, at",
+    "events_click": "id, kind, at", "events_click_2024": "id, kind, at",
+    "events_other": "id, kind, at",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def declarative(tmp_path_factory: pytest.TempPathFactory):
+    with NyalaServer(tmp_path_factory.mktemp("declarative-source")) as server:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            for statement in DECLARATIVE:
+                conn.execute(statement)
+        yield server
+
+
+def _describe_plus(dsn: str, relation: str) -> str:
+    r"""psql's ``\d+``, the root's OID in a hash partition's constraint aside (a restore, into
+    PostgreSQL too, gives the root another OID)."""
+    text = run_psql(dsn, ["-c", rf"\d+ {relation}"], check=True).stdout
+    return re.sub(r"satisfies_hash_partition\('\d+'::oid", "satisfies_hash_partition(OID", text)
+
+
+def _assert_same_partitions(source: NyalaServer, target: str) -> None:
+    for relation, key in DECLARED.items():
+        ordered = f"select * from {relation} order by {key}"
+        assert _query(target, ordered) == _query(source.dsn, ordered), relation
+        assert _describe_plus(target, relation) == _describe_plus(source.dsn, relation), relation
+    with psycopg.connect(target) as conn:  # the keys and the bounds hold after the restore
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("insert into sales values (1, 'uk', null, 1)")
+        conn.rollback()
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("insert into sales_us values (1000, 'eu', null, 1)")
+        conn.rollback()
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("insert into events values (1, 'click', '2024-02-02')")
+        conn.rollback()
+        conn.execute("insert into log values ('2030-01-01', 0)")
+        assert conn.execute("select count(*) from log_2025").fetchone() == (
+            _query(source.dsn, "select count(*) from log_2025")[0][0] + 1,
+        )
+
+
+def test_declarative_partitions_restore_into_nyala_with_psql(
+    declarative, fresh_nyala_server, tmp_path
+):
+    """pg_dump writes each partition as a plain table, attaches it, loads it and only then
+    adds the keys (each partition's, the root's, ALTER INDEX ... ATTACH PARTITION)."""
+    path = _dump(declarative, tmp_path / "plain.sql")
+    text = path.read_text()
+    assert "ALTER TABLE ONLY public.sales ATTACH PARTITION public.sales_eu" in text
+    assert "ALTER INDEX public.events_pkey ATTACH PARTITION public.events_click_pkey" in text
+    fresh_nyala_server.psql(["-f", str(path)], check=True)  # ON_ERROR_STOP=1
+    _assert_same_partitions(declarative, fresh_nyala_server.dsn)
+
+
+def test_declarative_partitions_restore_into_nyala_with_pg_restore(
+    declarative, fresh_nyala_server, tmp_path
+):
+    path = _dump(declarative, tmp_path / "custom.dump", "-Fc")
+    subprocess.run(
+        [_pg_tool("pg_restore"), "--exit-on-error", "-d", fresh_nyala_server.dsn, str(path)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    _assert_same_partitions(declarative, fresh_nyala_server.dsn)
+
+
+def test_attach_of_a_table_keyed_otherwise(fresh_nyala_server):
+    """ATTACH takes an empty table with the root's columns whatever its key; one holding rows
+    (or with other columns) is still 0A000; a table partitioned further joins the tree."""
+    with psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("create table p (id int, k text, primary key (id, k)) partition by list (k)")
+        conn.execute("create table full_one (id int not null, k text not null)")
+        conn.execute("insert into full_one values (1, 'a')")
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            conn.execute("alter table p attach partition full_one for values in ('a')")
+        conn.execute("create table other (id int not null, x text not null)")
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            conn.execute("alter table p attach partition other for values in ('a')")
+        conn.execute("create table empty_one (id int not null, k text not null)")
+        conn.execute("alter table p attach partition empty_one for values in ('a')")
+        conn.execute("insert into p values (1, 'a')")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("insert into p values (1, 'a')")
+        with pytest.raises(psycopg.errors.InvalidObjectDefinition):  # overlaps empty_one
+            conn.execute("create table again (id int not null, k text not null)")
+            conn.execute("alter table p attach partition again for values in ('a')")
+        conn.execute("create table sub (id int not null, k text not null) partition by list (k)")
+        conn.execute("create table sub_b (id int not null, k text not null)")
+        conn.execute("alter table sub attach partition sub_b for values in ('b')")
+        conn.execute("alter table p attach partition sub for values in ('b', 'c')")
+        conn.execute("insert into p values (2, 'b')")
+        assert conn.execute("select * from sub_b").fetchall() == [(2, "b")]
+        with pytest.raises(psycopg.errors.CheckViolation):  # 'c' has no leaf below sub
+            conn.execute("insert into p values (3, 'c')")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            conn.execute("alter index nope_pkey attach partition sub_b_pkey")

@@ -6,6 +6,7 @@ import pytest
 from sql.pg_catalog.catalog_rows import catalog_rows, constraint_oid, index_oid
 from sql.pg_catalog.functions import CatalogFunctions, names, register
 from storage import data_type as t
+from storage.errors import AmbiguousFunction, UndefinedFunction
 from tests.unit.sql.conftest import make_table
 
 ORDERS = make_table(
@@ -18,7 +19,11 @@ def functions() -> CatalogFunctions:
     f = CatalogFunctions()
     f.load(
         catalog_rows(
-            [ORDERS], "nyala", "nyala", [("search_path", "public", "", "user", "string", "")], {(ORDERS.oid, 0): "o"}
+            [ORDERS],
+            "nyala",
+            "nyala",
+            [("search_path", "public", "", "user", "string", "")],
+            {(ORDERS.oid, 0): "o"},
         )
     )
     return f
@@ -55,9 +60,20 @@ def test_reg_casts_and_lookups(functions):
 
 
 def test_size_pretty_rounds_as_postgresql():
-    assert CatalogFunctions.size_pretty(8192) == "8192 bytes"
-    assert CatalogFunctions.size_pretty(10 * 1024) == "10 kB"
-    assert CatalogFunctions.size_pretty(5 * 1024 * 1024) == "5120 kB"
+    assert CatalogFunctions.size_pretty("8192", "BIGINT") == "8192 bytes"
+    assert CatalogFunctions.size_pretty(str(10 * 1024), "BIGINT") == "10 kB"
+    assert CatalogFunctions.size_pretty(str(5 * 1024 * 1024), "BIGINT") == "5120 kB"
+    assert CatalogFunctions.size_pretty("-12345678901234", "BIGINT") == "-11 TB"
+    assert CatalogFunctions.size_pretty("12345678901234.000", "DECIMAL(18,3)") == "11 TB"
+    assert CatalogFunctions.size_pretty("1.500", "DECIMAL(18,3)") == "1.5 bytes"
+    assert CatalogFunctions.size_pretty(str(2**63 * 1024), "DECIMAL(38,0)") == "8388608 PB"
+    assert CatalogFunctions.size_pretty(None, "BIGINT") is None
+    with pytest.raises(AmbiguousFunction):
+        CatalogFunctions.size_pretty("12", "VARCHAR")
+    with pytest.raises(AmbiguousFunction):
+        CatalogFunctions.size_pretty("12", "INTEGER")
+    with pytest.raises(UndefinedFunction):
+        CatalogFunctions.size_pretty("1.5", "DOUBLE")
 
 
 def test_registered_macros_answer_with_optional_arguments(functions):

@@ -21,9 +21,9 @@ few rows by key, which never waits): it runs on the event loop, because a
 thread hop would cost more than the statement; a read that may stop being short
 (a direct read through an index) says where in its Result's ``ReadPause``, and
 the rest of it goes on the thread.  So does a write of one row by key
-(``Session.runs_inline``) unless it finds the row locked by another transaction:
-then it has done nothing (MustWait) and runs again on the thread, which waits.  Otherwise the event loop
-only moves bytes.  Output is coalesced and written at sync
+(``Session.runs_inline``) unless it finds the row locked by another
+transaction: then it has done nothing (MustWait) and runs again on the
+thread, which waits.  Otherwise the event loop only moves bytes.  Output is coalesced and written at sync
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
 

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(not sqlsmith.available(), reason="sqlsmith is not installed"),
 ]
 
-SECONDS = float(os.environ.get("NYALA_SQLSMITH_SECONDS", "40"))
+SECONDS = float(os.environ.get("NYALA_SQLSMITH_SECONDS", "25"))
 REPORT = os.environ.get("NYALA_SQLSMITH_REPORT")
 SEED = int(os.environ.get("NYALA_SQLSMITH_SEED", "1"))
 

@@ -49,18 +49,20 @@ def newer_than_file(
 
 
 class LoggedDocument:
-    """The file of one store, written after the WAL holds its contents."""
+    """The file of one store, written after the WAL holds its contents (also ``catalog.json``:
+    ``CatalogStore`` writes through one)."""
 
-    def __init__(self, path: Path, *, fsync: bool) -> None:
+    def __init__(self, path: Path, *, fsync: bool, sort_keys: bool = False) -> None:
         self.path = path
         self._fsync = fsync
+        self._sort_keys = sort_keys
         self._lock = threading.Lock()
         self._pending: dict[str, Any] | None = None
 
     def write(self, doc: dict[str, Any]) -> None:
         """Write ``doc`` now (a change the WAL does not hold); 53100 or 58030 if refused."""
         with self._lock:
-            write_document(self.path, doc, fsync=self._fsync)
+            write_document(self.path, doc, sort_keys=self._sort_keys, fsync=self._fsync)
             self._pending = None
 
     def write_after_wal(self, doc: dict[str, Any]) -> None:
@@ -75,7 +77,9 @@ class LoggedDocument:
             if self._pending is None:
                 return False
             try:
-                write_document(self.path, self._pending, fsync=self._fsync)
+                write_document(
+                    self.path, self._pending, sort_keys=self._sort_keys, fsync=self._fsync
+                )
             except DbError as exc:
                 log.warning("%s; the WAL keeps %s until it can be written", exc, self.path.name)
                 return True

@@ -8,18 +8,15 @@ holds it (``StorageEngine`` asks ``keeps_wal`` before removing segments).
 
 from __future__ import annotations
 
-import logging
-import threading
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from storage.errors import DataCorrupted, DbError
-from storage.fs import read_document, write_document
+from catalog.logged_document import LoggedDocument
+from storage.errors import DataCorrupted
+from storage.fs import read_document
 
 FORMAT_VERSION = 1
 FILE_NAME = "catalog.json"
-
-log = logging.getLogger(__name__)
 
 JsonObject: TypeAlias = dict[str, Any]
 """A JSON object read back from disk: untyped until the ``from_json`` that reads it checks it."""
@@ -30,9 +27,7 @@ class CatalogStore:
 
     def __init__(self, data_dir: Path, *, fsync: bool = True) -> None:
         self._path = data_dir / FILE_NAME
-        self._fsync = fsync
-        self._lock = threading.Lock()
-        self._pending: dict[str, object] | None = None
+        self._file = LoggedDocument(self._path, fsync=fsync, sort_keys=True)
 
     @property
     def path(self) -> Path:
@@ -53,25 +48,12 @@ class CatalogStore:
 
     def save(self, doc: dict[str, object]) -> None:
         """Write ``doc``; DiskFull (53100) or IoError (58030) leaves the file as it was."""
-        with self._lock:
-            write_document(self._path, doc, sort_keys=True, fsync=self._fsync)
-            self._pending = None
+        self._file.write(doc)
 
     def save_after_wal(self, doc: dict[str, object]) -> None:
         """Write ``doc``, already durable in the WAL; if that fails, keep it pending."""
-        with self._lock:
-            self._pending = doc
-        self.keeps_wal()
+        self._file.write_after_wal(doc)
 
     def keeps_wal(self) -> bool:
         """Write a pending document; True while one still is (the WAL must keep its record)."""
-        with self._lock:
-            if self._pending is None:
-                return False
-            try:
-                write_document(self._path, self._pending, sort_keys=True, fsync=self._fsync)
-            except DbError as exc:
-                log.warning("%s; the WAL keeps the committed catalog until it can be written", exc)
-                return True
-            self._pending = None
-            return False
+        return self._file.keeps_wal()

@@ -85,6 +85,23 @@ def _bulk(engine: StorageEngine, ks: list[int]) -> int:
     return int(ts)
 
 
+def _hold_flush_writes(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Make a flush stop before it writes its rowset: ``writing`` is set when it gets there,
+    and it goes on once ``release`` is."""
+    from storage.tablet import flush as flush_module
+
+    writing, release = threading.Event(), threading.Event()
+    original = flush_module.write_rowset
+
+    def slow_write(*args, **kwargs):
+        writing.set()
+        assert release.wait(30)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    return writing, release
+
+
 def test_a_bulk_insert_is_one_segment_and_reads_like_rows(engine):
     ks = list(range(BULK, 0, -1))  # out of key order: the segment sorts it
     _bulk(engine, ks)
@@ -255,20 +272,10 @@ def test_a_flush_writes_segments_and_map_rows_as_one_sorted_rowset(engine):
 
 
 def test_a_row_changed_during_a_flush_keeps_its_change(engine, monkeypatch):
-    from storage.tablet import flush as flush_module
-
     _bulk(engine, list(range(BULK)))
     pending = engine.begin()
     pending.insert(TID, _batch(list(range(BULK, 2 * BULK))))
-    writing, release = threading.Event(), threading.Event()
-    original = flush_module.write_rowset
-
-    def slow_write(*args, **kwargs):
-        writing.set()
-        assert release.wait(30)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    writing, release = _hold_flush_writes(monkeypatch)
     flusher = threading.Thread(target=engine.checkpoint)
     flusher.start()
     assert writing.wait(30)
@@ -389,23 +396,13 @@ def test_a_flush_of_disjoint_segments_alone_writes_them_in_key_order(engine):
 def test_a_scan_begun_during_a_flush_sees_a_row_the_flush_kept_once(engine, monkeypatch, kept_by):
     """A row whose commit was in flight at the freeze goes back to the live MemRowSet at the
     install; a scan that captured both the live and the frozen one must read it from one."""
-    from storage.tablet import flush as flush_module
-
     _bulk(engine, list(range(BULK)))
     pending = engine.begin()
     if kept_by == "insert":
         pending.insert(TID, _batch([BULK + 1, BULK + 2]))  # map rows
     else:
         pending.update(TID, _batch([3, 4], bump=7))  # moves segment rows to the map
-    writing, release = threading.Event(), threading.Event()
-    original = flush_module.write_rowset
-
-    def slow_write(*args, **kwargs):
-        writing.set()
-        assert release.wait(30)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(flush_module, "write_rowset", slow_write)
+    writing, release = _hold_flush_writes(monkeypatch)
     flusher = threading.Thread(target=engine.checkpoint)
     flusher.start()
     assert writing.wait(30)

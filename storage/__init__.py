@@ -13,7 +13,7 @@ tablet is a set of *rowsets*, each holding a disjoint set of primary keys:
   primary key (``key_encoding.py``: bytes that sort like the key tuples) to
   the row as inserted plus its chain of mutations (UPDATE, DELETE,
   REINSERT; the vocabulary is ``row_change.py``).  Every insert goes here.
-- **DiskRowSets** (``tablet/diskrowset.py``): a MemRowSet flushed
+- **DiskRowSets** (``tablet/diskrowset.py``, written by ``rowset_writer.py``): a MemRowSet flushed
   (``tablet/flush.py``, on a size threshold or ``StorageEngine.checkpoint()``)
   to per-column files (``cfile/``), with a key index, a bloom filter, UNDO
   delta files for history and REDO delta stores (``tablet/deltas.py``,

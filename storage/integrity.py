@@ -26,7 +26,7 @@ from storage.prepared import PREPARED_DIR, prepared_files, verify_file
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_file import DeltaFile
-from storage.tablet.diskrowset import BLOOM_FILE, KEY_FILE, known_files, rowset_dir_name
+from storage.tablet.rowset_files import BLOOM_FILE, KEY_FILE, known_files, rowset_dir_name
 from storage.wal import segment_is_sound
 
 _CATALOG_DOCUMENTS = (

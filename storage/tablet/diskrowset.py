@@ -1,21 +1,8 @@
 """DiskRowSet: a flushed MemRowSet as column files, a key index, a bloom filter and delta stores.
 
-Directory ``tablets/<tablet>/rowset-<id>/``::
-
-    col-<column id>.cfile    base values in rowid order (rowids are dense, in key order)
-    key.cfile                the encoded primary keys (the key index: ordinal index + min/max
-                             key per block, binary-searched within a block)
-    deleted.cfile            rows deleted at the flush but still inside the history window
-    bloom.bin                bloom filter over the encoded keys
-    undo-<n>.delta           UNDO delta files (delta_file.py)
-    redo-<n>.delta           REDO delta files (delta_file.py)
-
-Every cfile of one rowset uses the same block boundaries, so block i of each
-column covers the same rowids and a scan walks them in step.  The rowset is
-written under ``rowset-<id>.tmp``, fsynced, renamed, and only then named in
-the tablet metadata (tablet.py), so a crash leaves either no rowset or a whole
-one.  Not thread-safe by itself: the tablet lock guards writes; scans read
-immutable files plus the DeltaMemStore under that lock.
+Its files are laid out as ``rowset_files`` says and written by
+``rowset_writer``.  Not thread-safe by itself: the tablet lock guards writes;
+scans read immutable files plus the DeltaMemStore under that lock.
 
 A scan decodes a block of base data, gathers the delta records of that
 block's rowids from the delta stores its snapshot needs (REDO files with a
@@ -23,29 +10,25 @@ record at or below it, UNDO files with one above it, the DeltaMemStore), and
 applies them per projected column with ``delta_apply``: rows without deltas
 keep the encoded-data predicate path, rows with deltas are resolved as
 columns; a block range dense with deltas (one record per ``_DENSE_SHARE``
-rows) is decoded whole and patched by scatter, Kudu's way.  The lists of delta files are replaced, never mutated, so a scan step
-sees one consistent set.
+rows) is decoded whole and patched by scatter, Kudu's way.  The lists of
+delta files are replaced, never mutated, so a scan step sees one consistent
+set.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
-import shutil
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
 
-from storage.cfile.compression import CompressionType
-from storage.cfile.encoding import EncodingType
 from storage.cfile.pushdown import block_may_match
 from storage.cfile.reader import CFileReader
-from storage.cfile.writer import rows_per_block, write_cfile
-from storage.data_type import BINARY, BOOL, ColumnId, DataType
+from storage.data_type import ColumnId, DataType
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
@@ -55,196 +38,27 @@ from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
 from storage.tablet.delta_file import DeltaFile, write_delta_file
-from storage.tablet.delta_records import KEEP, LIVE, DeltaRecords, records_builder
+from storage.tablet.delta_records import KEEP, LIVE, DeltaRecords
 from storage.tablet.deltas import DeltaFlush, DeltaMemStore
 from storage.tablet.key_index import KeyIndex
 from storage.tablet.memrowset import Probe
+from storage.tablet.rowset_files import (
+    BLOOM_FILE,
+    DELETED_FILE,
+    KEY_FILE,
+    column_file_name,
+    known_files,
+    rowset_dir_name,
+)
 from storage.tablet.schema_change import RowMapper
-from storage.tablet.segment_flush import SegmentPart, merge_segments
 from storage.timestamp import Timestamp
 
-KEY_FILE = "key.cfile"
-DELETED_FILE = "deleted.cfile"
-BLOOM_FILE = "bloom.bin"
 _FEW_ROWS = 64
+"""Up to this many candidate rows (and a small share of their block), predicates run on just
+those rows rather than on the whole block."""
 _DENSE_SHARE = 32
 """A block range (longer than a short key range) with at least one delta record per this
 many rows is resolved whole."""
-"""Up to this many candidate rows (and a small share of their block), predicates run on just
-those rows rather than on the whole block."""
-
-
-@dataclass(slots=True)
-class FlushRow:
-    """One row leaving a MemRowSet: its state at the flush, its history and later changes."""
-
-    key: bytes
-    values: Row
-    live: bool
-    undo: list[tuple[int, Row | None]] = field(default_factory=list)
-    redo: list[Mutation] = field(default_factory=list)
-
-
-def rowset_dir_name(rowset_id: int) -> str:
-    return f"rowset-{rowset_id}"
-
-
-def column_file_name(meta: dict[str, Any], column_id: int) -> str:
-    """The cfile holding a column's base data (a major delta compaction renames it)."""
-    name: str = meta.get("column_files", {}).get(str(column_id), f"col-{column_id}.cfile")
-    return name
-
-
-def known_files(meta: dict[str, Any]) -> set[str]:
-    """Every file a rowset's metadata entry names."""
-    names = {column_file_name(meta, c) for c in meta.get("columns") or []}
-    names |= set(meta.get("column_files", {}).values())
-    names |= {KEY_FILE, meta.get("deleted_file", DELETED_FILE), BLOOM_FILE}
-    return names | {d["file"] for d in (*meta["undo"], *meta["redo"])}
-
-
-def write_rowset(
-    tablet_dir: Path,
-    rowset_id: int,
-    schema: Schema,
-    rows: list[FlushRow],
-    base_ts: int,
-    *,
-    fsync: bool,
-    segments: Sequence[SegmentPart] = (),
-) -> dict[str, object]:
-    """Write ``rows`` (key order) and ``segments``' rows as a DiskRowSet directory; return
-    its metadata entry."""
-    # MemRowSet rows are row-shaped: one transpose (in C) turns them into columns.
-    transposed = list(zip(*(r.values for r in rows))) or [() for _ in schema.columns]
-    arrays = [
-        from_storage_values(values, column.type)
-        for values, column in zip(transposed, schema.columns)
-    ]
-    keys = pa.array([r.key for r in rows], pa.binary())
-    deleted = np.array([not r.live for r in rows], bool)
-    builder = records_builder(schema)
-    for rowid, r in enumerate(rows):
-        for ts, image in r.undo:
-            builder.add_row(rowid, ts, image)
-    undo = builder.build()
-    if segments:
-        arrays, keys, deleted, undo = merge_segments(schema, arrays, keys, deleted, undo, segments)
-    return write_rowset_columns(
-        tablet_dir, rowset_id, schema, arrays, keys, deleted, undo, base_ts, fsync=fsync
-    )
-
-
-def write_rowset_columns(
-    tablet_dir: Path,
-    rowset_id: int,
-    schema: Schema,
-    arrays: list[pa.Array],
-    keys: pa.Array,
-    deleted: np.ndarray,
-    undo: DeltaRecords,
-    base_ts: int,
-    *,
-    fsync: bool,
-) -> dict[str, object]:
-    """Write rows given as columns (key order; ``arrays`` in schema order) and their UNDO
-    records as a DiskRowSet directory, durably; return its metadata entry.  ``rowset_id``
-    is one the metadata does not name, so a directory already there is an earlier failed
-    attempt's; on failure (a full disk, say) nothing is left behind."""
-    final = tablet_dir / rowset_dir_name(rowset_id)
-    tmp = tablet_dir / (rowset_dir_name(rowset_id) + ".tmp")
-    shutil.rmtree(final, ignore_errors=True)
-    try:
-        return _write_rowset_dir(
-            tmp, final, tablet_dir, rowset_id, schema, arrays, keys, deleted, undo, base_ts,
-            fsync=fsync,
-        )  # fmt: skip
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(final, ignore_errors=True)
-        raise
-
-
-def _write_rowset_dir(
-    tmp: Path,
-    final: Path,
-    tablet_dir: Path,
-    rowset_id: int,
-    schema: Schema,
-    arrays: list[pa.Array],
-    keys: pa.Array,
-    deleted: np.ndarray,
-    undo: DeltaRecords,
-    base_ts: int,
-    *,
-    fsync: bool,
-) -> dict[str, object]:
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    block_rows = min(
-        [rows_per_block(keys, BINARY)]
-        + [rows_per_block(a, c.type) for a, c in zip(arrays, schema.columns)]
-    )
-    size = 0
-    for array, column in zip(arrays, schema.columns):
-        size += write_cfile(
-            tmp / f"col-{column.id}.cfile",
-            array,
-            column.type,
-            EncodingType(column.encoding),
-            CompressionType(column.compression),
-            fsync=fsync,
-            block_rows=block_rows,
-        )
-    size += write_cfile(
-        tmp / KEY_FILE,
-        keys,
-        BINARY,
-        EncodingType.PLAIN_ENCODING,
-        CompressionType.LZ4,
-        fsync=fsync,
-        block_rows=block_rows,
-    )
-    size += write_cfile(
-        tmp / DELETED_FILE,
-        pa.array(deleted, pa.bool_()),
-        BOOL,
-        EncodingType.RLE,
-        fsync=fsync,
-        block_rows=block_rows,
-    )
-    bloom = BloomFilter.build(keys.to_pylist()).to_bytes()
-    _write_file(tmp / BLOOM_FILE, bloom, fsync=fsync)
-    size += len(bloom)
-    undo_files = []
-    if len(undo):
-        info = write_delta_file(tmp / "undo-0.delta", undo, fsync=fsync)
-        size += info.size_bytes
-        undo_files.append(info.to_json())
-    if fsync:
-        fsync_dir(tmp)
-    os.replace(tmp, final)
-    if fsync:
-        fsync_dir(tablet_dir)
-    return {
-        "id": rowset_id,
-        "rows": len(keys),
-        "base_ts": base_ts,
-        "min_key": keys[0].as_py().hex(),
-        "max_key": keys[-1].as_py().hex(),
-        "undo": undo_files,
-        "redo": [],
-        "next_delta": 1,
-        "columns": [c.id for c in schema.columns],
-    }
-
-
-def _write_file(path: Path, data: bytes, *, fsync: bool) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        if fsync:
-            f.flush()
-            os.fsync(f.fileno())
 
 
 class RowSetStats(TypedDict):

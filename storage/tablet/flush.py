@@ -35,15 +35,11 @@ import pyarrow as pa
 
 from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
-from storage.tablet.diskrowset import (
-    DiskRowSet,
-    FlushRow,
-    known_files,
-    rowset_dir_name,
-    write_rowset,
-)
+from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.insert_segment import InsertSegment
 from storage.tablet.memrowset import MemRowSet, MemRowSetRow
+from storage.tablet.rowset_files import known_files, rowset_dir_name
+from storage.tablet.rowset_writer import FlushRow, write_rowset
 from storage.tablet.segment_flush import SegmentPart
 from storage.timestamp import Timestamp
 

@@ -38,8 +38,10 @@ from storage.row_change import MutationKind, from_storage_values
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.delta_compaction import fold
 from storage.tablet.delta_records import DeltaRecords
-from storage.tablet.diskrowset import DiskRowSet, rowset_dir_name, write_rowset_columns
+from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.memrowset import MemRowSet, MemRowSetRow
+from storage.tablet.rowset_files import rowset_dir_name
+from storage.tablet.rowset_writer import write_rowset_columns
 
 
 class _BaseColumns:

@@ -13,21 +13,14 @@ the grants of the transaction all together, or none of them.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from sql.session.database import Database
+from tests.support.crash_points import kill9_during_commits, reopened, run_to_point
 
 pytestmark = [pytest.mark.e2e]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SETUP = [
     "create table acr_old (id int primary key)",
@@ -50,29 +43,9 @@ TRANSACTION = [
     "drop role acr_doomed",
 ]
 
-SCRIPT = """
-import os, sys
-from pathlib import Path
+CRASH_HOOKS = """
 from catalog.logged_document import LoggedDocument
 from catalog.store import CatalogStore
-from sql.session.database import Database
-
-data, point, phase = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-db = Database.open(data)
-db.roles.bootstrap("nyala", None)
-session = db.session("nyala", "nyala", {})
-
-def run(sql):
-    for result in session.execute(sql):
-        list(result.batches or ())
-
-for sql in sys.stdin.read().split(";\\n"):
-    if sql.strip():
-        run(sql)
-if phase == "setup":
-    os._exit(0)
-if point == "open":
-    os._exit(9)
 if point == "after_wal":
     CatalogStore.save_after_wal = lambda self, doc: os._exit(9)
 written = []
@@ -82,22 +55,7 @@ def write_after_wal(self, doc, write=LoggedDocument.write_after_wal):
     written.append(self.path.name)
     write(self, doc)
 LoggedDocument.write_after_wal = write_after_wal
-run("commit")
-os._exit(0)
 """
-
-
-def _run_script(data: Path, point: str, phase: str, statements: list[str]) -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(data), point, phase],
-        input=";\n".join(statements),
-        text=True,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode in (0, 9), done.stderr
-    return done.returncode
 
 
 STATE = {
@@ -143,20 +101,8 @@ def _state(rows) -> dict[str, object]:
 
 
 def _open_state(data: Path) -> dict[str, object]:
-    db = Database.open(data, fsync=False)
-    try:
-        session = db.session("nyala", "nyala", {})
-
-        def rows(sql: str) -> list[tuple]:
-            (result,) = list(session.execute(sql))
-            out: list[tuple] = []
-            for batch in result.batches or ():
-                out += [tuple(r.values()) for r in batch.to_pylist()]
-            return out
-
+    with reopened(data) as (_, rows):
         return _state(rows)
-    finally:
-        db.close()
 
 
 @pytest.mark.parametrize(
@@ -171,8 +117,8 @@ def _open_state(data: Path) -> dict[str, object]:
 )
 def test_a_crash_at_each_point_of_a_commit_with_roles_and_grants(tmp_path, point, committed):
     data = tmp_path / "data"
-    _run_script(data, point, "setup", SETUP)
-    code = _run_script(data, point, "txn", TRANSACTION)
+    run_to_point(data, point, "setup", SETUP, CRASH_HOOKS)
+    code = run_to_point(data, point, "txn", TRANSACTION, CRASH_HOOKS)
     assert code == (0 if point == "none" else 9)
     assert _open_state(data) == (AFTER if committed else BEFORE)
     # The restart wrote the WAL's copies to the files: a second open shows the same.
@@ -196,26 +142,10 @@ def test_kill9_during_a_commit_with_roles_and_grants_is_all_or_nothing(nyala_ser
         ("acr_new", [f"{user}=arwdDxt/{user}", f"acr_user=r/{user}"]),
         ("acr_old", [f"{user}=arwdDxt/{user}", f"acr_user=a/{user}"]),
     ]
-    for delay in KILL_DELAYS_S:
-        conn = psycopg.connect(server.dsn)
-        for sql in TRANSACTION[1:]:
-            conn.execute(sql)
-        worker = threading.Thread(target=lambda c=conn: _commit_quietly(c))
-        worker.start()
-        time.sleep(delay)
-        server.kill9()
-        worker.join(timeout=60)
-        with contextlib.suppress(psycopg.Error):
-            conn.close()
-        server.start()
-        with psycopg.connect(server.dsn, autocommit=True) as check:
-            state = _state(lambda sql, c=check: c.execute(sql).fetchall())
+
+    def judge(rows, delay: float) -> bool:
+        state = _state(rows)
         assert state in (before, after), (delay, state)
-        if state == after:
-            return
-    pytest.fail("no commit survived even the longest delay")
+        return state == after
 
-
-def _commit_quietly(conn: psycopg.Connection) -> None:
-    with contextlib.suppress(psycopg.Error):
-        conn.commit()
+    kill9_during_commits(server, TRANSACTION[1:], KILL_DELAYS_S, judge)

@@ -12,21 +12,14 @@ of it, and no tablet that the catalog does not name.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from sql.session.database import Database
+from tests.support.crash_points import kill9_during_commits, reopened, run_to_point
 
 pytestmark = [pytest.mark.e2e]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SETUP = [
     "create table keep (id int primary key, v text)",
@@ -51,48 +44,14 @@ TRANSACTION = [
     "create view made_view as select count(*) as n from made",
 ]
 
-SCRIPT = """
-import os, sys
-from pathlib import Path
+CRASH_HOOKS = """
 from catalog.store import CatalogStore
-from sql.session.database import Database
 from storage.engine import StorageEngine
-
-data, point, phase = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-db = Database.open(data)
-session = db.session("nyala", "nyala", {})
-
-def run(sql):
-    for result in session.execute(sql):
-        list(result.batches or ())
-
-for sql in sys.stdin.read().split(";\\n"):
-    if sql.strip():
-        run(sql)
-if phase == "setup":
-    os._exit(0)
-if point == "open":
-    os._exit(9)
 if point == "after_wal":
     CatalogStore.save_after_wal = lambda self, doc: os._exit(9)
 if point == "before_drop":
     StorageEngine.drop_tablet = lambda self, tablet_id: os._exit(9)
-run("commit")
-os._exit(0)
 """
-
-
-def _run_script(data: Path, point: str, phase: str, statements: list[str]) -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(data), point, phase],
-        input=";\n".join(statements),
-        text=True,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode in (0, 9), done.stderr
-    return done.returncode
 
 
 def _state(rows: callable) -> dict[str, object]:
@@ -133,23 +92,11 @@ def _check(state: dict[str, object], committed: bool) -> None:
 
 
 def _open_state(data: Path) -> tuple[dict[str, object], set[int], set[int]]:
-    db = Database.open(data, fsync=False)
-    try:
-        session = db.session("nyala", "nyala", {})
-
-        def rows(sql: str) -> list[tuple]:
-            (result,) = list(session.execute(sql))
-            out: list[tuple] = []
-            for batch in result.batches or ():
-                out += [tuple(r.values()) for r in batch.to_pylist()]
-            return out
-
+    with reopened(data) as (db, rows):
         state = _state(rows)
         named = {t for table in db.catalog.tables() for t in table.tablet_ids}
         present = set(db.engine.tablet_ids())
         return state, named, present
-    finally:
-        db.close()
 
 
 @pytest.mark.parametrize(
@@ -158,8 +105,8 @@ def _open_state(data: Path) -> tuple[dict[str, object], set[int], set[int]]:
 )
 def test_a_crash_at_each_point_of_a_ddl_transaction(tmp_path, point, committed):
     data = tmp_path / "data"
-    _run_script(data, point, "setup", SETUP)
-    code = _run_script(data, point, "txn", TRANSACTION)
+    run_to_point(data, point, "setup", SETUP, CRASH_HOOKS)
+    code = run_to_point(data, point, "txn", TRANSACTION, CRASH_HOOKS)
     assert code == (0 if point == "none" else 9)
     state, named, present = _open_state(data)
     _check(state, committed)
@@ -175,31 +122,11 @@ def test_kill9_during_ddl_commit_is_all_or_nothing(nyala_server_factory):
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         for sql in SETUP:
             conn.execute(sql)
-    committed = False
-    for delay in KILL_DELAYS_S:
-        conn = psycopg.connect(server.dsn)
-        for sql in TRANSACTION[1:]:
-            conn.execute(sql)
-        done = threading.Event()
 
-        def commit(connection: psycopg.Connection = conn, finished: threading.Event = done) -> None:
-            with contextlib.suppress(psycopg.Error):
-                connection.commit()
-                finished.set()
-
-        worker = threading.Thread(target=commit)
-        worker.start()
-        time.sleep(delay)
-        server.kill9()
-        worker.join(timeout=60)
-        with contextlib.suppress(psycopg.Error):
-            conn.close()
-        server.start()
-        with psycopg.connect(server.dsn, autocommit=True) as check:
-            state = _state(lambda sql, c=check: c.execute(sql).fetchall())
+    def judge(rows, delay: float) -> bool:
+        state = _state(rows)
         committed = "made" in state["relations"]  # type: ignore[operator]
-        if done.is_set():
-            assert committed, delay
         _check(state, committed)
-        if committed:
-            return  # the transaction's DDL cannot run twice; the earlier delays saw "none"
+        return committed
+
+    kill9_during_commits(server, TRANSACTION[1:], KILL_DELAYS_S, judge)

@@ -76,9 +76,10 @@ tables): keep it in the catalog document (a map on ``Catalog`` beside
 ``commit``), take ``lock_relations`` on the names it changes, create storage
 through ``_create_tablet`` and drop it through ``_drop_tablet``, and write
 through ``_save`` (which, in a transaction, writes nothing until COMMIT).
-Comments live in their own file and are set after COMMIT.  Roles and
-privileges live in ``roles.json`` and ``privileges.json``: a transaction
-changes private copies (``access_changes``) whose new documents ride in its
-WAL commit record beside the catalog document (``access_journal``,
-``logged_document``), so a crash keeps all of a transaction or none of it.
+Comments, roles and privileges live in ``comments.json``, ``roles.json`` and
+``privileges.json``: a transaction's comments, and the private copies of
+roles and privileges it changes (``access_changes``), become new documents
+that ride in its WAL commit record beside the catalog document
+(``comments``, ``access_journal``, ``logged_document``), so a crash keeps
+all of a transaction or none of it.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from catalog import logged_document
 from catalog.catalog_changes import CatalogChanges, SavepointMark
+from catalog.comments import FILE_NAME as COMMENTS_FILE
 from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
 from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
@@ -34,7 +37,7 @@ from catalog.sequences import SequenceCounters, SequenceInfo
 from catalog.store import FORMAT_VERSION, CatalogStore
 from catalog.table import TableId, TableInfo
 from catalog.views import ViewInfo, dependents
-from storage.commit_record import WriteOp, catalog_op
+from storage.commit_record import WriteOp, catalog_op, documents_op
 from storage.data_type import INT64, ColumnId, DataType, TabletId
 from storage.engine import StorageEngine
 from storage.errors import (
@@ -281,7 +284,14 @@ class Catalog:
             return
         tables, views = _overlay(self._tables), _overlay(self._views)
         sequences = _overlay(self._sequences)
-        with self._commit_lock:
+        comment_store = changes.comment_store if changes.comments else None
+        comment_lock = comment_store.lock if comment_store is not None else contextlib.nullcontext()
+        with self._commit_lock, comment_lock:
+            comment_doc = None
+            if comment_store is not None:
+                comment_doc = comment_store.document_with(changes.comments)
+                documents = {COMMENTS_FILE: logged_document.encode(comment_doc)}
+                markers = (*markers, documents_op(documents))
             with self._lock:
                 clashes = tables.conflicts() + views.conflicts() + sequences.conflicts()
                 sequence = self._ids.ddl_sequence + 1
@@ -299,6 +309,8 @@ class Catalog:
                     sequences.apply()
                     self._ids.ddl_sequence = sequence
                 self._store.save_after_wal(document)
+                if comment_store is not None and comment_doc is not None:
+                    comment_store.install(comment_doc)
                 if on_durable is not None:
                     on_durable()
 
@@ -309,11 +321,8 @@ class Catalog:
                 self._engine.drop_tablet(tablet_id)
             self._counters.drop(changes.counters)
             self._align_tablet_schemas(changes.altered)
-            if changes.comment_store is not None:
-                for (table_oid, attnum), text in changes.comments.items():
-                    changes.comment_store.set(table_oid, attnum, text)
         except (DiskFull, IoError):
-            # The DDL is committed and stays so: a comment or counter the disk refused is logged.
+            # The DDL is committed and stays so: a counter the disk refused is logged.
             log.exception("after committing DDL")
         finally:
             self._end()

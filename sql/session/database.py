@@ -7,6 +7,7 @@ from pathlib import Path
 
 from catalog import temp_tables
 from catalog.catalog import Catalog
+from catalog.comments import FILE_NAME as COMMENTS_FILE
 from catalog.comments import Comments
 from catalog.privileges import FILE_NAME as PRIVILEGES_FILE
 from catalog.privileges import PrivilegeStore, check_connect
@@ -47,13 +48,18 @@ class Database(DatabaseContext):
         )
         temp_tables.drop_leftovers(catalog)
         log.info("opened database %r in %s with %d tables", name, data_dir, len(catalog.tables()))
-        database = cls(name, engine, catalog, Comments(data_dir, fsync=fsync))
         logged = engine.replayed_documents
+        comments = Comments(data_dir, fsync=fsync, logged=logged.get(COMMENTS_FILE))
+        database = cls(name, engine, catalog, comments)
         database.roles = RoleStore(data_dir, fsync=fsync, logged=logged.get(ROLES_FILE))
         database.privileges = PrivilegeStore(
             data_dir, fsync=fsync, logged=logged.get(PRIVILEGES_FILE)
         )
-        engine.wal_keepers += [database.roles.keeps_wal, database.privileges.keeps_wal]
+        engine.wal_keepers += [
+            database.roles.keeps_wal,
+            database.privileges.keeps_wal,
+            comments.keeps_wal,
+        ]
         return database
 
     def session(

@@ -42,6 +42,13 @@ TRANSACTION = [
     "insert into ranged values (150, 2)",
     "drop table doomed",
     "create view made_view as select count(*) as n from made",
+    "create index made_note on made (note)",
+    "create unique index keep_extra on keep (extra)",
+    "alter table keep add constraint keep_extra_positive check (extra > 0)",
+    "create table child (id int primary key, keep_id int references keep (id) on delete cascade)",
+    "insert into child values (1, 7)",
+    "create sequence made_seq start 10",
+    "comment on table keep is 'kept'",
 ]
 
 CRASH_HOOKS = """
@@ -65,6 +72,14 @@ def _state(rows: callable) -> dict[str, object]:
         state["made_view"] = rows("select n from made_view")
     if "doomed" in names:
         state["doomed"] = rows("select id from doomed order by id")
+    state["constraints"] = {
+        r[0] for r in rows("select conname from pg_constraint where connamespace = 2200")
+    }
+    state["comment"] = rows("select obj_description('keep'::regclass, 'pg_class')")
+    if "keep_extra" in names:
+        state["by_index"] = rows("select id from keep where extra = 7")
+        state["child"] = rows("select id, keep_id from child")
+        state["next"] = rows("select nextval('made_seq')")
     return state
 
 
@@ -72,13 +87,19 @@ BEFORE = {
     "keep": [(1, "v1"), (2, "v2"), (3, "v3")],
     "ranged": [(1, 1)],
     "doomed": [(1,), (2,)],
+    "comment": [(None,)],
 }
 AFTER = {
     "keep": [(1, 1), (2, 2), (3, 3)],
     "ranged": [(1, 1), (150, 2)],
     "made": [(300, "n")],
     "made_view": [(300,)],
+    "comment": [("kept",)],
+    "by_index": [(7,)],
+    "child": [(1, 7)],
+    "next": [(10,)],
 }
+NEW_RELATIONS = {"made", "made_view", "made_note", "keep_extra", "child", "made_seq"}
 
 
 def _check(state: dict[str, object], committed: bool) -> None:
@@ -87,14 +108,20 @@ def _check(state: dict[str, object], committed: bool) -> None:
         assert state[key] == value, (key, committed, state)
     relations = state["relations"]
     assert isinstance(relations, set)
-    assert ("made" in relations) is committed
+    assert (NEW_RELATIONS & relations) == (NEW_RELATIONS if committed else set())
     assert ("doomed" in relations) is not committed
+    constraints = state["constraints"]
+    assert isinstance(constraints, set)
+    assert ("keep_extra_positive" in constraints) is committed
+    assert ("child_keep_id_fkey" in constraints) is committed
 
 
 def _open_state(data: Path) -> tuple[dict[str, object], set[int], set[int]]:
     with reopened(data) as (db, rows):
         state = _state(rows)
-        named = {t for table in db.catalog.tables() for t in table.tablet_ids}
+        tables = db.catalog.tables()
+        named = {t for table in tables for t in table.tablet_ids}
+        named |= {index.tablet_id for table in tables for index in table.indexes}
         present = set(db.engine.tablet_ids())
         return state, named, present
 

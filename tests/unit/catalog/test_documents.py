@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import storage.fs
+from catalog import logged_document
 from catalog.comments import Comments
 from catalog.privileges import ObjectAcl, PrivilegeStore
 from catalog.roles import Membership, Role, RoleStore
@@ -244,3 +245,30 @@ def test_a_catalog_document_the_disk_refused_after_the_wal_stays_pending(
     full_disk[0] = False
     assert not store.keeps_wal()
     assert CatalogStore(tmp_path).load()["next_table_id"] == 6
+
+
+def test_a_transactions_comments_the_disk_refused_after_the_wal_stay_pending(
+    tmp_path: Path, full_disk: list[bool]
+) -> None:
+    comments = Comments(tmp_path, fsync=False)
+    comments.set(1, 0, "first")
+    with comments.lock:
+        doc = comments.document_with({(1, 0): None, (2, 3): "second"})
+    full_disk[0] = True
+    comments.install(doc)
+    assert comments.all() == {(2, 3): "second"}
+    assert comments.keeps_wal()
+    assert Comments(tmp_path).all() == {(1, 0): "first"}
+    full_disk[0] = False
+    assert not comments.keeps_wal()
+    assert Comments(tmp_path).all() == {(2, 3): "second"}
+
+
+def test_comments_take_the_wals_copy_only_when_it_is_newer_than_the_file(tmp_path: Path) -> None:
+    comments = Comments(tmp_path, fsync=False)
+    comments.set(1, 0, "one")
+    logged_then = logged_document.encode(comments.document_with({(1, 0): "two"}))
+    assert Comments(tmp_path, logged=logged_then).all() == {(1, 0): "two"}
+    assert Comments(tmp_path).all() == {(1, 0): "two"}  # the WAL's copy was written back
+    Comments(tmp_path).set(1, 0, "three")
+    assert Comments(tmp_path, logged=logged_then).all() == {(1, 0): "three"}

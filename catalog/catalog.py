@@ -8,7 +8,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +50,7 @@ from storage.errors import (
     UndefinedTable,
 )
 from storage.schema import ColumnSchema, Schema
-
-if TYPE_CHECKING:
-    from storage.transaction import Transaction
+from storage.transaction import Transaction
 
 log = logging.getLogger(__name__)
 
@@ -214,12 +212,21 @@ class Catalog:
         self, names: Iterable[str], mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE
     ) -> None:
         """Take the relation locks DDL on ``names`` needs, waiting for other transactions'
-        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for)."""
+        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for).  ACCESS
+        EXCLUSIVE then waits for the transactions with uncommitted writes or row locks on
+        those tables, as PostgreSQL's waits for their ROW EXCLUSIVE and ROW SHARE locks."""
         changes = self._changes
         if changes is not None:
             if changes.ended:
                 raise AssertionError("a transaction's catalog is used after its transaction ended")
+            names = list(names)
             changes.locks += self._locks.acquire(changes.owner, names, changes.wait, mode)
+            owner = changes.owner
+            if mode is RelationLock.ACCESS_EXCLUSIVE and isinstance(owner, Transaction):
+                for name in names:
+                    table = self._tables.get(name)
+                    if table is not None:
+                        self.wait_for_writers(table, owner, row_lockers=True)
 
     @property
     def has_ddl_locks(self) -> bool:
@@ -242,7 +249,9 @@ class Catalog:
             ]
             self._locks.wait_until_free(owner, committed, wait, frozenset(written))
 
-    def wait_for_writers(self, table: TableInfo, txn: Transaction) -> None:
+    def wait_for_writers(
+        self, table: TableInfo, txn: Transaction, *, row_lockers: bool = False
+    ) -> None:
         """Wait, holding ``table``'s lock, until every other transaction with uncommitted
         writes on it has ended, as PostgreSQL's CREATE INDEX waits for its writers: a build
         then reads what they committed, and their later writes keep the index in step.
@@ -259,7 +268,9 @@ class Catalog:
 
         timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
         try:
-            txn.wait_for_writers(list(table.tablet_ids), check, timeout_ms, ignore=owner)
+            txn.wait_for_writers(
+                list(table.tablet_ids), check, timeout_ms, ignore=owner, row_lockers=row_lockers
+            )
         finally:
             self._locks.writer_wait_over(owner)
 

@@ -1109,6 +1109,9 @@ class Session:
                     self._block.finish_autocommit()
                 return result
             case TruncatePlan(ast=ast):
+                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
+                names = [table_name(t) for t in ast.expressions]
+                self._block.ddl_catalog().lock_relations(names)
                 writes.truncate(ast, self._block.catalog, txn)
                 if not deferred:
                     self._block.finish_autocommit()

@@ -17,6 +17,7 @@ from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
 from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
 from catalog.foreign_keys import ForeignKey
+from catalog.index_merge import merge_new_indexes
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
@@ -274,6 +275,15 @@ class Catalog:
         finally:
             self._locks.writer_wait_over(owner)
 
+    def catch_up_indexes(self, txn: Transaction) -> None:
+        """Let this transaction's view of a table it added an index to show the indexes
+        another transaction committed on it since, before a write goes by it (``index_merge``):
+        that write keeps them in step, as PostgreSQL's sees the new pg_index rows."""
+        if self._changes is not None:
+            tables = _overlay(self._tables)
+            with self._lock:
+                merge_new_indexes(tables, lambda table: txn.has_written(table.tablet_ids))
+
     def commit(
         self,
         txn: Transaction,
@@ -294,6 +304,7 @@ class Catalog:
         sequences = _overlay(self._sequences)
         with self._commit_lock:
             with self._lock:
+                merge_new_indexes(tables, lambda table: txn.has_written(table.tablet_ids))
                 clashes = tables.conflicts() + views.conflicts() + sequences.conflicts()
                 sequence = self._ids.ddl_sequence + 1
                 document = self._document(sequence)

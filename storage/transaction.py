@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -364,6 +364,17 @@ class Transaction:
         for tablet_id in tablet_ids:
             self._enlist(tablet_id)
 
+    def writes_any(self, tablet_ids: Iterable[TabletId]) -> bool:
+        """Whether this transaction counts as a writer of any of ``tablet_ids``."""
+        return not self._enlisted.isdisjoint(tablet_ids)
+
+    def has_written(self, tablet_ids: Iterable[TabletId]) -> bool:
+        """Whether this transaction has uncommitted writes on any of ``tablet_ids``."""
+        ids = set(tablet_ids)
+        return not ids.isdisjoint(self._written) or any(
+            tablet.tablet_id in ids for tablet, _ in self._segments
+        )
+
     def _enlist(self, tablet_id: TabletId) -> None:
         if tablet_id not in self._enlisted:
             self._enlisted.add(tablet_id)
@@ -401,7 +412,7 @@ class Transaction:
         others = [
             (s, t) for s, t in pipeline.writers(tablet_ids)
             if s is not self._state and t is not ignore and isinstance(t, Transaction)
-            and (row_lockers or not t._enlisted.isdisjoint(tablet_ids))
+            and (row_lockers or t.writes_any(tablet_ids))
         ]  # fmt: skip
         for position, (state, _writer) in enumerate(others):
             pipeline.waits_for.add_wait(self._state, state)

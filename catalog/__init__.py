@@ -16,6 +16,7 @@ It exposes no names of its own here; ``sql/`` imports them from the modules::
     overlay     Overlay: a transaction's uncommitted changes to a name map, over the shared one
     catalog_changes  CatalogChanges: a transaction's tablets created, dropped and altered
     ddl_locks   DdlLocks: relation names held by uncommitted DDL until the transaction ends
+    index_merge      two CREATE INDEX on one table: the second's index put on the first's entry
 
 IDs are allocated here and never reused: table IDs name tables for good (a
 dropped table's ID is never handed out again), column IDs live in each

@@ -9,7 +9,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
 from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
 from catalog.foreign_keys import ForeignKey
+from catalog.index_merge import merge_new_indexes
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
 from catalog.partition import Partition, PartitionSchema, RangeBounds
@@ -53,9 +54,7 @@ from storage.errors import (
     UndefinedTable,
 )
 from storage.schema import ColumnSchema, Schema
-
-if TYPE_CHECKING:
-    from storage.transaction import Transaction
+from storage.transaction import Transaction
 
 log = logging.getLogger(__name__)
 
@@ -217,12 +216,21 @@ class Catalog:
         self, names: Iterable[str], mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE
     ) -> None:
         """Take the relation locks DDL on ``names`` needs, waiting for other transactions'
-        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for)."""
+        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for).  ACCESS
+        EXCLUSIVE then waits for the transactions with uncommitted writes or row locks on
+        those tables, as PostgreSQL's waits for their ROW EXCLUSIVE and ROW SHARE locks."""
         changes = self._changes
         if changes is not None:
             if changes.ended:
                 raise AssertionError("a transaction's catalog is used after its transaction ended")
+            names = list(names)
             changes.locks += self._locks.acquire(changes.owner, names, changes.wait, mode)
+            owner = changes.owner
+            if mode is RelationLock.ACCESS_EXCLUSIVE and isinstance(owner, Transaction):
+                for name in names:
+                    table = self._tables.get(name)
+                    if table is not None:
+                        self.wait_for_writers(table, owner, row_lockers=True)
 
     @property
     def has_ddl_locks(self) -> bool:
@@ -245,7 +253,9 @@ class Catalog:
             ]
             self._locks.wait_until_free(owner, committed, wait, frozenset(written))
 
-    def wait_for_writers(self, table: TableInfo, txn: Transaction) -> None:
+    def wait_for_writers(
+        self, table: TableInfo, txn: Transaction, *, row_lockers: bool = False
+    ) -> None:
         """Wait, holding ``table``'s lock, until every other transaction with uncommitted
         writes on it has ended, as PostgreSQL's CREATE INDEX waits for its writers: a build
         then reads what they committed, and their later writes keep the index in step.
@@ -262,9 +272,20 @@ class Catalog:
 
         timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
         try:
-            txn.wait_for_writers(list(table.tablet_ids), check, timeout_ms, ignore=owner)
+            txn.wait_for_writers(
+                list(table.tablet_ids), check, timeout_ms, ignore=owner, row_lockers=row_lockers
+            )
         finally:
             self._locks.writer_wait_over(owner)
+
+    def catch_up_indexes(self, txn: Transaction) -> None:
+        """Let this transaction's view of a table it added an index to show the indexes
+        another transaction committed on it since, before a write goes by it (``index_merge``):
+        that write keeps them in step, as PostgreSQL's sees the new pg_index rows."""
+        if self._changes is not None:
+            tables = _overlay(self._tables)
+            with self._lock:
+                merge_new_indexes(tables, lambda table: txn.has_written(table.tablet_ids))
 
     def commit(
         self,
@@ -293,6 +314,7 @@ class Catalog:
                 documents = {COMMENTS_FILE: logged_document.encode(comment_doc)}
                 markers = (*markers, documents_op(documents))
             with self._lock:
+                merge_new_indexes(tables, lambda table: txn.has_written(table.tablet_ids))
                 clashes = tables.conflicts() + views.conflicts() + sequences.conflicts()
                 sequence = self._ids.ddl_sequence + 1
                 document = self._document(sequence)

@@ -10,9 +10,10 @@ those its transaction already held.
 
 CREATE INDEX holds its table in SHARE mode instead: statements that only
 read the table go on (they see it as committed, without the new index), and
-only writers wait, as behind PostgreSQL's SHARE lock.  Between two DDL
-statements every mode conflicts (PostgreSQL lets two CREATE INDEX on one
-table run at once; here the second waits for the first).
+only writers wait, as behind PostgreSQL's SHARE lock.  SHARE does not conflict
+with itself, so two CREATE INDEX on one table run at once (a name has several
+holders then, and a writer waits for all of them); every other pair of DDL
+modes conflicts.
 
 An index build also waits, holding its lock, for the transactions with
 uncommitted writes on the table (``writer_wait``), as PostgreSQL's CREATE INDEX
@@ -60,9 +61,9 @@ class DdlLocks:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._holders: dict[str, object] = {}
-        self._modes: dict[str, RelationLock] = {}
-        self._waiting: dict[object, tuple[object, str]] = {}
+        self._holders: dict[str, dict[object, RelationLock]] = {}
+        """The owners holding each name, with the mode each holds it in."""
+        self._waiting: dict[object, tuple[list[object], str]] = {}
         self._writer_waits: dict[object, tuple[list[object], frozenset[str]]] = {}
         """Index builds waiting for writers: owner -> (writers, names its lock holds)."""
 
@@ -71,7 +72,8 @@ class DdlLocks:
         return bool(self._holders)
 
     def holder(self, name: str) -> object | None:
-        return self._holders.get(name)
+        """One owner holding ``name`` (the first to take it), if any."""
+        return next(iter(self._holders.get(name, ())), None)
 
     def acquire(
         self,
@@ -81,45 +83,26 @@ class DdlLocks:
         mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE,
     ) -> list[str]:
         """Take every name for ``owner`` in ``mode`` (or the stronger mode it holds it in),
-        waiting for other holders; the names newly taken."""
+        waiting for other holders whose mode conflicts; the names newly taken."""
         taken = []
         for name in names:
-            if self._acquire_one(owner, name, wait, mode=mode):
+            if self._acquire_one(owner, name, wait, mode):
                 taken.append(name)
         return taken
 
-    def _acquire_one(
-        self,
-        owner: object,
-        name: str,
-        wait: LockWait,
-        *,
-        reading: bool = False,
-        mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE,
-    ) -> bool:
-        timeout_ms = wait.timeout_ms()
-        deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
+    def _acquire_one(self, owner: object, name: str, wait: LockWait, mode: RelationLock) -> bool:
+        def blockers() -> list[object]:
+            return [
+                other for other, held in self._holders.get(name, {}).items()
+                if other is not owner and _conflicts(held, mode)
+            ]  # fmt: skip
+
         with self._cond:
-            while True:
-                holder = self._holders.get(name)
-                if holder is None:
-                    self._holders[name] = owner
-                    self._modes[name] = mode
-                    return True
-                if holder is owner:
-                    self._modes[name] = max(self._modes[name], mode)
-                    return False
-                if reading and self._waits_for_writer(holder, owner, name):
-                    return False
-                self._check_deadlock(owner, holder, name)
-                self._waiting[owner] = (holder, name)
-                try:
-                    self._cond.wait(_WAIT_SLICE_S)
-                finally:
-                    self._waiting.pop(owner, None)
-                wait.check()
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise LockNotAvailable("canceling statement due to lock timeout")
+            self._wait(owner, name, wait, blockers)
+            holders = self._holders.setdefault(name, {})
+            held = holders.get(owner)
+            holders[owner] = mode if held is None else max(held, mode)
+            return held is None
 
     def wait_until_free(
         self,
@@ -132,16 +115,43 @@ class DdlLocks:
         and writing those of ``written``) in a mode that conflicts: ACCESS EXCLUSIVE for a
         read, any for a write, unless the holder is an index build waiting for this writer."""
         for name in names:
-            held = self._holders.get(name) not in (None, owner)
-            if not held:
-                continue
-            mode = self._modes.get(name)
-            if mode is RelationLock.SHARE_UPDATE_EXCLUSIVE:
-                continue
-            if name not in written and mode is not RelationLock.ACCESS_EXCLUSIVE:
-                continue
-            if self._acquire_one(owner, name, wait, reading=True):
-                self.release(owner, [name])
+
+            def blockers(name: str = name) -> list[object]:
+                found = []
+                for other, mode in self._holders.get(name, {}).items():
+                    if other is owner or mode is RelationLock.SHARE_UPDATE_EXCLUSIVE:
+                        continue
+                    if name not in written and mode is not RelationLock.ACCESS_EXCLUSIVE:
+                        continue
+                    if not self._waits_for_writer(other, owner, name):
+                        found.append(other)
+                return found
+
+            if self._holders.get(name):
+                with self._cond:
+                    self._wait(owner, name, wait, blockers)
+
+    def _wait(
+        self, owner: object, name: str, wait: LockWait, blockers: Callable[[], list[object]]
+    ) -> None:
+        """Wait (holding ``_cond``) until ``blockers()`` is empty, unless that would close a
+        cycle (40P01), times out (55P03) or ``wait.check`` raises."""
+        timeout_ms = wait.timeout_ms()
+        deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
+        while True:
+            found = blockers()
+            if not found:
+                return
+            for holder in found:
+                self._check_deadlock(owner, holder, name)
+            self._waiting[owner] = (found, name)
+            try:
+                self._cond.wait(_WAIT_SLICE_S)
+            finally:
+                self._waiting.pop(owner, None)
+            wait.check()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise LockNotAvailable("canceling statement due to lock timeout")
 
     def _waits_for_writer(self, holder: object, writer: object, name: str) -> bool:
         found = self._writer_waits.get(holder)
@@ -185,13 +195,21 @@ class DdlLocks:
             if build is not None:
                 stack.extend(build[0])
             waiting = self._waiting.get(current)
-            if waiting is not None and not self._waits_for_writer(waiting[0], current, waiting[1]):
-                stack.append(waiting[0])
+            if waiting is not None:
+                stack.extend(
+                    h for h in waiting[0] if not self._waits_for_writer(h, current, waiting[1])
+                )
 
     def release(self, owner: object, names: Iterable[str]) -> None:
         with self._cond:
             for name in names:
-                if self._holders.get(name) is owner:
+                holders = self._holders.get(name)
+                if holders is not None and holders.pop(owner, None) is not None and not holders:
                     del self._holders[name]
-                    del self._modes[name]
             self._cond.notify_all()
+
+
+def _conflicts(held: RelationLock, wanted: RelationLock) -> bool:
+    """Whether two transactions cannot hold one relation in these DDL modes at once: SHARE
+    goes with SHARE (two CREATE INDEX), every other pair conflicts."""
+    return not (held is RelationLock.SHARE and wanted is RelationLock.SHARE)

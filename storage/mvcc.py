@@ -36,6 +36,7 @@ import threading
 from storage.timestamp import HybridClock, Timestamp
 
 _txn_ids = itertools.count(1)
+_progress_lock = threading.Lock()
 
 
 class TxnStatus(enum.Enum):
@@ -49,16 +50,20 @@ class TxnState:
 
     ``commit_ts`` is None until commit, then set exactly once, which makes all
     of the transaction's provisional writes visible at the same instant.
-    Writers blocked on this transaction's row locks wait on ``wait_done``.
+    Writers blocked on this transaction's row locks wait on ``wait_progress``:
+    a ROLLBACK TO SAVEPOINT gives some of them up before the transaction ends.
     """
 
-    __slots__ = ("txn_id", "commit_ts", "status", "_done")
+    __slots__ = ("txn_id", "commit_ts", "status", "early_releases", "_done", "_progress")
 
     def __init__(self, txn_id: int | None = None) -> None:
         self.txn_id = next(_txn_ids) if txn_id is None else txn_id
         self.commit_ts: Timestamp | None = None
         self.status = TxnStatus.IN_PROGRESS
         self._done = threading.Event()
+        self.early_releases = 0
+        """How often the transaction gave up row locks before ending (ROLLBACK TO SAVEPOINT)."""
+        self._progress: threading.Event | None = None
 
     @classmethod
     def committed_at(cls, ts: Timestamp) -> TxnState:
@@ -83,15 +88,36 @@ class TxnState:
         self.commit_ts = ts
         self.status = TxnStatus.COMMITTED
         self._done.set()
+        self._wake_progress()
 
     def mark_aborted(self) -> None:
         assert self.status is TxnStatus.IN_PROGRESS, "a transaction finishes once"
         self.status = TxnStatus.ABORTED
         self._done.set()
+        self._wake_progress()
 
     def wait_done(self, timeout_s: float | None = None) -> bool:
         """Block until the transaction commits or aborts; False on timeout."""
         return self._done.wait(timeout_s)
+
+    def released_early(self) -> None:
+        """Some row locks went before the end (ROLLBACK TO SAVEPOINT): wake their waiters."""
+        self.early_releases += 1
+        self._wake_progress()
+
+    def wait_progress(self, timeout_s: float | None = None) -> bool:
+        """Block until the transaction ends or gives up some row locks; False on timeout."""
+        with _progress_lock:
+            event = self._progress
+            if event is None:
+                event = self._progress = threading.Event()
+        return self.is_done or event.wait(timeout_s)
+
+    def _wake_progress(self) -> None:
+        with _progress_lock:
+            event, self._progress = self._progress, None
+        if event is not None:
+            event.set()
 
     def __repr__(self) -> str:
         return f"TxnState({self.txn_id}, {self.status.value}, commit_ts={self.commit_ts})"

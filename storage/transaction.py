@@ -34,7 +34,10 @@ A transaction reads at a snapshot and writes provisionally:
   ``SET x = x + 1`` from two sessions loses nothing.
 - ``savepoint`` / ``rollback_to`` / ``release`` mark a point in the write
   log; rolling back to it undoes each later write, newest first (every write
-  adds exactly one provisional entry per row it changed).
+  adds exactly one provisional entry per row it changed), and puts the row
+  lock table back as it was then: a lock taken after the savepoint goes, one
+  upgraded after it returns to its mode (PostgreSQL's subtransaction locks),
+  and writers waiting on those rows look again at once.
 
 A deadlock or lock-timeout error rolls the transaction back at once,
 releasing its locks, unless it has savepoints (then, as in PostgreSQL, the
@@ -46,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -101,10 +104,19 @@ class Transaction:
         """Rows with entries in their tablet's row lock table, released when this ends."""
         self._lock_ops: list[WriteOp] = []
         """Those locks as ROW_LOCK records, for PREPARE TRANSACTION to keep."""
+        self._lock_log: list[tuple[Tablet, list[bytes], RowLockMode]] = []
+        """Those locks by encoded key, one entry per ``_lock_ops`` record (savepoints)."""
         self._enlisted: set[TabletId] = set()
         """The tablets this transaction told the pipeline it writes (``wait_for_writers``)."""
-        self._savepoints: list[tuple[str, int]] = []
+        self._lock_enlisted: set[TabletId] = set()
+        """Tablets it holds row locks on (told the pipeline too): as PostgreSQL's ROW SHARE
+        table lock, a rewrite or DROP waits for it, an index build does not."""
+        self._savepoints: list[tuple[str, int, int]] = []
+        """Name, then how many writes and row-lock records came before it."""
         self._tickets: dict[RowId, Ticket] = {}
+        self._waiting: tuple[RowId, TxnState, float, int] | None = None
+        """The row this statement waits for, its holder, since when, and how many early
+        releases of the holder's it has looked past (a retry keeps the lock_timeout)."""
         self.repeatable_read = False
         """One snapshot for the whole transaction, taken by its first statement."""
         self._snapshot_fixed = False
@@ -282,8 +294,7 @@ class Transaction:
             self.end_statement()
             raise
         if key_update and result.keys:
-            self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
-            self._lock_ops.append(commit_record.row_lock_op(tablet_id, batch, mode))
+            self._note_locks(tablet, result.keys, mode, batch)
         return self._record(tablet, OpKind.UPDATE, batch, result, conflicts)
 
     def lock(
@@ -302,6 +313,9 @@ class Transaction:
         """
         self._check_writable(command)
         tablet = self._tablets.tablet(tablet_id)
+        if tablet_id not in self._lock_enlisted:
+            self._lock_enlisted.add(tablet_id)
+            self._pipeline.enlist_writer(tablet_id, self._state, self)
         try:
             result = tablet.lock_rows(
                 self._state, keys, mode, self._waiter(tablet_id), self._conflict_ts(conflicts)
@@ -311,14 +325,20 @@ class Transaction:
             raise
         self.end_statement()
         if result.keys:
-            self._locked.setdefault(tablet_id, (tablet, set()))[1].update(result.keys)
-            self._lock_ops.append(commit_record.row_lock_op(tablet_id, keys, mode))
+            self._note_locks(tablet, result.keys, mode, keys)
         if result.conflicts:
             if self.repeatable_read:
                 raise SerializationFailure("could not serialize access due to concurrent update")
             assert conflicts is not None, "conflicts are only checked for a caller that asks"
             conflicts.extend(result.conflicts)
         return result.count
+
+    def _note_locks(
+        self, tablet: Tablet, keys: list[bytes], mode: RowLockMode, batch: pa.RecordBatch
+    ) -> None:
+        self._locked.setdefault(tablet.tablet_id, (tablet, set()))[1].update(keys)
+        self._lock_ops.append(commit_record.row_lock_op(tablet.tablet_id, batch, mode))
+        self._lock_log.append((tablet, keys, mode))
 
     def delete(
         self, tablet_id: TabletId, keys: pa.RecordBatch, *, conflicts: list[int] | None = None
@@ -344,15 +364,28 @@ class Transaction:
         for tablet_id in tablet_ids:
             self._enlist(tablet_id)
 
+    def writes_any(self, tablet_ids: Iterable[TabletId]) -> bool:
+        """Whether this transaction counts as a writer of any of ``tablet_ids``."""
+        return not self._enlisted.isdisjoint(tablet_ids)
+
+    def has_written(self, tablet_ids: Iterable[TabletId]) -> bool:
+        """Whether this transaction has uncommitted writes on any of ``tablet_ids``."""
+        ids = set(tablet_ids)
+        return not ids.isdisjoint(self._written) or any(
+            tablet.tablet_id in ids for tablet, _ in self._segments
+        )
+
     def _enlist(self, tablet_id: TabletId) -> None:
         if tablet_id not in self._enlisted:
             self._enlisted.add(tablet_id)
             self._pipeline.enlist_writer(tablet_id, self._state, self)
 
     def _discharge(self) -> None:
-        if self._enlisted:
-            self._pipeline.discharge_writer(list(self._enlisted), self._state)
+        if self._enlisted or self._lock_enlisted:
+            enlisted = self._enlisted | self._lock_enlisted
+            self._pipeline.discharge_writer(list(enlisted), self._state)
             self._enlisted = set()
+            self._lock_enlisted = set()
 
     def wait_for_writers(
         self,
@@ -361,10 +394,12 @@ class Transaction:
         timeout_ms: int,
         *,
         ignore: object = None,
+        row_lockers: bool = False,
     ) -> None:
         """Wait until every other transaction with uncommitted writes on ``tablet_ids`` now
         has ended (an index build, as PostgreSQL's CREATE INDEX waits for the lockers it
-        finds, not for ones that come after it: those wait for its lock).
+        finds, not for ones that come after it: those wait for its lock); with
+        ``row_lockers``, also those holding row locks there (ACCESS EXCLUSIVE DDL).
 
         ``check(writers)`` gets those still live before each wait and now and then while
         it lasts: it raises on a cancel or on a cycle through locks above storage; a cycle
@@ -377,6 +412,7 @@ class Transaction:
         others = [
             (s, t) for s, t in pipeline.writers(tablet_ids)
             if s is not self._state and t is not ignore and isinstance(t, Transaction)
+            and (row_lockers or t.writes_any(tablet_ids))
         ]  # fmt: skip
         for position, (state, _writer) in enumerate(others):
             pipeline.waits_for.add_wait(self._state, state)
@@ -433,7 +469,7 @@ class Transaction:
     def savepoint(self, name: str) -> None:
         """Mark the current point of the write log under ``name`` (names may repeat)."""
         self._check_active()
-        self._savepoints.append((name, len(self._ops)))
+        self._savepoints.append((name, len(self._ops), len(self._lock_log)))
 
     def _find_savepoint(self, name: str) -> int:
         for index in range(len(self._savepoints) - 1, -1, -1):
@@ -442,12 +478,14 @@ class Transaction:
         raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
 
     def rollback_to(self, name: str) -> None:
-        """Undo every write since savepoint ``name``, newest first; the savepoint stays,
-        later ones go."""
+        """Undo every write since savepoint ``name``, newest first, and give up the row
+        locks taken since; the savepoint stays, later ones go."""
         self._check_active()
         index = self._find_savepoint(name)
-        mark = self._savepoints[index][1]
+        _, mark, lock_mark = self._savepoints[index]
         del self._savepoints[index + 1 :]
+        released = len(self._ops) > mark or len(self._lock_log) > lock_mark
+        self._restore_row_locks(lock_mark)
         while len(self._ops) > mark:
             self._ops.pop()
             tablet, keys, segment = self._undo_log.pop()
@@ -455,6 +493,35 @@ class Transaction:
             if segment is not None:
                 tablet.drop_segment(segment)
                 self._segments.remove((tablet, segment))
+        if released:
+            self._state.released_early()
+
+    def _restore_row_locks(self, mark: int) -> None:
+        """Put the row lock table entries back as the first ``mark`` lock records left
+        them: a row locked only later is freed, one locked before keeps its mode then."""
+        if len(self._lock_log) <= mark:
+            return
+        undone = self._lock_log[mark:]
+        del self._lock_log[mark:]
+        del self._lock_ops[mark:]
+        modes: dict[TabletId, tuple[Tablet, dict[bytes, RowLockMode | None]]] = {}
+        for tablet, keys, _ in undone:
+            modes.setdefault(tablet.tablet_id, (tablet, {}))[1].update(dict.fromkeys(keys))
+        for tablet, keys, mode in self._lock_log:
+            entry = modes.get(tablet.tablet_id)
+            if entry is None:
+                continue
+            wanted = entry[1]
+            for key in keys:
+                if key in wanted:
+                    held = wanted[key]
+                    if held is None or held < mode:
+                        wanted[key] = mode
+        for tablet_id, (tablet, wanted) in modes.items():
+            tablet.restore_row_locks(self._state, wanted)
+            self._locked[tablet_id][1].difference_update(
+                key for key, mode in wanted.items() if mode is None
+            )
 
     def release(self, name: str) -> None:
         """Forget savepoint ``name`` and every later one; their writes stay."""
@@ -463,7 +530,7 @@ class Transaction:
 
     def savepoint_names(self) -> list[str]:
         """The savepoints now defined, oldest first."""
-        return [name for name, _ in self._savepoints]
+        return [name for name, _, _ in self._savepoints]
 
     @property
     def has_savepoints(self) -> bool:
@@ -570,6 +637,7 @@ class Transaction:
         block no one: the tables skip finished holders)."""
         locked, self._locked = self._locked, {}
         self._lock_ops = []
+        self._lock_log = []
         for tablet, keys in locked.values():
             tablet.release_row_locks(self._state, keys)
 
@@ -587,6 +655,13 @@ class Transaction:
         if ticket is None:
             ticket = self._tickets[row] = pipeline.row_locks.join(row, self._state)
         was_head = ticket.is_head
+        waiting = self._waiting
+        if waiting is None or waiting[0] != row:
+            waiting = (row, holder, time.monotonic(), 0)
+        elif waiting[1] is not holder:
+            waiting = (row, holder, waiting[2], 0)
+        self._waiting = waiting
+        since, seen = waiting[2], waiting[3]
         acquired = False
         try:
             pipeline.waits_for.add_wait(self._state, holder)
@@ -594,13 +669,17 @@ class Transaction:
                 timeout_ms = self.lock_timeout_ms
                 if timeout_ms is None:
                     timeout_ms = pipeline.options.lock_timeout_ms
-                deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
+                deadline = since + timeout_ms / 1000 if timeout_ms else None
                 while True:
                     wait_s = _LOCK_WAIT_SLICE_S
                     if deadline is not None:
                         wait_s = max(0.0, min(wait_s, deadline - time.monotonic()))
                     if was_head:
-                        if holder.wait_done(wait_s):
+                        # Also when the holder gives rows up early (ROLLBACK TO SAVEPOINT), or
+                        # did after the tablet looked: the tablet then looks again.
+                        ended = holder.wait_progress(wait_s)
+                        if ended or holder.early_releases != seen:
+                            self._waiting = (row, holder, since, holder.early_releases)
                             acquired = True
                             return
                     elif ticket.wait_turn(wait_s):
@@ -621,6 +700,7 @@ class Transaction:
             raise
 
     def _leave_lines(self) -> None:
+        self._waiting = None
         tickets, self._tickets = self._tickets, {}
         for ticket in tickets.values():
             self._pipeline.row_locks.leave(ticket)

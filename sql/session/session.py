@@ -1109,6 +1109,9 @@ class Session:
                     self._block.finish_autocommit()
                 return result
             case TruncatePlan(ast=ast):
+                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
+                names = [table_name(t) for t in ast.expressions]
+                self._block.ddl_catalog().lock_relations(names)
                 writes.truncate(ast, self._block.catalog, txn)
                 if not deferred:
                     self._block.finish_autocommit()
@@ -1402,9 +1405,11 @@ class Session:
         if not isinstance(plan, DmlPlan) or self._block.failed:
             return False
         table = plan.write.table
-        self._block.current().enlist(table.tablet_ids)
+        txn = self._block.current()
+        txn.enlist(table.tablet_ids)
         if self._db.catalog.has_ddl_locks:
             self._wait_for_ddl([table.name], [table.name])
+        self._block.catalog.catch_up_indexes(txn)
         found = self._block.catalog.find_table(table.name)
         return found is not None and found is not table and found != table
 

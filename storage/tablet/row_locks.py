@@ -8,7 +8,9 @@ foreign-key check, ``SELECT ... FOR SHARE/KEY SHARE/UPDATE/NO KEY UPDATE``,
 and FOR UPDATE beside an UPDATE that changes a unique column (its write alone
 looks like a non-key update).  The tablet consults the table under its lock
 whenever a writer or locker touches a row, and a transaction's entries go when
-it ends; entries of finished transactions are ignored until then.
+it ends; entries of finished transactions are ignored until then.  ROLLBACK TO
+SAVEPOINT puts back what the transaction held at the savepoint (``restore``):
+PostgreSQL's subtransaction locks go with it, one taken before stays in its mode.
 """
 
 from __future__ import annotations
@@ -63,6 +65,15 @@ class RowLockTable:
             holders.pop(txn, None)
             if not holders:
                 del self._rows[key]
+
+    def restore(self, modes: dict[bytes, RowLockMode | None], txn: TxnState) -> None:
+        """Set ``txn``'s lock on each key to the mode given, or drop it for None (what it
+        held at a savepoint it rolled back to)."""
+        for key, mode in modes.items():
+            if mode is not None:
+                self._rows.setdefault(key, {})[txn] = mode
+            else:
+                self.release((key,), txn)
 
     def locked_keys(self) -> int:
         """How many rows some transaction holds a lock on (a gauge for tests)."""

@@ -806,6 +806,11 @@ class Tablet:
         with self._lock:
             self.row_locks.release(keys, txn)
 
+    def restore_row_locks(self, txn: TxnState, modes: dict[bytes, RowLockMode | None]) -> None:
+        """Put ``txn``'s row lock table entries back as they were at a savepoint."""
+        with self._lock:
+            self.row_locks.restore(modes, txn)
+
     def _changed_after(
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
     ) -> bool:

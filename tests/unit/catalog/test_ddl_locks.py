@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from catalog.ddl_locks import DdlLocks, LockWait
+from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
 from storage.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
 
 
@@ -145,3 +145,42 @@ def test_a_writer_waiting_for_a_build_that_waits_for_it_elsewhere_is_a_deadlock(
     locks.writer_wait("build", ["writer"], ["t"])
     with pytest.raises(DeadlockDetected):
         locks.wait_until_free("writer", ["u"], _wait(timeout_ms=5000))
+
+
+def test_two_share_holders_at_once_and_a_writer_waits_for_both():
+    locks = DdlLocks()
+    assert locks.acquire("a", ["t"], _wait(), RelationLock.SHARE) == ["t"]
+    assert locks.acquire("b", ["t"], _wait(timeout_ms=100), RelationLock.SHARE) == ["t"]
+    with pytest.raises(LockNotAvailable):
+        locks.acquire("c", ["t"], _wait(timeout_ms=100))
+    with pytest.raises(LockNotAvailable):
+        locks.acquire("c", ["t"], _wait(timeout_ms=100), RelationLock.SHARE_UPDATE_EXCLUSIVE)
+    locks.wait_until_free("reader", ["t"], _wait(timeout_ms=100))  # reads go on
+    locks.release("a", ["t"])
+    with pytest.raises(LockNotAvailable):
+        locks.wait_until_free("writer", ["t"], _wait(timeout_ms=100), frozenset({"t"}))
+    locks.release("b", ["t"])
+    locks.wait_until_free("writer", ["t"], _wait(timeout_ms=100), frozenset({"t"}))
+    assert not locks.held
+
+
+def test_two_share_holders_both_upgrading_is_a_deadlock():
+    locks = DdlLocks()
+    locks.acquire("a", ["t"], _wait(), RelationLock.SHARE)
+    locks.acquire("b", ["t"], _wait(), RelationLock.SHARE)
+    caught: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            locks.acquire("a", ["t"], _wait(timeout_ms=5000))
+        except BaseException as exc:  # noqa: BLE001
+            caught.append(exc)
+
+    thread = threading.Thread(target=upgrade)
+    thread.start()
+    time.sleep(0.2)
+    with pytest.raises(DeadlockDetected):
+        locks.acquire("b", ["t"], _wait(timeout_ms=5000))
+    locks.release("b", ["t"])
+    thread.join(5)
+    assert not caught and locks.holder("t") == "a"

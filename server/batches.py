@@ -17,7 +17,7 @@ that row's ErrorResponse follows, and the rest is skipped to Sync.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from server import codec, metrics, params
@@ -39,8 +39,14 @@ class Row:
     end: int
 
 
+_DESCRIBE = m.Describe("P", "")
+_EXECUTE = m.Execute("", 0)
+_DESCRIBE_FRAMED = codec.encode_frontend(_DESCRIBE)
+_EXECUTE_FRAMED = codec.encode_frontend(_EXECUTE)
+
+
 def take_run(
-    first: m.Bind, next_message: Callable[[], m.FrontendMessage | None]
+    first: m.Bind, decoder: codec.FrontendDecoder
 ) -> tuple[list[m.FrontendMessage | DbError], list[Row]]:
     """``first`` and the messages after it that are already buffered, as long as they go on
     Bind, [Describe portal], Execute, Bind, ... of the same statement into the unnamed portal
@@ -50,7 +56,18 @@ def take_run(
     rows: list[Row] = []
     bind: m.Bind | None = first
     described = False
+    next_message, next_if = decoder.next_message, decoder.next_if
     while True:
+        if bind is not None:
+            # The usual row, [Describe portal ""], Execute "" 0, compared rather than decoded.
+            if not described and next_if(_DESCRIBE_FRAMED):
+                taken.append(_DESCRIBE)
+                described = True
+            if next_if(_EXECUTE_FRAMED):
+                taken.append(_EXECUTE)
+                rows.append(Row(bind, described, len(taken) - 1))
+                bind = None
+                continue
         try:
             message = next_message()
         except DbError as exc:

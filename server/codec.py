@@ -336,6 +336,16 @@ class FrontendDecoder:
         self.last_type_code = type_code
         return decode_frontend(type_code, payload)
 
+    def next_if(self, framed: bytes) -> bool:
+        """Take the next message if its bytes are exactly ``framed`` (a pipeline repeats the
+        same Describe and Execute for every row: comparing beats decoding them)."""
+        end = self._pos + len(framed)
+        if self.in_startup or self._buffer[self._pos : end] != framed:
+            return False
+        self._consume(len(framed))
+        self.last_type_code = framed[:1]
+        return True
+
     def _next_startup(self) -> m.FrontendMessage | None:
         available = len(self._buffer) - self._pos
         if available < 8:

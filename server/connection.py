@@ -628,7 +628,7 @@ class Connection:
         statement = self._registry.statements.get(first.statement)
         if self._replay or statement is None or not session.batchable(statement):
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
-        taken, run = batches.take_run(first, self._decoder.next_message)
+        taken, run = batches.take_run(first, self._decoder)
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:
             if len(batched) < batches.MIN_BATCH_ROWS:

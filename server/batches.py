@@ -16,11 +16,14 @@ that row's ErrorResponse follows, and the rest is skipped to Sync.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import collections
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from server import codec, metrics, params
 from server import messages as m
-from storage.errors import DbError
+from server.portal import resolve_formats
+from storage.errors import DbError, ProtocolViolation
 
 MIN_BATCH_ROWS = 2
 """Fewer batched rows than this run one by one: a batch would save nothing."""
@@ -36,8 +39,14 @@ class Row:
     end: int
 
 
+_DESCRIBE = m.Describe("P", "")
+_EXECUTE = m.Execute("", 0)
+_DESCRIBE_FRAMED = codec.encode_frontend(_DESCRIBE)
+_EXECUTE_FRAMED = codec.encode_frontend(_EXECUTE)
+
+
 def take_run(
-    first: m.Bind, next_message: Callable[[], m.FrontendMessage | None]
+    first: m.Bind, decoder: codec.FrontendDecoder
 ) -> tuple[list[m.FrontendMessage | DbError], list[Row]]:
     """``first`` and the messages after it that are already buffered, as long as they go on
     Bind, [Describe portal], Execute, Bind, ... of the same statement into the unnamed portal
@@ -47,7 +56,18 @@ def take_run(
     rows: list[Row] = []
     bind: m.Bind | None = first
     described = False
+    next_message, next_if = decoder.next_message, decoder.next_if
     while True:
+        if bind is not None:
+            # The usual row, [Describe portal ""], Execute "" 0, compared rather than decoded.
+            if not described and next_if(_DESCRIBE_FRAMED):
+                taken.append(_DESCRIBE)
+                described = True
+            if next_if(_EXECUTE_FRAMED):
+                taken.append(_EXECUTE)
+                rows.append(Row(bind, described, len(taken) - 1))
+                bind = None
+                continue
         try:
             message = next_message()
         except DbError as exc:
@@ -76,3 +96,56 @@ def take_run(
             bind, described = message, False
         else:
             return taken, rows
+
+
+def bind_rows(
+    binds: Sequence[m.Bind], param_oids: Sequence[int], date_order: str
+) -> list[list[object]]:
+    """The parameters of every Bind of a run, decoded by the statement's parameter types (the
+    run shares its format codes: ``take_run`` sees to it).  Any DbError means the run is to be
+    answered one by one, where each Bind reports its own error."""
+    expected = len(param_oids)
+    formats = resolve_formats(binds[0].param_formats, expected, "parameter")
+    columns = tuple(enumerate(zip(param_oids, formats, strict=True), 1))
+    decode = params.decode_param
+    rows: list[list[object]] = []
+    for bind in binds:
+        values = bind.params
+        if len(values) != expected:
+            raise ProtocolViolation("bind message supplies the wrong number of parameters")
+        rows.append(
+            [
+                None if raw is None else decode(raw, oid, fmt, number, date_order)
+                for raw, (number, (oid, fmt)) in zip(values, columns, strict=True)
+            ]
+        )
+    return rows
+
+
+def answers(rows: Sequence[Row], tags: Sequence[str]) -> bytes:
+    """What PostgreSQL answers to each row of an applied run: BindComplete, NoData if the
+    portal was described, CommandComplete; each distinct answer encoded once."""
+    encoded: dict[tuple[bool, str], bytes] = {}
+    out = bytearray()
+    for row, tag in zip(rows, tags, strict=True):
+        answer = encoded.get((row.described, tag))
+        if answer is None:
+            answer = encoded[(row.described, tag)] = b"".join(
+                codec.encode(message)
+                for message in (
+                    m.BindComplete(),
+                    *((m.NoData(),) if row.described else ()),
+                    m.CommandComplete(tag),
+                )
+            )
+        out += answer
+    return bytes(out)
+
+
+def count_statements(tags: Sequence[str]) -> str:
+    """Count the run's statements by kind (for /metrics); the kind of the last."""
+    kind = ""
+    for tag, count in collections.Counter(tags).items():
+        kind = metrics.statement_kind(tag)
+        metrics.statements(kind).inc(count)
+    return kind

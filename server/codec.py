@@ -76,12 +76,42 @@ class _Body:
         end = self._data.find(b"\x00", self._pos)
         if end < 0:
             raise ProtocolViolation("invalid string in message")
-        raw = self._data[self._pos : end]
-        self._pos = end + 1
-        return decode_utf8(raw)
+        start, self._pos = self._pos, end + 1
+        if start == end:
+            return ""  # the unnamed statement or portal: most messages of a pipeline
+        return decode_utf8(self._data[start:end])
 
     def at_end(self) -> bool:
         return self._pos >= len(self._data)
+
+    def int16s(self) -> tuple[int, ...]:
+        """A count and that many int16s (Bind's format codes), in one unpack."""
+        count = self.int16()
+        if count <= 0:
+            return ()
+        codes: tuple[int, ...] = struct.unpack_from(f"!{count}h", self.take(2 * count))
+        return codes
+
+    def values(self) -> tuple[bytes | None, ...]:
+        """A count and that many length-prefixed values (-1: NULL), as Bind carries its
+        parameters; one loop over the buffer, since a pipelined batch decodes thousands."""
+        count = self.int16()
+        data, pos, end = self._data, self._pos, len(self._data)
+        values: list[bytes | None] = []
+        for _ in range(count):
+            if pos + 4 > end:
+                raise ProtocolViolation("insufficient data left in message")
+            length = _I32.unpack_from(data, pos)[0]
+            pos += 4
+            if length == -1:
+                values.append(None)
+                continue
+            if length < 0 or pos + length > end:
+                raise ProtocolViolation("insufficient data left in message")
+            values.append(data[pos : pos + length])
+            pos += length
+        self._pos = pos
+        return tuple(values)
 
     def take(self, count: int) -> bytes:
         if count < 0 or self._pos + count > len(self._data):
@@ -171,9 +201,9 @@ def _decode_parse(body: _Body) -> m.Parse:
 
 def _decode_bind(body: _Body) -> m.Bind:
     portal, statement = body.cstring(), body.cstring()
-    formats = _read_i16s(body)
-    params = tuple(_read_value(body) for _ in range(body.int16()))
-    return m.Bind(portal, statement, formats, params, _read_i16s(body))
+    formats = body.int16s()
+    params = body.values()
+    return m.Bind(portal, statement, formats, params, body.int16s())
 
 
 def _decode_kind_name(cls: type[m.Describe] | type[m.Close]) -> Callable[[_Body], Any]:
@@ -305,6 +335,16 @@ class FrontendDecoder:
         self._consume(1 + length)
         self.last_type_code = type_code
         return decode_frontend(type_code, payload)
+
+    def next_if(self, framed: bytes) -> bool:
+        """Take the next message if its bytes are exactly ``framed`` (a pipeline repeats the
+        same Describe and Execute for every row: comparing beats decoding them)."""
+        end = self._pos + len(framed)
+        if self.in_startup or self._buffer[self._pos : end] != framed:
+            return False
+        self._consume(len(framed))
+        self.last_type_code = framed[:1]
+        return True
 
     def _next_startup(self) -> m.FrontendMessage | None:
         available = len(self._buffer) - self._pos

@@ -628,12 +628,14 @@ class Connection:
         statement = self._registry.statements.get(first.statement)
         if self._replay or statement is None or not session.batchable(statement):
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
-        taken, run = batches.take_run(first, self._decoder.next_message)
+        taken, run = batches.take_run(first, self._decoder)
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:
             if len(batched) < batches.MIN_BATCH_ROWS:
                 raise _NoBatch
-            rows = [self._bind_values(row.bind, statement) for row in batched]
+            rows = batches.bind_rows(
+                [row.bind for row in batched], statement.param_oids, self._date_order()
+            )
         except (_NoBatch, DbError):
             self._replay.extend(taken[1:])
             return False
@@ -651,11 +653,8 @@ class Connection:
         if tags is None:
             self._replay.extend(taken[1:])
             return False
-        for row, tag in zip(batched, tags, strict=True):
-            self.send(m.BindComplete())
-            if row.described:
-                self.send(m.NoData())
-            self.send(m.CommandComplete(tag))
+        self._out += batches.answers(batched, tags)
+        self._statement_kind = batches.count_statements(tags)
         self._replay.extend(taken[batched[-1].end + 1 :])
         return True
 
@@ -668,14 +667,18 @@ class Connection:
                 f'"{message.statement}" requires {expected}'
             )
         formats = resolve_formats(message.param_formats, expected, "parameter")
-        session = self._session
-        order = date_styles.parse(session.settings.get("DateStyle")).order if session else "MDY"
+        order = self._date_order()
         return [
             None if raw is None else params.decode_param(raw, oid, fmt, idx + 1, order)
             for idx, (raw, oid, fmt) in enumerate(
                 zip(message.params, statement.param_oids, formats, strict=True)
             )
         ]
+
+    def _date_order(self) -> str:
+        """The order DateStyle reads dates in (a Bind's text dates and timestamps)."""
+        session = self._session
+        return date_styles.parse(session.settings.get("DateStyle")).order if session else "MDY"
 
     async def _on_describe(self, message: m.Describe) -> None:
         if message.kind == "S":

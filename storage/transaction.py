@@ -50,6 +50,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NoReturn
 
 import numpy as np
 import pyarrow as pa
@@ -126,6 +127,9 @@ class Transaction:
         """Called now and then while waiting for a row lock; raise QueryCanceled to stop."""
         self.on_wait_end: Callable[[bool], None] | None = None
         """Called when a row-lock wait ends, with whether the turn came (log_lock_waits)."""
+        self.refuse_wait: Callable[[], NoReturn] | None = None
+        """Raises instead of a row-lock wait: a statement on the event loop must not block it,
+        so it gives up before it joins the row's line and runs again where it may wait."""
 
     @property
     def txn_id(self) -> int:
@@ -648,6 +652,8 @@ class Transaction:
         """Wait in ``row``'s line until it is this transaction's turn and ``holder`` has
         finished, unless that would deadlock or time out.  Returns early when the turn comes
         (the row may have a new holder by then: the tablet retries and calls again)."""
+        if self.refuse_wait is not None:
+            self.refuse_wait()
         pipeline = self._pipeline
         for other in [r for r in self._tickets if r != row]:
             pipeline.row_locks.leave(self._tickets.pop(other))

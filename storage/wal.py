@@ -280,7 +280,9 @@ class Wal:
             if fd is not None:
                 try:
                     if self._options.fsync:
-                        os.fsync(fd)
+                        # As PostgreSQL's wal_sync_method: appends need the data and the
+                        # size, not the file's times (about a millisecond less per commit).
+                        os.fdatasync(fd)
                 finally:
                     os.close(fd)
         except OSError as exc:

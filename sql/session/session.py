@@ -13,7 +13,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -157,10 +157,6 @@ _T = TypeVar("_T")
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
-_INLINE_LOCK_WAIT_MS = 1
-"""How long a key write on the event loop waits for a row lock before it goes to the
-session's thread to wait there (one wait slice; it is the rare race with a writer that
-took the row since the statement began)."""
 
 
 class Session:
@@ -1157,14 +1153,16 @@ class Session:
     ) -> Result:
         """A key write on the event loop (``runs_inline``): MustWait, with nothing written,
         when a row it writes is locked by another transaction (the tablet asks to wait before
-        it changes anything; the wait gives up after ``_INLINE_LOCK_WAIT_MS``) or when it
+        it changes anything: it refuses to wait, so the event loop never blocks) or when it
         needs the general path."""
         assert plan.key_write is not None, "only key writes run inline"
-        # The wait ends after its first slice with the check's MustWait, not an error of the
-        # transaction's (which would roll it back): the statement runs again on the thread.
-        txn.lock_timeout_ms = _INLINE_LOCK_WAIT_MS
-        txn.cancel_check = _must_wait
-        count = key_writes.execute(plan.key_write, txn, params, self.sequences, now)
+        # MustWait is not an error of the transaction's (which would roll it back): the
+        # statement runs again on the thread, which waits in the row's line.
+        txn.refuse_wait = _must_wait
+        try:
+            count = key_writes.execute(plan.key_write, txn, params, self.sequences, now)
+        finally:
+            txn.refuse_wait = None
         if count is None:
             raise MustWait
         tag = f"INSERT 0 {count}" if plan.kind == "INSERT" else f"{plan.kind} {count}"
@@ -1652,6 +1650,6 @@ def _user_relation_names(ast: exp.Expr) -> list[str]:
     ]
 
 
-def _must_wait() -> None:
+def _must_wait() -> NoReturn:
     """A key write on the event loop found a row lock held: it goes to the thread to wait."""
     raise MustWait

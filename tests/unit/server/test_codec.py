@@ -245,3 +245,16 @@ def test_bulk_data_rows_equal_one_data_row_per_row(rows):
 
 def test_bulk_data_rows_without_columns():
     assert codec.encode_data_rows([], 2) == codec.encode(m.DataRow(())) * 2
+
+
+def test_next_if_takes_a_message_only_when_its_bytes_match_whole():
+    decoder = codec.FrontendDecoder(1 << 20)
+    decoder.in_startup = False
+    execute = codec.encode_frontend(m.Execute("", 0))
+    decoder.feed(execute + codec.encode_frontend(m.Execute("", 5)) + execute[:-1])
+    assert decoder.next_if(execute) and decoder.last_type_code == b"E"
+    assert not decoder.next_if(execute)  # max_rows 5: decoded as usual
+    assert decoder.next_message() == m.Execute("", 5)
+    assert not decoder.next_if(execute)  # not all of it has arrived
+    decoder.feed(execute[-1:])
+    assert decoder.next_if(execute) and decoder.buffered_bytes() == 0

@@ -1,5 +1,6 @@
 import threading
 import time
+from typing import NoReturn
 
 import pyarrow as pa
 import pytest
@@ -194,3 +195,35 @@ def test_concurrent_committers_each_read_their_own_commit_next(tmp_path):
         thread.join()
     assert not errors
     assert len(read(engine.begin())) == 2 + 4 * 15
+
+
+def test_refuse_wait_gives_up_before_joining_the_line_and_the_write_can_wait_after(tmp_path):
+    # A key write on the event loop must never block it: it gives up at once, in no line,
+    # and nothing of it stays behind; the same transaction then waits as usual.
+    engine = _engine(tmp_path)
+    holder, waiter = engine.begin(), engine.begin()
+    holder.update(T, rows([1], "holder"))
+
+    class MustWait(Exception):
+        pass
+
+    def refuse() -> NoReturn:
+        raise MustWait
+
+    waiter.refuse_wait = refuse
+    waiter.cancel_check = lambda: pytest.fail("a refused wait never waits")
+    with pytest.raises(MustWait):
+        waiter.update(T, rows([1], "waiter"))
+    assert engine.pipeline.row_locks.waiting() == 0
+    assert engine.waits_for.waiting_for(waiter.state) is None
+    assert waiter.is_active and not waiter.has_writes
+    waiter.refuse_wait = None
+    waiter.cancel_check = None
+    worker = Worker(lambda: waiter.update(T, rows([1], "waiter")))
+    worker.start()
+    _blocked(worker, engine, waiter)
+    holder.commit()
+    worker.join(10)
+    assert worker.result == 1
+    waiter.commit()
+    assert read(engine.begin()) == [(1, "waiter"), (2, "start")]

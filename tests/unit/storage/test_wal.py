@@ -152,7 +152,7 @@ def test_a_failed_fsync_is_never_retried_as_a_success(tmp_path, monkeypatch):
     options = StorageOptions(fsync=True)
     wal = Wal.open(tmp_path, options)
     wal.sync(wal.append(b"durable"))
-    monkeypatch.setattr(os, "fsync", _failing(os.fsync, errno.EIO))
+    monkeypatch.setattr(os, "fdatasync", _failing(os.fdatasync, errno.EIO))  # a commit's sync
     lsn = wal.append(b"in doubt")
     with pytest.raises(IoError) as failed:
         wal.sync(lsn)

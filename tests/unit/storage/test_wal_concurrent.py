@@ -8,7 +8,7 @@ from storage.wal import Wal
 def test_group_commit_covers_concurrent_committers_with_fewer_fsyncs(tmp_path, monkeypatch):
     wal = Wal.open(tmp_path, StorageOptions(fsync=True))
     fsyncs = 0
-    real_fsync = os.fsync
+    real_fsync = os.fdatasync
     count_lock = threading.Lock()
 
     def slow_fsync(fd: int) -> None:
@@ -19,7 +19,7 @@ def test_group_commit_covers_concurrent_committers_with_fewer_fsyncs(tmp_path, m
         real_fsync(fd)
 
     wal.sync(wal.append(b"warm up"))
-    monkeypatch.setattr(os, "fsync", slow_fsync)
+    monkeypatch.setattr(os, "fdatasync", slow_fsync)
     threads_n, commits_per_thread = 8, 20
     barrier = threading.Barrier(threads_n)
     errors: list[BaseException] = []
@@ -39,7 +39,7 @@ def test_group_commit_covers_concurrent_committers_with_fewer_fsyncs(tmp_path, m
         thread.start()
     for thread in threads:
         thread.join()
-    monkeypatch.setattr(os, "fsync", real_fsync)
+    monkeypatch.setattr(os, "fdatasync", real_fsync)
     assert not errors
     total = threads_n * commits_per_thread
     assert fsyncs < total / 2

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from catalog.catalog import HIDDEN_KEY, Catalog, SerialSpec
-from catalog.sequences import CACHE, SequenceCounters, SequenceInfo
+from catalog.sequences import CACHE, HIDDEN_CACHE, SequenceCounters, SequenceInfo
 from catalog.store import CatalogStore
 from storage import data_type as t
 from storage.errors import NumericValueOutOfRange, SequenceGeneratorLimitExceeded, UndefinedTable
@@ -28,6 +28,21 @@ def test_after_a_restart_no_value_is_given_twice(tmp_path):
     again = SequenceCounters(tmp_path, fsync=False).take("k", SMALL, 1).tolist()
     assert again[0] > given[-1]
     assert again[0] <= given[-1] + CACHE + 1
+
+
+def test_a_hidden_key_writes_its_limit_once_per_hidden_cache_values(tmp_path, monkeypatch):
+    counters = SequenceCounters(tmp_path, fsync=False)
+    hidden = SequenceInfo.for_type("h", 0, "bigint", hidden=True)
+    saves: list[int] = []
+    save = SequenceCounters._save
+    monkeypatch.setattr(SequenceCounters, "_save", lambda self, b: (saves.append(1), save(self, b)))
+    given = [counters.take("h", hidden, 1)[0] for _ in range(HIDDEN_CACHE)]
+    assert given == list(range(1, HIDDEN_CACHE + 1))
+    assert len(saves) == 1
+    counters.take("h", hidden, 2)
+    assert len(saves) == 2
+    again = SequenceCounters(tmp_path, fsync=False).take("h", hidden, 1)[0]
+    assert given[-1] + 2 < again <= given[-1] + 2 + HIDDEN_CACHE + 1
 
 
 def test_a_block_larger_than_the_cache_is_reserved_whole(tmp_path):

@@ -28,24 +28,15 @@ class CheckedPlans:
         self._capacity = entries
 
     def check(self, plan: object, state: tuple[object, ...], run: Callable[[], None]) -> None:
-        """``run`` the check of ``plan`` unless it passed in ``state`` (compared item by item:
-        numbers and names by value, objects such as stores by identity); a check that raises
-        is not remembered."""
+        """``run`` the check of ``plan`` unless it passed in ``state`` (a tuple of numbers,
+        names and objects such as stores, whose ``==`` is identity); a check that raises is
+        not remembered."""
         key = id(plan)
         entry = self._passed.get(key)
-        if entry is not None and entry[0] is plan and _same(entry[1], state):
+        if entry is not None and entry[0] is plan and entry[1] == state:
             return
         run()
         self._passed[key] = (plan, state)
         self._passed.move_to_end(key)
         while len(self._passed) > self._capacity:
             self._passed.popitem(last=False)
-
-    def clear(self) -> None:
-        self._passed.clear()
-
-
-def _same(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
-    return len(before) == len(now) and all(
-        a is b or (isinstance(a, int | str) and a == b) for a, b in zip(before, now, strict=True)
-    )

@@ -474,6 +474,8 @@ class Connection:
     def _send_parameter_changes(self) -> None:
         assert self._session is not None, "parameters are reported once a session exists"
         current = self._session.reported_parameters()
+        if current == self._reported:
+            return  # nothing changed: the usual case, one dict comparison
         for name, value in current.items():
             if self._reported.get(name) != value:
                 self.send(m.ParameterStatus(name, value))

@@ -126,11 +126,27 @@ def encode_column(
         array = array.dictionary_decode()
     if format_code == 1 and type_oid in _BINARY_ENCODERS:
         return _BINARY_ENCODERS[type_oid](array)
+    if type_oid in _INTEGER_OIDS and len(array) <= _FEW_ROWS and pa.types.is_integer(array.type):
+        return _few_integers_text(array)
     if extra_float_digits <= 0 and type_oid in (TypeOid.FLOAT4, TypeOid.FLOAT8):
         return _from_binary_array(
             _text_float_rounded(array, type_oid == TypeOid.FLOAT4, extra_float_digits)
         )
     return _from_binary_array(_styled_text(array, type_oid, date_style, interval_style))
+
+
+_INTEGER_OIDS = frozenset((TypeOid.INT2, TypeOid.INT4, TypeOid.INT8))
+_FEW_ROWS = 16
+"""Up to this many integers are spelt by Python: one Arrow cast costs more than a
+point select's whole row (the prepared key lookup's answer)."""
+
+
+def _few_integers_text(array: pa.Array) -> ColumnValues:
+    """A few integers' text (``str`` spells them as PostgreSQL does), NULLs as -1 lengths."""
+    texts = [None if v is None else str(v).encode() for v in array.to_pylist()]
+    lengths = np.array([-1 if t is None else len(t) for t in texts], dtype=np.int32)
+    data = np.frombuffer(b"".join(t for t in texts if t is not None), dtype=np.uint8)
+    return ColumnValues(lengths, data)
 
 
 def _styled_text(array: pa.Array, type_oid: int, date_style: str, interval_style: str) -> pa.Array:

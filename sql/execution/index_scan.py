@@ -26,7 +26,7 @@ from sql.execution import point_read
 from storage.data_type import ColumnId, TabletId
 from storage.key_encoding import encode_sortable, encode_value, is_key_type, prefix_successor
 from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
-from storage.schema import ColumnSchema
+from storage.schema import ColumnSchema, Schema
 from storage.transaction import Transaction
 
 MAX_IN_VALUES = 1000
@@ -226,13 +226,31 @@ def scan(
                 return
 
 
+_KEY_PROJECTIONS: dict[tuple[int, int], tuple[Schema, IndexInfo, tuple[ColumnId, ...]]] = {}
+_KEY_PROJECTION_ENTRIES = 256
+
+
+def _key_projection(schema: Schema, index: IndexInfo) -> tuple[ColumnId, ...]:
+    """The index tablet's columns that copy the primary key, in key order; made once per
+    table schema and index (both immutable: DDL makes new ones), not per lookup."""
+    key = (id(schema), id(index))
+    found = _KEY_PROJECTIONS.get(key)
+    if found is not None and found[0] is schema and found[1] is index:
+        return found[2]
+    copies = dict(value_columns(schema, index))
+    projection = tuple(copies[c.id] for c in schema.key_columns)
+    if len(_KEY_PROJECTIONS) >= _KEY_PROJECTION_ENTRIES:
+        _KEY_PROJECTIONS.clear()
+    _KEY_PROJECTIONS[key] = (schema, index, projection)
+    return projection
+
+
 def _primary_keys(
     txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec, short_only: bool = False
 ) -> pa.Table | None:
     """The primary keys the index holds in ``lookup``'s ranges (key columns in order);
     ``short_only``: None as soon as a range is too long to read as point reads."""
-    copies = dict(value_columns(table.schema, lookup.index))
-    projection = tuple(copies[c.id] for c in table.schema.key_columns)
+    projection = _key_projection(table.schema, lookup.index)
     batches: list[pa.RecordBatch] = []
     for lower, upper in lookup.ranges:
         index_spec = ScanSpec(

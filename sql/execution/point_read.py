@@ -5,7 +5,10 @@ rows' keys outright, as does an index lookup once the index has given them.  Tho
 keys are encoded and read with ``Transaction.read_keys`` (Kudu's point read: bloom
 filter, key index, the cached block's row), which skips a scan's key ranges, block
 walks and masks.  Every pushed predicate is applied to the rows read, so a key that
-does not encode exactly (``1.5`` for an integer key) finds nothing a scan would not.
+does not encode exactly (``1.5`` for an integer key) finds nothing a scan would not;
+but the equalities and IN lists that named the keys (``pinning``) are not: the key
+encoding is exact and one-to-one (a value that does not encode names no key), so a row
+read by such a key holds those values, and a prepared point select needs no Arrow kernel.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
             return None
         choices.append(values)
     types = [c.type for c in table.schema.key_columns]
-    keys = set()
+    keys: set[bytes] = set()
     for combination in itertools.product(*choices):
         try:
             keys.add(encode_key(combination, types))
@@ -53,15 +56,33 @@ def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
     return sorted(keys)
 
 
-def _pinned(predicates: tuple[ColumnPredicate, ...], column_id: ColumnId) -> list[object] | None:
+def pinning(table: TableInfo, spec: ScanSpec) -> tuple[ColumnPredicate, ...]:
+    """The predicates ``keys_of`` names its keys by (one per key column): every row read by
+    those keys satisfies them, so ``read`` need not apply them again."""
+    found = (_pinning(spec.predicates, c.id) for c in table.schema.key_columns)
+    return tuple(p for p in found if p is not None)
+
+
+def _pinning(
+    predicates: tuple[ColumnPredicate, ...], column_id: ColumnId
+) -> ColumnPredicate | None:
     for predicate in predicates:
         if predicate.column_id != column_id:
             continue
         if predicate.kind is PredicateKind.EQUALITY and predicate.value is not None:
-            return [predicate.value]
+            return predicate
         if predicate.kind is PredicateKind.IN_LIST:
-            return [v for v in predicate.values if v is not None]
+            return predicate
     return None
+
+
+def _pinned(predicates: tuple[ColumnPredicate, ...], column_id: ColumnId) -> list[object] | None:
+    predicate = _pinning(predicates, column_id)
+    if predicate is None:
+        return None
+    if predicate.kind is PredicateKind.EQUALITY:
+        return [predicate.value]
+    return [v for v in predicate.values if v is not None]
 
 
 def encoded(table: TableInfo, keys: pa.Table) -> list[bytes]:
@@ -83,18 +104,21 @@ def read(
     keys: list[bytes],
     spec: ScanSpec,
     tablet_ids: tuple[TabletId, ...],
+    implied: tuple[ColumnPredicate, ...] = (),
 ) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
-    """The rows of ``keys`` matching ``spec`` (its projection), from each of ``tablet_ids``."""
+    """The rows of ``keys`` matching ``spec`` (its projection), from each of ``tablet_ids``;
+    ``implied``: predicates of ``spec`` every row of those keys satisfies (``pinning``)."""
     if not keys:
         return
-    needed = tuple(dict.fromkeys((*spec.projection, *(p.column_id for p in spec.predicates))))
+    predicates = [p for p in spec.predicates if not any(p is q for q in implied)]
+    needed = tuple(dict.fromkeys((*spec.projection, *(p.column_id for p in predicates))))
     remaining = spec.limit
     for tablet_id in tablet_ids:
         batch = txn.read_keys(tablet_id, keys, needed, snapshot=spec.snapshot)
         if not batch.num_rows:
             continue
-        if spec.predicates:
-            masks = [p.evaluate(batch.column(needed.index(p.column_id))) for p in spec.predicates]
+        if predicates:
+            masks = [p.evaluate(batch.column(needed.index(p.column_id))) for p in predicates]
             batch = batch.filter(functools.reduce(pc.and_, masks))
         if needed != spec.projection:
             batch = batch.select([needed.index(c) for c in spec.projection])

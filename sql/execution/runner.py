@@ -202,9 +202,9 @@ class QueryRunner:
 
         def batches() -> Iterator[pa.RecordBatch]:
             if points is not None:
-                yield from (
-                    batch for _tablet_id, batch in point_read.read(txn, points, spec, tablet_ids)
-                )
+                implied = point_read.pinning(scan.table, spec)
+                found = point_read.read(txn, points, spec, tablet_ids, implied)
+                yield from (batch for _tablet_id, batch in found)
                 return
             if lookup is not None:
                 keys = index_scan.short_keys(txn, scan.table, lookup, spec)

@@ -121,6 +121,21 @@ class AccessControl:
         store = self._block.access_changes().privileges
         store.put(table_key(oid), initial_acl(store, "sequence", self.user, SCHEMA))
 
+    def state(self) -> tuple[object, ...]:
+        """Everything a check reads besides its plan (``prepared_plan.CheckedPlans``): the
+        catalog and its version, the role, and the role and privilege stores the session sees
+        with their change counters."""
+        roles, privileges = self._roles, self._privileges
+        return (
+            self._db.catalog_version,
+            self.user,
+            self.catalog,
+            roles,
+            roles.version if roles is not None else None,
+            privileges,
+            privileges.version,
+        )
+
     def check(self, plan: Plan) -> None:
         if is_superuser(self._roles, self.user):
             self._superuser_reads(plan)

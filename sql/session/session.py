@@ -105,6 +105,7 @@ from sql.session import (
     cursors,
     explain,
     notify_statements,
+    prepared_plan,
     role_switch,
     setting_statements,
     sql_prepared,
@@ -257,6 +258,7 @@ class Session:
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
         self._access = access.AccessControl(db, lambda: self.current_user, self._block)
+        self._checked = prepared_plan.CheckedPlans()
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
         db.backends.add(self.backend)
@@ -1020,7 +1022,10 @@ class Session:
         pause: ReadPause | None = None,
         inline: bool = False,
     ) -> Result:
-        self._access.check(plan)
+        if isinstance(plan, QueryPlan | DmlPlan):
+            self._checked.check(plan, self._access.state(), lambda: self._access.check(plan))
+        else:
+            self._access.check(plan)
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)

@@ -118,6 +118,24 @@ def _add_rows(
     return len(rows)
 
 
+_ARROW_SCHEMAS: dict[tuple[int, tuple[ColumnId, ...]], tuple[Schema, pa.Schema]] = {}
+_ARROW_SCHEMA_ENTRIES = 256
+
+
+def _arrow_schema(schema: Schema, columns: tuple[ColumnId, ...]) -> pa.Schema:
+    """``schema.arrow_schema(columns)``, made once per schema and projection: a prepared
+    point read asks for the same one every time, and making it costs more than the row."""
+    key = (id(schema), columns)
+    found = _ARROW_SCHEMAS.get(key)
+    if found is not None and found[0] is schema:
+        return found[1]
+    made = schema.arrow_schema(columns)
+    if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMA_ENTRIES:
+        _ARROW_SCHEMAS.clear()
+    _ARROW_SCHEMAS[key] = (schema, made)
+    return made
+
+
 def _batch(
     schema: Schema,
     columns: tuple[ColumnId, ...],
@@ -128,7 +146,7 @@ def _batch(
     stats.rows_returned += total
     if not columns:
         return pa.RecordBatch.from_arrays([pa.nulls(total)], names=["_"]).select([])
-    arrow_schema = schema.arrow_schema(columns)
+    arrow_schema = _arrow_schema(schema, columns)
     arrays = [_concat(parts[c], field.type) for c, field in zip(columns, arrow_schema, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 

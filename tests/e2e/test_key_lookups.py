@@ -41,6 +41,11 @@ LOOKUPS: list[tuple[str, list[list[object]]]] = [
      [[5], [300], [0], [1000], [None], [2**40], [-1], ["17"], ["x7"], ["99999999999999999999"],
       [D("5.0")], [D("5.5")], [5.0], [2**70]]),
     ("select name, id from kl_items where id = %s::int", [[7], ["7"], ["3000000000"]]),
+    # The equalities that name the keys are not applied again; any others on a key column are.
+    ("select 1 as one from kl_items where id = %s", [[5], [0], [None]]),
+    ("select id from kl_items where id = %s and id = %s", [[5, 5], [5, 6], [6, 5]]),
+    ("select id from kl_items where id in (%s, %s) and id = %s", [[5, 6, 6], [5, 6, 7]]),
+    ("select v from kl_pairs where a = %s and b = %s and a < %s", [[3, "b0", 4], [3, "b0", 3]]),
     ("select id, name from kl_items where code = %s order by id",
      [[3], [0], [6], [7], [None], ["2"], ["2.5"], [D("2.0")], [D("2.5")], [2.0], [2**40]]),
     ("select id from kl_items where name = %s", [["n42"], ["n0"], [None], [""], ["N42"]]),

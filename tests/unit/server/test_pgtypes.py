@@ -329,3 +329,15 @@ def test_infinite_dates_and_timestamps_are_spelled_and_sent_as_postgresql_does()
             b"\x7f\xff\xff\xff\xff\xff\xff\xff",
             b"\x80\x00\x00\x00\x00\x00\x00\x00",
         ]
+
+
+def test_a_few_integers_are_spelt_as_the_arrow_cast_spells_many():
+    values = [0, -5, None, 2**63 - 1, -(2**63), 42]
+    for oid, arrow_type in ((TypeOid.INT2, pa.int16()), (TypeOid.INT4, pa.int32()),
+                            (TypeOid.INT8, pa.int64())):  # fmt: skip
+        fits = [v for v in values if v is None or -(2**15) <= v < 2**15 or oid == TypeOid.INT8]
+        few = pa.array(fits, arrow_type)
+        many = pa.array(fits * 10, arrow_type)  # past the Python path: Arrow's cast
+        assert encoded(few, oid, 0) * 10 == encoded(many, oid, 0)
+        assert encoded(few, oid, 0)[:3] == [b"0", b"-5", None]
+        assert encoded(pa.array([], arrow_type), oid, 0) == []

@@ -30,11 +30,17 @@ from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
-from sql.common.datatypes import INT2VECTOR_DUCKDB, array_literal, to_wire, wire_oid
+from sql.common.datatypes import (
+    INT2VECTOR_DUCKDB,
+    array_literal,
+    duckdb_type,
+    to_wire,
+    wire_oid,
+)
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
-from sql.execution import number_formatting, system_view_rows
+from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
@@ -42,6 +48,7 @@ from sql.execution.notifications import Listener
 from sql.pg_catalog import (
     activity,
     array_output,
+    catalog_numeric,
     functions,
     privilege_rows,
     sequences,
@@ -569,6 +576,14 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table)
+    if user_tables:
+        user_columns = catalog_numeric.column_types(
+            [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
+        )
+        types = {**catalog_numeric.CATALOG_COLUMN_TYPES, **user_columns}
+    else:
+        types = catalog_numeric.CATALOG_COLUMN_TYPES
+    rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
     live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
     return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
 
@@ -661,6 +676,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             functions.register(duck, _current_functions)
             array_output.register(duck)
             number_formatting.register(duck)
+            numeric_arithmetic.register(duck)
             activity.register(duck, _current_activity)
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)

@@ -403,6 +403,12 @@ def output_name(projection: exp.Expr) -> str:
             return inner.this.name.lower()  # f(x)::text is named f, as PostgreSQL names it
         if isinstance(inner.this, exp.Array):
             return "array"
+        if isinstance(inner.this, exp.Func) and not isinstance(
+            inner.this, (exp.Binary, exp.Cast, exp.Case)
+        ):
+            named = output_name(inner.this)  # count(*)::numeric is count, as f(x)::text is f
+            if named != "?column?":
+                return named
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
     if isinstance(inner, exp.Trim):
         position = str(inner.args.get("position") or "").upper()

@@ -141,20 +141,19 @@ def binary_encoder(
             )
             body = bytearray(header)
             offset = 0
-            data = values.data.tobytes()
+            raw = values.data.tobytes()
             for length in values.lengths.tolist():
                 if element_oid == TypeOid.OID and length == 8:  # oid is 4 bytes, unsigned
-                    body += struct.pack(">i", 4) + data[offset + 4 : offset + 8]
+                    body += struct.pack(">i", 4) + raw[offset + 4 : offset + 8]
                     offset += 8
                     continue
                 body += struct.pack(">i", length)
                 if length > 0:
-                    body += data[offset : offset + length]
+                    body += raw[offset : offset + length]
                     offset += length
             chunks.append(bytes(body))
             lengths[row] = len(body)
-        data = np.frombuffer(b"".join(chunks), dtype=np.uint8)
-        return ColumnValues(lengths, data)
+        return ColumnValues(lengths, np.frombuffer(b"".join(chunks), dtype=np.uint8))
 
     return encode
 

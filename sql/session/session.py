@@ -54,6 +54,7 @@ from sql.ddl import (
 from sql.ddl.sequences import add_identity, execute_sequence
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
+from sql.execution import catalog_calls
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
@@ -248,6 +249,7 @@ class Session:
                 lambda: is_superuser(self._block.roles, self.current_user),
             ),
         )
+        self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
         self._tracking = statement_tracking.StatementTracking(
             db.statements, db.table_activity, self.settings
         )
@@ -326,6 +328,7 @@ class Session:
             self._system.close()
             self._duck.close()
         finally:
+            catalog_calls.unregister(self._catalog_call_token)
             self._db.backends.remove(self.backend)
             lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
             self._db.table_activity.session_ended(
@@ -759,7 +762,7 @@ class Session:
                 ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
-        folded = dml_calls.fold(ast, self._catalog_types, None)
+        folded = dml_calls.fold(ast, self._catalog_types, None, self._catalog_call_token)
         if folded is not None:
             template = self._plan_write(folded, declared_list, version)
             template.refold = lambda: self._refold(statement, declared_list, version)
@@ -815,7 +818,9 @@ class Session:
 
     def _refold(self, statement: ParsedStatement, declared: list[int], version: int) -> DmlPlan:
         """A write's plan with the values its catalog calls have now (``dml_calls``)."""
-        folded = dml_calls.fold(statement.ast, self._catalog_types, self._catalog_values)
+        folded = dml_calls.fold(
+            statement.ast, self._catalog_types, self._catalog_values, self._catalog_call_token
+        )
         assert folded is not None, "only a write calling catalog functions is folded again"
         return self._plan_write(folded, declared, version)
 
@@ -831,6 +836,18 @@ class Session:
         assert isinstance(plan, SystemPlan), "catalog calls make a catalog query"
         columns, batches = self._run_system(plan.system, [])
         return list(sql_prepared.single_row(batches)), [c.type_oid for c in columns]
+
+    def _catalog_call_values(
+        self, template: str, tuples: Sequence[tuple[str | None, ...]]
+    ) -> list[str | None]:
+        """A catalog call over a write's columns (``dml_calls``), for each distinct tuple of
+        their values: one catalog query while the write runs, in its transaction."""
+        sql = dml_calls.values_query(template, tuples)
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        assert isinstance(plan, SystemPlan), "a catalog call makes a catalog query"
+        self._refresh_system()
+        _, batches = self._system.run(plan.system, [], None)
+        return dml_calls.values_text(batches, len(tuples))
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":

@@ -24,6 +24,7 @@ from catalog.access_journal import publish as publish_access
 from catalog.catalog import Catalog
 from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
+from catalog.role_locks import prepared_owner
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
@@ -974,6 +975,16 @@ class Session:
             or catalog.partition_owner(name) is not None
         )
 
+    def _keep_prepared(self, keep: Callable[[], None], txn: Transaction, gid: str) -> None:
+        """PREPARE TRANSACTION: the prepared transaction keeps the role names it holds."""
+        try:
+            keep()
+        except BaseException:
+            self._block.release_role_names(txn)
+            raise
+        if self._db.roles is not None:
+            self._db.roles.name_locks.transfer(txn, prepared_owner(gid))
+
     def _finish_prepared(self, kind: str, gid: str) -> Result:
         """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
         if self._block.in_block:
@@ -983,6 +994,8 @@ class Session:
             self._db.engine.prepared.commit(gid, self._publish_prepared)
         else:
             self._db.engine.prepared.rollback(gid)
+        if self._db.roles is not None:
+            self._db.roles.name_locks.release(prepared_owner(gid))
         return Result(command_tag=kind)
 
     def _publish_prepared(self, documents: dict[str, bytes], commit: PreparedCommit) -> None:
@@ -1056,6 +1069,7 @@ class Session:
                     statement, self._block.catalog, self._block.txn, self._block.in_block
                 )
             case RolePlan(role=role):
+                self._block.lock_role_names(role)
                 mine = self._block.access_changes()
                 result = roles.execute_role_statement(
                     role, mine.roles, self.current_user, mine.privileges
@@ -1578,8 +1592,12 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn, documents: prepared.prepare(
-                    txn, utility.name, self.current_user, database, documents
+                lambda txn, documents: self._keep_prepared(
+                    lambda: prepared.prepare(
+                        txn, utility.name, self.current_user, database, documents
+                    ),
+                    txn,
+                    utility.name,
                 )
             )
         if kind == "ROLLBACK TO":

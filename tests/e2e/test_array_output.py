@@ -33,7 +33,6 @@ QUERIES = [
 ACL_QUERY = "SELECT relacl, ARRAY[relname::text] FROM pg_class WHERE relname = 'arr_out'"
 
 
-
 def _setup(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET TimeZone = 'UTC'")

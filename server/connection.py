@@ -750,9 +750,7 @@ class Connection:
         finally:
             self._end_statement()
 
-    def _advance_portal(
-        self, portal: Portal, max_rows: int, sent: int, inline: bool = False
-    ) -> Step:
+    def _advance_portal(self, portal: Portal, max_rows: int, sent: int, inline: bool = False) -> Step:
         """Start the portal if needed and encode its rows until a stopping point (worker; or
         ``inline`` on the event loop, until the rows stop being short)."""
         assert self._session is not None, "queries run only after startup"

@@ -4,9 +4,9 @@ Two sessions (``a`` changes, ``b`` watches) run the same statements against
 nyala and PostgreSQL 15: what ``a`` does inside a block is seen by its own
 checks and catalog queries (``has_table_privilege``, ``pg_roles``, SET ROLE),
 not by ``b`` until COMMIT, and is gone after ROLLBACK or ROLLBACK TO
-SAVEPOINT.  Then nyala alone: a concurrent CREATE ROLE of the same name waits for
-the first transaction and fails with 23505 when it commits, and kill -9 keeps committed roles and grants and loses
-uncommitted ones.
+SAVEPOINT.  Then nyala alone: a concurrent CREATE ROLE of the same name waits
+for the first transaction and fails with 23505 when it commits, and kill -9
+keeps committed roles and grants and loses uncommitted ones.
 """
 
 from __future__ import annotations
@@ -227,8 +227,8 @@ def test_a_table_created_before_a_savepoint_keeps_its_owner_as_in_postgresql(
 
 def test_a_concurrent_create_role_of_the_same_name_waits_then_fails(fresh_nyala_server):
     """As in PostgreSQL, the second CREATE ROLE waits for the open transaction holding the
-    name and fails with 23505 (pg_authid's unique index) once it commits (tests/e2e/test_two_phase_roles.py compares
-    this with PostgreSQL, prepared transactions too)."""
+    name and fails with 23505 (pg_authid's unique index) once it commits
+    (tests/e2e/test_two_phase_roles.py compares this with PostgreSQL, prepared ones too)."""
     with (
         psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as first,
         psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as second,

@@ -229,6 +229,7 @@ def _call(name: str, *args: exp.Expr) -> exp.Expr:
 
 
 _REG_OUT = {
+    "regproc": "regproc_out",
     "regclass": "regclass_out",
     "regtype": "regtype_out",
     "regnamespace": "regnamespace_out",
@@ -264,7 +265,7 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     if target == "regtype":
         return _as_reg(_call("regtype_in", text), "regtype")
     if target in ("regproc", "regprocedure"):
-        return _call("regproc_in", text)
+        return _as_reg(_call("regproc_in", text), "regproc")
     if target == "regnamespace" and isinstance(operand, exp.Literal) and operand.is_string:
         return _as_reg(_call("regnamespace_in", text), target)
     if target in ("regnamespace", "regrole"):
@@ -275,6 +276,8 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     )
     if kind is not None and is_text:
         return _call(_REG_OUT[kind], operand)
+    if kind == "regproc" and target == "oid":
+        return _call("regproc_oid", operand.expressions[0] if operand.expressions else operand)
     if kind is not None and target == "oid":
         return _uinteger(operand)
     if target in _PLAIN_CASTS:

@@ -82,6 +82,10 @@ class AccessChanges:
         del self._role_journal.changes[mark.role_changes :]
         del self._acl_journal[mark.acl_changes :]
 
+    def changed_role(self, name: str) -> bool:
+        """Whether this transaction created, changed or dropped role ``name``."""
+        return any(c.name == name and not c.member for c in self._role_journal.changes)
+
     def journal(self) -> AccessJournal:
         """What the transaction changed, for its commit record or its prepared file."""
         return AccessJournal(list(self._role_journal.changes), list(self._acl_journal))

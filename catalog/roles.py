@@ -27,6 +27,7 @@ from typing import Any
 import scramp
 
 from catalog.logged_document import LoggedDocument, newer_than_file, sequence_of
+from catalog.role_locks import RoleNameLocks
 from storage.errors import (
     DataCorrupted,
     DbError,
@@ -178,6 +179,8 @@ class RoleStore:
         self._members: list[Membership] = []
         self._saved: dict[str, Any] = {"roles": [], "members": []}
         self._journal: RoleJournal | None = None
+        self.name_locks = RoleNameLocks()
+        """Role names uncommitted role changes hold (shared: a fork keeps its store's)."""
         self.version = 0
         self.sequence = 0
         """How many changes the file has had: orders it and the WAL's copies."""
@@ -203,6 +206,7 @@ class RoleStore:
             copy.version = self.version
         copy._journal = journal
         copy.is_new = False
+        copy.name_locks = self.name_locks
         return copy
 
     def state(self) -> tuple[dict[str, Role], list[Membership]]:

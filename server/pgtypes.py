@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from server import bc_dates, far_dates, intervals
+from server import array_binary, bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows
 from sql.common import date_styles
@@ -743,3 +743,4 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
     TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),
 }
+_BINARY_ENCODERS.update(array_binary.array_encoders(_BINARY_ENCODERS))

@@ -24,6 +24,7 @@ class TypeOid(IntEnum):
     OID = 26
     OIDVECTOR = 30
     JSON = 114
+    ACLITEM = 1033
     PG_NODE_TREE = 194
     FLOAT4 = 700
     FLOAT8 = 701
@@ -61,6 +62,7 @@ ARRAY_OID: dict[TypeOid, int] = {
     TypeOid.OID: 1028,
     TypeOid.OIDVECTOR: 1013,
     TypeOid.JSON: 199,
+    TypeOid.ACLITEM: 1034,
     TypeOid.FLOAT4: 1021,
     TypeOid.FLOAT8: 1022,
     TypeOid.BPCHAR: 1014,

@@ -213,6 +213,33 @@ def normalize_for_wire(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunk
 _ARRAY_SPECIAL = set('{},"\\') | set(" \t\n\r\v\f")
 
 
+def _timestamp_text(value: dt.datetime) -> str:
+    """PostgreSQL's ISO text of a timestamp: no trailing fraction zeros, offset ``+00``."""
+    text = value.replace(tzinfo=None).isoformat(sep=" ")
+    if "." in text:
+        text = text.rstrip("0")
+    offset = value.utcoffset()
+    if offset is None:
+        return text
+    seconds = int(offset.total_seconds())
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(abs(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    zone = f"{sign}{hours:02d}" + (f":{minutes:02d}" if minutes or secs else "")
+    return text + zone + (f":{secs:02d}" if secs else "")
+
+
+def _float_text(value: float) -> str:
+    """PostgreSQL's shortest exact text of a float (``1``, ``1.5``, ``1e+20``, ``NaN``)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
 def _element_text(value: object) -> str:
     if value is None:
         return "NULL"
@@ -221,9 +248,16 @@ def _element_text(value: object) -> str:
     if isinstance(value, bool):
         return "t" if value else "f"
     if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    text = value.isoformat() if isinstance(value, dt.date) else str(value)
-    if isinstance(value, str) and (
+        text = _timestamp_text(value)
+    elif isinstance(value, dt.date):
+        text = value.isoformat()
+    elif isinstance(value, float):
+        text = _float_text(value)
+    elif isinstance(value, Decimal):
+        text = format(value, "f")
+    else:
+        text = str(value)
+    if isinstance(value, (str, dt.datetime)) and (
         not text or text.upper() == "NULL" or any(c in _ARRAY_SPECIAL for c in text)
     ):
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -276,13 +310,13 @@ def wire_oid(duckdb_type: str, *, catalog: bool = False) -> int:
     """The PostgreSQL OID a DuckDB result column is sent as; text for anything exotic.
 
     In the emulated catalogs (``catalog``) UINTEGER columns hold OIDs and are sent
-    as ``oid``, and an array as its element type's array type; in user queries a
-    UINTEGER is a number and is sent as ``int8``, and an array as text.
+    as ``oid``; in user queries a UINTEGER is a number and is sent as ``int8``.  An
+    array is sent as its element type's array type (text[] for anything exotic).
     """
     if catalog and duckdb_type == INT2VECTOR_DUCKDB:
         return TypeOid.INT2VECTOR
-    if catalog and duckdb_type.endswith("[]"):
-        element = wire_oid(duckdb_type[:-2], catalog=catalog)
+    if duckdb_type.endswith("[]"):
+        element = wire_oid(duckdb_type.removesuffix("[]").rstrip("[]"), catalog=catalog)
         return ARRAY_OID.get(TypeOid(element), ARRAY_OID[TypeOid.TEXT])
     if catalog and duckdb_type == "UINTEGER":
         return TypeOid.OID
@@ -338,6 +372,8 @@ def to_wire(
     """Give a result column exactly the Arrow type the wire layer encodes ``oid`` from; a
     ``timestamptz`` carries the session's zone, in which the wire layer writes it as text,
     and a ``char(n)`` (stored without its padding) is padded to n again."""
+    if pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+        return normalize_for_wire(array)  # array_out's text, which array_send also reads
     if oid == TypeOid.BPCHAR:
         text = normalize_for_wire(array)
         return pc.utf8_rpad(text, width=typmod - 4, padding=" ") if typmod > 4 else text

@@ -19,6 +19,7 @@ from catalog.privileges import PrivilegeStore
 from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import (
+    catalog_calls,
     float_arithmetic,
     number_formatting,
     numeric_arithmetic,
@@ -62,6 +63,7 @@ class DatabaseContext:
         numeric_arithmetic.register(self.duckdb)
         pattern_functions.register(self.duckdb)
         number_formatting.register(self.duckdb)
+        catalog_calls.register(self.duckdb)
         self.advisory_locks = AdvisoryLocks()
         self.notifications = NotificationHub()
         self._version_lock = threading.Lock()

@@ -37,6 +37,7 @@ def _types() -> tuple[BuiltinType, ...]:
         (TypeOid.OID, "oid", 4, "N", ""),
         (TypeOid.OIDVECTOR, "oidvector", -1, "A", ""),
         (TypeOid.JSON, "json", -1, "U", ""),
+        (TypeOid.ACLITEM, "aclitem", 12, "U", ""),
         (TypeOid.PG_NODE_TREE, "pg_node_tree", -1, "Z", ""),
         (TypeOid.FLOAT4, "float4", 4, "N", "real"),
         (TypeOid.FLOAT8, "float8", 8, "N", "double precision"),

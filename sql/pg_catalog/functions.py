@@ -32,12 +32,14 @@ from sql.pg_catalog.catalog_rows import (
 from sql.pg_catalog.relations import RELATIONS
 from sql.pg_catalog.size_pretty import size_pretty
 from storage.errors import (
+    AmbiguousFunction,
     FeatureNotSupported,
     InvalidParameterValue,
     InvalidSchemaName,
     NullValueNotAllowed,
     QueryCanceled,
     UndefinedColumn,
+    UndefinedFunction,
     UndefinedObject,
     UndefinedTable,
 )
@@ -103,6 +105,9 @@ class CatalogFunctions:
         }
         self._settings = {r["name"].lower(): r["setting"] for r in _rows(rows, "pg_settings")}
         self._types = {r["typname"]: r["oid"] for r in _rows(rows, "pg_type")}
+        self._procs: dict[str, list[tuple[int, int]]] = {}
+        for proc in _rows(rows, "pg_proc"):
+            self._procs.setdefault(proc["proname"], []).append((proc["oid"], proc["pronargs"]))
         self._view_definitions = {r["viewname"]: r["definition"] for r in _rows(rows, "pg_views")}
         self._index_suffixes = rows.index_suffixes
         self._partition_keys = rows.partition_keys
@@ -359,6 +364,34 @@ class CatalogFunctions:
         quoted = "'" + text.replace("'", "''").replace("\\", "\\\\") + "'"
         return ("E" + quoted) if "\\" in text else quoted
 
+    def regproc_oid(self, text: str | None) -> int | None:
+        """``'name'::regproc::oid`` or ``'name(args)'::regprocedure::oid`` (psql's ``\\sf``):
+        the function's OID from pg_proc; 42883 if none, 42725 if a bare name names several."""
+        if text is None:
+            return None
+        name, paren, args = text.strip().partition("(")
+        name = name.strip().lower().removeprefix("pg_catalog.").strip('"')
+        found = self._procs.get(name, [])
+        if paren:
+            inner = args.rsplit(")", 1)[0].strip()
+            count = len(inner.split(",")) if inner else 0
+            found = [p for p in found if p[1] == count]
+        if not found:
+            raise UndefinedFunction(f'function "{text.strip()}" does not exist')
+        if len(found) > 1:
+            raise AmbiguousFunction(f'more than one function named "{text.strip()}"')
+        return found[0][0]
+
+    @staticmethod
+    def functiondef(oid: int | None) -> str | None:
+        """pg_get_functiondef: nyala's functions are built in, with no SQL source to show."""
+        if oid is None:
+            return None
+        raise FeatureNotSupported(
+            "pg_get_functiondef is not supported: nyala's functions are built in and have"
+            " no definition to show"
+        )
+
     @staticmethod
     def size_pretty(text: str | None, duck_type: str | None) -> str | None:
         """PostgreSQL 15's pg_size_pretty, of bigint or numeric (``size_pretty``)."""
@@ -388,6 +421,8 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("regnamespace_in", ["VARCHAR"], "UINTEGER"),
     ("regnamespace_out", ["BIGINT"], "VARCHAR"),
     ("size_pretty", ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    ("regproc_oid", ["VARCHAR"], "UINTEGER"),
+    ("functiondef", ["BIGINT"], "VARCHAR"),
     ("sleep", ["DOUBLE"], "VARCHAR"),
     ("set_config", ["VARCHAR", "VARCHAR", "BOOLEAN"], "VARCHAR"),
     ("typeof_name", ["VARCHAR"], "VARCHAR"),
@@ -496,6 +531,9 @@ MACROS: dict[str, str] = {
     "regnamespace_out(n)": "nyf_regnamespace_out(n)",
     "regproc_in(n)": "regexp_replace(trim(n), '^pg_catalog\\.', '')",
     "regrole_out(r)": "nyf_userbyid(r)",
+    "regproc_out(r)": "r",
+    "regproc_oid(n)": "nyf_regproc_oid(n)",
+    "pg_get_functiondef(f)": "nyf_functiondef(f)",
     "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
     "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",

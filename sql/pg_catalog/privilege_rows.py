@@ -147,6 +147,7 @@ class PrivilegeLookup:
         self._tables = {
             r[name_at]: r[oid_at] for r in rows.rows.get("pg_class", []) if r[nsp_at] == PUBLIC_OID
         }
+        self._class_oids = {r[oid_at] for r in rows.rows.get("pg_class", [])}
         schema_names = {
             r[_column("pg_namespace", "oid")]: r[_column("pg_namespace", "nspname")]
             for r in rows.rows.get("pg_namespace", [])
@@ -176,15 +177,16 @@ class PrivilegeLookup:
         return bool(set(letters) & acl.held(mine, options=options))
 
     def _is_superuser(self, name: str) -> bool:
+        if name.startswith(_NO_ROLE):
+            return False
         role = self._roles.get(name)
         return role is None or role.superuser
 
     def _role(self, role: Any) -> str:
         if isinstance(role, int):
-            name = self._role_oids.get(role)
-            if name is None:
-                raise UndefinedObject(f"role with OID {role} does not exist")
-            return name
+            # An OID naming no role is no error, as in PostgreSQL: a role that holds
+            # nothing but what PUBLIC holds and is a member of nothing.
+            return self._role_oids.get(role, f"{_NO_ROLE}{role}")
         name = str(role)
         if self._roles and name not in self._roles and name != self._user:
             raise UndefinedObject(f'role "{name}" does not exist')
@@ -212,8 +214,15 @@ class PrivilegeLookup:
         letters, options = _wanted(str(wanted), kind)
         if kind == "schema" and target not in ("public", PUBLIC_OID):
             return self._system_schema(role, target, letters)
-        # A table named by a name that names none is 42P01, for a superuser too.
+        # A table named by a name that names none is 42P01, for a superuser too; an OID
+        # naming no relation (or database) gives NULL.
+        if kind == "table" and isinstance(target, int) and target not in self._class_oids:
+            return None
+        if kind == "database" and isinstance(target, int) and target != DATABASE_OID:
+            return None
         oid = self._table_oid(target) if kind == "table" else 0
+        if kind == "database" and str(target) != self._database and target != DATABASE_OID:
+            raise InvalidCatalogName(f'database "{target}" does not exist', severity="ERROR")
         if self._is_superuser(role):
             return True
         if kind == "table" and oid in self._system_tables.values():
@@ -222,8 +231,6 @@ class PrivilegeLookup:
             acl = self._acls.get(table_key(oid))
             acl = acl or ObjectAcl("table", self._owner)
         elif kind == "database":
-            if str(target) != self._database and target != DATABASE_OID:
-                raise InvalidCatalogName(f'database "{target}" does not exist', severity="ERROR")
             acl = self._acls.get(DATABASE) or ObjectAcl("database", self._owner)
         else:
             acl = self._acls.get(PUBLIC_SCHEMA) or ObjectAcl("schema", self._owner)
@@ -291,6 +298,9 @@ def _wanted(text: str, kind: str) -> tuple[str, bool]:
         letters.append(known[words[0]])
     return "".join(letters), options
 
+
+_NO_ROLE = "\0role oid "
+"""How an OID naming no role is spelt where a role name stands (no role name holds a NUL)."""
 
 _UDFS = (
     ("has_table", "has_table_privilege"),

@@ -30,17 +30,25 @@ from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
-from sql.common.datatypes import INT2VECTOR_DUCKDB, to_wire, wire_oid
+from sql.common.datatypes import (
+    INT2VECTOR_DUCKDB,
+    array_literal,
+    duckdb_type,
+    to_wire,
+    wire_oid,
+)
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
-from sql.execution import system_view_rows
+from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
 from sql.execution.notifications import Listener
 from sql.pg_catalog import (
     activity,
+    array_output,
+    catalog_numeric,
     functions,
     privilege_rows,
     sequences,
@@ -59,7 +67,7 @@ from sql.planner.transpile import SessionFacts, output_name, scan_view_table
 from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
-from storage.type_oids import TypeOid
+from storage.type_oids import ARRAY_OID, TypeOid
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -221,6 +229,7 @@ def _call(name: str, *args: exp.Expr) -> exp.Expr:
 
 
 _REG_OUT = {
+    "regproc": "regproc_out",
     "regclass": "regclass_out",
     "regtype": "regtype_out",
     "regnamespace": "regnamespace_out",
@@ -256,7 +265,7 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     if target == "regtype":
         return _as_reg(_call("regtype_in", text), "regtype")
     if target in ("regproc", "regprocedure"):
-        return _call("regproc_in", text)
+        return _as_reg(_call("regproc_in", text), "regproc")
     if target == "regnamespace" and isinstance(operand, exp.Literal) and operand.is_string:
         return _as_reg(_call("regnamespace_in", text), target)
     if target in ("regnamespace", "regrole"):
@@ -267,10 +276,14 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     )
     if kind is not None and is_text:
         return _call(_REG_OUT[kind], operand)
+    if kind == "regproc" and target == "oid":
+        return _call("regproc_oid", operand.expressions[0] if operand.expressions else operand)
     if kind is not None and target == "oid":
         return _uinteger(operand)
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
+    if is_text and not isinstance(operand, exp.Literal):
+        return array_output.text_of(operand)
     return None
 
 
@@ -411,6 +424,8 @@ def _rewrite_node(
         return node if kind is None else _as_reg(node, kind)
     if isinstance(node, exp.Cast):
         return _rewrite_cast(node)
+    if isinstance(node, exp.Format):
+        return array_output.format_call(node)
     if isinstance(node, exp.Operator):
         op = node.args.get("operator", "").split(".")[-1].strip()
         if op in ("~", "!~"):
@@ -564,26 +579,20 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table)
+    if user_tables:
+        user_columns = catalog_numeric.column_types(
+            [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
+        )
+        types = {**catalog_numeric.CATALOG_COLUMN_TYPES, **user_columns}
+    else:
+        types = catalog_numeric.CATALOG_COLUMN_TYPES
+    rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
     live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
     return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
-    if values is None:
-        return None
-    parts = []
-    for value in values:
-        if value is None:
-            parts.append("NULL")
-        elif isinstance(value, bool):
-            parts.append("t" if value else "f")
-        else:
-            text = str(value)
-            needs_quotes = text == "" or any(ch in text for ch in ',{}" \\') or text == "NULL"
-            if needs_quotes:
-                text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-            parts.append(text)
-    return "{" + ",".join(parts) + "}"
+    return None if values is None else array_literal(values)
 
 
 def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
@@ -668,6 +677,9 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 for name, body in INFORMATION_SCHEMA_VIEWS.items()
             ]
             functions.register(duck, _current_functions)
+            array_output.register(duck)
+            number_formatting.register(duck)
+            numeric_arithmetic.register(duck)
             activity.register(duck, _current_activity)
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)
@@ -836,7 +848,9 @@ class SystemCatalog:
         names = query.names or duck_names
         for i, duck_type in enumerate(types):
             name = names[i] if i < len(names) else "?column?"
-            if duck_type.endswith("[]") or duck_type == "UINTEGER":
+            if duck_type == "VARCHAR[]" and name.endswith("acl"):
+                oid = ARRAY_OID[TypeOid.ACLITEM]  # relacl, nspacl, ...: aclitem[], as pg_catalog's
+            elif duck_type.endswith("[]") or duck_type == "UINTEGER":
                 oid = wire_oid(duck_type, catalog=True)
             elif duck_type.startswith(("STRUCT", "MAP")):
                 oid = TypeOid.TEXT

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sql.planner.array_text import array_text, is_array
 from storage.data_type import MAX_DECIMAL_PRECISION, UNCONSTRAINED_NUMERIC_SCALE
 
 DT = exp.DataType.Type
@@ -24,7 +25,9 @@ _NUMBERS = {
 
 
 def _text(node: exp.Expr) -> exp.Expr:
-    """An argument as PostgreSQL's text of it (a boolean is ``t``/``f``)."""
+    """An argument as PostgreSQL's text of it (a boolean is ``t``/``f``, an array ``{..}``)."""
+    if is_array(node):
+        return array_text(node)
     if node.type is not None and node.type.this is DT.BOOLEAN:
         return exp.Case(
             ifs=[

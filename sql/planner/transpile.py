@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
+from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
@@ -400,6 +401,14 @@ def output_name(projection: exp.Expr) -> str:
             return inner.this.name
         if isinstance(inner.this, exp.Anonymous):
             return inner.this.name.lower()  # f(x)::text is named f, as PostgreSQL names it
+        if isinstance(inner.this, exp.Array):
+            return "array"
+        if isinstance(inner.this, exp.Func) and not isinstance(
+            inner.this, (exp.Binary, exp.Cast, exp.Case)
+        ):
+            named = output_name(inner.this)  # count(*)::numeric is count, as f(x)::text is f
+            if named != "?column?":
+                return named
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
     if isinstance(inner, exp.Trim):
         position = str(inner.args.get("position") or "").upper()
@@ -522,6 +531,8 @@ def to_duckdb(
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
             replaced = rewrite_bc_year(node)
+        if replaced is node:
+            replaced = rewrite_array_text(node)
         if replaced is node:
             replaced = rewrite_numeric(node)
         if replaced is node:

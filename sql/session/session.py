@@ -24,6 +24,7 @@ from catalog.access_journal import publish as publish_access
 from catalog.catalog import Catalog
 from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
+from catalog.role_locks import prepared_owner
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
@@ -54,6 +55,7 @@ from sql.ddl import (
 from sql.ddl.sequences import add_identity, execute_sequence
 from sql.dml import key_writes, locking_reads, writes
 from sql.dml.write_plan import WritePlan
+from sql.execution import catalog_calls
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
@@ -245,6 +247,7 @@ class Session:
                 lambda: is_superuser(self._block.roles, self.current_user),
             ),
         )
+        self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
         self._tracking = statement_tracking.StatementTracking(
             db.statements, db.table_activity, self.settings
         )
@@ -324,6 +327,7 @@ class Session:
             self._system.close()
             self._duck.close()
         finally:
+            catalog_calls.unregister(self._catalog_call_token)
             self._db.backends.remove(self.backend)
             lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
             self._db.table_activity.session_ended(
@@ -757,7 +761,7 @@ class Session:
                 ast, self._facts, self._has_user_table, self._find_table, declared_list
             )
             return SystemPlan(system, version)
-        folded = dml_calls.fold(ast, self._catalog_types, None)
+        folded = dml_calls.fold(ast, self._catalog_types, None, self._catalog_call_token)
         if folded is not None:
             template = self._plan_write(folded, declared_list, version)
             template.refold = lambda: self._refold(statement, declared_list, version)
@@ -813,7 +817,9 @@ class Session:
 
     def _refold(self, statement: ParsedStatement, declared: list[int], version: int) -> DmlPlan:
         """A write's plan with the values its catalog calls have now (``dml_calls``)."""
-        folded = dml_calls.fold(statement.ast, self._catalog_types, self._catalog_values)
+        folded = dml_calls.fold(
+            statement.ast, self._catalog_types, self._catalog_values, self._catalog_call_token
+        )
         assert folded is not None, "only a write calling catalog functions is folded again"
         return self._plan_write(folded, declared, version)
 
@@ -829,6 +835,18 @@ class Session:
         assert isinstance(plan, SystemPlan), "catalog calls make a catalog query"
         columns, batches = self._run_system(plan.system, [])
         return list(sql_prepared.single_row(batches)), [c.type_oid for c in columns]
+
+    def _catalog_call_values(
+        self, template: str, tuples: Sequence[tuple[str | None, ...]]
+    ) -> list[str | None]:
+        """A catalog call over a write's columns (``dml_calls``), for each distinct tuple of
+        their values: one catalog query while the write runs, in its transaction."""
+        sql = dml_calls.values_query(template, tuples)
+        plan = self._plan(sql, parser.split(sql)[0], None, ())
+        assert isinstance(plan, SystemPlan), "a catalog call makes a catalog query"
+        self._refresh_system()
+        _, batches = self._system.run(plan.system, [], None)
+        return dml_calls.values_text(batches, len(tuples))
 
     def _plan_cursor(self, statement: CursorStatement, declared: Sequence[int]) -> Plan:
         if statement.kind != "DECLARE":
@@ -955,6 +973,16 @@ class Session:
             or catalog.partition_owner(name) is not None
         )
 
+    def _keep_prepared(self, keep: Callable[[], None], txn: Transaction, gid: str) -> None:
+        """PREPARE TRANSACTION: the prepared transaction keeps the role names it holds."""
+        try:
+            keep()
+        except BaseException:
+            self._block.release_role_names(txn)
+            raise
+        if self._db.roles is not None:
+            self._db.roles.name_locks.transfer(txn, prepared_owner(gid))
+
     def _finish_prepared(self, kind: str, gid: str) -> Result:
         """COMMIT PREPARED or ROLLBACK PREPARED: end a transaction some session prepared."""
         if self._block.in_block:
@@ -964,6 +992,8 @@ class Session:
             self._db.engine.prepared.commit(gid, self._publish_prepared)
         else:
             self._db.engine.prepared.rollback(gid)
+        if self._db.roles is not None:
+            self._db.roles.name_locks.release(prepared_owner(gid))
         return Result(command_tag=kind)
 
     def _publish_prepared(self, documents: dict[str, bytes], commit: PreparedCommit) -> None:
@@ -1040,6 +1070,7 @@ class Session:
                     statement, self._block.catalog, self._block.txn, self._block.in_block
                 )
             case RolePlan(role=role):
+                self._block.lock_role_names(role)
                 mine = self._block.access_changes()
                 result = roles.execute_role_statement(
                     role, mine.roles, self.current_user, mine.privileges
@@ -1569,8 +1600,12 @@ class Session:
         if kind == "PREPARE TRANSACTION":
             prepared, database = self._db.engine.prepared, self._db.name
             return self._block.prepare(
-                lambda txn, documents: prepared.prepare(
-                    txn, utility.name, self.current_user, database, documents
+                lambda txn, documents: self._keep_prepared(
+                    lambda: prepared.prepare(
+                        txn, utility.name, self.current_user, database, documents
+                    ),
+                    txn,
+                    utility.name,
                 )
             )
         if kind == "ROLLBACK TO":

@@ -30,6 +30,7 @@ from catalog.catalog import Catalog
 from catalog.ddl_locks import LockWait
 from sql.common.result import Result
 from sql.dml.referential_checks import check_deferred
+from sql.frontend.statements import RoleStatement
 from sql.session.cursors import Cursors
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
@@ -37,10 +38,13 @@ from sql.session.transaction_modes import TransactionModes, is_repeatable_read
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
+    DuplicateObject,
     FeatureNotSupported,
     InFailedSqlTransaction,
     InvalidSavepointSpecification,
     NoActiveSqlTransaction,
+    SerializationFailure,
+    UniqueViolation,
 )
 
 if TYPE_CHECKING:
@@ -127,6 +131,41 @@ class TransactionBlock:
         assert self._shared_privileges is not None
         return self._shared_privileges
 
+    def lock_role_names(self, statement: RoleStatement) -> None:
+        """Take the names a role statement changes, waiting for transactions (open or
+        prepared) that hold them (``catalog.role_locks``); then a name created by the
+        transaction waited for is 23505 (as PostgreSQL's unique index has it), one another
+        transaction created since this one forked the roles 42710, and a role it changed
+        40001, here rather than at COMMIT."""
+        store = self._shared_roles
+        if store is None:
+            return
+        txn = self.txn if self.txn is not None else self.start()
+        waited = store.name_locks.acquire(txn, statement.names, self.lock_wait)
+        access = self._access
+        for name in statement.names:
+            if access is not None and access.changed_role(name):
+                continue
+            if statement.action == "CREATE" and name in waited and store.get(name) is not None:
+                # PostgreSQL's unique index on pg_authid.rolname, once the holder committed.
+                raise UniqueViolation(
+                    'duplicate key value violates unique constraint "pg_authid_rolname_index"',
+                    detail=f"Key (rolname)=({name}) already exists.",
+                )
+            if access is None or access.roles is None:
+                continue  # the roles fork after the wait, so they see what committed meanwhile
+            if access.roles.get(name) == store.get(name):
+                continue
+            if statement.action == "CREATE":
+                raise DuplicateObject(f'role "{name}" already exists')
+            raise SerializationFailure(
+                f'could not serialize access: role "{name}" was changed by a concurrent transaction'
+            )
+
+    def release_role_names(self, txn: Transaction) -> None:
+        if self._shared_roles is not None:
+            self._shared_roles.name_locks.release(txn)
+
     def access_changes(self) -> AccessChanges:
         """The transaction's own role and privilege stores for a statement that changes them,
         forked on first use (starting the transaction if none is open)."""
@@ -182,6 +221,7 @@ class TransactionBlock:
                 txn.rollback()
             raise
         finally:
+            self.release_role_names(txn)
             if catalog is not None:
                 self.on_catalog(self._shared_catalog, True)
 
@@ -190,6 +230,7 @@ class TransactionBlock:
         self._access = None
         try:
             if txn is not None:
+                self.release_role_names(txn)
                 txn.rollback()
         finally:
             if catalog is not None:

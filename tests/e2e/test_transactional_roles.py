@@ -4,14 +4,15 @@ Two sessions (``a`` changes, ``b`` watches) run the same statements against
 nyala and PostgreSQL 15: what ``a`` does inside a block is seen by its own
 checks and catalog queries (``has_table_privilege``, ``pg_roles``, SET ROLE),
 not by ``b`` until COMMIT, and is gone after ROLLBACK or ROLLBACK TO
-SAVEPOINT.  Then nyala alone: a concurrent CREATE ROLE of the same name fails
-at COMMIT with 42710, and kill -9 keeps committed roles and grants and loses
-uncommitted ones.
+SAVEPOINT.  Then nyala alone: a concurrent CREATE ROLE of the same name waits
+for the first transaction and fails with 23505 when it commits, and kill -9
+keeps committed roles and grants and loses uncommitted ones.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import psycopg
 import pytest
@@ -224,7 +225,10 @@ def test_a_table_created_before_a_savepoint_keeps_its_owner_as_in_postgresql(
     assert nyala[-1] == [("txr_o1", "txr_o")]
 
 
-def test_a_concurrent_create_role_of_the_same_name_fails_at_commit(fresh_nyala_server):
+def test_a_concurrent_create_role_of_the_same_name_waits_then_fails(fresh_nyala_server):
+    """As in PostgreSQL, the second CREATE ROLE waits for the open transaction holding the
+    name and fails with 23505 (pg_authid's unique index) once it commits
+    (tests/e2e/test_two_phase_roles.py compares this with PostgreSQL, prepared ones too)."""
     with (
         psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as first,
         psycopg.connect(fresh_nyala_server.dsn, autocommit=True) as second,
@@ -232,15 +236,28 @@ def test_a_concurrent_create_role_of_the_same_name_fails_at_commit(fresh_nyala_s
         first.execute("begin")
         first.execute("create role txr_twice login")
         second.execute("begin")
-        second.execute("create role txr_twice")
         second.execute("create table txr_side (id int)")
+        outcome: list[object] = []
+
+        def create() -> None:
+            try:
+                second.execute("create role txr_twice")
+                outcome.append("created")
+            except psycopg.Error as exc:
+                outcome.append(exc.sqlstate)
+
+        waiter = threading.Thread(target=create)
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive() and not outcome, "the second CREATE ROLE waits for the first"
         first.execute("commit")
-        with pytest.raises(psycopg.errors.DuplicateObject):
-            second.execute("commit")
+        waiter.join(30)
+        assert outcome == ["23505"]
+        second.execute("rollback")
         assert first.execute(
             "select rolcanlogin from pg_roles where rolname = 'txr_twice'"
         ).fetchall() == [(True,)]
-        # The failed COMMIT rolled back the whole transaction, its table too.
+        # The failed transaction rolled back whole, its table too.
         assert first.execute("select to_regclass('txr_side')").fetchone() == (None,)
 
 

@@ -8,6 +8,7 @@ binary format), so these tests need no PostgreSQL to run.
 from __future__ import annotations
 
 import datetime as dt
+import struct
 from decimal import Decimal
 
 import numpy as np
@@ -190,8 +191,21 @@ def test_int64_value_too_wide_for_int4_is_out_of_range():
 def test_unknown_oid_falls_back_to_text_in_both_formats():
     array = pa.array([[1, 2], None], pa.list_(pa.int32()))
     assert encoded(array, 1007, 0)[1] is None
-    assert encoded(pa.array(["{1,2}"]), 1007, 1) == [b"{1,2}"]
+    assert encoded(pa.array(['{"a":1}']), 3807, 1) == [b'{"a":1}']  # jsonb[]: no array_send
     assert encoded(pa.array([1.5], pa.float64()), 1083, 0) == [b"1.5"]
+
+
+def test_arrays_in_binary_are_array_send():
+    header = struct.pack(">iiiii", 1, 1, TypeOid.INT4, 3, 1)  # 1 dim, has NULL, int4, 3 from 1
+    body = struct.pack(">ii", 4, 1) + struct.pack(">i", -1) + struct.pack(">ii", 4, 20)
+    assert encoded(pa.array(["{1,NULL,20}", None]), 1007, 1) == [header + body, None]
+    text = struct.pack(">iiiii", 1, 0, TypeOid.TEXT, 2, 1)
+    text += struct.pack(">i", 3) + b"a b" + struct.pack(">i", 2) + b'q"'
+    assert encoded(pa.array(['{"a b","q\\""}']), 1009, 1) == [text]
+    nested = struct.pack(">iiiiiii", 2, 0, TypeOid.INT4, 2, 1, 1, 1)
+    nested += struct.pack(">ii", 4, 1) + struct.pack(">ii", 4, 2)
+    assert encoded(pa.array(["{{1},{2}}"]), 1007, 1) == [nested]
+    assert encoded(pa.array(["{}"]), 1007, 1) == [struct.pack(">iii", 0, 0, TypeOid.INT4)]
 
 
 def test_dictionary_arrays_are_decoded():

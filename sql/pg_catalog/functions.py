@@ -88,6 +88,8 @@ class CatalogFunctions:
         self._set_config = set_config
         self._advisory = advisory
         self.sequence_state: Callable[[str], tuple[int, bool] | None] = lambda name: None
+        self.custom_setting: Callable[[str], str | None] = lambda name: None
+        """The session's value of a custom ``a.b`` setting (pg_settings does not list them)."""
         """(last_value, is_called) of a sequence by name, from the session's catalog."""
         self.load(CatalogRows())
 
@@ -196,15 +198,14 @@ class CatalogFunctions:
         return self._descriptions.get((oid, subid))
 
     def current_setting(self, name: str | None, missing_ok: bool | None = True) -> str | None:
-        """current_setting(name [, missing_ok]): 42704 for an unknown name unless missing_ok.
-
-        Custom ``a.b`` names are not among the pg_settings rows, so an unknown one
-        reads as NULL rather than failing a SET the rows cannot see.
-        """
+        """current_setting(name [, missing_ok]): 42704 for an unknown name unless missing_ok;
+        custom ``a.b`` names are the session's own (not among the pg_settings rows)."""
         if name is None:
             return None
         value = self._settings.get(name.lower())
-        if value is None and not missing_ok and "." not in name:
+        if value is None and "." in name:
+            value = self.custom_setting(name.lower())
+        if value is None and not missing_ok:
             raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
         return value
 

@@ -754,11 +754,14 @@ class SystemCatalog:
         catalog: Catalog | None = None,
         statements: tuple[tuple[str, str, dt.datetime, tuple[str, ...], bool], ...] = (),
         access: tuple[RoleStore | None, PrivilegeStore] | None = None,
+        custom_setting: Callable[[str], str | None] | None = None,
     ) -> None:
         """Refresh from the database's catalog (or ``catalog``, a transaction's own view of
         it), roles and privileges (or ``access``, a transaction's own copies) and comments,
-        the session's state and the prepared transactions."""
+        the session's state (``custom_setting`` gives its custom ``a.b`` settings) and the
+        prepared transactions."""
         catalog = catalog if catalog is not None else db.catalog
+        self._functions.custom_setting = custom_setting or (lambda name: None)
         role_store, privilege_store = access if access is not None else (db.roles, db.privileges)
         self._functions.sequence_state = catalog.sequence_state_of
         settings = tuple(settings)

@@ -1016,6 +1016,7 @@ class Session:
             self._block.catalog,
             sql_prepared.listing(self.prepared_statements),
             (self._block.roles, self._block.privileges),
+            self.settings.custom,
         )
 
     # -- execution -------------------------------------------------------------------------

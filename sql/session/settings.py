@@ -339,6 +339,16 @@ _KEY_OF: dict[str, str] = {}
 """Each spelling ``Settings.get`` was asked by, to its setting's key."""
 
 
+_Saved = tuple[str, dict[str, str], dict[str, str], dict[str, str | None]]
+"""A savepoint's name, and the values, custom values and SET LOCAL memory it saved."""
+
+
+def _with_placeholders(restored: dict[str, str], current: dict[str, str]) -> dict[str, str]:
+    """``restored`` custom values, keeping the names set since as empty placeholders: once a
+    session has named ``a.b``, PostgreSQL reads it as '' after a rollback, not as unknown."""
+    return {**dict.fromkeys(current, ""), **restored}
+
+
 class SessionSettings:
     """One session's values: defaults, then startup parameters, then SET."""
 
@@ -355,6 +365,10 @@ class SessionSettings:
         # ones SET LOCAL replaced (restored when it ends either way).
         self._at_start: tuple[dict[str, str], dict[str, str]] | None = None
         self._local: dict[str, str | None] = {}
+        self._savepoints: list[_Saved] = []
+        """Each open savepoint's name and the values, custom values and SET LOCAL memory
+        when it was made: ROLLBACK TO puts them back, as PostgreSQL undoes a subtransaction's
+        SETs."""
         for name, value in startup.items():
             setting = SETTINGS.get(name.lower())
             if setting is not None and not setting.read_only:
@@ -401,11 +415,38 @@ class SessionSettings:
     def begin_transaction(self) -> None:
         self._at_start = (dict(self._values), dict(self._custom))
         self._local.clear()
+        self._savepoints.clear()
+
+    def savepoint(self, name: str) -> None:
+        self._savepoints.append((name, dict(self._values), dict(self._custom), dict(self._local)))
+
+    def release(self, name: str) -> None:
+        """RELEASE: the savepoint (and those after it) go; what was SET since stays."""
+        index = self._savepoint_index(name)
+        if index is not None:
+            del self._savepoints[index:]
+
+    def rollback_to(self, name: str) -> None:
+        """ROLLBACK TO: every SET and SET LOCAL since the savepoint is undone; it stays."""
+        index = self._savepoint_index(name)
+        if index is None:
+            return
+        _, values, custom, local = self._savepoints[index]
+        self._values, self._local = dict(values), dict(local)
+        self._custom = _with_placeholders(custom, self._custom)
+        del self._savepoints[index + 1 :]
+
+    def _savepoint_index(self, name: str) -> int | None:
+        for index in range(len(self._savepoints) - 1, -1, -1):
+            if self._savepoints[index][0] == name:
+                return index
+        return None
 
     def end_transaction(self, committed: bool) -> None:
         """Undo SET LOCAL, and every SET of the transaction when it rolled back."""
         if not committed and self._at_start is not None:
-            self._values, self._custom = dict(self._at_start[0]), dict(self._at_start[1])
+            self._values = dict(self._at_start[0])
+            self._custom = _with_placeholders(self._at_start[1], self._custom)
         elif committed:
             for key, old in self._local.items():
                 if key in self._values and old is not None:
@@ -416,6 +457,7 @@ class SessionSettings:
                     self._custom[key] = old
         self._at_start = None
         self._local.clear()
+        self._savepoints.clear()
 
     def honoured(self, name: str) -> bool:
         """Whether nyala acts on the setting (custom ``a.b`` names are for the client)."""
@@ -472,6 +514,10 @@ class SessionSettings:
                 return self._custom[name.lower()]
             raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
         return self._values[setting.name.lower()]
+
+    def custom(self, name: str) -> str | None:
+        """The value of the custom ``a.b`` setting ``name``, if the session set it."""
+        return self._custom.get(name.lower())
 
     def canonical_name(self, name: str) -> str:
         setting = self._lookup(name)

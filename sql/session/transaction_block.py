@@ -435,12 +435,14 @@ class TransactionBlock:
         txn = self.txn if self.txn is not None else self.start()
         if kind == "SAVEPOINT":
             txn.savepoint(name)
+            self._settings.savepoint(name)
             if self._txn_catalog is not None:
                 self._txn_catalog.savepoint(name)
             if self._access is not None:
                 self._access.savepoint(name)
         else:
             txn.release(name)
+            self._settings.release(name)
             if self._txn_catalog is not None:
                 self._txn_catalog.release(name)
             if self._access is not None:
@@ -457,6 +459,7 @@ class TransactionBlock:
         if self.txn is None or not self.txn.has_savepoints:
             raise InvalidSavepointSpecification(f'savepoint "{name}" does not exist')
         self.txn.rollback_to(name)
+        self._settings.rollback_to(name)
         if self._access is not None:
             self._access.rollback_to(name)
         if self._txn_catalog is not None:

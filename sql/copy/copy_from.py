@@ -55,6 +55,10 @@ from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
 BATCH_BYTES = 4 * 1024 * 1024
+ARROW_BATCH_BYTES = 1024 * 1024
+"""Arrow record batches written together: enough rows that a write's fixed cost is spread, few
+enough that the client's next bytes arrive while the server writes (the last write waits for
+CopyDone)."""
 # Text format input holds no NUL byte, so NUL-led pairs can stand for an escaped
 # backslash and an escaped delimiter while pyarrow splits the fields.
 _BACKSLASH = "\x00B"
@@ -133,7 +137,11 @@ class CopyIn:
         self._line = 0
         self._header_pending = self.options.header or self.options.is_binary
         self._saw_trailer = False
-        self._arrow = arrow_format.ArrowStreamCutter() if self.options.is_arrow else None
+        self._arrow = (
+            arrow_format.ArrowStreamCutter(min(batch_bytes, ARROW_BATCH_BYTES))
+            if self.options.is_arrow
+            else None
+        )
         names = statement.columns
         if names is None:
             columns = list(table.columns)
@@ -199,7 +207,7 @@ class CopyIn:
     def finish(self) -> str:
         """CopyDone: write what is left, end an autocommit transaction; return the command tag."""
         if self._arrow is not None:
-            self._guarded(self._arrow.finish)
+            self._guarded(self._finish_arrow)
         elif self.options.is_binary:
             self._guarded(self._load_binary, True)
         chunk = b"" if self.options.is_binary else bytes(self._buffer)
@@ -366,6 +374,18 @@ class CopyIn:
         except DbError as exc:
             exc.add_context(f"COPY {self.table.name}")
             raise
+        self._write_arrow(rows)
+
+    def _finish_arrow(self) -> None:
+        assert self._arrow is not None, "an Arrow COPY has a cutter"
+        try:
+            rows = self._arrow.finish()
+        except DbError as exc:
+            exc.add_context(f"COPY {self.table.name}")
+            raise
+        self._write_arrow(rows)
+
+    def _write_arrow(self, rows: pa.Table | None) -> None:
         if rows is None:
             return
         if rows.num_columns != self.column_count:

@@ -1,8 +1,10 @@
-"""NyalaWriter.write on an executor: which statements a task attempt sends, and its COPY stream.
+"""NyalaWriter.write on an executor and commit on the driver: which statements they send.
 
 A fake connection records the SQL; no server and no Spark job are needed.  A
 first attempt goes straight to BEGIN and COPY (no predecessor can have
 prepared anything); a retry first rolls back what earlier attempts prepared.
+A job whose tasks all succeeded at attempt 0 commits their gids without
+listing ``pg_prepared_xacts``; one with a retried task sweeps the job's gids.
 The Arrow stream reaches COPY in chunks of about ``COPY_CHUNK_BYTES``, and their
 concatenation is one stream holding every row.
 """
@@ -40,6 +42,9 @@ class _Result:
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.rows
 
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
 
 class _Connection:
     def __init__(self, prepared: list[str]) -> None:
@@ -56,7 +61,8 @@ class _Connection:
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> _Result:
         self.statements.append(sql)
         if "pg_prepared_xacts" in sql:
-            return _Result([(gid,) for gid in self.prepared if gid != params[1]])
+            other = params[1] if len(params) > 1 else None
+            return _Result([(gid,) for gid in self.prepared if gid != other])
         return _Result([])
 
     def cursor(self) -> _Connection:
@@ -124,7 +130,7 @@ def test_a_retry_rolls_back_what_earlier_attempts_prepared(monkeypatch):
     lookup = next(i for i, sql in enumerate(conn.statements) if "pg_prepared_xacts" in sql)
     assert conn.statements[lookup + 1] == f"ROLLBACK PREPARED '{earlier}'"
     assert conn.statements.index("BEGIN") > lookup + 1
-    assert result == PreparedTask(f"{GID_PREFIX}-job1-3-1", 5)
+    assert result == PreparedTask(f"{GID_PREFIX}-job1-3-1", 5, attempt=1)
 
 
 @pytest.mark.parametrize("count, rows", [(40, 10_000), (3, 7), (0, 0)])
@@ -139,3 +145,28 @@ def test_the_copy_gets_one_stream_in_large_chunks(monkeypatch, count, rows):
     # every chunk but the last holds at least COPY_CHUNK_BYTES: no CopyData per small batch
     assert all(len(chunk) >= COPY_CHUNK_BYTES for chunk in conn.chunks[:-1])
     assert len(conn.chunks) <= max(1, len(stream) // COPY_CHUNK_BYTES + 1)
+
+
+def _commit(monkeypatch, messages: list[PreparedTask], prepared: list[str]) -> _Connection:
+    conn = _Connection(prepared)
+    monkeypatch.setattr(writer_module, "connect", lambda options: conn)
+    _writer().commit(list(messages))
+    return conn
+
+
+def test_a_job_of_first_attempts_commits_its_gids_without_the_lookup(monkeypatch):
+    gids = [f"{GID_PREFIX}-job1-{p}-0" for p in range(3)]
+    conn = _commit(monkeypatch, [PreparedTask(g, 10) for g in gids], gids)
+    assert conn.statements == [f"COMMIT PREPARED '{g}'" for g in gids]
+
+
+def test_a_job_with_a_retried_task_rolls_back_the_gids_nobody_reported(monkeypatch):
+    failed = f"{GID_PREFIX}-job1-1-0"
+    kept = [f"{GID_PREFIX}-job1-0-0", f"{GID_PREFIX}-job1-1-1"]
+    messages = [PreparedTask(kept[0], 10), PreparedTask(kept[1], 10, attempt=1)]
+    conn = _commit(monkeypatch, messages, sorted([*kept, failed]))
+    assert "pg_prepared_xacts" in conn.statements[0]
+    assert sorted(conn.statements[1:]) == sorted(
+        [f"COMMIT PREPARED '{kept[0]}'", f"COMMIT PREPARED '{kept[1]}'",
+         f"ROLLBACK PREPARED '{failed}'"]
+    )  # fmt: skip

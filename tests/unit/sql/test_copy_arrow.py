@@ -40,6 +40,33 @@ def test_any_cut_gives_the_same_rows(step):
     assert pa.concat_tables(parts).to_pylist() == TABLE.to_pylist()
 
 
+@pytest.mark.parametrize("step", [7, 200, 10_000])
+def test_batches_wait_until_they_hold_batch_bytes(step):
+    """Small batches are written together; the stream's end or finish() hands over the rest."""
+    data = _stream(TABLE, 1)
+    batch_bytes = len(data) // 3
+    cutter = ArrowStreamCutter(batch_bytes)
+    parts = []
+    for start in range(0, len(data), step):
+        table = cutter.feed(data[start : start + step])
+        if table is not None:
+            parts.append(table)
+    rest = cutter.finish()
+    if rest is not None:
+        parts.append(rest)
+    assert len(parts) < TABLE.num_rows
+    assert len(parts) == 1 or step < len(data)
+    assert pa.concat_tables(parts).to_pylist() == TABLE.to_pylist()
+
+
+def test_finish_hands_over_batches_of_a_stream_without_its_end_marker():
+    data = _stream(TABLE, 4)[:-8]
+    cutter = ArrowStreamCutter(len(data) * 2)
+    assert cutter.feed(data) is None
+    rest = cutter.finish()
+    assert rest is not None and rest.to_pylist() == TABLE.to_pylist()
+
+
 def test_a_stream_without_its_end_marker_ends_between_messages():
     data = _stream(TABLE, 4)[:-8]
     cutter = ArrowStreamCutter()

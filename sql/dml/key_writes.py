@@ -306,13 +306,14 @@ def insert_many(
     sequences: SessionSequences,
     now: object = None,
 ) -> bool:
-    """Apply a one-row INSERT once per parameter row, as one vectorised write (a pipelined
-    batch); False when the general path must run them.  Raises the first DbError a row
-    hits, leaving the caller to undo what was written and find that row one by one."""
-    (cells,) = write.rows
-    many = dataclasses.replace(write, rows=[cells] * len(param_rows))
+    """Apply an INSERT once per parameter row, as one vectorised write (a pipelined batch:
+    psycopg's executemany sends one-row INSERTs, pgjdbc's reWriteBatchedInserts multi-row
+    ones); False when the general path must run them.  Raises the first DbError a row hits,
+    leaving the caller to undo what was written and find that row one by one."""
+    many = dataclasses.replace(write, rows=list(write.rows) * len(param_rows))
+    values = [_Values(params, now) for params in param_rows for _ in write.rows]
     try:
-        batch = _batch(many, [_Values(params, now) for params in param_rows], sequences)
+        batch = _batch(many, values, sequences)
     except _Fallback:
         return False
     table = write.table

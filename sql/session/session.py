@@ -495,8 +495,8 @@ class Session:
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
-        (``execute_batch``): a one-row INSERT, or an UPDATE or DELETE by key, that the
-        key-write path takes, on a current plan."""
+        (``execute_batch``): an INSERT, or an UPDATE or DELETE by key, that the key-write
+        path takes, on a current plan."""
         plan = stmt.plan
         if not isinstance(plan, DmlPlan) or plan.catalog_version != self._db.catalog_version:
             return False
@@ -506,7 +506,6 @@ class Session:
         key_write = write.key_write
         return (
             key_write is not None
-            and (key_write.kind != "INSERT" or len(key_write.rows) == 1)
             and write.returning is None
             and write.conflict is None
         )
@@ -543,7 +542,7 @@ class Session:
                 done = key_writes.insert_many(
                     write, txn, param_rows, self.sequences, self._block.started
                 )
-                counts = [1] * len(param_rows) if done else None
+                counts = [len(write.rows)] * len(param_rows) if done else None
             else:
                 counts = key_writes.write_many(
                     write, txn, param_rows, self.sequences, self._block.started
@@ -562,7 +561,7 @@ class Session:
         if isinstance(stmt.fingerprint, Fingerprint):
             self._tracking.track_batch(self.current_user, stmt.fingerprint, started, counts)
         if write.kind == "INSERT":
-            return ["INSERT 0 1"] * len(counts)
+            return [f"INSERT 0 {count}" for count in counts]
         return [f"{write.kind} {count}" for count in counts]
 
     def runs_inline(self, stmt: PreparedStatement, params: Sequence[Any] = ()) -> bool:

@@ -605,3 +605,45 @@ def test_pipelined_updates_and_deletes_match_postgresql(nyala_server, postgres_s
         finally:
             client.close()
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("fail_at", [None, 0, 2, 5])
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "keyless"])
+def test_pipelined_multi_row_inserts_match_postgresql(nyala_server, postgres_server, fail_at, keyed):
+    """pgjdbc's reWriteBatchedInserts: a run of Bind/Execute of one three-row INSERT (nyala
+    applies the run as one batch) answers as PostgreSQL does, tag by tag (INSERT 0 3), and a
+    failing row (a duplicate key, or a NULL in a NOT NULL column) leaves nothing behind."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        make, _ = _connector(server)
+        client = make()
+        try:
+            key = "k int primary key" if keyed else "k int"
+            client.query("drop table if exists batch_rows")
+            client.query(f"create table batch_rows ({key}, v text not null)")
+            client.query("insert into batch_rows values (100, 'x')")
+            sql = "insert into batch_rows values ($1, $2), ($3, $4), ($5, $6)"
+            messages: list[m.FrontendMessage] = [m.Parse("multi", sql, ())]
+            for statement in range(6):
+                params: list[bytes | None] = []
+                for row in range(3):
+                    k = 100 if keyed and statement == fail_at and row == 1 else statement * 3 + row
+                    v = None if not keyed and statement == fail_at and row == 2 else f"v{k}"
+                    params += [str(k).encode(), None if v is None else v.encode()]
+                messages += [m.Bind("", "multi", (), tuple(params), ()), m.Execute("", 0)]
+            client.send(*messages, m.Sync())
+            answer = client.until_ready()
+            table = client.query("select k, v from batch_rows order by k, v")
+            client.query("drop table batch_rows")
+            answers.append(
+                (
+                    kinds(answer),
+                    [msg.tag for msg in answer if isinstance(msg, m.CommandComplete)],
+                    errors(answer),
+                    [msg.values for msg in table if isinstance(msg, m.DataRow)],
+                )
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]
+    assert len(answers[0][3]) == (1 if fail_at is not None else 19)

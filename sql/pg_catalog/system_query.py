@@ -57,6 +57,7 @@ from sql.pg_catalog import (
     table_statistics,
 )
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
+from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
 from sql.planner import system_views
@@ -157,7 +158,7 @@ def _system_table(node: exp.Table, has_user_table: Callable[[str], bool]) -> str
         return SYSTEM_SCHEMA
     if schema == "information_schema":
         return INFO_SCHEMA
-    if schema is None and name in RELATIONS and not has_user_table(name):
+    if schema is None and (name in RELATIONS or name in CATALOG_VIEWS) and not has_user_table(name):
         return SYSTEM_SCHEMA
     if schema == "public" and name in _EXTENSION_RELATIONS and not has_user_table(name):
         return SYSTEM_SCHEMA
@@ -676,6 +677,10 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
                 f"CREATE VIEW {INFO_SCHEMA}.{name} AS {body}"
                 for name, body in INFORMATION_SCHEMA_VIEWS.items()
             ]
+            late = [
+                f"CREATE VIEW {SYSTEM_SCHEMA}.{name} AS {body}"
+                for name, body in CATALOG_VIEWS.items()
+            ]
             functions.register(duck, _current_functions)
             array_output.register(duck)
             number_formatting.register(duck)
@@ -686,6 +691,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl))
             duck.execute(";\n".join(functions.table_macro_statements()))
+            duck.execute(";\n".join(late))  # they call the pgf_* macros
             _SHARED.append(duck)
             atexit.register(duck.close)
         return _SHARED[0]

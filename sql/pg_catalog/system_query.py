@@ -128,6 +128,21 @@ def _rows_name(relation: str) -> str:
     return f"__nyala_{relation}_rows"
 
 
+_ARROW_MADE: dict[str, tuple[list[tuple[Any, ...]], pa.Table]] = {}
+"""The Arrow table last made for each relation, with its rows: sessions whose rows are the
+same (the system relations' own, and most catalogs between DDL) share it."""
+
+
+def _arrow_rows_of(relation: str, data: list[tuple[Any, ...]]) -> pa.Table:
+    """``relation``'s rows as an Arrow table, made again only when they differ."""
+    made = _ARROW_MADE.get(relation)
+    if made is not None and made[0] == data:
+        return made[1]
+    table = _arrow_rows(RELATIONS[relation], data)
+    _ARROW_MADE[relation] = (list(data), table)
+    return table
+
+
 def _arrow_rows(columns: Sequence[tuple[str, str]], data: list[tuple[Any, ...]]) -> pa.Table:
     return pa.table(
         {
@@ -711,6 +726,7 @@ class SystemCatalog:
         tables: table_statistics.TableStatistics | None = None,
     ) -> None:
         self._duck: duckdb.DuckDBPyConnection | None = None
+        self._registered: dict[str, pa.Table] = {}
         self._key: object = None
         self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory, listener)
         self.activity = backends
@@ -720,10 +736,9 @@ class SystemCatalog:
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
-            duck = _shared_database().cursor()
-            for name, columns in RELATIONS.items():
-                duck.register(_rows_name(name), _arrow_rows(columns, []))
-            self._duck = duck
+            self._duck = _shared_database().cursor()
+        if not self._registered:
+            self._register({name: _arrow_rows_of(name, []) for name in RELATIONS})
         _CURRENT.functions = self._functions
         _CURRENT.activity = self.activity
         _CURRENT.statements = self.statements
@@ -737,18 +752,29 @@ class SystemCatalog:
         Each relation is a view over an Arrow table registered on the connection,
         so a refresh only registers new Arrow tables.
         """
-        duck = self._connection()
         if key == self._key:
+            self._connection()
             return
+        if self._duck is None:
+            self._duck = _shared_database().cursor()
         rows = build()
         self._functions.load(rows)
         if self.activity is not None:
             role_columns = [c for c, _ in RELATIONS["pg_roles"]]
             name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
             self.activity.role_oids = {r[name_at]: r[oid_at] for r in rows.rows.get("pg_roles", [])}
-        for name, columns in RELATIONS.items():
-            duck.register(_rows_name(name), _arrow_rows(columns, rows.rows.get(name, [])))
+        self._register({name: _arrow_rows_of(name, rows.rows.get(name, [])) for name in RELATIONS})
+        self._connection()
         self._key = key
+
+    def _register(self, tables: dict[str, pa.Table]) -> None:
+        """Register each relation's table on this session's cursor, skipping those already
+        registered as that very table (a refresh after DDL changes a few)."""
+        assert self._duck is not None
+        for name, table in tables.items():
+            if self._registered.get(name) is not table:
+                self._duck.register(_rows_name(name), table)
+                self._registered[name] = table
 
     def refresh_for(
         self,
@@ -901,3 +927,5 @@ class SystemCatalog:
         if self._duck is not None:
             self._duck.close()
             self._duck = None
+            self._registered.clear()
+            self._key = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench.context import Context
-from bench.workloads import index_lookup, mixed, oltp, pgbench, pushdown, tpch
+from bench.workloads import index_lookup, jdbc_batch, mixed, oltp, pgbench, pushdown, tpch
 
 WORKLOADS: dict[str, Callable[[Context], None]] = {
     "bulk_load": oltp.bulk_load,
     "executemany": oltp.executemany,
+    "jdbc_batch": jdbc_batch.jdbc_batch,
     "single_insert": oltp.single_insert,
     "point_select": oltp.point_select,
     "update": oltp.update,

@@ -42,7 +42,8 @@ def test_bench_runs_every_workload_at_tiny_scale(tmp_path):
     figures = {f"{f['workload']}: {f['metric']}": f for f in payload["figures"]}
     workloads = {f["workload"] for f in payload["figures"]}
     assert {
-        "bulk load metrics", "executemany INSERT", "single-row autocommit INSERT",
+        "bulk load metrics", "executemany INSERT", "pgjdbc executeBatch INSERT",
+        "single-row autocommit INSERT",
         "point SELECT by primary key (prepared)", "UPDATE one column by primary key",
         "DELETE 1% of rows by key", "8 threads, 50/50 point select + update",
         "pushdown card=10", "pushdown card=1,000", "pushdown card=N", "TPC-H Q1", "TPC-H Q6",

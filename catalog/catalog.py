@@ -232,6 +232,10 @@ class Catalog:
                     if table is not None:
                         self.wait_for_writers(table, owner, row_lockers=True)
 
+    def ddl_lock_waited(self, owner: object) -> str | None:
+        """The relation ``owner``'s DDL or statement waits to lock, if it waits."""
+        return self._locks.waiting_for(owner)
+
     @property
     def has_ddl_locks(self) -> bool:
         """Whether any transaction's uncommitted DDL holds a relation (cheap; checked often)."""

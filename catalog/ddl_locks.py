@@ -71,6 +71,15 @@ class DdlLocks:
     def held(self) -> bool:
         return bool(self._holders)
 
+    def waiting_for(self, owner: object) -> str | None:
+        """The relation ``owner`` waits to lock (or, for an index build, waits for writers
+        of), if it waits: pg_stat_activity shows it as a lock wait."""
+        waiting = self._waiting.get(owner)
+        if waiting is not None:
+            return waiting[1]
+        build = self._writer_waits.get(owner)
+        return min(build[1], default=None) if build is not None else None
+
     def holder(self, name: str) -> object | None:
         """One owner holding ``name`` (the first to take it), if any."""
         return next(iter(self._holders.get(name, ())), None)

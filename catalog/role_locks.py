@@ -35,6 +35,9 @@ class RoleNameLocks:
     def holder(self, name: str) -> object | None:
         return self._holders.get(name)
 
+    def is_waiting(self, owner: object) -> bool:
+        return owner in self._waiting
+
     def acquire(self, owner: object, names: Iterable[str], wait: LockWait) -> set[str]:
         """Take each name for ``owner``, waiting while another transaction holds it; the
         names it had to wait for."""

@@ -49,6 +49,10 @@ class Activity:
         self.notices: list[DbError] = []
         self.current_user: Callable[[], str] = lambda: own.user
         """The role checks are made as (SET ROLE changes it; the session sets this)."""
+        self.lock_waited: Callable[[object], str | None] = lambda txn: None
+        """What a transaction (or a block between transactions) waits for besides rows: a
+        relation its DDL or statement waits to lock (``"relation"``) or a role name
+        (``"object"``); the session sets this."""
 
     def take_notices(self) -> list[DbError]:
         notices, self.notices = self.notices, []
@@ -152,6 +156,7 @@ class Activity:
         for backend in self._backends.all():
             txn = backend.transaction
             waiting = txn is not None and self._waits_for.waiting_for(txn.state) is not None
+            lock_wait = None if waiting else self.lock_waited(txn or backend.block)
             head = (
                 self._database_oid,
                 backend.database,
@@ -166,6 +171,8 @@ class Activity:
                 continue
             if waiting:
                 wait_type, wait_event = "Lock", "transactionid"
+            elif lock_wait is not None:
+                wait_type, wait_event = "Lock", lock_wait
             elif backend.state == "active":
                 wait_type, wait_event = None, None
             else:

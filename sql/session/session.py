@@ -233,6 +233,7 @@ class Session:
         )
         backends = Activity(db.backends, db.engine.waits_for, db.roles, self.backend, DATABASE_OID)
         backends.current_user = lambda: self.current_user
+        backends.lock_waited = self._lock_waited
         self._system = system_query.SystemCatalog(
             self._cancel.is_set,
             self._set_config,
@@ -1468,11 +1469,19 @@ class Session:
         self._db.bump_catalog_version()
         return result
 
+    def _lock_waited(self, owner: object) -> str | None:
+        """pg_stat_activity's wait_event for a relation or role name lock ``owner`` (a
+        transaction, or a transaction block between transactions) waits for."""
+        if self._db.catalog.ddl_lock_waited(owner) is not None:
+            return "relation"
+        roles = self._db.roles
+        return "object" if roles is not None and roles.name_locks.is_waiting(owner) else None
+
     def _wait_for_ddl(self, names: Iterable[str], written: Iterable[str] = ()) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement
         names, as PostgreSQL's ACCESS EXCLUSIVE lock makes a reader or writer wait, or one
         it writes (``written``), as CREATE INDEX's SHARE lock makes a writer wait."""
-        owner = self._block.txn if self._block.txn is not None else self
+        owner = self._block.txn if self._block.txn is not None else self._block
         self._db.catalog.wait_for_relations(
             owner, list(names), self._block.lock_wait, list(written)
         )

@@ -136,6 +136,60 @@ def test_a_blocked_session_shows_who_blocks_it_as_in_postgresql(nyala_server, po
     assert nyala["states"][1][2:4] == ("active", "Lock")
 
 
+def _relation_wait_scenario(server) -> list[object]:
+    """A holds a table by ALTER TABLE in an open transaction; b's ALTER TABLE and c's SELECT
+    of it wait: each shows as waiting for a relation lock until a commits."""
+    with (
+        psycopg.connect(server.dsn, autocommit=True) as monitor,
+        psycopg.connect(server.dsn) as a,
+        psycopg.connect(server.dsn, autocommit=True) as b,
+        psycopg.connect(server.dsn, autocommit=True) as c,
+    ):
+        monitor.execute("drop table if exists act_ddl")
+        monitor.execute("create table act_ddl (id int primary key, v int)")
+        a.execute("alter table act_ddl add column w int")
+        seen: list[object] = []
+        waiters = []
+        for conn, sql in (
+            (b, "alter table act_ddl add column x int"),
+            (c, "select * from act_ddl"),
+        ):
+            pid = conn.info.backend_pid
+            waiters.append(Background(conn, sql))
+            _until(
+                lambda pid=pid: (
+                    monitor.execute(
+                        "select wait_event_type from pg_stat_activity where pid = %s", (pid,)
+                    ).fetchone()
+                    == ("Lock",)
+                ),
+                "a relation lock wait",
+            )
+            seen.append(
+                monitor.execute(
+                    "select state, wait_event_type, wait_event from pg_stat_activity"
+                    " where pid = %s",
+                    (pid,),
+                ).fetchone()
+            )
+        a.commit()
+        for waiter in waiters:
+            waiter.join()
+            assert waiter.error is None
+        seen.append(
+            monitor.execute(
+                "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"
+            ).fetchone()
+        )
+        return seen
+
+
+def test_a_session_waiting_for_ddl_shows_a_relation_lock_wait(nyala_server, postgres_server):
+    nyala = _relation_wait_scenario(nyala_server)
+    assert nyala == _relation_wait_scenario(postgres_server)
+    assert nyala[0] == ("active", "Lock", "relation")
+
+
 def test_a_queue_of_three_sessions_on_one_row(nyala_server):
     """a holds the row; b and c wait for a; once a commits, one of them has the row and
     the other waits for it, until it commits too."""

@@ -11,7 +11,6 @@ from tests.support.sessions import blocked, connect, pool, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 _DONE_S = 2.0
 TABLE_PREFIX = "cib_"
 _T = "cib_t"
@@ -55,9 +54,9 @@ def test_two_builds_run_at_once_and_a_writer_waits_for_both(sessions, pool):
     second = pool.submit(lambda: b.execute(f"create index cib_w on {_T} (w)"))
     second.result(timeout=_DONE_S)  # no wait for the first build
     pending = pool.submit(lambda: writer.execute(f"insert into {_T} values (5, 10, 5)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
-    assert blocked(pending, _BLOCKED_CHECK_S)  # the second build still holds the table
+    assert blocked(pending)  # the second build still holds the table
     b.execute("commit")
     pending.result(timeout=_DONE_S)
     assert _indexes(writer) == ["cib_t_pkey", "cib_v", "cib_w"]
@@ -74,7 +73,7 @@ def test_a_build_then_writing_the_table_keeps_the_other_builds_index(sessions, p
     b.execute("begin")
     b.execute(f"create index cib_w on {_T} (w)")
     pending = pool.submit(lambda: b.execute(f"insert into {_T} values (5, 10, 3)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     pending.result(timeout=_DONE_S)
     b.execute(f"update {_T} set v = 20 where id = 1")

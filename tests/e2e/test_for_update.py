@@ -10,8 +10,6 @@ from tests.support.sessions import blocked, connect, pool, server, table  # noqa
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
-
 
 TABLE_PREFIX = "fu_"
 
@@ -47,7 +45,7 @@ def test_a_waiting_locker_reads_the_newest_version_and_then_holds_the_lock(conne
     pending = pool.submit(
         lambda: b.execute(f"select id, v from {table} where id = 1 for update").fetchall()
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == [(1, 50)]
     c.execute("set lock_timeout = '300ms'")
@@ -66,7 +64,7 @@ def test_rows_changed_to_no_longer_match_are_not_returned(connect, table, pool):
     pending = pool.submit(
         lambda: b.execute(f"select id from {table} where v < 50 order by id for update").fetchall()
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == [(1,), (3,)]
     b.execute("commit")

@@ -11,7 +11,6 @@ from tests.support.sessions import blocked, connect, pool, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 TABLE_PREFIX = "fkr_"
 
 
@@ -35,7 +34,7 @@ def test_delete_waits_for_the_child_insert_and_then_fails(connect, pool, tables)
     a.execute("begin")
     a.execute(f"insert into {child} values (10, 1)")
     pending = pool.submit(lambda: b.execute(f"delete from {parent} where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     with pytest.raises(errors.ForeignKeyViolation):
         pending.result(timeout=30)
@@ -49,7 +48,7 @@ def test_delete_goes_ahead_when_the_child_insert_rolls_back(connect, pool, table
     a.execute("begin")
     a.execute(f"insert into {child} values (10, 1)")
     pending = pool.submit(lambda: b.execute(f"delete from {parent} where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback")
     assert pending.result(timeout=30).rowcount == 1
 
@@ -60,7 +59,7 @@ def test_child_insert_waits_for_the_delete_and_then_fails(connect, pool, tables)
     a.execute("begin")
     a.execute(f"delete from {parent} where id = 1")
     pending = pool.submit(lambda: b.execute(f"insert into {child} values (10, 1)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     with pytest.raises(errors.ForeignKeyViolation):
         pending.result(timeout=30)
@@ -73,7 +72,7 @@ def test_child_insert_goes_ahead_when_the_delete_rolls_back(connect, pool, table
     a.execute("begin")
     a.execute(f"delete from {parent} where id = 1")
     pending = pool.submit(lambda: b.execute(f"insert into {child} values (10, 1)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback")
     assert pending.result(timeout=30).rowcount == 1
 

@@ -10,7 +10,6 @@ from tests.support.sessions import blocked, connect, pool, server, table  # noqa
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 _DONE_S = 10.0
 TABLE_PREFIX = "ibr_"
 
@@ -42,7 +41,7 @@ def test_reads_go_on_while_the_build_waits_for_a_writer(connect, pool, table, cr
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     building = pool.submit(lambda: builder.execute(f"{create} {table}_v on {table} (v)"))
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     _reads_go_on(pool, reader, table)
     writer.execute("commit")
     building.result(timeout=30)
@@ -59,7 +58,7 @@ def test_reads_go_on_and_writes_wait_while_a_block_holds_its_new_index(connect, 
     _reads_go_on(pool, reader, table)
     for sql in (f"insert into {table} values (11, 2)", f"update {table} set v = 5 where id = 3"):
         writing = pool.submit(lambda q=sql: writer.execute(q))
-        assert blocked(writing, _BLOCKED_CHECK_S)
+        assert blocked(writing)
         builder.execute("commit")
         writing.result(timeout=30)
         builder.execute("begin")
@@ -78,7 +77,7 @@ def test_other_ddl_still_makes_readers_wait(connect, pool, table):
     altering.execute("begin")
     altering.execute(f"alter table {table} add column w int")
     reading = pool.submit(lambda: reader.execute(f"select count(*) from {table}").fetchone())
-    assert blocked(reading, _BLOCKED_CHECK_S)
+    assert blocked(reading)
     altering.execute("rollback")
     assert reading.result(timeout=30) == (3,)
 
@@ -99,7 +98,7 @@ def test_writers_go_on_during_a_concurrent_build(connect, pool, table):
     building = pool.submit(
         lambda: builder.execute(f"create index concurrently {table}_v on {table} (v)")
     )
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     for sql in (
         f"insert into {table} values (11, 2), (12, 7)",
         f"update {table} set v = 2 where id = 3",
@@ -129,7 +128,7 @@ def test_a_concurrent_unique_build_that_meets_a_duplicate_leaves_an_invalid_inde
     building = pool.submit(
         lambda: builder.execute(f"create unique index concurrently {table}_v on {table} (v)")
     )
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     pool.submit(lambda: late.execute(f"insert into {table} values (11, 1)")).result(timeout=_DONE_S)
     old.execute("commit")
     with pytest.raises(errors.UniqueViolation):

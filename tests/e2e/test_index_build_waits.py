@@ -15,7 +15,6 @@ from tests.support.sessions import blocked, connect, pool, server, table  # noqa
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 TABLE_PREFIX = "ibw_"
 
 
@@ -33,7 +32,7 @@ def test_build_waits_for_the_writer_and_indexes_its_rows(connect, pool, table, c
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2), (11, 7)")
     pending = pool.submit(lambda: builder.execute(f"{create} {table}_v on {table} (v)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("commit")
     pending.result(timeout=30)
     assert _found(reader, table, 2) == [2, 10]
@@ -48,7 +47,7 @@ def test_build_after_the_writer_rolls_back_indexes_none_of_its_rows(connect, poo
     writer.execute(f"insert into {table} values (10, 2)")
     writer.execute(f"update {table} set v = 5 where id = 1")
     pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("rollback")
     pending.result(timeout=30)
     assert _found(reader, table, 2) == [2]
@@ -62,7 +61,7 @@ def test_the_waited_for_writer_goes_on_writing_the_table(connect, pool, table):
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute(f"insert into {table} values (11, 2)")
     writer.execute(f"delete from {table} where id = 1")
     assert not pending.done()
@@ -79,9 +78,9 @@ def test_a_writer_arriving_during_the_build_waits_for_it(connect, pool, table):
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     arriving = pool.submit(lambda: late.execute(f"insert into {table} values (11, 2)"))
-    assert blocked(arriving, _BLOCKED_CHECK_S)
+    assert blocked(arriving)
     writer.execute("commit")
     building.result(timeout=30)
     arriving.result(timeout=30)
@@ -94,7 +93,7 @@ def test_build_waits_for_a_copy_under_way(connect, pool, table):
     writer, builder, reader = connect(), connect(), connect()
     with writer.cursor().copy(f"copy {table} from stdin") as copy:
         building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-        assert blocked(building, _BLOCKED_CHECK_S)
+        assert blocked(building)
         copy.write_row((10, 2))
         copy.write_row((11, 2))
     building.result(timeout=30)
@@ -110,7 +109,7 @@ def test_unique_build_fails_on_the_writers_committed_duplicate(connect, pool, ta
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     pending = pool.submit(lambda: builder.execute(ddl.format(t=table)))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("commit")
     with pytest.raises(errors.UniqueViolation):
         pending.result(timeout=30)
@@ -124,7 +123,7 @@ def test_unique_build_succeeds_when_the_duplicate_rolls_back(connect, pool, tabl
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     pending = pool.submit(lambda: builder.execute(f"create unique index {table}_v on {table} (v)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("rollback")
     pending.result(timeout=30)
     with pytest.raises(errors.UniqueViolation):
@@ -166,7 +165,7 @@ def test_a_cycle_through_another_tables_lock_is_a_deadlock(connect, pool, table)
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     writing = pool.submit(lambda: writer.execute(f"insert into {other} values (1, 1)"))
     failures = []
     for conn, future in ((writer, writing), (builder, building)):
@@ -192,7 +191,7 @@ def test_a_cycle_through_a_row_lock_is_a_deadlock(connect, pool, table):
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     building = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(building, _BLOCKED_CHECK_S)
+    assert blocked(building)
     writing = pool.submit(lambda: writer.execute(f"insert into {other} values (1)"))
     failures = []
     for conn, future in ((writer, writing), (builder, building)):
@@ -216,7 +215,7 @@ def test_repeatable_read_build_indexes_rows_its_snapshot_predates(connect, pool,
     writer.execute("begin")
     writer.execute(f"insert into {table} values (10, 2)")
     pending = pool.submit(lambda: builder.execute(f"create index {table}_v on {table} (v)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("commit")
     pending.result(timeout=30)
     assert _found(builder, table, 2) == [2]
@@ -234,7 +233,7 @@ def test_type_change_rewrite_waits_for_the_writer_and_keeps_its_rows(connect, po
     pending = pool.submit(
         lambda: builder.execute(f"alter table {table} alter column v type bigint")
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("commit")
     pending.result(timeout=30)
     assert _found(reader, table, 2) == [2, 10]
@@ -251,7 +250,7 @@ def test_add_primary_key_waits_for_the_writer_and_keeps_its_rows(connect, pool, 
     writer.execute("begin")
     writer.execute(f"insert into {keyless} values (10, 2)")
     pending = pool.submit(lambda: builder.execute(f"alter table {keyless} add primary key (id)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     writer.execute("commit")
     pending.result(timeout=30)
     assert _found(reader, keyless, 2) == [2, 10]

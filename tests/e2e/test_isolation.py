@@ -19,8 +19,6 @@ from tests.support.sessions import blocked, connect, pool, server, table  # noqa
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 0.4
-
 
 TABLE_PREFIX = "iso_"
 
@@ -41,7 +39,7 @@ def test_read_committed_waits_then_updates_the_newest_version(connect, table, po
     a.execute("begin")
     a.execute(f"update {table} set v = v + 10 where id = 1")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = v + 1 where id = 1")))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table)[0] == (1, 12)
@@ -52,7 +50,7 @@ def test_read_committed_rechecks_where_against_the_newest_version(connect, table
     a.execute("begin")
     a.execute(f"update {table} set v = 100 where id = 1")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = 0 where v = 1")))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 0"
     assert _values(a, table)[0] == (1, 100)
@@ -63,7 +61,7 @@ def test_read_committed_delete_of_a_row_deleted_meanwhile(connect, table, pool):
     a.execute("begin")
     a.execute(f"delete from {table} where id = 2")
     pending = pool.submit(lambda: _status(b.execute(f"delete from {table} where id = 2")))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "DELETE 0"
 
@@ -73,7 +71,7 @@ def test_read_committed_rollback_of_the_holder_lets_the_waiter_apply(connect, ta
     a.execute("begin")
     a.execute(f"update {table} set v = 50 where id = 3")
     pending = pool.submit(lambda: _status(b.execute(f"update {table} set v = v * 2 where id = 3")))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table)[2] == (3, 6)
@@ -102,7 +100,7 @@ def test_update_that_moves_a_key_after_a_concurrent_change(connect, table, pool)
     pending = pool.submit(
         lambda: _status(b.execute(f"update {table} set id = id + 10 where id = 2"))
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "UPDATE 1"
     assert _values(a, table) == [(1, 1), (3, 3), (12, 7)]
@@ -182,7 +180,7 @@ def test_repeatable_read_waits_for_the_holder_then_fails_or_proceeds(connect, ta
     b.execute("begin")
     b.execute(f"update {table} set v = 10 where id = 1")
     pending = pool.submit(lambda: a.execute(f"update {table} set v = 20 where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     b.execute("commit")
     with pytest.raises(errors.SerializationFailure):
         pending.result(timeout=30)
@@ -193,7 +191,7 @@ def test_repeatable_read_waits_for_the_holder_then_fails_or_proceeds(connect, ta
     b.execute("begin")
     b.execute(f"update {table} set v = 11 where id = 2")
     pending = pool.submit(lambda: _status(a.execute(f"update {table} set v = 21 where id = 2")))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     b.execute("rollback")
     assert pending.result(timeout=30) == "UPDATE 1"
     a.execute("commit")
@@ -239,7 +237,7 @@ def test_deadlock_fails_one_side_with_40p01(connect, table, pool):
     a.execute(f"update {table} set v = 10 where id = 1")
     b.execute(f"update {table} set v = 20 where id = 2")
     first = pool.submit(lambda: a.execute(f"update {table} set v = 11 where id = 2"))
-    assert blocked(first, _BLOCKED_CHECK_S)
+    assert blocked(first)
     second = pool.submit(lambda: b.execute(f"update {table} set v = 21 where id = 1"))
     outcomes = []
     for future in (first, second):
@@ -323,7 +321,7 @@ def test_savepoint_keeps_row_locks_of_earlier_writes(connect, table, pool):
     a.execute(f"update {table} set v = 20 where id = 1")
     a.execute("rollback to savepoint s")
     pending = pool.submit(lambda: b.execute(f"update {table} set v = v + 1 where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     pending.result(timeout=30)
     assert _values(a, table)[0] == (1, 11)
@@ -424,7 +422,7 @@ def test_on_conflict_do_nothing_waits_for_a_concurrent_insert(connect, table, po
     pending = pool.submit(
         lambda: _status(b.execute(f"insert into {table} values (200, 2) on conflict do nothing"))
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "INSERT 0 0"
     a.execute("begin")
@@ -437,7 +435,7 @@ def test_on_conflict_do_nothing_waits_for_a_concurrent_insert(connect, table, po
             )
         )
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert pending.result(timeout=30) == "INSERT 0 1"
     assert _values(a, table)[-2:] == [(200, 1), (201, 6)]

@@ -18,7 +18,6 @@ from tests.support.sessions import blocked, connect, pool, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 _DONE_S = 10.0
 TABLE_PREFIX = "rlm_"
 
@@ -69,7 +68,7 @@ def test_a_parent_delete_waits_for_the_child_insert_then_fails_23503(connect, po
     a.execute("begin")
     a.execute(f"insert into {child} values (10, 1)")
     pending = pool.submit(lambda: b.execute(f"delete from {parent} where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert _outcome(pending) == "23503"
 
@@ -80,7 +79,7 @@ def test_a_child_insert_waits_for_the_parent_delete_then_fails_23503(connect, po
     a.execute("begin")
     a.execute(f"delete from {parent} where id = 1")
     pending = pool.submit(lambda: b.execute(f"insert into {child} values (10, 1)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert _outcome(pending) == "23503"
     assert b.execute(f"select count(*) from {child}").fetchone() == (0,)
@@ -110,14 +109,14 @@ def test_a_unique_column_update_of_the_parent_waits_for_the_child_insert(connect
     a.execute("begin")
     a.execute(f"insert into {child} values (10, 1)")
     pending = pool.submit(lambda: b.execute(f"update {parent} set code = 101 where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert _outcome(pending) == "ok"
     # And a child insert waits for an uncommitted change of its parent's unique column.
     a.execute("begin")
     a.execute(f"update {parent} set code = 102 where id = 1")
     pending = pool.submit(lambda: b.execute(f"insert into {child} values (11, 1)"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("commit")
     assert _outcome(pending) == "ok"
 
@@ -128,7 +127,7 @@ def test_for_share_makes_an_update_wait(connect, pool, tables):
     a.execute("begin")
     assert a.execute(f"select v from {parent} where id = 1 for share").fetchall() == [(10,)]
     pending = pool.submit(lambda: b.execute(f"update {parent} set v = 11 where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     # Another FOR SHARE, a FOR KEY SHARE and a plain read go ahead beside it.
     c = connect()
     c.execute("begin")
@@ -181,7 +180,7 @@ def test_a_cancel_ends_a_delete_waiting_for_a_key_share(connect, pool, tables):
     a.execute("begin")
     a.execute(f"insert into {child} values (10, 1)")
     pending = pool.submit(lambda: b.execute(f"delete from {parent} where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     b.cancel()
     assert _outcome(pending) == "57014"
     a.execute("commit")
@@ -212,7 +211,7 @@ def test_two_lock_holders_both_updating_deadlock_and_one_fails_40p01(
         conn.execute("begin")
         conn.execute(lock.format(parent=parent, child=child, n=n))
     first = pool.submit(lambda: a.execute(update.format(parent=parent, child=child, n=10)))
-    assert blocked(first, _BLOCKED_CHECK_S)
+    assert blocked(first)
     second = pool.submit(lambda: b.execute(update.format(parent=parent, child=child, n=11)))
     assert sorted([_outcome(first), _outcome(second)]) == ["40P01", "ok"]
     for conn in (a, b):

@@ -18,7 +18,6 @@ from tests.support.sessions import blocked, connect, pool, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
-_BLOCKED_CHECK_S = 1.0
 _DONE_S = 2.0
 TABLE_PREFIX = "spl_"
 _PARENT, _CHILD = "spl_parent", "spl_child"
@@ -92,7 +91,7 @@ def test_a_lock_taken_after_the_savepoint_goes_and_its_waiter_proceeds(sessions,
     pending = pool.submit(
         lambda: b.execute(_WAITER.get(lock, f"update {_PARENT} set v = 12 where id = 1"))
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback to savepoint s")
     assert _quick(pending) == "ok"
     # The lock taken before the savepoint stays.
@@ -114,7 +113,7 @@ def test_a_nested_savepoint_rolled_back_keeps_the_outer_ones_locks(sessions, poo
     assert _refused(b, f"update {_PARENT} set v = 22 where id = 2") == "ok"
     assert _refused(b, f"update {_PARENT} set v = 32 where id = 3") == "ok"
     pending = pool.submit(lambda: b.execute(f"update {_PARENT} set v = 13 where id = 1"))
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback to outer_sp")
     assert _quick(pending) == "ok"
     a.execute("commit")
@@ -132,7 +131,7 @@ def test_a_lock_upgraded_after_the_savepoint_goes_back_to_its_mode(sessions, poo
     pending = pool.submit(
         lambda: b.execute(f"select v from {_PARENT} where id = 1 for key share").fetchall()
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback to savepoint s")
     assert _quick(pending) == "ok"
     # FOR SHARE again: another share goes ahead, a writer still waits.
@@ -151,7 +150,7 @@ def test_an_update_after_the_savepoint_of_a_row_shared_before_keeps_the_share(se
     pending = pool.submit(
         lambda: b.execute(f"select v from {_PARENT} where id = 1 for share").fetchall()
     )
-    assert blocked(pending, _BLOCKED_CHECK_S)
+    assert blocked(pending)
     a.execute("rollback to savepoint s")
     assert _quick(pending) == "ok"
     assert pending.result() == [(10,)]
@@ -202,7 +201,7 @@ def test_prepare_transaction_keeps_what_is_held_then(nyala_server, request, pool
         a.execute("savepoint s")
         a.execute(f"select v from {_PARENT} where id = 2 for update")
         pending = pool.submit(lambda: b.execute(f"update {_PARENT} set v = 22 where id = 2"))
-        assert blocked(pending, _BLOCKED_CHECK_S)
+        assert blocked(pending)
         a.execute("rollback to savepoint s")
         assert _quick(pending) == "ok"
         a.execute("prepare transaction 'spl_prepared'")

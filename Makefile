@@ -85,8 +85,9 @@ unit: $(TEST_STAMP)
 e2e: $(TEST_STAMP) $(JDBC_JAR)
 	$(BIN)/python -m pytest -m e2e $(PYTEST_ARGS)
 
+# --durations: every CI log lists the slowest tests, so the suite's 25 minutes stay watched.
 test: lint $(JDBC_JAR) $(SQLSMITH)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=40 $(PYTEST_ARGS)
 
 # The protocol fuzz test and the sqlsmith run of make test (tests/e2e/test_protocol_fuzz.py,
 # tests/e2e/test_sqlsmith.py), at length; the outcomes by SQLSTATE go to FUZZ_REPORT, with

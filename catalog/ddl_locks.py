@@ -1,4 +1,4 @@
-"""DdlLocks: relation names that a transaction's uncommitted DDL holds until it ends.
+"""DdlLocks: names that a transaction's uncommitted DDL holds until it ends.
 
 PostgreSQL's DDL takes an ACCESS EXCLUSIVE lock on the relation, held to the
 end of the transaction: a second transaction's DDL on it waits, and so does
@@ -14,6 +14,13 @@ only writers wait, as behind PostgreSQL's SHARE lock.  SHARE does not conflict
 with itself, so two CREATE INDEX on one table run at once (a name has several
 holders then, and a writer waits for all of them); every other pair of DDL
 modes conflicts.
+
+Role names are held the same way (a ``DdlLocks`` of their own, in ACCESS EXCLUSIVE mode):
+PostgreSQL's CREATE ROLE inserts into pg_authid under a unique index on the name, so a
+second transaction creating the same name waits for the first (open or prepared) to end,
+then fails with 23505 if it committed; ALTER and DROP ROLE wait on the role's row.  Those
+names are held across PREPARE TRANSACTION (``transfer`` to the prepared transaction's
+owner) until COMMIT or ROLLBACK PREPARED.
 
 An index build also waits, holding its lock, for the transactions with
 uncommitted writes on the table (``writer_wait``), as PostgreSQL's CREATE INDEX
@@ -57,9 +64,11 @@ class LockWait:
 
 
 class DdlLocks:
-    """Which transaction (any hashable owner) holds each relation name."""
+    """Which transaction (any hashable owner) holds each name of one kind (``noun``:
+    "relation" or "role", as a deadlock's detail names it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, noun: str = "relation") -> None:
+        self._noun = noun
         self._cond = threading.Condition()
         self._holders: dict[str, dict[object, RelationLock]] = {}
         """The owners holding each name, with the mode each holds it in."""
@@ -90,16 +99,20 @@ class DdlLocks:
         names: Iterable[str],
         wait: LockWait,
         mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE,
+        waited: set[str] | None = None,
     ) -> list[str]:
         """Take every name for ``owner`` in ``mode`` (or the stronger mode it holds it in),
-        waiting for other holders whose mode conflicts; the names newly taken."""
+        waiting for other holders whose mode conflicts; the names newly taken.  The names
+        it had to wait for are added to ``waited``."""
         taken = []
         for name in names:
-            if self._acquire_one(owner, name, wait, mode):
+            if self._acquire_one(owner, name, wait, mode, waited):
                 taken.append(name)
         return taken
 
-    def _acquire_one(self, owner: object, name: str, wait: LockWait, mode: RelationLock) -> bool:
+    def _acquire_one(
+        self, owner: object, name: str, wait: LockWait, mode: RelationLock, waited: set[str] | None
+    ) -> bool:
         def blockers() -> list[object]:
             return [
                 other for other, held in self._holders.get(name, {}).items()
@@ -107,7 +120,8 @@ class DdlLocks:
             ]  # fmt: skip
 
         with self._cond:
-            self._wait(owner, name, wait, blockers)
+            if self._wait(owner, name, wait, blockers) and waited is not None:
+                waited.add(name)
             holders = self._holders.setdefault(name, {})
             held = holders.get(owner)
             holders[owner] = mode if held is None else max(held, mode)
@@ -142,15 +156,17 @@ class DdlLocks:
 
     def _wait(
         self, owner: object, name: str, wait: LockWait, blockers: Callable[[], list[object]]
-    ) -> None:
+    ) -> bool:
         """Wait (holding ``_cond``) until ``blockers()`` is empty, unless that would close a
-        cycle (40P01), times out (55P03) or ``wait.check`` raises."""
+        cycle (40P01), times out (55P03) or ``wait.check`` raises; whether it waited."""
         timeout_ms = wait.timeout_ms()
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else None
+        waited = False
         while True:
             found = blockers()
             if not found:
-                return
+                return waited
+            waited = True
             for holder in found:
                 self._check_deadlock(owner, holder, name)
             self._waiting[owner] = (found, name)
@@ -194,7 +210,7 @@ class DdlLocks:
             if current is owner:
                 raise DeadlockDetected(
                     "deadlock detected",
-                    detail=f'Waiting for relation "{name}" would close a cycle of transactions '
+                    detail=f'Waiting for {self._noun} "{name}" would close a cycle of transactions '
                     "waiting for each other's locks.",
                 )
             if id(current) in seen:
@@ -209,8 +225,18 @@ class DdlLocks:
                     h for h in waiting[0] if not self._waits_for_writer(h, current, waiting[1])
                 )
 
-    def release(self, owner: object, names: Iterable[str]) -> None:
+    def transfer(self, owner: object, new_owner: object) -> None:
+        """Hand every name ``owner`` holds to ``new_owner`` (PREPARE TRANSACTION)."""
         with self._cond:
+            for holders in self._holders.values():
+                if owner in holders:
+                    holders[new_owner] = holders.pop(owner)
+
+    def release(self, owner: object, names: Iterable[str] | None = None) -> None:
+        """Free ``names`` (all that ``owner`` holds when None) and wake the waiters."""
+        with self._cond:
+            if names is None:
+                names = [name for name, holders in self._holders.items() if owner in holders]
             for name in names:
                 holders = self._holders.get(name)
                 if holders is not None and holders.pop(owner, None) is not None and not holders:

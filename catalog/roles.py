@@ -26,8 +26,8 @@ from typing import Any
 
 import scramp
 
+from catalog.ddl_locks import DdlLocks
 from catalog.logged_document import LoggedDocument, newer_than_file, sequence_of
-from catalog.role_locks import RoleNameLocks
 from storage.errors import (
     DataCorrupted,
     DbError,
@@ -179,7 +179,7 @@ class RoleStore:
         self._members: list[Membership] = []
         self._saved: dict[str, Any] = {"roles": [], "members": []}
         self._journal: RoleJournal | None = None
-        self.name_locks = RoleNameLocks()
+        self.name_locks = DdlLocks("role")
         """Role names uncommitted role changes hold (shared: a fork keeps its store's)."""
         self.version = 0
         self.sequence = 0
@@ -427,3 +427,8 @@ class RoleStore:
             self._roles[superuser] = Role(superuser, login=True, superuser=True, password=verifier)
             self._save()
             return True
+
+
+def prepared_owner(gid: str) -> tuple[str, str]:
+    """The owner a prepared transaction holds its role names as."""
+    return ("prepared", gid)

@@ -24,7 +24,7 @@ from catalog.access_journal import publish as publish_access
 from catalog.catalog import Catalog
 from catalog.ddl_locks import RelationLock
 from catalog.privileges import is_superuser
-from catalog.role_locks import prepared_owner
+from catalog.roles import prepared_owner
 from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
@@ -1475,7 +1475,7 @@ class Session:
         if self._db.catalog.ddl_lock_waited(owner) is not None:
             return "relation"
         roles = self._db.roles
-        return "object" if roles is not None and roles.name_locks.is_waiting(owner) else None
+        return "object" if roles is not None and roles.name_locks.waiting_for(owner) is not None else None
 
     def _wait_for_ddl(self, names: Iterable[str], written: Iterable[str] = ()) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement

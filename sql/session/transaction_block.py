@@ -133,7 +133,7 @@ class TransactionBlock:
 
     def lock_role_names(self, statement: RoleStatement) -> None:
         """Take the names a role statement changes, waiting for transactions (open or
-        prepared) that hold them (``catalog.role_locks``); then a name created by the
+        prepared) that hold them (``catalog.ddl_locks``); then a name created by the
         transaction waited for is 23505 (as PostgreSQL's unique index has it), one another
         transaction created since this one forked the roles 42710, and a role it changed
         40001, here rather than at COMMIT."""
@@ -141,7 +141,8 @@ class TransactionBlock:
         if store is None:
             return
         txn = self.txn if self.txn is not None else self.start()
-        waited = store.name_locks.acquire(txn, statement.names, self.lock_wait)
+        waited: set[str] = set()
+        store.name_locks.acquire(txn, statement.names, self.lock_wait, waited=waited)
         access = self._access
         for name in statement.names:
             if access is not None and access.changed_role(name):

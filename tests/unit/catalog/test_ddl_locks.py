@@ -184,3 +184,43 @@ def test_two_share_holders_both_upgrading_is_a_deadlock():
     locks.release("b", ["t"])
     thread.join(5)
     assert not caught and locks.holder("t") == "a"
+
+
+def test_role_names_move_to_the_prepared_transaction_and_a_waiter_learns_it_waited():
+    locks = DdlLocks("role")
+    locks.acquire("a", ["r1", "r2"], _wait())
+    locks.transfer("a", ("prepared", "gid"))
+    assert locks.holder("r1") == ("prepared", "gid")
+    waited: set[str] = set()
+    done = threading.Event()
+
+    def take() -> None:
+        locks.acquire("b", ["r2", "r3"], _wait(), waited=waited)
+        done.set()
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while locks.waiting_for("b") != "r2" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert locks.waiting_for("b") == "r2"
+    locks.release(("prepared", "gid"))  # an equal owner, not the same object: COMMIT PREPARED
+    thread.join(5)
+    assert done.is_set() and waited == {"r2"}
+    assert locks.holder("r1") is None and locks.holder("r3") == "b"
+
+
+def test_a_role_deadlock_names_the_role():
+    locks = DdlLocks("role")
+    locks.acquire("a", ["r1"], _wait())
+    locks.acquire("b", ["r2"], _wait())
+    thread = threading.Thread(target=lambda: locks.acquire("a", ["r2"], _wait(timeout_ms=5000)))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while locks.waiting_for("a") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(DeadlockDetected) as caught:
+        locks.acquire("b", ["r1"], _wait())
+    assert 'role "r1"' in str(caught.value.detail)
+    locks.release("b")
+    thread.join(5)

@@ -18,48 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from server.codec import ColumnValues
-from storage.errors import InvalidTextRepresentation
+from sql.common.array_input import flatten, parse_array, shape
 from storage.type_oids import ARRAY_OID, TypeOid
-
-Parsed = list["Parsed | str | None"]
-
-
-def parse_array_text(text: str) -> Parsed:
-    """PostgreSQL's array text into nested lists of element texts (None for NULL)."""
-    position = 0
-
-    def items() -> Parsed:
-        nonlocal position
-        if text[position] != "{":
-            raise InvalidTextRepresentation(f'malformed array literal: "{text}"')
-        position += 1
-        out: Parsed = []
-        while position < len(text) and text[position] != "}":
-            if text[position] == "{":
-                out.append(items())
-            elif text[position] == '"':
-                position += 1
-                chars = []
-                while text[position] != '"':
-                    if text[position] == "\\":
-                        position += 1
-                    chars.append(text[position])
-                    position += 1
-                position += 1
-                out.append("".join(chars))
-            else:
-                end = position
-                while text[end] not in ",}":
-                    end += 1
-                word = text[position:end].strip()
-                out.append(None if word.upper() == "NULL" else word)
-                position = end
-            if position < len(text) and text[position] == ",":
-                position += 1
-        position += 1
-        return out
-
-    return items()
 
 
 def _bool(text: str) -> bool:
@@ -93,24 +53,6 @@ def _scale(text: str) -> int:
     return len(text.partition(".")[2])
 
 
-def _shape(value: Parsed) -> list[int]:
-    dims = [len(value)]
-    while value and isinstance(value[0], list):
-        value = value[0]
-        dims.append(len(value))
-    return dims
-
-
-def _flatten(value: Parsed) -> list[str | None]:
-    out: list[str | None] = []
-    for item in value:
-        if isinstance(item, list):
-            out.extend(_flatten(item))
-        else:
-            out.append(item)
-    return out
-
-
 def binary_encoder(
     element_oid: int, element_encoder: Callable[[pa.Array], ColumnValues]
 ) -> Callable[[pa.Array], ColumnValues]:
@@ -123,9 +65,9 @@ def binary_encoder(
         for row, text in enumerate(array.to_pylist()):
             if text is None:
                 continue
-            parsed = parse_array_text(text)
-            elements = _flatten(parsed)
-            dims = _shape(parsed) if elements else []
+            parsed = parse_array(text)
+            elements = flatten(parsed)
+            dims = shape(parsed) if elements else []
             header = struct.pack(
                 f">iii{2 * len(dims)}i",
                 len(dims),

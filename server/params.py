@@ -29,6 +29,7 @@ import numpy as np
 from server.codec import decode_utf8
 from server.pgtypes import UNKNOWN
 from sql.common import date_input
+from sql.common.array_input import Elements, parse_array
 from storage.errors import (
     DatetimeFieldOverflow,
     FeatureNotSupported,
@@ -38,7 +39,7 @@ from storage.errors import (
     InvalidTextRepresentation,
     NumericValueOutOfRange,
 )
-from storage.type_oids import TypeOid
+from storage.type_oids import ARRAY_OID, TypeOid
 
 _TYPE_NAMES: dict[int, str] = {
     TypeOid.BOOL: "boolean",
@@ -62,7 +63,14 @@ def decode_param(
     data: bytes, type_oid: int, format_code: int, param_number: int = 1, date_order: str = "MDY"
 ) -> object:
     """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes;
-    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does."""
+    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does.
+    An array (psycopg's lists, pgjdbc's setArray) becomes a list of its elements' values."""
+    element = _ARRAY_ELEMENT.get(type_oid)
+    if element is not None:
+        if format_code == 1:
+            return _decode_array_binary(data, element, param_number)
+        parsed = parse_array(decode_utf8(data))
+        return _map_elements(parsed, lambda text: _decode_text(text, element, date_order))
     if format_code == 1:
         decoder = _BINARY_DECODERS.get(type_oid)
         if decoder is None:
@@ -75,10 +83,65 @@ def decode_param(
             raise InvalidBinaryRepresentation(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
-    text = decode_utf8(data)
+    return _decode_text(decode_utf8(data), type_oid, date_order)
+
+
+def _decode_text(text: str, type_oid: int, date_order: str) -> object:
     if type_oid in _DATETIME_OIDS and not _ERA.search(text):
         text = date_input.iso_spelling(text, date_order) or text
     return _TEXT_DECODERS.get(type_oid, _identity)(text)
+
+
+_ARRAY_ELEMENT: dict[int, int] = {
+    array: element
+    for element, array in ARRAY_OID.items()
+    if element in _TYPE_NAMES or element in (TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BPCHAR)
+}
+"""The array types whose parameters are decoded to lists, by their element type."""
+
+
+def _map_elements(value: Elements, decode: Callable[[str], object]) -> list[object]:
+    return [
+        _map_elements(item, decode) if isinstance(item, list)
+        else None if item is None
+        else decode(item)
+        for item in value
+    ]  # fmt: skip
+
+
+def _decode_array_binary(data: bytes, element: int, param_number: int) -> list[object]:
+    """array_recv's layout: dimensions, a NULL flag, the element OID, each dimension's length
+    and lower bound, then each element as a length (-1 for NULL) and its binary value."""
+    decoder = _BINARY_DECODERS.get(element)
+    try:
+        ndim, _flags, sent_element = struct.unpack_from("!iii", data)
+        if decoder is None or (sent_element != element and sent_element != 0):
+            raise FeatureNotSupported(
+                f"binary format is not supported for parameter ${param_number} of type "
+                f"{_TYPE_NAMES.get(element, str(element))}[]"
+            )
+        if not 0 <= ndim <= 6:
+            raise ValueError("bad dimensions")
+        dims = [struct.unpack_from("!ii", data, 12 + 8 * i)[0] for i in range(ndim)]
+        position = 12 + 8 * ndim
+        flat: list[object] = []
+        for _ in range(int(np.prod(dims)) if dims else 0):
+            (length,) = struct.unpack_from("!i", data, position)
+            position += 4
+            if length < 0:
+                flat.append(None)
+                continue
+            flat.append(decoder(data[position : position + length]))
+            position += length
+        if position != len(data) or any(d < 0 for d in dims):
+            raise ValueError("trailing bytes")
+    except (struct.error, ValueError, OverflowError, IndexError):
+        raise InvalidBinaryRepresentation(
+            f"incorrect binary data format in bind parameter {param_number}"
+        ) from None
+    for length in reversed(dims[1:]):
+        flat = [flat[i : i + length] for i in range(0, len(flat), length)]
+    return flat
 
 
 _DATETIME_OIDS = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))

@@ -26,7 +26,11 @@ from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
 from sql.planner.blank_padding import trim_blank_padded_literals
-from sql.planner.literal_casts import check_literal_casts, spell_compared_dates
+from sql.planner.literal_casts import (
+    check_literal_casts,
+    read_any_array_literals,
+    spell_compared_dates,
+)
 from sql.planner.query_checks import check_distinct_on, check_set_operations, check_tablesample
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
@@ -35,7 +39,7 @@ from sql.planner.views import VIA_VIEW, VIEW_ALIASES, VIEWS_READ, expand_views
 from storage.data_type import TabletId
 from storage.errors import AmbiguousColumn, UndefinedColumn, UndefinedParameter
 from storage.schema import ColumnSchema
-from storage.type_oids import TypeOid
+from storage.type_oids import ARRAY_OID, TypeOid
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
@@ -205,6 +209,7 @@ def bind_query(
         raise UndefinedColumn(message) from exc
     ast = annotate_types(ast, schema=schema, dialect=DIALECT)
     spell_compared_dates(ast, date_order)
+    read_any_array_literals(ast)
     trim_blank_padded_literals(ast)
     check_set_operations(ast)
     check_distinct_on(ast)
@@ -243,7 +248,15 @@ def _context_oid(param: exp.Expr) -> int:
     while isinstance(parent, exp.Paren):
         param, parent = parent, parent.parent
     if isinstance(parent, exp.Cast):
+        if parent.to.this is exp.DataType.Type.ARRAY and parent.to.expressions:
+            return _ARRAY_OIDS.get(oid_for_sqlglot_type(parent.to.expressions[0]), 0)
         return oid_for_sqlglot_type(parent.to)
+    if parent is not None and _is_any_or_all(parent):
+        comparison = parent.parent
+        if isinstance(comparison, exp.Binary) and comparison.expression is parent:
+            element = sqlglot_type_oid(comparison.this.type) or TypeOid.TEXT
+            return _ARRAY_OIDS.get(element, 0)
+        return 0
     if isinstance(parent, (exp.Like, exp.ILike)):
         return TypeOid.TEXT
     if isinstance(parent, (exp.Limit, exp.Offset)):
@@ -265,6 +278,16 @@ def _context_oid(param: exp.Expr) -> int:
     if isinstance(parent, (exp.Not, exp.Where)):
         return TypeOid.BOOL
     return 0
+
+
+_ARRAY_OIDS = {int(element): array for element, array in ARRAY_OID.items()}
+
+
+def _is_any_or_all(node: exp.Expr | None) -> bool:
+    """``ANY(...)`` or ``ALL(...)``, which sqlglot parses either way."""
+    if isinstance(node, (exp.Any, exp.All)):
+        return True
+    return isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all")
 
 
 def infer_parameter_types(ast: exp.Expr, declared: list[int] | tuple[int, ...] = ()) -> list[int]:

@@ -14,10 +14,16 @@ import re
 from sqlglot import exp
 
 from sql.common import date_input, interval_input
-from storage.errors import FeatureNotSupported, InvalidTextRepresentation
+from sql.common.array_input import Elements, parse_array, shape
+from storage.errors import (
+    FeatureNotSupported,
+    InvalidTextRepresentation,
+    NumericValueOutOfRange,
+)
 
 DT = exp.DataType.Type
 _INTEGER_NAMES = {DT.SMALLINT: "smallint", DT.INT: "integer", DT.BIGINT: "bigint"}
+_INTEGER_LIMITS = {DT.SMALLINT: 2**15, DT.INT: 2**31, DT.BIGINT: 2**63}
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
@@ -58,6 +64,11 @@ def check_literal_casts(
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             continue
         text = literal.name
+        if target is DT.ARRAY:
+            array = _array_constant(text, cast.to)
+            cast.replace(array)
+            check_literal_casts(array, date_order, interval_style)
+            continue
         if target is DT.INTERVAL:
             _spell_interval(literal, sql_standard)
             continue
@@ -66,10 +77,15 @@ def check_literal_casts(
             if iso is not None:
                 literal.replace(exp.Literal.string(iso))
             continue
-        if target in _INTEGER_NAMES and not _INTEGER.match(text):
-            raise InvalidTextRepresentation(
-                f'invalid input syntax for type {_INTEGER_NAMES[target]}: "{text}"'
-            )
+        if target in _INTEGER_NAMES:
+            if not _INTEGER.match(text):
+                raise InvalidTextRepresentation(
+                    f'invalid input syntax for type {_INTEGER_NAMES[target]}: "{text}"'
+                )
+            if abs(int(text)) >= _INTEGER_LIMITS[target] and int(text) != -_INTEGER_LIMITS[target]:
+                raise NumericValueOutOfRange(
+                    f'value "{text}" is out of range for type {_INTEGER_NAMES[target]}'
+                )
         if target is DT.BOOLEAN:
             value = _boolean(text)
             if value is None:
@@ -96,6 +112,57 @@ def spell_compared_dates(ast: exp.Expr, date_order: str) -> None:
                 iso = date_input.iso_spelling(operand.name, date_order)
                 if iso is not None:
                     operand.replace(exp.Literal.string(iso))
+
+
+def read_any_array_literals(ast: exp.Expr) -> None:
+    """``x = ANY('{1,2}')``, ``x <> ALL('{1,2}')``: PostgreSQL reads the unknown-typed
+    constant as an array of ``x``'s type; after type annotation, in place."""
+    for parent in list(ast.find_all(exp.Binary)):
+        node = parent.expression
+        if isinstance(node, (exp.Any, exp.All)):
+            slot, operand = "this", node.this
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all"):
+            slot, operand = "expressions", node.expressions[0] if node.expressions else None
+        else:
+            continue
+        while isinstance(operand, exp.Paren):
+            operand = operand.this
+        if not (isinstance(operand, exp.Literal) and operand.is_string):
+            continue
+        left = parent.this.type
+        element = left.copy() if left is not None else None
+        if element is None or element.this in (DT.UNKNOWN, DT.NULL):
+            element = exp.DataType.build("text")
+        array_type = exp.DataType(this=DT.ARRAY, expressions=[element], nested=True)
+        array = _array_constant(operand.name, array_type)
+        node.set(slot, [array] if slot == "expressions" else array)
+
+
+def _array_constant(text: str, to: exp.DataType) -> exp.Cast:
+    """``'{1,2}'::int[]`` as ``CAST([CAST('1' AS INT), CAST('2' AS INT)] AS INT[])``: each
+    element read by its type's own input rule, the array as deep as the text's nesting
+    (PostgreSQL's int[] takes any number of dimensions)."""
+    element = to
+    while element.this is DT.ARRAY and element.expressions:
+        element = element.expressions[0]
+    parsed = parse_array(text)
+
+    def build(items: Elements) -> exp.Array:
+        return exp.Array(
+            expressions=[
+                build(item) if isinstance(item, list)
+                else exp.Cast(
+                    this=exp.Null() if item is None else exp.Literal.string(item),
+                    to=element.copy(),
+                )
+                for item in items
+            ]
+        )  # fmt: skip
+
+    typed = element.copy()
+    for _ in shape(parsed) if parsed else [0]:
+        typed = exp.DataType(this=DT.ARRAY, expressions=[typed], nested=True)
+    return exp.Cast(this=build(parsed), to=typed)
 
 
 def _spell_interval(literal: exp.Literal, sql_standard: bool) -> None:

@@ -76,7 +76,10 @@ def text_param(value: str, oid: int) -> object:
         ("héllo", t.UNKNOWN, "héllo"),
         ("x", TypeOid.TEXT, "x"),
         ("x", TypeOid.VARCHAR, "x"),
-        ("{1,2}", 1005, "{1,2}"),
+        ("{1,2}", 1005, [1, 2]),
+        ("{{1,NULL},{3,4}}", 1016, [[1, None], [3, 4]]),
+        ('{"a b",NULL,"NULL",""}', 1009, ["a b", None, "NULL", ""]),
+        ("{2020-01-02}", 1182, [dt.date(2020, 1, 2)]),
     ],
 )  # fmt: skip
 def test_text_parameters_decode_as_postgresql_accepts_them(text, oid, expected):
@@ -183,3 +186,28 @@ def test_binary_parameter_of_a_type_without_a_decoder_is_refused():
 def test_numeric_binary_reads_back(value):
     data = t.numeric_binary(value, 4)
     assert decode_param(data, TypeOid.NUMERIC, 1) == value
+
+
+def test_binary_array_parameters_decode_as_array_recv_reads_them():
+    import struct
+
+    def array(element_oid: int, dims: list[int], items: list[bytes | None]) -> bytes:
+        head = struct.pack(f"!iii{2 * len(dims)}i", len(dims), int(None in items), element_oid,
+                           *[v for d in dims for v in (d, 1)])  # fmt: skip
+        body = b"".join(
+            struct.pack("!i", -1) if i is None else struct.pack("!i", len(i)) + i for i in items
+        )
+        return head + body
+
+    four = [struct.pack("!i", n) for n in (1, 2, 3, 4)]
+    assert decode_param(array(23, [2, 2], four), 1007, 1) == [[1, 2], [3, 4]]
+    assert decode_param(array(25, [2], [b"x", None]), 1009, 1) == ["x", None]
+    assert decode_param(array(23, [], []), 1007, 1) == []
+    with pytest.raises(InvalidBinaryRepresentation):
+        decode_param(array(23, [3], four[:2]), 1007, 1)
+    with pytest.raises(InvalidBinaryRepresentation):
+        decode_param(array(23, [2], four[:2]) + b"\0", 1007, 1)
+    with pytest.raises(InvalidTextRepresentation):
+        decode_param(b"{1,x}", 1007, 0)
+    with pytest.raises(InvalidTextRepresentation):
+        decode_param(b"{1,2", 1007, 0)

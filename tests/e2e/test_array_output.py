@@ -96,3 +96,4 @@ def test_pgjdbc_get_array_matches_postgresql(nyala_server, postgres_server, tmp_
     assert outputs[0] == outputs[1]
     assert any("_int4 {1,10,NULL} [1, 10, null]" in line for line in outputs[0])
     assert any(line.startswith("run 7: | _aclitem") for line in outputs[0])
+    assert "param run 7: 1 3" in outputs[0] and "param run 7: 3" in outputs[0]

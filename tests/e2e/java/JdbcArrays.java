@@ -13,6 +13,9 @@ import java.util.Arrays;
  * statement and binary results (the fifth execution); every execution prints each column's
  * type name, getString and getArray's elements: the two outputs must be the same.
  *
+ * <p>Then arrays go the other way: setArray parameters in = ANY(?) and casts, text and
+ * (past the fifth execution) binary.
+ *
  * <p>Usage: java -cp postgresql.jar:DIR JdbcArrays JDBC_URL
  */
 public final class JdbcArrays {
@@ -56,6 +59,29 @@ public final class JdbcArrays {
                                 }
                                 System.out.println(line);
                             }
+                        }
+                    }
+                }
+            }
+            String[][] params = {
+                {"SELECT id FROM jdbc_arr WHERE id = ANY(?) ORDER BY id", "int4"},
+                {"SELECT id FROM jdbc_arr WHERE s = ANY(?) ORDER BY id", "text"},
+                {"SELECT cardinality(?::int8[]) AS n", "int8"},
+            };
+            for (String[] query : params) {
+                try (PreparedStatement ps = conn.prepareStatement(query[0])) {
+                    for (int run = 1; run <= 7; run++) {
+                        Object[] values = query[1].equals("text")
+                            ? new Object[] {"a,b", "q\"q", null}
+                            : query[1].equals("int8") ? new Object[] {1L, 2L, (long) run}
+                            : new Object[] {1, 3, run};
+                        ps.setArray(1, conn.createArrayOf(query[1], values));
+                        try (ResultSet rs = ps.executeQuery()) {
+                            StringBuilder line = new StringBuilder("param run " + run + ":");
+                            while (rs.next()) {
+                                line.append(" ").append(rs.getString(1));
+                            }
+                            System.out.println(line);
                         }
                     }
                 }

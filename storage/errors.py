@@ -366,6 +366,10 @@ class GroupingError(SyntaxErrorOrAccessRuleViolation, sqlstate="42803"):
     pass
 
 
+class WindowingError(SyntaxErrorOrAccessRuleViolation, sqlstate="42P20"):
+    pass
+
+
 class DatatypeMismatch(SyntaxErrorOrAccessRuleViolation, sqlstate="42804"):
     pass
 

@@ -486,9 +486,15 @@ class _TableChange:
         )
         read_default = None
         if definition.default is not None:
-            value = self._evaluate(
-                exp.maybe_parse(definition.default, dialect="postgres"), definition.type
-            )
+            default: exp.Expr = exp.maybe_parse(definition.default, dialect="postgres")
+            if tables.is_volatile(default) and not self._table_is_empty():
+                raise FeatureNotSupported(
+                    f'cannot add column "{definition.name}" with a volatile default to a table '
+                    "with rows: each row would need its own value",
+                    hint="Add the column without the default, fill it with UPDATE, then SET "
+                    "DEFAULT.",
+                )
+            value = self._evaluate(default, definition.type)
             read_default = to_storage_values(
                 pa.array([value], definition.type.arrow_type), definition.type
             )[0]
@@ -552,7 +558,7 @@ class _TableChange:
         elif node.args.get("default") is not None:
             default = sequences.check_sequence_default(
                 node.args["default"], self._catalog
-            ) or tables.constant_default(
+            ) or tables.column_default(
                 node.args["default"], column.name, column.type, self._check_default
             )
             self._set(dataclasses.replace(column, default_sql=default))

@@ -38,11 +38,13 @@ from storage.errors import (
     DuplicateObject,
     DuplicateTable,
     FeatureNotSupported,
+    GroupingError,
     InvalidObjectDefinition,
     InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
     UndefinedTable,
+    WindowingError,
     WrongObjectType,
 )
 from storage.transaction import Transaction
@@ -60,20 +62,34 @@ KEY_FORBIDDEN = {TypeKind.BOOL, TypeKind.FLOAT, TypeKind.DOUBLE}
 DefaultChecker = Callable[[str, DataType], None]
 
 
-def _is_constant(node: exp.Expr) -> bool:
-    allowed = (
-        exp.Literal,
-        exp.Null,
-        exp.Boolean,
-        exp.Cast,
-        exp.Neg,
-        exp.Paren,
-        exp.DataType,
-        exp.Binary,
-        exp.DataTypeParam,
-        exp.Identifier,
-    )
-    return all(isinstance(n, allowed) and not isinstance(n, exp.Column) for n in node.walk())
+VOLATILE_FUNCTIONS = frozenset(
+    {"random", "gen_random_uuid", "uuid_generate_v4", "clock_timestamp", "timeofday", "nextval"}
+)
+"""Functions PostgreSQL evaluates afresh for each row a DEFAULT fills."""
+
+
+def check_default_expression(node: exp.Expr) -> None:
+    """PostgreSQL's rules for a DEFAULT: any expression but a column reference (0A000), a
+    subquery (0A000), an aggregate (42803) or a window function (42P20)."""
+    for child in node.walk():
+        if isinstance(child, exp.Column):
+            raise FeatureNotSupported("cannot use column reference in DEFAULT expression")
+        if isinstance(child, (exp.Select, exp.Subquery)):
+            raise FeatureNotSupported("cannot use subquery in DEFAULT expression")
+        if isinstance(child, exp.Window):
+            raise WindowingError("window functions are not allowed in DEFAULT expressions")
+        if isinstance(child, exp.AggFunc):
+            raise GroupingError("aggregate functions are not allowed in DEFAULT expressions")
+
+
+def is_volatile(node: exp.Expr) -> bool:
+    """Whether the expression calls a function that gives each row its own value."""
+    for child in node.walk():
+        if isinstance(child, exp.Func):
+            name = child.name if isinstance(child, exp.Anonymous) else child.sql_name()
+            if name.lower() in VOLATILE_FUNCTIONS or isinstance(child, (exp.Rand, exp.Uuid)):
+                return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +144,7 @@ def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> Col
                 raise InvalidTableDefinition(
                     f'multiple default values specified for column "{col_name}" of table'
                 )
-            default = constant_default(kind.this, col_name, dtype, check_default)
+            default = column_default(kind.this, col_name, dtype, check_default)
         elif isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
             serial = _identity(kind, col_name, dtype, serial, default)
             nullable = False
@@ -200,16 +216,16 @@ def _cast_to_own_type(node: exp.Expr, dtype: DataType) -> bool:
         return False
 
 
-def constant_default(
+def column_default(
     node: exp.Expr, column: str, dtype: DataType, check_default: DefaultChecker
 ) -> str:
-    """A DEFAULT's SQL text, once checked to be a constant of the column's type or a
+    """A DEFAULT's SQL text, once checked to be an expression of the column's type (a
+    constant, ``now()``, ``gen_random_uuid()``, arithmetic...) that INSERTs evaluate, or a
     ``nextval('s')`` call (whose sequence the caller looks up)."""
     name = sequences.sequence_call(node)
     if name is not None:
         return sequences.nextval_default(name)
-    if not _is_constant(node):
-        raise FeatureNotSupported(f'default for column "{column}" must be a constant')
+    check_default_expression(node)
     if _cast_to_own_type(node, dtype):  # pg_dump's 'new'::character varying: the literal
         node = node.this
     default = node.sql(dialect="postgres")

@@ -144,6 +144,7 @@ from sql.session.transaction_modes import TransactionModes
 from storage.data_type import DataType
 from storage.errors import (
     ActiveSqlTransaction,
+    DatatypeMismatch,
     DbError,
     FeatureNotSupported,
     NoActiveSqlTransaction,
@@ -1527,20 +1528,33 @@ class Session:
         )
         cursor = self._duck.cursor()
         try:
-            return cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()[0][0]
+            # Through Arrow: DuckDB's own conversion of a timestamptz needs pytz.
+            result = cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetch_arrow_table()
+            return result.column(0)[0].as_py()
         except duckdb.Error as exc:
             raise translate(exc) from exc
         finally:
             cursor.close()
 
     def _check_default(self, default_sql: str, dtype: DataType) -> None:
+        """A DEFAULT must give the column's type: a text expression (not a constant, which
+        PostgreSQL reads as the column's type) for another type is 42804, a value that does
+        not convert is the cast's error."""
         cursor = self._duck.cursor()
         try:
             expression: exp.Expr = exp.maybe_parse(default_sql, dialect="postgres")
+            if not dtype.is_string and not isinstance(expression, (exp.Literal, exp.Null)):
+                typed = cursor.sql(f"SELECT typeof({expression.sql(dialect='duckdb')})")
+                if typed.fetchall()[0][0] == "VARCHAR":
+                    raise DatatypeMismatch(
+                        f"column is of type {dtype.pg_name()} but default expression is of "
+                        "type text",
+                        hint="You will need to rewrite or cast the expression.",
+                    )
             cast = exp.Cast(
                 this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
             )
-            cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetchall()
+            cursor.sql(f"SELECT ({cast.sql(dialect='duckdb')}) IS NULL").fetchall()
         except duckdb.Error as exc:
             raise translate(exc) from exc
         finally:

@@ -40,7 +40,8 @@ def test_table_constraint_key_and_inline_key(session):
         ("create table t (a int primary key, a text)", errors.DuplicateColumn),
         ("create table t (a int, primary key (b))", errors.UndefinedColumn),
         ("create table t (a int primary key, b int default 'x')", errors.InvalidTextRepresentation),
-        ("create table t (a int primary key, b int default random())", errors.FeatureNotSupported),
+        ("create table t (a int primary key, b int default a)", errors.FeatureNotSupported),
+        ("create table t (a int primary key, b int default max(1))", errors.GroupingError),
         ("create table t (a int primary key, b numeric(1001,2))", errors.InvalidParameterValue),
     ],
 )

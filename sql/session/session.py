@@ -1031,6 +1031,8 @@ class Session:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
         a read marks in ``pause`` where its rows stop being short."""
         self._temp_on_commit()
+        if not _reads_directly(plan):
+            self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
             self._follow_settings()
@@ -1123,7 +1125,7 @@ class Session:
                     batches=self._guard(batches, deferred),
                     notices=self._activity_notices(),
                 )
-        txn = self._block.current()
+        txn = self._block.current(direct_read=_reads_directly(plan))
         now = self._block.started
         match plan:
             case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
@@ -1688,6 +1690,12 @@ def _user_relation_names(ast: exp.Expr) -> list[str]:
         if isinstance(node.this, exp.Identifier)
         and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
     ]
+
+
+def _reads_directly(plan: Plan) -> bool:
+    """Whether ``plan`` is a read the scan alone answers (``CompiledQuery.direct``): it
+    only reads its one table, so the transaction it runs in has nothing to commit."""
+    return isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
 
 
 def _must_wait() -> NoReturn:

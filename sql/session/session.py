@@ -489,9 +489,15 @@ class Session:
 
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
-        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
-        result.date_style = self.settings.get("DateStyle")
-        result.interval_style = self.settings.get("IntervalStyle")
+        settings = self.settings
+        result.extra_float_digits, result.date_style, result.interval_style = settings.cached(
+            Session._output_styles,
+            lambda: (
+                int(settings.get("extra_float_digits")),
+                settings.get("DateStyle"),
+                settings.get("IntervalStyle"),
+            ),
+        )
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write

@@ -1159,6 +1159,12 @@ class Session:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
+                elif query.direct is not None:
+                    read = self._runner.read_by_key(query, txn, params, now)
+                    if read is not None:
+                        if not deferred:
+                            self._block.finish_autocommit()
+                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
                 columns, batches = self._runner.run(query, txn, params, now, pause=pause)
                 return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write) if inline:

@@ -120,6 +120,7 @@ class TransactionBlock:
         """Whether the open autocommit transaction has run nothing but direct reads
         (``current(direct_read=True)``): it wrote, locked and changed nothing."""
         self._holds_role_names = False
+        """Whether the open transaction took role names (``lock_role_names``) to release."""
 
     @property
     def catalog(self) -> Catalog:
@@ -283,12 +284,13 @@ class TransactionBlock:
         read_only = self._settings.get("default_transaction_read_only") == "on" or bool(
             self._settings.get("nyala.read_timestamp")
         )
-        spare, self._spare = self._spare, None
+        # A block never takes the spare: its REPEATABLE READ snapshot is its first
+        # statement's, not the one taken here.
+        spare = None if self.in_block else self._spare
         self._reads_only = False
-        if spare is not None and not self.in_block:
-            # Its snapshot is taken now, as a new transaction's (a block's REPEATABLE READ
-            # snapshot is its first statement's, so a block never takes the spare).
-            spare.read_only = read_only
+        if spare is not None:
+            self._spare = None
+            spare.read_only = read_only  # its snapshot is taken now, as a new transaction's
             spare.refresh_snapshot()
             self.txn = spare
         else:

@@ -74,6 +74,15 @@ T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
+_READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
+"""ReadyForQuery's three possible messages, framed once."""
+_BIND_COMPLETE = codec.encode(m.BindComplete())
+
+
+@functools.lru_cache(maxsize=256)
+def _command_complete(tag: str) -> bytes:
+    """CommandComplete framed (the same few tags come back statement after statement)."""
+    return codec.encode(m.CommandComplete(tag))
 
 
 class _Closed(Exception):
@@ -381,8 +390,13 @@ class Connection:
         self.is_cancelled = False
         self._statement_started = time.perf_counter()
         self._statement_kind = ""
-        setting = self._session.settings.get("statement_timeout")
-        self._timer.start(timeouts.milliseconds(setting))
+        settings = self._session.settings
+        self._timer.start(
+            settings.cached(
+                timeouts.milliseconds,
+                lambda: timeouts.milliseconds(settings.get("statement_timeout")),
+            )
+        )
 
     def _reword(self, exc: BaseException) -> BaseException:
         """The error a statement ended with, as the client hears it: the statement of a
@@ -444,11 +458,13 @@ class Connection:
         session = self._session
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
-        await self._close_portals(self._registry.end_of_transaction(status))
+        ended = self._registry.end_of_transaction(status)
+        if ended:
+            await self._close_portals(ended)
         self._send_parameter_changes()
         if status == "I":
             self._send_notifications()
-        self.send(m.ReadyForQuery(status))
+        self._out += _READY_FOR_QUERY[status]
         self._is_idle = True
         session.report_idle()
         await self.flush()
@@ -586,7 +602,7 @@ class Connection:
             if fetched.is_exhausted:
                 tag = stream.command_tag(sent)
                 self._completed(tag)
-                out += codec.encode(m.CommandComplete(tag))
+                out += _command_complete(tag)
                 return sent, "done"
             if 0 < max_rows <= sent:
                 out += codec.encode(m.PortalSuspended())
@@ -609,7 +625,9 @@ class Connection:
         if not message.portal and await self._on_batch(message):
             return
         if not message.portal:
-            await self._close_portals(self._registry.close_portal(""))
+            dropped = self._registry.close_portal("")
+            if dropped:
+                await self._close_portals(dropped)
         statement = self._registry.statement(message.statement)
         values = self._bind_values(message, statement)
         columns = statement.columns
@@ -620,7 +638,7 @@ class Connection:
         )
         portal = Portal(message.portal, statement, values, result_formats)
         self._registry.add_portal(portal)
-        self.send(m.BindComplete())
+        self._out += _BIND_COMPLETE
 
     async def _on_batch(self, first: m.Bind) -> bool:
         """Apply a buffered run of Bind/Execute of one prepared INSERT, UPDATE or DELETE as one write
@@ -680,7 +698,12 @@ class Connection:
     def _date_order(self) -> str:
         """The order DateStyle reads dates in (a Bind's text dates and timestamps)."""
         session = self._session
-        return date_styles.parse(session.settings.get("DateStyle")).order if session else "MDY"
+        if session is None:
+            return "MDY"
+        settings = session.settings
+        return settings.cached(
+            Connection._date_order, lambda: date_styles.parse(settings.get("DateStyle")).order
+        )
 
     async def _on_describe(self, message: m.Describe) -> None:
         if message.kind == "S":

@@ -166,6 +166,52 @@ class QueryRunner:
 
         return columns, stream()
 
+    def read_by_key(
+        self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any
+    ) -> tuple[tuple[ResultColumn, ...], list[pa.RecordBatch]] | None:
+        """``run`` of a direct read that names its rows by primary key, done at once: a few
+        rows read by key never wait, so they come back whole (no stream of generators to
+        pull them through); None for any other query, which ``run`` answers."""
+        if compiled.direct is None:
+            return None
+        compiled.duckdb_params(params, now)
+        scan = compiled.views[0].scan
+        spec = scan.spec(params)
+        table = scan.table
+        if not _is_direct(compiled, spec, self._read_snapshot()):
+            return None
+        if index_scan.choose(table, spec, scan.partial_indexes) is not None:
+            return None
+        points = point_read.keys_of(table, spec)
+        if points is None:
+            return None
+        columns = self.describe(compiled)
+        assert compiled.direct is not None, "only direct queries come here"
+        implied = point_read.pinning(table, spec)
+        found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
+        remaining = spec.limit
+        zone = self.zone.arrow
+        names = [c.name for c in columns]
+        rows, out = 0, []
+        for _tablet_id, batch in found:
+            if remaining == 0:
+                break
+            self._check_cancel()
+            if remaining is not None:
+                batch = batch.slice(0, remaining)
+                remaining -= batch.num_rows
+            rows += batch.num_rows
+            arrays = [
+                to_wire(batch.column(spec.projection.index(c.id)), out_column.type_oid, zone,
+                        out_column.typmod)
+                for c, out_column in zip(compiled.direct, columns, strict=True)
+            ]  # fmt: skip
+            out.append(pa.RecordBatch.from_arrays(arrays, names=names))
+        if self.activity is not None and table.tablet_ids:
+            by_key = executor.reads_key_range(table, spec)
+            self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
+        return columns, out
+
     def _run_direct(
         self,
         compiled: CompiledQuery,

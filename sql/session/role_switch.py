@@ -24,6 +24,12 @@ NONE = "none"
 
 
 def current_user(settings: SessionSettings) -> str:
+    """The role privileges are checked as (asked several times a statement: worked out once
+    per change of the settings)."""
+    return settings.cached(current_user, lambda: _current_user(settings))
+
+
+def _current_user(settings: SessionSettings) -> str:
     role = settings.get(ROLE)
     return role if role != NONE else settings.get(SESSION_AUTHORIZATION)
 

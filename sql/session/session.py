@@ -491,9 +491,15 @@ class Session:
 
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
-        result.extra_float_digits = int(self.settings.get("extra_float_digits"))
-        result.date_style = self.settings.get("DateStyle")
-        result.interval_style = self.settings.get("IntervalStyle")
+        settings = self.settings
+        result.extra_float_digits, result.date_style, result.interval_style = settings.cached(
+            Session._output_styles,
+            lambda: (
+                int(settings.get("extra_float_digits")),
+                settings.get("DateStyle"),
+                settings.get("IntervalStyle"),
+            ),
+        )
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
@@ -1033,6 +1039,8 @@ class Session:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
         a read marks in ``pause`` where its rows stop being short."""
         self._temp_on_commit()
+        if not _reads_directly(plan):
+            self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
             self._follow_settings()
@@ -1125,7 +1133,7 @@ class Session:
                     batches=self._guard(batches, deferred),
                     notices=self._activity_notices(),
                 )
-        txn = self._block.current()
+        txn = self._block.current(direct_read=_reads_directly(plan))
         now = self._block.started
         match plan:
             case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
@@ -1153,6 +1161,12 @@ class Session:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
+                elif query.direct is not None:
+                    read = self._runner.read_by_key(query, txn, params, now)
+                    if read is not None:
+                        if not deferred:
+                            self._block.finish_autocommit()
+                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
                 columns, batches = self._runner.run(query, txn, params, now, pause=pause)
                 return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write) if inline:
@@ -1711,6 +1725,12 @@ def _user_relation_names(ast: exp.Expr) -> list[str]:
         if isinstance(node.this, exp.Identifier)
         and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
     ]
+
+
+def _reads_directly(plan: Plan) -> bool:
+    """Whether ``plan`` is a read the scan alone answers (``CompiledQuery.direct``): it
+    only reads its one table, so the transaction it runs in has nothing to commit."""
+    return isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
 
 
 def _must_wait() -> NoReturn:

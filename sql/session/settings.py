@@ -18,6 +18,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sql.common import date_styles
 from sql.common.time_zones import session_zone
@@ -33,6 +34,7 @@ from storage.errors import (
 )
 
 Validator = Callable[[str], str]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,8 +363,15 @@ class SessionSettings:
                 self._values[name.lower()] = value
         self._values["session_authorization"] = user
         self._custom: dict[str, str] = {}
-        # The values when the open transaction started (a ROLLBACK restores them) and the
-        # ones SET LOCAL replaced (restored when it ends either way).
+        self.version = 0
+        """Counts the changes of any value: what is worked out from the values (``reported``,
+        ``cached``) is kept until it moves."""
+        self._derived: dict[object, object] = {}
+        self._derived_version = -1
+        # The values when the open transaction started (a ROLLBACK restores them), copied
+        # when the transaction first changes one, and the ones SET LOCAL replaced (restored
+        # when it ends either way).
+        self._in_transaction = False
         self._at_start: tuple[dict[str, str], dict[str, str]] | None = None
         self._local: dict[str, str | None] = {}
         self._savepoints: list[_Saved] = []
@@ -381,8 +390,15 @@ class SessionSettings:
     def _lookup(self, name: str) -> Setting | None:
         return SETTINGS.get(name.lower())
 
+    def _changing(self) -> None:
+        """A value is about to change: keep the transaction's starting values first."""
+        self.version += 1
+        if self._in_transaction and self._at_start is None:
+            self._at_start = (dict(self._values), dict(self._custom))
+
     def set(self, name: str, value: str) -> None:
         setting = self._lookup(name)
+        self._changing()
         if setting is None:
             if "." in name:
                 self._custom[name.lower()] = value
@@ -413,7 +429,8 @@ class SessionSettings:
             )
 
     def begin_transaction(self) -> None:
-        self._at_start = (dict(self._values), dict(self._custom))
+        self._in_transaction = True
+        self._at_start = None
         self._local.clear()
         self._savepoints.clear()
 
@@ -432,6 +449,7 @@ class SessionSettings:
         if index is None:
             return
         _, values, custom, local = self._savepoints[index]
+        self._changing()
         self._values, self._local = dict(values), dict(local)
         self._custom = _with_placeholders(custom, self._custom)
         del self._savepoints[index + 1 :]
@@ -444,6 +462,9 @@ class SessionSettings:
 
     def end_transaction(self, committed: bool) -> None:
         """Undo SET LOCAL, and every SET of the transaction when it rolled back."""
+        if self._local or (not committed and self._at_start is not None):
+            self.version += 1
+        self._in_transaction = False
         if not committed and self._at_start is not None:
             self._values = dict(self._at_start[0])
             self._custom = _with_placeholders(self._at_start[1], self._custom)
@@ -483,10 +504,12 @@ class SessionSettings:
         """Set a read-only setting from what the server knows (``is_superuser`` of the role)."""
         setting = self._lookup(name)
         assert setting is not None and setting.read_only, "facts are read-only settings"
+        self._changing()
         self._values[setting.name.lower()] = value
 
     def reset(self, name: str) -> None:
         setting = self._lookup(name)
+        self._changing()
         if setting is None:
             if self._custom.pop(name.lower(), None) is None and "." not in name:
                 raise UndefinedObject(f'unrecognized configuration parameter "{name}"')
@@ -495,6 +518,7 @@ class SessionSettings:
             self._values[setting.name.lower()] = setting.default
 
     def reset_all(self) -> None:
+        self._changing()
         for key, setting in SETTINGS.items():
             if not setting.read_only and key != "session_authorization":
                 self._values[key] = setting.default
@@ -524,10 +548,22 @@ class SessionSettings:
         return setting.name if setting else name.lower()
 
     def reported(self) -> dict[str, str]:
-        """The values ParameterStatus reports (asked after every statement: a dozen lookups,
-        not a walk over every setting)."""
+        """The values ParameterStatus reports (asked after every statement: made again only
+        when a value changed)."""
         values = self._values
-        return {name: values[key] for key, name in _REPORTED}
+        return self.cached(_REPORTED, lambda: {name: values[key] for key, name in _REPORTED})
+
+    def cached(self, key: object, make: Callable[[], _T]) -> _T:
+        """What ``make`` works out from the values, kept under ``key`` until one changes
+        (a statement reads a dozen settings: the few it needs, made ready once)."""
+        if self._derived_version != self.version:
+            self._derived.clear()
+            self._derived_version = self.version
+        try:
+            return self._derived[key]  # type: ignore[return-value]  # ``make``'s, by key
+        except KeyError:
+            made = self._derived[key] = make()
+            return made
 
     def all(self) -> list[tuple[str, str]]:
         return sorted((s.name, self._values[key]) for key, s in SETTINGS.items())

@@ -112,6 +112,15 @@ class TransactionBlock:
         self.started: dt.datetime | None = None
         self.in_block = False
         self.failed = False
+        self._spare: Transaction | None = None
+        """A transaction only direct reads used, kept to begin the next autocommit one with:
+        it has nothing to commit, and making and committing a storage transaction costs as
+        much as a point read's own work."""
+        self._reads_only = False
+        """Whether the open autocommit transaction has run nothing but direct reads
+        (``current(direct_read=True)``): it wrote, locked and changed nothing."""
+        self._holds_role_names = False
+        """Whether the open transaction took role names (``lock_role_names``) to release."""
 
     @property
     def catalog(self) -> Catalog:
@@ -141,6 +150,7 @@ class TransactionBlock:
         if store is None:
             return
         txn = self.txn if self.txn is not None else self.start()
+        self._holds_role_names = True
         waited: set[str] = set()
         store.name_locks.acquire(txn, statement.names, self.lock_wait, waited=waited)
         access = self._access
@@ -164,7 +174,8 @@ class TransactionBlock:
             )
 
     def release_role_names(self, txn: Transaction) -> None:
-        if self._shared_roles is not None:
+        if self._shared_roles is not None and self._holds_role_names:
+            self._holds_role_names = False
             self._shared_roles.name_locks.release(txn)
 
     def access_changes(self) -> AccessChanges:
@@ -274,15 +285,37 @@ class TransactionBlock:
         read_only = self._settings.get("default_transaction_read_only") == "on" or bool(
             self._settings.get("nyala.read_timestamp")
         )
-        self.txn = self._engine.begin(read_only=read_only)
+        # A block never takes the spare: its REPEATABLE READ snapshot is its first
+        # statement's, not the one taken here.
+        spare = None if self.in_block else self._spare
+        self._reads_only = False
+        if spare is not None:
+            self._spare = None
+            spare.read_only = read_only  # its snapshot is taken now, as a new transaction's
+            spare.refresh_snapshot()
+            self.txn = spare
+        else:
+            self.txn = self._engine.begin(read_only=read_only)
         self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
         self.started = dt.datetime.now(dt.UTC)
         self._settings.begin_transaction()
         return self.txn
 
-    def current(self) -> Transaction:
-        """The transaction the next statement runs in, starting one if there is none."""
-        txn = self.txn if self.txn is not None else self.start()
+    def touch(self) -> None:
+        """A statement other than a direct read runs in the open transaction (it may change
+        what the transaction holds): end it with a commit."""
+        self._reads_only = False
+
+    def current(self, direct_read: bool = False) -> Transaction:
+        """The transaction the next statement runs in, starting one if there is none;
+        ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
+        autocommit transaction with nothing to commit."""
+        if self.txn is not None:
+            txn = self.txn
+            self._reads_only = self._reads_only and direct_read
+        else:
+            txn = self.start()
+            self._reads_only = direct_read and not self.in_block
         txn.begin_statement()
         txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
         # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
@@ -302,14 +335,33 @@ class TransactionBlock:
     def finish_autocommit(self) -> None:
         """Commit the statement's own transaction, when it is not inside a block (its deferred
         foreign-key checks first: a failure is the statement's, which then rolls back)."""
-        if not self.in_block and self.txn is not None:
-            check_deferred(self.txn)
-        if self.in_block and self.txn is not None:
-            self.txn.end_statement()  # leave any row's line of waiters it still stands in
-        if not self.in_block and self.txn is not None:
-            txn, self.txn = self.txn, None
+        txn = self.txn
+        if txn is None:
+            return
+        if self.in_block:
+            txn.end_statement()  # leave any row's line of waiters it still stands in
+            return
+        if self._is_spare(txn):
+            self.txn = None
             self._ended(committed=True, txn=txn)
-            self._commit(txn)
+            self._spare = txn
+            return
+        check_deferred(txn)
+        self.txn = None
+        self._ended(committed=True, txn=txn)
+        self._commit(txn)
+
+    def _is_spare(self, txn: Transaction) -> bool:
+        """Whether the ending autocommit transaction ran only direct reads and so has
+        nothing to commit or release: it may begin the next one."""
+        return (
+            self._reads_only
+            and self._txn_catalog is None
+            and self._access is None
+            and not self._holds_role_names
+            and not txn.has_writes
+            and not txn.has_savepoints
+        )
 
     def _ended(self, committed: bool, txn: Transaction | None) -> None:
         self._settings.end_transaction(committed)
@@ -338,6 +390,9 @@ class TransactionBlock:
             self._cursors.end_transaction(committed=False)
 
     def close(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.rollback()
         txn, self.txn = self.txn, None
         self._access = None
         if txn is not None or self._txn_catalog is not None:

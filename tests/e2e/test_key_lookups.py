@@ -197,3 +197,69 @@ def test_explain_names_the_path_a_prepared_lookup_takes(nyala_server):
         finally:
             conn.execute("drop table kl_items")
             conn.execute("drop table kl_pairs")
+
+
+FRESH_SETUP = [
+    "drop table if exists kl_fresh",
+    "create table kl_fresh (id bigint primary key, code int, v int)",
+    "create index kl_fresh_code on kl_fresh (code)",
+    "insert into kl_fresh select i, i % 5, 0 from generate_series(1, 50) as g(i)",
+]
+
+
+def _fresh_reads(server) -> list[object]:
+    """Autocommit lookups (nyala keeps the transaction a direct read used, to begin the next
+    one with) see every commit made between them, under each isolation level; a lookup and
+    a write in one implicit transaction (a pipeline before Sync) see each other and roll
+    back together."""
+    out: list[object] = []
+    with _connect(server) as reader, _connect(server) as writer:
+        for sql in FRESH_SETUP:
+            writer.execute(sql)
+        try:
+            for level in ("read committed", "repeatable read", "serializable"):
+                reader.execute(f"set default_transaction_isolation = '{level}'")
+                for step in range(4):
+                    by_key = "select v from kl_fresh where id = %s"
+                    by_index = "select id, v from kl_fresh where code = %s"  # a direct read too
+                    out.append(reader.execute(by_key, [1], prepare=True).fetchall())
+                    out.append(sorted(reader.execute(by_index, [1], prepare=True).fetchall()))
+                    out.append(reader.execute(by_key, [6], prepare=True).fetchall())
+                    writer.execute("update kl_fresh set v = v + 1 where id in (1, 6)")
+                    if step == 1:
+                        writer.execute("checkpoint")
+                out.append(reader.execute("select v from kl_fresh where id = 1").fetchall())
+                try:
+                    with reader.pipeline():
+                        seen = reader.execute("select v from kl_fresh where id = %s", [1])
+                        reader.execute("update kl_fresh set v = 100 where id = %s", [1])
+                        mine = reader.execute("select v from kl_fresh where id = %s", [1])
+                        reader.execute("select 1 / 0")
+                except psycopg.Error as exc:
+                    out.append(exc.sqlstate)
+                out.append((seen.fetchall(), mine.fetchall()))
+                out.append(reader.execute("select v from kl_fresh where id = %s", [1]).fetchall())
+        finally:
+            writer.execute("drop table kl_fresh")
+    return out
+
+
+def test_autocommit_lookups_see_each_commit_as_postgresql(nyala_server, postgres_server):
+    assert _fresh_reads(nyala_server) == _fresh_reads(postgres_server)
+
+
+def test_autocommit_lookups_count_as_transactions(nyala_server):
+    """Each autocommit lookup is a committed transaction in pg_stat_database."""
+    query = "select xact_commit from pg_stat_database where datname = current_database()"
+    with _connect(nyala_server) as conn:
+        for sql in FRESH_SETUP:
+            conn.execute(sql)
+        try:
+            before = conn.execute(query).fetchone()
+            for i in range(1, 21):
+                conn.execute("select v from kl_fresh where id = %s", [i], prepare=True)
+            after = conn.execute(query).fetchone()
+        finally:
+            conn.execute("drop table kl_fresh")
+    assert before is not None and after is not None
+    assert after[0] >= before[0] + 20

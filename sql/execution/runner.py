@@ -26,6 +26,7 @@ from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
+from storage.data_type import TabletId
 from storage.errors import OutOfMemory
 from storage.predicate import ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
@@ -169,9 +170,10 @@ class QueryRunner:
     def read_by_key(
         self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any
     ) -> tuple[tuple[ResultColumn, ...], list[pa.RecordBatch]] | None:
-        """``run`` of a direct read that names its rows by primary key, done at once: a few
-        rows read by key never wait, so they come back whole (no stream of generators to
-        pull them through); None for any other query, which ``run`` answers."""
+        """``run`` of a direct read that names its rows by primary key, or through an index
+        whose entries in range are few (``index_scan.short_keys``), done at once: a few rows
+        read by key never wait, so they come back whole (no stream of generators to pull
+        them through); None for any other query, which ``run`` answers."""
         if compiled.direct is None:
             return None
         compiled.duckdb_params(params, now)
@@ -180,15 +182,21 @@ class QueryRunner:
         table = scan.table
         if not _is_direct(compiled, spec, self._read_snapshot()):
             return None
-        if index_scan.choose(table, spec, scan.partial_indexes) is not None:
-            return None
-        points = point_read.keys_of(table, spec)
-        if points is None:
-            return None
+        lookup = index_scan.choose(table, spec, scan.partial_indexes)
+        found: Iterator[tuple[TabletId, pa.RecordBatch]]
+        if lookup is not None:
+            keys = index_scan.short_keys(txn, table, lookup, spec)
+            if keys is None:
+                return None  # a long read: ``run`` streams it
+            found = index_scan.scan(txn, table, lookup, spec, scan.tablet_ids(spec), keys)
+        else:
+            points = point_read.keys_of(table, spec)
+            if points is None:
+                return None
+            implied = point_read.pinning(table, spec)
+            found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
         columns = self.describe(compiled)
         assert compiled.direct is not None, "only direct queries come here"
-        implied = point_read.pinning(table, spec)
-        found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
         remaining = spec.limit
         zone = self.zone.arrow
         names = [c.name for c in columns]
@@ -197,10 +205,10 @@ class QueryRunner:
             if remaining == 0:
                 break
             self._check_cancel()
+            rows += batch.num_rows
             if remaining is not None:
                 batch = batch.slice(0, remaining)
                 remaining -= batch.num_rows
-            rows += batch.num_rows
             arrays = [
                 to_wire(batch.column(spec.projection.index(c.id)), out_column.type_oid, zone,
                         out_column.typmod)
@@ -208,7 +216,7 @@ class QueryRunner:
             ]  # fmt: skip
             out.append(pa.RecordBatch.from_arrays(arrays, names=names))
         if self.activity is not None and table.tablet_ids:
-            by_key = executor.reads_key_range(table, spec)
+            by_key = lookup is not None or executor.reads_key_range(table, spec)
             self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
         return columns, out
 

@@ -64,6 +64,12 @@ LOOKUPS: list[tuple[str, list[list[object]]]] = [
     ("select v, b from kl_pairs where a in (%s, %s) and b in (%s, 'b1') order by v",
      [[3, 2, "b0"], [2, -1, ""], [None, 2, "b1\x01"]]),
     ("select count(*) from kl_items where id = %s and code = %s", [[3, 3], [3, 5], [1001, 5]]),
+    # Short index reads, read whole: the other predicates still applied, the LIMIT kept.
+    ("select id from kl_items where code = %s and name = %s",
+     [[3, "n3"], [4, "n3"], [None, "n3"], [3, None], ["3", "n10"]]),
+    ("select id, code from kl_items where name = %s limit %s",
+     [["n42", 1], ["n42", 0], ["zz", 1], ["n42", None]]),
+    ("select code from kl_items where code = %s limit %s", [[3, 2], [3, 0], [6, 100], [None, 1]]),
     # Direct reads that start short on nyala's event loop and go on on its thread where
     # they stop being short: a long index range, a whole scan, a scan under a LIMIT.
     ("select id from kl_items where code >= %s order by id", [[2], [7], [None], ["x"]]),
@@ -263,3 +269,27 @@ def test_autocommit_lookups_count_as_transactions(nyala_server):
             conn.execute("drop table kl_fresh")
     assert before is not None and after is not None
     assert after[0] >= before[0] + 20
+
+
+def test_short_index_lookups_count_as_index_scans(nyala_server):
+    """A prepared lookup through an index, read whole, is one index scan of its table in
+    pg_stat_user_tables with the rows it fetched (the index's rows before the LIMIT)."""
+    query = (
+        "select seq_scan, seq_tup_read, idx_scan, idx_tup_fetch"
+        " from pg_stat_user_tables where relname = 'kl_counted'"
+    )
+    with _connect(nyala_server) as conn:
+        conn.execute("drop table if exists kl_counted")
+        conn.execute("create table kl_counted (id int primary key, code int)")
+        conn.execute("create index kl_counted_code on kl_counted (code)")
+        conn.execute("insert into kl_counted select i, i % 5 from generate_series(1, 50) i")
+        try:
+            before = conn.execute(query).fetchone()
+            for code in (1, 2, 9):
+                sql = "select id from kl_counted where code = %s"
+                conn.execute(sql, [code], prepare=True).fetchall()
+            after = conn.execute(query).fetchone()
+        finally:
+            conn.execute("drop table kl_counted")
+    assert before is not None and after is not None
+    assert [a - b for a, b in zip(after, before, strict=True)] == [0, 0, 3, 20]

@@ -86,10 +86,20 @@ class _Body:
 
     def int16s(self) -> tuple[int, ...]:
         """A count and that many int16s (Bind's format codes), in one unpack."""
-        count = self.int16()
+        data, pos = self._data, self._pos
+        if pos + 2 > len(data):
+            raise ProtocolViolation("insufficient data left in message")
+        count: int = _I16.unpack_from(data, pos)[0]
+        pos += 2
         if count <= 0:
+            self._pos = pos
             return ()
-        codes: tuple[int, ...] = struct.unpack_from(f"!{count}h", self.take(2 * count))
+        if pos + 2 * count > len(data):
+            raise ProtocolViolation("insufficient data left in message")
+        self._pos = pos + 2 * count
+        if count == 1:
+            return (_I16.unpack_from(data, pos)[0],)
+        codes: tuple[int, ...] = _int16_run(count).unpack_from(data, pos)
         return codes
 
     def values(self) -> tuple[bytes | None, ...]:
@@ -119,6 +129,17 @@ class _Body:
         data = self._data[self._pos : self._pos + count]
         self._pos += count
         return data
+
+
+_INT16_RUNS: dict[int, struct.Struct] = {}
+
+
+def _int16_run(count: int) -> struct.Struct:
+    """The Struct of ``count`` int16s, made once per count."""
+    found = _INT16_RUNS.get(count)
+    if found is None:
+        found = _INT16_RUNS[count] = struct.Struct(f"!{count}h")
+    return found
 
 
 def decode_utf8(raw: bytes) -> str:
@@ -234,6 +255,12 @@ _FRONTEND_DECODERS: dict[bytes, Callable[[_Body], Any]] = {
 }
 
 
+_COMMON_FRAMES: dict[bytes, m.FrontendMessage] = {}
+"""The messages every extended-protocol statement sends, whole frames and all, by their
+bytes: a frame found here is answered without decoding its body (the messages are
+immutable, so one instance serves every connection)."""
+
+
 def encode_frontend(msg: m.FrontendMessage) -> bytes:
     """Frame a frontend message (the client side; used by tests and tools)."""
     if isinstance(msg, m.StartupMessage):
@@ -331,6 +358,12 @@ class FrontendDecoder:
             )
         if available < 1 + length:
             return None
+        if length <= _COMMON_FRAME_BODY:
+            common = _COMMON_FRAMES.get(bytes(self._buffer[self._pos : self._pos + 1 + length]))
+            if common is not None:
+                self._consume(1 + length)
+                self.last_type_code = type_code
+                return common
         payload = bytes(self._buffer[self._pos + 5 : self._pos + 1 + length])
         self._consume(1 + length)
         self.last_type_code = type_code
@@ -616,3 +649,18 @@ def encode_data_rows(
             out[targets] = column.data
         cursor = cursor + size
     return out.tobytes()
+
+
+_COMMON_FRAMES.update(
+    (encode_frontend(msg), msg)
+    for msg in (
+        m.Sync(),
+        m.Flush(),
+        m.Execute("", 0),
+        m.Describe("P", ""),
+        m.Describe("S", ""),
+        m.Close("P", ""),
+        m.Close("S", ""),
+    )
+)
+_COMMON_FRAME_BODY = max(len(frame) for frame in _COMMON_FRAMES) - 1

@@ -258,3 +258,33 @@ def test_next_if_takes_a_message_only_when_its_bytes_match_whole():
     assert not decoder.next_if(execute)  # not all of it has arrived
     decoder.feed(execute[-1:])
     assert decoder.next_if(execute) and decoder.buffered_bytes() == 0
+
+
+def test_common_frames_are_the_messages_their_bodies_decode_to():
+    """The frames taken whole (Sync, Execute of the unnamed portal, ...) are what decoding
+    their bodies gives; a frame of the same type with a longer body is decoded as ever."""
+    assert codec._COMMON_FRAMES
+    for frame, message in codec._COMMON_FRAMES.items():
+        assert codec.decode_frontend(frame[:1], frame[5:]) == message
+        assert _decode_all_frontend(frame) == [message]
+    decoder = codec.FrontendDecoder(max_message_size_bytes=100)
+    decoder.in_startup = False
+    decoder.feed(b"S\x00\x00\x00\x05x" + b"E\x00\x00\x00\x09\x00\x00\x00\x00\x07")
+    with pytest.raises(ProtocolViolation):
+        decoder.next_message()
+    assert decoder.next_message() == m.Execute("", 7)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\x00\x00\x00\x02\x00\x00",  # two format codes announced, one given
+        b"\x00\x00\x00\x01",  # a format count and no codes
+        b"\x00\x00\x00",  # no format count at all
+        b"\x00\x00\x00\x00\x00\x00\x00\x03\x00\x01",  # three result formats, one given
+    ],
+)
+def test_a_bind_cut_short_in_its_format_codes_is_a_protocol_violation(body):
+    with pytest.raises(ProtocolViolation) as caught:
+        codec.decode_frontend(b"B", body)
+    assert caught.value.severity == "ERROR"

@@ -36,6 +36,9 @@ def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
     column, or None when it does not (or they would be more than ``MAX_KEYS``)."""
     if not table.schema.key_columns:
         return None
+    key = _one_key(table, spec)
+    if key is not None:
+        return key
     choices: list[Sequence[object]] = []
     total = 1
     for column in table.schema.key_columns:
@@ -54,6 +57,21 @@ def keys_of(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
         except (ValueError, OverflowError, TypeError, ArithmeticError):
             continue  # not a value of the key's type: no row has it
     return sorted(keys)
+
+
+def _one_key(table: TableInfo, spec: ScanSpec) -> list[bytes] | None:
+    """``keys_of`` when an equality pins each key column (a prepared point select): its one
+    key, or no key when a value is not of its column's type; None for any other spec."""
+    values = []
+    for column in table.schema.key_columns:
+        predicate = _pinning(spec.predicates, column.id)
+        if predicate is None or predicate.kind is not PredicateKind.EQUALITY:
+            return None
+        values.append(predicate.value)
+    try:
+        return [encode_key(values, [c.type for c in table.schema.key_columns])]
+    except (ValueError, OverflowError, TypeError, ArithmeticError):
+        return []
 
 
 def pinning(table: TableInfo, spec: ScanSpec) -> tuple[ColumnPredicate, ...]:

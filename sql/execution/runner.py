@@ -28,7 +28,7 @@ from sql.planner.compiled_query import CompiledQuery
 from sql.planner.transpile import OutputColumn
 from storage.data_type import TabletId
 from storage.errors import OutOfMemory
-from storage.predicate import ScanSpec
+from storage.predicate import PredicateKind, ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -184,6 +184,7 @@ class QueryRunner:
             return None
         lookup = index_scan.choose(table, spec, scan.partial_indexes)
         found: Iterator[tuple[TabletId, pa.RecordBatch]]
+        by_key = lookup is not None
         if lookup is not None:
             keys = index_scan.short_keys(txn, table, lookup, spec)
             if keys is None:
@@ -194,6 +195,8 @@ class QueryRunner:
             if points is None:
                 return None
             implied = point_read.pinning(table, spec)
+            # Keys found, the first by an equality: its key range has bounds (reads_key_range).
+            by_key = bool(points) and implied[0].kind is PredicateKind.EQUALITY
             found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
         columns = self.describe(compiled)
         assert compiled.direct is not None, "only direct queries come here"
@@ -216,7 +219,7 @@ class QueryRunner:
             ]  # fmt: skip
             out.append(pa.RecordBatch.from_arrays(arrays, names=names))
         if self.activity is not None and table.tablet_ids:
-            by_key = lookup is not None or executor.reads_key_range(table, spec)
+            by_key = by_key or executor.reads_key_range(table, spec)
             self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
         return columns, out
 

@@ -687,12 +687,10 @@ class Connection:
                 f'"{message.statement}" requires {expected}'
             )
         formats = resolve_formats(message.param_formats, expected, "parameter")
-        order = self._date_order()
+        decoders = params.decoders(statement.param_oids, formats, self._date_order())
         return [
-            None if raw is None else params.decode_param(raw, oid, fmt, idx + 1, order)
-            for idx, (raw, oid, fmt) in enumerate(
-                zip(message.params, statement.param_oids, formats, strict=True)
-            )
+            None if raw is None else decode(raw)
+            for raw, decode in zip(message.params, decoders, strict=True)
         ]
 
     def _date_order(self) -> str:
@@ -778,7 +776,9 @@ class Connection:
         finally:
             self._end_statement()
 
-    def _advance_portal(self, portal: Portal, max_rows: int, sent: int, inline: bool = False) -> Step:
+    def _advance_portal(
+        self, portal: Portal, max_rows: int, sent: int, inline: bool = False
+    ) -> Step:
         """Start the portal if needed and encode its rows until a stopping point (worker; or
         ``inline`` on the event loop, until the rows stop being short)."""
         assert self._session is not None, "queries run only after startup"

@@ -17,6 +17,7 @@ per-value Python.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import struct
 import uuid
@@ -84,6 +85,47 @@ def decode_param(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
     return _decode_text(decode_utf8(data), type_oid, date_order)
+
+
+@functools.lru_cache(maxsize=512)
+def decoders(
+    type_oids: tuple[int, ...], formats: tuple[int, ...], date_order: str
+) -> tuple[Callable[[bytes], object], ...]:
+    """``decode_param`` for each parameter of a statement's Binds, by its OID and format code,
+    chosen once per statement and formats rather than at every Bind."""
+    return tuple(
+        _decoder(oid, code, number, date_order)
+        for number, (oid, code) in enumerate(zip(type_oids, formats, strict=True), start=1)
+    )
+
+
+def _decoder(
+    type_oid: int, format_code: int, number: int, date_order: str
+) -> Callable[[bytes], object]:
+    binary = _BINARY_DECODERS.get(type_oid) if format_code == 1 else None
+    if (
+        type_oid in _ARRAY_ELEMENT
+        or type_oid in _DATETIME_OIDS
+        or (format_code == 1 and binary is None)
+    ):
+        return functools.partial(
+            decode_param, type_oid=type_oid, format_code=format_code, param_number=number,
+            date_order=date_order,
+        )  # fmt: skip
+    if binary is not None:
+        decode = binary
+
+        def from_binary(data: bytes) -> object:
+            try:
+                return decode(data)
+            except (struct.error, ValueError, OverflowError, IndexError):
+                raise InvalidBinaryRepresentation(
+                    f"incorrect binary data format in bind parameter {number}"
+                ) from None
+
+        return from_binary
+    from_text = _TEXT_DECODERS.get(type_oid, _identity)
+    return lambda data: from_text(decode_utf8(data))
 
 
 def _decode_text(text: str, type_oid: int, date_order: str) -> object:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from server import params
 from server import pgtypes as t
 from server.params import decode_param
 from storage.errors import (
@@ -211,3 +212,38 @@ def test_binary_array_parameters_decode_as_array_recv_reads_them():
         decode_param(b"{1,x}", 1007, 0)
     with pytest.raises(InvalidTextRepresentation):
         decode_param(b"{1,2", 1007, 0)
+
+
+def _outcome(decode, raw):
+    try:
+        return ("value", repr(decode(raw)))  # repr: NaN equals itself
+    except DbError as exc:
+        return ("error", exc.sqlstate, str(exc))
+
+
+_DECODER_OIDS = [
+    *(getattr(TypeOid, name) for name in (
+        "BOOL", "INT2", "INT4", "INT8", "FLOAT4", "FLOAT8", "NUMERIC", "TEXT", "VARCHAR",
+        "DATE", "TIMESTAMP", "TIMESTAMPTZ", "BYTEA",
+    )),
+    t.UNKNOWN, 1007, 1009, 2950,
+]  # fmt: skip
+_RAWS = [
+    b"", b"1", b"-7", b"t", b"2024-01-02", b"01/02/2024", b"1.5", b"NaN", b"{1,NULL}",
+    b"\x00\x00\x00\x05", b"\x00\x00\x00\x00\x00\x00\x00\x05", b"\x01", b"\xff\xfe", b"abc",
+    b"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x17\x00\x00\x00\x01\x00\x00\x00\x01"
+    b"\x00\x00\x00\x04\x00\x00\x00\x09",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("order", ["MDY", "DMY"])
+@pytest.mark.parametrize("fmt", [0, 1])
+def test_decoders_chosen_per_statement_decode_as_decode_param(fmt, order):
+    """The decoders a Bind takes from ``decoders`` (once per statement and formats) give
+    the values and SQLSTATEs ``decode_param`` gives, with the parameter's number."""
+    oids = tuple(_DECODER_OIDS)
+    decoders = params.decoders(oids, (fmt,) * len(oids), order)
+    for number, (oid, decode) in enumerate(zip(oids, decoders, strict=True), start=1):
+        for raw in _RAWS:
+            expected = _outcome(lambda r: decode_param(r, oid, fmt, number, order), raw)  # noqa: B023
+            assert _outcome(decode, raw) == expected, (oid, fmt, raw)

@@ -74,14 +74,26 @@ class StatementLog:
         if settings.get("log_connections") == "on":
             log.info("connection authorized: user=%s database=%s", user, database)
 
+    def _wanted(self) -> tuple[int, int | None]:
+        """log_statement's level and log_min_duration_statement's threshold, read once per
+        change of the settings (with both off, a statement costs two look-ups here)."""
+        settings = self._settings
+        return settings.cached(
+            StatementLog._wanted,
+            lambda: (
+                _LEVELS.get(settings.get("log_statement"), 0),
+                _threshold_ms(settings.get("log_min_duration_statement")),
+            ),
+        )
+
     def statement(self, plan: Plan, text: str) -> None:
-        wanted = _LEVELS.get(self._settings.get("log_statement"), 0)
+        wanted = self._wanted()[0]
         if wanted and _LEVELS[_kind(plan)] <= wanted:
             log.info("statement: %s", text)
 
     def timed(self, result: Result, text: str, started: float) -> Result:
         """``result`` with its rows timed: the duration is logged once they are all read."""
-        threshold = _threshold_ms(self._settings.get("log_min_duration_statement"))
+        threshold = self._wanted()[1]
         if threshold is None:
             return result
         if result.columns is None and result.copy_out is None:

@@ -59,9 +59,15 @@ class StatementTracking:
         self._settings = settings
 
     def _wanted(self, print_: Fingerprint) -> bool:
-        if self._settings.get("pg_stat_statements.track") == "none":
-            return False
-        return not print_.utility or self._settings.get("pg_stat_statements.track_utility") == "on"
+        settings = self._settings
+        track, utility = settings.cached(
+            StatementTracking._wanted,
+            lambda: (
+                settings.get("pg_stat_statements.track") != "none",
+                settings.get("pg_stat_statements.track_utility") == "on",
+            ),
+        )
+        return track and (utility or not print_.utility)
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""

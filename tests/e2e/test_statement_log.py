@@ -82,3 +82,45 @@ def test_only_superusers_set_the_log_settings(nyala_server, postgres_server):
     nyala = outcome(nyala_server)
     assert nyala == outcome(postgres_server)
     assert nyala[0] == "42501"
+
+
+def test_prepared_statements_follow_each_change_of_the_log_settings(nyala_server):
+    """A prepared point select re-executed as the settings change (SET, SET LOCAL, a
+    ROLLBACK that undoes a SET): logged and timed exactly while the settings say so."""
+    select = "select v as log_prepared_2 from log_prep_2 where id = %s"
+    timed = "select v as log_prepared_timed_2 from log_prep_2 where id = %s"
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        conn.execute("create table log_prep_2 (id int primary key, v int)")
+        conn.execute("insert into log_prep_2 values (1, 10)")
+        try:
+
+            def run(times: int = 1) -> None:
+                for _ in range(times):
+                    conn.execute(select, (1,), prepare=True).fetchall()
+                    conn.execute(timed, (1,), prepare=True).fetchall()
+
+            run(3)  # both off: nothing
+            conn.execute("set log_statement = 'all'")
+            run(2)  # 2 statement lines of each
+            conn.execute("set log_statement = 'mod'")
+            run()
+            with conn.transaction():
+                conn.execute("set local log_statement = 'all'")
+                run()  # 1 more of each
+            run()  # SET LOCAL ended with the transaction
+            with conn.transaction(force_rollback=True):
+                conn.execute("set log_min_duration_statement = 0")
+                run()  # 1 duration line of each
+            run()  # the ROLLBACK undid the SET
+            conn.execute("set log_min_duration_statement = 0")
+            run()  # 1 more duration line of each
+            conn.execute("reset log_min_duration_statement")
+            conn.execute("reset log_statement")
+            run(2)
+        finally:
+            conn.execute("drop table log_prep_2")
+    for marker in ("log_prepared_2 ", "log_prepared_timed_2 "):
+        time.sleep(0.2)
+        lines = _log_lines(nyala_server, marker)
+        assert len([line for line in lines if line.startswith("statement: ")]) == 3, lines
+        assert len([line for line in lines if line.startswith("duration: ")]) == 2, lines

@@ -338,3 +338,47 @@ def test_pgjdbc_batches_and_prepared_queries_are_counted_as_in_postgresql(server
         expected_table,
     ]
     assert expected_table in theirs
+
+
+def _prepared_tracking(server) -> list[tuple[object, ...]]:
+    """Prepared point selects and index lookups, read whole on nyala, re-executed as
+    pg_stat_statements.track changes (SET, SET LOCAL, a ROLLBACK undoing a SET)."""
+    by_key = "select v from stat_prep where id = $1"
+    by_index = "select id from stat_prep where code = $1"
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists stat_prep")
+        conn.execute("create table stat_prep (id int primary key, code int, v text)")
+        conn.execute("create index stat_prep_code on stat_prep (code)")
+        conn.execute("insert into stat_prep select i, i % 4, 'v' || i from generate_series(1, 40) i")
+        conn.execute("select pg_stat_statements_reset()")
+        try:
+
+            def run(values: tuple[int, ...]) -> None:
+                for value in values:
+                    conn.execute(by_key.replace("$1", "%s"), (value,), prepare=True).fetchall()
+                    conn.execute(by_index.replace("$1", "%s"), (value,), prepare=True).fetchall()
+
+            run((1, 2, 99))
+            conn.execute("set pg_stat_statements.track = none")
+            run((3, 4))
+            with conn.transaction():
+                conn.execute("set local pg_stat_statements.track = top")
+                run((5,))
+            run((6,))  # SET LOCAL ended with the transaction: not counted
+            conn.execute("reset pg_stat_statements.track")
+            with conn.transaction(force_rollback=True):
+                conn.execute("set pg_stat_statements.track = none")
+                run((7,))
+            run((1, 2))  # the ROLLBACK undid the SET: counted
+            return conn.execute(
+                "select query, calls, rows from pg_stat_statements"
+                " where query like '%stat_prep where%' order by query"
+            ).fetchall()
+        finally:
+            conn.execute("drop table stat_prep")
+
+
+def test_prepared_reads_are_counted_as_the_track_setting_says_as_in_postgresql(servers):
+    nyala, postgres = (_prepared_tracking(server) for server in servers)
+    assert nyala == postgres
+    assert [calls for _, calls, _ in nyala] == [6, 6]

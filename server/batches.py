@@ -20,7 +20,7 @@ import collections
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from server import codec, metrics, params
+from server import codec, metrics, param_columns
 from server import messages as m
 from server.portal import resolve_formats
 from storage.errors import DbError, ProtocolViolation
@@ -103,22 +103,24 @@ def bind_rows(
 ) -> list[list[object]]:
     """The parameters of every Bind of a run, decoded by the statement's parameter types (the
     run shares its format codes: ``take_run`` sees to it).  Any DbError means the run is to be
-    answered one by one, where each Bind reports its own error."""
+    answered one by one, where each Bind reports its own error.  Decoded column by column
+    (``param_columns``)."""
     expected = len(param_oids)
     formats = resolve_formats(binds[0].param_formats, expected, "parameter")
-    columns = tuple(enumerate(zip(param_oids, formats, strict=True), 1))
-    decode = params.decode_param
-    rows: list[list[object]] = []
-    for bind in binds:
-        values = bind.params
-        if len(values) != expected:
-            raise ProtocolViolation("bind message supplies the wrong number of parameters")
-        rows.append(
-            [
-                None if raw is None else decode(raw, oid, fmt, number, date_order)
-                for raw, (number, (oid, fmt)) in zip(values, columns, strict=True)
-            ]
-        )
+    if any(len(bind.params) != expected for bind in binds):
+        raise ProtocolViolation("bind message supplies the wrong number of parameters")
+    # Parameters of one type are decoded together: a multi-row VALUES (reWriteBatchedInserts)
+    # has as many of each as it has rows.
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, kind in enumerate(zip(param_oids, formats, strict=True)):
+        groups.setdefault(kind, []).append(index)
+    rows: list[list[object]] = [[None] * expected for _ in binds]
+    for (oid, fmt), indices in groups.items():
+        raws = [bind.params[i] for bind in binds for i in indices]
+        values = iter(param_columns.decode_column(raws, oid, fmt, indices[0] + 1, date_order))
+        for row in rows:
+            for i in indices:
+                row[i] = next(values)
     return rows
 
 

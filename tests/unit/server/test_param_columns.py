@@ -22,8 +22,16 @@ COLUMNS = [
     (TypeOid.FLOAT8, TEXT, [b"1e-400"]),  # underflow: 22003
     (TypeOid.FLOAT8, TEXT, [b"1e400"]),  # overflow: 22003
     (TypeOid.FLOAT8, TEXT, [b"NaN", b"-Infinity", b".5", b"5."]),
-    (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01 00:00:00", b"2024-01-01 12:34:56.5+00",
-                               b"1999-12-31 23:59:59.123456-05:30", None]),  # fmt: skip
+    (
+        TypeOid.TIMESTAMP,
+        TEXT,
+        [
+            b"2024-01-01 00:00:00",
+            b"2024-01-01 12:34:56.5+00",
+            b"1999-12-31 23:59:59.123456-05:30",
+            None,
+        ],
+    ),
     (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01 24:00:00", b"2024-02-28 00:00:00"]),
     (TypeOid.TIMESTAMP, TEXT, [b"2024-02-30 00:00:00"]),  # 22008
     (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01T01:02:03", b"2024-01-01 01:02:03.1234567"]),

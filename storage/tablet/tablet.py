@@ -95,6 +95,7 @@ from storage.tablet.delta_upgrade import (
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.flush import (
     FlushResult,
+    InFlightHold,
     install_flushed_rows,
     log_flush,
     plan_flush,
@@ -182,6 +183,8 @@ class Tablet:
         """Scans run and delta stores they consulted (for /metrics; unlocked, so approximate)."""
         self.unflushed_since: float | None = None
         """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
+        self.flush_hold: InFlightHold | None = None
+        """What the last flush kept for open transactions (flush.InFlightHold)."""
 
     @property
     def lock(self) -> threading.Lock:
@@ -318,10 +321,11 @@ class Tablet:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
                 kept = len(plan.kept) + sum(len(m) - int(m.sum()) for _, m in plan.kept_segments)
-                if kept and entry_count:
-                    # Rows whose commit was still in flight stay in memory: keep them
-                    # counted, or the size threshold never flushes them.
-                    self.memrowset_bytes += held_bytes * kept // entry_count
+                kept_bytes = held_bytes * kept // entry_count if kept and entry_count else 0
+                # Rows whose commit was still in flight stay in memory: keep them
+                # counted, or the size threshold never flushes them.
+                self.memrowset_bytes += kept_bytes
+                self.flush_hold = InFlightHold.after(plan, kept_bytes)
                 if new_rowset is not None:
                     self.rowsets = [*self.rowsets, new_rowset]
                 self.next_rowset_id = next_id
@@ -483,6 +487,19 @@ class Tablet:
     def memrowset_rows(self) -> int:
         frozen = self._frozen
         return len(self._memrowset) + (len(frozen) if frozen is not None else 0)
+
+    def flush_pressure(self, row_threshold: int, byte_threshold: int) -> tuple[int, int]:
+        """(MemRowSet bytes, row-by-row rows) as the flush thresholds are to compare them:
+        less what the last flush kept for transactions still open (flush.InFlightHold)."""
+        rows, nbytes = self.row_by_row_rows, self.memrowset_bytes
+        hold = self.flush_hold
+        if hold is None:
+            return nbytes, rows
+        if not hold.holding():
+            self.flush_hold = None
+            return nbytes, rows
+        rows, nbytes = hold.discount(rows, nbytes, row_threshold, byte_threshold)
+        return nbytes, rows
 
     @property
     def row_by_row_rows(self) -> int:

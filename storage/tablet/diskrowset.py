@@ -21,7 +21,7 @@ import bisect
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +32,13 @@ from storage.data_type import ColumnId, DataType
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
-from storage.row_change import Mutation, MutationKind, Row, from_storage_values
+from storage.row_change import (
+    ColumnChanges,
+    Mutation,
+    MutationKind,
+    Row,
+    from_storage_values,
+)
 from storage.scan_stats import ScanStats
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
@@ -443,6 +449,69 @@ class DiskRowSet:
             found.append(ids)
         rows = np.concatenate(found) if found else np.zeros(0, np.int64)
         return rows, values
+
+    def files_change(self, rowid: int, snapshot: int) -> bool:
+        """Whether a delta file holds a record of ``rowid`` that a read at ``snapshot`` may
+        need (a REDO file's at or below it, an UNDO file's above it); when none does, the
+        row is its base values and its DeltaMemStore chain (``read_row``)."""
+        for delta in self.redo:
+            if delta.min_ts <= snapshot and delta.holds(rowid):
+                return True
+        return any(delta.max_ts > snapshot and delta.holds(rowid) for delta in self.undo)
+
+    def read_row(
+        self,
+        rowid: int,
+        column_ids: tuple[ColumnId, ...],
+        snapshot: int,
+        reader: TxnState | None,
+        stats: ScanStats,
+    ) -> list[pa.Array] | None:
+        """``read_rows`` of one row no delta file changes (``files_change`` is False): its
+        ``column_ids`` values as one-row arrays, or None when it is absent at ``snapshot``.
+        The base values are slices of cached whole blocks; the DeltaMemStore chain, if
+        any, is walked as a scan's ``visible_records`` would (a committed prefix at or
+        below the snapshot, or the whole chain when ``reader`` wrote its newest entry)."""
+        live = not self._deleted[rowid]
+        changed: dict[int, object] | None = None
+        chain = self.dms.chains.get(rowid)
+        if chain:
+            own = reader is not None and chain[-1].txn is reader
+            for entry in chain:
+                if not own:
+                    ts = entry.txn.commit_ts
+                    if ts is None or ts > snapshot:
+                        break
+                kind = entry.kind
+                if kind is MutationKind.UPDATE:
+                    if changed is None:
+                        changed = {}
+                    changed.update(cast(ColumnChanges, entry.change))
+                elif kind is MutationKind.DELETE:
+                    live = False
+                    changed = None
+                else:
+                    live = True
+                    changed = dict(enumerate(cast(Row, entry.change)))
+        if not live:
+            return None
+        stats.rowsets_read += 1
+        schema = self.schema
+        idx, position = self.key_index.block_of(rowid)
+        out = []
+        for column_id in column_ids:
+            if changed is not None:
+                index = schema.index_of(column_id)
+                if index in changed:
+                    out.append(from_storage_values([changed[index]], schema.columns[index].type))
+                    continue
+            column_reader = self._columns.get(column_id)
+            if column_reader is None:
+                out.append(self._default_array(column_id, 1))
+            else:
+                out.append(column_reader.read_block_arrow(idx).slice(position, 1))
+                stats.blocks_read += 1
+        return out
 
     def _may_have_deltas(self, rowids: np.ndarray, lo: int, hi: int, snapshot: int) -> bool:
         """Whether any delta store may change ``rowids`` (within [lo, hi)) as seen at

@@ -5,9 +5,9 @@ one engine, and the microseconds of ``Transaction.read_keys`` of one random key 
 rows in the MemRowSet, in DiskRowSets, with DeltaMemStore updates, with REDO files and
 at an old snapshot (time travel through UNDO records); a prefix read of an index-shaped
 tablet (``read_range``); an UPDATE and a DELETE by key (``Transaction.update`` /
-``delete`` and commit, WAL without fsync).  Wall time of a tight loop: run it on a quiet
-machine, or compare two runs taken together.  ``--profile FILE`` writes cProfile
-statistics of the whole run.
+``delete`` and commit, WAL without fsync).  Each figure is the process's CPU time per
+call of a tight loop (less moved by other work than wall time; still compare runs taken
+together).  ``--profile FILE`` writes cProfile statistics of the whole run.
 """
 
 from __future__ import annotations
@@ -86,10 +86,10 @@ def _code(key: int) -> int:
 def _time(name: str, count: int, step: Callable[[int], None]) -> None:
     for i in range(count, count + 200):  # warm-up on inputs the timed loop does not use
         step(i)
-    start = time.perf_counter()
+    start = time.process_time()
     for i in range(count):
         step(i)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     print(f"{name:34s} {elapsed / count * 1e6:8.1f} us", flush=True)
 
 

@@ -77,4 +77,12 @@ def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
 
 def from_storage_values(values: Sequence[object], data_type: DataType) -> pa.Array:
     """Build a column of ``data_type`` from rows' values."""
-    return pa.array(values, type=storage_arrow_type(data_type)).cast(data_type.arrow_type)
+    storage_type = storage_arrow_type(data_type)
+    array = pa.array(values, type=storage_type)
+    arrow_type = data_type.arrow_type
+    # A cast to the same type is a compute call that costs more than a one-row array.
+    return (
+        array
+        if storage_type is arrow_type or storage_type == arrow_type
+        else array.cast(arrow_type)
+    )

@@ -25,22 +25,33 @@ class _KeyBlock:
     """One block of keys as a lookup searches it: the Arrow array and, when every key has
     one width, its data as numpy fixed-width strings and as bytes to compare a hit."""
 
-    __slots__ = ("keys", "width", "fixed", "data", "nbytes")
+    __slots__ = ("keys", "width", "fixed", "data", "listed", "nbytes")
 
     def __init__(self, keys: pa.Array) -> None:
         self.keys = keys
         self.width = _uniform_width(keys)
         self.fixed = _fixed_view(keys, self.width) if self.width else None
         self.data = self.fixed.data.cast("B") if self.fixed is not None else None
-        self.nbytes = 128 + keys.nbytes
+        self.listed: list[bytes] | None = None
+        """Keys of differing widths as Python bytes, for ``bisect`` (made once per block)."""
+        nbytes: int = keys.nbytes
+        if self.fixed is None and pa.types.is_binary(keys.type) and not keys.null_count:
+            self.listed = keys.to_pylist()
+            nbytes += _BYTES_OVERHEAD * len(keys)
+        self.nbytes = 128 + nbytes
 
     def holds_at(self, pos: int, key: bytes) -> bool:
         """Whether the key at ``pos`` (< the block's rows) is ``key``."""
         if self.data is not None:
             return self.data[pos * self.width : (pos + 1) * self.width] == key
+        if self.listed is not None:
+            return self.listed[pos] == key
         held: bool = self.keys[pos].as_py() == key
         return held
 
+
+_BYTES_OVERHEAD = 40
+"""A Python bytes object's memory beyond its contents."""
 
 KEY_BLOCKS: BlockCache[_KeyBlock] = BlockCache(32 << 20)
 """Key blocks in their searchable form (their buffers are shared with the decoded block)."""
@@ -90,6 +101,8 @@ class KeyIndex:
             if width + 1 == len(key):
                 # A point range's end (a key and one zero byte): the first key above the key.
                 return int(block.fixed.searchsorted(key[:width], "right")), block
+        if block.listed is not None:
+            return bisect.bisect_left(block.listed, key), block
         return bisect.bisect_left(_Keys(block.keys), key), block
 
     def find(self, key: bytes) -> int | None:

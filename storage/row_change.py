@@ -71,7 +71,10 @@ def storage_arrow_type(data_type: DataType) -> pa.DataType:
 
 def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
     """Convert one batch column to the Python values a row holds."""
-    values: list[object] = array.cast(storage_arrow_type(data_type)).to_pylist()
+    storage_type = storage_arrow_type(data_type)
+    if array.type != storage_type:
+        array = array.cast(storage_type)
+    values: list[object] = array.to_pylist()
     return values
 
 

@@ -25,16 +25,21 @@ class _KeyBlock:
     """One block of keys as a lookup searches it: the Arrow array and, when every key has
     one width, its data as numpy fixed-width strings and as bytes to compare a hit."""
 
-    __slots__ = ("keys", "width", "fixed", "data", "listed", "nbytes")
+    __slots__ = ("keys", "width", "fixed", "data", "ints", "listed", "nbytes")
 
     def __init__(self, keys: pa.Array) -> None:
         self.keys = keys
         self.width = _uniform_width(keys)
         self.fixed = _fixed_view(keys, self.width) if self.width else None
         self.data = self.fixed.data.cast("B") if self.fixed is not None else None
+        self.ints: np.ndarray | None = None
+        """Keys of 1, 2, 4 or 8 bytes as native unsigned integers (big-endian bytes order
+        as their values do): a search by a Python int converts nothing per call."""
+        if self.fixed is not None and self.width in _INT_WIDTHS:
+            self.ints = self.fixed.view(f">u{self.width}").astype(f"=u{self.width}")
         self.listed: list[bytes] | None = None
         """Keys of differing widths as Python bytes, for ``bisect`` (made once per block)."""
-        nbytes: int = keys.nbytes
+        nbytes: int = keys.nbytes + (self.ints.nbytes if self.ints is not None else 0)
         if self.fixed is None and pa.types.is_binary(keys.type) and not keys.null_count:
             self.listed = keys.to_pylist()
             nbytes += _BYTES_OVERHEAD * len(keys)
@@ -50,6 +55,7 @@ class _KeyBlock:
         return held
 
 
+_INT_WIDTHS = (1, 2, 4, 8)
 _BYTES_OVERHEAD = 40
 """A Python bytes object's memory beyond its contents."""
 
@@ -95,6 +101,12 @@ class KeyIndex:
         """Where ``key`` would go in block ``idx`` (bisect_left), and the block."""
         block = self._block(idx)
         width = block.width
+        ints = block.ints
+        if ints is not None:
+            if width == len(key):
+                return int(ints.searchsorted(int.from_bytes(key))), block
+            if width + 1 == len(key):
+                return int(ints.searchsorted(int.from_bytes(key[:width]), "right")), block
         if block.fixed is not None:
             if width == len(key):
                 return int(block.fixed.searchsorted(key)), block

@@ -186,7 +186,7 @@ class DiskRowSet:
         """The rowid holding ``key``, or None; bounds and bloom filter first, then the index."""
         if key < self.min_key or key > self.max_key or not self.bloom.may_contain(key):
             return None
-        return self.key_index.lookup_sorted([key])[0]
+        return self.key_index.find(key)
 
     def lower_bound(self, key: bytes | None) -> int:
         """The first rowid whose key is >= ``key`` (rows if none)."""

@@ -34,7 +34,8 @@ class _KeyBlock:
         self.data = self.fixed.data.cast("B") if self.fixed is not None else None
         self.ints: np.ndarray | None = None
         """Keys of 1, 2, 4 or 8 bytes as native unsigned integers (big-endian bytes order
-        as their values do): a search by a Python int converts nothing per call."""
+        as their values do), searched by a scalar of the same dtype: a Python int would
+        be compared as a float64 (searchsorted promotes it), wrong above 2**53."""
         if self.fixed is not None and self.width in _INT_WIDTHS:
             self.ints = self.fixed.view(f">u{self.width}").astype(f"=u{self.width}")
         self.listed: list[bytes] | None = None
@@ -104,9 +105,10 @@ class KeyIndex:
         ints = block.ints
         if ints is not None:
             if width == len(key):
-                return int(ints.searchsorted(int.from_bytes(key))), block
+                return int(ints.searchsorted(ints.dtype.type(int.from_bytes(key)))), block
             if width + 1 == len(key):
-                return int(ints.searchsorted(int.from_bytes(key[:width]), "right")), block
+                end = ints.dtype.type(int.from_bytes(key[:width]))
+                return int(ints.searchsorted(end, "right")), block
         if block.fixed is not None:
             if width == len(key):
                 return int(block.fixed.searchsorted(key)), block

@@ -469,31 +469,43 @@ class DiskRowSet:
     ) -> list[pa.Array] | None:
         """``read_rows`` of one row no delta file changes (``files_change`` is False): its
         ``column_ids`` values as one-row arrays, or None when it is absent at ``snapshot``.
-        The base values are slices of cached whole blocks; the DeltaMemStore chain, if
-        any, is walked as a scan's ``visible_records`` would (a committed prefix at or
-        below the snapshot, or the whole chain when ``reader`` wrote its newest entry)."""
-        live = not self._deleted[rowid]
+        The base values are slices of cached whole blocks.  The DeltaMemStore chain, if
+        any, is read newest first, as far back as the columns read need: a chain's hidden
+        entries are its tail (a row's writers commit in chain order, and only the newest
+        can be in progress), so this is a scan's ``visible_records`` (the committed prefix
+        at or below the snapshot, or the whole chain when ``reader`` wrote its newest
+        entry) without walking a hot row's whole history."""
         changed: dict[int, object] | None = None
         chain = self.dms.chains.get(rowid)
-        if chain:
-            own = reader is not None and chain[-1].txn is reader
-            for entry in chain:
-                if not own:
-                    ts = entry.txn.commit_ts
-                    if ts is None or ts > snapshot:
-                        break
+        end = len(chain) if chain else 0
+        if end and (reader is None or chain[-1].txn is not reader):
+            while end:
+                ts = chain[end - 1].txn.commit_ts
+                if ts is not None and ts <= snapshot:
+                    break
+                end -= 1
+        if end:
+            kind = chain[end - 1].kind
+            if kind is MutationKind.DELETE:
+                return None
+            changed = {}
+            wanted = {self.schema.index_of(c) for c in column_ids}
+            for at in range(end - 1, -1, -1):
+                entry = chain[at]
                 kind = entry.kind
                 if kind is MutationKind.UPDATE:
-                    if changed is None:
-                        changed = {}
-                    changed.update(cast(ColumnChanges, entry.change))
-                elif kind is MutationKind.DELETE:
-                    live = False
-                    changed = None
-                else:
-                    live = True
-                    changed = dict(enumerate(cast(Row, entry.change)))
-        if not live:
+                    for index, value in cast(ColumnChanges, entry.change):
+                        if index in wanted and index not in changed:
+                            changed[index] = value
+                    if len(changed) == len(wanted):
+                        break
+                else:  # a REINSERT sets every column (a DELETE cannot come before it here)
+                    if kind is MutationKind.REINSERT:
+                        row = cast(Row, entry.change)
+                        for index in wanted:
+                            changed.setdefault(index, row[index])
+                    break
+        elif self._deleted[rowid]:
             return None
         stats.rowsets_read += 1
         schema = self.schema

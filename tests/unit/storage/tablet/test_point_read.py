@@ -393,3 +393,44 @@ def test_point_reads_racing_flushes_and_compactions(tmp_path):
         assert not failures, failures[0]
     finally:
         engine.close()
+
+
+def test_a_hot_row_long_chain_read_at_every_commit(tmp_path):
+    """A row updated many times (a counter: its DeltaMemStore chain read newest first)
+    reads as a scan at every commit, with columns set by different updates, a delete and
+    a reinsert in the chain, and an open writer's newest entry on top."""
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, WIDE)
+    stamps: list[int | None] = [None]
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _wide_rows([1, 2, 3], "base", 0))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()
+        for i in range(1, 40):
+            txn = engine.begin()
+            if i == 20:
+                txn.delete(TID, _wide_rows([2], None, None).select(["1"]))
+            elif i == 21:
+                txn.insert(TID, _wide_rows([2], "back", 21))
+            elif i % 3:
+                txn.update(TID, _wide_rows([2], None, i).select(["1", "3"]))
+            else:
+                txn.update(TID, _wide_rows([2], f"s{i}", None).select(["1", "2"]))
+            stamps.append(int(txn.commit()))
+        writer = engine.begin()
+        writer.update(TID, _wide_rows([2], "open", None).select(["1", "2"]))
+        reader = engine.begin(read_only=True)
+        for snapshot in stamps:
+            for txn in (reader, writer):
+                _wide_agree(txn, [2], snapshot)
+                _wide_agree(txn, [1, 2, 3], snapshot)
+        assert _wide_agree(writer, [2], None) == {2: ("open", 38)}
+        assert _wide_agree(reader, [2], None) == {2: ("s39", 38)}
+        assert _wide_agree(reader, [2], stamps[20]) == {2: ("s18", 19)}
+        assert _wide_agree(reader, [2], stamps[21]) == {}  # the delete (i = 20)
+        assert _wide_agree(reader, [2], stamps[22]) == {2: ("back", 21)}
+        writer.rollback()
+        reader.rollback()
+    finally:
+        engine.close()

@@ -245,9 +245,14 @@ class DiskRowSet:
     def changed_after(self, rowid: int, ts: int) -> bool:
         """Whether a change to ``rowid`` was committed after ``ts``: in the DeltaMemStore, a
         REDO file, or (when the change is already folded into the base) an UNDO file."""
-        for mutation in self.dms.chains.get(rowid, ()):
-            if mutation.txn.commit_ts is not None and mutation.txn.commit_ts > ts:
-                return True
+        # Committed entries come in commit order, so the newest committed one decides (a hot
+        # row's chain is not walked whole on every write).
+        for mutation in reversed(self.dms.chains.get(rowid, ())):
+            committed = mutation.txn.commit_ts
+            if committed is not None:
+                if committed > ts:
+                    return True
+                break
         for delta in (*self.redo, *self.undo):
             if (
                 delta.max_ts > ts

@@ -63,7 +63,7 @@ from storage.fs import (
     make_dir,
     read_checksummed_json,
 )
-from storage.key_encoding import encode_keys
+from storage.key_encoding import encode_key, encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
@@ -124,6 +124,8 @@ _ROW_OVERHEAD_BYTES = 200
 SEGMENT_MIN_ROWS = 256
 """From this many rows, an insert of keys no rowset holds becomes one InsertSegment."""
 _BATCH_PROBE_MIN = 8
+_PYTHON_ENCODED = 4
+"""Up to this many rows, keys are encoded by Python's encoder (Arrow kernels cost more)."""
 """Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
 WaitFor = Callable[[TxnState, bytes], None]
@@ -1076,7 +1078,13 @@ class Tablet:
         return out
 
     def _encode_keys(self, columns: dict[int, pa.Array]) -> list[bytes]:
-        keys = encode_keys([columns[c.id] for c in self.schema.key_columns], self._key_types)
+        arrays = [columns[c.id] for c in self.schema.key_columns]
+        if len(arrays[0]) <= _PYTHON_ENCODED:
+            types = self._key_types
+            rows = zip(*(a.to_pylist() for a in arrays), strict=True)
+            keys = [encode_key(row, types) for row in rows]
+        else:
+            keys = encode_keys(arrays, self._key_types)
         if keys and max(map(len, keys)) > MAX_KEY_BYTES:
             raise ProgramLimitExceeded(f"encoded primary key is larger than {MAX_KEY_BYTES} bytes")
         return keys

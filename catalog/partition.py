@@ -22,10 +22,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog.key_hash import crc32c_many
 from catalog.partition_tree import PartitionTree
 from catalog.store import JsonObject
 from storage.data_type import ColumnId, TabletId
-from storage.key_encoding import encode_key, encode_keys
+from storage.key_encoding import encode_key, encode_keys, encode_keys_array
 from storage.schema import Schema
 
 # IN lists on hash columns are expanded to bucket sets up to this many value combinations.
@@ -189,11 +190,8 @@ class PartitionSchema:
         self, schema: Schema, level: HashLevel, columns: dict[ColumnId, pa.Array]
     ) -> np.ndarray:
         types = [schema.column(c).type for c in level.column_ids]
-        encoded = encode_keys([columns[c] for c in level.column_ids], types)
-        # Per-row Python: one C call per encoded key (crc32c has no batch entry point).
-        hashes = np.fromiter(
-            (crc32c.crc32c(k) for k in encoded), dtype=np.uint64, count=len(encoded)
-        )
+        encoded = encode_keys_array([columns[c] for c in level.column_ids], types)
+        hashes = crc32c_many(encoded)
         return (hashes % np.uint64(level.buckets)).astype(np.int64)
 
     def _range_index(

@@ -22,9 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog.key_hash import crc32c_many
 from catalog.store import JsonObject
 from storage.data_type import ColumnId, TabletId
-from storage.key_encoding import encode_key, encode_keys
+from storage.key_encoding import encode_key, encode_keys_array
 from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
 from storage.schema import Schema
 
@@ -312,12 +313,9 @@ def _encoded(
 ) -> tuple[pa.Array, np.ndarray]:
     """The rows' encoded keys over ``key``'s columns, and their hashes for a HASH key."""
     types = [schema.column(c).type for c in key.column_ids]
-    raw = encode_keys([columns[c] for c in key.column_ids], types)
-    hashes = np.zeros(0, dtype=np.uint64)
-    if key.strategy == HASH:
-        # Per-row Python: one C call per key (crc32c has no batch entry point).
-        hashes = np.fromiter((crc32c.crc32c(k) for k in raw), dtype=np.uint64, count=len(raw))
-    return pa.array(raw, pa.binary()), hashes
+    raw = encode_keys_array([columns[c] for c in key.column_ids], types)
+    hashes = crc32c_many(raw) if key.strategy == HASH else np.zeros(0, dtype=np.uint64)
+    return raw, hashes
 
 
 class _Admission:

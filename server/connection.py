@@ -296,20 +296,26 @@ class Connection:
             message = self._decoder.next_message()
             if message is not None:
                 return message
-            if self._is_shutting_down:
-                raise AdminShutdown("terminating connection due to administrator command")
-            self._is_reading = True
-            try:
-                data = await self._reader.read(READ_CHUNK_BYTES)
-            except asyncio.CancelledError:
-                if not self._is_shutting_down:
-                    raise
-                raise AdminShutdown("terminating connection due to administrator command") from None
-            finally:
-                self._is_reading = False
-            if not data:
+            if not await self._read_more():
                 return None
-            self._decoder.feed(data)
+
+    async def _read_more(self) -> bool:
+        """Feed the decoder the next bytes the client sends; False at end of stream."""
+        if self._is_shutting_down:
+            raise AdminShutdown("terminating connection due to administrator command")
+        self._is_reading = True
+        try:
+            data = await self._reader.read(READ_CHUNK_BYTES)
+        except asyncio.CancelledError:
+            if not self._is_shutting_down:
+                raise
+            raise AdminShutdown("terminating connection due to administrator command") from None
+        finally:
+            self._is_reading = False
+        if not data:
+            return False
+        self._decoder.feed(data)
+        return True
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the connection's statement thread: it may block on SQL."""
@@ -648,7 +654,11 @@ class Connection:
         statement = self._registry.statements.get(first.statement)
         if self._replay or statement is None or not session.batchable(statement):
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
-        taken, run = batches.take_run(first, self._decoder)
+        taker = batches.RunTaker(first)
+        taker.take(self._decoder)
+        while taker.waiting and taker.rows and await self._read_more():
+            taker.take(self._decoder)  # the client is still sending the run: wait for it
+        taken, run = taker.taken, taker.rows
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:
             if len(batched) < batches.MIN_BATCH_ROWS:

@@ -81,12 +81,17 @@ class CommitRecord:
     ops: tuple[WriteOp, ...]
 
 
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions()
+"""pyarrow's defaults, given so that a stream writer does not read two environment variables
+per record (a tenth of a one-row UPDATE's commit)."""
+
+
 def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
     """Encode the operations part of a record (done before the commit timestamp is known)."""
     parts = []
     for op in ops:
         sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, op.batch.schema) as writer:
+        with pa.ipc.new_stream(sink, op.batch.schema, options=_IPC_OPTIONS) as writer:
             writer.write_batch(op.batch)
         data = sink.getvalue().to_pybytes()
         parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))

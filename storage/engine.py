@@ -304,18 +304,18 @@ class StorageEngine:
             tablet = self.registry.find(tablet_id)
             if tablet is None:
                 continue
-            if tablet.memrowset_bytes < self.options.flush_threshold_bytes:
-                if (
-                    self.maintenance.enabled
-                    and tablet.row_by_row_rows >= self.options.flush_threshold_rows
-                ):
+            row_threshold = self.options.flush_threshold_rows
+            byte_threshold = self.options.flush_threshold_bytes
+            held, rows = tablet.flush_pressure(row_threshold, byte_threshold)
+            if held < byte_threshold:
+                if self.maintenance.enabled and rows >= row_threshold:
                     self.maintenance.wake()
                 continue
             if self.maintenance.enabled:
                 self.maintenance.wake()
                 continue
             with self._flush_lock:
-                if tablet.memrowset_bytes >= self.options.flush_threshold_bytes:
+                if tablet.flush_pressure(row_threshold, byte_threshold)[0] >= byte_threshold:
                     snapshot = self.mvcc.safe_time()
                     tablet.flush(snapshot, self.history_cutoff(snapshot))
                     release_freed_memory()

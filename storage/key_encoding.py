@@ -65,15 +65,19 @@ def encode_keys(columns: Sequence[pa.Array], types: Sequence[DataType]) -> list[
     Fixed-width columns are encoded with numpy and strings with Arrow kernels;
     the only per-row step is Arrow handing back one ``bytes`` per row.
     """
+    keys: list[bytes] = encode_keys_array(columns, types).to_pylist()
+    return keys
+
+
+def encode_keys_array(columns: Sequence[pa.Array], types: Sequence[DataType]) -> pa.Array:
+    """``encode_keys`` as an Arrow binary array (for vectorised work on the keys)."""
     assert len(columns) == len(types) > 0, "one array per key column"
     last = len(columns) - 1
     parts = [
         _encode_array(column, data_type, is_last=idx == last)
         for idx, (column, data_type) in enumerate(zip(columns, types))
     ]
-    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, b"")
-    keys: list[bytes] = joined.to_pylist()
-    return keys
+    return parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, b"")
 
 
 def _encode_array(column: pa.Array, data_type: DataType, *, is_last: bool) -> pa.Array:

@@ -66,7 +66,11 @@ class FlushOp(TabletOp):
 
     def stats(self) -> OpStats:
         tablet = self.tablet
-        held = tablet.memrowset_bytes + _DMS_ROW_BYTES * tablet.delta_memstore_rows
+        options = self.options
+        mrs_bytes, rows = tablet.flush_pressure(
+            options.flush_threshold_rows, options.flush_threshold_bytes
+        )
+        held = mrs_bytes + _DMS_ROW_BYTES * tablet.delta_memstore_rows
         since = tablet.unflushed_since
         age = 0.0 if since is None else time.monotonic() - since
         why = f"{held / MIB:.1f} MiB in memory, oldest unflushed write {age:.0f} s ago"
@@ -74,7 +78,6 @@ class FlushOp(TabletOp):
             return OpStats(False, 0.0, "nothing to flush")
         if held >= self.options.flush_threshold_bytes:
             return OpStats(True, 1000.0 + held / MIB, why + " (over the size threshold)")
-        rows = tablet.row_by_row_rows
         if rows >= self.options.flush_threshold_rows:
             return OpStats(
                 True,

@@ -71,10 +71,21 @@ def storage_arrow_type(data_type: DataType) -> pa.DataType:
 
 def to_storage_values(array: pa.Array, data_type: DataType) -> list[object]:
     """Convert one batch column to the Python values a row holds."""
-    values: list[object] = array.cast(storage_arrow_type(data_type)).to_pylist()
+    storage_type = storage_arrow_type(data_type)
+    if array.type != storage_type:
+        array = array.cast(storage_type)
+    values: list[object] = array.to_pylist()
     return values
 
 
 def from_storage_values(values: Sequence[object], data_type: DataType) -> pa.Array:
     """Build a column of ``data_type`` from rows' values."""
-    return pa.array(values, type=storage_arrow_type(data_type)).cast(data_type.arrow_type)
+    storage_type = storage_arrow_type(data_type)
+    array = pa.array(values, type=storage_type)
+    arrow_type = data_type.arrow_type
+    # A cast to the same type is a compute call that costs more than a one-row array.
+    return (
+        array
+        if storage_type is arrow_type or storage_type == arrow_type
+        else array.cast(arrow_type)
+    )

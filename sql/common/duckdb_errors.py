@@ -95,10 +95,17 @@ def translate(exc: duckdb.Error) -> e.DbError:
     return e.InternalError(message)
 
 
+_FIELD_OUT_OF_RANGE = re.compile(r'(?:date|timestamp) field value out of range: "([^"]*)"')
+"""DuckDB's message for a date or timestamp text naming a day or hour that does not exist."""
+
+
 def _datetime_overflow(lowered: str) -> str | None:
     """PostgreSQL's 22008 message for DuckDB's date or timestamp past its range (date or
     interval arithmetic, a literal), which is no numeric overflow (22003)."""
-    if "timestamp range" in lowered or "timestamp field value out of range" in lowered:
+    field = _FIELD_OUT_OF_RANGE.search(lowered)
+    if field is not None:
+        return f'date/time field value out of range: "{field.group(1)}"'
+    if "timestamp range" in lowered:
         return "timestamp out of range"
     if lowered.startswith("date out of range"):
         return "date out of range"

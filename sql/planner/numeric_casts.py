@@ -11,6 +11,7 @@ larger scale; PostgreSQL widens it per value for quotients far from 1.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
@@ -198,10 +199,16 @@ def _exact_avg(avg: exp.Avg, over: Callable[[exp.Expr], exp.Expr]) -> exp.Expr |
 EXACT_FUNCTION = "nyf_numeric_exact"
 
 
+@functools.lru_cache(maxsize=256)
+def _duckdb_data_type(name: str) -> exp.DataType:
+    """A DuckDB type name parsed once: a multi-row INSERT casts every cell to its column's."""
+    return exp.DataType.build(name, dialect="duckdb")
+
+
 def assignment_cast(node: exp.Expr, dtype: DataType) -> exp.Expr:
     """``node`` cast to a column's type for storing; a value an unconstrained ``numeric``
     column cannot hold exactly (more than its fixed scale of fraction digits) is 22003."""
-    target = exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
+    target = _duckdb_data_type(duckdb_type(dtype)).copy()
     if dtype.kind is TypeKind.DECIMAL and dtype.precision is None:
         text = exp.cast(node, exp.DataType.build("VARCHAR"))
         node = exp.Anonymous(this=EXACT_FUNCTION, expressions=[text])

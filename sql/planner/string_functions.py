@@ -4,12 +4,18 @@
   ``VARIADIC array`` (DuckDB has no such syntax): the array's non-null elements, joined;
 * ``regexp_matches`` is PostgreSQL's set-returning function, a ``text[]`` row per match
   (all of them with flag ``g``), not DuckDB's boolean test of the same name.  It runs as
-  ``unnest(nyf_regexp_matches(...))`` (``execution.pattern_functions``).
+  ``unnest(nyf_regexp_matches(...))`` (``execution.pattern_functions``);
+* ``encode(bytea, 'hex' | 'base64')`` and ``decode(text, 'hex' | 'base64')`` convert
+  between bytes and their text (DuckDB's encode/decode are UTF-8 conversions);
+  base64 text is wrapped at 76 characters as PostgreSQL writes it, and read ignoring
+  whitespace.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
+
+from storage.errors import FeatureNotSupported, InvalidParameterValue
 
 DT = exp.DataType.Type
 REGEXP_MATCHES_FUNCTION = "nyf_regexp_matches"
@@ -64,8 +70,51 @@ def _regexp_matches(node: exp.Anonymous) -> exp.Expr:
     return exp.Unnest(expressions=[call])
 
 
+def _call(name: str, *args: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _format(node: exp.Encode | exp.Decode) -> str:
+    charset = node.args.get("charset")
+    if not (isinstance(charset, exp.Literal) and charset.is_string):
+        raise FeatureNotSupported(f"{node.key}() takes its format as a constant")
+    name = charset.name.lower()
+    if name == "escape":
+        raise FeatureNotSupported(f"{node.key}() of the escape format is not supported")
+    if name not in ("hex", "base64"):
+        raise InvalidParameterValue(f'unrecognized encoding: "{charset.name}"')
+    return name
+
+
+def _encode(node: exp.Encode) -> exp.Expr:
+    data = node.this
+    if _format(node) == "hex":
+        return _call("lower", _call("hex", data))
+    newline = _call("chr", exp.Literal.number(10))
+    wrapped = _call(
+        "regexp_replace", _call("to_base64", data), exp.Literal.string("(.{76})"),
+        exp.DPipe(this=exp.Literal.string("\\1"), expression=newline), exp.Literal.string("g"),
+    )  # fmt: skip
+    return _call("rtrim", wrapped, newline)
+
+
+def _decode(node: exp.Decode) -> exp.Expr:
+    text = node.this
+    if _format(node) == "hex":
+        return _call("unhex", text)
+    bare = _call(
+        "regexp_replace", text, exp.Literal.string("\\s"), exp.Literal.string(""),
+        exp.Literal.string("g"),
+    )  # fmt: skip
+    return _call("from_base64", bare)
+
+
 def rewrite_string_function(node: exp.Expr) -> exp.Expr:
     """``node`` answering as PostgreSQL's function does, or ``node`` itself."""
+    if isinstance(node, exp.Encode):
+        return _encode(node)
+    if isinstance(node, exp.Decode):
+        return _decode(node)
     if isinstance(node, (exp.Concat, exp.ConcatWs)):
         return _concat(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "regexp_matches":

@@ -1543,7 +1543,7 @@ class Session:
         cursor = self._duck.cursor()
         try:
             # Through Arrow: DuckDB's own conversion of a timestamptz needs pytz.
-            result = cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").fetch_arrow_table()
+            result = cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").to_arrow_table()
             return result.column(0)[0].as_py()
         except duckdb.Error as exc:
             raise translate(exc) from exc

@@ -64,6 +64,7 @@ class CFileReader:
         self._dict_entry = footer["dictionary"]
         self._dictionary: pa.Array | None = None
         self._cache_owner = BLOCK_CACHE.new_owner()
+        self._arrow_owner = ARROW_BLOCKS.new_owner()
 
     @property
     def size_bytes(self) -> int:
@@ -93,6 +94,13 @@ class CFileReader:
         """Block ``idx``, decoded, from the process's block cache when it is there."""
         return BLOCK_CACHE.get_or_load(
             self._cache_owner, idx, lambda: self._decode_block(idx), Block.nbytes
+        )
+
+    def read_block_arrow(self, idx: int) -> pa.Array:
+        """Block ``idx`` whole as the column's Arrow type, kept in ``ARROW_BLOCKS``: a point
+        read's value is a zero-copy slice of it, not a decode of the row."""
+        return ARROW_BLOCKS.get_or_load(
+            self._arrow_owner, idx, lambda: self.read_block(idx).to_arrow(), _arrow_nbytes
         )
 
     def _decode_block(self, idx: int) -> Block:
@@ -254,5 +262,13 @@ def _mask(result: pa.Array) -> np.ndarray:
     return mask
 
 
+def _arrow_nbytes(array: pa.Array) -> int:
+    nbytes: int = array.nbytes
+    return 64 + nbytes
+
+
 BLOCK_CACHE: BlockCache[Block] = BlockCache()
 """The process's cache of decoded blocks (128 MiB)."""
+ARROW_BLOCKS: BlockCache[pa.Array] = BlockCache(64 << 20)
+"""Blocks point reads touched, whole as Arrow arrays (64 MiB): beside ``BLOCK_CACHE``, whose
+blocks stay in their encoded-friendly form for scans and predicates."""

@@ -198,6 +198,17 @@ class DeltaFile:
         """Whether any record's rowid can lie in [lo, hi)."""
         return lo <= self.max_rowid and hi > self.min_rowid
 
+    def holds(self, rowid: int) -> bool:
+        """Whether some record is of ``rowid`` (one cached block searched, nothing built)."""
+        if not self.min_rowid <= rowid <= self.max_rowid:
+            return False
+        idx = int(np.searchsorted(self._last_rowids, rowid, "left"))
+        if idx >= len(self._first_rowids) or self._first_rowids[idx] > rowid:
+            return False
+        rowids = self._block(idx).rowid
+        at = int(np.searchsorted(rowids, rowid, "left"))
+        return at < len(rowids) and int(rowids[at]) == rowid
+
     def records_in(self, lo: int, hi: int) -> DeltaRecords:
         """The records of rowids in [lo, hi), reading only the blocks that overlap them."""
         if not self.may_hold(lo, hi):

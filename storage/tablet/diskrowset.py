@@ -21,7 +21,7 @@ import bisect
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +32,13 @@ from storage.data_type import ColumnId, DataType
 from storage.fs import fsync_dir
 from storage.mvcc import TxnState
 from storage.predicate import KeyRange, ScanSpec
-from storage.row_change import Mutation, MutationKind, Row, from_storage_values
+from storage.row_change import (
+    ColumnChanges,
+    Mutation,
+    MutationKind,
+    Row,
+    from_storage_values,
+)
 from storage.scan_stats import ScanStats
 from storage.schema import Schema
 from storage.tablet.bloom import BloomFilter
@@ -180,7 +186,7 @@ class DiskRowSet:
         """The rowid holding ``key``, or None; bounds and bloom filter first, then the index."""
         if key < self.min_key or key > self.max_key or not self.bloom.may_contain(key):
             return None
-        return self.key_index.lookup_sorted([key])[0]
+        return self.key_index.find(key)
 
     def lower_bound(self, key: bytes | None) -> int:
         """The first rowid whose key is >= ``key`` (rows if none)."""
@@ -239,9 +245,14 @@ class DiskRowSet:
     def changed_after(self, rowid: int, ts: int) -> bool:
         """Whether a change to ``rowid`` was committed after ``ts``: in the DeltaMemStore, a
         REDO file, or (when the change is already folded into the base) an UNDO file."""
-        for mutation in self.dms.chains.get(rowid, ()):
-            if mutation.txn.commit_ts is not None and mutation.txn.commit_ts > ts:
-                return True
+        # Committed entries come in commit order, so the newest committed one decides (a hot
+        # row's chain is not walked whole on every write).
+        for mutation in reversed(self.dms.chains.get(rowid, ())):
+            committed = mutation.txn.commit_ts
+            if committed is not None:
+                if committed > ts:
+                    return True
+                break
         for delta in (*self.redo, *self.undo):
             if (
                 delta.max_ts > ts
@@ -443,6 +454,81 @@ class DiskRowSet:
             found.append(ids)
         rows = np.concatenate(found) if found else np.zeros(0, np.int64)
         return rows, values
+
+    def files_change(self, rowid: int, snapshot: int) -> bool:
+        """Whether a delta file holds a record of ``rowid`` that a read at ``snapshot`` may
+        need (a REDO file's at or below it, an UNDO file's above it); when none does, the
+        row is its base values and its DeltaMemStore chain (``read_row``)."""
+        for delta in self.redo:
+            if delta.min_ts <= snapshot and delta.holds(rowid):
+                return True
+        return any(delta.max_ts > snapshot and delta.holds(rowid) for delta in self.undo)
+
+    def read_row(
+        self,
+        rowid: int,
+        column_ids: tuple[ColumnId, ...],
+        snapshot: int,
+        reader: TxnState | None,
+        stats: ScanStats,
+    ) -> list[pa.Array] | None:
+        """``read_rows`` of one row no delta file changes (``files_change`` is False): its
+        ``column_ids`` values as one-row arrays, or None when it is absent at ``snapshot``.
+        The base values are slices of cached whole blocks.  The DeltaMemStore chain, if
+        any, is read newest first, as far back as the columns read need: a chain's hidden
+        entries are its tail (a row's writers commit in chain order, and only the newest
+        can be in progress), so this is a scan's ``visible_records`` (the committed prefix
+        at or below the snapshot, or the whole chain when ``reader`` wrote its newest
+        entry) without walking a hot row's whole history."""
+        changed: dict[int, object] | None = None
+        chain = self.dms.chains.get(rowid)
+        end = len(chain) if chain else 0
+        if end and (reader is None or chain[-1].txn is not reader):
+            while end:
+                ts = chain[end - 1].txn.commit_ts
+                if ts is not None and ts <= snapshot:
+                    break
+                end -= 1
+        if end:
+            kind = chain[end - 1].kind
+            if kind is MutationKind.DELETE:
+                return None
+            changed = {}
+            wanted = {self.schema.index_of(c) for c in column_ids}
+            for at in range(end - 1, -1, -1):
+                entry = chain[at]
+                kind = entry.kind
+                if kind is MutationKind.UPDATE:
+                    for index, value in cast(ColumnChanges, entry.change):
+                        if index in wanted and index not in changed:
+                            changed[index] = value
+                    if len(changed) == len(wanted):
+                        break
+                else:  # a REINSERT sets every column (a DELETE cannot come before it here)
+                    if kind is MutationKind.REINSERT:
+                        row = cast(Row, entry.change)
+                        for index in wanted:
+                            changed.setdefault(index, row[index])
+                    break
+        elif self._deleted[rowid]:
+            return None
+        stats.rowsets_read += 1
+        schema = self.schema
+        idx, position = self.key_index.block_of(rowid)
+        out = []
+        for column_id in column_ids:
+            if changed is not None:
+                index = schema.index_of(column_id)
+                if index in changed:
+                    out.append(from_storage_values([changed[index]], schema.columns[index].type))
+                    continue
+            column_reader = self._columns.get(column_id)
+            if column_reader is None:
+                out.append(self._default_array(column_id, 1))
+            else:
+                out.append(column_reader.read_block_arrow(idx).slice(position, 1))
+                stats.blocks_read += 1
+        return out
 
     def _may_have_deltas(self, rowids: np.ndarray, lo: int, hi: int, snapshot: int) -> bool:
         """Whether any delta store may change ``rowids`` (within [lo, hi)) as seen at

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from storage.mvcc import TxnState
 from storage.row_change import Row, apply_mutation
 from storage.schema import Schema
 from storage.tablet.diskrowset import DiskRowSet
@@ -113,6 +114,46 @@ def plan_flush(
 
 
 @dataclass(frozen=True, slots=True)
+class InFlightHold:
+    """What a flush kept in memory because the transactions that wrote it were still open.
+
+    Counted at full weight, those rows put the tablet straight back over a flush
+    threshold: the next flush keeps them again, and a long bulk transaction (Spark's
+    JDBC writer commits a task's rows at its end) had every row re-filed into the
+    MemRowSet every maintenance tick, quadratic in its size.  While every one of
+    ``txns`` is open the thresholds count only the rows since, less as many again as
+    were kept, so the kept rows are re-filed a bounded number of times overall.
+    """
+
+    txns: frozenset[TxnState]
+    rows: int
+    """Map rows kept (what the row threshold counts)."""
+    nbytes: int
+
+    @classmethod
+    def after(cls, plan: FlushPlan, nbytes: int) -> InFlightHold | None:
+        """The hold a flush's ``plan`` leaves, or None when a kept row's transaction already
+        committed (above the snapshot): the next flush can write it."""
+        txns = {row.txn for _, row in plan.kept} | {s.txn for s, _ in plan.kept_segments}
+        if not txns or any(t.commit_ts is not None or t.is_done for t in txns):
+            return None
+        return cls(frozenset(txns), len(plan.kept), nbytes)
+
+    def holding(self) -> bool:
+        return not any(t.is_done for t in self.txns)
+
+    def discount(
+        self, rows: int, nbytes: int, row_threshold: int, byte_threshold: int
+    ) -> tuple[int, int]:
+        """(rows, bytes) as the thresholds are to see them: a flush is due once the rows since
+        reach the threshold and as many as were kept."""
+        return (
+            rows - self.rows - max(0, self.rows - row_threshold),
+            nbytes - self.nbytes - max(0, self.nbytes - byte_threshold),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class FlushResult:
     """What a flush did, for the log."""
 
@@ -188,9 +229,7 @@ def install_flushed_rows(
                 if moved_row is not None:
                     live.adopt(key, moved_row, moved=True)
     # A scan begun during the flush captured ``frozen`` too, and reads these rows there.
-    for key, row in plan.kept:
-        if frozen.get(key) is row:
-            live.adopt(key, row, moved=True)
+    live.adopt_many([(key, row) for key, row in plan.kept if frozen.get(key) is row])
     for key, row, cut in plan.ghosts:
         if frozen.get(key) is row and len(row.mutations) > cut:
             live.adopt(key, row, moved=True)

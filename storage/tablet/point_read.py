@@ -12,6 +12,7 @@ asked, so the visibility is exactly a scan's.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from operator import itemgetter
 
 import numpy as np
@@ -30,6 +31,9 @@ from storage.timestamp import Timestamp
 
 _HASHED_MIN = 8
 """From this many keys, the bloom filters are probed with numpy over hashes computed once."""
+_ROW_BY_ROW = 8
+"""Up to this many rows of a rowset are read one by one (``DiskRowSet.read_row``: slices of
+cached blocks, the DeltaMemStore chain walked) rather than as arrays (``read_rows``)."""
 
 
 def read_keys(
@@ -92,12 +96,7 @@ def read_range(
         if lo >= hi:
             stats.rowsets_skipped += 1
             continue
-        stats.rowsets_read += 1
-        rowids = np.arange(lo, hi, dtype=np.int64)
-        live, values = rowset.read_rows(rowids, columns, int(snapshot), reader, stats)
-        total += len(live)
-        for column_id, arrays in values.items():
-            parts[column_id].extend(arrays)
+        total += _read_rows(rowset, range(lo, hi), columns, int(snapshot), reader, stats, parts)
     return _batch(schema, columns, parts, total, stats)
 
 
@@ -182,14 +181,46 @@ def _read_rowsets(
         if not rowids:
             stats.rowsets_skipped += 1
             continue
-        stats.rowsets_read += 1
-        live, values = rowset.read_rows(
-            np.array(rowids, np.int64), columns, int(snapshot), reader, stats
-        )
-        found += len(live)
-        for column_id, arrays in values.items():
-            parts[column_id].extend(arrays)
+        found += _read_rows(rowset, rowids, columns, int(snapshot), reader, stats, parts)
     return found
+
+
+def _read_rows(
+    rowset: DiskRowSet,
+    rowids: Sequence[int],
+    columns: tuple[ColumnId, ...],
+    snapshot: int,
+    reader: TxnState | None,
+    stats: ScanStats,
+    parts: dict[ColumnId, list[pa.Array]],
+) -> int:
+    """Append the rows of ``rowids`` (ascending) of ``rowset`` live at ``snapshot`` to
+    ``parts``; their count.  A few rows that no delta file changes are read one by one."""
+    slow = rowids
+    if len(rowids) <= _ROW_BY_ROW:
+        slow = []
+        found = 0
+        for rowid in rowids:
+            if rowset.files_change(rowid, snapshot):
+                slow.append(rowid)
+                continue
+            row = rowset.read_row(rowid, columns, snapshot, reader, stats)
+            if row is not None:
+                found += 1
+                for column_id, array in zip(columns, row, strict=True):
+                    parts[column_id].append(array)
+        if not slow:
+            return found
+        if found:
+            # Rows from both paths: keep them in rowid order, as the vectorised read gives.
+            slow = rowids
+            for column_id in columns:
+                del parts[column_id][len(parts[column_id]) - found :]
+    stats.rowsets_read += 1
+    live, values = rowset.read_rows(np.array(slow, np.int64), columns, snapshot, reader, stats)
+    for column_id, arrays in values.items():
+        parts[column_id].extend(arrays)
+    return len(live)
 
 
 def _concat(arrays: list[pa.Array], arrow_type: pa.DataType) -> pa.Array:

@@ -63,7 +63,7 @@ from storage.fs import (
     make_dir,
     read_checksummed_json,
 )
-from storage.key_encoding import encode_keys
+from storage.key_encoding import encode_key, encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import ScanSpec
@@ -95,6 +95,7 @@ from storage.tablet.delta_upgrade import (
 from storage.tablet.diskrowset import DiskRowSet
 from storage.tablet.flush import (
     FlushResult,
+    InFlightHold,
     install_flushed_rows,
     log_flush,
     plan_flush,
@@ -123,6 +124,8 @@ _ROW_OVERHEAD_BYTES = 200
 SEGMENT_MIN_ROWS = 256
 """From this many rows, an insert of keys no rowset holds becomes one InsertSegment."""
 _BATCH_PROBE_MIN = 8
+_PYTHON_ENCODED = 4
+"""Up to this many rows, keys are encoded by Python's encoder (Arrow kernels cost more)."""
 """Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
 WaitFor = Callable[[TxnState, bytes], None]
@@ -182,6 +185,8 @@ class Tablet:
         """Scans run and delta stores they consulted (for /metrics; unlocked, so approximate)."""
         self.unflushed_since: float | None = None
         """When (monotonic) the oldest write not yet flushed arrived; None when all are."""
+        self.flush_hold: InFlightHold | None = None
+        """What the last flush kept for open transactions (flush.InFlightHold)."""
 
     @property
     def lock(self) -> threading.Lock:
@@ -318,10 +323,11 @@ class Tablet:
                         rowset.install_redo(doc, prefix)
                 install_flushed_rows(plan, frozen, new_rowset, self._memrowset)
                 kept = len(plan.kept) + sum(len(m) - int(m.sum()) for _, m in plan.kept_segments)
-                if kept and entry_count:
-                    # Rows whose commit was still in flight stay in memory: keep them
-                    # counted, or the size threshold never flushes them.
-                    self.memrowset_bytes += held_bytes * kept // entry_count
+                kept_bytes = held_bytes * kept // entry_count if kept and entry_count else 0
+                # Rows whose commit was still in flight stay in memory: keep them
+                # counted, or the size threshold never flushes them.
+                self.memrowset_bytes += kept_bytes
+                self.flush_hold = InFlightHold.after(plan, kept_bytes)
                 if new_rowset is not None:
                     self.rowsets = [*self.rowsets, new_rowset]
                 self.next_rowset_id = next_id
@@ -483,6 +489,19 @@ class Tablet:
     def memrowset_rows(self) -> int:
         frozen = self._frozen
         return len(self._memrowset) + (len(frozen) if frozen is not None else 0)
+
+    def flush_pressure(self, row_threshold: int, byte_threshold: int) -> tuple[int, int]:
+        """(MemRowSet bytes, row-by-row rows) as the flush thresholds are to compare them:
+        less what the last flush kept for transactions still open (flush.InFlightHold)."""
+        rows, nbytes = self.row_by_row_rows, self.memrowset_bytes
+        hold = self.flush_hold
+        if hold is None:
+            return nbytes, rows
+        if not hold.holding():
+            self.flush_hold = None
+            return nbytes, rows
+        rows, nbytes = hold.discount(rows, nbytes, row_threshold, byte_threshold)
+        return nbytes, rows
 
     @property
     def row_by_row_rows(self) -> int:
@@ -1059,7 +1078,13 @@ class Tablet:
         return out
 
     def _encode_keys(self, columns: dict[int, pa.Array]) -> list[bytes]:
-        keys = encode_keys([columns[c.id] for c in self.schema.key_columns], self._key_types)
+        arrays = [columns[c.id] for c in self.schema.key_columns]
+        if len(arrays[0]) <= _PYTHON_ENCODED:
+            types = self._key_types
+            rows = zip(*(a.to_pylist() for a in arrays), strict=True)
+            keys = [encode_key(row, types) for row in rows]
+        else:
+            keys = encode_keys(arrays, self._key_types)
         if keys and max(map(len, keys)) > MAX_KEY_BYTES:
             raise ProgramLimitExceeded(f"encoded primary key is larger than {MAX_KEY_BYTES} bytes")
         return keys

@@ -52,3 +52,19 @@ def test_keys_of_several_widths_use_bisect(tmp_path: Path) -> None:
     keys = sorted({b"a", b"a\x00", b"ab", b"b", b"b\x00\x00", b"ba", b"c" * 9})
     index = _index(tmp_path, keys, 3)
     _check(index, keys, [*keys, b"", b"a\x00\x00", b"bb", b"c" * 10])
+
+
+@pytest.mark.parametrize("kind", [TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64])
+def test_integer_keys_of_each_width_searched_as_integers(tmp_path: Path, kind: TypeKind) -> None:
+    # 1, 2, 4 and 8 byte keys are searched as native integers; a point range's end (the key
+    # and one zero byte) finds the first key above the key.
+    data_type = DataType(kind)
+    low, high = data_type.integer_range
+    values = np.unique(np.random.default_rng(3).integers(low, high, 300, endpoint=True))
+    values = np.unique(np.concatenate([values, [low, -1, 0, 1, high]]))
+    keys = encode_keys([pa.array(values, data_type.arrow_type)], [data_type])
+    assert keys == sorted(keys)
+    index = _index(tmp_path, keys, 16)
+    _check(index, keys, [*keys[::2], *[k[:-1] + bytes([k[-1] ^ 1]) for k in keys[::3]]])
+    for key in keys[:-1:7]:
+        assert index.lower_bound(key + b"\x00") == bisect.bisect_left(keys, key + b"\x00")

@@ -230,6 +230,45 @@ def test_flush_outranks_compactions_once_unflushed_rows_pass_the_row_threshold(t
     engine.close()
 
 
+def test_rows_kept_for_an_open_transaction_do_not_make_the_next_flush_due(tmp_path):
+    """A long transaction's rows (Spark's JDBC writer commits a task's rows at its end) are
+    kept by every flush; counted in full they made the next flush due at once, each one
+    re-filing every kept row: quadratic.  While the transaction is open, a flush is due
+    again only once as many rows again came since; its commit makes them due at once."""
+    from storage.maintenance_ops import FlushOp
+
+    options = StorageOptions(fsync=False, maintenance_threads=0, flush_threshold_rows=1_000)
+    engine = StorageEngine.open(tmp_path, options)
+    engine.create_tablet(TID, SCHEMA)
+    flush = next(op for op in engine._maintenance_ops() if isinstance(op, FlushOp))
+    tablet = engine.tablet(TID)
+    txn = engine.begin()
+
+    def insert(keys):
+        ks = pa.array(keys, pa.int64())
+        strings = pa.array([f"s{k}" for k in keys], pa.string())
+        txn.insert(TID, pa.RecordBatch.from_arrays([ks, ks, strings], names=["1", "2", "3"]))
+
+    for start in range(0, 2_000, 100):  # small inserts: map rows
+        insert(list(range(start, start + 100)))
+    assert flush.stats().score > 100.0
+    flush.perform()
+    assert tablet.memrowset_rows == 2_000 and not tablet.rowsets, "kept: the insert is open"
+    assert flush.stats().score < 100.0, "the kept rows alone make no flush due"
+    for start in range(2_000, 3_900, 100):
+        insert(list(range(start, start + 100)))
+    assert flush.stats().score < 100.0, "fewer new rows than were kept"
+    insert(list(range(3_900, 4_000)))
+    assert flush.stats().score > 100.0
+    flush.perform()
+    assert tablet.memrowset_rows == 4_000 and flush.stats().score < 100.0
+    txn.commit()
+    assert flush.stats().score > 100.0, "committed: the kept rows can be flushed"
+    flush.perform()
+    assert tablet.memrowset_rows == 0 and len(_read(engine)) == 4_000
+    engine.close()
+
+
 def test_dropping_a_tablet_while_it_flushes_waits_for_the_flush_and_removes_everything(
     tmp_path, monkeypatch
 ):

@@ -9,14 +9,16 @@ every earlier commit.
 
 from __future__ import annotations
 
+import random
 import tempfile
+import threading
 from pathlib import Path
 
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.data_type import BINARY, INT32, INT64, ColumnId
+from storage.data_type import BINARY, INT32, INT64, STRING, ColumnId
 from storage.engine import StorageEngine
 from storage.errors import SnapshotTooOld
 from storage.key_encoding import encode_keys
@@ -231,5 +233,204 @@ def test_short_key_range_reads_as_a_scan(tmp_path):
             )
             is None
         )  # more rows than asked for: the caller scans
+    finally:
+        engine.close()
+
+
+WIDE = Schema(
+    (
+        ColumnSchema(K, "k", INT64, nullable=False),
+        ColumnSchema(S, "s", STRING),
+        ColumnSchema(N, "n", INT64),
+    ),
+    1,
+)
+
+
+def _wide_rows(keys: list[int], s: str | None, n: int | None) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(keys, pa.int64()),
+            pa.array([s] * len(keys), pa.string()),
+            pa.array([n] * len(keys), pa.int64()),
+        ],
+        names=["1", "2", "3"],
+    )
+
+
+def _wide_encoded(keys: list[int]) -> list[bytes]:
+    return encode_keys([pa.array(keys, pa.int64())], [INT64])
+
+
+def _wide_agree(txn: Transaction, keys: list[int], snapshot: int | None) -> dict:
+    batch = txn.read_keys(TID, _wide_encoded(keys), (N, S, K), snapshot=snapshot)
+    got = {r["1"]: (r["2"], r["3"]) for r in batch.to_pylist()}
+    assert len(got) == batch.num_rows
+    spec = ScanSpec((K, S, N), (), snapshot=snapshot)
+    wanted = {r["1"]: (r["2"], r["3"]) for b in txn.scan(TID, spec) for r in b.to_pylist()}
+    assert got == {k: v for k, v in wanted.items() if k in keys}
+    return got
+
+
+def test_row_by_row_reads_match_a_scan_across_delta_stores(tmp_path):
+    """Rows read one by one (base slices, DeltaMemStore chains) and rows a delta file
+    changes (the vectorised read) in one read, now and at every earlier commit: keys whose
+    encodings end in zero bytes, absent keys the bloom filter lets through, deletes and
+    reinserts in REDO files and in the DeltaMemStore, a reader's own writes."""
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, WIDE)
+    keys = list(range(0, 6000, 2))  # 256, 512, 65536 ... encode with trailing zero bytes
+    stamps: list[int | None] = [None]
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _wide_rows(keys, "base", 1))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()
+        txn = engine.begin()
+        txn.update(TID, _wide_rows([256, 1000, 4000], "redo", 2))
+        txn.delete(TID, _wide_rows([512, 2048], None, None).select(["1"]))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()  # those changes now in REDO files
+        txn = engine.begin()
+        txn.insert(TID, _wide_rows([512], "reinserted", 3))
+        txn.update(TID, _wide_rows([1024, 4000], None, 4))
+        txn.delete(TID, _wide_rows([3000], None, None).select(["1"]))
+        stamps.append(int(txn.commit()))
+        txn = engine.begin()
+        txn.update(TID, _wide_rows([1024], "again", None))
+        stamps.append(int(txn.commit()))
+        reader = engine.begin(read_only=True)
+        absent = list(range(1, 6000, 2))
+        # Absent keys inside the rowset's range: every one the bloom filter passes is
+        # looked up in the key index and must still be absent.
+        for start in range(0, len(absent), 8):
+            assert _wide_agree(reader, absent[start : start + 8], None) == {}
+        groups = [[0], [256], [512], [1024], [2048], [3000], [4000], [5998],
+                  [0, 256, 1000, 1024, 3000], [2, 512, 2048, 4000, 4002, 65536]]  # fmt: skip
+        expected_now = {0: ("base", 1), 256: ("redo", 2), 512: ("reinserted", 3),
+                        1024: ("again", None), 4000: (None, 4)}  # fmt: skip
+        for group in groups:
+            for snapshot in stamps:
+                _wide_agree(reader, group, snapshot)
+            got = _wide_agree(reader, group, None)
+            assert {k: v for k, v in got.items() if k in expected_now} == {
+                k: v for k, v in expected_now.items() if k in group
+            }
+        assert _wide_agree(reader, [512], stamps[2]) == {}  # deleted then
+        assert _wide_agree(reader, [256], stamps[1]) == {256: ("base", 1)}  # before the update
+        reader.rollback()
+        writer = engine.begin()
+        writer.update(TID, _wide_rows([0, 1024], "mine", 5))
+        writer.delete(TID, _wide_rows([4000], None, None).select(["1"]))
+        writer.insert(TID, _wide_rows([3000], "back", 6))
+        other = engine.begin(read_only=True)
+        group = [0, 1024, 3000, 4000]
+        assert _wide_agree(writer, group, None) == {
+            0: ("mine", 5), 1024: ("mine", 5), 3000: ("back", 6)
+        }  # fmt: skip
+        assert _wide_agree(other, group, None) == {
+            0: ("base", 1), 1024: ("again", None), 4000: (None, 4)
+        }  # fmt: skip
+        writer.rollback()
+        other.rollback()
+    finally:
+        engine.close()
+
+
+def test_point_reads_racing_flushes_and_compactions(tmp_path):
+    """Point reads on another thread while the tablet flushes its MemRowSet and
+    DeltaMemStores and compacts rowsets and deltas: every read sees every committed row
+    with its committed values (rowsets swapped mid-read included)."""
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, WIDE)
+    expected: dict[int, tuple[str, int]] = {}
+    failures: list[BaseException] = []
+    done = threading.Event()
+    try:
+        for round_ in range(3):
+            txn = engine.begin()
+            batch_keys = list(range(round_, 3000, 3))
+            txn.insert(TID, _wide_rows(batch_keys, f"r{round_}", round_))
+            txn.commit()
+            expected.update({k: (f"r{round_}", round_) for k in batch_keys})
+            engine.checkpoint()
+        txn = engine.begin()
+        changed = list(range(0, 3000, 7))
+        txn.update(TID, _wide_rows(changed, "u", 99))
+        txn.commit()
+        expected.update({k: ("u", 99) for k in changed})
+
+        def read() -> None:
+            rng = random.Random(3)
+            try:
+                while not done.is_set():
+                    group = rng.sample(range(3000), rng.choice([1, 2, 5, 20]))
+                    reader = engine.begin(read_only=True)
+                    batch = reader.read_keys(TID, _wide_encoded(group), (K, S, N))
+                    reader.rollback()
+                    got = {r["1"]: (r["2"], r["3"]) for r in batch.to_pylist()}
+                    assert got == {k: expected[k] for k in group}, group
+            except BaseException as exc:  # noqa: BLE001  # reported by the main thread
+                failures.append(exc)
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        try:
+            tablet = engine.tablet(TID)
+            for _ in range(3):
+                snapshot = engine.mvcc.safe_time()
+                cutoff = engine.history_cutoff(snapshot)
+                for rowset in list(tablet.rowsets):
+                    tablet.compact_deltas(rowset.rowset_id, major=False, history_cutoff=cutoff)
+                for rowset in list(tablet.rowsets):
+                    tablet.compact_deltas(rowset.rowset_id, major=True, history_cutoff=cutoff)
+                ids = [r.rowset_id for r in tablet.rowsets]
+                tablet.compact_rowsets(ids, snapshot, cutoff)
+                engine.checkpoint()
+        finally:
+            done.set()
+            thread.join()
+        assert not failures, failures[0]
+    finally:
+        engine.close()
+
+
+def test_a_hot_row_long_chain_read_at_every_commit(tmp_path):
+    """A row updated many times (a counter: its DeltaMemStore chain read newest first)
+    reads as a scan at every commit, with columns set by different updates, a delete and
+    a reinsert in the chain, and an open writer's newest entry on top."""
+    engine = StorageEngine.open(tmp_path, OPTIONS)
+    engine.create_tablet(TID, WIDE)
+    stamps: list[int | None] = [None]
+    try:
+        txn = engine.begin()
+        txn.insert(TID, _wide_rows([1, 2, 3], "base", 0))
+        stamps.append(int(txn.commit()))
+        engine.checkpoint()
+        for i in range(1, 40):
+            txn = engine.begin()
+            if i == 20:
+                txn.delete(TID, _wide_rows([2], None, None).select(["1"]))
+            elif i == 21:
+                txn.insert(TID, _wide_rows([2], "back", 21))
+            elif i % 3:
+                txn.update(TID, _wide_rows([2], None, i).select(["1", "3"]))
+            else:
+                txn.update(TID, _wide_rows([2], f"s{i}", None).select(["1", "2"]))
+            stamps.append(int(txn.commit()))
+        writer = engine.begin()
+        writer.update(TID, _wide_rows([2], "open", None).select(["1", "2"]))
+        reader = engine.begin(read_only=True)
+        for snapshot in stamps:
+            for txn in (reader, writer):
+                _wide_agree(txn, [2], snapshot)
+                _wide_agree(txn, [1, 2, 3], snapshot)
+        assert _wide_agree(writer, [2], None) == {2: ("open", 38)}
+        assert _wide_agree(reader, [2], None) == {2: ("s39", 38)}
+        assert _wide_agree(reader, [2], stamps[20]) == {2: ("s18", 19)}
+        assert _wide_agree(reader, [2], stamps[21]) == {}  # the delete (i = 20)
+        assert _wide_agree(reader, [2], stamps[22]) == {2: ("back", 21)}
+        writer.rollback()
+        reader.rollback()
     finally:
         engine.close()

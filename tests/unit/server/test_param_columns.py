@@ -1,0 +1,64 @@
+"""A batch's parameters decoded by column give what decoding each value gives, errors too."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from server import param_columns, params
+from storage.errors import DbError
+from storage.type_oids import TypeOid
+
+TEXT, BINARY = 0, 1
+
+COLUMNS = [
+    (TypeOid.INT8, TEXT, [b"1", b"-42", b"007", None, b"9223372036854775807"]),
+    (TypeOid.INT8, TEXT, [b"1", b" 2 ", b"+3"]),  # PostgreSQL's other spellings: one by one
+    (TypeOid.INT4, TEXT, [b"2147483647", b"-2147483648"]),
+    (TypeOid.INT4, TEXT, [b"1", b"2147483648"]),  # 22003
+    (TypeOid.INT2, TEXT, [b"1", b"x"]),  # 22P02
+    (TypeOid.FLOAT8, TEXT, [b"1.5", b"0", b"-0.0", b"1e300", b"2.5E-3", None, b"3"]),
+    (TypeOid.FLOAT8, TEXT, [b"1e-400"]),  # underflow: 22003
+    (TypeOid.FLOAT8, TEXT, [b"1e400"]),  # overflow: 22003
+    (TypeOid.FLOAT8, TEXT, [b"NaN", b"-Infinity", b".5", b"5."]),
+    (
+        TypeOid.TIMESTAMP,
+        TEXT,
+        [
+            b"2024-01-01 00:00:00",
+            b"2024-01-01 12:34:56.5+00",
+            b"1999-12-31 23:59:59.123456-05:30",
+            None,
+        ],
+    ),
+    (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01 24:00:00", b"2024-02-28 00:00:00"]),
+    (TypeOid.TIMESTAMP, TEXT, [b"2024-02-30 00:00:00"]),  # 22008
+    (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01T01:02:03", b"2024-01-01 01:02:03.1234567"]),
+    (TypeOid.TEXT, TEXT, ["héllo".encode(), b"", None, b"a\nb"]),
+    (TypeOid.VARCHAR, TEXT, [b"ok", b"\xff"]),  # 22021
+    (TypeOid.INT8, BINARY, [struct.pack("!q", -5), None, struct.pack("!q", 1 << 40)]),
+    (TypeOid.INT4, BINARY, [struct.pack("!i", 7), b"\x00"]),  # 22P03
+    (TypeOid.FLOAT8, BINARY, [struct.pack("!d", 2.5), struct.pack("!d", float("inf"))]),
+    (TypeOid.NUMERIC, TEXT, [b"1.50", b"-2"]),
+]
+
+
+def _one_by_one(raws, oid, fmt):
+    return [None if raw is None else params.decode_param(raw, oid, fmt, 1, "MDY") for raw in raws]
+
+
+def _outcome(decode):
+    try:
+        return "ok", repr(decode())  # repr: NaN equals itself
+    except DbError as exc:
+        return "error", exc.sqlstate
+
+
+@pytest.mark.parametrize(("oid", "fmt", "raws"), COLUMNS)
+def test_a_column_decodes_as_its_values_do_one_by_one(oid, fmt, raws):
+    by_column = _outcome(lambda: param_columns.decode_column(raws, oid, fmt, 1, "MDY"))
+    assert by_column == _outcome(lambda: _one_by_one(raws, oid, fmt))
+    if by_column[0] == "ok":
+        values = param_columns.decode_column(raws, oid, fmt, 1, "MDY")
+        assert [type(v) for v in values] == [type(v) for v in _one_by_one(raws, oid, fmt)]

@@ -52,7 +52,7 @@ def _setup(conn: psycopg.Connection[Any], rows: int) -> None:
         "create table ins (a bigint primary key, b bigint, c text)",
         "create table looked (id bigint primary key, code bigint, payload text)",
         f"insert into looked select i, (i * 7919) % 1000003, 'p' || i "
-        f"from generate_series(1, {rows}) as g(i)",
+        f"from generate_series(1::bigint, {rows}::bigint) as g(i)",
         "create index looked_code on looked (code)",
         "create table pgbench_branches (bid int primary key, bbalance int, filler varchar(88))",
         "create table pgbench_tellers (tid int primary key, bid int, tbalance int, "

@@ -32,6 +32,7 @@ def _column_of(value: bytes) -> re.Pattern[bytes]:
 _INTEGERS = _column_of(rb"-?\d{1,19}")
 _FLOATS = _column_of(rb"-?\d{1,300}(?:\.\d{1,300})?(?:[eE][+-]?\d{1,3})?")
 _TIMESTAMPS = _column_of(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?(?:[+-]\d\d(?::\d\d)?)?")
+_ZONED_TIMESTAMPS = _column_of(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?[+-]\d\d(?::\d\d)?")
 _ZONE = re.compile(rb"[+-]\d\d(?::\d\d)?$")
 _AS_IS = frozenset((TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BPCHAR))
 """Text types whose value is the client's text itself (``params._identity``)."""
@@ -95,6 +96,17 @@ def _timestamps(raws: list[bytes], oid: int) -> list[object] | None:
         return None  # 24:00:00, a leap second or a day past the month's end: one by one
 
 
+def _zoned_timestamps(raws: list[bytes], oid: int) -> list[object] | None:
+    """timestamptz values that each carry their UTC offset (pgjdbc's ``setTimestamp``), as
+    UTC instants; a value without one is read in the session's zone, one by one."""
+    if not _spelled(_ZONED_TIMESTAMPS, raws):
+        return None
+    try:
+        return [dt.datetime.fromisoformat(raw.decode()).astimezone(dt.UTC) for raw in raws]
+    except (ValueError, OverflowError):
+        return None  # 24:00:00, a day past the month's end, an instant past 9999: one by one
+
+
 def _texts(raws: list[bytes], oid: int) -> list[object] | None:
     try:
         return [raw.decode() for raw in raws]
@@ -115,6 +127,7 @@ _FAST: dict[tuple[int, int], Callable[[list[bytes], int], list[object] | None]] 
     **{(oid, 0): _integers for oid in _INT_LIMITS},
     (TypeOid.FLOAT8, 0): _floats,
     (TypeOid.TIMESTAMP, 0): _timestamps,
+    (TypeOid.TIMESTAMPTZ, 0): _zoned_timestamps,
     **{(oid, 0): _texts for oid in _AS_IS},
     (TypeOid.INT2, 1): _binary("!h", 2),
     (TypeOid.INT4, 1): _binary("!i", 4),

@@ -35,6 +35,20 @@ COLUMNS = [
     (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01 24:00:00", b"2024-02-28 00:00:00"]),
     (TypeOid.TIMESTAMP, TEXT, [b"2024-02-30 00:00:00"]),  # 22008
     (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01T01:02:03", b"2024-01-01 01:02:03.1234567"]),
+    (
+        TypeOid.TIMESTAMPTZ,
+        TEXT,
+        [
+            b"2023-11-14 22:13:20+00",
+            b"2024-01-01 12:34:56.5+05:30",
+            b"1999-12-31 23:59:59.123456-08",
+            None,
+        ],
+    ),
+    (TypeOid.TIMESTAMPTZ, TEXT, [b"2024-01-01 00:00:00+00", b"2024-01-01 00:00:00"]),  # no zone
+    (TypeOid.TIMESTAMPTZ, TEXT, [b"2024-01-01 24:00:00+00"]),
+    (TypeOid.TIMESTAMPTZ, TEXT, [b"2024-02-30 00:00:00+01"]),  # 22008
+    (TypeOid.TIMESTAMPTZ, TEXT, [b"9999-12-31 23:00:00-05"]),  # past 9999 in UTC: 22008
     (TypeOid.TEXT, TEXT, ["héllo".encode(), b"", None, b"a\nb"]),
     (TypeOid.VARCHAR, TEXT, [b"ok", b"\xff"]),  # 22021
     (TypeOid.INT8, BINARY, [struct.pack("!q", -5), None, struct.pack("!q", 1 << 40)]),
@@ -62,3 +76,22 @@ def test_a_column_decodes_as_its_values_do_one_by_one(oid, fmt, raws):
     if by_column[0] == "ok":
         values = param_columns.decode_column(raws, oid, fmt, 1, "MDY")
         assert [type(v) for v in values] == [type(v) for v in _one_by_one(raws, oid, fmt)]
+
+
+@pytest.mark.parametrize(
+    ("oid", "fmt", "raws"),
+    [
+        (TypeOid.INT8, TEXT, [b"1", b"-42"]),
+        (TypeOid.FLOAT8, TEXT, [b"1.5", b"2"]),
+        (TypeOid.TIMESTAMP, TEXT, [b"2024-01-01 00:00:00"]),
+        (TypeOid.TIMESTAMPTZ, TEXT, [b"2023-11-14 22:13:20+00", b"2024-01-01 12:34:56.5+05:30"]),
+        (TypeOid.TEXT, TEXT, [b"x"]),
+        (TypeOid.INT8, BINARY, [struct.pack("!q", 3)]),
+    ],
+)
+def test_plain_spellings_take_the_column_path(oid, fmt, raws, monkeypatch):
+    def refuse(*args):
+        raise AssertionError("decoded value by value")
+
+    monkeypatch.setattr(params, "decode_param", refuse)
+    assert len(param_columns.decode_column(raws, oid, fmt, 1, "MDY")) == len(raws)

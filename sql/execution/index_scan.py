@@ -132,8 +132,8 @@ def _lookup(
         break
     if not columns:
         return None
-    ranges = tuple((p, prefix_successor(p)) for p in prefixes)
-    return IndexLookup(index, ranges, tuple(columns), tuple(kinds), tuple(implied))
+    bounds = tuple((p, prefix_successor(p)) for p in prefixes)
+    return IndexLookup(index, bounds, tuple(columns), tuple(kinds), tuple(implied))
 
 
 def _exactly_encoded(values: list[object], column: ColumnSchema) -> bool:

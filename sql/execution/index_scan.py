@@ -6,7 +6,10 @@ the index tablet's entries in that key range first, then fetches just those rows
 primary key (a point read, ``point_read``).  Both reads are at the scan's snapshot with the transaction's own
 writes, so they agree: the entries are written in the same transactions as the rows
 (``catalog.indexes``).  Every pushed predicate is still applied to the rows fetched,
-so the index only ever narrows what is read.
+except an equality or IN list on an indexed column whose constants the key encoding
+holds exactly (an int in an integer column, a str in a text one: ``implied``), as a
+point read by primary key skips its own: every entry in the ranges read has just
+those values, so the row it names does too.
 
 A partial index serves a scan only when the planner proved the query's WHERE
 implies the index's (``planner.partial_index``), named in ``partial``.
@@ -23,7 +26,7 @@ import pyarrow as pa
 from catalog.indexes import IKEY, IndexInfo, value_columns
 from catalog.table import TableInfo
 from sql.execution import point_read
-from storage.data_type import ColumnId, TabletId
+from storage.data_type import ColumnId, TabletId, TypeKind
 from storage.key_encoding import encode_sortable, encode_value, is_key_type, prefix_successor
 from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
 from storage.schema import ColumnSchema, Schema
@@ -50,6 +53,8 @@ class IndexLookup:
     ranges: tuple[tuple[bytes, bytes | None], ...]
     columns: tuple[str, ...]
     kinds: tuple[str, ...]
+    implied: tuple[ColumnPredicate, ...] = ()
+    """The scan's predicates every row found through ``ranges`` satisfies (see the module)."""
 
     def describe(self) -> str:
         used = ", ".join(f"{c} ({k})" for c, k in zip(self.columns, self.kinds, strict=True))
@@ -95,6 +100,7 @@ def _lookup(
     prefixes = [b""]
     columns: list[str] = []
     kinds: list[str] = []
+    implied: list[ColumnPredicate] = []
     for column_id in index.columns:
         column = table.schema.column(column_id)
         predicates = by_column.get(column_id, [])
@@ -109,6 +115,9 @@ def _lookup(
             if encoded is None:
                 break
             prefixes = [p + e for p in prefixes for e in sorted(set(encoded))]
+            predicate = equality if equality is not None else listed
+            if predicate is not None and _exactly_encoded(values, column):
+                implied.append(predicate)
             columns.append(column.name)
             kinds.append("=" if equality is not None else "IN")
             continue
@@ -119,12 +128,24 @@ def _lookup(
             columns.append(column.name)
             kinds.append("range")
             return IndexLookup(index, tuple(r for r in ranges if r is not None), tuple(columns),
-                               tuple(kinds))  # fmt: skip
+                               tuple(kinds), tuple(implied))  # fmt: skip
         break
     if not columns:
         return None
-    return IndexLookup(
-        index, tuple((p, prefix_successor(p)) for p in prefixes), tuple(columns), tuple(kinds)
+    bounds = tuple((p, prefix_successor(p)) for p in prefixes)
+    return IndexLookup(index, bounds, tuple(columns), tuple(kinds), tuple(implied))
+
+
+def _exactly_encoded(values: list[object], column: ColumnSchema) -> bool:
+    """Whether equality with each of ``values`` is equality of key encodings: ints in an
+    integer column, strs in a text or varchar one (no rounding, conversion or padding)."""
+    data_type = column.type
+    if all(type(v) is int for v in values):
+        return data_type.is_integer
+    return (
+        all(type(v) is str for v in values)
+        and data_type.kind in (TypeKind.STRING, TypeKind.VARCHAR)
+        and not data_type.blank_padded
     )
 
 
@@ -199,7 +220,8 @@ def scan(
     if keys.num_rows == 0:
         return
     if keys.num_rows <= POINT_LOOKUPS:
-        yield from point_read.read(txn, point_read.encoded(table, keys), spec, tablet_ids)
+        found = point_read.encoded(table, keys)
+        yield from point_read.read(txn, found, spec, tablet_ids, lookup.implied)
         return
     key_columns = table.schema.key_columns
     values = tuple(keys.column(0).to_pylist())
@@ -246,7 +268,11 @@ def _key_projection(schema: Schema, index: IndexInfo) -> tuple[ColumnId, ...]:
 
 
 def _primary_keys(
-    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec, short_only: bool = False
+    txn: Transaction,
+    table: TableInfo,
+    lookup: IndexLookup,
+    spec: ScanSpec,
+    short_only: bool = False,
 ) -> pa.Table | None:
     """The primary keys the index holds in ``lookup``'s ranges (key columns in order);
     ``short_only``: None as soon as a range is too long to read as point reads."""

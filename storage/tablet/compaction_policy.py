@@ -1,7 +1,9 @@
 """Which DiskRowSets a merging compaction should take: Kudu's budgeted compaction policy.
 
 Each rowset spans an interval of the key space (its min and max key mapped
-onto [0, 1] by their leading bytes).  The tablet's **average rowset height**
+onto [0, 1] by their leading bytes past the prefix every rowset's bounds share:
+an index tablet's keys all open with the same escaped bytes, and by their first
+eight bytes alone every rowset would be a point, never worth merging).  The tablet's **average rowset height**
 is the total width of the rowsets over the width of their union: how many
 rowsets a random key lookup or range scan must consult.  Merging rowsets that
 overlap lowers it by the sum of their widths minus the width of their union.
@@ -22,6 +24,7 @@ rewriting on its own; its quality is the share of its rows it would drop.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,7 +67,8 @@ def intervals(infos: list[RowSetInfo]) -> list[tuple[float, float]]:
     """Each rowset's [lo, hi] in the key space, stretched so the tablet spans [0, 1]."""
     if not infos:
         return []
-    raw = [(key_position(r.min_key), key_position(r.max_key)) for r in infos]
+    shared = len(os.path.commonprefix([k for r in infos for k in (r.min_key, r.max_key)]))
+    raw = [(key_position(r.min_key[shared:]), key_position(r.max_key[shared:])) for r in infos]
     lo = min(a for a, _ in raw)
     hi = max(b for _, b in raw)
     span = (hi - lo) or 1.0

@@ -1,12 +1,15 @@
 """KeyIndex: a DiskRowSet's primary-key index, the sorted encoded keys in a CFile.
 
 Each block's largest key is in the CFile's block metadata, so a search reads
-one block (from the block cache).  A block of keys that all have one width
-(integer, date and timestamp keys) is searched with ``numpy.searchsorted``
-over its data buffer viewed as fixed-width byte strings, whose order is the
-keys' byte order; other blocks with ``bisect`` over the Arrow array, without
-decoding the whole block into Python objects.  That searchable form of a block is
-itself cached (``KEY_BLOCKS``), so a lookup is a bisect and a ``searchsorted``.
+one block (from the block cache) and searches it with ``numpy.searchsorted``:
+keys of 1, 2, 4 or 8 bytes (integer, date and timestamp keys) as native
+integers, other keys of one width as fixed-width byte strings, and keys of
+differing widths (an index tablet's, whose escaped columns vary) as their
+suffixes past the block's common prefix, zero-padded to one width, with their
+lengths to order the keys that padding makes equal.  That searchable form of a
+block is built with numpy, never a Python object per key, and cached
+(``KEY_BLOCKS``) big enough that random lookups into a table of millions of rows
+hit, so a lookup is a bisect and a ``searchsorted``.
 """
 
 from __future__ import annotations
@@ -22,46 +25,111 @@ from storage.cfile.reader import BlockMeta, CFileReader
 
 
 class _KeyBlock:
-    """One block of keys as a lookup searches it: the Arrow array and, when every key has
-    one width, its data as numpy fixed-width strings and as bytes to compare a hit."""
+    """One block of keys in the form a lookup searches, built once per block with numpy (no
+    per-key Python objects): keys of one width as native integers (1, 2, 4 or 8 bytes)
+    or fixed-width numpy strings; keys of differing widths (an index tablet's, whose
+    escaped columns vary) as their suffixes past the block's common prefix, zero-padded
+    to one width, with their lengths to order keys that padding makes equal."""
 
-    __slots__ = ("keys", "width", "fixed", "data", "ints", "listed", "nbytes")
+    __slots__ = ("rows", "width", "ints", "fixed", "data", "prefix", "lengths", "keys", "nbytes")
 
     def __init__(self, keys: pa.Array) -> None:
-        self.keys = keys
+        self.rows = len(keys)
         self.width = _uniform_width(keys)
-        self.fixed = _fixed_view(keys, self.width) if self.width else None
-        self.data = self.fixed.data.cast("B") if self.fixed is not None else None
         self.ints: np.ndarray | None = None
         """Keys of 1, 2, 4 or 8 bytes as native unsigned integers (big-endian bytes order
         as their values do), searched by a scalar of the same dtype: a Python int would
         be compared as a float64 (searchsorted promotes it), wrong above 2**53."""
-        if self.fixed is not None and self.width in _INT_WIDTHS:
-            self.ints = self.fixed.view(f">u{self.width}").astype(f"=u{self.width}")
-        self.listed: list[bytes] | None = None
-        """Keys of differing widths as Python bytes, for ``bisect`` (made once per block)."""
-        nbytes: int = keys.nbytes + (self.ints.nbytes if self.ints is not None else 0)
-        if self.fixed is None and pa.types.is_binary(keys.type) and not keys.null_count:
-            self.listed = keys.to_pylist()
-            nbytes += _BYTES_OVERHEAD * len(keys)
+        self.fixed: np.ndarray | None = None
+        self.data: memoryview | None = None
+        self.prefix = b""
+        self.lengths: np.ndarray | None = None
+        self.keys: pa.Array | None = None
+        """Only for keys too uneven to pad (a few long ones), bisected as Arrow scalars."""
+        if self.width in _INT_WIDTHS:
+            fixed = _fixed_view(keys, self.width)
+            self.ints = fixed.view(f">u{self.width}").astype(f"=u{self.width}")
+            nbytes = self.ints.nbytes
+        elif self.width:
+            self.fixed = _fixed_view(keys, self.width)
+            self.data = self.fixed.data.cast("B")
+            nbytes = self.fixed.nbytes
+        else:
+            padded = _padded(keys)
+            if padded is None:
+                self.keys = keys
+                nbytes = keys.nbytes
+            else:
+                self.prefix, self.fixed, self.lengths = padded
+                self.width = self.fixed.itemsize
+                self.data = self.fixed.data.cast("B")
+                nbytes = self.fixed.nbytes + self.lengths.nbytes
         self.nbytes = 128 + nbytes
+
+    def search(self, key: bytes) -> int:
+        """Where ``key`` would go in the block (bisect_left)."""
+        width = self.width
+        ints = self.ints
+        if ints is not None:
+            if len(key) <= width:
+                return int(
+                    ints.searchsorted(ints.dtype.type(int.from_bytes(key.ljust(width, b"\0"))))
+                )
+            # Keys equal to the probe's first ``width`` bytes are its prefixes, so below it
+            # (a point range's end, a key and one zero byte, finds the first key above it).
+            return int(ints.searchsorted(ints.dtype.type(int.from_bytes(key[:width])), "right"))
+        fixed = self.fixed
+        if fixed is None:
+            assert self.keys is not None, "a block is searchable one way or another"
+            return bisect.bisect_left(_Keys(self.keys), key)
+        lengths = self.lengths
+        if lengths is None:
+            # numpy compares byte strings as if zero-padded to one width: a shorter probe
+            # sorts as its padded form, below the keys it is a prefix of.
+            if len(key) <= width:
+                return int(fixed.searchsorted(key))
+            return int(fixed.searchsorted(key[:width], "right"))
+        prefix = self.prefix
+        head = key[: len(prefix)]
+        if head != prefix:
+            return 0 if head < prefix else self.rows
+        suffix = key[len(prefix) :]
+        if len(suffix) > width:
+            # Keys padded equal to the suffix's first ``width`` bytes are its prefixes: below.
+            return int(fixed.searchsorted(suffix[:width], "right"))
+        lo = int(fixed.searchsorted(suffix))
+        hi = int(fixed.searchsorted(suffix, "right"))
+        # Keys that padding makes equal differ only in trailing zeros: shorter sorts first.
+        return lo + int(np.count_nonzero(lengths[lo:hi] < len(suffix)))
 
     def holds_at(self, pos: int, key: bytes) -> bool:
         """Whether the key at ``pos`` (< the block's rows) is ``key``."""
+        if self.ints is not None:
+            return len(key) == self.width and int(self.ints[pos]) == int.from_bytes(key)
         if self.data is not None:
-            return self.data[pos * self.width : (pos + 1) * self.width] == key
-        if self.listed is not None:
-            return self.listed[pos] == key
+            if self.lengths is None:
+                return self.data[pos * self.width : (pos + 1) * self.width] == key
+            prefix = self.prefix
+            size = len(key) - len(prefix)
+            start = pos * self.width
+            return (
+                int(self.lengths[pos]) == size
+                and key.startswith(prefix)
+                and self.data[start : start + size] == key[len(prefix) :]
+            )
+        assert self.keys is not None, "a block is searchable one way or another"
         held: bool = self.keys[pos].as_py() == key
         return held
 
 
 _INT_WIDTHS = (1, 2, 4, 8)
-_BYTES_OVERHEAD = 40
-"""A Python bytes object's memory beyond its contents."""
+_PAD_SLACK = 2
+"""Keys of differing widths are padded when that at most doubles their bytes (plus 16 a key)."""
 
-KEY_BLOCKS: BlockCache[_KeyBlock] = BlockCache(32 << 20)
-"""Key blocks in their searchable form (their buffers are shared with the decoded block)."""
+KEY_BLOCKS: BlockCache[_KeyBlock] = BlockCache(64 << 20)
+"""Key blocks in their searchable form: enough for every block of the key indexes of a
+few million rows (about 8 bytes a fixed-width key, 20 an index tablet's), so random
+lookups hit."""
 
 
 class KeyIndex:
@@ -101,23 +169,7 @@ class KeyIndex:
     def _search(self, idx: int, key: bytes) -> tuple[int, _KeyBlock]:
         """Where ``key`` would go in block ``idx`` (bisect_left), and the block."""
         block = self._block(idx)
-        width = block.width
-        ints = block.ints
-        if ints is not None:
-            if width == len(key):
-                return int(ints.searchsorted(ints.dtype.type(int.from_bytes(key)))), block
-            if width + 1 == len(key):
-                end = ints.dtype.type(int.from_bytes(key[:width]))
-                return int(ints.searchsorted(end, "right")), block
-        if block.fixed is not None:
-            if width == len(key):
-                return int(block.fixed.searchsorted(key)), block
-            if width + 1 == len(key):
-                # A point range's end (a key and one zero byte): the first key above the key.
-                return int(block.fixed.searchsorted(key[:width], "right")), block
-        if block.listed is not None:
-            return bisect.bisect_left(block.listed, key), block
-        return bisect.bisect_left(_Keys(block.keys), key), block
+        return block.search(key), block
 
     def find(self, key: bytes) -> int | None:
         """The rowid of ``key``, or None where it is absent."""
@@ -125,7 +177,7 @@ class KeyIndex:
         if idx >= len(self._block_max_keys):
             return None
         pos, block = self._search(idx, key)
-        if pos < len(block.keys) and block.holds_at(pos, key):
+        if pos < block.rows and block.holds_at(pos, key):
             return self._starts[idx] + pos
         return None
 
@@ -158,6 +210,31 @@ def _uniform_width(keys: pa.Array) -> int:
     lengths = np.diff(_offsets(keys))
     width = int(lengths[0])
     return width if width and bool((lengths == width).all()) else 0
+
+
+def _padded(keys: pa.Array) -> tuple[bytes, np.ndarray, np.ndarray] | None:
+    """The block's common prefix, and each key's suffix past it zero-padded to the longest
+    (a numpy fixed-width string array) with its length; None when padding would cost more
+    than ``_PAD_SLACK`` times the keys' bytes, or the keys are not plain binary."""
+    if not pa.types.is_binary(keys.type) or keys.null_count or len(keys) < 2:
+        return None
+    offsets = _offsets(keys).astype(np.int64)
+    data = np.frombuffer(keys.buffers()[2], dtype=np.uint8)
+    first = data[offsets[0] : offsets[1]]
+    last = data[offsets[-2] : offsets[-1]]
+    shared = min(len(first), len(last))
+    differ = np.flatnonzero(first[:shared] != last[:shared])
+    common = int(differ[0]) if len(differ) else shared
+    starts = offsets[:-1] + common
+    lengths = offsets[1:] - starts
+    width = int(lengths.max())
+    if not width or width * len(keys) > _PAD_SLACK * int(lengths.sum()) + 16 * len(keys):
+        return None
+    columns = np.arange(width)
+    inside = columns < lengths[:, None]
+    padded = np.zeros((len(keys), width), np.uint8)
+    padded[inside] = data[(starts[:, None] + columns)[inside]]
+    return first[:common].tobytes(), padded.reshape(-1).view(f"S{width}"), lengths.astype(np.int32)
 
 
 def _fixed_view(keys: pa.Array, width: int) -> np.ndarray:

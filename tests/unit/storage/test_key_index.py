@@ -68,3 +68,57 @@ def test_integer_keys_of_each_width_searched_as_integers(tmp_path: Path, kind: T
     _check(index, keys, [*keys[::2], *[k[:-1] + bytes([k[-1] ^ 1]) for k in keys[::3]]])
     for key in keys[:-1:7]:
         assert index.lower_bound(key + b"\x00") == bisect.bisect_left(keys, key + b"\x00")
+
+
+@pytest.mark.parametrize("block_rows", [2, 5, 64, 10_000])
+def test_keys_of_differing_widths_padded_past_their_common_prefix(
+    tmp_path: Path, block_rows: int
+) -> None:
+    # Keys that are each other's prefixes and differ only in trailing zero bytes, which
+    # zero padding makes equal: their lengths must order them.
+    rng = np.random.default_rng(11)
+    keys = {b"p" + bytes(rng.integers(0, 3, rng.integers(0, 6)).tolist()) for _ in range(400)}
+    keys |= {k + b"\x00" * n for k in list(keys)[:50] for n in (1, 2)}
+    ordered = sorted(keys)
+    index = _index(tmp_path, ordered, block_rows)
+    probes = [
+        *ordered,
+        *[k + b"\x00" * 3 for k in ordered[::4]],
+        *[k + b"\x01" for k in ordered[::5]],
+        *[k[:-1] for k in ordered[::3] if len(k) > 1],
+        b"",
+        b"o\xff",
+        b"p",
+        b"q",
+        b"p" + b"\x02" * 9,
+    ]
+    _check(index, ordered, probes)
+
+
+def test_index_tablet_keys_are_padded_not_listed(tmp_path: Path) -> None:
+    # An index tablet's key: an escaped binary column (varying width) then a bigint.
+    codes = np.unique(np.random.default_rng(5).integers(0, 2**20, 3000))
+    ikeys = [b"\x00" + int(c).to_bytes(8, "big") for c in codes]
+    keys = encode_keys(
+        [pa.array(ikeys, pa.binary()), pa.array(np.arange(len(ikeys)), pa.int64())],
+        [BINARY, DataType(TypeKind.INT64)],
+    )
+    assert len({len(k) for k in keys}) > 1
+    index = _index(tmp_path, keys, 1000)
+    block = index._block(1)
+    assert block.lengths is not None and block.keys is None
+    assert block.prefix  # escaped leading zero bytes shared by the block
+    probes = [*keys[::7], *[k[:-3] for k in keys[::11]], *[k[:-1] + b"\xff" for k in keys[::13]]]
+    _check(index, keys, probes)
+
+
+def test_fixed_width_keys_wider_than_an_integer(tmp_path: Path) -> None:
+    pairs = np.random.default_rng(2).integers(-1000, 1000, (600, 2))
+    pairs = np.unique(pairs, axis=0)
+    keys = encode_keys(
+        [pa.array(pairs[:, 0], pa.int64()), pa.array(pairs[:, 1], pa.int64())],
+        [DataType(TypeKind.INT64)] * 2,
+    )
+    assert {len(k) for k in keys} == {16}
+    index = _index(tmp_path, keys, 50)
+    _check(index, keys, [*keys[::3], *[k[:9] for k in keys[::5]], *[k + b"\x00" for k in keys]])

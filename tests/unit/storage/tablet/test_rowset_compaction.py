@@ -184,3 +184,19 @@ def test_small_rowsets_merge_together_but_a_big_one_is_not_rewritten_for_a_small
     other = info(3, 103 * step, 104 * step, 512)
     choice = choose([big, small, other], budget_mb=128)
     assert choice is not None and sorted(choice.rowset_ids) == [2, 3]
+
+
+def test_rowsets_whose_keys_share_a_long_prefix_still_overlap():
+    # An index tablet's keys: the same escaped bytes first (a flag, then a bigint's zero
+    # bytes, each escaped), so by their first eight bytes every rowset is one point.
+    def key(code: int, rowid: int) -> bytes:
+        escaped = (b"\x00" + code.to_bytes(8, "big")).replace(b"\x00", b"\x00\x01")
+        return escaped + b"\x00\x00" + rowid.to_bytes(8, "big")
+
+    infos = [
+        RowSetInfo(i, key(10 + i, i), key(1_000_000 - i, i), 1 << 20, 30_000, 0) for i in range(12)
+    ]
+    assert len({k[:8] for r in infos for k in (r.min_key, r.max_key)}) == 1
+    assert average_height(intervals(infos)) > 10
+    choice = choose(infos, budget_mb=128)
+    assert choice is not None and len(choice.rowset_ids) == 12

@@ -46,6 +46,9 @@ _UNSUPPORTED = {
 }
 
 
+_OPERATOR_SIGNS = {"eq": "=", "neq": "<>", "arraycontainsall": "@>", "arraycontainedby": "<@"}
+
+
 def json_kind(node: exp.Expr | None) -> str | None:
     """``json`` or ``jsonb`` when ``node`` gives a value of that type, else None."""
     if node is None:
@@ -67,9 +70,11 @@ def json_kind(node: exp.Expr | None) -> str | None:
             return "jsonb"
         if name in _JSON_FUNCTIONS:
             return "json"
-    if isinstance(node, exp.DPipe):
-        if "jsonb" in (json_kind(node.this), json_kind(node.expression)):
-            return "jsonb"
+    if isinstance(node, exp.DPipe) and "jsonb" in (
+        json_kind(node.this),
+        json_kind(node.expression),
+    ):
+        return "jsonb"
     if isinstance(node, (exp.Column, exp.Subquery, exp.Max, exp.Min, exp.Coalesce)):
         dtype = node.type
         return _JSON_TYPES.get(dtype.this) if dtype is not None else None
@@ -247,12 +252,12 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
         return _document("nyj_path", kind, _text(node.this), path)
     if not (kind or other):
         return node
-    if "json" in (kind, other) and "jsonb" not in (kind, other):
-        if isinstance(node, (exp.EQ, exp.NEQ, exp.ArrayContainsAll, exp.ArrayContainedBy)):
-            raise UndefinedFunction(
-                f"operator does not exist: json {node.key} json",
-                hint="No operator matches the given name and argument types.",
-            )
+    comparison = (exp.EQ, exp.NEQ, exp.ArrayContainsAll, exp.ArrayContainedBy)
+    if "json" in (kind, other) and "jsonb" not in (kind, other) and isinstance(node, comparison):
+        raise UndefinedFunction(
+            f"operator does not exist: json {_OPERATOR_SIGNS.get(node.key, node.key)} json",
+            hint="No operator matches the given name and argument types.",
+        )
     if isinstance(node, exp.ArrayContainsAll):
         return _call("nyj_contains", _operand(node.this), _operand(node.expression))
     if isinstance(node, exp.ArrayContainedBy):

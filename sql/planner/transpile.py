@@ -413,8 +413,11 @@ def output_name(projection: exp.Expr) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
-    generated = _SQLGLOT_ALIAS.match(alias) or (
-        not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower()
+    generated = (
+        _SQLGLOT_ALIAS.match(alias)
+        or (not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower())
+        # qualify names ``doc -> 'k'`` after its key; PostgreSQL calls it ?column?
+        or (isinstance(inner, _JSON_OPERATORS) and alias == inner.output_name)
     )
     if alias and not generated:
         return alias

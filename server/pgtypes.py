@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sql.common.uuid_values import uuid_bytes
 from server import array_binary, bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows
 from sql.common import date_styles
+from sql.common.uuid_values import uuid_bytes
 from storage.errors import (
     NumericValueOutOfRange,
 )

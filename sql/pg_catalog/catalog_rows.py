@@ -142,6 +142,13 @@ def _attribute_row(rows: CatalogRows, **values: Any) -> None:
 
 
 _COLLATABLE = {TypeKind.VARCHAR, TypeKind.STRING}
+
+
+def _is_collatable(dtype: DataType) -> bool:
+    """Text types take a collation; uuid and json(b), though stored as strings, do not."""
+    return dtype.kind in _COLLATABLE and not dtype.text_type
+
+
 _INT4_RANGE = range(-(2**31), 2**31)
 _INT8_RANGE = range(-(2**63), 2**63)
 
@@ -252,7 +259,7 @@ def _table_rows(
             attnotnull=not column.nullable,
             atthasdef=column.default_sql is not None and not identity,
             attidentity=identity,
-            attcollation=DEFAULT_COLLATION_OID if dtype.kind in _COLLATABLE else 0,
+            attcollation=DEFAULT_COLLATION_OID if _is_collatable(dtype) else 0,
         )
         if column.default_sql is not None and not identity:
             rows.add(
@@ -382,7 +389,7 @@ def _index_rows(
         indislive=True,
         indisreplident=False,
         indkey=[table.attnum(c.id) for c in columns],
-        indcollation=[DEFAULT_COLLATION_OID if c.type.kind in _COLLATABLE else 0 for c in keys],
+        indcollation=[DEFAULT_COLLATION_OID if _is_collatable(c.type) else 0 for c in keys],
         indclass=[INT4_OPS_OID] * len(keys),
         indoption=[0] * len(keys),
         indpred=predicate,

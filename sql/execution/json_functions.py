@@ -40,47 +40,53 @@ def _checked(text: str) -> str:
     return text
 
 
-def field(value: JsonValue, key: str, by_index: bool) -> JsonValue | None:
+MISSING = object()
+"""What ``->`` and ``#>`` find where there is nothing (SQL NULL; JSON null is None)."""
+
+
+def field(value: JsonValue, key: str, by_index: bool) -> JsonValue:
     """``->``: an object's field, or an array's element (negative counts from the end)."""
     if by_index:
+        if isinstance(value, dict):
+            return MISSING
         if not isinstance(value, list):
-            return None
+            value = [value]  # jsonb keeps a scalar as a one-element array, and indexes it so
         index = int(key)
         if index < 0:
             index += len(value)
-        return value[index] if 0 <= index < len(value) else None
+        return value[index] if 0 <= index < len(value) else MISSING
     if isinstance(value, dict):
-        return value.get(key)
-    return None
+        return value.get(key, MISSING)
+    return MISSING
 
 
-def path(value: JsonValue, keys: list[str | None]) -> JsonValue | None:
+def path(value: JsonValue, keys: list[str | None]) -> JsonValue:
     """``#>``: follow ``keys`` down; an array step reads its key as an integer index."""
     for key in keys:
         if key is None:
-            return None
+            return MISSING
         if isinstance(value, dict):
             if key not in value:
-                return None
+                return MISSING
             value = value[key]
         elif isinstance(value, list):
             try:
                 index = int(key)
             except ValueError:
-                return None
+                return MISSING
             if index < 0:
                 index += len(value)
             if not 0 <= index < len(value):
-                return None
+                return MISSING
             value = value[index]
         else:
-            return None
+            return MISSING
     return value
 
 
-def as_text(value: JsonValue | None) -> str | None:
+def as_text(value: JsonValue) -> str | None:
     """``->>``'s text of a value: a string unquoted, JSON null as SQL NULL."""
-    if value is None:
+    if value is None or value is MISSING:
         return None
     if isinstance(value, str):
         return value
@@ -164,10 +170,10 @@ def _map(arrays: tuple[pa.Array, ...], fn: Callable[..., Any], out: pa.DataType)
     return pa.array(values, out)
 
 
-def _doc(fn: Callable[..., JsonValue | None]) -> Callable[..., str | None]:
+def _doc(fn: Callable[..., JsonValue]) -> Callable[..., str | None]:
     def wrapped(text: str, *args: Any) -> str | None:
         value = fn(_parse(text), *args)
-        return None if value is None else jsonb_text(value)
+        return None if value is MISSING else jsonb_text(value)
 
     return wrapped
 

@@ -7,7 +7,10 @@ reflect the types and run an ORM model keyed by a UUID with a JSONB column.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -173,3 +176,32 @@ def test_sqlalchemy_orm_and_reflection_match_postgresql(nyala_server, postgres_s
     ]
     assert ours["by_key"] == [2, 10]
     assert ours["tagged"] == [KEY]
+
+
+@pytest.mark.slow
+def test_pgjdbc_get_object_matches_postgresql(tmp_path, nyala_server, postgres_server):
+    jar = Path("/usr/share/java/postgresql.jar")
+    javac = shutil.which("javac")
+    if not jar.exists() or javac is None:
+        pytest.skip("pgjdbc and javac (Java 17) are needed")
+    source = Path(__file__).parent / "java" / "JdbcJsonUuid.java"
+    subprocess.run([javac, "-cp", str(jar), "-d", str(tmp_path), str(source)], check=True)
+
+    def run(server) -> list[str]:
+        fields = dict(part.split("=", 1) for part in server.dsn.split())
+        url = (
+            f"jdbc:postgresql://{fields['host']}:{fields['port']}/{fields['dbname']}"
+            f"?user={fields['user']}"
+        )
+        done = subprocess.run(
+            ["java", "-cp", f"{jar}:{tmp_path}", "JdbcJsonUuid", url],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, done.stderr + done.stdout
+        return done.stdout.splitlines()
+
+    ours, theirs = run(nyala_server), run(postgres_server)
+    assert ours == theirs
+    assert ours[-1].startswith("run 6: uuid=UUID(a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11)")

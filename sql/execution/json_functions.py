@@ -235,6 +235,10 @@ def _arrow_function(fn: Callable[..., Any], arity: int, returns: str) -> Callabl
 def register(duck: duckdb.DuckDBPyConnection) -> None:
     """Create the ``nyj_`` functions on ``duck``."""
     for name, (fn, params, returns) in _FUNCTIONS.items():
-        duck.create_function(  # type: ignore[call-overload]  # DuckDB's stubs name only types
-            name, _arrow_function(fn, len(params), returns), params, returns, **_ARROW_UDF
+        duck.create_function(
+            name,
+            _arrow_function(fn, len(params), returns),
+            params,  # type: ignore[arg-type]  # DuckDB's stubs list type names one by one
+            returns,
+            **_ARROW_UDF,
         )

@@ -227,9 +227,8 @@ def _rewrite_call(node: exp.Anonymous) -> exp.Expr:
 def rewrite_json(node: exp.Expr) -> exp.Expr:
     """``node`` as DuckDB computes it with PostgreSQL's json/jsonb semantics (or ``node``)."""
     if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES:
-        kind = _JSON_TYPES[node.to.this]
         source = json_kind(node.this)
-        if kind == "jsonb":
+        if node.to.this is DT.JSONB:
             return _as_jsonb(node.this)
         if source:
             return _tagged(node.this, "json")

@@ -166,6 +166,8 @@ def default_expr(default_sql: str, dtype: DataType) -> str:
         return default_sql
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
+    if isinstance(node, exp.Uuid) and not node.args:
+        return "gen_random_uuid()"
     if isinstance(node, exp.Literal) and node.is_string:
         type_name = re.sub(r"\(.*\)", "", dtype.pg_name())
         return "'" + node.this.replace("'", "''") + "'::" + type_name

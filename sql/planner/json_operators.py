@@ -21,7 +21,7 @@ DT = exp.DataType.Type
 _KIND = "json_kind"
 _JSON_TYPES = {DT.JSON: "json", DT.JSONB: "jsonb"}
 _JSONB_FUNCTIONS = {"jsonb_build_object", "jsonb_agg", "to_jsonb", "jsonb_build_array"}
-_JSON_FUNCTIONS = {"json_build_object", "json_agg", "to_json", "row_to_json", "json_build_array"}
+_JSON_FUNCTIONS = {"json_build_object", "json_agg", "to_json", "json_build_array"}
 _UNSUPPORTED = {
     "jsonb_each",
     "jsonb_each_text",
@@ -199,7 +199,10 @@ def _rewrite_call(node: exp.Anonymous) -> exp.Expr:
         return _call("nyj_typeof", _text(args[0]))
     if name in ("jsonb_array_length", "json_array_length") and len(args) == 1:
         return _call("nyj_array_length", _text(args[0]))
-    if name in ("to_json", "row_to_json") and len(args) == 1:
+    if name == "row_to_json":
+        # A scan hands DuckDB only the columns a query names, never a whole row.
+        raise FeatureNotSupported("function row_to_json is not supported")
+    if name == "to_json" and len(args) == 1:
         if json_kind(args[0]):
             return _tagged(args[0], "json")
         return _tagged(_call("to_json", args[0]), "json")

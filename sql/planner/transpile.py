@@ -132,8 +132,9 @@ class OutputColumn:
     typmod: int = -1
     is_varchar: bool = False
     is_bpchar: bool = False
-    json_oid: int = 0
-    """json or jsonb for a document column: DuckDB has one JSON type for both."""
+    text_type_oid: int = 0
+    """uuid, json or jsonb for such a column: DuckDB has one JSON type for json and jsonb,
+    and rows a statement wrote (RETURNING, COPY) reach it as text."""
 
 
 def _is_integer(node: exp.Expr) -> bool:
@@ -503,13 +504,13 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
                     column.type.pg_typmod,
                     column.type.pg_oid == TypeOid.VARCHAR,
                     column.type.blank_padded,
-                    column.type.pg_oid if column.type.text_type.startswith("json") else 0,
+                    column.type.pg_oid if column.type.text_type else 0,
                 )
             )
         elif (length := _blank_padded_length(projection)) is not None:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif (kind := json_kind(inner)) is not None:
-            out.append(OutputColumn(name, json_oid=_JSON_OIDS[kind]))
+            out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
         else:
             out.append(OutputColumn(name))
     return out

@@ -205,3 +205,19 @@ def test_pgjdbc_get_object_matches_postgresql(tmp_path, nyala_server, postgres_s
     ours, theirs = run(nyala_server), run(postgres_server)
     assert ours == theirs
     assert ours[-1].startswith("run 6: uuid=UUID(a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11)")
+
+
+def test_psql_describe_matches_postgresql(nyala_server, postgres_server):
+    setup = (
+        "create table dj (id uuid primary key default gen_random_uuid(), doc jsonb not null,"
+        " raw json, ref uuid); create index dj_ref on dj (ref)"
+    )
+    outputs = []
+    for server in (nyala_server, postgres_server):
+        server.psql(["-X", "-q", "-c", setup], check=True)
+        try:
+            outputs.append(server.psql(["-X", "-c", r"\d dj"]).stdout)
+        finally:
+            server.psql(["-X", "-q", "-c", "drop table dj"])
+    assert outputs[0] == outputs[1]
+    assert "| uuid  |" in outputs[0] and "| jsonb |" in outputs[0]

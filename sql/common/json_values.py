@@ -29,24 +29,19 @@ _DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, parse_consta
 
 def parse_json(text: str) -> JsonValue:
     """Parse a json or jsonb input text; 22P02 as PostgreSQL says it when it is not JSON."""
+    body = text.strip(" \t\n\r")
     try:
-        value, end = _DECODER.raw_decode(text, _skip_space(text, 0))
+        value, end = _DECODER.raw_decode(body)
     except (ValueError, RecursionError) as exc:
         raise InvalidTextRepresentation(
             "invalid input syntax for type json", detail=str(exc).split(":")[0] + "."
         ) from None
-    if _skip_space(text, end) != len(text):
+    if end != len(body):
         raise InvalidTextRepresentation(
             "invalid input syntax for type json",
-            detail=f'Token "{text[end:].strip().split()[0]}" is invalid.',
+            detail=f'Token "{body[end:].split()[0]}" is invalid.',
         )
     return value
-
-
-def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index] in " \t\n\r":
-        index += 1
-    return index
 
 
 def parse_jsonb(text: str) -> JsonValue:

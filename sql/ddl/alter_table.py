@@ -578,6 +578,7 @@ class _TableChange:
         same_values = (
             old.is_string
             and new.is_string
+            and not new.text_type  # text becomes a uuid or a document only by conversion
             and (not new.blank_padded or old.blank_padded)
             and (new.length is None or (old.length is not None and new.length >= old.length))
         )

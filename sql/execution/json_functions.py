@@ -164,6 +164,22 @@ def array_length(value: JsonValue) -> int:
     raise InvalidParameterValue("cannot get array length of a scalar")
 
 
+def object_keys(value: JsonValue) -> list[str]:
+    """jsonb_object_keys: an object's keys, in jsonb's order (the stored text's)."""
+    if isinstance(value, dict):
+        return list(value)
+    kind = "an array" if isinstance(value, list) else "a scalar"
+    raise InvalidParameterValue(f"cannot call jsonb_object_keys on {kind}")
+
+
+def array_elements(value: JsonValue) -> list[JsonValue]:
+    """jsonb_array_elements: an array's elements."""
+    if isinstance(value, list):
+        return value
+    kind = "an object" if isinstance(value, dict) else "a scalar"
+    raise InvalidParameterValue(f"cannot extract elements from {kind}")
+
+
 def _map(arrays: tuple[pa.Array, ...], fn: Callable[..., Any], out: pa.DataType) -> pa.Array:
     # Per value: no Arrow kernel reads JSON; these operators are rare beside scans.
     columns = [a.to_pylist() for a in arrays]
@@ -219,10 +235,26 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
         "VARCHAR",
     ),
     "nyj_typeof": (lambda t: typeof(_parse(t)), ["VARCHAR"], "VARCHAR"),
+    "nyj_object_keys": (lambda t: object_keys(_parse(t)), ["VARCHAR"], "VARCHAR[]"),
+    "nyj_array_elements": (
+        lambda t: [jsonb_text(v) for v in array_elements(_parse(t))],
+        ["VARCHAR"],
+        "VARCHAR[]",
+    ),
+    "nyj_array_elements_text": (
+        lambda t: [as_text(v) for v in array_elements(_parse(t))],
+        ["VARCHAR"],
+        "VARCHAR[]",
+    ),
     "nyj_array_length": (lambda t: array_length(_parse(t)), ["VARCHAR"], "INTEGER"),
 }
 
-_RESULT_ARROW = {"VARCHAR": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int32()}
+_RESULT_ARROW = {
+    "VARCHAR": pa.string(),
+    "BOOLEAN": pa.bool_(),
+    "INTEGER": pa.int32(),
+    "VARCHAR[]": pa.list_(pa.string()),
+}
 
 
 def _arrow_function(fn: Callable[..., Any], arity: int, returns: str) -> Callable[..., pa.Array]:

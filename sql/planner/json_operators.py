@@ -20,19 +20,25 @@ DT = exp.DataType.Type
 
 _KIND = "json_kind"
 _JSON_TYPES = {DT.JSON: "json", DT.JSONB: "jsonb"}
-_JSONB_FUNCTIONS = {"jsonb_build_object", "jsonb_agg", "to_jsonb", "jsonb_build_array"}
-_JSON_FUNCTIONS = {"json_build_object", "json_agg", "to_json", "json_build_array"}
+_JSONB_FUNCTIONS = {
+    "jsonb_build_object",
+    "jsonb_agg",
+    "to_jsonb",
+    "jsonb_build_array",
+    "jsonb_array_elements",
+}
+_JSON_FUNCTIONS = {
+    "json_build_object",
+    "json_agg",
+    "to_json",
+    "json_build_array",
+    "json_array_elements",
+}
 _UNSUPPORTED = {
     "jsonb_each",
     "jsonb_each_text",
     "json_each",
     "json_each_text",
-    "jsonb_object_keys",
-    "json_object_keys",
-    "jsonb_array_elements",
-    "jsonb_array_elements_text",
-    "json_array_elements",
-    "json_array_elements_text",
     "jsonb_set",
     "jsonb_insert",
     "jsonb_strip_nulls",
@@ -47,6 +53,29 @@ _UNSUPPORTED = {
 
 
 _OPERATOR_SIGNS = {"eq": "=", "neq": "<>", "arraycontainsall": "@>", "arraycontainedby": "<@"}
+
+
+# The set-returning functions a select list may call: each row becomes one row per item.
+_SET_RETURNING: dict[str, tuple[str, str | None]] = {
+    "jsonb_object_keys": ("nyj_object_keys", None),
+    "json_object_keys": ("nyj_object_keys", None),
+    "jsonb_array_elements": ("nyj_array_elements", "jsonb"),
+    "json_array_elements": ("nyj_array_elements", "json"),
+    "jsonb_array_elements_text": ("nyj_array_elements_text", None),
+    "json_array_elements_text": ("nyj_array_elements_text", None),
+}
+
+
+def _in_select_list(node: exp.Expr) -> bool:
+    """Whether ``node`` is inside a projection of a SELECT (not its FROM, WHERE or GROUP BY),
+    where DuckDB's unnest gives one output row per item as PostgreSQL's set-returning call
+    does."""
+    child, parent = node, node.parent
+    while parent is not None and not isinstance(parent, exp.Select):
+        if isinstance(parent, (exp.AggFunc, exp.Window, exp.Subquery)):
+            return False
+        child, parent = parent, parent.parent
+    return parent is not None and child.arg_key == "expressions"
 
 
 def json_kind(node: exp.Expr | None) -> str | None:
@@ -197,6 +226,15 @@ def _rewrite_call(node: exp.Anonymous) -> exp.Expr:
         raise FeatureNotSupported(f"function {name} is not supported")
     if name in ("jsonb_typeof", "json_typeof") and len(args) == 1:
         return _call("nyj_typeof", _text(args[0]))
+    if name in _SET_RETURNING and len(args) == 1 and _in_select_list(node):
+        function, kind = _SET_RETURNING[name]
+        document = _as_jsonb(args[0]) if name.startswith("jsonb") else args[0]
+        unnested = exp.Unnest(expressions=[_call(function, _text(document))])
+        if kind is None:
+            return unnested
+        return _tagged(exp.cast(unnested, exp.DataType.build("JSON", dialect="duckdb")), kind)
+    if name in _SET_RETURNING:
+        raise FeatureNotSupported(f"function {name} is supported only in a select list")
     if name in ("jsonb_array_length", "json_array_length") and len(args) == 1:
         return _call("nyj_array_length", _text(args[0]))
     if name == "row_to_json":

@@ -32,6 +32,7 @@ from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
 from sql.common.datatypes import column_type
+from sql.common.json_values import normalize_jsonb
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import (
@@ -495,6 +496,8 @@ class _TableChange:
                     "DEFAULT.",
                 )
             value = self._evaluate(default, definition.type)
+            if definition.type.text_type == "jsonb" and isinstance(value, str):
+                value = normalize_jsonb(value)  # DuckDB's JSON cast keeps the text as given
             read_default = to_storage_values(
                 pa.array([value], definition.type.arrow_type), definition.type
             )[0]

@@ -27,6 +27,8 @@ from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
+from sql.common.json_values import normalize_jsonb
+from sql.common.uuid_values import canonical_uuid
 from sql.ddl.sequences import default_sequence
 from sql.pg_catalog import casts, foreign_key_rows, operators, partition_rows, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
@@ -35,6 +37,7 @@ from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
 from sql.pg_catalog.security_label_rows import security_label_rows
 from storage.data_type import DataType, TypeKind
+from storage.errors import DbError
 from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID, TypeOid
 
@@ -153,6 +156,21 @@ _INT4_RANGE = range(-(2**31), 2**31)
 _INT8_RANGE = range(-(2**63), 2**63)
 
 
+_TEXT_TYPE_CASTS = {exp.DataType.Type.UUID, exp.DataType.Type.JSON, exp.DataType.Type.JSONB}
+
+
+def _text_type_constant(text: str, dtype: DataType) -> str:
+    """A uuid or jsonb constant as PostgreSQL stores it in a default (its output text)."""
+    try:
+        if dtype.text_type == "uuid":
+            return canonical_uuid(text)
+        if dtype.text_type == "jsonb":
+            return normalize_jsonb(text)
+    except DbError:
+        pass
+    return text
+
+
 def default_expr(default_sql: str, dtype: DataType) -> str:
     """A constant default as PostgreSQL's pg_get_expr shows it.
 
@@ -168,6 +186,12 @@ def default_expr(default_sql: str, dtype: DataType) -> str:
         return "true" if node.this else "false"
     if isinstance(node, exp.Uuid) and not node.args:
         return "gen_random_uuid()"
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT_TYPE_CASTS:
+        node = node.this  # uuid and jsonb constants show in their output form, as stored
+    if isinstance(node, exp.Literal) and node.is_string and dtype.text_type:
+        return (
+            "'" + _text_type_constant(node.this, dtype).replace("'", "''") + "'::" + dtype.text_type
+        )
     if isinstance(node, exp.Literal) and node.is_string:
         type_name = re.sub(r"\(.*\)", "", dtype.pg_name())
         return "'" + node.this.replace("'", "''") + "'::" + type_name

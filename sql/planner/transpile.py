@@ -228,7 +228,8 @@ def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_uuid_literal(node: exp.Expr) -> exp.Expr:
     """A uuid constant read as uuid_in reads it (a hyphen after any four digits, braces), which
-    is more than DuckDB's cast takes; a bad one is 22P02 in PostgreSQL's words."""
+    is more than DuckDB's cast takes; a bad one is 22P02 in PostgreSQL's words, also where a
+    string constant meets a uuid (``id = 'nope'``), even before any row is compared."""
     if (
         isinstance(node, exp.Cast)
         and node.to.this is DT.UUID
@@ -236,6 +237,15 @@ def _rewrite_uuid_literal(node: exp.Expr) -> exp.Expr:
         and node.this.is_string
     ):
         return exp.cast(exp.Literal.string(canonical_uuid(node.this.name)), node.to)
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)):
+        operands = [node.this, *(node.expressions if isinstance(node, exp.In) else [])]
+        if isinstance(node, exp.Binary):
+            operands.append(node.expression)
+        if any(o.type is not None and o.type.this is DT.UUID for o in operands):
+            for operand in operands:
+                if isinstance(operand, exp.Literal) and operand.is_string:
+                    canonical = exp.Literal.string(canonical_uuid(operand.name))
+                    operand.replace(exp.cast(canonical, exp.DataType.build("UUID")))
     return node
 
 

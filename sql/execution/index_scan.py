@@ -246,11 +246,7 @@ def _key_projection(schema: Schema, index: IndexInfo) -> tuple[ColumnId, ...]:
 
 
 def _primary_keys(
-    txn: Transaction,
-    table: TableInfo,
-    lookup: IndexLookup,
-    spec: ScanSpec,
-    short_only: bool = False,
+    txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec, short_only: bool = False
 ) -> pa.Table | None:
     """The primary keys the index holds in ``lookup``'s ranges (key columns in order);
     ``short_only``: None as soon as a range is too long to read as point reads."""

@@ -444,9 +444,7 @@ def _pipelined_inserts(client, keys, *, begin=False, describe=False):
     client.query("insert into batch_rows values (100, 0)")
     if begin:
         client.query("begin")
-    messages: list[m.FrontendMessage] = [
-        m.Parse("ins", "insert into batch_rows values ($1, $2)", ())
-    ]
+    messages: list[m.FrontendMessage] = [m.Parse("ins", "insert into batch_rows values ($1, $2)", ())]
     client.send(m.Close("S", "ins"), m.Sync())
     client.until_ready()
     for key, value in keys:
@@ -460,11 +458,7 @@ def _pipelined_inserts(client, keys, *, begin=False, describe=False):
         client.query("commit")
     rows = client.query("select k from batch_rows order by k")
     client.query("drop table batch_rows")
-    return (
-        kinds(answer),
-        errors(answer),
-        [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)],
-    )
+    return kinds(answer), errors(answer), [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)]
 
 
 @pytest.mark.parametrize(
@@ -499,9 +493,7 @@ def test_pipelined_inserts_answer_row_by_row_and_fail_whole(connect, keys, expec
 
 
 @pytest.mark.parametrize("fail_at", [None, 0, 3, 7])
-def test_libpq_style_pipelines_with_describe_match_postgresql(
-    nyala_server, postgres_server, fail_at
-):
+def test_libpq_style_pipelines_with_describe_match_postgresql(nyala_server, postgres_server, fail_at):
     """libpq's pipelines (psycopg executemany) send Bind, Describe portal, Execute per row."""
     keys = [(100 if i == fail_at else i + 1, 1) for i in range(8)]
     answers = []
@@ -529,9 +521,7 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
             client.query("drop table if exists batch_rows")
             client.query("create table batch_rows (k int primary key)")
             client.query("insert into batch_rows values (3)")
-            messages: list[m.FrontendMessage] = [
-                m.Parse("", "insert into batch_rows values ($1)", ())
-            ]
+            messages: list[m.FrontendMessage] = [m.Parse("", "insert into batch_rows values ($1)", ())]
             for keys in ((1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11, 12)):
                 for key in keys:
                     messages += [m.Bind("", "", (), (str(key).encode(),), ()), m.Execute("", 0)]
@@ -540,13 +530,7 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
             first, second = client.until_ready(), client.until_ready()
             rows = client.query("select k from batch_rows order by k")
             client.query("drop table batch_rows")
-            answers.append(
-                (
-                    kinds(first),
-                    kinds(second),
-                    [r.values[0] for r in rows if isinstance(r, m.DataRow)],
-                )
-            )
+            answers.append((kinds(first), kinds(second), [r.values[0] for r in rows if isinstance(r, m.DataRow)]))
         finally:
             client.close()
     assert answers[0] == answers[1]
@@ -625,9 +609,7 @@ def test_pipelined_updates_and_deletes_match_postgresql(nyala_server, postgres_s
 
 @pytest.mark.parametrize("fail_at", [None, 0, 2, 5])
 @pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "keyless"])
-def test_pipelined_multi_row_inserts_match_postgresql(
-    nyala_server, postgres_server, fail_at, keyed
-):
+def test_pipelined_multi_row_inserts_match_postgresql(nyala_server, postgres_server, fail_at, keyed):
     """pgjdbc's reWriteBatchedInserts: a run of Bind/Execute of one three-row INSERT (nyala
     applies the run as one batch) answers as PostgreSQL does, tag by tag (INSERT 0 3), and a
     failing row (a duplicate key, or a NULL in a NOT NULL column) leaves nothing behind."""

@@ -471,4 +471,5 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     TypeOid.TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
     TypeOid.UUID: lambda data: str(uuid.UUID(bytes=data)),
     TypeOid.JSONB: _decode_jsonb_binary,
+    TypeOid.JSON: decode_utf8,
 }

@@ -31,6 +31,7 @@ from server import array_binary, bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows
 from sql.common import date_styles
+from sql.common.uuid_values import uuid_bytes
 from storage.errors import (
     NumericValueOutOfRange,
 )
@@ -700,6 +701,18 @@ def _trim_fractions(text: pa.Array, micros: np.ndarray, suffix: bytes) -> pa.Arr
     return pa.Array.from_buffers(pa.large_string(), len(text), buffers)
 
 
+def _binary_uuid(array: pa.Array) -> ColumnValues:
+    """uuid_send: the 16 bytes, decoded from the canonical text for the whole column at once."""
+    packed = uuid_bytes(_text(array))
+    values = np.frombuffer(packed.buffers()[1], dtype="V16")[: len(packed)]
+    return _from_fixed(values, array)
+
+
+def _binary_jsonb(array: pa.Array) -> ColumnValues:
+    """jsonb_send: format version 1, then the text."""
+    return _from_binary_array(pc.binary_join_element_wise(_s("\x01"), _text(array), _s("")))
+
+
 def _validity(array: pa.Array) -> pa.Buffer | None:
     """A validity bitmap for the array starting at offset 0 (None when nothing is NULL)."""
     if not array.null_count:
@@ -726,6 +739,9 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     TypeOid.TIMESTAMP: lambda a: _text_timestamp(a, with_zone=False),
     TypeOid.TIMESTAMPTZ: lambda a: _text_timestamp(a, with_zone=True),
     TypeOid.INTERVAL: intervals.text_interval,
+    TypeOid.UUID: _fallback_text,
+    TypeOid.JSON: _fallback_text,
+    TypeOid.JSONB: _fallback_text,
 }
 
 _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
@@ -742,5 +758,8 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.TIMESTAMP: _binary_timestamp(None),
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
     TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),
+    TypeOid.UUID: _binary_uuid,
+    TypeOid.JSON: lambda a: _from_binary_array(_text(a)),
+    TypeOid.JSONB: _binary_jsonb,
 }
 _BINARY_ENCODERS.update(array_binary.array_encoders(_BINARY_ENCODERS))

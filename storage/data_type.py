@@ -5,7 +5,14 @@ A ``DataType`` is a ``TypeKind`` plus the parameters some kinds take
 VARCHAR is PostgreSQL's blank-padded ``char(n)``, whether a TIMESTAMP came
 from ``timestamptz``).  A ``char(n)`` is stored as Kudu's string without its
 trailing spaces: PostgreSQL ignores them in every comparison and drops them
-whenever the value becomes text, so only the wire output pads it again.  Every layer names types this way:
+whenever the value becomes text, so only the wire output pads it again.
+``uuid``, ``json`` and ``jsonb`` have no Kudu twin and are stored as Kudu's string
+(``text_type`` names which): a uuid as its canonical lower-case text, whose byte
+order is the order of the 16 bytes PostgreSQL compares (fixed width, hex digits in
+ASCII order), so key order, range partitions and hashing need nothing of their own;
+json as the text given (PostgreSQL keeps json verbatim); jsonb as PostgreSQL's
+normalised output text (keys sorted, duplicates gone), so equal documents are equal
+strings.  Every layer names types this way:
 storage lays out values by it, the SQL layer maps PostgreSQL spellings onto
 it, and the wire layer asks it for the OID and typmod to describe a column.
 """
@@ -87,6 +94,8 @@ class DataType:
     length: int | None = None
     with_time_zone: bool = False
     blank_padded: bool = False
+    text_type: str = ""
+    """``uuid``, ``json`` or ``jsonb`` for those types, which are stored as STRING."""
 
     @property
     def is_integer(self) -> bool:
@@ -123,6 +132,8 @@ class DataType:
     def pg_oid(self) -> int:
         if self.blank_padded:
             return int(TypeOid.BPCHAR)
+        if self.text_type:
+            return int(_TEXT_TYPE_OID[self.text_type])
         if self.kind is TypeKind.TIMESTAMP and self.with_time_zone:
             return int(TypeOid.TIMESTAMPTZ)
         return int(_PG_OID[self.kind])
@@ -139,6 +150,8 @@ class DataType:
     def pg_name(self) -> str:
         """Spell the type as PostgreSQL's format_type() would."""
         k = self.kind
+        if self.text_type:
+            return self.text_type
         if k is TypeKind.DECIMAL and self.precision is None:
             return "numeric"
         if k is TypeKind.DECIMAL:
@@ -163,6 +176,8 @@ class DataType:
             out["with_time_zone"] = True
         if self.blank_padded:
             out["blank_padded"] = True
+        if self.text_type:
+            out["text_type"] = self.text_type
         return out
 
     @classmethod
@@ -174,8 +189,11 @@ class DataType:
             length=doc.get("length"),
             with_time_zone=bool(doc.get("with_time_zone", False)),
             blank_padded=bool(doc.get("blank_padded", False)),
+            text_type=str(doc.get("text_type", "")),
         )
 
+
+_TEXT_TYPE_OID = {"uuid": TypeOid.UUID, "json": TypeOid.JSON, "jsonb": TypeOid.JSONB}
 
 _ARROW = {
     TypeKind.BOOL: pa.bool_(),
@@ -228,6 +246,9 @@ BINARY = DataType(TypeKind.BINARY)
 DATE = DataType(TypeKind.DATE)
 TIMESTAMP = DataType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = DataType(TypeKind.TIMESTAMP, with_time_zone=True)
+UUID = DataType(TypeKind.STRING, text_type="uuid")
+JSON = DataType(TypeKind.STRING, text_type="json")
+JSONB = DataType(TypeKind.STRING, text_type="jsonb")
 
 
 def decimal(precision: int, scale: int = 0) -> DataType:

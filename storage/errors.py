@@ -165,6 +165,10 @@ class InvalidBinaryRepresentation(DataException, sqlstate="22P03"):
     pass
 
 
+class UntranslatableCharacter(DataException, sqlstate="22P05"):
+    pass
+
+
 class BadCopyFileFormat(DataException, sqlstate="22P04"):
     pass
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from sql.common.uuid_values import engine_uuid
 from storage import data_type as t
 from storage.data_type import (
     MAX_DECIMAL_PRECISION,
@@ -43,6 +44,9 @@ _SIMPLE = {
     DT.DATE: t.DATE,
     DT.TIMESTAMP: t.TIMESTAMP,
     DT.TIMESTAMPTZ: t.TIMESTAMPTZ,
+    DT.UUID: t.UUID,
+    DT.JSON: t.JSON,
+    DT.JSONB: t.JSONB,
 }
 
 # OIDs of the PostgreSQL types query results are sent as.
@@ -113,6 +117,9 @@ def duckdb_type(dtype: DataType) -> str:
         return f"DECIMAL({precision},{dtype.scale or 0})"
     if k is TypeKind.TIMESTAMP:
         return "TIMESTAMPTZ" if dtype.with_time_zone else "TIMESTAMP"
+    if dtype.text_type:
+        # jsonb is DuckDB's JSON too; the planner normalises what is cast to it.
+        return "UUID" if dtype.text_type == "uuid" else "JSON"
     return _DUCKDB[k]
 
 
@@ -160,6 +167,9 @@ _DUCKDB_BY_OID = {
     TypeOid.TIMESTAMP: "TIMESTAMP",
     TypeOid.TIMESTAMPTZ: "TIMESTAMPTZ",
     TypeOid.NUMERIC: f"DECIMAL({MAX_DECIMAL_PRECISION},{UNCONSTRAINED_NUMERIC_SCALE})",
+    TypeOid.UUID: "UUID",
+    TypeOid.JSON: "JSON",
+    TypeOid.JSONB: "JSON",
 }
 
 
@@ -293,6 +303,8 @@ _OID_BY_DUCKDB = {
     "TIMESTAMP_NS": TypeOid.TIMESTAMP,
     "INTERVAL": TypeOid.INTERVAL,
     "TIME": TypeOid.TIME,
+    "UUID": TypeOid.UUID,
+    "JSON": TypeOid.JSON,
 }
 
 
@@ -340,6 +352,9 @@ _ARROW_BY_OID = {
     TypeOid.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
     TypeOid.INTERVAL: pa.month_day_nano_interval(),
     TypeOid.TIME: pa.time64("us"),
+    TypeOid.UUID: pa.string(),
+    TypeOid.JSON: pa.string(),
+    TypeOid.JSONB: pa.string(),
 }
 
 
@@ -390,6 +405,25 @@ def to_wire(
         return array
     if pa.types.is_null(array.type):
         return pa.nulls(len(array), target)
-    if oid in (TypeOid.TEXT, TypeOid.VARCHAR):
+    if oid in (TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.UUID, TypeOid.JSON, TypeOid.JSONB):
         return normalize_for_wire(array)
     return array.cast(target)
+
+
+def engine_type(dtype: DataType) -> pa.DataType:
+    """The Arrow type a scan hands DuckDB a column as: uuid and json(b) as Arrow's canonical
+    extension types, which DuckDB reads as its UUID and JSON; anything else as stored."""
+    if dtype.text_type == "uuid":
+        return pa.uuid()
+    if dtype.text_type:
+        return pa.json_()
+    return dtype.arrow_type
+
+
+def engine_array(array: pa.Array, dtype: DataType) -> pa.Array:
+    """A stored column as ``engine_type`` has it (zero-copy for json, a numpy pass for uuid)."""
+    if dtype.text_type == "uuid":
+        return engine_uuid(array)
+    if dtype.text_type:
+        return pa.ExtensionArray.from_storage(pa.json_(), array.cast(pa.string()))
+    return array

@@ -163,7 +163,17 @@ def decode_column(
         gathered = raw[positions[:, None] + np.arange(size)].reshape(-1, size)
         values = gathered.copy().view(dtype).reshape(-1).astype(dtype[1:])
         return _fixed_array(values, type_oid, mask)
-    if type_oid in (TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BYTEA):
+    if type_oid == TypeOid.UUID:
+        return _uuid_array(raw, starts, lengths, valid)
+    if type_oid == TypeOid.JSONB:
+        # jsonb_recv: a version byte (1), then the text.
+        versions = raw[np.where(valid & (lengths > 0), starts, 0)]
+        bad = np.flatnonzero(valid & ((lengths < 1) | (versions != 1)))
+        if bad.size:
+            raise _at(BadCopyFileFormat("unsupported jsonb version number"), int(bad[0]) + 1)
+        starts, lengths = np.where(valid, starts + 1, starts), np.where(valid, lengths - 1, -1)
+        type_oid = TypeOid.TEXT
+    if type_oid in (TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BYTEA, TypeOid.JSON):
         sizes = np.where(valid, lengths, 0)
         offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
@@ -192,6 +202,31 @@ def decode_column(
             pa.string(),
         )
     raise FeatureNotSupported(f"binary COPY input of type OID {type_oid} is not supported")
+
+
+def _uuid_array(
+    raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray, valid: np.ndarray
+) -> pa.Array:
+    """uuid_recv's 16 bytes per field, as the canonical text a uuid is stored as."""
+    bad = np.flatnonzero(valid & (lengths != 16))
+    if bad.size:
+        raise _at(InvalidBinaryRepresentation("incorrect binary data format"), int(bad[0]) + 1)
+    positions = np.where(valid, starts, 0)
+    gathered = raw[positions[:, None] + np.arange(16)]
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    hexed = np.empty((len(starts), 32), dtype=np.uint8)
+    hexed[:, 0::2] = digits[gathered >> 4]
+    hexed[:, 1::2] = digits[gathered & 0x0F]
+    dash = np.full((len(starts), 1), ord("-"), dtype=np.uint8)
+    text = np.hstack(
+        [hexed[:, :8], dash, hexed[:, 8:12], dash, hexed[:, 12:16], dash, hexed[:, 16:20], dash,
+         hexed[:, 20:]]
+    )  # fmt: skip
+    offsets = np.arange(len(starts) + 1, dtype=np.int32) * 36
+    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.StringArray.from_buffers(
+        len(starts), pa.py_buffer(offsets.tobytes()), pa.py_buffer(text.tobytes()), validity
+    )
 
 
 def _fixed_array(values: np.ndarray, type_oid: int, mask: np.ndarray | None) -> pa.Array:

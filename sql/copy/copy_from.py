@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.common.datatypes import duckdb_type
+from sql.common.json_values import normalize_jsonb, parse_json
 from sql.common.names import table_node
 from sql.copy import arrow_format, binary_format, bytea_input
 from sql.dml import writes
@@ -314,6 +315,7 @@ class CopyIn:
         """Insert one batch through the INSERT plan; a conversion error names its line."""
         if rows.num_rows == 0:
             return
+        rows = self._normalized_documents(rows)
         self._source.rows = rows
         try:
             count, _ = writes.execute_write(self._plan, self._source, self._txn, [], self._now)
@@ -324,6 +326,29 @@ class CopyIn:
         self._rows_written += count
         self._progress.tuples_processed += count
         self._line += rows.num_rows
+
+    def _normalized_documents(self, rows: pa.Table) -> pa.Table:
+        """json fields checked and jsonb ones normalised, as stored documents are: the INSERT
+        reads these rows as it reads stored ones."""
+        for column in self.columns:
+            if column.type.text_type not in ("json", "jsonb"):
+                continue
+            convert = normalize_jsonb if column.type.text_type == "jsonb" else _checked_json
+            index = rows.column_names.index(column.name)
+            values = rows.column(index).cast(pa.string()).to_pylist()
+            out = []
+            # Per value: no Arrow kernel parses JSON.
+            for row_idx, value in enumerate(values):
+                try:
+                    out.append(None if value is None else convert(value))
+                except DataException as exc:
+                    exc.add_context(
+                        f"COPY {self.table.name}, line {self._line + row_idx + 1}, "
+                        f'column {column.name}: "{value}"'
+                    )
+                    raise
+            rows = rows.set_column(index, column.name, pa.array(out, pa.string()))
+        return rows
 
     def _load_binary(self, is_final: bool) -> None:
         """Decode and write the complete binary tuples buffered so far."""
@@ -542,6 +567,11 @@ class CopyIn:
             except DataException:
                 return column.name, row.column(column.name)[0].as_py()
         return None
+
+
+def _checked_json(text: str) -> str:
+    parse_json(text)
+    return text
 
 
 def _strip_end_marker(chunk: bytes) -> bytes:

@@ -32,6 +32,7 @@ from catalog.foreign_keys import ForeignKey
 from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
 from sql.common.datatypes import column_type
+from sql.common.json_values import normalize_jsonb
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import (
@@ -495,6 +496,8 @@ class _TableChange:
                     "DEFAULT.",
                 )
             value = self._evaluate(default, definition.type)
+            if definition.type.text_type == "jsonb" and isinstance(value, str):
+                value = normalize_jsonb(value)  # DuckDB's JSON cast keeps the text as given
             read_default = to_storage_values(
                 pa.array([value], definition.type.arrow_type), definition.type
             )[0]
@@ -578,6 +581,7 @@ class _TableChange:
         same_values = (
             old.is_string
             and new.is_string
+            and not new.text_type  # text becomes a uuid or a document only by conversion
             and (not new.blank_padded or old.blank_padded)
             and (new.length is None or (old.length is not None and new.length >= old.length))
         )

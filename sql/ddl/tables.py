@@ -43,6 +43,7 @@ from storage.errors import (
     InvalidParameterValue,
     InvalidTableDefinition,
     UndefinedColumn,
+    UndefinedObject,
     UndefinedTable,
     WindowingError,
     WrongObjectType,
@@ -321,6 +322,12 @@ def create_table(
         if col_name not in columns:
             raise UndefinedColumn(f'column "{col_name}" named in key does not exist')
         dtype = columns[col_name][0]
+        if dtype.text_type == "json":
+            raise UndefinedObject(
+                'data type json has no default operator class for access method "btree"',
+                hint="You must specify an operator class for the index or define a default "
+                "operator class for the data type.",
+            )
         if dtype.kind in KEY_FORBIDDEN:
             raise InvalidTableDefinition(
                 f'column "{col_name}" of type {dtype.pg_name()} cannot be part of a primary key'

@@ -202,6 +202,8 @@ def _default_cell(column: ColumnSchema, table: TableInfo) -> Cell | None:
 def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
     """The cell ``node`` gives ``column``, or None if only the general path can evaluate it."""
     kind = column.type.kind
+    if column.type.text_type:
+        return None  # uuid and jsonb text is canonicalised by the general path's cast
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
         index = int(node.this.name) - 1
         if index >= len(oids) or not _compatible(oids[index], column):
@@ -237,6 +239,8 @@ def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
 def _compatible(oid: int, column: ColumnSchema) -> bool:
     """Whether a parameter of type ``oid`` arrives as the Python value ``column`` stores."""
     kind = column.type.kind
+    if column.type.text_type:
+        return False
     if kind in _INT_LIMITS:
         return oid in _INT_OIDS
     if kind in (TypeKind.FLOAT, TypeKind.DOUBLE):

@@ -21,6 +21,7 @@ from sql.common.version import VERSION_STRING
 from sql.execution import (
     catalog_calls,
     float_arithmetic,
+    json_functions,
     number_formatting,
     numeric_arithmetic,
     pattern_functions,
@@ -64,6 +65,7 @@ class DatabaseContext:
         pattern_functions.register(self.duckdb)
         number_formatting.register(self.duckdb)
         catalog_calls.register(self.duckdb)
+        json_functions.register(self.duckdb)
         self.advisory_locks = AdvisoryLocks()
         self.notifications = NotificationHub()
         self._version_lock = threading.Lock()

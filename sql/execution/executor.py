@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from catalog.table import TableInfo
+from sql.common.datatypes import engine_array, engine_type
 from sql.common.duckdb_errors import translate, translate_arrow
 from sql.execution import index_scan
 from sql.execution.table_activity import TableActivity
@@ -77,7 +78,8 @@ class ScanSource:
         if txn is not None and snapshot is not None:
             txn.check_snapshot(snapshot)  # 72000 here, not from inside DuckDB's stream
         self._spec = spec if snapshot is None else replace(spec, snapshot=snapshot)
-        self._schema = pa.schema([pa.field(c.name, c.type.arrow_type) for c in columns])
+        self._schema = pa.schema([pa.field(c.name, engine_type(c.type)) for c in columns])
+        self._types = [c.type for c in columns]
         self._check_cancel = check_cancel
         self._stats = stats
         self._tablet_ids = table.tablet_ids if tablet_ids is None else tablet_ids
@@ -106,7 +108,7 @@ class ScanSource:
                 self._check_cancel()
                 if stats is not None:
                     stats.add(self._table.name, tablet_id, batch.num_rows)
-                yield pa.RecordBatch.from_arrays(batch.columns, schema=self._schema)
+                yield self._engine_batch(batch)
             return
         for tablet_id in self._tablet_ids:
             if stats is not None:
@@ -121,7 +123,11 @@ class ScanSource:
                 self._check_cancel()
                 if stats is not None:
                     stats.add(self._table.name, tablet_id, batch.num_rows)
-                yield pa.RecordBatch.from_arrays(batch.columns, schema=self._schema)
+                yield self._engine_batch(batch)
+
+    def _engine_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        arrays = [engine_array(a, t) for a, t in zip(batch.columns, self._types, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=self._schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         reader = pa.RecordBatchReader.from_batches(self._schema, self._batches())

@@ -378,6 +378,8 @@ def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[Resu
             oid = TypeOid.VARCHAR
         if out.is_bpchar and oid == 25:
             oid = TypeOid.BPCHAR
+        if out.text_type_oid and oid in (TypeOid.TEXT, TypeOid.JSON):
+            oid = out.text_type_oid
         typmod = out.typmod if out.table_oid or out.is_bpchar else -1
         columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
     return tuple(columns)

@@ -24,7 +24,7 @@ ALTER TABLE ... OWNER TO (``privileges``), EXPLAIN (``explain``) and LOCK (``loc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
@@ -174,6 +174,8 @@ class Upsert(exp.Insert):
 
 
 class NyalaParser(PostgresParser):
+    # PostgreSQL has no lambdas: in ``f(doc -> 'a')`` the arrow is json's ``->``.
+    LAMBDAS: ClassVar[dict[TokenType, Any]] = {}
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
 

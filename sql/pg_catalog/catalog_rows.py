@@ -27,6 +27,8 @@ from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
+from sql.common.json_values import normalize_jsonb
+from sql.common.uuid_values import canonical_uuid
 from sql.ddl.sequences import default_sequence
 from sql.pg_catalog import casts, foreign_key_rows, operators, partition_rows, routines, sequences
 from sql.pg_catalog.builtin_types import BUILTIN_TYPES, TYPE_BY_OID, BuiltinType
@@ -35,6 +37,7 @@ from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
 from sql.pg_catalog.security_label_rows import security_label_rows
 from storage.data_type import DataType, TypeKind
+from storage.errors import DbError
 from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID, TypeOid
 
@@ -142,8 +145,30 @@ def _attribute_row(rows: CatalogRows, **values: Any) -> None:
 
 
 _COLLATABLE = {TypeKind.VARCHAR, TypeKind.STRING}
+
+
+def _is_collatable(dtype: DataType) -> bool:
+    """Text types take a collation; uuid and json(b), though stored as strings, do not."""
+    return dtype.kind in _COLLATABLE and not dtype.text_type
+
+
 _INT4_RANGE = range(-(2**31), 2**31)
 _INT8_RANGE = range(-(2**63), 2**63)
+
+
+_TEXT_TYPE_CASTS = {exp.DataType.Type.UUID, exp.DataType.Type.JSON, exp.DataType.Type.JSONB}
+
+
+def _text_type_constant(text: str, dtype: DataType) -> str:
+    """A uuid or jsonb constant as PostgreSQL stores it in a default (its output text)."""
+    try:
+        if dtype.text_type == "uuid":
+            return canonical_uuid(text)
+        if dtype.text_type == "jsonb":
+            return normalize_jsonb(text)
+    except DbError:
+        pass
+    return text
 
 
 def default_expr(default_sql: str, dtype: DataType) -> str:
@@ -159,6 +184,14 @@ def default_expr(default_sql: str, dtype: DataType) -> str:
         return default_sql
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
+    if isinstance(node, exp.Uuid) and not node.args:
+        return "gen_random_uuid()"
+    if isinstance(node, exp.Cast) and node.to.this in _TEXT_TYPE_CASTS:
+        node = node.this  # uuid and jsonb constants show in their output form, as stored
+    if isinstance(node, exp.Literal) and node.is_string and dtype.text_type:
+        return (
+            "'" + _text_type_constant(node.this, dtype).replace("'", "''") + "'::" + dtype.text_type
+        )
     if isinstance(node, exp.Literal) and node.is_string:
         type_name = re.sub(r"\(.*\)", "", dtype.pg_name())
         return "'" + node.this.replace("'", "''") + "'::" + type_name
@@ -252,7 +285,7 @@ def _table_rows(
             attnotnull=not column.nullable,
             atthasdef=column.default_sql is not None and not identity,
             attidentity=identity,
-            attcollation=DEFAULT_COLLATION_OID if dtype.kind in _COLLATABLE else 0,
+            attcollation=DEFAULT_COLLATION_OID if _is_collatable(dtype) else 0,
         )
         if column.default_sql is not None and not identity:
             rows.add(
@@ -382,7 +415,7 @@ def _index_rows(
         indislive=True,
         indisreplident=False,
         indkey=[table.attnum(c.id) for c in columns],
-        indcollation=[DEFAULT_COLLATION_OID if c.type.kind in _COLLATABLE else 0 for c in keys],
+        indcollation=[DEFAULT_COLLATION_OID if _is_collatable(c.type) else 0 for c in keys],
         indclass=[INT4_OPS_OID] * len(keys),
         indoption=[0] * len(keys),
         indpred=predicate,

@@ -209,6 +209,8 @@ def assignment_cast(node: exp.Expr, dtype: DataType) -> exp.Expr:
     """``node`` cast to a column's type for storing; a value an unconstrained ``numeric``
     column cannot hold exactly (more than its fixed scale of fraction digits) is 22003."""
     target = _duckdb_data_type(duckdb_type(dtype)).copy()
+    if dtype.text_type == "jsonb":
+        target = exp.DataType.build("JSONB")  # planner.json_operators normalises the text
     if dtype.kind is TypeKind.DECIMAL and dtype.precision is None:
         text = exp.cast(node, exp.DataType.build("VARCHAR"))
         node = exp.Anonymous(this=EXACT_FUNCTION, expressions=[text])

@@ -28,8 +28,10 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from catalog.pruner import prune
 from catalog.table import TableInfo
+from sql.common.uuid_values import canonical_uuid
 from sql.planner.binder import BoundQuery, TableRef, parameter_number
 from storage.data_type import DataType, TabletId, TypeKind
+from storage.errors import InvalidTextRepresentation
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 
@@ -598,6 +600,13 @@ def coerce(value: object, column_type: DataType) -> object:
         raise _Unconvertible
     if kind is TypeKind.BOOL and isinstance(value, bool):
         return value
+    if column_type.text_type == "uuid" and isinstance(value, str):
+        try:
+            return canonical_uuid(value)
+        except InvalidTextRepresentation:
+            raise _Unconvertible from None
+    if column_type.text_type:
+        raise _Unconvertible  # a document compares by its normalised text, not as given
     if column_type.is_string and isinstance(value, str):
         return value
     if kind is TypeKind.BINARY and isinstance(value, bytes):

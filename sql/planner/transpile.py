@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
+from sql.common.uuid_values import canonical_uuid
 from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
+from sql.planner.json_operators import json_kind, rewrite_json
 from sql.planner.numeric_casts import rewrite_numeric
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.series import rewrite_generate_series
@@ -66,7 +68,20 @@ _CAST_NAMES = {
     DT.TIMESTAMP: "timestamp",
     DT.TIMESTAMPTZ: "timestamptz",
     DT.VARBINARY: "bytea",
+    DT.UUID: "uuid",
+    DT.JSON: "json",
+    DT.JSONB: "jsonb",
 }
+
+_JSON_OPERATORS = (
+    exp.JSONExtract,
+    exp.JSONExtractScalar,
+    exp.JSONBExtract,
+    exp.JSONBExtractScalar,
+    exp.JSONBContainsTopKey,
+    exp.JSONBContainsAnyTopKeys,
+    exp.JSONBContainsAllTopKeys,
+)
 
 _FUNCTION_NAMES = {
     exp.CurrentTimestamp: "now",
@@ -117,6 +132,9 @@ class OutputColumn:
     typmod: int = -1
     is_varchar: bool = False
     is_bpchar: bool = False
+    text_type_oid: int = 0
+    """uuid, json or jsonb for such a column: DuckDB has one JSON type for json and jsonb,
+    and rows a statement wrote (RETURNING, COPY) reach it as text."""
 
 
 def _is_integer(node: exp.Expr) -> bool:
@@ -206,6 +224,29 @@ def _rewrite_length_cast(node: exp.Expr) -> exp.Expr:
     if blank_padded:
         text = exp.Anonymous(this="rtrim", expressions=[text, exp.Literal.string(" ")])
     return text
+
+
+def _rewrite_uuid_literal(node: exp.Expr) -> exp.Expr:
+    """A uuid constant read as uuid_in reads it (a hyphen after any four digits, braces), which
+    is more than DuckDB's cast takes; a bad one is 22P02 in PostgreSQL's words, also where a
+    string constant meets a uuid (``id = 'nope'``), even before any row is compared."""
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this is DT.UUID
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+    ):
+        return exp.cast(exp.Literal.string(canonical_uuid(node.this.name)), node.to)
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)):
+        operands = [node.this, *(node.expressions if isinstance(node, exp.In) else [])]
+        if isinstance(node, exp.Binary):
+            operands.append(node.expression)
+        if any(o.type is not None and o.type.this is DT.UUID for o in operands):
+            for operand in operands:
+                if isinstance(operand, exp.Literal) and operand.is_string:
+                    canonical = exp.Literal.string(canonical_uuid(operand.name))
+                    operand.replace(exp.cast(canonical, exp.DataType.build("UUID")))
+    return node
 
 
 def _rewrite_function(node: exp.Expr) -> exp.Expr:
@@ -383,8 +424,11 @@ def output_name(projection: exp.Expr) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
-    generated = _SQLGLOT_ALIAS.match(alias) or (
-        not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower()
+    generated = (
+        _SQLGLOT_ALIAS.match(alias)
+        or (not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower())
+        # qualify names ``doc -> 'k'`` after its key; PostgreSQL calls it ?column?
+        or (isinstance(inner, _JSON_OPERATORS) and alias == inner.output_name)
     )
     if alias and not generated:
         return alias
@@ -410,6 +454,8 @@ def output_name(projection: exp.Expr) -> str:
             if named != "?column?":
                 return named
         return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+    if isinstance(inner, _JSON_OPERATORS):
+        return "?column?"
     if isinstance(inner, exp.Trim):
         position = str(inner.args.get("position") or "").upper()
         return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "btrim")
@@ -468,13 +514,19 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
                     column.type.pg_typmod,
                     column.type.pg_oid == TypeOid.VARCHAR,
                     column.type.blank_padded,
+                    column.type.pg_oid if column.type.text_type else 0,
                 )
             )
         elif (length := _blank_padded_length(projection)) is not None:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
+        elif (kind := json_kind(inner)) is not None:
+            out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
         else:
             out.append(OutputColumn(name))
     return out
+
+
+_JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
 
 
 def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Table:
@@ -524,6 +576,8 @@ def to_duckdb(
         if replaced is None:
             replaced = _sequence_function(node, facts)
         if replaced is None:
+            replaced = rewrite_json(node)
+        if replaced is node:
             replaced = rewrite_formatting(node)
             if replaced is node:
                 replaced = rewrite_to_char(node)
@@ -541,7 +595,7 @@ def to_duckdb(
             replaced = rewrite_generate_series(node)
         if replaced is node:
             replaced = _rewrite_arithmetic(
-                _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))
+                _rewrite_function(_rewrite_length_cast(_rewrite_bytea(_rewrite_uuid_literal(node))))
             )
         if replaced is not node:
             if node is ast:

@@ -1,0 +1,279 @@
+"""PostgreSQL's jsonb operators and functions, for the DuckDB that runs user queries.
+
+DuckDB's own JSON functions re-serialise what they return (``1.50`` comes
+back as ``1.5``, objects lose their spacing) and answer containment and key
+tests with other rules than PostgreSQL's, so the planner
+(``planner.json_operators``) sends jsonb's operators here.  Each function
+takes and returns documents as text; a returned document is jsonb_out's text
+(``json_values.jsonb_text``), which the planner casts back to DuckDB's JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from sql.common.json_values import (
+    JsonValue,
+    jsonb_text,
+    normalize_jsonb,
+    parse_json,
+    typeof,
+)
+from storage.errors import InvalidParameterValue
+
+_ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> JsonValue:
+    """A document's parsed value, cached: the constant side of ``doc @> '{...}'`` is the same
+    text on every row.  Nothing here changes a parsed value, so sharing one is safe."""
+    return parse_json(text)
+
+
+def _checked(text: str) -> str:
+    """A json input text unchanged, once it is known to be JSON (json keeps it verbatim)."""
+    parse_json(text)
+    return text
+
+
+MISSING = object()
+"""What ``->`` and ``#>`` find where there is nothing (SQL NULL; JSON null is None)."""
+
+
+def field(value: JsonValue, key: str, by_index: bool) -> JsonValue:
+    """``->``: an object's field, or an array's element (negative counts from the end)."""
+    if by_index:
+        if isinstance(value, dict):
+            return MISSING
+        if not isinstance(value, list):
+            value = [value]  # jsonb keeps a scalar as a one-element array, and indexes it so
+        index = int(key)
+        if index < 0:
+            index += len(value)
+        return value[index] if 0 <= index < len(value) else MISSING
+    if isinstance(value, dict):
+        return value.get(key, MISSING)
+    return MISSING
+
+
+def path(value: JsonValue, keys: list[str | None]) -> JsonValue:
+    """``#>``: follow ``keys`` down; an array step reads its key as an integer index."""
+    for key in keys:
+        if key is None:
+            return MISSING
+        if isinstance(value, dict):
+            if key not in value:
+                return MISSING
+            value = value[key]
+        elif isinstance(value, list):
+            try:
+                index = int(key)
+            except ValueError:
+                return MISSING
+            if index < 0:
+                index += len(value)
+            if not 0 <= index < len(value):
+                return MISSING
+            value = value[index]
+        else:
+            return MISSING
+    return value
+
+
+def as_text(value: JsonValue) -> str | None:
+    """``->>``'s text of a value: a string unquoted, JSON null as SQL NULL."""
+    if value is None or value is MISSING:
+        return None
+    if isinstance(value, str):
+        return value
+    return jsonb_text(value)
+
+
+def _same(a: JsonValue, b: JsonValue) -> bool:
+    """jsonb equality: numbers by value, objects by key set, arrays in order."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return False
+
+
+def contains(haystack: JsonValue, needle: JsonValue, top: bool = True) -> bool:
+    """``@>`` as jsonb_contains: objects by subset of pairs, arrays by subset of elements
+    (an array also contains a bare scalar at the top level), scalars by equality."""
+    if isinstance(haystack, dict):
+        return isinstance(needle, dict) and all(
+            k in haystack and contains(haystack[k], v, False) for k, v in needle.items()
+        )
+    if isinstance(haystack, list):
+        if not isinstance(needle, list):
+            if top and not isinstance(needle, dict):
+                needle = [needle]
+            else:
+                return False
+        for element in needle:
+            if isinstance(element, (dict, list)):
+                found = any(
+                    isinstance(h, type(element)) and contains(h, element, False) for h in haystack
+                )
+            else:
+                found = any(_same(h, element) for h in haystack)
+            if not found:
+                return False
+        return True
+    if isinstance(needle, (dict, list)):
+        return False
+    return _same(haystack, needle)
+
+
+def exists(value: JsonValue, key: str) -> bool:
+    """``?``: a top-level key of an object, or a string element of an array (or the string)."""
+    if isinstance(value, dict):
+        return key in value
+    if isinstance(value, list):
+        return any(isinstance(v, str) and v == key for v in value)
+    return isinstance(value, str) and value == key
+
+
+def concat(left: JsonValue, right: JsonValue) -> JsonValue:
+    """``||``: objects merge (the right's keys win); anything else concatenates as arrays."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        return {**left, **right}
+    as_list = [left] if not isinstance(left, list) else left
+    return as_list + ([right] if not isinstance(right, list) else right)
+
+
+def array_length(value: JsonValue) -> int:
+    if isinstance(value, list):
+        return len(value)
+    if isinstance(value, dict):
+        raise InvalidParameterValue("cannot get array length of a non-array")
+    raise InvalidParameterValue("cannot get array length of a scalar")
+
+
+def object_keys(value: JsonValue) -> list[str]:
+    """jsonb_object_keys: an object's keys, in jsonb's order (the stored text's)."""
+    if isinstance(value, dict):
+        return list(value)
+    kind = "an array" if isinstance(value, list) else "a scalar"
+    raise InvalidParameterValue(f"cannot call jsonb_object_keys on {kind}")
+
+
+def array_elements(value: JsonValue) -> list[JsonValue]:
+    """jsonb_array_elements: an array's elements."""
+    if isinstance(value, list):
+        return value
+    kind = "an object" if isinstance(value, dict) else "a scalar"
+    raise InvalidParameterValue(f"cannot extract elements from {kind}")
+
+
+def _map(arrays: tuple[pa.Array, ...], fn: Callable[..., Any], out: pa.DataType) -> pa.Array:
+    # Per value: no Arrow kernel reads JSON; these operators are rare beside scans.
+    columns = [a.to_pylist() for a in arrays]
+    values = [
+        None if any(v is None for v in row) else fn(*row) for row in zip(*columns, strict=True)
+    ]
+    return pa.array(values, out)
+
+
+def _doc(fn: Callable[..., JsonValue]) -> Callable[..., str | None]:
+    def wrapped(text: str, *args: Any) -> str | None:
+        value = fn(_parse(text), *args)
+        return None if value is MISSING else jsonb_text(value)
+
+    return wrapped
+
+
+_FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
+    "nyj_jsonb_in": (normalize_jsonb, ["VARCHAR"], "VARCHAR"),
+    "nyj_json_in": (lambda t: _checked(t), ["VARCHAR"], "VARCHAR"),
+    "nyj_field": (_doc(field), ["VARCHAR", "VARCHAR", "BOOLEAN"], "VARCHAR"),
+    "nyj_field_text": (
+        lambda t, k, i: as_text(field(_parse(t), k, i)),
+        ["VARCHAR", "VARCHAR", "BOOLEAN"],
+        "VARCHAR",
+    ),
+    "nyj_path": (_doc(path), ["VARCHAR", "VARCHAR[]"], "VARCHAR"),
+    "nyj_path_text": (
+        lambda t, p: as_text(path(_parse(t), p)),
+        ["VARCHAR", "VARCHAR[]"],
+        "VARCHAR",
+    ),
+    "nyj_contains": (
+        lambda a, b: contains(_parse(a), _parse(b)),
+        ["VARCHAR", "VARCHAR"],
+        "BOOLEAN",
+    ),
+    "nyj_equal": (lambda a, b: _same(_parse(a), _parse(b)), ["VARCHAR", "VARCHAR"], "BOOLEAN"),
+    "nyj_exists": (lambda t, k: exists(_parse(t), k), ["VARCHAR", "VARCHAR"], "BOOLEAN"),
+    "nyj_exists_any": (
+        lambda t, ks: any(k is not None and exists(_parse(t), k) for k in ks),
+        ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
+    ),
+    "nyj_exists_all": (
+        lambda t, ks: all(k is None or exists(_parse(t), k) for k in ks),
+        ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
+    ),
+    "nyj_concat": (
+        lambda a, b: jsonb_text(concat(_parse(a), _parse(b))),
+        ["VARCHAR", "VARCHAR"],
+        "VARCHAR",
+    ),
+    "nyj_typeof": (lambda t: typeof(_parse(t)), ["VARCHAR"], "VARCHAR"),
+    "nyj_object_keys": (lambda t: object_keys(_parse(t)), ["VARCHAR"], "VARCHAR[]"),
+    "nyj_array_elements": (
+        lambda t: [jsonb_text(v) for v in array_elements(_parse(t))],
+        ["VARCHAR"],
+        "VARCHAR[]",
+    ),
+    "nyj_array_elements_text": (
+        lambda t: [as_text(v) for v in array_elements(_parse(t))],
+        ["VARCHAR"],
+        "VARCHAR[]",
+    ),
+    "nyj_array_length": (lambda t: array_length(_parse(t)), ["VARCHAR"], "INTEGER"),
+}
+
+_RESULT_ARROW = {
+    "VARCHAR": pa.string(),
+    "BOOLEAN": pa.bool_(),
+    "INTEGER": pa.int32(),
+    "VARCHAR[]": pa.list_(pa.string()),
+}
+
+
+def _arrow_function(fn: Callable[..., Any], arity: int, returns: str) -> Callable[..., pa.Array]:
+    """``fn`` over whole Arrow arrays, with the fixed arity DuckDB checks a UDF for."""
+    out = _RESULT_ARROW[returns]
+    if arity == 1:
+        return lambda a: _map((a,), fn, out)
+    if arity == 2:
+        return lambda a, b: _map((a, b), fn, out)
+    return lambda a, b, c: _map((a, b, c), fn, out)
+
+
+def register(duck: duckdb.DuckDBPyConnection) -> None:
+    """Create the ``nyj_`` functions on ``duck``."""
+    for name, (fn, params, returns) in _FUNCTIONS.items():
+        duck.create_function(
+            name,
+            _arrow_function(fn, len(params), returns),
+            params,  # type: ignore[arg-type]  # DuckDB's stubs list type names one by one
+            returns,
+            **_ARROW_UDF,
+        )

@@ -1,0 +1,317 @@
+"""Rewrite PostgreSQL's json and jsonb casts, operators and functions for DuckDB.
+
+In DuckDB both json and jsonb values are its JSON type holding text: json the
+text as given, jsonb jsonb_out's normalised text (``sql.common.json_values``).
+A cast to jsonb normalises, a cast to json checks; jsonb's operators
+(``-> ->> #> #>> @> <@ ? ?| ?& || =``) and functions run as the ``nyj_``
+functions of ``sql.execution.json_functions``, which follow PostgreSQL's rules
+and give back normalised text.  ``json_kind`` tells the wire layer which of
+the two types a result column is, as DuckDB's one JSON type cannot.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sql.common.array_input import flatten, parse_array
+from storage.errors import FeatureNotSupported, UndefinedFunction
+
+DT = exp.DataType.Type
+
+_KIND = "json_kind"
+_JSON_TYPES = {DT.JSON: "json", DT.JSONB: "jsonb"}
+_JSONB_FUNCTIONS = {
+    "jsonb_build_object",
+    "jsonb_agg",
+    "to_jsonb",
+    "jsonb_build_array",
+    "jsonb_array_elements",
+}
+_JSON_FUNCTIONS = {
+    "json_build_object",
+    "json_agg",
+    "to_json",
+    "json_build_array",
+    "json_array_elements",
+}
+_UNSUPPORTED = {
+    "jsonb_each",
+    "jsonb_each_text",
+    "json_each",
+    "json_each_text",
+    "jsonb_set",
+    "jsonb_insert",
+    "jsonb_strip_nulls",
+    "jsonb_pretty",
+    "jsonb_path_query",
+    "jsonb_path_exists",
+    "jsonb_to_record",
+    "jsonb_populate_record",
+    "jsonb_object_agg",
+    "json_object_agg",
+}
+
+
+_OPERATOR_SIGNS = {"eq": "=", "neq": "<>", "arraycontainsall": "@>", "arraycontainedby": "<@"}
+
+
+# The set-returning functions a select list may call: each row becomes one row per item.
+_SET_RETURNING: dict[str, tuple[str, str | None]] = {
+    "jsonb_object_keys": ("nyj_object_keys", None),
+    "json_object_keys": ("nyj_object_keys", None),
+    "jsonb_array_elements": ("nyj_array_elements", "jsonb"),
+    "json_array_elements": ("nyj_array_elements", "json"),
+    "jsonb_array_elements_text": ("nyj_array_elements_text", None),
+    "json_array_elements_text": ("nyj_array_elements_text", None),
+}
+
+
+def _in_select_list(node: exp.Expr) -> bool:
+    """Whether ``node`` is inside a projection of a SELECT (not its FROM, WHERE or GROUP BY),
+    where DuckDB's unnest gives one output row per item as PostgreSQL's set-returning call
+    does."""
+    child, parent = node, node.parent
+    while parent is not None and not isinstance(parent, exp.Select):
+        if isinstance(parent, (exp.AggFunc, exp.Window, exp.Subquery)):
+            return False
+        child, parent = parent, parent.parent
+    return parent is not None and child.arg_key == "expressions"
+
+
+def json_kind(node: exp.Expr | None) -> str | None:
+    """``json`` or ``jsonb`` when ``node`` gives a value of that type, else None."""
+    if node is None:
+        return None
+    kind = node.meta.get(_KIND)
+    if kind is not None:
+        return str(kind)
+    if isinstance(node, (exp.Paren, exp.Alias)):
+        return json_kind(node.this)
+    if isinstance(node, exp.Cast):
+        return _JSON_TYPES.get(node.to.this)
+    if isinstance(node, (exp.JSONExtract, exp.JSONBExtract)):
+        return json_kind(node.this)
+    if isinstance(node, exp.JSONArrayAgg):
+        return "json"
+    if isinstance(node, exp.Anonymous):
+        name = node.name.lower()
+        if name in _JSONB_FUNCTIONS:
+            return "jsonb"
+        if name in _JSON_FUNCTIONS:
+            return "json"
+    if isinstance(node, exp.DPipe) and "jsonb" in (
+        json_kind(node.this),
+        json_kind(node.expression),
+    ):
+        return "jsonb"
+    if isinstance(node, (exp.Column, exp.Subquery, exp.Max, exp.Min, exp.Coalesce)):
+        dtype = node.type
+        return _JSON_TYPES.get(dtype.this) if dtype is not None else None
+    return None
+
+
+def _tagged(node: exp.Expr, kind: str) -> exp.Expr:
+    node.meta[_KIND] = kind
+    return node
+
+
+def _text(node: exp.Expr) -> exp.Expr:
+    return exp.cast(node, exp.DataType.build("VARCHAR"))
+
+
+def _call(name: str, *args: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _document(name: str, kind: str, *args: exp.Expr) -> exp.Expr:
+    """A ``nyj_`` call giving a document's text, typed back as DuckDB's JSON."""
+    return _tagged(exp.cast(_call(name, *args), exp.DataType.build("JSON", dialect="duckdb")), kind)
+
+
+def _as_jsonb(node: exp.Expr) -> exp.Expr:
+    """``node`` (a document, or text to read as one) as normalised jsonb text."""
+    if json_kind(node) == "jsonb":
+        return node
+    return _document("nyj_jsonb_in", "jsonb", _text(node))
+
+
+def _operand(node: exp.Expr) -> exp.Expr:
+    """An operand of a jsonb operator: a string literal is read as jsonb, as PostgreSQL
+    resolves an unknown-typed literal beside a jsonb."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return _text(_as_jsonb(node))
+    return _text(node)
+
+
+def _key(path: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
+    """The key of ``->``/``->>`` as text, and whether it indexes an array."""
+    if isinstance(path, exp.JSONPath) and len(path.expressions) == 2:
+        part = path.expressions[1]
+        if isinstance(part, exp.JSONPathSubscript):
+            return exp.Literal.string(str(part.this)), exp.true()
+        if isinstance(part, exp.JSONPathKey):
+            return exp.Literal.string(str(part.this)), exp.false()
+    if isinstance(path, exp.JSONPath):
+        raise FeatureNotSupported(f"json path {path.sql(dialect='postgres')} is not supported")
+    by_index = path.type is not None and path.type.is_type(*exp.DataType.INTEGER_TYPES)
+    if isinstance(path, (exp.Neg, exp.Literal)) and not (
+        isinstance(path, exp.Literal) and path.is_string
+    ):
+        by_index = True
+    return _text(path), exp.true() if by_index else exp.false()
+
+
+def _text_array(node: exp.Expr) -> exp.Expr:
+    """A text[] operand (a path, a key list): a string literal is read as an array literal."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        elements = flatten(parse_array(node.name))
+        return exp.Array(
+            expressions=[exp.Null() if e is None else exp.Literal.string(e) for e in elements]
+        )
+    return exp.cast(node, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+
+
+def _build_object(args: list[exp.Expr]) -> exp.Expr:
+    """json_build_object's text, ``{"k" : v, ...}``, built in SQL from DuckDB's to_json."""
+    if len(args) % 2:
+        raise FeatureNotSupported("json_build_object needs an even number of arguments")
+    pairs: list[exp.Expr] = []
+    for key, value in zip(args[::2], args[1::2], strict=True):
+        pairs.append(
+            exp.DPipe(
+                this=exp.DPipe(
+                    this=_text(_call("to_json", _text(key))),
+                    expression=exp.Literal.string(" : "),
+                ),
+                expression=_json_value_text(value),
+            )
+        )
+    inner: exp.Expr = (
+        _call("concat_ws", exp.Literal.string(", "), *pairs) if pairs else exp.Literal.string("")
+    )
+    text = exp.DPipe(
+        this=exp.DPipe(this=exp.Literal.string("{"), expression=inner),
+        expression=exp.Literal.string("}"),
+    )
+    return exp.cast(text, exp.DataType.build("JSON", dialect="duckdb"))
+
+
+def _json_value_text(value: exp.Expr) -> exp.Expr:
+    """A SQL value's JSON text: a document as it is, anything else through to_json; null."""
+    inner = value if json_kind(value) else _call("to_json", value)
+    return exp.Coalesce(this=_text(inner), expressions=[exp.Literal.string("null")])
+
+
+def _json_agg(value: exp.Expr) -> exp.Expr:
+    """json_agg's text, ``[a, b]``, as string_agg of each value's JSON text."""
+    order = None
+    if isinstance(value, exp.Order):
+        order, value = value, value.this
+    separator: exp.Expr = exp.Literal.string(", ")
+    if order is not None:
+        # DuckDB reads string_agg(x, sep ORDER BY ...): the order goes after the separator.
+        separator = exp.Order(this=separator, expressions=order.expressions)
+    joined = _call("string_agg", _json_value_text(value), separator)
+    text = exp.DPipe(
+        this=exp.DPipe(this=exp.Literal.string("["), expression=joined),
+        expression=exp.Literal.string("]"),
+    )
+    return exp.cast(text, exp.DataType.build("JSON", dialect="duckdb"))
+
+
+def _rewrite_call(node: exp.Anonymous) -> exp.Expr:
+    name = node.name.lower()
+    args = node.expressions
+    if name in _UNSUPPORTED:
+        raise FeatureNotSupported(f"function {name} is not supported")
+    if name in ("jsonb_typeof", "json_typeof") and len(args) == 1:
+        return _call("nyj_typeof", _text(args[0]))
+    if name in _SET_RETURNING and len(args) == 1 and _in_select_list(node):
+        function, kind = _SET_RETURNING[name]
+        document = _as_jsonb(args[0]) if name.startswith("jsonb") else args[0]
+        unnested = exp.Unnest(expressions=[_call(function, _text(document))])
+        if kind is None:
+            return unnested
+        return _tagged(exp.cast(unnested, exp.DataType.build("JSON", dialect="duckdb")), kind)
+    if name in _SET_RETURNING:
+        raise FeatureNotSupported(f"function {name} is supported only in a select list")
+    if name in ("jsonb_array_length", "json_array_length") and len(args) == 1:
+        return _call("nyj_array_length", _text(args[0]))
+    if name == "row_to_json":
+        # A scan hands DuckDB only the columns a query names, never a whole row.
+        raise FeatureNotSupported("function row_to_json is not supported")
+    if name == "to_json" and len(args) == 1:
+        if json_kind(args[0]):
+            return _tagged(args[0], "json")
+        return _tagged(_call("to_json", args[0]), "json")
+    if name == "to_jsonb" and len(args) == 1:
+        return _as_jsonb(args[0] if json_kind(args[0]) else _call("to_json", args[0]))
+    if name in ("json_build_object", "jsonb_build_object"):
+        built = _build_object(args)
+        return _as_jsonb(built) if name.startswith("jsonb") else _tagged(built, "json")
+    if name in ("json_build_array", "jsonb_build_array"):
+        parts = [_json_value_text(a) for a in args]
+        inner = _call("concat_ws", exp.Literal.string(", "), *parts) if parts else None
+        text = exp.DPipe(
+            this=exp.DPipe(
+                this=exp.Literal.string("["), expression=inner or exp.Literal.string("")
+            ),
+            expression=exp.Literal.string("]"),
+        )
+        built = exp.cast(text, exp.DataType.build("JSON", dialect="duckdb"))
+        return _as_jsonb(built) if name.startswith("jsonb") else _tagged(built, "json")
+    if name == "jsonb_agg" and len(args) == 1:
+        return _as_jsonb(_json_agg(args[0]))
+    return node
+
+
+def rewrite_json(node: exp.Expr) -> exp.Expr:
+    """``node`` as DuckDB computes it with PostgreSQL's json/jsonb semantics (or ``node``)."""
+    if isinstance(node, exp.Cast) and node.to.this in _JSON_TYPES:
+        source = json_kind(node.this)
+        if node.to.this is DT.JSONB:
+            return _as_jsonb(node.this)
+        if source:
+            return _tagged(node.this, "json")
+        return _document("nyj_json_in", "json", _text(node.this))
+    if isinstance(node, exp.Anonymous):
+        return _rewrite_call(node)
+    if isinstance(node, exp.JSONArrayAgg):
+        return _tagged(_json_agg(node.this), "json")
+    kind = json_kind(node.this) if isinstance(node, exp.Binary) else None
+    other = json_kind(node.expression) if isinstance(node, exp.Binary) else None
+    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and kind:
+        key, by_index = _key(node.expression)
+        if isinstance(node, exp.JSONExtractScalar):
+            return _call("nyj_field_text", _text(node.this), key, by_index)
+        return _document("nyj_field", kind, _text(node.this), key, by_index)
+    if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)) and kind:
+        path = _text_array(node.expression)
+        if isinstance(node, exp.JSONBExtractScalar):
+            return _call("nyj_path_text", _text(node.this), path)
+        return _document("nyj_path", kind, _text(node.this), path)
+    if not (kind or other):
+        return node
+    comparison = (exp.EQ, exp.NEQ, exp.ArrayContainsAll, exp.ArrayContainedBy)
+    if "json" in (kind, other) and "jsonb" not in (kind, other) and isinstance(node, comparison):
+        raise UndefinedFunction(
+            f"operator does not exist: json {_OPERATOR_SIGNS.get(node.key, node.key)} json",
+            hint="No operator matches the given name and argument types.",
+        )
+    if isinstance(node, exp.ArrayContainsAll):
+        return _call("nyj_contains", _operand(node.this), _operand(node.expression))
+    if isinstance(node, exp.ArrayContainedBy):
+        return _call("nyj_contains", _operand(node.expression), _operand(node.this))
+    if isinstance(node, exp.JSONBContainsTopKey):
+        return _call("nyj_exists", _text(node.this), _text(node.expression))
+    if isinstance(node, exp.JSONBContainsAnyTopKeys):
+        return _call("nyj_exists_any", _text(node.this), _text_array(node.expression))
+    if isinstance(node, exp.JSONBContainsAllTopKeys):
+        return _call("nyj_exists_all", _text(node.this), _text_array(node.expression))
+    if isinstance(node, exp.DPipe) and "jsonb" in (kind, other):
+        concat = _call("nyj_concat", _operand(node.this), _operand(node.expression))
+        return _tagged(exp.cast(concat, exp.DataType.build("JSON", dialect="duckdb")), "jsonb")
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        equal = _call("nyj_equal", _operand(node.this), _operand(node.expression))
+        return equal if isinstance(node, exp.EQ) else exp.Not(this=equal)
+    return node

@@ -697,6 +697,11 @@ class Transaction:
                         # Also when the holder gives rows up early (ROLLBACK TO SAVEPOINT), or
                         # did after the tablet looked: the tablet then looks again.
                         ended = holder.wait_progress(wait_s)
+                        if ended and holder.commit_ts is not None:
+                            # The holder is stamped committed (waking us) just before its
+                            # commit reaches safe time: a re-read at a snapshot taken in
+                            # between would miss its write, conflict again and loop.
+                            pipeline.mvcc.wait_for_safe_time(holder.commit_ts)
                         if ended or holder.early_releases != seen:
                             self._waiting = (row, holder, since, holder.early_releases)
                             acquired = True

@@ -75,6 +75,11 @@ class RowLockQueue:
             elif was_head:
                 line[0]._turn.set()
 
+    def has_line(self, row: RowId) -> bool:
+        """Whether some transaction waits in ``row``'s line (or has just reached its head)."""
+        with self._lock:
+            return row in self._lines
+
     def waiting(self) -> int:
         """How many transactions wait in some line (a gauge for tests and status pages)."""
         with self._lock:

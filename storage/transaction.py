@@ -645,6 +645,19 @@ class Transaction:
         for tablet, keys in locked.values():
             tablet.release_row_locks(self._state, keys)
 
+    def refuse_if_queued(self, tablet_id: TabletId, key: bytes) -> None:
+        """Under ``refuse_wait``, refuse at once to write a row other transactions wait in
+        line for, unless this one wrote or locked it: the write would find the row locked
+        and refuse anyway, after reading it and computing its new values for nothing (on a
+        hot row, most of the event loop's time)."""
+        if self.refuse_wait is None or not self._pipeline.row_locks.has_line((tablet_id, key)):
+            return
+        for held in (self._written, self._locked):
+            entry = held.get(tablet_id)
+            if entry is not None and key in entry[1]:
+                return
+        self.refuse_wait()
+
     def _waiter(self, tablet_id: TabletId) -> Callable[[TxnState, bytes], None]:
         return lambda holder, key: self._wait_for((tablet_id, key), holder)
 
@@ -684,6 +697,11 @@ class Transaction:
                         # Also when the holder gives rows up early (ROLLBACK TO SAVEPOINT), or
                         # did after the tablet looked: the tablet then looks again.
                         ended = holder.wait_progress(wait_s)
+                        if ended and holder.commit_ts is not None:
+                            # The holder is stamped committed (waking us) just before its
+                            # commit reaches safe time: a re-read at a snapshot taken in
+                            # between would miss its write, conflict again and loop.
+                            pipeline.mvcc.wait_for_safe_time(holder.commit_ts)
                         if ended or holder.early_releases != seen:
                             self._waiting = (row, holder, since, holder.early_releases)
                             acquired = True

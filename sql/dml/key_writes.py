@@ -11,7 +11,9 @@ An UPDATE whose SET reads the row (``v = v + $1``, ``COALESCE(v, 0) * 2``;
 key_expressions.py) reads that one row by key, computes the new values and
 writes them; if a concurrent transaction changed the row meanwhile it waits
 for it, re-reads the newest version and computes again (READ COMMITTED's
-re-check; REPEATABLE READ fails with 40001 in storage).
+re-check; REPEATABLE READ fails with 40001 in storage).  On the event loop, where it
+may not wait, it gives up before reading a row that others already wait in line for
+(``Transaction.refuse_if_queued``), as its write would find the row locked anyway.
 
 Anything else (expressions, RETURNING, ON CONFLICT, a default that is not a
 constant, a parameter whose declared type differs from its column's, or a
@@ -413,6 +415,8 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         )
     except (ValueError, OverflowError, TypeError, ArithmeticError):
         key = None
+    if key is not None:
+        txn.refuse_if_queued(tablet_id, key)
     while True:
         found = _current_row(txn, tablet_id, spec, key)
         if found is None:

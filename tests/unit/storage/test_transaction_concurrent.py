@@ -227,3 +227,35 @@ def test_refuse_wait_gives_up_before_joining_the_line_and_the_write_can_wait_aft
     assert worker.result == 1
     waiter.commit()
     assert read(engine.begin()) == [(1, "waiter"), (2, "start")]
+
+
+def test_a_waiter_woken_by_the_commit_re_reads_the_committed_version(tmp_path, monkeypatch):
+    """The holder is stamped committed, waking its waiter, a moment before its commit reaches
+    safe time; the waiter's re-read (READ COMMITTED's) must still see the committed row, or
+    it would compute from the old one, conflict again and go round until safe time moves."""
+    engine = _engine(tmp_path)
+    mvcc = engine.pipeline.mvcc
+    finish = mvcc.finish_commit
+
+    def slow_finish(ts):
+        time.sleep(0.3)
+        finish(ts)
+
+    first, second = engine.begin(), engine.begin()
+    assert first.update(T, rows([1], "first")) == 1
+
+    def re_read():
+        conflicts: list[int] = []
+        assert second.update(T, rows([1], "second"), conflicts=conflicts) == 0
+        assert conflicts == [0]
+        second.refresh_snapshot()
+        return read(second)
+
+    worker = Worker(re_read)
+    worker.start()
+    _blocked(worker, engine, second)
+    monkeypatch.setattr(mvcc, "finish_commit", slow_finish)
+    first.commit()
+    worker.join(5)
+    assert worker.error is None and worker.result == [(1, "first"), (2, "start")]
+    second.rollback()

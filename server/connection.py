@@ -62,6 +62,7 @@ from storage.errors import (
     FeatureNotSupported,
     InvalidSqlStatementName,
     ProtocolViolation,
+    QueryCanceled,
 )
 
 if TYPE_CHECKING:
@@ -318,9 +319,26 @@ class Connection:
         return True
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on the connection's statement thread: it may block on SQL."""
+        """Run ``fn`` on the connection's statement thread: it may block on SQL.
+
+        The thread answers with one ``call_soon_threadsafe`` into a plain asyncio future,
+        not ``run_in_executor``'s chained futures (about 15 us less CPU per hop: every
+        autocommit write's commit takes one)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, functools.partial(fn, *args))
+        future: asyncio.Future[T] = loop.create_future()
+
+        def call() -> None:
+            try:
+                result = fn(*args)
+            except BaseException as exc:
+                answer: tuple[Callable[..., None], object] = (_fail, exc)
+            else:
+                answer = (_succeed, result)
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(answer[0], future, answer[1])
+
+        self._thread.submit(call)
+        return await future
 
     async def _fatal(self, exc: BaseException) -> None:
         self.send(error_response(exc, severity="FATAL"))
@@ -656,8 +674,8 @@ class Connection:
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
         taker = batches.RunTaker(first)
         taker.take(self._decoder)
-        while taker.waiting and taker.rows and await self._read_more():
-            taker.take(self._decoder)  # the client is still sending the run: wait for it
+        if taker.waiting and taker.rows:
+            await self._read_run(taker)
         taken, run = taker.taken, taker.rows
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:
@@ -687,6 +705,22 @@ class Connection:
         self._statement_kind = batches.count_statements(tags)
         self._replay.extend(taken[batched[-1].end + 1 :])
         return True
+
+    async def _read_run(self, taker: batches.RunTaker) -> None:
+        """Read the rest of a run the client is still sending.  Its first rows were sent, so
+        they count as running (PostgreSQL would be executing them): a CancelRequest or
+        statement_timeout meanwhile cancels the first row, and the run skips to Sync."""
+        self._begin_statement()
+        try:
+            while taker.waiting and taker.rows and await self._read_more():
+                taker.take(self._decoder)
+            if self.is_cancelled:
+                self._replay.extend(taker.taken[1:])
+                self.send(m.BindComplete())
+                raise self._reword(QueryCanceled("canceling statement due to user request"))
+        finally:
+            self._timer.stop()
+            self._is_running_statement = False  # the run's statement starts when it is applied
 
     def _bind_values(self, message: m.Bind, statement: PreparedStatement) -> list[object]:
         """The parameters of a Bind, decoded by the statement's parameter types."""
@@ -840,6 +874,16 @@ class Connection:
         """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
         if any(p.is_streaming for p in portals):
             await self._run(_close_all, portals, None)
+
+
+def _succeed(future: asyncio.Future[T], result: T) -> None:
+    if not future.cancelled():
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.cancelled():
+        future.set_exception(exc)
 
 
 def _message_type(message: m.FrontendMessage) -> bytes:

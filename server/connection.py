@@ -54,7 +54,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common import date_styles
-from sql.common.result import MustWait, PreparedStatement, Result
+from sql.common.result import MustWait, PreparedStatement, Result, ResultColumn
 from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
@@ -74,6 +74,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
+_ROW_DESCRIPTIONS_KEPT = 64
+"""Framed RowDescriptions a connection keeps (``Connection._row_description``)."""
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
 """ReadyForQuery's three possible messages, framed once."""
@@ -134,6 +136,9 @@ class Connection:
         decoding one raised, raised again in its turn)."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
+        self._row_descriptions: dict[
+            tuple[int, tuple[int, ...]], tuple[tuple[ResultColumn, ...], bytes]
+        ] = {}
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
@@ -281,10 +286,13 @@ class Connection:
         self._statement_kind = kind
 
     async def flush(self) -> None:
+        writer = self._writer
         if self._out:
-            self._writer.write(bytes(self._out))
+            writer.write(bytes(self._out))
             self._out.clear()
-        await self._writer.drain()
+        transport = writer.transport
+        if transport.is_closing() or transport.get_write_buffer_size() > 0:
+            await writer.drain()  # wait for a slow client (or hear that it left)
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
@@ -357,9 +365,14 @@ class Connection:
             m.Close: self._on_close,
             m.Flush: self._on_flush,
         }
+        decoder = self._decoder
         while True:
             try:
-                message = await self._receive_command()
+                # A message already buffered (the Describe, Execute and Sync after a Bind)
+                # is taken without the two coroutines a read may need.
+                message = None if self._replay or self._is_idle else decoder.next_message()
+                if message is None:
+                    message = await self._receive_command()
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
@@ -768,7 +781,22 @@ class Connection:
         if columns is None:
             self.send(m.NoData())
         else:
-            self.send(answers.row_description(columns, formats))
+            self._out += self._row_description(columns, formats)
+
+    def _row_description(
+        self, columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
+    ) -> bytes:
+        """RowDescription framed, kept per statement's columns (by identity: a re-planned
+        statement has new ones) and formats: a prepared statement describes the same each time."""
+        key = (id(columns), formats)
+        cached = self._row_descriptions.get(key)
+        if cached is not None and cached[0] is columns:
+            return cached[1]
+        frame = codec.encode(answers.row_description(columns, formats))
+        if len(self._row_descriptions) >= _ROW_DESCRIPTIONS_KEPT:
+            self._row_descriptions.clear()
+        self._row_descriptions[key] = (columns, frame)
+        return frame
 
     async def _on_execute(self, message: m.Execute) -> None:
         portal = self._registry.portal(message.portal)

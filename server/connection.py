@@ -496,7 +496,7 @@ class Connection:
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
         ended = self._registry.end_of_transaction(status)
-        if ended:
+        if ended and any(p.is_streaming for p in ended):
             await self._close_portals(ended)
         self._send_parameter_changes()
         if status == "I":

@@ -35,11 +35,11 @@ if TYPE_CHECKING:
 
 def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, ...]:
     """Expand Bind's format codes (none: all text; one: all alike; else one each) to ``count``."""
+    if not codes:
+        return (0,) * count  # the usual Bind: every value in text
     if any(code not in (0, 1) for code in codes):
         bad = next(code for code in codes if code not in (0, 1))
         raise ProtocolViolation(f"unsupported format code: {bad}")
-    if not codes:
-        return (0,) * count
     if len(codes) == 1:
         return (codes[0],) * count
     if len(codes) != count:

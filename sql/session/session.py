@@ -442,7 +442,8 @@ class Session:
         """Run a prepared statement; ``inline``: on the connection's event loop, because
         ``runs_inline`` said so (a write that finds it must wait raises MustWait, undone)."""
         started = time.monotonic()
-        self._cancel.clear()
+        if self._cancel.is_set():  # a plain read; clear() takes the event's lock
+            self._cancel.clear()
         self.backend.begin_statement(stmt.sql)
         if stmt.is_empty_query:
             return Result(is_empty_query=True)

@@ -719,3 +719,40 @@ def test_cancel_while_a_pipelined_run_still_arrives_cancels_the_run(connect_nyal
     client.query("reset statement_timeout")
     assert kinds(_arriving_run(client, 30)) == "2 C " * 5 + "Z"
     assert kinds(client.query("select count(*) from arriving")) == "T D C Z"
+
+
+def test_row_descriptions_of_interleaved_statements_and_formats(nyala_server, postgres_server):
+    """A connection keeps each statement's framed RowDescription: statements and result
+    formats described in turn each get their own, as PostgreSQL sends them."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        client = RawClient(server.host, server.port)
+        try:
+            client.startup()
+            client.query("drop table if exists described")
+            client.query("create table described (k int primary key, v text)")
+            client.query("insert into described values (1, 'one')")
+            client.send(
+                m.Parse("s1", "select k from described where k = $1", (23,)),
+                m.Parse("s2", "select v, k from described where k = $1", (23,)),
+                m.Sync(),
+            )
+            client.until_ready()
+            messages: list[m.FrontendMessage] = []
+            for name, formats in [("s1", ()), ("s2", ()), ("s1", (1,)), ("s2", (0, 1)), ("s1", ())]:
+                messages += [m.Bind("", name, (), (b"1",), formats), m.Describe("P", "")]
+                messages += [m.Execute("", 0), m.Describe("S", name)]
+            client.send(*messages, m.Sync())
+            answer = client.until_ready()
+            client.query("drop table described")
+            answers.append(
+                [
+                    [(f.name, f.type_oid, f.format_code) for f in msg.fields]
+                    if isinstance(msg, m.RowDescription)
+                    else type(msg).TYPE
+                    for msg in answer
+                ]
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]

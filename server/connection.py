@@ -682,9 +682,11 @@ class Connection:
         (``batches``); False when ``first`` is to be answered on its own."""
         session = self._session
         assert session is not None, "queries run only after startup"
-        statement = self._registry.statements.get(first.statement)
-        if self._replay or statement is None or not session.batchable(statement):
+        if self._replay or batches.is_lone(self._decoder):
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
+        statement = self._registry.statements.get(first.statement)
+        if statement is None or not session.batchable(statement):
+            return False
         taker = batches.RunTaker(first)
         taker.take(self._decoder)
         if taker.waiting and taker.rows:

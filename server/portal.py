@@ -162,8 +162,10 @@ class Portal:
         """Whether rows are left to abandon (on the statement thread: closing a stream may end
         a transaction); a statement without rows (a write) has none."""
         stream = self.stream
-        return stream is not None and stream.result.columns is not None and not (
-            stream.rows.is_exhausted
+        return (
+            stream is not None
+            and stream.result.columns is not None
+            and not (stream.rows.is_exhausted)
         )
 
     def columns(self) -> tuple[ResultColumn, ...] | None:

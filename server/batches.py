@@ -56,7 +56,7 @@ def is_lone(decoder: codec.FrontendDecoder) -> bool:
     """Whether the Bind just taken is followed by its Execute (maybe after a Describe of the
     portal) and Sync: one row, no run (a single write's messages, recognised without
     taking them)."""
-    return any(decoder.starts_with(end) for end in _LONE_ENDS)
+    return decoder.starts_with(_LONE_ENDS[0]) or decoder.starts_with(_LONE_ENDS[1])
 
 
 MAX_RUN_VALUES = 1 << 20

@@ -682,10 +682,10 @@ class Connection:
         (``batches``); False when ``first`` is to be answered on its own."""
         session = self._session
         assert session is not None, "queries run only after startup"
-        if self._replay or batches.is_lone(self._decoder):
-            return False  # a replayed Bind's run is in the replay, not ahead in the decoder
         statement = self._registry.statements.get(first.statement)
-        if statement is None or not session.batchable(statement):
+        if self._replay or statement is None or not session.batchable(statement):
+            return False  # a replayed Bind's run is in the replay, not ahead in the decoder
+        if batches.is_lone(self._decoder):
             return False
         taker = batches.RunTaker(first)
         taker.take(self._decoder)

@@ -79,7 +79,7 @@ def _since(now: _Stats, base: _Stats) -> _Stats:
             before = old_callers.get(caller)
             if before is None:
                 new_callers[caller] = value
-            elif value[1] != before[1]:
+            elif value[0] != before[0]:
                 new_callers[caller] = tuple(x - y for x, y in zip(value, before, strict=True))
         out[func] = (cc - old[0], nc - old[1], tt - old[2], ct - old[3], new_callers)
     return out

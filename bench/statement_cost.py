@@ -7,7 +7,8 @@ DELETEs by key, single-row INSERTs, lookups by an indexed non-key column and
 pgbench TPC-B transactions, one client, each kind's server CPU divided by its
 count, once the server's background work after loading the tables has ended.  With
 ``--profile DIR`` the server runs under cProfile on every thread
-(``bench.profiled_server``) and each kind's statistics land in DIR/KIND.pstats.
+(``bench.profiled_server``) and each kind's statistics of the measured statements
+alone (not the loading, flushing and warm-up before them) land in DIR/KIND.pstats.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -43,6 +45,14 @@ def _settle(pid: int, timeout_s: float = 60.0) -> None:
         time.sleep(0.5)
         if _cpu_seconds(pid) - before < 0.02:
             return
+
+
+def _wait_for(path: Path, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the profiled server wrote no {path}")
+        time.sleep(0.05)
 
 
 def _setup(conn: psycopg.Connection[Any], rows: int) -> None:
@@ -126,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nyala-cost-") as tmp:
         for kind in chosen:
             program: tuple[str, ...] = (sys.executable, "-m", "server")
+            out = None
             if args.profile is not None:
                 args.profile.mkdir(parents=True, exist_ok=True)
                 out = args.profile.resolve() / f"{kind}.pstats"
@@ -140,11 +151,20 @@ def main(argv: list[str] | None = None) -> int:
                         for i in range(200):  # warm: plans made, first-run costs paid
                             kinds[kind](cur, args.count + i)
                         assert server.pid is not None
+                        if out is not None:
+                            out.unlink(missing_ok=True)
+                            out.with_suffix(".marked").unlink(missing_ok=True)
+                            os.kill(server.pid, signal.SIGUSR1)
+                            _wait_for(out.with_suffix(".marked"))
+                            out.with_suffix(".marked").unlink()
                         before, started = _cpu_seconds(server.pid), time.perf_counter()
                         for i in range(args.count):
                             kinds[kind](cur, i)
                         cpu = _cpu_seconds(server.pid) - before
                         wall = time.perf_counter() - started
+                        if out is not None:
+                            os.kill(server.pid, signal.SIGUSR2)
+                            _wait_for(out)
                 print(f"{kind:14s} server CPU {cpu / args.count * 1e6:8.1f} us/statement   "
                       f"wall {wall / args.count * 1e6:8.1f} us", flush=True)  # fmt: skip
             finally:

@@ -46,6 +46,19 @@ _DESCRIBE_FRAMED = codec.encode_frontend(_DESCRIBE)
 _EXECUTE_FRAMED = codec.encode_frontend(_EXECUTE)
 
 
+_LONE_ENDS = tuple(
+    b"".join(codec.encode_frontend(message) for message in messages)
+    for messages in ((_EXECUTE, m.Sync()), (_DESCRIBE, _EXECUTE, m.Sync()))
+)
+
+
+def is_lone(decoder: codec.FrontendDecoder) -> bool:
+    """Whether the Bind just taken is followed by its Execute (maybe after a Describe of the
+    portal) and Sync: one row, no run (a single write's messages, recognised without
+    taking them)."""
+    return decoder.starts_with(_LONE_ENDS[0]) or decoder.starts_with(_LONE_ENDS[1])
+
+
 MAX_RUN_VALUES = 1 << 20
 """A run waits for more of its rows from the client until it holds this many parameters."""
 

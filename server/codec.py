@@ -369,6 +369,10 @@ class FrontendDecoder:
         self.last_type_code = type_code
         return decode_frontend(type_code, payload)
 
+    def starts_with(self, framed: bytes) -> bool:
+        """Whether the buffered messages begin with exactly these bytes (nothing is taken)."""
+        return not self.in_startup and self._buffer.startswith(framed, self._pos)
+
     def next_if(self, framed: bytes) -> bool:
         """Take the next message if its bytes are exactly ``framed`` (a pipeline repeats the
         same Describe and Execute for every row: comparing beats decoding them)."""

@@ -54,7 +54,7 @@ from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
 from sql.common import date_styles
-from sql.common.result import MustWait, PreparedStatement, Result
+from sql.common.result import MustWait, PreparedStatement, Result, ResultColumn
 from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
@@ -62,6 +62,7 @@ from storage.errors import (
     FeatureNotSupported,
     InvalidSqlStatementName,
     ProtocolViolation,
+    QueryCanceled,
 )
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
+_ROW_DESCRIPTIONS_KEPT = 64
+"""Framed RowDescriptions a connection keeps (``Connection._row_description``)."""
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
 """ReadyForQuery's three possible messages, framed once."""
@@ -133,6 +136,9 @@ class Connection:
         decoding one raised, raised again in its turn)."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
+        self._row_descriptions: dict[
+            tuple[int, tuple[int, ...]], tuple[tuple[ResultColumn, ...], bytes]
+        ] = {}
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
@@ -280,10 +286,13 @@ class Connection:
         self._statement_kind = kind
 
     async def flush(self) -> None:
+        writer = self._writer
         if self._out:
-            self._writer.write(bytes(self._out))
+            writer.write(bytes(self._out))
             self._out.clear()
-        await self._writer.drain()
+        transport = writer.transport
+        if transport.is_closing() or transport.get_write_buffer_size() > 0:
+            await writer.drain()  # wait for a slow client (or hear that it left)
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
@@ -318,9 +327,26 @@ class Connection:
         return True
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` on the connection's statement thread: it may block on SQL."""
+        """Run ``fn`` on the connection's statement thread: it may block on SQL.
+
+        The thread answers with one ``call_soon_threadsafe`` into a plain asyncio future,
+        not ``run_in_executor``'s chained futures (about 15 us less CPU per hop: every
+        autocommit write's commit takes one)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, functools.partial(fn, *args))
+        future: asyncio.Future[T] = loop.create_future()
+
+        def call() -> None:
+            try:
+                result = fn(*args)
+            except BaseException as exc:
+                answer: tuple[Callable[..., None], object] = (_fail, exc)
+            else:
+                answer = (_succeed, result)
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(answer[0], future, answer[1])
+
+        self._thread.submit(call)
+        return await future
 
     async def _fatal(self, exc: BaseException) -> None:
         self.send(error_response(exc, severity="FATAL"))
@@ -339,9 +365,14 @@ class Connection:
             m.Close: self._on_close,
             m.Flush: self._on_flush,
         }
+        decoder = self._decoder
         while True:
             try:
-                message = await self._receive_command()
+                # A message already buffered (the Describe, Execute and Sync after a Bind)
+                # is taken without the two coroutines a read may need.
+                message = None if self._replay or self._is_idle else decoder.next_message()
+                if message is None:
+                    message = await self._receive_command()
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
@@ -465,7 +496,7 @@ class Connection:
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
         ended = self._registry.end_of_transaction(status)
-        if ended:
+        if ended and any(p.is_streaming for p in ended):
             await self._close_portals(ended)
         self._send_parameter_changes()
         if status == "I":
@@ -654,10 +685,12 @@ class Connection:
         statement = self._registry.statements.get(first.statement)
         if self._replay or statement is None or not session.batchable(statement):
             return False  # a replayed Bind's run is in the replay, not ahead in the decoder
+        if batches.is_lone(self._decoder):
+            return False
         taker = batches.RunTaker(first)
         taker.take(self._decoder)
-        while taker.waiting and taker.rows and await self._read_more():
-            taker.take(self._decoder)  # the client is still sending the run: wait for it
+        if taker.waiting and taker.rows:
+            await self._read_run(taker)
         taken, run = taker.taken, taker.rows
         batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
         try:
@@ -687,6 +720,22 @@ class Connection:
         self._statement_kind = batches.count_statements(tags)
         self._replay.extend(taken[batched[-1].end + 1 :])
         return True
+
+    async def _read_run(self, taker: batches.RunTaker) -> None:
+        """Read the rest of a run the client is still sending.  Its first rows were sent, so
+        they count as running (PostgreSQL would be executing them): a CancelRequest or
+        statement_timeout meanwhile cancels the first row, and the run skips to Sync."""
+        self._begin_statement()
+        try:
+            while taker.waiting and taker.rows and await self._read_more():
+                taker.take(self._decoder)
+            if self.is_cancelled:
+                self._replay.extend(taker.taken[1:])
+                self.send(m.BindComplete())
+                raise self._reword(QueryCanceled("canceling statement due to user request"))
+        finally:
+            self._timer.stop()
+            self._is_running_statement = False  # the run's statement starts when it is applied
 
     def _bind_values(self, message: m.Bind, statement: PreparedStatement) -> list[object]:
         """The parameters of a Bind, decoded by the statement's parameter types."""
@@ -734,7 +783,22 @@ class Connection:
         if columns is None:
             self.send(m.NoData())
         else:
-            self.send(answers.row_description(columns, formats))
+            self._out += self._row_description(columns, formats)
+
+    def _row_description(
+        self, columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
+    ) -> bytes:
+        """RowDescription framed, kept per statement's columns (by identity: a re-planned
+        statement has new ones) and formats: a prepared statement describes the same each time."""
+        key = (id(columns), formats)
+        cached = self._row_descriptions.get(key)
+        if cached is not None and cached[0] is columns:
+            return cached[1]
+        frame = codec.encode(answers.row_description(columns, formats))
+        if len(self._row_descriptions) >= _ROW_DESCRIPTIONS_KEPT:
+            self._row_descriptions.clear()
+        self._row_descriptions[key] = (columns, frame)
+        return frame
 
     async def _on_execute(self, message: m.Execute) -> None:
         portal = self._registry.portal(message.portal)
@@ -840,6 +904,16 @@ class Connection:
         """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
         if any(p.is_streaming for p in portals):
             await self._run(_close_all, portals, None)
+
+
+def _succeed(future: asyncio.Future[T], result: T) -> None:
+    if not future.cancelled():
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.cancelled():
+        future.set_exception(exc)
 
 
 def _message_type(message: m.FrontendMessage) -> bytes:

@@ -35,11 +35,11 @@ if TYPE_CHECKING:
 
 def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, ...]:
     """Expand Bind's format codes (none: all text; one: all alike; else one each) to ``count``."""
+    if not codes:
+        return (0,) * count  # the usual Bind: every value in text
     if any(code not in (0, 1) for code in codes):
         bad = next(code for code in codes if code not in (0, 1))
         raise ProtocolViolation(f"unsupported format code: {bad}")
-    if not codes:
-        return (0,) * count
     if len(codes) == 1:
         return (codes[0],) * count
     if len(codes) != count:
@@ -162,8 +162,10 @@ class Portal:
         """Whether rows are left to abandon (on the statement thread: closing a stream may end
         a transaction); a statement without rows (a write) has none."""
         stream = self.stream
-        return stream is not None and stream.result.columns is not None and not (
-            stream.rows.is_exhausted
+        return (
+            stream is not None
+            and stream.result.columns is not None
+            and not (stream.rows.is_exhausted)
         )
 
     def columns(self) -> tuple[ResultColumn, ...] | None:

@@ -442,7 +442,8 @@ class Session:
         """Run a prepared statement; ``inline``: on the connection's event loop, because
         ``runs_inline`` said so (a write that finds it must wait raises MustWait, undone)."""
         started = time.monotonic()
-        self._cancel.clear()
+        if self._cancel.is_set():  # a plain read; clear() takes the event's lock
+            self._cancel.clear()
         self.backend.begin_statement(stmt.sql)
         if stmt.is_empty_query:
             return Result(is_empty_query=True)
@@ -512,11 +513,7 @@ class Session:
             return False  # its catalog calls are computed at each execution
         write = plan.write
         key_write = write.key_write
-        return (
-            key_write is not None
-            and write.returning is None
-            and write.conflict is None
-        )
+        return key_write is not None and write.returning is None and write.conflict is None
 
     def execute_batch(
         self, stmt: PreparedStatement, param_rows: list[list[Any]]
@@ -1490,7 +1487,11 @@ class Session:
         if self._db.catalog.ddl_lock_waited(owner) is not None:
             return "relation"
         roles = self._db.roles
-        return "object" if roles is not None and roles.name_locks.waiting_for(owner) is not None else None
+        return (
+            "object"
+            if roles is not None and roles.name_locks.waiting_for(owner) is not None
+            else None
+        )
 
     def _wait_for_ddl(self, names: Iterable[str], written: Iterable[str] = ()) -> None:
         """Wait while another transaction's uncommitted DDL holds a relation the statement

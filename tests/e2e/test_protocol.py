@@ -444,7 +444,9 @@ def _pipelined_inserts(client, keys, *, begin=False, describe=False):
     client.query("insert into batch_rows values (100, 0)")
     if begin:
         client.query("begin")
-    messages: list[m.FrontendMessage] = [m.Parse("ins", "insert into batch_rows values ($1, $2)", ())]
+    messages: list[m.FrontendMessage] = [
+        m.Parse("ins", "insert into batch_rows values ($1, $2)", ())
+    ]
     client.send(m.Close("S", "ins"), m.Sync())
     client.until_ready()
     for key, value in keys:
@@ -458,7 +460,11 @@ def _pipelined_inserts(client, keys, *, begin=False, describe=False):
         client.query("commit")
     rows = client.query("select k from batch_rows order by k")
     client.query("drop table batch_rows")
-    return kinds(answer), errors(answer), [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)]
+    return (
+        kinds(answer),
+        errors(answer),
+        [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)],
+    )
 
 
 @pytest.mark.parametrize(
@@ -493,7 +499,9 @@ def test_pipelined_inserts_answer_row_by_row_and_fail_whole(connect, keys, expec
 
 
 @pytest.mark.parametrize("fail_at", [None, 0, 3, 7])
-def test_libpq_style_pipelines_with_describe_match_postgresql(nyala_server, postgres_server, fail_at):
+def test_libpq_style_pipelines_with_describe_match_postgresql(
+    nyala_server, postgres_server, fail_at
+):
     """libpq's pipelines (psycopg executemany) send Bind, Describe portal, Execute per row."""
     keys = [(100 if i == fail_at else i + 1, 1) for i in range(8)]
     answers = []
@@ -521,7 +529,9 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
             client.query("drop table if exists batch_rows")
             client.query("create table batch_rows (k int primary key)")
             client.query("insert into batch_rows values (3)")
-            messages: list[m.FrontendMessage] = [m.Parse("", "insert into batch_rows values ($1)", ())]
+            messages: list[m.FrontendMessage] = [
+                m.Parse("", "insert into batch_rows values ($1)", ())
+            ]
             for keys in ((1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11, 12)):
                 for key in keys:
                     messages += [m.Bind("", "", (), (str(key).encode(),), ()), m.Execute("", 0)]
@@ -530,7 +540,13 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
             first, second = client.until_ready(), client.until_ready()
             rows = client.query("select k from batch_rows order by k")
             client.query("drop table batch_rows")
-            answers.append((kinds(first), kinds(second), [r.values[0] for r in rows if isinstance(r, m.DataRow)]))
+            answers.append(
+                (
+                    kinds(first),
+                    kinds(second),
+                    [r.values[0] for r in rows if isinstance(r, m.DataRow)],
+                )
+            )
         finally:
             client.close()
     assert answers[0] == answers[1]
@@ -609,7 +625,9 @@ def test_pipelined_updates_and_deletes_match_postgresql(nyala_server, postgres_s
 
 @pytest.mark.parametrize("fail_at", [None, 0, 2, 5])
 @pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "keyless"])
-def test_pipelined_multi_row_inserts_match_postgresql(nyala_server, postgres_server, fail_at, keyed):
+def test_pipelined_multi_row_inserts_match_postgresql(
+    nyala_server, postgres_server, fail_at, keyed
+):
     """pgjdbc's reWriteBatchedInserts: a run of Bind/Execute of one three-row INSERT (nyala
     applies the run as one batch) answers as PostgreSQL does, tag by tag (INSERT 0 3), and a
     failing row (a duplicate key, or a NULL in a NOT NULL column) leaves nothing behind."""
@@ -647,3 +665,94 @@ def test_pipelined_multi_row_inserts_match_postgresql(nyala_server, postgres_ser
             client.close()
     assert answers[0] == answers[1]
     assert len(answers[0][3]) == (1 if fail_at is not None else 19)
+
+
+def _arriving_run(client, first, canceller=None, pause_s=0.0):
+    """Three Bind/Execute rows of a prepared INSERT, a pause (a CancelRequest from
+    ``canceller`` in it), then two more rows and Sync: the answer to the run."""
+
+    def rows(keys):
+        return [
+            message
+            for key in keys
+            for message in (m.Bind("", "ins", (), (str(key).encode(),), ()), m.Execute("", 0))
+        ]
+
+    client.send(*rows(range(first, first + 3)))
+    time.sleep(0.5)
+    if canceller is not None:
+        assert client.key is not None
+        canceller.send(m.CancelRequest(client.key.process_id, client.key.secret_key))
+        assert canceller.receive() is None  # the server closes it once the cancel is handled
+    time.sleep(pause_s)
+    client.send(*rows(range(first + 3, first + 5)), m.Sync())
+    return client.until_ready()
+
+
+def test_cancel_while_a_pipelined_run_still_arrives_cancels_the_run(connect_nyala):
+    """nyala applies a pipelined run once it holds all of it (``batches.RunTaker`` reads
+    ahead), so a CancelRequest that comes while the client is still sending the run is
+    the run's: the first row reports 57014 and nothing of it is written.  (PostgreSQL runs
+    each Execute as it comes and ignores a cancel that finds it between two messages.)"""
+    client = connect_nyala()
+    client.query("create table arriving (k int primary key)")
+    client.send(m.Parse("ins", "insert into arriving values ($1)", ()), m.Sync())
+    client.until_ready()
+    answer = _arriving_run(client, 1)
+    assert kinds(answer) == "2 C " * 5 + "Z"
+    answer = _arriving_run(client, 10, canceller=connect_nyala(startup=False))
+    assert kinds(answer) == "2 E Z"
+    assert errors(answer) == ["57014"]
+    rows = client.query("select k from arriving order by k")
+    assert [msg.values[0] for msg in rows if isinstance(msg, m.DataRow)] == [
+        b"1",
+        b"2",
+        b"3",
+        b"4",
+        b"5",
+    ]
+    client.query("set statement_timeout = '300ms'")
+    answer = _arriving_run(client, 20, pause_s=0.5)
+    assert errors(answer) == ["57014"]
+    error = next(msg for msg in answer if isinstance(msg, m.ErrorResponse))
+    assert "statement timeout" in (error.get("M") or "")
+    client.query("reset statement_timeout")
+    assert kinds(_arriving_run(client, 30)) == "2 C " * 5 + "Z"
+    assert kinds(client.query("select count(*) from arriving")) == "T D C Z"
+
+
+def test_row_descriptions_of_interleaved_statements_and_formats(nyala_server, postgres_server):
+    """A connection keeps each statement's framed RowDescription: statements and result
+    formats described in turn each get their own, as PostgreSQL sends them."""
+    answers = []
+    for server in (nyala_server, postgres_server):
+        client = RawClient(server.host, server.port)
+        try:
+            client.startup()
+            client.query("drop table if exists described")
+            client.query("create table described (k int primary key, v text)")
+            client.query("insert into described values (1, 'one')")
+            client.send(
+                m.Parse("s1", "select k from described where k = $1", (23,)),
+                m.Parse("s2", "select v, k from described where k = $1", (23,)),
+                m.Sync(),
+            )
+            client.until_ready()
+            messages: list[m.FrontendMessage] = []
+            for name, formats in [("s1", ()), ("s2", ()), ("s1", (1,)), ("s2", (0, 1)), ("s1", ())]:
+                messages += [m.Bind("", name, (), (b"1",), formats), m.Describe("P", "")]
+                messages += [m.Execute("", 0), m.Describe("S", name)]
+            client.send(*messages, m.Sync())
+            answer = client.until_ready()
+            client.query("drop table described")
+            answers.append(
+                [
+                    [(f.name, f.type_oid, f.format_code) for f in msg.fields]
+                    if isinstance(msg, m.RowDescription)
+                    else type(msg).TYPE
+                    for msg in answer
+                ]
+            )
+        finally:
+            client.close()
+    assert answers[0] == answers[1]

@@ -166,7 +166,6 @@ class FakeSession:
             return Result(columns=columns, batches=iter([batch]))
         raise AssertionError(f"the fake session does not know {text!r}")
 
-
     def _paused(
         self, batches: Iterator[pa.RecordBatch], pause: ReadPause
     ) -> Iterator[pa.RecordBatch]:

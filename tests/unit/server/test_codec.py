@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server import codec
+from server import batches, codec
 from server import messages as m
 from storage.errors import CharacterNotInRepertoire, ProtocolViolation
 
@@ -288,3 +288,20 @@ def test_a_bind_cut_short_in_its_format_codes_is_a_protocol_violation(body):
     with pytest.raises(ProtocolViolation) as caught:
         codec.decode_frontend(b"B", body)
     assert caught.value.severity == "ERROR"
+
+
+def test_starts_with_looks_ahead_without_taking():
+    decoder = codec.FrontendDecoder(1 << 20)
+    decoder.feed(codec.encode_frontend(m.StartupMessage(parameters={"user": "u"})))
+    assert decoder.next_message() is not None
+    execute, sync = codec.encode_frontend(m.Execute("", 0)), codec.encode_frontend(m.Sync())
+    bind = codec.encode_frontend(m.Bind("", "s", (), (b"1",), ()))
+    decoder.feed(execute + sync)
+    assert decoder.starts_with(execute) and batches.is_lone(decoder)
+    assert decoder.next_message() == m.Execute("", 0)
+    assert not decoder.starts_with(execute) and not batches.is_lone(decoder)
+    assert decoder.next_message() == m.Sync()
+    decoder.feed(execute + bind + execute + sync)
+    assert not batches.is_lone(decoder)  # a run of two rows
+    decoder.feed(b"")
+    assert decoder.next_message() == m.Execute("", 0)

@@ -42,11 +42,22 @@ class CountingExecutor(InlineExecutor):
         return super().submit(fn, *args, **kwargs)
 
 
+class MemoryTransport:
+    """What ``Connection.flush`` asks of a transport: everything written is already sent."""
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
 class MemoryWriter:
     def __init__(self) -> None:
         self.data = bytearray()
         self.writes = 0
         self.closed = False
+        self.transport = MemoryTransport()
 
     def write(self, data: bytes) -> None:
         self.data += data

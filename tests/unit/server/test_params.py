@@ -122,7 +122,12 @@ def test_bad_text_parameters_raise_the_postgresql_sqlstate(text, oid, error):
 
 def test_bad_parameter_sqlstates():
     codes = {}
-    for text, oid in (("x", TypeOid.INT4), ("1e400", TypeOid.FLOAT8), ("x", TypeOid.DATE), ("\\x4g", TypeOid.BYTEA)):
+    for text, oid in (
+        ("x", TypeOid.INT4),
+        ("1e400", TypeOid.FLOAT8),
+        ("x", TypeOid.DATE),
+        ("\\x4g", TypeOid.BYTEA),
+    ):
         with pytest.raises(DbError) as caught:
             text_param(text, oid)
         codes[(text, oid)] = caught.value.sqlstate

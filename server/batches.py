@@ -143,7 +143,7 @@ class RunTaker:
 
 
 def bind_rows(
-    binds: Sequence[m.Bind], param_oids: Sequence[int], date_order: str
+    binds: Sequence[m.Bind], param_oids: Sequence[int], date_order: str, zone: str = "UTC"
 ) -> list[list[object]]:
     """The parameters of every Bind of a run, decoded by the statement's parameter types (the
     run shares its format codes: ``RunTaker`` sees to it).  Any DbError means the run is to be
@@ -161,7 +161,7 @@ def bind_rows(
     rows: list[list[object]] = [[None] * expected for _ in binds]
     for (oid, fmt), indices in groups.items():
         raws = [bind.params[i] for bind in binds for i in indices]
-        values = iter(param_columns.decode_column(raws, oid, fmt, indices[0] + 1, date_order))
+        values = iter(param_columns.decode_column(raws, oid, fmt, indices[0] + 1, date_order, zone))
         for row in rows:
             for i in indices:
                 row[i] = next(values)

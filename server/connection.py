@@ -53,7 +53,7 @@ from server.errors import as_db_error, error_response, is_fatal
 from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
-from sql.common import date_styles
+from sql.common import date_styles, time_zones
 from sql.common.result import MustWait, PreparedStatement, Result, ResultColumn
 from sql.execution.backends import ClientLink
 from storage.errors import (
@@ -697,7 +697,7 @@ class Connection:
             if len(batched) < batches.MIN_BATCH_ROWS:
                 raise _NoBatch
             rows = batches.bind_rows(
-                [row.bind for row in batched], statement.param_oids, self._date_order()
+                [row.bind for row in batched], statement.param_oids, *self._date_reading()
             )
         except (_NoBatch, DbError):
             self._replay.extend(taken[1:])
@@ -746,20 +746,26 @@ class Connection:
                 f'"{message.statement}" requires {expected}'
             )
         formats = resolve_formats(message.param_formats, expected, "parameter")
-        decoders = params.decoders(statement.param_oids, formats, self._date_order())
+        decoders = params.decoders(statement.param_oids, formats, *self._date_reading())
         return [
             None if raw is None else decode(raw)
             for raw, decode in zip(message.params, decoders, strict=True)
         ]
 
-    def _date_order(self) -> str:
-        """The order DateStyle reads dates in (a Bind's text dates and timestamps)."""
+    def _date_reading(self) -> tuple[str, str]:
+        """How a Bind's text dates and timestamps are read: the order DateStyle reads their
+        fields in, and the zone (TimeZone's, as Arrow names it) of a timestamptz given
+        without an offset."""
         session = self._session
         if session is None:
-            return "MDY"
+            return "MDY", "UTC"
         settings = session.settings
         return settings.cached(
-            Connection._date_order, lambda: date_styles.parse(settings.get("DateStyle")).order
+            Connection._date_reading,
+            lambda: (
+                date_styles.parse(settings.get("DateStyle")).order,
+                time_zones.session_zone(settings.get("TimeZone")).arrow,
+            ),
         )
 
     async def _on_describe(self, message: m.Describe) -> None:

@@ -39,7 +39,12 @@ _AS_IS = frozenset((TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.BPCHAR))
 
 
 def decode_column(
-    raws: Sequence[bytes | None], oid: int, fmt: int, number: int, date_order: str
+    raws: Sequence[bytes | None],
+    oid: int,
+    fmt: int,
+    number: int,
+    date_order: str,
+    zone: str = "UTC",
 ) -> list[object]:
     """Parameter ``number`` (1-based) of every Bind of a run, NULL as None; raises what
     ``params.decode_param`` raises for the first value it refuses."""
@@ -53,7 +58,9 @@ def decode_column(
             values = iter(decoded)
             return [None if raw is None else next(values) for raw in raws]
     decode = params.decode_param
-    return [None if raw is None else decode(raw, oid, fmt, number, date_order) for raw in raws]
+    return [
+        None if raw is None else decode(raw, oid, fmt, number, date_order, zone) for raw in raws
+    ]
 
 
 def _spelled(pattern: re.Pattern[bytes], raws: list[bytes]) -> bool:

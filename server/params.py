@@ -61,17 +61,23 @@ _PG_EPOCH = dt.datetime(2000, 1, 1)
 
 
 def decode_param(
-    data: bytes, type_oid: int, format_code: int, param_number: int = 1, date_order: str = "MDY"
+    data: bytes,
+    type_oid: int,
+    format_code: int,
+    param_number: int = 1,
+    date_order: str = "MDY",
+    zone: str = "UTC",
 ) -> object:
     """Decode one Bind parameter (never NULL here) to the Python value the SQL layer takes;
-    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does.
+    a date or timestamp in text is read in ``date_order`` (DateStyle's) as PostgreSQL does,
+    and a timestamptz without an offset in ``zone`` (the session's TimeZone, Arrow's name).
     An array (psycopg's lists, pgjdbc's setArray) becomes a list of its elements' values."""
     element = _ARRAY_ELEMENT.get(type_oid)
     if element is not None:
         if format_code == 1:
             return _decode_array_binary(data, element, param_number)
         parsed = parse_array(decode_utf8(data))
-        return _map_elements(parsed, lambda text: _decode_text(text, element, date_order))
+        return _map_elements(parsed, lambda text: _decode_text(text, element, date_order, zone))
     if format_code == 1:
         decoder = _BINARY_DECODERS.get(type_oid)
         if decoder is None:
@@ -84,23 +90,23 @@ def decode_param(
             raise InvalidBinaryRepresentation(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
-    return _decode_text(decode_utf8(data), type_oid, date_order)
+    return _decode_text(decode_utf8(data), type_oid, date_order, zone)
 
 
 @functools.lru_cache(maxsize=512)
 def decoders(
-    type_oids: tuple[int, ...], formats: tuple[int, ...], date_order: str
+    type_oids: tuple[int, ...], formats: tuple[int, ...], date_order: str, zone: str = "UTC"
 ) -> tuple[Callable[[bytes], object], ...]:
     """``decode_param`` for each parameter of a statement's Binds, by its OID and format code,
     chosen once per statement and formats rather than at every Bind."""
     return tuple(
-        _decoder(oid, code, number, date_order)
+        _decoder(oid, code, number, date_order, zone)
         for number, (oid, code) in enumerate(zip(type_oids, formats, strict=True), start=1)
     )
 
 
 def _decoder(
-    type_oid: int, format_code: int, number: int, date_order: str
+    type_oid: int, format_code: int, number: int, date_order: str, zone: str
 ) -> Callable[[bytes], object]:
     binary = _BINARY_DECODERS.get(type_oid) if format_code == 1 else None
     if (
@@ -110,7 +116,7 @@ def _decoder(
     ):
         return functools.partial(
             decode_param, type_oid=type_oid, format_code=format_code, param_number=number,
-            date_order=date_order,
+            date_order=date_order, zone=zone,
         )  # fmt: skip
     if binary is not None:
         decode = binary
@@ -128,9 +134,11 @@ def _decoder(
     return lambda data: from_text(decode_utf8(data))
 
 
-def _decode_text(text: str, type_oid: int, date_order: str) -> object:
+def _decode_text(text: str, type_oid: int, date_order: str, zone: str = "UTC") -> object:
     if type_oid in _DATETIME_OIDS and not _ERA.search(text):
         text = date_input.iso_spelling(text, date_order) or text
+    if type_oid == TypeOid.TIMESTAMPTZ:
+        return _decode_timestamptz(text, zone)
     return _TEXT_DECODERS.get(type_oid, _identity)(text)
 
 
@@ -376,13 +384,38 @@ def _decode_timestamp(text: str) -> dt.datetime:
     return _parse_datetime(text, TypeOid.TIMESTAMP)[0]
 
 
-def _decode_timestamptz(text: str) -> dt.datetime:
+def _decode_timestamptz(text: str, session_zone: str = "UTC") -> dt.datetime:
     wall, zone = _parse_datetime(text, TypeOid.TIMESTAMPTZ)
     try:
-        return wall.replace(tzinfo=zone or dt.UTC).astimezone(dt.UTC)
+        if zone is None:
+            return _in_zone(wall, _tzinfo(session_zone)).astimezone(dt.UTC)
+        return wall.replace(tzinfo=zone).astimezone(dt.UTC)
     except OverflowError:
         # The instant falls outside 1-9999 AD in UTC, which a Python datetime cannot hold.
         raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"') from None
+
+
+@functools.lru_cache(maxsize=64)
+def _tzinfo(name: str) -> dt.tzinfo:
+    """The zone Arrow names ``name``: an IANA name, UTC, or a fixed ``+HH:MM`` offset."""
+    if name == "UTC":
+        return dt.UTC
+    if name[0] in "+-":
+        hours, minutes = name[1:].split(":")
+        offset = dt.timedelta(hours=int(hours), minutes=int(minutes))
+        return dt.timezone(-offset if name[0] == "-" else offset)
+    return zoneinfo.ZoneInfo(name)
+
+
+def _in_zone(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """``wall`` read in ``zone`` as PostgreSQL reads it: a time a clock shows twice (the
+    autumn change) is the later one, a time it skips (spring) is read with the offset
+    before the change, so it lands past the gap."""
+    early, late = wall.replace(tzinfo=zone, fold=0), wall.replace(tzinfo=zone, fold=1)
+    early_offset, late_offset = early.utcoffset(), late.utcoffset()
+    if early_offset is not None and late_offset is not None and early_offset > late_offset:
+        return late
+    return early
 
 
 _TEXT_DECODERS: dict[int, Callable[[str], object]] = {

@@ -41,6 +41,7 @@ from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
+from sql.planner.array_depths import flatten_quantified_arrays
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 
@@ -494,8 +495,9 @@ def used_parameters(bound: BoundQuery) -> list[int]:
 
 def to_duckdb(
     bound: BoundQuery, view_names: list[str], facts: SessionFacts
-) -> tuple[str, list[OutputColumn], bool]:
-    """DuckDB SQL for the bound query, its PostgreSQL column description, and whether it uses now()."""
+) -> tuple[exp.Expr, list[OutputColumn], bool]:
+    """DuckDB SQL's tree for the bound query, its PostgreSQL column description, and
+    whether it uses now()."""
     columns = _output_columns(bound)
     ast = bound.ast
     for ref, view in zip(bound.tables, view_names, strict=True):
@@ -548,4 +550,5 @@ def to_duckdb(
                 ast = replaced
             else:
                 node.replace(replaced)
-    return ast.sql(dialect="duckdb"), columns, uses_now
+    flatten_quantified_arrays(ast)
+    return ast, columns, uses_now

@@ -42,6 +42,7 @@ from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
 from sql.planner.array_depths import flatten_quantified_arrays
+from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 
@@ -510,7 +511,10 @@ def to_duckdb(
     for param in parameters(ast):
         number = parameter_number(param)
         type_name = oid_type_name(bound.param_oids[number - 1])
-        if type_name is not None and not isinstance(param.parent, exp.Cast):
+        if param.meta.get(BLANK_PADDED_PARAMETER):
+            text = exp.cast(param.copy(), exp.DataType.build("VARCHAR", dialect="duckdb"))
+            param.replace(exp.Anonymous(this="rtrim", expressions=[text, exp.Literal.string(" ")]))
+        elif type_name is not None and not isinstance(param.parent, exp.Cast):
             param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
     # DuckDB takes exactly the parameters a statement names, so the used ones are numbered
     # densely (a client may declare some that only RETURNING, or nothing, uses).

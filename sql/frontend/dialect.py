@@ -482,7 +482,8 @@ class NyalaParser(PostgresParser):
         typed: exp.Expr = node
         if node.name.lower() != "oid":
             qualified = exp.Dot(
-                this=exp.to_identifier("pg_catalog"), expression=exp.to_identifier(node.name.lower())
+                this=exp.to_identifier("pg_catalog"),
+                expression=exp.to_identifier(node.name.lower()),
             )
             typed = exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=qualified)
         while self._curr is not None and self._next is not None:

@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
+from sql.planner.array_depths import flatten_quantified_arrays
 from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
@@ -41,8 +43,6 @@ from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
-from sql.planner.array_depths import flatten_quantified_arrays
-from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 

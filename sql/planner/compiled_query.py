@@ -28,7 +28,7 @@ from sql.planner.pushdown import (
     plan_scans,
     short_limit_parameter,
 )
-from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
+from sql.planner.transpile import OutputColumn, SessionFacts, duckdb_tree, used_parameters
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID
@@ -125,7 +125,7 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     used = used_parameters(bound)
     facts = dataclasses.replace(facts, now_param=len(used) + 1)
     direct = direct_columns(bound, scans)
-    tree, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
+    tree, outputs, uses_now = duckdb_tree(bound, [v.view for v in views], facts)
     arrays = any(oid in _ARRAY_OIDS for oid in bound.param_oids)
     return CompiledQuery(
         tree.sql(dialect="duckdb"), views, outputs, bound.param_oids, uses_now, direct=direct,

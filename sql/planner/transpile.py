@@ -496,9 +496,16 @@ def used_parameters(bound: BoundQuery) -> list[int]:
 
 def to_duckdb(
     bound: BoundQuery, view_names: list[str], facts: SessionFacts
+) -> tuple[str, list[OutputColumn], bool]:
+    """DuckDB SQL for the bound query, its PostgreSQL column description, and whether it uses now()."""
+    tree, columns, uses_now = duckdb_tree(bound, view_names, facts)
+    return tree.sql(dialect="duckdb"), columns, uses_now
+
+
+def duckdb_tree(
+    bound: BoundQuery, view_names: list[str], facts: SessionFacts
 ) -> tuple[exp.Expr, list[OutputColumn], bool]:
-    """DuckDB SQL's tree for the bound query, its PostgreSQL column description, and
-    whether it uses now()."""
+    """``to_duckdb`` before it is spelt: DuckDB SQL's tree (``array_depths`` spells it again)."""
     columns = _output_columns(bound)
     ast = bound.ast
     for ref, view in zip(bound.tables, view_names, strict=True):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from storage.type_oids import TypeOid
+from storage.type_oids import ARRAY_OID, TypeOid
 
 _BLANK_PADDED = (exp.DataType.Type.CHAR, exp.DataType.Type.BPCHAR, exp.DataType.Type.NCHAR)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -24,6 +24,8 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeE
 def _is_blank_padded(node: exp.Expr) -> bool:
     return node.type is not None and node.type.this in _BLANK_PADDED
 
+
+_BPCHAR_OIDS = (TypeOid.BPCHAR, ARRAY_OID[TypeOid.BPCHAR])
 
 BLANK_PADDED_PARAMETER = "nyala_blank_padded"
 """Meta key of a ``$n`` read as bpchar where it is compared: its value loses its trailing
@@ -49,10 +51,25 @@ def _compared_with_blank_padded(ast: exp.Expr) -> list[exp.Expr]:
             if _is_blank_padded(node.this):
                 out.extend((node.args["low"], node.args["high"]))
         elif _is_blank_padded(node.this):
-            out.append(node.expression)
+            out.append(_quantified_array(node.expression) or node.expression)
         elif _is_blank_padded(node.expression):
             out.append(node.this)
     return out
+
+
+def _quantified_array(node: exp.Expr) -> exp.Expr | None:
+    """The array of ``ANY(array)`` or ``ALL(array)``, else None."""
+    if isinstance(node, (exp.Any, exp.All)):
+        inner = node.this
+    elif (
+        isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all") and node.expressions
+    ):
+        inner = node.expressions[0]
+    else:
+        return None
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    return inner
 
 
 def trim_blank_padded_literals(ast: exp.Expr) -> None:
@@ -63,11 +80,12 @@ def trim_blank_padded_literals(ast: exp.Expr) -> None:
 
 def mark_blank_padded_parameters(ast: exp.Expr, param_oids: list[int]) -> None:
     """Mark each ``$n`` of type bpchar (as PostgreSQL types an untyped one) compared with a
-    char(n)-typed expression, so its value is compared without trailing blanks."""
+    char(n)-typed expression, or of type bpchar[] in ``c = ANY($n)``, so its value (each
+    element) is compared without trailing blanks."""
     for operand in _compared_with_blank_padded(ast):
         inner = operand.this if isinstance(operand, exp.Parameter) else None
         if not (isinstance(inner, exp.Literal) and not inner.is_string):
             continue
         number = int(inner.name)
-        if 0 < number <= len(param_oids) and param_oids[number - 1] == TypeOid.BPCHAR:
+        if 0 < number <= len(param_oids) and param_oids[number - 1] in _BPCHAR_OIDS:
             operand.meta[BLANK_PADDED_PARAMETER] = True

@@ -489,6 +489,21 @@ def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Ta
     return replacement
 
 
+def _without_trailing_blanks(param: exp.Expr, oid: int) -> exp.Expr:
+    """``rtrim($n, ' ')`` for a bpchar parameter, of each element for a bpchar[] one."""
+    blank = exp.Literal.string(" ")
+    if oid == TypeOid.BPCHAR:
+        text = exp.cast(param.copy(), exp.DataType.build("VARCHAR", dialect="duckdb"))
+        return exp.Anonymous(this="rtrim", expressions=[text, blank])
+    texts = exp.cast(param.copy(), exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+    element = exp.to_identifier("_element")
+    trimmed = exp.Anonymous(this="rtrim", expressions=[exp.column(element.copy()), blank])
+    return exp.Anonymous(
+        this="list_transform",
+        expressions=[texts, exp.Lambda(this=trimmed, expressions=[element])],
+    )
+
+
 def used_parameters(bound: BoundQuery) -> list[int]:
     """The ``$n`` numbers the query names, ascending."""
     return sorted({parameter_number(p) for p in parameters(bound.ast)})
@@ -519,8 +534,7 @@ def duckdb_tree(
         number = parameter_number(param)
         type_name = oid_type_name(bound.param_oids[number - 1])
         if param.meta.get(BLANK_PADDED_PARAMETER):
-            text = exp.cast(param.copy(), exp.DataType.build("VARCHAR", dialect="duckdb"))
-            param.replace(exp.Anonymous(this="rtrim", expressions=[text, exp.Literal.string(" ")]))
+            param.replace(_without_trailing_blanks(param, bound.param_oids[number - 1]))
         elif type_name is not None and not isinstance(param.parent, exp.Cast):
             param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
     # DuckDB takes exactly the parameters a statement names, so the used ones are numbered

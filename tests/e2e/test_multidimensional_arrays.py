@@ -16,6 +16,13 @@ def conns(nyala_server, postgres_server):
         psycopg.connect(nyala_server.dsn, autocommit=True) as nyala,
         psycopg.connect(postgres_server.dsn, autocommit=True) as postgres,
     ):
+        for conn in (nyala, postgres):
+            conn.execute("drop table if exists mda_t")
+            conn.execute("create table mda_t (id int primary key, v int, s text)")
+            conn.execute("create index mda_t_v on mda_t (v)")
+            conn.execute(
+                "insert into mda_t select g, g * 10, 's' || g from generate_series(1, 9) g"
+            )
         yield nyala, postgres
 
 
@@ -46,6 +53,11 @@ CASES = [
     ("select '{{1,2},{3}}'::int[]", ()),
     ("select '{{}}'::int[]", ()),
     ("select '{}'::int[]", ()),
+    ("select id from mda_t where id = any(%s) order by id", ([[1, 2], [3, 4]],)),
+    ("select id from mda_t where v = any(%s) order by id", ([[10, 20], [30, 40]],)),
+    ("select id from mda_t where s = any(%s) order by id", ([["s1", "s2"], ["s3", None]],)),
+    ("select id from mda_t where id <> all(%s) and id < 6 order by id", ([[1, 2], [3, 4]],)),
+    ("select id from mda_t where id = any(%s::int[]) order by id", ([[1, 2], [3, 4]],)),
 ]
 
 

@@ -566,6 +566,9 @@ def duckdb_tree(
             replaced = rewrite_string_function(node)
         if replaced is node:
             replaced = rewrite_generate_series(node)
+        if replaced is node and isinstance(node, exp.DataType) and node.this is DT.NAME:
+            # PostgreSQL's catalog type ``name`` (``'a'::name``, ``'{a,b}'::name[]``) is text.
+            replaced = exp.DataType.build("VARCHAR")
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(node)))

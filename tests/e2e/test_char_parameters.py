@@ -4,6 +4,8 @@ that pushes it down (key reads, index lookups, IN lists); one cast to text keeps
 
 from __future__ import annotations
 
+import struct
+
 import psycopg
 import pytest
 
@@ -93,3 +95,26 @@ def test_writes_by_char_key_parameter(conns, binary):
         ("delete from cpar_k where k = %s returning id", ("w  ",)),
     ]:
         assert _outcome(nyala, sql, params, binary) == _outcome(postgres, sql, params, binary)
+
+
+def test_bpchar_parameters_described_and_bound_in_binary(conns):
+    """Drivers that bind in binary the types Describe reports (bpchar, bpchar[]) are read."""
+    element = (4).to_bytes(4, "big") + b"zz  "
+    # array_recv: one dimension, no NULLs, bpchar elements, length 1, lower bound 1.
+    array = struct.pack("!5i", 1, 0, 1042, 1, 1) + element
+    answers = []
+    for conn in conns:
+        pgconn = conn.pgconn
+        pgconn.prepare(b"cpar_bin", b"select id from cpar_t where k = $1 or k = any($2)")
+        described = pgconn.describe_prepared(b"cpar_bin")
+        result = pgconn.exec_prepared(b"cpar_bin", [b"ab  ", array], param_formats=[1, 1])
+        answers.append(
+            (
+                [described.param_type(i) for i in range(described.nparams)],
+                result.error_message,
+                [result.get_value(i, 0) for i in range(result.ntuples)],
+            )
+        )
+        pgconn.exec_(b"deallocate cpar_bin")
+    assert answers[0] == answers[1]
+    assert answers[1][2] == [b"1"]

@@ -498,6 +498,7 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     TypeOid.NUMERIC: _decode_numeric_binary,
     TypeOid.TEXT: decode_utf8,
     TypeOid.VARCHAR: decode_utf8,
+    TypeOid.BPCHAR: decode_utf8,
     TypeOid.NAME: decode_utf8,
     TypeOid.DATE: _decode_date_binary,
     TypeOid.TIMESTAMP: _decode_timestamp_binary,

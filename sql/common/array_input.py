@@ -94,6 +94,8 @@ class _Parser:
         out: Elements = []
         self.skip_space()
         if self.peek() == "}":
+            if depth > 1:
+                raise _malformed(self.text, 'Unexpected "}" character.')
             self.position += 1
             return out
         while True:

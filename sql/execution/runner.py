@@ -125,7 +125,7 @@ class QueryRunner:
         cursor = self._cursor(compiled, txn, overrides, params, stats)
         self._running.append(cursor)
         try:
-            types, batches = executor.run(cursor, compiled.sql, values)
+            types, batches = executor.run(cursor, compiled.sql_for(values), values)
         except BaseException:
             self._finish(cursor)
             raise

@@ -473,6 +473,31 @@ class NyalaParser(PostgresParser):
             return Upsert(**insert.args)
         return super()._parse_statement()
 
+    def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        """sqlglot's, with arrays of the object identifier types (``oid[]``, ``regclass[]``,
+        ``regtype[]``), which drivers and psql send in catalog queries and sqlglot reads
+        as a subscript without an index.  A reg* element is spelt ``pg_catalog.regclass``,
+        as the catalog emulation reads reg* arrays; ``oid`` is DuckDB's too."""
+        node = super()._parse_types(*args, **kwargs)
+        if not isinstance(node, exp.ObjectIdentifier) or not self._at(TokenType.L_BRACKET):
+            return node
+        typed: exp.Expr = node
+        if node.name.lower() != "oid":
+            qualified = exp.Dot(
+                this=exp.to_identifier("pg_catalog"),
+                expression=exp.to_identifier(node.name.lower()),
+            )
+            typed = exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=qualified)
+        while self._curr is not None and self._next is not None:
+            if not (
+                self._curr.token_type is TokenType.L_BRACKET
+                and self._next.token_type is TokenType.R_BRACKET
+            ):
+                break
+            self._advance(2)
+            typed = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[typed], nested=True)
+        return typed
+
     def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
         """sqlglot's, noting the name the query called the function by (``substr``,
         ``lpad``), which PostgreSQL names the result column after."""

@@ -25,7 +25,7 @@ from sql.common.datatypes import oid_for_sqlglot_type
 from sql.common.names import SCHEMA, identifier_name, strip_schema
 from sql.frontend.parser import DIALECT
 from sql.planner import system_views
-from sql.planner.blank_padding import trim_blank_padded_literals
+from sql.planner.blank_padding import mark_blank_padded_parameters, trim_blank_padded_literals
 from sql.planner.literal_casts import (
     check_literal_casts,
     read_any_array_literals,
@@ -57,6 +57,9 @@ _OID_BY_SQLGLOT = {
     DT.DECIMAL: TypeOid.NUMERIC,
     DT.TEXT: TypeOid.TEXT,
     DT.VARCHAR: TypeOid.VARCHAR,
+    DT.CHAR: TypeOid.BPCHAR,
+    DT.BPCHAR: TypeOid.BPCHAR,
+    DT.NCHAR: TypeOid.BPCHAR,
     DT.VARBINARY: TypeOid.BYTEA,
     DT.BINARY: TypeOid.BYTEA,
     DT.DATE: TypeOid.DATE,
@@ -224,6 +227,7 @@ def bind_query(
         wanted = by_alias.get(ref.alias, set())
         ref.columns = [c for c in _readable(ref.table) if c.name in wanted]
     param_oids = infer_parameter_types(ast, declared_param_oids)
+    mark_blank_padded_parameters(ast, param_oids)
     view_columns = [frozenset(by_alias.get(alias, ())) for alias in view_aliases]
     return BoundQuery(ast, refs, param_oids, views_read, view_columns)
 

@@ -13,9 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from catalog.table import TableInfo
 from sql.common.result import ResultColumn
 from sql.planner import partial_index
+from sql.planner.array_depths import deepened_sql, nested_depths
 from sql.planner.binder import BoundQuery
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
@@ -25,9 +28,12 @@ from sql.planner.pushdown import (
     plan_scans,
     short_limit_parameter,
 )
-from sql.planner.transpile import OutputColumn, SessionFacts, to_duckdb, used_parameters
+from sql.planner.transpile import OutputColumn, SessionFacts, duckdb_tree, used_parameters
 from storage.errors import UndefinedParameter
 from storage.schema import ColumnSchema
+from storage.type_oids import ARRAY_OID
+
+_ARRAY_OIDS = frozenset(int(oid) for oid in ARRAY_OID.values())
 
 _view_ids = itertools.count(1)
 
@@ -67,6 +73,23 @@ class CompiledQuery:
     view_columns: list[frozenset[str]] = field(default_factory=list)
     """The columns read from each view in ``views_read`` (for column privileges)."""
 
+    duckdb_tree: exp.Expr | None = None
+    """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
+    _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)
+
+    def sql_for(self, values: Sequence[Any]) -> str:
+        """The DuckDB SQL to run with ``values`` (``duckdb_params``): array parameters cast
+        to as many dimensions as their values have (``array_depths``)."""
+        if self.duckdb_tree is None:
+            return self.sql
+        depths = nested_depths(values)
+        if depths is None:
+            return self.sql
+        sql = self._deepened.get(depths)
+        if sql is None:
+            sql = self._deepened[depths] = deepened_sql(self.duckdb_tree, depths)
+        return sql
+
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
         if len(values) < len(self.param_oids):
@@ -102,10 +125,12 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
     used = used_parameters(bound)
     facts = dataclasses.replace(facts, now_param=len(used) + 1)
     direct = direct_columns(bound, scans)
-    sql, outputs, uses_now = to_duckdb(bound, [v.view for v in views], facts)
+    tree, outputs, uses_now = duckdb_tree(bound, [v.view for v in views], facts)
+    arrays = any(oid in _ARRAY_OIDS for oid in bound.param_oids)
     return CompiledQuery(
-        sql, views, outputs, bound.param_oids, uses_now, direct=direct,
+        tree.sql(dialect="duckdb"), views, outputs, bound.param_oids, uses_now, direct=direct,
         is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
         view_columns=bound.view_columns,
         short_limit=short_limit_parameter(bound, scans, direct),
+        duckdb_tree=tree if arrays else None,
     )  # fmt: skip

@@ -30,6 +30,7 @@ from catalog.pruner import prune
 from catalog.table import TableInfo
 from sql.common.uuid_values import canonical_uuid
 from sql.planner.binder import BoundQuery, TableRef, parameter_number
+from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from storage.data_type import DataType, TabletId, TypeKind
 from storage.errors import InvalidTextRepresentation
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -72,13 +73,18 @@ class Operand:
 
     value: object = None
     parameter: int | None = None
+    blank_padded: bool = False
+    """A bpchar ``$n`` compared with char(n): its trailing blanks do not count."""
 
     def resolve(self, params: Sequence[object], column_type: DataType) -> object:
         if self.parameter is None:
             return self.value
         if self.parameter > len(params):
             raise _Unconvertible
-        return coerce(params[self.parameter - 1], column_type)
+        value = params[self.parameter - 1]
+        if self.blank_padded and isinstance(value, str):
+            value = value.rstrip(" ")
+        return coerce(value, column_type)
 
     def sql(self) -> str:
         return f"${self.parameter}" if self.parameter is not None else _literal_sql(self.value)
@@ -536,7 +542,10 @@ def _is_string_literal(node: exp.Expr) -> bool:
 
 def _operand(node: exp.Expr, column_type: DataType, *, allow_null: bool = False) -> Operand | None:
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
-        return Operand(parameter=parameter_number(node))
+        return Operand(
+            parameter=parameter_number(node),
+            blank_padded=bool(node.meta.get(BLANK_PADDED_PARAMETER)),
+        )
     if isinstance(node, exp.Null):
         return Operand(None) if allow_null else None
     value = _literal_value(node)

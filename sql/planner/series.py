@@ -6,6 +6,11 @@ DATE + BIGINT in DuckDB) and ``pg_typeof`` differed.  A series whose bounds and 
 are all ``integer`` (literals in its range, or casts to it) is cast back to it, in
 FROM and in the select list.  Bounds of other types keep DuckDB's BIGINT, as
 PostgreSQL's bigint and numeric forms are wider anyway.
+
+Two ``date`` bounds resolve to PostgreSQL's ``timestamp with time zone`` form (date
+converts implicitly to both timestamp types, and timestamptz is the preferred one);
+DuckDB picks its timestamp one.  Casting the bounds to TIMESTAMPTZ gives PostgreSQL's
+type and values: midnights in the session's TimeZone, days added across its DST changes.
 """
 
 from __future__ import annotations
@@ -41,8 +46,29 @@ def _integer_series(node: exp.Expr) -> bool:
     )
 
 
+def _is_date(node: exp.Expr | None) -> bool:
+    return node is not None and node.type is not None and node.type.this is exp.DataType.Type.DATE
+
+
+def _date_series(node: exp.Expr) -> exp.Expr | None:
+    """A series between two dates, its bounds cast to TIMESTAMPTZ; else None."""
+    if not (isinstance(node, _SERIES) and _is_date(node.args.get("start"))):
+        return None
+    if not _is_date(node.args.get("end")):
+        return None
+    series = node.copy()
+    for arg in ("start", "end"):
+        bound = series.args[arg]
+        series.set(arg, exp.cast(bound, exp.DataType.build("TIMESTAMPTZ", dialect="duckdb")))
+    return series
+
+
 def rewrite_generate_series(node: exp.Expr) -> exp.Expr:
-    """``node`` with an integer series cast to INTEGER, or ``node`` itself."""
+    """``node`` with an integer series cast to INTEGER, a date series made a timestamptz
+    one, or ``node`` itself."""
+    dated = _date_series(node)
+    if dated is not None:
+        return dated
     if isinstance(node, exp.Table) and _integer_series(node.this):
         alias = node.args.get("alias")
         if alias is None:

@@ -31,9 +31,11 @@ from sqlglot import exp
 
 from sql.common.datatypes import oid_type_name
 from sql.common.uuid_values import canonical_uuid
+from sql.planner.array_depths import flatten_quantified_arrays
 from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
+from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from sql.planner.float_checks import rewrite_float_arithmetic
 from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
@@ -539,6 +541,21 @@ def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Ta
     return replacement
 
 
+def _without_trailing_blanks(param: exp.Expr, oid: int) -> exp.Expr:
+    """``rtrim($n, ' ')`` for a bpchar parameter, of each element for a bpchar[] one."""
+    blank = exp.Literal.string(" ")
+    if oid == TypeOid.BPCHAR:
+        text = exp.cast(param.copy(), exp.DataType.build("VARCHAR", dialect="duckdb"))
+        return exp.Anonymous(this="rtrim", expressions=[text, blank])
+    texts = exp.cast(param.copy(), exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+    element = exp.to_identifier("_element")
+    trimmed = exp.Anonymous(this="rtrim", expressions=[exp.column(element.copy()), blank])
+    return exp.Anonymous(
+        this="list_transform",
+        expressions=[texts, exp.Lambda(this=trimmed, expressions=[element])],
+    )
+
+
 def used_parameters(bound: BoundQuery) -> list[int]:
     """The ``$n`` numbers the query names, ascending."""
     return sorted({parameter_number(p) for p in parameters(bound.ast)})
@@ -548,6 +565,14 @@ def to_duckdb(
     bound: BoundQuery, view_names: list[str], facts: SessionFacts
 ) -> tuple[str, list[OutputColumn], bool]:
     """DuckDB SQL for the bound query, its PostgreSQL column description, and whether it uses now()."""
+    tree, columns, uses_now = duckdb_tree(bound, view_names, facts)
+    return tree.sql(dialect="duckdb"), columns, uses_now
+
+
+def duckdb_tree(
+    bound: BoundQuery, view_names: list[str], facts: SessionFacts
+) -> tuple[exp.Expr, list[OutputColumn], bool]:
+    """``to_duckdb`` before it is spelt: DuckDB SQL's tree (``array_depths`` spells it again)."""
     columns = _output_columns(bound)
     ast = bound.ast
     for ref, view in zip(bound.tables, view_names, strict=True):
@@ -560,7 +585,9 @@ def to_duckdb(
     for param in parameters(ast):
         number = parameter_number(param)
         type_name = oid_type_name(bound.param_oids[number - 1])
-        if type_name is not None and not isinstance(param.parent, exp.Cast):
+        if param.meta.get(BLANK_PADDED_PARAMETER):
+            param.replace(_without_trailing_blanks(param, bound.param_oids[number - 1]))
+        elif type_name is not None and not isinstance(param.parent, exp.Cast):
             param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
     # DuckDB takes exactly the parameters a statement names, so the used ones are numbered
     # densely (a client may declare some that only RETURNING, or nothing, uses).
@@ -593,6 +620,9 @@ def to_duckdb(
             replaced = rewrite_string_function(node)
         if replaced is node:
             replaced = rewrite_generate_series(node)
+        if replaced is node and isinstance(node, exp.DataType) and node.this is DT.NAME:
+            # PostgreSQL's catalog type ``name`` (``'a'::name``, ``'{a,b}'::name[]``) is text.
+            replaced = exp.DataType.build("VARCHAR")
         if replaced is node:
             replaced = _rewrite_arithmetic(
                 _rewrite_function(_rewrite_length_cast(_rewrite_bytea(_rewrite_uuid_literal(node))))
@@ -602,4 +632,5 @@ def to_duckdb(
                 ast = replaced
             else:
                 node.replace(replaced)
-    return ast.sql(dialect="duckdb"), columns, uses_now
+    flatten_quantified_arrays(ast)
+    return ast, columns, uses_now

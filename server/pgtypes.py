@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from server import array_binary, bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
-from server.codec import ColumnValues, encode_data_rows
+from server.codec import ColumnValues, encode_data_rows, frame_rows
 from sql.common import date_styles
 from sql.common.uuid_values import uuid_bytes
 from storage.errors import (
@@ -84,6 +84,9 @@ def encode_rows(
 
     With ``type_code`` b"d" the same bytes are binary COPY tuples in CopyData messages.
     """
+    few = _few_plain_rows(batch, type_oids, formats, type_code)
+    if few is not None:
+        return few
     columns = [
         encode_column(
             batch.column(idx),
@@ -140,6 +143,35 @@ _INTEGER_OIDS = frozenset((TypeOid.INT2, TypeOid.INT4, TypeOid.INT8))
 _FEW_ROWS = 16
 """Up to this many integers are spelt by Python: one Arrow cast costs more than a
 point select's whole row (the prepared key lookup's answer)."""
+
+
+_PLAIN_TEXT_OIDS = frozenset((TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.NAME))
+"""Types whose text output is a string column's own UTF-8 bytes (``_fallback_text``)."""
+
+
+def _few_plain_rows(
+    batch: pa.RecordBatch, type_oids: Sequence[int], formats: Sequence[int], type_code: bytes
+) -> bytes | None:
+    """A few rows of integers and plain strings in text format (a point select's answer),
+    framed from Python values: the column-at-a-time encoders' arrays cost more than the row.
+    None when a column is of another kind, which ``encode_column`` spells."""
+    if batch.num_rows > _FEW_ROWS:
+        return None
+    fields: list[list[bytes | None]] = []
+    for idx, array in enumerate(batch.columns):
+        type_oid = type_oids[idx]
+        if formats[idx] != 0:
+            return None
+        kind = array.type
+        if type_oid in _INTEGER_OIDS and pa.types.is_integer(kind):
+            fields.append([None if v is None else str(v).encode() for v in array.to_pylist()])
+        elif type_oid in _PLAIN_TEXT_OIDS and (
+            pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        ):
+            fields.append([None if v is None else v.encode() for v in array.to_pylist()])
+        else:
+            return None
+    return frame_rows(fields, batch.num_rows, type_code)
 
 
 def _few_integers_text(array: pa.Array) -> ColumnValues:

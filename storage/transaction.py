@@ -69,7 +69,7 @@ from storage.errors import (
     SerializationFailure,
 )
 from storage.mvcc import TxnState, TxnStatus
-from storage.predicate import ScanSpec
+from storage.predicate import KeyRange, ScanSpec
 from storage.row_lock_mode import RowLockMode
 from storage.row_lock_queue import RowId, Ticket
 from storage.scan_stats import ScanStats
@@ -239,6 +239,24 @@ class Transaction:
             self._pipeline.check_snapshot(Timestamp(spec.snapshot))
             return tablet.read_range(spec, Timestamp(spec.snapshot), None, most)
         return tablet.read_range(spec, self._snapshot, self._state, most)
+
+    def read_key_range(
+        self,
+        tablet_id: TabletId,
+        key_range: KeyRange,
+        projection: tuple[ColumnId, ...],
+        most: int,
+        *,
+        snapshot: int | None = None,
+    ) -> pa.RecordBatch | None:
+        """``read_range`` of an already encoded, non-empty key range, every row in it wanted
+        (``Tablet.read_key_range``): at this snapshot with own writes, or at ``snapshot``."""
+        self._check_active()
+        tablet = self._tablets.tablet(tablet_id)
+        if snapshot is not None:
+            self._pipeline.check_snapshot(Timestamp(snapshot))
+            return tablet.read_key_range(key_range, projection, Timestamp(snapshot), None, most)
+        return tablet.read_key_range(key_range, projection, self._snapshot, self._state, most)
 
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""

@@ -26,9 +26,9 @@ import pyarrow as pa
 from catalog.indexes import IKEY, IndexInfo, value_columns
 from catalog.table import TableInfo
 from sql.execution import point_read
-from storage.data_type import ColumnId, TabletId, TypeKind
+from storage.data_type import BINARY, ColumnId, TabletId, TypeKind
 from storage.key_encoding import encode_sortable, encode_value, is_key_type, prefix_successor
-from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
+from storage.predicate import ColumnPredicate, KeyRange, PredicateKind, ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.transaction import Transaction
 
@@ -279,6 +279,17 @@ def _primary_keys(
     projection = _key_projection(table.schema, lookup.index)
     batches: list[pa.RecordBatch] = []
     for lower, upper in lookup.ranges:
+        key_range = _entry_range(lower, upper)
+        if key_range.is_empty:
+            continue
+        short = txn.read_key_range(
+            lookup.index.tablet_id, key_range, projection, SHORT_RANGE, snapshot=spec.snapshot
+        )
+        if short is not None:
+            batches.append(short)
+            continue
+        if short_only:
+            return None
         index_spec = ScanSpec(
             projection=projection,
             predicates=(
@@ -288,13 +299,17 @@ def _primary_keys(
             ),
             snapshot=spec.snapshot,
         )
-        short = txn.read_range(lookup.index.tablet_id, index_spec, SHORT_RANGE)
-        if short is not None:
-            batches.append(short)
-            continue
-        if short_only:
-            return None
         batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
     if not batches:
         return pa.table({str(c): pa.array([], pa.null()) for c in projection})
     return pa.Table.from_batches(batches)
+
+
+def _entry_range(lower: bytes, upper: bytes | None) -> KeyRange:
+    """The index tablet's encoded key range of the entries whose ``ikey`` is in
+    ``[lower, upper)``: ``ikey`` leads a two-column key (``index_schema``), so each bound is
+    its non-last encoding, as ``ScanSpec.key_range`` derives it from a range on ``ikey``."""
+    return KeyRange(
+        encode_value(lower, BINARY, is_last=False),
+        None if upper is None else encode_value(upper, BINARY, is_last=False),
+    )

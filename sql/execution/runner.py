@@ -8,6 +8,7 @@ table, as RETURNING needs) on a new DuckDB cursor and streams the result.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from sql.execution.table_activity import TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
+from sql.planner.pushdown import ScanPlan
 from sql.planner.transpile import OutputColumn
 from storage.data_type import TabletId
 from storage.errors import OutOfMemory
@@ -178,7 +180,7 @@ class QueryRunner:
             return None
         compiled.duckdb_params(params, now)
         scan = compiled.views[0].scan
-        spec = scan.spec(params)
+        spec = execution_spec(scan, params)
         table = scan.table
         if not _is_direct(compiled, spec, self._read_snapshot()):
             return None
@@ -347,7 +349,29 @@ def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: i
     ``ScanSource``, which checks history_max_age)."""
     if compiled.direct is None:
         return False
-    return _is_direct(compiled, compiled.views[0].scan.spec(params), read_snapshot)
+    return _is_direct(compiled, execution_spec(compiled.views[0].scan, params), read_snapshot)
+
+
+_last_spec = threading.local()
+
+
+def execution_spec(scan: ScanPlan, params: Sequence[Any]) -> ScanSpec:
+    """``scan.spec(params)``, made once for a statement that asks twice on one thread
+    (``runs_direct`` when deciding where it runs, then ``read_by_key``): the last spec is
+    kept with its scan plan and the very parameter objects it was made from, which a new
+    plan (after DDL) or a new execution's freshly decoded parameters never match."""
+    last = getattr(_last_spec, "entry", None)
+    if (
+        last is not None
+        and last[0] is scan
+        and len(last[1]) == len(params)
+        and all(a is b for a, b in zip(last[1], params, strict=True))
+    ):
+        spec: ScanSpec = last[2]
+        return spec
+    spec = scan.spec(params)
+    _last_spec.entry = (scan, tuple(params), spec)
+    return spec
 
 
 def _is_direct(compiled: CompiledQuery, spec: ScanSpec, read_snapshot: int | None) -> bool:

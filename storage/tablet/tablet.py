@@ -66,7 +66,7 @@ from storage.fs import (
 from storage.key_encoding import encode_key, encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
-from storage.predicate import ScanSpec
+from storage.predicate import KeyRange, ScanSpec
 from storage.row_change import Row, to_storage_values
 from storage.row_lock_mode import RowLockMode
 from storage.scan_stats import ScanStats
@@ -920,7 +920,21 @@ class Tablet:
         key_range = spec.key_range(self.schema)
         if spec.limit is not None or key_range.is_empty or spec.beyond_key(self.schema, key_range):
             return None
-        for column_id in spec.projection:
+        return self.read_key_range(key_range, spec.projection, snapshot, reader, most, stats)
+
+    def read_key_range(
+        self,
+        key_range: KeyRange,
+        projection: tuple[ColumnId, ...],
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+        stats: ScanStats | None = None,
+    ) -> pa.RecordBatch | None:
+        """``read_range`` of an already encoded, non-empty ``key_range`` (every row in it
+        wanted): a caller that encoded the range itself (an index lookup) skips deriving it
+        from a ScanSpec again."""
+        for column_id in projection:
             self._column_schema(column_id)
         stats = stats or ScanStats()
         with self._lock:
@@ -928,7 +942,7 @@ class Tablet:
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
             return point_read.read_range(
-                self.schema, memrowsets, self.rowsets, key_range, spec.projection, snapshot,
+                self.schema, memrowsets, self.rowsets, key_range, projection, snapshot,
                 reader, stats, most,
             )  # fmt: skip
 

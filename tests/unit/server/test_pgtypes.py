@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from server import codec
 from server import pgtypes as t
 from storage.errors import (
     NumericValueOutOfRange,
@@ -355,3 +356,38 @@ def test_a_few_integers_are_spelt_as_the_arrow_cast_spells_many():
         assert encoded(few, oid, 0) * 10 == encoded(many, oid, 0)
         assert encoded(few, oid, 0)[:3] == [b"0", b"-5", None]
         assert encoded(pa.array([], arrow_type), oid, 0) == []
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 16, 17])
+def test_few_plain_rows_frame_as_the_column_encoders_do(rows):
+    """The few-rows fast path (integers and plain text in text format) gives the bytes the
+    column-at-a-time encoders give, NULLs, multibyte text and every integer width included."""
+    values = [None, -(2**63), 2**63 - 1, 0, 42, -7]
+    texts = [None, "", "héllo ✓", "x" * 300, "tab\there", "😀"]
+    batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array([values[i % len(values)] for i in range(rows)], pa.int64()),
+            pa.array([None if i % 4 == 0 else i - 3 for i in range(rows)], pa.int16()),
+            pa.array([None if i % 5 == 1 else i * 1000 for i in range(rows)], pa.int32()),
+            pa.array([texts[i % len(texts)] for i in range(rows)], pa.string()),
+            pa.array([texts[(i + 2) % len(texts)] for i in range(rows)], pa.large_string()),
+            pa.array([texts[(i + 3) % len(texts)] for i in range(rows)], pa.string()),
+        ],
+        names=["a", "b", "c", "d", "e", "f"],
+    )
+    oids = [TypeOid.INT8, TypeOid.INT2, TypeOid.INT4, TypeOid.TEXT, TypeOid.VARCHAR, TypeOid.NAME]
+    formats = [0] * len(oids)
+    general = codec.encode_data_rows(
+        [t.encode_column(batch.column(i), oids[i], 0) for i in range(len(oids))], rows
+    )
+    assert t.encode_rows(batch, oids, formats) == general
+    assert t._few_plain_rows(batch, oids, formats, b"D") == (general if rows <= 16 else None)
+
+
+def test_few_rows_of_other_kinds_take_the_column_encoders():
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([1], pa.int64()), pa.array([1.5], pa.float64())], names=["a", "b"]
+    )
+    assert t._few_plain_rows(batch, [TypeOid.INT8, TypeOid.FLOAT8], [0, 0], b"D") is None
+    assert t._few_plain_rows(batch.select([0]), [TypeOid.INT8], [1], b"D") is None
+    assert t._few_plain_rows(batch.select([0]), [TypeOid.TEXT], [0], b"D") is None

@@ -38,7 +38,7 @@ from sql.common.names import identifier_name
 from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
-from storage.data_type import TabletId, TypeKind
+from storage.data_type import ColumnId, TabletId, TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -448,9 +448,9 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
 def _current_row(
     txn: Transaction,
     tablet_id: TabletId,
-    projection: tuple[int, ...],
+    projection: tuple[ColumnId, ...],
     key: bytes | None,
-    keys: list[ColumnSchema],
+    keys: tuple[ColumnSchema, ...],
     values: list[object],
 ) -> pa.RecordBatch | None:
     """The row an UPDATE by key reads, as a scan for ``keys`` equal to ``values`` would find

@@ -82,30 +82,18 @@ class CommitRecord:
 
 
 _IPC_OPTIONS = pa.ipc.IpcWriteOptions()
-"""pyarrow's defaults, given so that a stream writer does not read two environment variables."""
-_END_OF_STREAM = b"\xff\xff\xff\xff\x00\x00\x00\x00"
-
-
-def _ipc_stream(batch: pa.RecordBatch) -> bytes:
-    """``batch`` as an Arrow IPC stream (schema, the batch, end of stream), byte for byte
-    what ``pa.ipc.new_stream`` writes, from two serialised messages: a stream writer's
-    sink, writer and buffer cost several times more for a one-row write."""
-    schema = batch.schema
-    if any(isinstance(t, pa.DictionaryType) for t in schema.types):
-        sink = pa.BufferOutputStream()  # dictionaries go in messages of their own
-        with pa.ipc.new_stream(sink, schema, options=_IPC_OPTIONS) as writer:
-            writer.write_batch(batch)
-        return bytes(sink.getvalue().to_pybytes())
-    return b"".join(
-        (schema.serialize().to_pybytes(), batch.serialize().to_pybytes(), _END_OF_STREAM)
-    )
+"""pyarrow's defaults, given so that a stream writer does not read two environment variables
+per record (a tenth of a one-row UPDATE's commit)."""
 
 
 def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
     """Encode the operations part of a record (done before the commit timestamp is known)."""
     parts = []
     for op in ops:
-        data = _ipc_stream(op.batch)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, op.batch.schema, options=_IPC_OPTIONS) as writer:
+            writer.write_batch(op.batch)
+        data = sink.getvalue().to_pybytes()
         parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))
         parts.append(data)
     return b"".join(parts)

@@ -526,6 +526,11 @@ def _compared(value: object, column: ColumnSchema, table: TableInfo) -> object:
     rounded) is compared, not assigned, in PostgreSQL: _Fallback, for the general path."""
     if value is None:
         raise _Fallback
+    limits = _INT_LIMITS.get(column.type.kind)
+    if limits is not None and type(value) is int:  # the usual key: what _checked gives
+        if not -limits[0] <= value < limits[0]:
+            raise _Fallback
+        return value
     try:
         (stored,) = _checked([value], column, table)
     except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:

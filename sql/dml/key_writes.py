@@ -38,7 +38,7 @@ from sql.common.names import identifier_name
 from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
-from storage.data_type import TabletId, TypeKind
+from storage.data_type import ColumnId, TabletId, TypeKind
 from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
@@ -390,41 +390,42 @@ def _write_whole(
 
 
 def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
-    """UPDATE one row by key with SET expressions over its current values."""
+    """UPDATE one row by key with SET expressions over its current values.
+
+    The key is checked and encoded from Python values (plain ints and strs: what the tablet
+    encodes from their arrays) and its arrays built once, for every re-check's write."""
     (cells,) = write.rows
     table = write.table
     keys = table.schema.key_columns
     try:
-        key_values = [values.of(cell) for cell in cells[: len(keys)]]
-        key_batch = pa.RecordBatch.from_arrays(
-            [_array([v], c, table) for v, c in zip(key_values, keys, strict=True)],
-            names=[str(c.id) for c in keys],
-        )
+        raw = [values.of(cell) for cell in cells[: len(keys)]]
+        key_values = [_compared(v, c, table) for v, c in zip(raw, keys, strict=True)]
+        key_arrays = [_arrow([v], c) for v, c in zip(key_values, keys, strict=True)]
     except _Fallback:
         return None
-    ((tablet_id, _),) = by_tablet(table, key_batch)
-    spec = ScanSpec(
-        projection=tuple(c.id for c in write.reads),
-        predicates=tuple(
-            ColumnPredicate.equality(c.id, v) for c, v in zip(keys, key_values, strict=True)
-        ),
-    )
-    try:
-        key: bytes | None = encode_key(
-            [array[0].as_py() for array in key_batch.columns], [c.type for c in keys]
-        )
-    except (ValueError, OverflowError, TypeError, ArithmeticError):
-        key = None
+    if table.partition_schema is None:
+        tablet_id = table.tablet_ids[0]
+    else:
+        key_batch = pa.RecordBatch.from_arrays(key_arrays, names=[str(c.id) for c in keys])
+        ((tablet_id, _),) = by_tablet(table, key_batch)
+    projection = tuple(c.id for c in write.reads)
+    key: bytes | None = None
+    if all(type(v) is int or type(v) is str for v in key_values):
+        try:
+            key = encode_key(key_values, [c.type for c in keys])
+        except (ValueError, OverflowError, TypeError, ArithmeticError):
+            key = None
     if key is not None:
         txn.refuse_if_queued(tablet_id, key)
+    names = [str(c.id) for c in write.columns]
     while True:
-        found = _current_row(txn, tablet_id, spec, key)
+        found = _current_row(txn, tablet_id, projection, key, keys, raw)
         if found is None:
             return 0
         row: dict[int, object] = dict(
-            zip(spec.projection, (col[0].as_py() for col in found.columns), strict=True)
+            zip(projection, (col[0].as_py() for col in found.columns), strict=True)
         )
-        arrays = [*key_batch.columns]
+        arrays = [*key_arrays]
         for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
             try:
                 value = (
@@ -435,7 +436,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
                 arrays.append(_array([value], column, table))
             except _Fallback:
                 return None
-        batch = pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+        batch = pa.RecordBatch.from_arrays(arrays, names=names)
         conflicts: list[int] = []
         count = txn.update(tablet_id, batch, conflicts=conflicts)
         if not conflicts:
@@ -445,13 +446,24 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
 
 
 def _current_row(
-    txn: Transaction, tablet_id: TabletId, spec: ScanSpec, key: bytes | None
+    txn: Transaction,
+    tablet_id: TabletId,
+    projection: tuple[ColumnId, ...],
+    key: bytes | None,
+    keys: tuple[ColumnSchema, ...],
+    values: list[object],
 ) -> pa.RecordBatch | None:
-    """The row an UPDATE by key reads, as a scan of ``spec`` would find it: by a point read
-    of its encoded ``key`` (a scan when the key did not encode), or None."""
+    """The row an UPDATE by key reads, as a scan for ``keys`` equal to ``values`` would find
+    it: by a point read of its encoded ``key`` (a scan when the key did not encode), or None."""
     if key is not None:
-        batch = txn.read_keys(tablet_id, [key], spec.projection)
+        batch = txn.read_keys(tablet_id, [key], projection)
         return batch if batch.num_rows else None
+    spec = ScanSpec(
+        projection=projection,
+        predicates=tuple(
+            ColumnPredicate.equality(c.id, v) for c, v in zip(keys, values, strict=True)
+        ),
+    )
     found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
     return found[0] if found else None
 
@@ -460,12 +472,15 @@ def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) 
     """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
+    key_count = len(write.table.schema.key_columns)
     for position, column in enumerate(write.columns):
         if any(row[position].sequence is not None for row in write.rows):
             drawn.append(position)
             arrays.append(None)
             continue
         column_values = [v.of(row[position]) for row, v in zip(write.rows, values, strict=True)]
+        if write.kind != "INSERT" and position < key_count:
+            column_values = [_compared(v, column, write.table) for v in column_values]
         arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
@@ -502,6 +517,42 @@ class _Values:
 
 def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.Array:
     """``values`` as the column's Arrow type, checked as PostgreSQL checks an assignment."""
+    return _arrow(_checked(values, column, table), column)
+
+
+def _compared(value: object, column: ColumnSchema, table: TableInfo) -> object:
+    """A key value an UPDATE's or DELETE's WHERE compares with, as the key stores it; a
+    value the assignment checks would refuse or change (NULL, too long, out of range,
+    rounded) is compared, not assigned, in PostgreSQL: _Fallback, for the general path."""
+    if value is None:
+        raise _Fallback
+    limits = _INT_LIMITS.get(column.type.kind)
+    if limits is not None and type(value) is int:  # the usual key: what _checked gives
+        if not -limits[0] <= value < limits[0]:
+            raise _Fallback
+        return value
+    try:
+        (stored,) = _checked([value], column, table)
+    except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
+        raise _Fallback from exc
+    if stored != value or (
+        column.type.kind is TypeKind.FLOAT and float(np.float32(stored)) != stored  # type: ignore[arg-type]  # a float column's cells are floats
+    ):
+        raise _Fallback
+    return stored
+
+
+def _arrow(values: list[object], column: ColumnSchema) -> pa.Array:
+    """Checked ``values`` as the column's Arrow type (_Fallback if they do not convert)."""
+    try:
+        return pa.array(values, type=column.type.arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        raise _Fallback from exc
+
+
+def _checked(values: list[object], column: ColumnSchema, table: TableInfo) -> list[object]:
+    """``values`` checked as PostgreSQL checks an assignment to ``column``, as stored
+    (numerics rounded to the scale, varchars' trailing spaces past the limit cut)."""
     kind = column.type.kind
     if not column.nullable and any(v is None for v in values):
         raise NotNullViolation(
@@ -528,10 +579,7 @@ def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.A
             values = [None if v is None else v[:limit] for v in texts]
     if column.type.blank_padded:
         values = [None if v is None else str(v).rstrip(" ") for v in values]
-    try:
-        return pa.array(values, type=column.type.arrow_type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        raise _Fallback from exc
+    return values
 
 
 _WIDE = decimal.Context(prec=2000)  # quantize never fails for want of digits; the check below

@@ -1452,7 +1452,8 @@ class Session:
         if not isinstance(plan, DmlPlan) or self._block.failed:
             return False
         table = plan.write.table
-        txn = self._block.current()
+        # The statement's snapshot is taken when it runs (_run_checked), after this fence.
+        txn = self._block.txn if self._block.txn is not None else self._block.start()
         txn.enlist(table.tablet_ids)
         if self._db.catalog.has_ddl_locks:
             self._wait_for_ddl([table.name], [table.name])

@@ -308,3 +308,39 @@ def test_key_prefix_and_range_reads_with_a_limit_parameter(conn):
     direct = "select n from kw where id >= %s and id < %s limit %s"
     assert len(cur.execute(direct, (10, 900, 1000), prepare=True).fetchall()) == 1000
     assert len(cur.execute(direct, (10, 900, 5000), prepare=True).fetchall()) == 2670
+
+
+def _row_updates_by_checked_keys(dsn: str) -> list[object]:
+    """UPDATEs (SET from the row, and constant) and DELETEs by keys an assignment would
+    change or refuse: a varchar key's spaces past its length, one too long, a smallint out
+    of range, NULL.  A WHERE compares them: no row, no error."""
+    seen: list[object] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("drop table if exists ck")
+        conn.execute("create table ck (k varchar(3), n smallint, v int, primary key (k, n))")
+        conn.execute("insert into ck values ('ab', 1, 1), ('abc', 2, 2), ('', 3, 3)")
+        statements = [
+            "update ck set v = v * 2 + %s where k = %s and n = %s",
+            "update ck set v = %s where k = %s and n = %s",
+            "delete from ck where k = %s and n = %s",
+        ]
+        for statement in statements:
+            for params in [(1, "ab", 1), (1, "ab    ", 1), (1, "abc  ", 2), (1, "abcd", 2),
+                           (1, "abc", 40000), (1, "", 3), (1, "  ", 3), (1, "zz", 1),
+                           (1, None, 1), (None, "ab", 1)]:  # fmt: skip
+                given = params[1:] if statement.startswith("delete") else params
+                try:
+                    seen.append(conn.execute(statement, given, prepare=True).statusmessage)
+                except psycopg.Error as exc:
+                    seen.append(exc.sqlstate)
+            seen.append(conn.execute("select * from ck order by k, n").fetchall())
+        conn.execute("drop table ck")
+    return seen
+
+
+def test_writes_by_keys_an_assignment_would_refuse_follow_postgresql(nyala_server, postgres_server):
+    """The key-write path compares the WHERE's key values (it does not assign them): a value
+    the checks would cut or refuse finds no row, as in PostgreSQL, instead of 22001/22003."""
+    expected = _row_updates_by_checked_keys(postgres_server.dsn)
+    assert "UPDATE 0" in expected and "DELETE 0" in expected and "DELETE 1" in expected
+    assert _row_updates_by_checked_keys(nyala_server.dsn) == expected

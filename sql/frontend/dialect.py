@@ -174,8 +174,11 @@ class Upsert(exp.Insert):
 
 
 class NyalaParser(PostgresParser):
-    # PostgreSQL has no lambdas: in ``f(doc -> 'a')`` the arrow is json's ``->``.
-    LAMBDAS: ClassVar[dict[TokenType, Any]] = {}
+    # PostgreSQL has no lambdas: in ``f(doc -> 'a')`` the arrow is json's ``->``; ``=>``
+    # stays, as a named argument (``make_interval(days => 3)``).
+    LAMBDAS: ClassVar[dict[TokenType, Any]] = {
+        token: parse for token, parse in PostgresParser.LAMBDAS.items() if token != TokenType.ARROW
+    }
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
 

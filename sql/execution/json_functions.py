@@ -16,7 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sql.common.json_values import (
     JsonValue,
@@ -25,6 +27,7 @@ from sql.common.json_values import (
     parse_json,
     typeof,
 )
+from sql.execution import jsonb_columns
 from storage.errors import InvalidParameterValue
 
 _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
@@ -267,6 +270,69 @@ def _arrow_function(fn: Callable[..., Any], arity: int, returns: str) -> Callabl
     return lambda a, b, c: _map((a, b, c), fn, out)
 
 
+def _constant(array: pa.Array) -> Any:
+    """The one value of an argument DuckDB passes as the same value on every row, or
+    MISSING when the rows differ or hold a NULL."""
+    if len(array) == 0 or array.null_count:
+        return MISSING
+    first = array[0]
+    if len(array) > 1 and not pc.all(pc.equal(array, first)).as_py():
+        return MISSING
+    return first.as_py()
+
+
+def _completed(
+    answer: jsonb_columns.Answer, arrays: tuple[pa.Array, ...], fn: Callable[..., Any]
+) -> pa.Array:
+    """A kernel's answer with the rows it left undecided answered by ``fn`` row by row."""
+    if answer.undecided is None:
+        return answer.values
+    rows = np.flatnonzero(answer.undecided)
+    taken = [a.take(pa.array(rows)) for a in arrays]
+    return pc.replace_with_mask(
+        answer.values,
+        pa.array(answer.undecided),
+        _map(tuple(taken), fn, answer.values.type),
+    )
+
+
+def _column_function(
+    kernel: Callable[..., jsonb_columns.Answer | None], general: str
+) -> Callable[..., pa.Array]:
+    """A stored jsonb column's operator with constant other arguments: ``kernel`` over the
+    whole batch where it has a pass for them, else ``general`` row by row (the same
+    answers)."""
+    fn, _, returns = _FUNCTIONS[general]
+    out = _RESULT_ARROW[returns]
+
+    def run(docs: pa.Array, *others: pa.Array) -> pa.Array:
+        constants = [_constant(a) for a in others]
+        if all(c is not MISSING for c in constants):
+            answer = kernel(docs, *constants)
+            if answer is not None:
+                return _completed(answer, (docs, *others), fn)
+        return _map((docs, *others), fn, out)
+
+    arity = len(_FUNCTIONS[general][1])
+    if arity == 2:
+        return lambda a, b: run(a, b)
+    return lambda a, b, c: run(a, b, c)
+
+
+def _needle_contains(docs: pa.Array, needle: str) -> jsonb_columns.Answer | None:
+    return jsonb_columns.contains(docs, _parse(needle))
+
+
+_COLUMN_FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "nyj_field": (jsonb_columns.field, "nyj_field"),
+    "nyj_field_text": (jsonb_columns.field_text, "nyj_field_text"),
+    "nyj_contains": (_needle_contains, "nyj_contains"),
+    "nyj_exists": (jsonb_columns.exists, "nyj_exists"),
+}
+"""The ``nyj_column_`` forms, for a stored jsonb column (jsonb_out's text) as first
+argument: a kernel over the batch, and the function whose answers it gives."""
+
+
 def register(duck: duckdb.DuckDBPyConnection) -> None:
     """Create the ``nyj_`` functions on ``duck``."""
     for name, (fn, params, returns) in _FUNCTIONS.items():
@@ -274,6 +340,15 @@ def register(duck: duckdb.DuckDBPyConnection) -> None:
             name,
             _arrow_function(fn, len(params), returns),
             params,  # type: ignore[arg-type]  # DuckDB's stubs list type names one by one
+            returns,
+            **_ARROW_UDF,
+        )
+    for name, (kernel, general) in _COLUMN_FUNCTIONS.items():
+        _, params, returns = _FUNCTIONS[general]
+        duck.create_function(
+            name.replace("nyj_", "nyj_column_"),
+            _column_function(kernel, general),
+            params,  # type: ignore[arg-type]
             returns,
             **_ARROW_UDF,
         )

@@ -161,6 +161,14 @@ def _key(path: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
     return _text(path), exp.true() if by_index else exp.false()
 
 
+def _over(name: str, document: exp.Expr) -> str:
+    """``name``, or its ``nyj_column_`` form when ``document`` is a stored jsonb column: its
+    text is jsonb_out's, which that form reads a batch at a time (``jsonb_columns``)."""
+    if isinstance(document, exp.Column) and json_kind(document) == "jsonb":
+        return name.replace("nyj_", "nyj_column_")
+    return name
+
+
 def _text_array(node: exp.Expr) -> exp.Expr:
     """A text[] operand (a path, a key list): a string literal is read as an array literal."""
     if isinstance(node, exp.Literal) and node.is_string:
@@ -283,8 +291,8 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and kind:
         key, by_index = _key(node.expression)
         if isinstance(node, exp.JSONExtractScalar):
-            return _call("nyj_field_text", _text(node.this), key, by_index)
-        return _document("nyj_field", kind, _text(node.this), key, by_index)
+            return _call(_over("nyj_field_text", node.this), _text(node.this), key, by_index)
+        return _document(_over("nyj_field", node.this), kind, _text(node.this), key, by_index)
     if isinstance(node, (exp.JSONBExtract, exp.JSONBExtractScalar)) and kind:
         path = _text_array(node.expression)
         if isinstance(node, exp.JSONBExtractScalar):
@@ -299,11 +307,13 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
             hint="No operator matches the given name and argument types.",
         )
     if isinstance(node, exp.ArrayContainsAll):
-        return _call("nyj_contains", _operand(node.this), _operand(node.expression))
+        contains = _over("nyj_contains", node.this)
+        return _call(contains, _operand(node.this), _operand(node.expression))
     if isinstance(node, exp.ArrayContainedBy):
-        return _call("nyj_contains", _operand(node.expression), _operand(node.this))
+        contains = _over("nyj_contains", node.expression)
+        return _call(contains, _operand(node.expression), _operand(node.this))
     if isinstance(node, exp.JSONBContainsTopKey):
-        return _call("nyj_exists", _text(node.this), _text(node.expression))
+        return _call(_over("nyj_exists", node.this), _text(node.this), _text(node.expression))
     if isinstance(node, exp.JSONBContainsAnyTopKeys):
         return _call("nyj_exists_any", _text(node.this), _text_array(node.expression))
     if isinstance(node, exp.JSONBContainsAllTopKeys):

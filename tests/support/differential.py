@@ -17,18 +17,29 @@ Run by hand (starts both servers itself)::
 
     python -m tests.support.differential            # report agreement per file
     python -m tests.support.differential --record   # rewrite agreeing.txt and disagreeing.txt
+
+For a test that checks a few statements of its own side by side, ``Pair`` holds one
+connection to each server: ``check`` runs a statement on both and asserts the same rows or
+SQLSTATE (``outcome``), ``same`` compares any reading of both, ``run`` applies writes to
+both::
+
+    with Pair.connect(nyala.dsn, postgres.dsn, SETUP) as pair:
+        pair.check("select %s::int[]", ([1, None],), binary=True)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import re
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -37,6 +48,7 @@ BASELINE = CORPUS / "agreeing.txt"
 DISAGREEING = CORPUS / "disagreeing.txt"
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 _REASON = "-- differs:"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +219,7 @@ def record(verdicts: list[Verdict]) -> None:
     agreeing = [v for v in verdicts if v.agrees]
     BASELINE.write_text(
         header
-        + "".join(
-            f"{v.statement.key} {' '.join(v.statement.sql.split())[:80]}\n" for v in agreeing
-        )
+        + "".join(f"{v.statement.key} {' '.join(v.statement.sql.split())[:80]}\n" for v in agreeing)
     )
     DISAGREEING.write_text(
         "# Corpus statements that do not yet answer as PostgreSQL 15 does, and how they differ.\n"
@@ -235,6 +245,87 @@ def summary(verdicts: list[Verdict]) -> str:
         f"   XX000 on nyala: {internal}"
     )
     return "\n".join(lines)
+
+
+# Side by side: the same statements on a nyala and a PostgreSQL connection, in one test.
+
+
+def outcome(
+    conn: psycopg.Connection[Any],
+    sql: str,
+    params: Sequence[Any] = (),
+    *,
+    binary: bool = False,
+    prepare: bool | None = None,
+    messages: bool = False,
+) -> Any:
+    """What one statement gives on ``conn``: its rows (``fetchall``), or the error's SQLSTATE
+    (with its primary message and detail when ``messages``).  The connection is left usable
+    (it is in autocommit)."""
+    try:
+        return conn.execute(sql, params, binary=binary, prepare=prepare).fetchall()
+    except psycopg.Error as exc:
+        if messages:
+            return exc.sqlstate, exc.diag.message_primary, exc.diag.message_detail
+        return exc.sqlstate
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One autocommit connection to nyala and one to PostgreSQL, for a side-by-side test."""
+
+    nyala: psycopg.Connection[Any]
+    postgres: psycopg.Connection[Any]
+
+    @classmethod
+    @contextlib.contextmanager
+    def connect(
+        cls, nyala_dsn: str, postgres_dsn: str, setup: Sequence[str] = ()
+    ) -> Iterator[Pair]:
+        """Both connections, with ``setup`` run on each first; closed on exit."""
+        with (
+            psycopg.connect(nyala_dsn, autocommit=True) as nyala,
+            psycopg.connect(postgres_dsn, autocommit=True) as postgres,
+        ):
+            pair = cls(nyala, postgres)
+            pair.run(*setup)
+            yield pair
+
+    def __iter__(self) -> Iterator[psycopg.Connection[Any]]:
+        return iter((self.nyala, self.postgres))
+
+    def run(self, *statements: str) -> None:
+        """Run statements that must succeed on both (set-up, writes between checks)."""
+        for conn in self:
+            for statement in statements:
+                conn.execute(statement)
+
+    def same(self, read: Callable[[psycopg.Connection[Any]], T], why: str = "") -> T:
+        """``read`` on each connection; assert both give the same and return it."""
+        ours, theirs = read(self.nyala), read(self.postgres)
+        assert ours == theirs, f"{why}: nyala {ours!r} != postgres {theirs!r}"
+        return theirs
+
+    def check(
+        self,
+        sql: str,
+        params: Sequence[Any] = (),
+        *,
+        binary: bool = False,
+        prepare: bool | None = None,
+        messages: bool = False,
+        sort: bool = False,
+    ) -> Any:
+        """Run ``sql`` on both and assert the same ``outcome`` (rows in any order when
+        ``sort``); return PostgreSQL's."""
+
+        def read(conn: psycopg.Connection[Any]) -> Any:
+            found = outcome(conn, sql, params, binary=binary, prepare=prepare, messages=messages)
+            if sort and isinstance(found, list):
+                return sorted(found, key=repr)
+            return found
+
+        return self.same(read, f"{sql} {tuple(params)!r} binary={binary}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,317 @@
+"""jsonb operators over a whole column of stored jsonb text, as numpy passes over its bytes.
+
+A stored jsonb value is jsonb_out's text (``sql.common.json_values``): keys
+unique and sorted, ``", "`` and ``": "`` between items, numbers without an
+exponent, every string written one way.  So a batch's bytes can be read
+structurally in a few whole-buffer passes: which quotes are not escaped,
+which bytes lie inside strings, each byte's nesting depth.  A top-level key
+is then the byte pattern of its jsonb text followed by ``": "`` at depth one,
+and its value runs to the next comma at depth one or the closing brace.
+
+A kernel answers a whole batch, or returns None (a needle or key it has no
+pass for, a batch whose text is not balanced jsonb text); the caller then
+runs the per-row functions.  Where a kernel leaves single rows to them (a
+string value with escapes to unquote) it says which.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_QUOTE, _BACKSLASH, _COMMA = 1, 2, 7
+_TOKENS = np.zeros(256, np.uint8)
+for _kind, _byte in enumerate('"\\{[}],', start=1):
+    _TOKENS[ord(_byte)] = _kind
+_STEP = np.array([0, 0, 0, 1, 1, -1, -1, 0], np.int32)
+"""Depth change per token kind: quote, backslash, { [ } ] and comma."""
+_MAX_PATTERN = 256
+"""Longest key (as jsonb text) a pass looks for; a longer one goes row by row."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A batch's bytes and where its structure is: positions of the few bytes that matter,
+    never a per-byte array beyond the one pass that finds them."""
+
+    data: np.ndarray  # uint8, the batch's bytes
+    starts: np.ndarray  # int64, each row's first byte
+    ends: np.ndarray  # int64, one past each row's last byte
+    valid: np.ndarray  # bool, the row is not NULL
+    keys: np.ndarray  # int64, sorted: opening quotes at depth one
+    stops: np.ndarray  # int64, sorted: commas at depth one and top-level closers
+
+    def rows_of(self, positions: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.starts, positions, side="right") - 1
+
+    def first_byte(self, byte: str) -> np.ndarray:
+        """Rows (not NULL, not empty) whose text starts with ``byte``."""
+        nonempty = self.ends > self.starts
+        first = self.data[np.minimum(self.starts, max(len(self.data) - 1, 0))]
+        return self.valid & nonempty & (first == ord(byte))
+
+
+def _bytes(docs: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A batch's bytes, each row's start and end in them, and which rows are not NULL."""
+    if docs.type != pa.string():
+        docs = docs.cast(pa.string())
+    if isinstance(docs, pa.ChunkedArray):
+        docs = docs.combine_chunks()
+    valid = np.ones(len(docs), bool) if docs.null_count == 0 else docs.is_valid().to_numpy(False)
+    if docs.null_count:
+        docs = pc.fill_null(docs, "")  # a NULL slot's bytes are not defined
+    offsets = np.frombuffer(docs.buffers()[1], np.int32)[docs.offset : docs.offset + len(docs) + 1]
+    base, end = int(offsets[0]), int(offsets[-1])
+    buffer = docs.buffers()[2]
+    data = np.frombuffer(buffer, np.uint8)[base:end] if buffer else np.zeros(0, np.uint8)
+    return data, offsets[:-1].astype(np.int64) - base, offsets[1:].astype(np.int64) - base, valid
+
+
+def _escaped(quotes: np.ndarray, backslashes: np.ndarray) -> np.ndarray:
+    """Which quotes are escaped: an odd run of backslashes comes right before them."""
+    if not len(backslashes):
+        return np.zeros(len(quotes), bool)
+    run_start = np.ones(len(backslashes), bool)
+    run_start[1:] = np.diff(backslashes) != 1
+    first = np.maximum.accumulate(np.where(run_start, backslashes, 0))
+    at = np.minimum(np.searchsorted(backslashes, quotes - 1), len(backslashes) - 1)
+    after_run = backslashes[at] == quotes - 1
+    return after_run & ((quotes - first[at]) % 2 == 1)
+
+
+def _layout(docs: pa.Array) -> _Layout | None:
+    """The structure of a batch of jsonb texts; None if it is not balanced jsonb text.
+
+    One pass finds the bytes that matter (quotes, backslashes, brackets, commas); the
+    rest runs over those positions only, in order: a running count of quotes says which
+    are inside strings, a running sum of brackets gives each one's depth."""
+    data, starts, ends, valid = _bytes(docs)
+    marks = data == ord('"')
+    for byte in b"\\{[}],":
+        marks |= data == byte
+    where = np.flatnonzero(marks)
+    kind = np.take(_TOKENS, np.take(data, where))
+    quote = kind == _QUOTE
+    backslash = kind == _BACKSLASH
+    if backslash.any():
+        quote[np.flatnonzero(quote)[_escaped(where[quote], where[backslash])]] = False
+    inside = (np.cumsum(quote, dtype=np.int32) & 1) == 1  # an opening quote is inside
+    step = np.where(inside | quote, 0, np.take(_STEP, kind))
+    depth = np.cumsum(step, dtype=np.int32)  # after each position
+    last = np.searchsorted(where, ends) - 1
+    last = last[last >= 0]
+    if inside[last].any() or (depth[last] != 0).any():
+        return None
+    keys = where[quote & inside & (depth == 1)]
+    structural = ~inside & ~quote
+    stop = ((kind == _COMMA) & (depth == 1)) | ((step < 0) & (depth == 0))
+    return _Layout(data, starts, ends, valid, keys, where[structural & stop])
+
+
+def _find(layout: _Layout, pattern: bytes) -> np.ndarray:
+    """Positions where ``pattern`` starts with a string's opening quote at depth one."""
+    data, candidates = layout.data, layout.keys
+    candidates = candidates[candidates + len(pattern) <= len(data)]
+    wanted = np.frombuffer(pattern, np.uint8)
+    for i in range(1, len(wanted), 8):  # narrow the candidates a few bytes at a time
+        part = wanted[i : i + 8]
+        window = data[candidates[:, None] + np.arange(i, i + len(part))]
+        candidates = candidates[(window == part).all(axis=1)]
+    return candidates
+
+
+def _strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, bytes]:
+    """The byte ranges ``[starts, ends)`` of ``data`` as Arrow string offsets and bytes."""
+    lengths = ends - starts
+    offsets = np.zeros(len(starts) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    gather = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets[:-1], lengths)
+    return offsets, data[gather].tobytes()
+
+
+def _text_array(
+    layout: _Layout, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> pa.Array:
+    """A string per row of the batch: the byte range found for ``rows``, NULL elsewhere."""
+    count = len(layout.starts)
+    row_starts = np.zeros(count, np.int64)
+    row_ends = np.zeros(count, np.int64)
+    row_starts[rows] = starts
+    row_ends[rows] = ends
+    present = np.zeros(count, bool)
+    present[rows] = True
+    offsets, data = _strings(layout.data, row_starts, row_ends)
+    if offsets[-1] >= 2**31:
+        return pa.LargeStringArray.from_buffers(
+            count, pa.py_buffer(offsets), pa.py_buffer(data), _validity(present)
+        ).cast(pa.string())
+    return pa.StringArray.from_buffers(
+        count, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), _validity(present)
+    )
+
+
+def _validity(present: np.ndarray) -> pa.Buffer:
+    return pa.py_buffer(np.packbits(present, bitorder="little"))
+
+
+def _key_values(layout: _Layout, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each object row holding top-level ``key``: its row, and its value's byte range."""
+    pattern = (json.dumps(key, ensure_ascii=False) + ": ").encode()
+    found = _find(layout, pattern)
+    rows = layout.rows_of(found)
+    starts = found + len(pattern)
+    ends = layout.stops[np.searchsorted(layout.stops, starts)]
+    return rows, starts, ends
+
+
+def _elements(layout: _Layout, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each array row with an element at ``index`` (negative from the end): its row, and
+    the element's byte range."""
+    arrays = np.flatnonzero(layout.first_byte("["))
+    nonempty = arrays[layout.data[layout.starts[arrays] + 1] != ord("]")]
+    commas = layout.stops[layout.data[layout.stops] == ord(",")]
+    commas = commas[layout.data[layout.starts[layout.rows_of(commas)]] == ord("[")]
+    begins = np.sort(np.concatenate([layout.starts[nonempty] + 1, commas + 2]))
+    rows = layout.rows_of(begins)
+    count = np.bincount(rows, minlength=len(layout.starts))
+    first = np.concatenate([[0], np.cumsum(count)[:-1]])
+    wanted = nonempty[(index < count[nonempty]) & (-index <= count[nonempty])]
+    at = first[wanted] + (index if index >= 0 else count[wanted] + index)
+    starts = begins[at]
+    ends = layout.stops[np.searchsorted(layout.stops, starts)]
+    return wanted, starts, ends
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A kernel's answer for a batch; ``undecided`` rows are for the per-row functions."""
+
+    values: pa.Array
+    undecided: np.ndarray | None = None
+
+
+def field(docs: pa.Array, key: str, by_index: bool) -> Answer | None:
+    """``->`` of a constant key or index: the value's jsonb text, NULL where there is none."""
+    layout = _layout(docs)
+    if layout is None:
+        return None
+    if not by_index:
+        if len(key.encode()) > _MAX_PATTERN:
+            return None
+        rows, starts, ends = _key_values(layout, key)
+        return Answer(_text_array(layout, rows, starts, ends))
+    try:
+        index = int(key)
+    except ValueError:
+        return None
+    if abs(index) >= 2**31:
+        return None
+    rows, starts, ends = _elements(layout, index)
+    # jsonb indexes a scalar as a one-element array: those rows go row by row.
+    scalar = layout.valid & ~layout.first_byte("[") & ~layout.first_byte("{")
+    return Answer(_text_array(layout, rows, starts, ends), scalar if scalar.any() else None)
+
+
+def field_text(docs: pa.Array, key: str, by_index: bool) -> Answer | None:
+    """``->>``: as ``field``, a string unquoted and JSON null as NULL.  A string with an
+    escape in it is left to the per-row functions."""
+    found = field(docs, key, by_index)
+    if found is None:
+        return None
+    values = found.values
+    quoted = pc.fill_null(pc.starts_with(values, '"'), False)
+    escaped = pc.and_(quoted, pc.match_substring(values, "\\"))
+    text = pc.if_else(quoted, pc.utf8_slice_codeunits(values, 1, -1), values)
+    text = pc.if_else(pc.equal(values, "null"), pa.scalar(None, pa.string()), text)
+    undecided = np.asarray(pc.fill_null(escaped, False).to_numpy(zero_copy_only=False), bool)
+    if found.undecided is not None:
+        undecided |= found.undecided
+    return Answer(text, undecided if undecided.any() else None)
+
+
+def _number_pattern(value: Decimal) -> str | None:
+    """The regular expression of every jsonb number text equal to ``value``."""
+    if not value.is_finite():
+        return None
+    text = format(abs(value), "f")
+    if len(text) > _MAX_PATTERN:
+        return None
+    whole, _, fraction = text.partition(".")
+    fraction = fraction.rstrip("0")
+    sign = "-" if value < 0 else ("-?" if value.is_zero() else "")
+    tail = rf"\.{fraction}0*" if fraction else r"(?:\.0+)?"
+    return f"^{sign}{whole}{tail}$"
+
+
+def _equal_to(values: pa.Array, scalar: Any) -> pa.Array | None:
+    """Which jsonb texts equal a scalar by jsonb's rules (numbers by value); None for a
+    container."""
+    if isinstance(scalar, Decimal):
+        pattern = _number_pattern(scalar)
+        return None if pattern is None else pc.match_substring_regex(values, pattern)
+    if isinstance(scalar, (dict, list)):
+        return None
+    if scalar is None:
+        text = "null"
+    elif isinstance(scalar, bool):
+        text = "true" if scalar else "false"
+    else:
+        text = json.dumps(scalar, ensure_ascii=False)
+    return pc.equal(values, text)
+
+
+def contains(docs: pa.Array, needle: Any) -> Answer | None:
+    """``@>`` of a constant object whose values are scalars: each pair at the top level with
+    an equal value.  Anything but an object holds no pairs."""
+    if not isinstance(needle, dict) or any(isinstance(v, (dict, list)) for v in needle.values()):
+        return None
+    layout = _layout(docs)
+    if layout is None:
+        return None
+    held = layout.first_byte("{")
+    for key, value in needle.items():
+        if len(key.encode()) > _MAX_PATTERN:
+            return None
+        rows, starts, ends = _key_values(layout, key)
+        equal = _equal_to(_text_array(layout, rows, starts, ends), value)
+        if equal is None:
+            return None
+        held &= np.asarray(pc.fill_null(equal, False).to_numpy(zero_copy_only=False), bool)
+    return Answer(_booleans(held, layout.valid))
+
+
+def exists(docs: pa.Array, key: str) -> Answer | None:
+    """``?`` of a constant key: a top-level key of an object, a string element of an array,
+    or the string itself."""
+    quoted = json.dumps(key, ensure_ascii=False).encode()
+    if len(quoted) > _MAX_PATTERN:
+        return None
+    layout = _layout(docs)
+    if layout is None:
+        return None
+    count = len(layout.starts)
+    answer = np.zeros(count, bool)
+    rows, _, _ = _key_values(layout, key)
+    answer[rows] = True
+    found = _find(layout, quoted)
+    after = found + len(quoted)
+    element = (after < len(layout.data)) & np.isin(
+        layout.data[np.minimum(after, max(len(layout.data) - 1, 0))],
+        np.array([ord(","), ord("]")], np.uint8),
+    )
+    in_array = layout.rows_of(found[element])
+    answer[in_array[layout.first_byte("[")[in_array]]] = True
+    whole = pc.equal(docs, quoted.decode())
+    answer |= np.asarray(pc.fill_null(whole, False).to_numpy(zero_copy_only=False), bool)
+    return Answer(_booleans(answer, layout.valid))
+
+
+def _booleans(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    return pa.array(values, pa.bool_(), mask=~valid)

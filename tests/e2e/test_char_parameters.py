@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import struct
 
-import psycopg
 import pytest
+
+from tests.support.differential import Pair
 
 pytestmark = pytest.mark.e2e
 
@@ -23,22 +24,9 @@ SETUP = [
 
 
 @pytest.fixture(scope="module")
-def conns(nyala_server, postgres_server):
-    with (
-        psycopg.connect(nyala_server.dsn, autocommit=True) as nyala,
-        psycopg.connect(postgres_server.dsn, autocommit=True) as postgres,
-    ):
-        for conn in (nyala, postgres):
-            for statement in SETUP:
-                conn.execute(statement)
-        yield nyala, postgres
-
-
-def _outcome(conn: psycopg.Connection, sql: str, params: tuple, binary: bool) -> object:
-    try:
-        return conn.execute(sql, params, binary=binary, prepare=binary).fetchall()
-    except psycopg.Error as exc:
-        return exc.sqlstate
+def pair(nyala_server, postgres_server):
+    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
+        yield pair
 
 
 # Each filter runs twice: as written (pushed into the scan: key read, index lookup) and
@@ -69,41 +57,35 @@ FILTERS = [
 @pytest.mark.parametrize("pushed", [True, False], ids=["pushed", "duckdb"])
 @pytest.mark.parametrize(("table", "condition", "params"), FILTERS)
 def test_char_compared_with_parameter_as_on_postgresql(
-    conns, table, condition, params, pushed, binary
+    pair, table, condition, params, pushed, binary
 ):
-    nyala, postgres = conns
     where = condition if pushed else f"({condition}) is true"
     sql = f"select id from {table} where {where} order by id"
-    expected = _outcome(postgres, sql, params, binary)
-    assert _outcome(nyala, sql, params, binary) == expected
+    expected = pair.check(sql, params, binary=binary, prepare=binary)
     assert not isinstance(expected, str)
 
 
-def test_for_update_by_char_key_parameter(conns):
-    nyala, postgres = conns
-    sql = "select id, k from cpar_k where k = %s for update"
-    assert _outcome(nyala, sql, ("xy ",), False) == _outcome(postgres, sql, ("xy ",), False)
+def test_for_update_by_char_key_parameter(pair):
+    pair.check("select id, k from cpar_k where k = %s for update", ("xy ",), prepare=False)
 
 
 @pytest.mark.parametrize("binary", [False, True])
-def test_writes_by_char_key_parameter(conns, binary):
-    nyala, postgres = conns
-    for conn in (nyala, postgres):
-        conn.execute("insert into cpar_k values ('w', 7)")
+def test_writes_by_char_key_parameter(pair, binary):
+    pair.run("insert into cpar_k values ('w', 7)")
     for sql, params in [
         ("update cpar_k set id = id + 1 where k = %s returning id", ("w   ",)),
         ("delete from cpar_k where k = %s returning id", ("w  ",)),
     ]:
-        assert _outcome(nyala, sql, params, binary) == _outcome(postgres, sql, params, binary)
+        pair.check(sql, params, binary=binary, prepare=binary)
 
 
-def test_bpchar_parameters_described_and_bound_in_binary(conns):
+def test_bpchar_parameters_described_and_bound_in_binary(pair):
     """Drivers that bind in binary the types Describe reports (bpchar, bpchar[]) are read."""
     element = (4).to_bytes(4, "big") + b"zz  "
     # array_recv: one dimension, no NULLs, bpchar elements, length 1, lower bound 1.
     array = struct.pack("!5i", 1, 0, 1042, 1, 1) + element
     answers = []
-    for conn in conns:
+    for conn in pair:
         pgconn = conn.pgconn
         pgconn.prepare(b"cpar_bin", b"select id from cpar_t where k = $1 or k = any($2)")
         described = pgconn.describe_prepared(b"cpar_bin")

@@ -7,12 +7,14 @@ returns and what a scan (``code + 0``, which no index serves) returns."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from tests.support.servers import NyalaServer, PostgresServer, run_on_each
+from tests.support.differential import Pair
+from tests.support.servers import NyalaServer, PostgresServer
 
 pytestmark = pytest.mark.e2e
 
@@ -49,14 +51,9 @@ SCANS = (
 
 
 @pytest.fixture
-def conns(
-    nyala_server: NyalaServer, postgres_server: PostgresServer
-) -> list[psycopg.Connection[Any]]:
-    run_on_each((nyala_server, postgres_server), SETUP)
-    opened = [psycopg.connect(s.dsn, autocommit=True) for s in (nyala_server, postgres_server)]
-    yield opened
-    for conn in opened:
-        conn.close()
+def pair(nyala_server: NyalaServer, postgres_server: PostgresServer) -> Iterator[Pair]:
+    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
+        yield pair
 
 
 def _answers(conn: psycopg.Connection[Any]) -> list[list[int]]:
@@ -68,18 +65,11 @@ def _answers(conn: psycopg.Connection[Any]) -> list[list[int]]:
     return found
 
 
-def _check(conns: list[psycopg.Connection[Any]], step: str) -> None:
-    ours, theirs = (_answers(c) for c in conns)
-    assert ours == theirs, step
-    for sql, (_, params), by_index in zip(SCANS, LOOKUPS, ours, strict=False):
-        scanned = sorted(r[0] for r in conns[0].execute(sql, params).fetchall())
+def _check(pair: Pair, step: str) -> None:
+    answers = pair.same(_answers, step)
+    for sql, (_, params), by_index in zip(SCANS, LOOKUPS, answers, strict=False):
+        scanned = sorted(r[0] for r in pair.nyala.execute(sql, params).fetchall())
         assert scanned == by_index, (step, sql, params)
-
-
-def _on_both(conns: list[psycopg.Connection[Any]], *statements: str) -> None:
-    for conn in conns:
-        for statement in statements:
-            conn.execute(statement)
 
 
 def _wait_for_maintenance(conn: psycopg.Connection[Any], timeout_s: float = 120) -> None:
@@ -95,21 +85,18 @@ def _wait_for_maintenance(conn: psycopg.Connection[Any], timeout_s: float = 120)
         time.sleep(0.2)
 
 
-def test_index_lookups_after_writes_flushes_compactions_and_ddl(conns):
-    nyala, postgres = conns
-    _check(conns, "loaded and flushed")
-    _on_both(conns, "update fresh_lookup set code = 123456 where code = 4998")
-    _check(conns, "indexed column updated (old value cached)")
-    _on_both(
-        conns, "delete from fresh_lookup where code = 7", "delete from fresh_lookup where id = 2"
-    )
-    _check(conns, "deleted")
-    _on_both(conns, "checkpoint")
-    _check(conns, "flushed")
+def test_index_lookups_after_writes_flushes_compactions_and_ddl(pair):
+    nyala, postgres = pair
+    _check(pair, "loaded and flushed")
+    pair.run("update fresh_lookup set code = 123456 where code = 4998")
+    _check(pair, "indexed column updated (old value cached)")
+    pair.run("delete from fresh_lookup where code = 7", "delete from fresh_lookup where id = 2")
+    _check(pair, "deleted")
+    pair.run("checkpoint")
+    _check(pair, "flushed")
     for batch in range(4):
         low = ROWS + 1 + batch * 3000
-        _on_both(
-            conns,
+        pair.run(
             f"insert into fresh_lookup select i, i * 7 % 5003, 'n' || (i % 997), 'ab' "
             f"from generate_series({low}::bigint, {low + 2999}::bigint) as g(i)",
             "checkpoint",
@@ -120,17 +107,15 @@ def test_index_lookups_after_writes_flushes_compactions_and_ddl(conns):
         "and state <> 'registered'"
     ).fetchone()
     assert merged is not None and merged[0] > 0, "overlapping rowsets were never merged"
-    _check(conns, "more rowsets flushed and merged")
-    for conn in conns:
-        conn.execute("begin")
-        conn.execute("update fresh_lookup set code = 5002, name = 'renamed' where code = 14")
-    _check(conns, "own writes in a transaction")
-    _on_both(conns, "rollback")
-    _check(conns, "rolled back")
-    _on_both(conns, "drop index fresh_lookup_code")
-    _check(conns, "index dropped")
-    _on_both(conns, "create index fresh_lookup_code on fresh_lookup (code)")
-    _check(conns, "index made again")
+    _check(pair, "more rowsets flushed and merged")
+    pair.run("begin", "update fresh_lookup set code = 5002, name = 'renamed' where code = 14")
+    _check(pair, "own writes in a transaction")
+    pair.run("rollback")
+    _check(pair, "rolled back")
+    pair.run("drop index fresh_lookup_code")
+    _check(pair, "index dropped")
+    pair.run("create index fresh_lookup_code on fresh_lookup (code)")
+    _check(pair, "index made again")
     plan = "\n".join(r[0] for r in nyala.execute(
         "explain select id from fresh_lookup where code = 21"
     ).fetchall())  # fmt: skip

@@ -4,33 +4,25 @@ text, in ``= ANY(...)``, and ragged input refused with array_in's 22P02 and DETA
 
 from __future__ import annotations
 
-import psycopg
 import pytest
+
+from tests.support.differential import Pair
 
 pytestmark = pytest.mark.e2e
 
 
+SETUP = [
+    "drop table if exists mda_t",
+    "create table mda_t (id int primary key, v int, s text)",
+    "create index mda_t_v on mda_t (v)",
+    "insert into mda_t select g, g * 10, 's' || g from generate_series(1, 9) g",
+]
+
+
 @pytest.fixture(scope="module")
-def conns(nyala_server, postgres_server):
-    with (
-        psycopg.connect(nyala_server.dsn, autocommit=True) as nyala,
-        psycopg.connect(postgres_server.dsn, autocommit=True) as postgres,
-    ):
-        for conn in (nyala, postgres):
-            conn.execute("drop table if exists mda_t")
-            conn.execute("create table mda_t (id int primary key, v int, s text)")
-            conn.execute("create index mda_t_v on mda_t (v)")
-            conn.execute(
-                "insert into mda_t select g, g * 10, 's' || g from generate_series(1, 9) g"
-            )
-        yield nyala, postgres
-
-
-def _outcome(conn: psycopg.Connection, sql: str, params: tuple, binary: bool) -> object:
-    try:
-        return conn.execute(sql, params, binary=binary, prepare=binary).fetchall()
-    except psycopg.Error as exc:
-        return exc.sqlstate, exc.diag.message_primary, exc.diag.message_detail
+def pair(nyala_server, postgres_server):
+    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
+        yield pair
 
 
 CASES = [
@@ -63,6 +55,5 @@ CASES = [
 
 @pytest.mark.parametrize("binary", [False, True])
 @pytest.mark.parametrize(("sql", "params"), CASES)
-def test_multidimensional_arrays_as_on_postgresql(conns, sql, params, binary):
-    nyala, postgres = conns
-    assert _outcome(nyala, sql, params, binary) == _outcome(postgres, sql, params, binary)
+def test_multidimensional_arrays_as_on_postgresql(pair, sql, params, binary):
+    pair.check(sql, params, binary=binary, prepare=binary, messages=True)

@@ -6,12 +6,14 @@ PostgreSQL 15 does, byte for byte in text format."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from tests.support.servers import NyalaServer, PostgresServer, run_on_each
+from tests.support.differential import Pair
+from tests.support.servers import NyalaServer, PostgresServer
 
 pytestmark = pytest.mark.e2e
 
@@ -37,14 +39,9 @@ QUERIES = (
 
 
 @pytest.fixture
-def conns(
-    nyala_server: NyalaServer, postgres_server: PostgresServer
-) -> list[psycopg.Connection[Any]]:
-    run_on_each((nyala_server, postgres_server), SETUP)
-    opened = [psycopg.connect(s.dsn, autocommit=True) for s in (nyala_server, postgres_server)]
-    yield opened
-    for conn in opened:
-        conn.close()
+def pair(nyala_server: NyalaServer, postgres_server: PostgresServer) -> Iterator[Pair]:
+    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
+        yield pair
 
 
 def _answers(conn: psycopg.Connection[Any]) -> list[Any]:
@@ -63,34 +60,23 @@ def _answers(conn: psycopg.Connection[Any]) -> list[Any]:
     return found
 
 
-def _check(conns: list[psycopg.Connection[Any]], step: str) -> None:
-    ours, theirs = (_answers(c) for c in conns)
-    assert ours == theirs, step
-
-
-def _on_both(conns: list[psycopg.Connection[Any]], *statements: str) -> None:
-    for conn in conns:
-        for statement in statements:
-            conn.execute(statement)
-
-
-def test_prepared_short_reads_follow_ddl_snapshots_and_settings(conns):
-    _check(conns, "loaded")
-    _on_both(conns, "update reuse_t set name = 'changed', note = null where id in (7, 12)")
-    _check(conns, "rows updated (a new snapshot, same parameters)")
-    _on_both(conns, "update reuse_t set code = 7 where id = 9")
-    _check(conns, "indexed column updated")
-    _on_both(conns, "drop index reuse_t_code")
-    _check(conns, "index dropped")
-    _on_both(conns, "create index reuse_t_code on reuse_t (code)")
-    _check(conns, "index made again")
-    _on_both(conns, "alter table reuse_t add column extra int default 5")
-    _check(conns, "column added")
-    _on_both(conns, "alter table reuse_t drop column extra")
-    _check(conns, "column dropped")
-    _on_both(conns, "set extra_float_digits = 0")
-    _check(conns, "float output changed")
-    _on_both(conns, "set bytea_output = 'hex'", "set extra_float_digits = 3")
-    _check(conns, "float output changed again")
-    _on_both(conns, "set datestyle = 'German'", "set timezone = 'Asia/Kolkata'")
-    _check(conns, "DateStyle and TimeZone changed")
+def test_prepared_short_reads_follow_ddl_snapshots_and_settings(pair):
+    pair.same(_answers, "loaded")
+    pair.run("update reuse_t set name = 'changed', note = null where id in (7, 12)")
+    pair.same(_answers, "rows updated (a new snapshot, same parameters)")
+    pair.run("update reuse_t set code = 7 where id = 9")
+    pair.same(_answers, "indexed column updated")
+    pair.run("drop index reuse_t_code")
+    pair.same(_answers, "index dropped")
+    pair.run("create index reuse_t_code on reuse_t (code)")
+    pair.same(_answers, "index made again")
+    pair.run("alter table reuse_t add column extra int default 5")
+    pair.same(_answers, "column added")
+    pair.run("alter table reuse_t drop column extra")
+    pair.same(_answers, "column dropped")
+    pair.run("set extra_float_digits = 0")
+    pair.same(_answers, "float output changed")
+    pair.run("set bytea_output = 'hex'", "set extra_float_digits = 3")
+    pair.same(_answers, "float output changed again")
+    pair.run("set datestyle = 'German'", "set timezone = 'Asia/Kolkata'")
+    pair.same(_answers, "DateStyle and TimeZone changed")

@@ -275,6 +275,8 @@ def _constant(array: pa.Array) -> Any:
     MISSING when the rows differ or hold a NULL."""
     if len(array) == 0 or array.null_count:
         return MISSING
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
     first = array[0]
     if len(array) > 1 and not pc.all(pc.equal(array, first)).as_py():
         return MISSING

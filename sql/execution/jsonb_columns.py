@@ -53,7 +53,9 @@ class _Layout:
     def first_byte(self, byte: str) -> np.ndarray:
         """Rows (not NULL, not empty) whose text starts with ``byte``."""
         nonempty = self.ends > self.starts
-        first = self.data[np.minimum(self.starts, max(len(self.data) - 1, 0))]
+        if not len(self.data):
+            return nonempty  # all False
+        first = self.data[np.minimum(self.starts, len(self.data) - 1)]
         return self.valid & nonempty & (first == ord(byte))
 
 

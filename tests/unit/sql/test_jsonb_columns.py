@@ -103,3 +103,12 @@ def test_text_that_is_not_balanced_goes_row_by_row():
     broken = pa.array(['{"k": "1}', '{"k": 1}'])
     assert jsonb_columns.field(broken, "k", False) is None
     assert jsonb_columns.exists(pa.array(["[1, 2"]), "k") is None
+
+
+@pytest.mark.parametrize("name", ["nyj_field", "nyj_field_text", "nyj_exists", "nyj_contains"])
+def test_batches_of_nulls_and_empty_batches(name):
+    constant = '{"k": 1}' if name == "nyj_contains" else "k"
+    args = (constant,) if name in ("nyj_exists", "nyj_contains") else (constant, False)
+    for docs in (pa.array([None, None], pa.string()), pa.array([], pa.string())):
+        ours, theirs = _both(name, docs, *args)
+        assert ours == theirs

@@ -45,6 +45,7 @@ class _Layout:
     ends: np.ndarray  # int64, one past each row's last byte
     valid: np.ndarray  # bool, the row is not NULL
     keys: np.ndarray  # int64, sorted: opening quotes at depth one
+    backslashes: np.ndarray  # int64, sorted
     stops: np.ndarray  # int64, sorted: commas at depth one and top-level closers
 
     def rows_of(self, positions: np.ndarray) -> np.ndarray:
@@ -111,20 +112,18 @@ def _layout(docs: pa.Array) -> _Layout | None:
     if inside[last].any() or (depth[last] != 0).any():
         return None
     keys = where[quote & inside & (depth == 1)]
-    structural = ~inside & ~quote
-    stop = ((kind == _COMMA) & (depth == 1)) | ((step < 0) & (depth == 0))
-    return _Layout(data, starts, ends, valid, keys, where[structural & stop])
+    stop = ((kind == _COMMA) & ~inside & (depth == 1)) | ((step < 0) & (depth == 0))
+    return _Layout(data, starts, ends, valid, keys, where[backslash], where[stop])
 
 
 def _find(layout: _Layout, pattern: bytes) -> np.ndarray:
     """Positions where ``pattern`` starts with a string's opening quote at depth one."""
     data, candidates = layout.data, layout.keys
     candidates = candidates[candidates + len(pattern) <= len(data)]
-    wanted = np.frombuffer(pattern, np.uint8)
-    for i in range(1, len(wanted), 8):  # narrow the candidates a few bytes at a time
-        part = wanted[i : i + 8]
-        window = data[candidates[:, None] + np.arange(i, i + len(part))]
-        candidates = candidates[(window == part).all(axis=1)]
+    for i, byte in enumerate(pattern[1:], start=1):  # candidates thin out byte by byte
+        if not len(candidates):
+            break
+        candidates = candidates[data[candidates + i] == byte]
     return candidates
 
 
@@ -199,65 +198,114 @@ class Answer:
     undecided: np.ndarray | None = None
 
 
-def field(docs: pa.Array, key: str, by_index: bool) -> Answer | None:
-    """``->`` of a constant key or index: the value's jsonb text, NULL where there is none."""
-    layout = _layout(docs)
-    if layout is None:
-        return None
+_Spans = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Rows, and the start and end in the batch's bytes of a value found in each."""
+
+
+def _field_spans(
+    layout: _Layout, key: str, by_index: bool
+) -> tuple[_Spans, np.ndarray | None] | None:
+    """Where ``->`` finds its value in each row, and the rows left to the per-row path."""
     if not by_index:
         if len(key.encode()) > _MAX_PATTERN:
             return None
-        rows, starts, ends = _key_values(layout, key)
-        return Answer(_text_array(layout, rows, starts, ends))
+        return _key_values(layout, key), None
     try:
         index = int(key)
     except ValueError:
         return None
     if abs(index) >= 2**31:
         return None
-    rows, starts, ends = _elements(layout, index)
     # jsonb indexes a scalar as a one-element array: those rows go row by row.
     scalar = layout.valid & ~layout.first_byte("[") & ~layout.first_byte("{")
-    return Answer(_text_array(layout, rows, starts, ends), scalar if scalar.any() else None)
+    return _elements(layout, index), scalar if scalar.any() else None
+
+
+def field(docs: pa.Array, key: str, by_index: bool) -> Answer | None:
+    """``->`` of a constant key or index: the value's jsonb text, NULL where there is none."""
+    layout = _layout(docs)
+    found = None if layout is None else _field_spans(layout, key, by_index)
+    if layout is None or found is None:
+        return None
+    (rows, starts, ends), undecided = found
+    return Answer(_text_array(layout, rows, starts, ends), undecided)
 
 
 def field_text(docs: pa.Array, key: str, by_index: bool) -> Answer | None:
     """``->>``: as ``field``, a string unquoted and JSON null as NULL.  A string with an
     escape in it is left to the per-row functions."""
-    found = field(docs, key, by_index)
-    if found is None:
+    layout = _layout(docs)
+    found = None if layout is None else _field_spans(layout, key, by_index)
+    if layout is None or found is None:
         return None
-    values = found.values
-    quoted = pc.fill_null(pc.starts_with(values, '"'), False)
-    escaped = pc.and_(quoted, pc.match_substring(values, "\\"))
-    text = pc.if_else(quoted, pc.utf8_slice_codeunits(values, 1, -1), values)
-    text = pc.if_else(pc.equal(values, "null"), pa.scalar(None, pa.string()), text)
-    undecided = np.asarray(pc.fill_null(escaped, False).to_numpy(zero_copy_only=False), bool)
-    if found.undecided is not None:
-        undecided |= found.undecided
-    return Answer(text, undecided if undecided.any() else None)
+    (rows, starts, ends), undecided = found
+    first = layout.data[starts] if len(starts) else np.zeros(0, np.uint8)
+    null = (ends - starts == 4) & (first == ord("n"))
+    rows, starts, ends, first = rows[~null], starts[~null], ends[~null], first[~null]
+    quoted = first == ord('"')
+    starts = starts + quoted
+    ends = ends - quoted
+    slashes = layout.backslashes
+    escaped = quoted & (np.searchsorted(slashes, ends) > np.searchsorted(slashes, starts))
+    if escaped.any():
+        more = np.zeros(len(layout.starts), bool)
+        more[rows[escaped]] = True
+        undecided = more if undecided is None else undecided | more
+    return Answer(_text_array(layout, rows, starts, ends), undecided)
 
 
-def _number_pattern(value: Decimal) -> str | None:
-    """The regular expression of every jsonb number text equal to ``value``."""
+def _starting(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: bytes) -> np.ndarray:
+    """Which byte ranges begin with ``text``."""
+    hit = np.flatnonzero(ends - starts >= len(text))
+    for i, byte in enumerate(text):  # the ranges thin out byte by byte
+        if not len(hit):
+            break
+        hit = hit[data[starts[hit] + i] == byte]
+    found = np.zeros(len(starts), bool)
+    found[hit] = True
+    return found
+
+
+def _only_zeros(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which byte ranges hold nothing but ``0`` digits (an empty one does)."""
+    offsets, digits = _strings(data, starts, ends)
+    wrong = np.zeros(len(digits) + 1, np.int64)
+    np.cumsum(np.frombuffer(digits, np.uint8) != ord("0"), out=wrong[1:])
+    return wrong[offsets[1:]] == wrong[offsets[:-1]]
+
+
+def _number_equal(
+    data: np.ndarray, starts: np.ndarray, ends: np.ndarray, value: Decimal
+) -> np.ndarray | None:
+    """Which jsonb number texts equal ``value`` (``1`` is ``1.0`` is ``1.00``); None when
+    ``value`` has no plain text."""
     if not value.is_finite():
         return None
-    text = format(abs(value), "f")
+    text = format(value.copy_abs(), "f")  # abs() would round to the context's precision
     if len(text) > _MAX_PATTERN:
         return None
     whole, _, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
-    sign = "-" if value < 0 else ("-?" if value.is_zero() else "")
-    tail = rf"\.{fraction}0*" if fraction else r"(?:\.0+)?"
-    return f"^{sign}{whole}{tail}$"
+    sign = "-" if value < 0 and not value.is_zero() else ""
+    prefix = f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
+    equal = _starting(data, starts, ends, prefix.encode())
+    rest = starts + len(prefix)
+    if not fraction:  # nothing more, or a point and zeros
+        more = equal & (ends > rest)
+        point = np.zeros(len(starts), bool)
+        point[more] = (data[rest[more]] == ord(".")) & (ends[more] - rest[more] >= 2)
+        equal &= ~more | point
+        rest = rest + more
+    check = np.flatnonzero(equal & (ends > rest))
+    equal[check] = _only_zeros(data, rest[check], ends[check])
+    return equal
 
 
-def _equal_to(values: pa.Array, scalar: Any) -> pa.Array | None:
-    """Which jsonb texts equal a scalar by jsonb's rules (numbers by value); None for a
-    container."""
+def _equal(layout: _Layout, starts: np.ndarray, ends: np.ndarray, scalar: Any) -> np.ndarray | None:
+    """Which values (byte ranges) equal a scalar by jsonb's rules (numbers by value); None
+    for a container."""
     if isinstance(scalar, Decimal):
-        pattern = _number_pattern(scalar)
-        return None if pattern is None else pc.match_substring_regex(values, pattern)
+        return _number_equal(layout.data, starts, ends, scalar)
     if isinstance(scalar, (dict, list)):
         return None
     if scalar is None:
@@ -266,7 +314,8 @@ def _equal_to(values: pa.Array, scalar: Any) -> pa.Array | None:
         text = "true" if scalar else "false"
     else:
         text = json.dumps(scalar, ensure_ascii=False)
-    return pc.equal(values, text)
+    raw = text.encode()
+    return (ends - starts == len(raw)) & _starting(layout.data, starts, ends, raw)
 
 
 def contains(docs: pa.Array, needle: Any) -> Answer | None:
@@ -282,10 +331,12 @@ def contains(docs: pa.Array, needle: Any) -> Answer | None:
         if len(key.encode()) > _MAX_PATTERN:
             return None
         rows, starts, ends = _key_values(layout, key)
-        equal = _equal_to(_text_array(layout, rows, starts, ends), value)
+        equal = _equal(layout, starts, ends, value)
         if equal is None:
             return None
-        held &= np.asarray(pc.fill_null(equal, False).to_numpy(zero_copy_only=False), bool)
+        found = np.zeros(len(layout.starts), bool)
+        found[rows[equal]] = True
+        held &= found
     return Answer(_booleans(held, layout.valid))
 
 

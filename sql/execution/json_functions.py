@@ -6,6 +6,9 @@ tests with other rules than PostgreSQL's, so the planner
 (``planner.json_operators``) sends jsonb's operators here.  Each function
 takes and returns documents as text; a returned document is jsonb_out's text
 (``json_values.jsonb_text``), which the planner casts back to DuckDB's JSON.
+The ``nyj_column_`` forms, for a table's jsonb column, answer a whole batch
+with ``jsonb_columns``' kernels when the other arguments are constant, and
+otherwise (or for the rows a kernel leaves) run the same per-row function.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ text as given, jsonb jsonb_out's normalised text (``sql.common.json_values``).
 A cast to jsonb normalises, a cast to json checks; jsonb's operators
 (``-> ->> #> #>> @> <@ ? ?| ?& || =``) and functions run as the ``nyj_``
 functions of ``sql.execution.json_functions``, which follow PostgreSQL's rules
-and give back normalised text.  ``json_kind`` tells the wire layer which of
+and give back normalised text (their ``nyj_column_`` forms when the document is a
+table's jsonb column, read a batch at a time).  ``json_kind`` tells the wire layer which of
 the two types a result column is, as DuckDB's one JSON type cannot.
 """
 
@@ -161,12 +162,36 @@ def _key(path: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
     return _text(path), exp.true() if by_index else exp.false()
 
 
+def _stored(document: exp.Expr) -> bool:
+    """Whether ``document`` is a jsonb column of a base table, so its values are the stored
+    jsonb_out text.  A column of a CTE, a subquery or a view may hold any text typed jsonb
+    (``coalesce(doc, '{"a":1,"a":2}')``), which only the per-row functions read right."""
+    if not isinstance(document, exp.Column) or json_kind(document) != "jsonb":
+        return False
+    select = document.find_ancestor(exp.Select)
+    if select is None:
+        return False
+    ctes: set[str] = set()
+    scope: exp.Expr | None = select
+    while scope is not None:
+        if isinstance(scope.args.get("with_"), exp.With):
+            ctes.update(cte.alias_or_name for cte in scope.args["with_"].expressions)
+        scope = scope.parent
+    from_ = select.args.get("from_")
+    sources = [from_.this] if from_ is not None else []
+    sources += [join.this for join in select.args.get("joins") or ()]
+    if document.table:
+        sources = [s for s in sources if s.alias_or_name == document.table]
+    return bool(sources) and all(
+        isinstance(s, exp.Table) and isinstance(s.this, exp.Identifier) and s.name not in ctes
+        for s in sources
+    )
+
+
 def _over(name: str, document: exp.Expr) -> str:
     """``name``, or its ``nyj_column_`` form when ``document`` is a stored jsonb column: its
     text is jsonb_out's, which that form reads a batch at a time (``jsonb_columns``)."""
-    if isinstance(document, exp.Column) and json_kind(document) == "jsonb":
-        return name.replace("nyj_", "nyj_column_")
-    return name
+    return name.replace("nyj_", "nyj_column_") if _stored(document) else name
 
 
 def _text_array(node: exp.Expr) -> exp.Expr:

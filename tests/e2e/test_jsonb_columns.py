@@ -139,3 +139,17 @@ def test_aggregates_over_extracted_values(pair):
     pair.check("select sum((doc ->> 'n')::numeric), count(*) from jcol_many where doc ? 'n'")
     pair.check("select count(*) from jcol_many where doc @> '{\"k\": 1}'")
     pair.check("select sum((doc ->> 's')::int) from jcol where doc ? 's'")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        'with c as (select coalesce(null::jsonb, \'{"a":1, "a":2}\') as doc) '
+        "select doc ->> 'a', doc ? 'a', doc @> '{\"a\": 2}' from c",
+        "select doc ->> 'a', doc -> 0 from (select '{\"a\":1,\"a\":2}'::jsonb as doc) s",
+        "select doc ->> 'a' from (select doc || '{\"a\":3}' as doc from jcol where id = 0) s",
+        "select x.doc -> 'k' from jcol as x where x.id = 1",
+    ],
+)
+def test_columns_of_derived_tables_as_on_postgresql(pair, sql):
+    pair.check(sql)

@@ -8,9 +8,12 @@ import random
 
 import pyarrow as pa
 import pytest
+import sqlglot
+from sqlglot import exp
 
 from sql.common.json_values import normalize_jsonb
 from sql.execution import json_functions, jsonb_columns
+from sql.planner import json_operators
 
 NUMBERS = ["0", "1", "1.0", "1.50", "-0", "1e2", "-3.25", "123456789012345678901234567890"]
 NUMBERS += ["10", "0.10", "-1", "1.05", "1.5", "0.0", "-0.5", "100.00"]
@@ -121,3 +124,26 @@ def test_batches_of_nulls_and_empty_batches(name):
     for docs in (pa.array([None, None], pa.string()), pa.array([], pa.string())):
         ours, theirs = _both(name, docs, *args)
         assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    ("sql", "stored"),
+    [
+        ("select doc -> 'k' from t", True),
+        ("select t.doc -> 'k' from t join u on true", True),
+        ("select x.doc -> 'k' from t as x", True),
+        ("select doc -> 'k' from t join u on true", True),
+        ("with c as (select 1) select doc -> 'k' from c", False),
+        ("with t as (select 1) select doc -> 'k' from t", False),
+        ("select doc -> 'k' from (select doc from t) s", False),
+        ("select s.doc -> 'k' from t join (select doc from t) s on true", False),
+        ("select t.doc -> 'k' from t join (select doc from t) s on true", True),
+        ("select doc -> 'k' from t join (select 1) s on true", False),
+    ],
+)
+def test_only_base_table_columns_take_the_batch_kernels(sql, stored):
+    """A CTE's or subquery's jsonb column may hold text that is not jsonb_out's."""
+    tree = sqlglot.parse_one(sql, read="postgres")
+    column = tree.find(exp.JSONExtract).this
+    column.type = exp.DataType.build("jsonb")
+    assert json_operators._stored(column) is stored

@@ -172,22 +172,26 @@ def _key_values(layout: _Layout, key: str) -> tuple[np.ndarray, np.ndarray, np.n
     return rows, starts, ends
 
 
-def _elements(layout: _Layout, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each array row with an element at ``index`` (negative from the end): its row, and
-    the element's byte range."""
+def _all_elements(layout: _Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every element of every top-level array: its row, and its byte range, in order."""
     arrays = np.flatnonzero(layout.first_byte("["))
     nonempty = arrays[layout.data[layout.starts[arrays] + 1] != ord("]")]
     commas = layout.stops[layout.data[layout.stops] == ord(",")]
     commas = commas[layout.data[layout.starts[layout.rows_of(commas)]] == ord("[")]
     begins = np.sort(np.concatenate([layout.starts[nonempty] + 1, commas + 2]))
-    rows = layout.rows_of(begins)
+    ends = layout.stops[np.searchsorted(layout.stops, begins)]
+    return layout.rows_of(begins), begins, ends
+
+
+def _elements(layout: _Layout, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each array row with an element at ``index`` (negative from the end): its row, and
+    the element's byte range."""
+    rows, begins, ends = _all_elements(layout)
     count = np.bincount(rows, minlength=len(layout.starts))
     first = np.concatenate([[0], np.cumsum(count)[:-1]])
-    wanted = nonempty[(index < count[nonempty]) & (-index <= count[nonempty])]
+    wanted = np.flatnonzero((count > 0) & (index < count) & (-index <= count))
     at = first[wanted] + (index if index >= 0 else count[wanted] + index)
-    starts = begins[at]
-    ends = layout.stops[np.searchsorted(layout.stops, starts)]
-    return wanted, starts, ends
+    return wanted, begins[at], ends[at]
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,13 +323,39 @@ def _equal(layout: _Layout, starts: np.ndarray, ends: np.ndarray, scalar: Any) -
 
 
 def contains(docs: pa.Array, needle: Any) -> Answer | None:
-    """``@>`` of a constant object whose values are scalars: each pair at the top level with
-    an equal value.  Anything but an object holds no pairs."""
-    if not isinstance(needle, dict) or any(isinstance(v, (dict, list)) for v in needle.values()):
+    """``@>`` of a constant object whose values are scalars (each pair at the top level with
+    an equal value), or of an array of scalars or a scalar (each an element of a top-level
+    array; a scalar also equals a scalar document)."""
+    if isinstance(needle, dict):
+        if any(isinstance(v, (dict, list)) for v in needle.values()):
+            return None
+        layout = _layout(docs)
+        return None if layout is None else _contains_pairs(layout, needle)
+    scalar = not isinstance(needle, list)
+    elements = [needle] if scalar else needle
+    if any(isinstance(e, (dict, list)) for e in elements):
         return None
     layout = _layout(docs)
     if layout is None:
         return None
+    rows, starts, ends = _all_elements(layout)
+    held = layout.first_byte("[")
+    for element in elements:
+        equal = _equal(layout, starts, ends, element)
+        if equal is None:
+            return None
+        found = np.zeros(len(layout.starts), bool)
+        found[rows[equal]] = True
+        held &= found
+    if scalar:
+        same = _equal(layout, layout.starts, layout.ends, needle)
+        if same is None:
+            return None
+        held |= same & layout.valid & ~layout.first_byte("[") & ~layout.first_byte("{")
+    return Answer(_booleans(held, layout.valid))
+
+
+def _contains_pairs(layout: _Layout, needle: dict[str, Any]) -> Answer | None:
     held = layout.first_byte("{")
     for key, value in needle.items():
         if len(key.encode()) > _MAX_PATTERN:

@@ -91,6 +91,15 @@ NEEDLES = [
     '{"k": [1]}',
     "[1]",
     '"k"',
+    '["a", 1]',
+    "[]",
+    "[null]",
+    '[1.50, "k"]',
+    "[1, [1]]",
+    "1.0",
+    "true",
+    "null",
+    '"a,b"',
 ]
 
 
@@ -106,6 +115,8 @@ def test_kernels_decide_stored_documents_in_batches(docs):
     assert jsonb_columns.field(docs, "-1", True) is not None
     assert jsonb_columns.exists(docs, "k") is not None
     assert jsonb_columns.contains(docs, {"k": json_functions._parse("1")}) is not None
+    assert jsonb_columns.contains(docs, json_functions._parse('["k", 1]')) is not None
+    assert jsonb_columns.contains(docs, json_functions._parse('"k"')) is not None
     text = jsonb_columns.field_text(docs, "k", False)
     assert text is not None and text.undecided is not None
     assert text.undecided.sum() < len(docs) // 10

@@ -3,8 +3,10 @@
 A stored jsonb value is jsonb_out's text (``sql.common.json_values``): keys
 unique and sorted, ``", "`` and ``": "`` between items, numbers without an
 exponent, every string written one way.  So a batch's bytes can be read
-structurally in a few whole-buffer passes: which quotes are not escaped,
-which bytes lie inside strings, each byte's nesting depth.  A top-level key
+structurally: one pass over the bytes finds the few that matter (quotes,
+backslashes, brackets, commas), and passes over those positions say which
+quotes are escaped, which marks lie inside strings, and each one's nesting
+depth.  A top-level key
 is then the byte pattern of its jsonb text followed by ``": "`` at depth one,
 and its value runs to the next comma at depth one or the closing brace.
 
@@ -30,7 +32,7 @@ _TOKENS = np.zeros(256, np.uint8)
 for _kind, _byte in enumerate('"\\{[}],', start=1):
     _TOKENS[ord(_byte)] = _kind
 _STEP = np.array([0, 0, 0, 1, 1, -1, -1, 0], np.int32)
-"""Depth change per token kind: quote, backslash, { [ } ] and comma."""
+"""Depth change per token kind: none, quote, backslash, { [ } ] and comma."""
 _MAX_PATTERN = 256
 """Longest key (as jsonb text) a pass looks for; a longer one goes row by row."""
 

@@ -8,7 +8,8 @@ work, paid for each of a read's tasks and each planner step (schema,
 partitions, write, commit).  ``freeze_imports`` moves what the worker holds
 the first time it runs our code (the modules, mostly) into the permanent
 generation, which collections skip; what each task creates afterwards is
-collected as before.  Only a reused worker (``SPARK_REUSE_WORKER``, Spark's
+collected as before (a cycle that was alive at the freeze and dies later is
+never reclaimed: a bounded, one-time cost).  Only a reused worker (``SPARK_REUSE_WORKER``, Spark's
 default) collects after each task, so anywhere else (a driver, a test) this
 does nothing.
 """

@@ -17,6 +17,7 @@ Modules:
     writer      exactly-once writes through two-phase commit
     source      NyalaDataSource, what ``spark.dataSource.register`` takes
     daemon      Spark's worker daemon importing the installed PySpark (no zip recompiles)
+    worker_gc   reused Python workers freeze their imports out of the per-task gc.collect()
 
 Use::
 

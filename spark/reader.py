@@ -38,6 +38,7 @@ from pyspark.sql.types import StructType, TimestampNTZType
 from spark import filters as spark_filters
 from spark.options import Options, quote_identifier, quote_literal
 from spark.wire import connect, copy_out_batches
+from spark.worker_gc import freeze_imports
 
 # Key types whose span divides evenly, and whose values print as literals that compare
 # exactly as the stored values do.
@@ -154,6 +155,7 @@ class NyalaReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TabletPartition), "partitions() made it"
+        freeze_imports()
         target = to_arrow_schema(self.schema, timezone="UTC")
         with connect(self.options, autocommit=False) as conn:
             if self.options.table is None:

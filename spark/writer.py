@@ -46,6 +46,7 @@ from pyspark.sql.types import StructType
 
 from spark.options import Options, quote_identifier, quote_literal
 from spark.wire import connect
+from spark.worker_gc import freeze_imports
 
 GID_PREFIX = "nyala-spark"
 COPY_CHUNK_BYTES = 1 << 20
@@ -125,6 +126,7 @@ class NyalaWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PreparedTask:
         """One task: COPY its batches in a transaction, then PREPARE it (executor)."""
+        freeze_imports()
         if self.skip:
             return PreparedTask(None, 0)
         context = TaskContext.get()
@@ -177,6 +179,7 @@ class NyalaWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit the successful attempts' transactions, roll back every other one (driver)."""
+        freeze_imports()
         keep = {m.gid for m in messages if isinstance(m, PreparedTask) and m.gid is not None}
         with connect(self.options) as conn:
             if self._first_attempts_only(messages):
@@ -246,6 +249,7 @@ class NyalaWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """The job failed: roll back every transaction it prepared (driver)."""
+        freeze_imports()
         with connect(self.options) as conn:
             for gid in self._job_gids(conn):
                 conn.execute(f"ROLLBACK PREPARED {quote_literal(gid)}")

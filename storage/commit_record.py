@@ -88,15 +88,21 @@ per record (a tenth of a one-row UPDATE's commit)."""
 
 def encode_ops(ops: list[WriteOp] | tuple[WriteOp, ...]) -> bytes:
     """Encode the operations part of a record (done before the commit timestamp is known)."""
-    parts = []
+    return b"".join(encode_op_parts(ops))
+
+
+def encode_op_parts(ops: list[WriteOp] | tuple[WriteOp, ...]) -> list[bytes | pa.Buffer]:
+    """``encode_ops``' bytes in pieces, each IPC stream left in its Arrow buffer, so a caller
+    joining them with more pieces copies a large write set once."""
+    parts: list[bytes | pa.Buffer] = []
     for op in ops:
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, op.batch.schema, options=_IPC_OPTIONS) as writer:
             writer.write_batch(op.batch)
-        data = sink.getvalue().to_pybytes()
-        parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, len(data)))
+        data = sink.getvalue()
+        parts.append(_OP_HEADER.pack(op.tablet_id, op.kind, data.size))
         parts.append(data)
-    return b"".join(parts)
+    return parts
 
 
 _LOCK_MODE = b"nyala.row_lock_mode"

@@ -231,15 +231,20 @@ def _gid_batch(gid: str) -> pa.RecordBatch:
 
 
 def _encode(entry: PreparedTransaction, ops: tuple[WriteOp, ...]) -> bytes:
+    """The file's bytes, joined once: a million-row write set is tens of megabytes, and each
+    concatenation of it cost a copy."""
     micros = int(entry.prepared_at.timestamp() * 1_000_000)
     texts = [entry.gid.encode(), entry.owner.encode(), entry.database.encode()]
-    body = (
-        _HEAD.pack(micros, *(len(t) for t in texts))
-        + b"".join(texts)
-        + struct.pack("<I", len(ops))
-        + commit_record.encode_ops(ops)
-    )
-    return _MAGIC + body + _CRC.pack(crc32c.crc32c(body))
+    body = [
+        _HEAD.pack(micros, *(len(t) for t in texts)),
+        *texts,
+        struct.pack("<I", len(ops)),
+        *commit_record.encode_op_parts(ops),
+    ]
+    crc = 0
+    for part in body:
+        crc = crc32c.crc32c(part, crc)
+    return b"".join([_MAGIC, *body, _CRC.pack(crc)])
 
 
 def prepared_files(directory: Path) -> list[Path]:

@@ -196,6 +196,19 @@ class KeyIndex:
         idx = bisect.bisect_left(self._block_max_keys, key)
         return self._starts[idx] + self._search(idx, key)[0]
 
+    def span(self, lower: bytes, upper: bytes) -> tuple[int, int]:
+        """``lower_bound`` of ``lower`` and of ``upper`` (both at most the largest key, and
+        ``lower <= upper``) with one bisect of the block bounds and one cache lookup when
+        ``upper`` falls in ``lower``'s block, as a short range's (an index lookup's) does."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, lower)
+        block = self._block(idx)
+        start = self._starts[idx]
+        lo = start + block.search(lower)
+        if upper <= max_keys[idx]:
+            return lo, start + block.search(upper)
+        return lo, self.lower_bound(upper)
+
 
 def _offsets(keys: pa.Array) -> np.ndarray:
     offsets: np.ndarray = np.frombuffer(keys.buffers()[1], dtype=np.int32)

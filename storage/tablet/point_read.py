@@ -86,8 +86,7 @@ def read_range(
         rows += found
     spans = []
     for rowset in rowsets:
-        lo = rowset.lower_bound(lower)
-        hi = rowset.rows if upper is None else rowset.lower_bound(upper)
+        lo, hi = rowset.span(lower, upper)
         if hi - lo > most:
             return None
         spans.append((rowset, lo, hi))

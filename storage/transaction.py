@@ -250,7 +250,16 @@ class Transaction:
         """``read_range`` of an already encoded, non-empty key range, every row in it wanted
         (``Tablet.read_key_range``): at this snapshot with own writes, or at ``snapshot``."""
         at, reader = self._reading(snapshot)
-        return self._tablets.tablet(tablet_id).read_key_range(key_range, projection, at, reader, most)
+        return self._tablets.tablet(tablet_id).read_key_range(
+            key_range, projection, at, reader, most
+        )
+
+    def keys_in_range(
+        self, tablet_id: TabletId, key_range: KeyRange, most: int, *, snapshot: int | None = None
+    ) -> list[bytes] | None:
+        """``read_key_range`` of the rows' encoded keys alone (``Tablet.keys_in_range``)."""
+        at, reader = self._reading(snapshot)
+        return self._tablets.tablet(tablet_id).keys_in_range(key_range, at, reader, most)
 
     def _reading(self, snapshot: int | None) -> tuple[Timestamp, TxnState | None]:
         """The snapshot and reader of a point read: the transaction's own, with its writes;

@@ -121,6 +121,20 @@ class _KeyBlock:
         held: bool = self.keys[pos].as_py() == key
         return held
 
+    def key_at(self, pos: int) -> bytes:
+        """The key at ``pos`` (< the block's rows)."""
+        width = self.width
+        if self.ints is not None:
+            return int(self.ints[pos]).to_bytes(width)
+        if self.data is not None:
+            start = pos * width
+            if self.lengths is None:
+                return bytes(self.data[start : start + width])
+            return self.prefix + bytes(self.data[start : start + int(self.lengths[pos])])
+        assert self.keys is not None, "a block is searchable one way or another"
+        key: bytes = self.keys[pos].as_py()
+        return key
+
 
 _INT_WIDTHS = (1, 2, 4, 8)
 _PAD_SLACK = 2
@@ -185,6 +199,18 @@ class KeyIndex:
         """The rowid of each of ``keys`` (in ascending order), or None where it is absent,
         reading each block once however many of the keys fall in it."""
         return [self.find(key) for key in keys]
+
+    def keys_at(self, rowids: list[int]) -> list[bytes]:
+        """The keys of ``rowids`` (ascending), from the cached searchable blocks: a few keys
+        found by rowid need no column read."""
+        out = []
+        idx, block = -1, None
+        for rowid in rowids:
+            if block is None or not self._starts[idx] <= rowid < self._starts[idx] + block.rows:
+                idx = bisect.bisect_right(self._starts, rowid) - 1
+                block = self._block(idx)
+            out.append(block.key_at(rowid - self._starts[idx]))
+        return out
 
     def block_of(self, rowid: int) -> tuple[int, int]:
         """The block holding ``rowid`` and the row's position in it."""

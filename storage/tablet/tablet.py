@@ -930,6 +930,24 @@ class Tablet:
                 reader, stats, most,
             )  # fmt: skip
 
+    def keys_in_range(
+        self,
+        key_range: KeyRange,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+        stats: ScanStats | None = None,
+    ) -> list[bytes] | None:
+        """``read_key_range`` of no columns: the encoded keys of the rows in ``key_range``
+        (``point_read.keys_in_range``), as an index lookup wants its entries."""
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            return point_read.keys_in_range(
+                memrowsets, self.rowsets, key_range, snapshot, reader, stats or ScanStats(), most
+            )
+
     def _scan(
         self,
         spec: ScanSpec,

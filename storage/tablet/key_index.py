@@ -98,6 +98,8 @@ class _KeyBlock:
             # Keys padded equal to the suffix's first ``width`` bytes are its prefixes: below.
             return int(fixed.searchsorted(suffix[:width], "right"))
         lo = int(fixed.searchsorted(suffix))
+        if lo == self.rows or fixed[lo] != suffix.rstrip(b"\0"):
+            return lo  # no key pads equal to the suffix (numpy drops trailing zeros)
         hi = int(fixed.searchsorted(suffix, "right"))
         # Keys that padding makes equal differ only in trailing zeros: shorter sorts first.
         return lo + int(np.count_nonzero(lengths[lo:hi] < len(suffix)))

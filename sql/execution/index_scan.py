@@ -103,10 +103,17 @@ def _lookup(
     implied: list[ColumnPredicate] = []
     for column_id in index.columns:
         column = table.schema.column(column_id)
-        predicates = by_column.get(column_id, [])
-        equality = next((p for p in predicates if p.kind is PredicateKind.EQUALITY), None)
-        listed = next((p for p in predicates if p.kind is PredicateKind.IN_LIST), None)
-        ranged = next((p for p in predicates if p.kind is PredicateKind.RANGE), None)
+        equality: ColumnPredicate | None = None
+        listed: ColumnPredicate | None = None
+        ranged: ColumnPredicate | None = None
+        for p in reversed(by_column.get(column_id, ())):  # the first of each kind wins
+            kind = p.kind
+            if kind is PredicateKind.EQUALITY:
+                equality = p
+            elif kind is PredicateKind.IN_LIST:
+                listed = p
+            elif kind is PredicateKind.RANGE:
+                ranged = p
         if equality is not None or listed is not None:
             values = [equality.value] if equality is not None else list(_values(listed))
             if len(values) * len(prefixes) > MAX_IN_VALUES:

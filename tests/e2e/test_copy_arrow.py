@@ -141,8 +141,7 @@ def test_arrow_out_of_a_query_and_of_columns(nyala_server):
             for i in range(5):
                 copy.write_row((i, f"n{i}"))
         table = _read_arrow(
-            conn,
-            "copy (select id * 2 as twice, upper(name) as big from arrow_query"
+            conn, "copy (select id * 2 as twice, upper(name) as big from arrow_query"
             " where id > 1 order by id) to stdout with (format arrow)",
         )
         assert table.column_names == ["twice", "big"]
@@ -158,9 +157,7 @@ def test_arrow_many_batches_both_ways(nyala_server):
     rows = 200_000
     with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
         conn.execute("drop table if exists arrow_big")
-        conn.execute(
-            "create table arrow_big (id bigint primary key, name text, x double precision)"
-        )
+        conn.execute("create table arrow_big (id bigint primary key, name text, x double precision)")
         source = pa.table({
             "id": pa.array(range(rows), pa.int64()),
             "name": pa.array([f"row{i % 97}" for i in range(rows)]).dictionary_encode(),
@@ -196,10 +193,7 @@ def test_arrow_columns_convert_by_position_to_the_listed_columns(nyala_server):
                        _arrow_bytes(source), 50)  # fmt: skip
         assert tag == "COPY 2"
         rows = conn.execute("select id, small, seen from arrow_conv order by id").fetchall()
-        assert rows == [
-            (1, 7, dt.datetime(2024, 5, 6, 7, 8, 9)),
-            (2, None, dt.datetime(2000, 1, 1)),
-        ]
+        assert rows == [(1, 7, dt.datetime(2024, 5, 6, 7, 8, 9)), (2, None, dt.datetime(2000, 1, 1))]
 
 
 @pytest.mark.parametrize(

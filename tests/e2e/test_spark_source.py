@@ -94,9 +94,7 @@ def events(nyala_server):
 
 def _tablets(server, where: str) -> list[int]:
     with psycopg.connect(server.dsn, autocommit=True) as conn:
-        (plan,) = conn.execute(
-            f"explain (format json) select * from events where {where}"
-        ).fetchone()
+        (plan,) = conn.execute(f"explain (format json) select * from events where {where}").fetchone()
     return plan[0]["Plan"]["Plans"][0]["Tablets"]
 
 
@@ -150,13 +148,9 @@ def test_tasks_are_the_tablets_left_after_pruning(spark, nyala_server, events, s
 
 
 def test_pushed_filters_reach_the_scan(spark, nyala_server, events):
-    df = (
-        _reader(spark, nyala_server, table=events)
-        .load()
-        .where(
-            "host = 'h3' and id >= 10 and kind is not null and not (kind = 'view')"
-            " and ts >= timestamp_ntz '2023-12-02 00:00:00'"
-        )
+    df = _reader(spark, nyala_server, table=events).load().where(
+        "host = 'h3' and id >= 10 and kind is not null and not (kind = 'view')"
+        " and ts >= timestamp_ntz '2023-12-02 00:00:00'"
     )
     plan = df._jdf.queryExecution().executedPlan().toString()
     spark_filter = next(line for line in plan.splitlines() if "Filter" in line)
@@ -179,11 +173,7 @@ def test_pushed_filters_reach_the_scan(spark, nyala_server, events):
         (document,) = conn.execute("explain (format json) " + reader.select(None, None)).fetchone()
     scan = document[0]["Plan"]["Plans"][0]
     assert scan["Pushed Predicates"] == [
-        "host = 'h3'",
-        "id >= 10",
-        "kind IS NOT NULL",
-        "kind LIKE 'cl%'",
-        "day IN ('2023-12-03')",
+        "host = 'h3'", "id >= 10", "kind IS NOT NULL", "kind LIKE 'cl%'", "day IN ('2023-12-03')",
     ]
     assert len(scan["Tablets"]) == 2
 
@@ -239,8 +229,7 @@ def test_one_snapshot_across_tasks_while_another_connection_writes(spark, nyala_
             conn.execute(
                 "insert into events (host, ts, id) select 'h' || (g %% 10),"
                 " timestamp '2030-01-01' + g * interval '1 second', 100000 + %s * 1000 + g"
-                " from generate_series(1, 50) g",
-                (index,),
+                " from generate_series(1, 50) g", (index,)
             )
         yield sum(1 for _ in rows)
 
@@ -271,11 +260,7 @@ def test_time_travel_and_query_option(spark, nyala_server, events):
 
 
 def test_a_schema_reads_only_its_columns(spark, nyala_server, events):
-    df = (
-        _reader(spark, nyala_server, table=events)
-        .schema("host string, amount decimal(10,2)")
-        .load()
-    )
+    df = _reader(spark, nyala_server, table=events).schema("host string, amount decimal(10,2)").load()
     assert df.columns == ["host", "amount"]
     total = df.groupBy().sum("amount").collect()[0][0]
     assert total == sum(decimal.Decimal(i) / 4 for i in range(2000))
@@ -312,9 +297,7 @@ def _sink(conn, name: str) -> None:
 
 def _frame(spark, rows: int, partitions: int = 4):
     return spark.range(rows, numPartitions=partitions).selectExpr(
-        "id",
-        "concat('h', cast(id % 7 as string)) as host",
-        "cast(id / 4 as decimal(10,2)) as amount",
+        "id", "concat('h', cast(id % 7 as string)) as host", "cast(id / 4 as decimal(10,2)) as amount"
     )
 
 
@@ -377,11 +360,7 @@ def test_overwrite_replaces_the_rows_in_one_transaction(spark, nyala_server):
 def test_errorifexists_and_ignore_as_options(spark, nyala_server):
     with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
         _sink(conn, "sink_modes")
-    write = (
-        _frame(spark, 10)
-        .write.format("nyala")
-        .options(**_options(nyala_server), table="sink_modes")
-    )
+    write = _frame(spark, 10).write.format("nyala").options(**_options(nyala_server), table="sink_modes")
     write.option("save_mode", "errorifexists").mode("append").save()  # empty: writes
     with pytest.raises(Exception, match="already holds rows"):
         write.option("save_mode", "errorifexists").mode("append").save()
@@ -446,10 +425,8 @@ def test_upsert_of_a_key_twice_in_one_job_fails_and_changes_nothing(spark, nyala
 def test_upsert_needs_a_primary_key_and_an_append(spark, nyala_server):
     with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
         _sink(conn, "sink_upsert_bad")
-    write = (
-        _frame(spark, 4)
-        .write.format("nyala")
-        .options(**_options(nyala_server), table="sink_upsert_bad", upsert="true")
+    write = _frame(spark, 4).write.format("nyala").options(
+        **_options(nyala_server), table="sink_upsert_bad", upsert="true"
     )
     with pytest.raises(Exception, match="overwrite"):
         write.mode("overwrite").save()

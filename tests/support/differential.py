@@ -207,7 +207,9 @@ def record(verdicts: list[Verdict]) -> None:
     agreeing = [v for v in verdicts if v.agrees]
     BASELINE.write_text(
         header
-        + "".join(f"{v.statement.key} {' '.join(v.statement.sql.split())[:80]}\n" for v in agreeing)
+        + "".join(
+            f"{v.statement.key} {' '.join(v.statement.sql.split())[:80]}\n" for v in agreeing
+        )
     )
     DISAGREEING.write_text(
         "# Corpus statements that do not yet answer as PostgreSQL 15 does, and how they differ.\n"

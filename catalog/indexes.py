@@ -25,8 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.data_type import BINARY, ColumnId, TabletId
-from storage.key_encoding import encode_sortable
+from storage.data_type import BINARY, ColumnId, DataType, TabletId
+from storage.key_encoding import encode_sortable, key_of_sortable
 from storage.schema import ColumnSchema, Schema
 
 IKEY = ColumnId(0)
@@ -150,6 +150,14 @@ def entries(
         fields.append(column(base_id).cast(schema.column(index_id).type.arrow_type))
         names.append(str(index_id))
     return pa.RecordBatch.from_arrays(fields, names=names)
+
+
+def row_key(key_types: Sequence[DataType], entry_key: bytes) -> bytes | None:
+    """The encoded primary key of the row an index entry names, from the entry's encoded
+    tablet key (``ikey`` escaped and terminated, then ``suffix`` raw); None when its suffix
+    is empty (a unique index's entry: the key is in the copied columns only)."""
+    suffix = entry_key[entry_key.find(b"\x00\x00") + 2 :]
+    return key_of_sortable(suffix, key_types)
 
 
 def entry_keys(batch: pa.RecordBatch) -> pa.RecordBatch:

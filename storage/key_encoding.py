@@ -204,6 +204,38 @@ def decode_key(data: bytes, types: Sequence[DataType]) -> tuple[object, ...]:
     return tuple(out)
 
 
+def key_of_sortable(data: bytes, types: Sequence[DataType]) -> bytes | None:
+    """The ``encode_key`` of a key whose columns ``encode_sortable`` wrote (one row's
+    bytes, as a secondary index entry holds its row's primary key), or None when a column
+    is NULL or ``data`` holds no whole key: the same bytes but for each column's flag, and
+    the last column unescaped, as a key's last column is stored raw."""
+    parts = []
+    pos = 0
+    last = len(types) - 1
+    for idx, data_type in enumerate(types):
+        if data[pos : pos + 1] != _NOT_NULL:
+            return None
+        pos += 1
+        kind = data_type.kind
+        if kind in _BYTES_KINDS:
+            end = data.find(_TERMINATOR, pos)
+            if end < 0:
+                return None
+            if idx == last:
+                raw, pos = _read_escaped(data, pos)
+                parts.append(raw)
+                continue
+            parts.append(data[pos : end + 2])
+            pos = end + 2
+            continue
+        width = _DECIMAL_WIDTH_BYTES if kind is TypeKind.DECIMAL else _INT_WIDTH_BYTES.get(kind)
+        if width is None or pos + width > len(data):
+            return None
+        parts.append(data[pos : pos + width])
+        pos += width
+    return b"".join(parts) if pos == len(data) else None
+
+
 def _read_escaped(data: bytes, pos: int) -> tuple[bytes, int]:
     out = bytearray()
     while True:

@@ -222,23 +222,21 @@ class Transaction:
         """The rows of the tablet with encoded primary keys ``keys`` (``encode_keys``), as
         ``scan`` would see them: at this snapshot with own writes, or as the tablet was at
         ``snapshot`` (SnapshotTooOld, 72000, if refused)."""
-        self._check_active()
-        tablet = self._tablets.tablet(tablet_id)
-        if snapshot is not None:
-            self._pipeline.check_snapshot(Timestamp(snapshot))
-            return tablet.read_keys(keys, columns, Timestamp(snapshot), None, stats)
-        return tablet.read_keys(keys, columns, self._snapshot, self._state, stats)
+        at, reader = self._reading(snapshot)
+        return self._tablets.tablet(tablet_id).read_keys(keys, columns, at, reader, stats)
 
     def read_range(self, tablet_id: TabletId, spec: ScanSpec, most: int) -> pa.RecordBatch | None:
-        """``scan`` of a short primary-key range as point reads (``Tablet.read_range``), or
-        None when ``spec`` bounds more than the key or the range holds more than ``most``
-        rows in some rowset (the caller scans instead)."""
+        """``scan`` of a short primary-key range as point reads (``read_key_range`` of the
+        spec's key range), or None when ``spec`` bounds more than the key, has a limit, or
+        the range holds more than ``most`` rows in some rowset (the caller scans instead)."""
         self._check_active()
-        tablet = self._tablets.tablet(tablet_id)
-        if spec.snapshot is not None:
-            self._pipeline.check_snapshot(Timestamp(spec.snapshot))
-            return tablet.read_range(spec, Timestamp(spec.snapshot), None, most)
-        return tablet.read_range(spec, self._snapshot, self._state, most)
+        schema = self._tablets.tablet(tablet_id).schema
+        key_range = spec.key_range(schema)
+        if spec.limit is not None or key_range.is_empty or spec.beyond_key(schema, key_range):
+            return None
+        return self.read_key_range(
+            tablet_id, key_range, spec.projection, most, snapshot=spec.snapshot
+        )
 
     def read_key_range(
         self,
@@ -251,12 +249,26 @@ class Transaction:
     ) -> pa.RecordBatch | None:
         """``read_range`` of an already encoded, non-empty key range, every row in it wanted
         (``Tablet.read_key_range``): at this snapshot with own writes, or at ``snapshot``."""
+        at, reader = self._reading(snapshot)
+        return self._tablets.tablet(tablet_id).read_key_range(
+            key_range, projection, at, reader, most
+        )
+
+    def keys_in_range(
+        self, tablet_id: TabletId, key_range: KeyRange, most: int, *, snapshot: int | None = None
+    ) -> list[bytes] | None:
+        """``read_key_range`` of the rows' encoded keys alone (``Tablet.keys_in_range``)."""
+        at, reader = self._reading(snapshot)
+        return self._tablets.tablet(tablet_id).keys_in_range(key_range, at, reader, most)
+
+    def _reading(self, snapshot: int | None) -> tuple[Timestamp, TxnState | None]:
+        """The snapshot and reader of a point read: the transaction's own, with its writes;
+        or, for time travel to ``snapshot``, that one alone once it is allowed (72000)."""
         self._check_active()
-        tablet = self._tablets.tablet(tablet_id)
-        if snapshot is not None:
-            self._pipeline.check_snapshot(Timestamp(snapshot))
-            return tablet.read_key_range(key_range, projection, Timestamp(snapshot), None, most)
-        return tablet.read_key_range(key_range, projection, self._snapshot, self._state, most)
+        if snapshot is None:
+            return self._snapshot, self._state
+        self._pipeline.check_snapshot(Timestamp(snapshot))
+        return Timestamp(snapshot), None
 
     def check_snapshot(self, snapshot: int) -> None:
         """Raise SnapshotTooOld (72000) if a time-travel read at ``snapshot`` is refused."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from catalog.indexes import IKEY, IndexInfo, value_columns
+from catalog.indexes import IKEY, IndexInfo, row_key, value_columns
 from catalog.table import TableInfo
 from sql.execution import point_read
 from storage.data_type import BINARY, ColumnId, TabletId, TypeKind
@@ -103,10 +103,17 @@ def _lookup(
     implied: list[ColumnPredicate] = []
     for column_id in index.columns:
         column = table.schema.column(column_id)
-        predicates = by_column.get(column_id, [])
-        equality = next((p for p in predicates if p.kind is PredicateKind.EQUALITY), None)
-        listed = next((p for p in predicates if p.kind is PredicateKind.IN_LIST), None)
-        ranged = next((p for p in predicates if p.kind is PredicateKind.RANGE), None)
+        equality: ColumnPredicate | None = None
+        listed: ColumnPredicate | None = None
+        ranged: ColumnPredicate | None = None
+        for p in reversed(by_column.get(column_id, ())):  # the first of each kind wins
+            kind = p.kind
+            if kind is PredicateKind.EQUALITY:
+                equality = p
+            elif kind is PredicateKind.IN_LIST:
+                listed = p
+            elif kind is PredicateKind.RANGE:
+                ranged = p
         if equality is not None or listed is not None:
             values = [equality.value] if equality is not None else list(_values(listed))
             if len(values) * len(prefixes) > MAX_IN_VALUES:
@@ -195,13 +202,38 @@ def _range(
 
 def short_keys(
     txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec
-) -> pa.Table | None:
-    """The primary keys ``lookup`` finds when reading them is short: a few ranges, each read
-    as point reads, naming at most ``POINT_LOOKUPS`` rows; else None (a long read)."""
+) -> list[bytes] | None:
+    """The encoded primary keys ``lookup`` finds when reading them is short: a few ranges,
+    each read as point reads, naming at most ``POINT_LOOKUPS`` rows; else None (a long read).
+    A non-unique index's entries hold their row's key in their own (``row_key``), so only
+    the index's key index is read; a unique one's are in the copied columns."""
     if len(lookup.ranges) > SHORT_RANGES:
         return None
-    keys = _primary_keys(txn, table, lookup, spec, short_only=True)
-    return keys if keys is not None and keys.num_rows <= POINT_LOOKUPS else None
+    if lookup.index.unique:
+        found = _primary_keys(txn, table, lookup, spec, short_only=True)
+        if found is None or found.num_rows > POINT_LOOKUPS:
+            return None
+        return point_read.encoded(table, found)
+    entries: list[bytes] = []
+    for lower, upper in lookup.ranges:
+        key_range = _entry_range(lower, upper)
+        if key_range.is_empty:
+            continue
+        keys = txn.keys_in_range(
+            lookup.index.tablet_id, key_range, SHORT_RANGE, snapshot=spec.snapshot
+        )
+        if keys is None:
+            return None
+        entries += keys
+        if len(entries) > POINT_LOOKUPS:
+            return None
+    key_types = [c.type for c in table.schema.key_columns]
+    out = []
+    for entry in entries:
+        key = row_key(key_types, entry)
+        assert key is not None, "a non-unique index's entry ends with its row's key"
+        out.append(key)
+    return out
 
 
 def scan(
@@ -210,19 +242,29 @@ def scan(
     lookup: IndexLookup,
     spec: ScanSpec,
     tablet_ids: tuple[TabletId, ...],
-    keys: pa.Table | None = None,
+    keys: list[bytes] | None = None,
 ) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
     """The rows of ``table`` matching ``spec``, found through ``lookup``'s index (whose
-    primary keys ``short_keys`` may have read already)."""
+    encoded primary keys ``short_keys`` may have found already)."""
     if keys is None:
-        keys = _primary_keys(txn, table, lookup, spec)
-    assert keys is not None, "a read that may be long always finds its keys"
-    if keys.num_rows == 0:
-        return
-    if keys.num_rows <= POINT_LOOKUPS:
-        found = point_read.encoded(table, keys)
-        yield from point_read.read(txn, found, spec, tablet_ids, lookup.implied)
-        return
+        found = _primary_keys(txn, table, lookup, spec)
+        assert found is not None, "a read that may be long always finds its keys"
+        if found.num_rows > POINT_LOOKUPS:
+            yield from _probe(txn, table, spec, tablet_ids, found)
+            return
+        keys = point_read.encoded(table, found)
+    yield from point_read.read(txn, keys, spec, tablet_ids, lookup.implied)
+
+
+def _probe(
+    txn: Transaction,
+    table: TableInfo,
+    spec: ScanSpec,
+    tablet_ids: tuple[TabletId, ...],
+    keys: pa.Table,
+) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
+    """The rows of many ``keys`` (key columns in order), by one scan bounded by the first
+    key column's smallest and largest values and holding just those values."""
     key_columns = table.schema.key_columns
     values = tuple(keys.column(0).to_pylist())
     probe = dataclasses.replace(

@@ -196,6 +196,20 @@ class DiskRowSet:
             return self.rows
         return self.key_index.lower_bound(key)
 
+    def span(self, lower: bytes | None, upper: bytes | None) -> tuple[int, int]:
+        """The rowids of the keys in [``lower``, ``upper``) (None: unbounded), as
+        ``lower_bound`` of each end, searching the key index once where both ends are inside
+        this rowset's keys (``KeyIndex.span``)."""
+        if upper is not None and upper <= self.min_key:
+            return 0, 0
+        if lower is not None and lower > self.max_key:
+            return self.rows, self.rows
+        if upper is None or upper > self.max_key:
+            return self.lower_bound(lower), self.rows
+        if lower is None or lower <= self.min_key:
+            return 0, self.lower_bound(upper)
+        return self.key_index.span(lower, upper)
+
     # --- row state ----------------------------------------------------------------------------
 
     def _is_live_latest(self, rowid: int) -> bool:
@@ -363,8 +377,7 @@ class DiskRowSet:
     ) -> Iterator[pa.RecordBatch]:
         """Yield the rows of this rowset visible at ``snapshot`` that match ``spec``, a block
         at a time in rowid order; each step runs under the caller's tablet lock."""
-        lo = self.lower_bound(key_range.lower)
-        hi = self.rows if key_range.upper is None else self.lower_bound(key_range.upper)
+        lo, hi = self.span(key_range.lower, key_range.upper)
         if lo >= hi:
             stats.rowsets_skipped += 1
             return

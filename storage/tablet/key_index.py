@@ -98,6 +98,8 @@ class _KeyBlock:
             # Keys padded equal to the suffix's first ``width`` bytes are its prefixes: below.
             return int(fixed.searchsorted(suffix[:width], "right"))
         lo = int(fixed.searchsorted(suffix))
+        if lo == self.rows or fixed[lo] != suffix.rstrip(b"\0"):
+            return lo  # no key pads equal to the suffix (numpy drops trailing zeros)
         hi = int(fixed.searchsorted(suffix, "right"))
         # Keys that padding makes equal differ only in trailing zeros: shorter sorts first.
         return lo + int(np.count_nonzero(lengths[lo:hi] < len(suffix)))
@@ -120,6 +122,20 @@ class _KeyBlock:
         assert self.keys is not None, "a block is searchable one way or another"
         held: bool = self.keys[pos].as_py() == key
         return held
+
+    def key_at(self, pos: int) -> bytes:
+        """The key at ``pos`` (< the block's rows)."""
+        width = self.width
+        if self.ints is not None:
+            return int(self.ints[pos]).to_bytes(width)
+        if self.data is not None:
+            start = pos * width
+            if self.lengths is None:
+                return bytes(self.data[start : start + width])
+            return self.prefix + bytes(self.data[start : start + int(self.lengths[pos])])
+        assert self.keys is not None, "a block is searchable one way or another"
+        key: bytes = self.keys[pos].as_py()
+        return key
 
 
 _INT_WIDTHS = (1, 2, 4, 8)
@@ -186,6 +202,18 @@ class KeyIndex:
         reading each block once however many of the keys fall in it."""
         return [self.find(key) for key in keys]
 
+    def keys_at(self, rowids: list[int]) -> list[bytes]:
+        """The keys of ``rowids`` (ascending), from the cached searchable blocks: a few keys
+        found by rowid need no column read."""
+        out = []
+        idx, block = -1, None
+        for rowid in rowids:
+            if block is None or not self._starts[idx] <= rowid < self._starts[idx] + block.rows:
+                idx = bisect.bisect_right(self._starts, rowid) - 1
+                block = self._block(idx)
+            out.append(block.key_at(rowid - self._starts[idx]))
+        return out
+
     def block_of(self, rowid: int) -> tuple[int, int]:
         """The block holding ``rowid`` and the row's position in it."""
         idx = bisect.bisect_right(self._starts, rowid) - 1
@@ -195,6 +223,19 @@ class KeyIndex:
         """The first rowid whose key is >= ``key``; ``key`` is at most the largest key."""
         idx = bisect.bisect_left(self._block_max_keys, key)
         return self._starts[idx] + self._search(idx, key)[0]
+
+    def span(self, lower: bytes, upper: bytes) -> tuple[int, int]:
+        """``lower_bound`` of ``lower`` and of ``upper`` (both at most the largest key, and
+        ``lower <= upper``) with one bisect of the block bounds and one cache lookup when
+        ``upper`` falls in ``lower``'s block, as a short range's (an index lookup's) does."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, lower)
+        block = self._block(idx)
+        start = self._starts[idx]
+        lo = start + block.search(lower)
+        if upper <= max_keys[idx]:
+            return lo, start + block.search(upper)
+        return lo, self.lower_bound(upper)
 
 
 def _offsets(keys: pa.Array) -> np.ndarray:

@@ -256,6 +256,29 @@ class MemRowSet:
     ) -> list[Row] | None:
         """The rows in [lower, upper) visible at ``snapshot`` to ``reader``, or None when
         the range holds more than ``most`` entries; the caller holds the tablet lock."""
+        found = self._range(lower, upper, snapshot, reader, most)
+        return None if found is None else found[1]
+
+    def keys_in_range(
+        self,
+        lower: bytes | None,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+    ) -> list[bytes] | None:
+        """``read_range``'s rows' encoded keys, in the same order."""
+        found = self._range(lower, upper, snapshot, reader, most)
+        return None if found is None else found[0]
+
+    def _range(
+        self,
+        lower: bytes | None,
+        upper: bytes | None,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+    ) -> tuple[list[bytes], list[Row]] | None:
         rows = self._rows
         start = 0 if lower is None else rows.bisect_left(lower)
         end = len(rows) if upper is None else rows.bisect_left(upper)
@@ -266,13 +289,19 @@ class MemRowSet:
                 spans.append((segment, lo, hi))
         if end - start + sum(hi - lo for _, lo, hi in spans) > most:
             return None
-        found = (_visible(row, snapshot, reader) for row in rows.values()[start:end])
-        out = [row for row in found if row is not None]
+        keys: list[bytes] = []
+        out: list[Row] = []
+        for key, row in rows.items()[start:end]:
+            visible = _visible(row, snapshot, reader)
+            if visible is not None:
+                keys.append(key)
+                out.append(visible)
         for segment, lo, hi in spans:
             if segment.is_visible(snapshot, reader):
                 kept = (lo + np.flatnonzero(~segment.moved[lo:hi])).tolist()
+                keys += segment.keys[kept].tolist()
                 out += segment.rows(kept)
-        return out
+        return keys, out
 
     def adopt(self, key: bytes, row: MemRowSetRow, *, moved: bool = False) -> None:
         """Take ``row`` over from a frozen MemRowSet (a flush keeps it in memory); ``moved``:

@@ -86,8 +86,7 @@ def read_range(
         rows += found
     spans = []
     for rowset in rowsets:
-        lo = rowset.lower_bound(lower)
-        hi = rowset.rows if upper is None else rowset.lower_bound(upper)
+        lo, hi = rowset.span(lower, upper)
         if hi - lo > most:
             return None
         spans.append((rowset, lo, hi))
@@ -98,6 +97,58 @@ def read_range(
             continue
         total += _read_rows(rowset, range(lo, hi), columns, int(snapshot), reader, stats, parts)
     return _batch(schema, columns, parts, total, stats)
+
+
+def keys_in_range(
+    memrowsets: list[MemRowSet],
+    rowsets: list[DiskRowSet],
+    key_range: KeyRange,
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+    most: int,
+) -> list[bytes] | None:
+    """``read_range`` of no columns but the rows' encoded keys (what an index entry's key
+    holds): a DiskRowSet's come from its key index, so no column block is read and no
+    Arrow batch made; None when any source holds more than ``most`` rows in the range."""
+    lower, upper = key_range.lower, key_range.upper
+    keys: list[bytes] = []
+    for memrowset in memrowsets:
+        found = memrowset.keys_in_range(lower, upper, snapshot, reader, most)
+        if found is None:
+            return None
+        keys += found
+    spans = []
+    for rowset in rowsets:
+        lo, hi = rowset.span(lower, upper)
+        if hi - lo > most:
+            return None
+        spans.append((rowset, lo, hi))
+    stats.memrowset_rows_scanned += len(keys)
+    for rowset, lo, hi in spans:
+        if lo >= hi:
+            stats.rowsets_skipped += 1
+            continue
+        live = _live(rowset, range(lo, hi), int(snapshot), reader, stats)
+        keys += rowset.key_index.keys_at(live)
+    stats.rows_returned += len(keys)
+    return keys
+
+
+def _live(
+    rowset: DiskRowSet,
+    rowids: Sequence[int],
+    snapshot: int,
+    reader: TxnState | None,
+    stats: ScanStats,
+) -> list[int]:
+    """Of ``rowids`` (ascending) of ``rowset``, those live at ``snapshot`` (``_read_rows``
+    of no columns)."""
+    if len(rowids) <= _ROW_BY_ROW and not any(rowset.files_change(r, snapshot) for r in rowids):
+        return [r for r in rowids if rowset.read_row(r, (), snapshot, reader, stats) is not None]
+    stats.rowsets_read += 1
+    live, _ = rowset.read_rows(np.array(rowids, np.int64), (), snapshot, reader, stats)
+    return [int(r) for r in live.tolist()]
 
 
 def _add_rows(

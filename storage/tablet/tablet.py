@@ -906,22 +906,6 @@ class Tablet:
         self.delta_lookups += stats.delta_stores_read - before
         return batch
 
-    def read_range(
-        self,
-        spec: ScanSpec,
-        snapshot: Timestamp,
-        reader: TxnState | None,
-        most: int,
-        stats: ScanStats | None = None,
-    ) -> pa.RecordBatch | None:
-        """``scan`` of a spec whose predicates only bound the primary key, as point reads of
-        the few rows in that range (``point_read.read_range``); None when it is not such a
-        spec or a rowset holds more than ``most`` rows in the range."""
-        key_range = spec.key_range(self.schema)
-        if spec.limit is not None or key_range.is_empty or spec.beyond_key(self.schema, key_range):
-            return None
-        return self.read_key_range(key_range, spec.projection, snapshot, reader, most, stats)
-
     def read_key_range(
         self,
         key_range: KeyRange,
@@ -931,9 +915,9 @@ class Tablet:
         most: int,
         stats: ScanStats | None = None,
     ) -> pa.RecordBatch | None:
-        """``read_range`` of an already encoded, non-empty ``key_range`` (every row in it
-        wanted): a caller that encoded the range itself (an index lookup) skips deriving it
-        from a ScanSpec again."""
+        """The rows in an encoded, non-empty ``key_range`` (every one wanted), read as point
+        reads (``point_read.read_range``); None when a rowset holds more than ``most`` rows
+        in it (a scan is then the better read)."""
         for column_id in projection:
             self._column_schema(column_id)
         stats = stats or ScanStats()
@@ -945,6 +929,24 @@ class Tablet:
                 self.schema, memrowsets, self.rowsets, key_range, projection, snapshot,
                 reader, stats, most,
             )  # fmt: skip
+
+    def keys_in_range(
+        self,
+        key_range: KeyRange,
+        snapshot: Timestamp,
+        reader: TxnState | None,
+        most: int,
+        stats: ScanStats | None = None,
+    ) -> list[bytes] | None:
+        """``read_key_range`` of no columns: the encoded keys of the rows in ``key_range``
+        (``point_read.keys_in_range``), as an index lookup wants its entries."""
+        with self._lock:
+            memrowsets = (
+                [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
+            )
+            return point_read.keys_in_range(
+                memrowsets, self.rowsets, key_range, snapshot, reader, stats or ScanStats(), most
+            )
 
     def _scan(
         self,

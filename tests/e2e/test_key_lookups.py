@@ -33,6 +33,8 @@ SETUP = [
     "create table kl_pairs (a int, b text, v int, primary key (a, b))",
     "insert into kl_pairs select i % 10, 'b' || (i / 10), i from generate_series(0, 99) as g(i)",
     "insert into kl_pairs values (-1, '', 0), (2, 'b1\x01', 5)",
+    # A non-unique index on a table keyed by (int, text): each entry's key holds the row's.
+    "create index kl_pairs_v on kl_pairs (v)",
 ]
 
 D = decimal.Decimal
@@ -59,6 +61,7 @@ LOOKUPS: list[tuple[str, list[list[object]]]] = [
       ["3", "b0"]]),
     ("select v from kl_pairs where a = %s order by v", [[4], [11], [None]]),
     ("select v from kl_pairs where b = %s and a = %s", [["b2", 5], ["b2", 50]]),
+    ("select a, b from kl_pairs where v = %s order by a, b", [[5], [0], [99], [100], [None]]),
     ("select id, name from kl_items where id in (%s, %s, %s) order by id",
      [[5, 6, 7], [5, 5, 0], [1000, None, 3], [11, 6000, 5000], [D("4.0"), D("4.5"), 2**40]]),
     ("select v, b from kl_pairs where a in (%s, %s) and b in (%s, 'b1') order by v",

@@ -30,6 +30,7 @@ from storage.key_encoding import (
     encode_keys,
     encode_sortable,
     is_key_type,
+    key_of_sortable,
     prefix_successor,
 )
 
@@ -159,3 +160,20 @@ def test_sortable_encoding_of_decimals_with_nulls_sorts_nulls_last():
     encoded = encode_sortable([values], [numeric]).to_pylist()
     order = sorted(range(4), key=encoded.__getitem__)
     assert order == [2, 3, 0, 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(two_keys_of_one_schema())
+def test_a_sortable_key_converts_to_the_key_encoding(case):
+    types, a, _ = case
+    sortable = encode_sortable([_arrow([v], t) for v, t in zip(a, types, strict=True)], types)
+    assert key_of_sortable(sortable[0].as_py(), types) == encode_key(a, types)
+
+
+def test_a_sortable_key_with_a_null_or_nothing_has_no_key_encoding():
+    nulls = encode_sortable(
+        [pa.array([1], pa.int64()), pa.array([None], pa.string())], [INT64, STRING]
+    )
+    assert key_of_sortable(nulls[0].as_py(), [INT64, STRING]) is None
+    assert key_of_sortable(b"", [INT64]) is None
+    assert key_of_sortable(b"\x00\x80", [INT64]) is None

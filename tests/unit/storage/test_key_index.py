@@ -32,6 +32,13 @@ def _check(index: KeyIndex, keys: list[bytes], probes: list[bytes]) -> None:
         assert index.lookup_sorted([probe]) == [expected], probe
     found = index.lookup_sorted(sorted(probes))
     assert found == [keys.index(p) if p in present else None for p in sorted(probes)]
+    for first, second in zip(probes, probes[1:], strict=False):
+        lower, upper = min(first, second), max(first, second)
+        if upper <= keys[-1]:
+            expected_span = (bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper))
+            assert index.span(lower, upper) == expected_span, (lower, upper)
+    rowids = sorted({(i * 7919) % len(keys) for i in range(40)})
+    assert index.keys_at(rowids) == [keys[r] for r in rowids]
 
 
 @pytest.mark.parametrize("block_rows", [7, 64, 10_000])

@@ -23,7 +23,7 @@ from storage.engine import StorageEngine
 from storage.errors import SnapshotTooOld
 from storage.key_encoding import encode_keys
 from storage.options import StorageOptions
-from storage.predicate import ColumnPredicate, ScanSpec
+from storage.predicate import ColumnPredicate, KeyRange, ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.transaction import Transaction
 from tests.unit.storage.tablet.test_flush_model import OPTIONS, SCHEMA, TID, _apply, ops
@@ -58,7 +58,15 @@ def _by_point_read(txn: Transaction, keys: list[int], snapshot: int | None) -> d
 def _agree(engine: StorageEngine, keys: list[int], snapshots: list[int | None]) -> None:
     txn = engine.begin(read_only=True)
     for snapshot in snapshots:
-        assert _by_point_read(txn, keys, snapshot) == _by_scan(txn, keys, snapshot)
+        scanned = _by_scan(txn, ALL_KEYS, snapshot)
+        assert _by_point_read(txn, keys, snapshot) == {k: scanned[k] for k in keys if k in scanned}
+        whole = txn.keys_in_range(TID, KeyRange(), 64, snapshot=snapshot)
+        assert whole is not None and sorted(whole) == _encoded(sorted(scanned))
+        lower, upper = _encoded([3, 9])
+        middle = txn.keys_in_range(TID, KeyRange(lower, upper), 64, snapshot=snapshot)
+        assert middle is not None and sorted(middle) == _encoded(
+            [k for k in sorted(scanned) if 3 <= k < 9]
+        )
     txn.rollback()
 
 
@@ -191,6 +199,10 @@ def _range_both_ways(txn: Transaction, lower: bytes, upper: bytes, snapshot: int
     spec = ScanSpec((V, B), (ColumnPredicate.range(B, lower, upper),), snapshot=snapshot)
     short = txn.read_range(TID, spec, 64)
     scanned = [r for b in txn.scan(TID, spec) for r in b.to_pylist()]
+    keys = txn.keys_in_range(TID, KeyRange(lower, upper), 64, snapshot=snapshot)
+    assert (keys is None) == (short is None)
+    if keys is not None:
+        assert sorted(keys) == sorted(r["1"] for r in scanned), "a binary last key is stored raw"
     return (None if short is None else sorted(short.to_pylist(), key=repr)), sorted(
         scanned, key=repr
     )

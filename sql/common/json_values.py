@@ -11,6 +11,7 @@ as the text given (``parse_json`` only checks it).
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -52,6 +53,12 @@ def parse_jsonb(text: str) -> JsonValue:
             "unsupported Unicode escape sequence",
             detail="\\u0000 cannot be converted to text.",
         )
+    if "\\u" in text and _has_surrogate(value):
+        # Python's decoder keeps a lone \\ud800 as an unencodable character; jsonb refuses it.
+        raise InvalidTextRepresentation(
+            "invalid input syntax for type json",
+            detail="Unicode low surrogate must follow a high surrogate.",
+        )
     return value
 
 
@@ -62,6 +69,19 @@ def _has_nul(value: JsonValue) -> bool:
         return any(_has_nul(v) for v in value)
     if isinstance(value, dict):
         return any("\x00" in k or _has_nul(v) for k, v in value.items())
+    return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: JsonValue) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_SURROGATE.search(k) is not None or _has_surrogate(v) for k, v in value.items())
     return False
 
 

@@ -63,7 +63,8 @@ def test_field_path_exists_and_concat():
     assert concat(parse_json("1"), parse_json("[2]")) == parse_json("[1, 2]")
 
 
-_TEXT = st.text(st.characters(blacklist_characters="\x00"), max_size=5)  # jsonb refuses NUL
+# jsonb refuses NUL and lone surrogates (test below)
+_TEXT = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=5)
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20), _TEXT)
 _DOCUMENTS = st.recursive(
     _SCALARS,
@@ -78,3 +79,11 @@ def test_normalising_is_idempotent_and_keeps_the_document(value):
     once = normalize_jsonb(text)
     assert normalize_jsonb(once) == once
     assert json.loads(once) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['"\\ud800"', '"\\udc00"', '{"\\ud800x": 1}', '["\\udfff"]'])
+def test_lone_surrogates_are_refused_as_postgresql_does(text):
+    with pytest.raises(InvalidTextRepresentation) as raised:
+        normalize_jsonb(text)
+    assert raised.value.detail == "Unicode low surrogate must follow a high surrogate."
+    assert normalize_jsonb('"\\ud83d\\ude00"') == '"\U0001f600"'

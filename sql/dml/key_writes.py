@@ -27,7 +27,7 @@ import dataclasses
 import decimal
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -480,7 +480,7 @@ def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) 
             continue
         column_values = [v.of(row[position]) for row, v in zip(write.rows, values, strict=True)]
         if write.kind != "INSERT" and position < key_count:
-            column_values = [_compared(v, column, write.table) for v in column_values]
+            column_values = _compared_all(column_values, column, write.table)
         arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
@@ -537,6 +537,30 @@ def _compared(value: object, column: ColumnSchema, table: TableInfo) -> object:
         raise _Fallback from exc
     if stored != value or (
         column.type.kind is TypeKind.FLOAT and float(np.float32(stored)) != stored  # type: ignore[arg-type]  # a float column's cells are floats
+    ):
+        raise _Fallback
+    return stored
+
+
+def _compared_all(values: list[object], column: ColumnSchema, table: TableInfo) -> list[object]:
+    """``_compared`` of each of ``values`` (a batch's keys), checked as one column."""
+    if None in values:
+        raise _Fallback
+    limits = _INT_LIMITS.get(column.type.kind)
+    if limits is not None and all(type(v) is int for v in values):
+        ints = cast(list[int], values)
+        if not (-limits[0] <= min(ints) and max(ints) < limits[0]):
+            raise _Fallback
+        return values
+    try:
+        stored = _checked(values, column, table)
+    except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
+        raise _Fallback from exc
+    if any(s != v for s, v in zip(stored, values, strict=True)):
+        raise _Fallback
+    if column.type.kind is TypeKind.FLOAT and any(
+        float(np.float32(s)) != s  # type: ignore[arg-type]  # a float column's cells are floats
+        for s in stored
     ):
         raise _Fallback
     return stored

@@ -80,21 +80,21 @@ class RunTaker:
         self._head, self._tail = codec.bind_frame_ends(first)
         self._width = max(len(first.params), 1)
         self._base = decoder.taken_bytes
-        self.value_starts: list[int] = []
-        """Where each row's parameter values start, from the first unread byte (the first
-        row's were decoded with its Bind)."""
-        self.value_ends: list[int] = []
+        self._first_end = 0
+        """Where the first row's Execute ends, from the first unread byte (its Bind was
+        taken and decoded already); 0 until it is found."""
+        self._starts: list[int] = []
+        """Where each later row's Bind starts, from the first unread byte."""
+        self._end = 0
+        """Where the last row framed ends."""
+        self._broken = False
         self.described: list[bool] = []
         """Whether a Describe of the portal came before each row's Execute (libpq's
-        ``PQsendQueryPrepared`` sends one)."""
-        self.ends: list[int] = []
-        """Where each row's Execute ends, from the first unread byte."""
-        self._scanned = 0
-        self._broken = False
+        ``PQsendQueryPrepared`` sends one), for the rows ``columns`` framed."""
 
     @property
     def rows(self) -> int:
-        return len(self.ends)
+        return 1 + len(self._starts) if self._first_end else 0
 
     @property
     def waiting(self) -> bool:
@@ -102,98 +102,101 @@ class RunTaker:
         yet as large as a run gets)."""
         return not self._broken and self.rows * self._width < MAX_RUN_VALUES
 
+    def end(self, rows: int) -> int:
+        """Where the first ``rows`` rows end, from the first unread byte."""
+        if rows <= 0:
+            return 0
+        return self._starts[rows - 1] if rows <= len(self._starts) else self._end
+
     def scan(self) -> None:
         """Frame the rows the decoder holds (it never waits for more)."""
         decoder = self._decoder
         assert decoder.taken_bytes == self._base, "nothing is taken while a run is framed"
         buffer, start = decoder.unread()
-        if not self.ends:
+        if not self._first_end:
             self._first_row(buffer, start)
+            if self._broken:
+                return
         head, tail, limit = self._head, self._tail, decoder.max_message_size_bytes
-        head_end, tail_size = 5 + len(head), len(tail)
-        size, unpack = len(buffer), codec.FRAME_HEADER.unpack_from
-        value_starts, value_ends, described, ends = (
-            self.value_starts,
-            self.value_ends,
-            self.described,
-            self.ends,
-        )
-        rows_left = MAX_RUN_VALUES // self._width - len(ends)
-        at = start + self._scanned
-        while not self._broken and rows_left > 0:
+        tail_size = len(tail)
+        tail_executed, tail_described = tail + _EXECUTE_HEAD, tail + _DESCRIBED_HEAD
+        shortest = 4 + len(head) + tail_size
+        size, unpack, starts = len(buffer), codec.FRAME_HEADER.unpack_from, self._starts
+        rows_left = MAX_RUN_VALUES // self._width - self.rows
+        at = start + self._end
+        while rows_left > 0:
             if at + 5 > size:
                 break
             type_code, length = unpack(buffer, at)
-            bind_end = at + 1 + length
-            if type_code != b"B" or not head_end - 1 + tail_size <= length <= limit:
+            if type_code != b"B" or not shortest <= length <= limit:
                 self._broken = True
                 break
+            bind_end = at + 1 + length
             if bind_end > size:
                 break
-            if not buffer.startswith(head, at + 5) or (
-                tail_size and not buffer.startswith(tail, bind_end - tail_size)
-            ):
+            if not buffer.startswith(head, at + 5):
                 self._broken = True
                 break
-            if buffer.startswith(_EXECUTE_HEAD, bind_end):
-                row_end, was_described = bind_end + _EXECUTE_BYTES, False
-            elif buffer.startswith(_DESCRIBED_HEAD, bind_end):
-                row_end, was_described = bind_end + _DESCRIBED_BYTES, True
+            if buffer.startswith(tail_executed, bind_end - tail_size):
+                row_end = bind_end + _EXECUTE_BYTES
+            elif buffer.startswith(tail_described, bind_end - tail_size):
+                row_end = bind_end + _DESCRIBED_BYTES
             else:
-                # What follows is not (the start of) this row's Execute: the run ends here.
+                # The result formats differ, or what follows is not (the start of) this
+                # row's Execute: the run ends here.
                 rest = bytes(buffer[bind_end:size])
-                self._broken = not (
+                self._broken = not buffer.startswith(tail, bind_end - tail_size) or not (
                     _EXECUTE_HEAD.startswith(rest) or _DESCRIBED_HEAD.startswith(rest)
                 )
                 break
             if row_end > size:
                 break
-            value_starts.append(at + head_end - start)
-            value_ends.append(bind_end - tail_size - start)
-            described.append(was_described)
-            ends.append(row_end - start)
+            starts.append(at - start)
             rows_left -= 1
             at = row_end
-        self._scanned = at - start
+        self._end = at - start
 
     def _first_row(self, buffer: bytearray, start: int) -> None:
         """The first row: its Bind is decoded; its [Describe,] Execute are to come."""
         if buffer.startswith(_EXECUTE_HEAD, start):
-            end, was_described = _EXECUTE_BYTES, False
+            end = _EXECUTE_BYTES
         elif buffer.startswith(_DESCRIBED_HEAD, start):
-            end, was_described = _DESCRIBED_BYTES, True
+            end = _DESCRIBED_BYTES
         else:
-            self._broken = True
-            return
-        if start + end > len(buffer):
+            end = 0
+        if not end or start + end > len(buffer):
             self._broken = True  # not worth waiting for: the client sent the rest in one go
             return
-        self.value_starts.append(0)
-        self.value_ends.append(0)
-        self.described.append(was_described)
-        self.ends.append(end)
-        self._scanned = end
+        self._first_end = self._end = end
 
     def columns(self, rows: int) -> tuple[int, list[list[bytes | None]]]:
         """How many of the first ``rows`` rows are well formed, and their parameter values, a
         list per parameter: a Bind whose values do not fill it exactly ends the run before
-        its row (that Bind is then decoded, and refused, on its own)."""
+        its row (that Bind is then decoded, and refused, on its own).  Sets ``described``."""
         buffer, start = self._decoder.unread()
-        data = bytes(buffer[start : start + self.ends[rows - 1]])
-        starts, stops = self.value_starts[1:rows], self.value_ends[1:rows]
+        data = bytes(buffer[start : start + self.end(rows)])
+        raw = np.frombuffer(data, dtype=np.uint8)
+        starts = np.asarray(self._starts[: rows - 1], dtype=np.int64)
+        ends = np.asarray([*self._starts[1 : rows - 1], self.end(rows)], dtype=np.int64)
+        lengths = _int32s(raw, starts + 1)
+        bind_ends = starts + 1 + lengths
+        value_starts = starts + 5 + len(self._head)
+        value_ends = bind_ends - len(self._tail)
         count = len(self._first.params)
         if len(starts) >= _VECTOR_ROWS:
-            kept, columns = _columns_of_many(data, starts, stops, count)
+            kept, columns = _columns_of_many(raw, data, value_starts, value_ends, count)
         else:
-            kept, columns = _columns_of_few(data, starts, stops, count)
+            kept, columns = _columns_of_few(data, value_starts.tolist(), value_ends.tolist(), count)
         if kept < len(starts):
             self._broken = True
-        first = self._first.params
-        return 1 + kept, [[first[index], *column] for index, column in enumerate(columns)]
+        first = self._first
+        self.described = [self._first_end == _DESCRIBED_BYTES]
+        self.described += (ends[:kept] - bind_ends[:kept] == _DESCRIBED_BYTES).tolist()
+        return 1 + kept, [[first.params[index], *column] for index, column in enumerate(columns)]
 
     def take_rows(self, rows: int) -> None:
         """Take the first ``rows`` rows' messages from the decoder (they were applied)."""
-        self._decoder.skip(self.ends[rows - 1])
+        self._decoder.skip(self.end(rows))
 
 
 _VECTOR_ROWS = 32
@@ -218,22 +221,25 @@ def _columns_of_few(
     return len(rows), [list(column) for column in zip(*rows, strict=True)]
 
 
+def _int32s(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The big-endian int32 at each of ``at`` in ``raw``."""
+    return raw[at[:, None] + _INT32_BYTES].view(">i4").ravel().astype(np.int64)
+
+
 def _columns_of_many(
-    data: bytes, starts: list[int], stops: list[int], count: int
+    raw: np.ndarray, data: bytes, starts: np.ndarray, stops: np.ndarray, count: int
 ) -> tuple[int, list[list[bytes | None]]]:
     """The ``count`` length-prefixed values (-1: NULL) between each of ``starts`` and its
     ``stops`` in ``data``, a list per value, framed one value position at a time for all
     rows at once; how many rows, from the first, hold exactly ``count`` values."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    cursor = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(stops, dtype=np.int64)
+    cursor, ends = starts, stops
     good = np.ones(len(cursor), dtype=bool)
     offsets: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     for _ in range(count):
         good &= cursor + 4 <= ends
         at = np.where(good, cursor, 0)
-        length = raw[at[:, None] + _INT32_BYTES].view(">i4").ravel().astype(np.int64)
+        length = _int32s(raw, at)
         size = np.maximum(length, 0)
         good &= (length >= -1) & (cursor + 4 + size <= ends)
         offsets.append(cursor + 4)

@@ -697,7 +697,7 @@ class Connection:
                 statement.param_oids, *self._date_reading(),
             )  # fmt: skip
         except (_NoBatch, DbError):
-            self._unbatched_until = decoder.taken_bytes + (taker.ends[-1] if taker.rows else 0)
+            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
             return False
         await self._close_portals(self._registry.close_portal(""))
         self._begin_statement()
@@ -710,7 +710,7 @@ class Connection:
         finally:
             self._end_statement()
         if tags is None:
-            self._unbatched_until = decoder.taken_bytes + taker.ends[-1]
+            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
             return False
         taker.take_rows(batched)
         self._out += batches.answers(taker.described[:batched], tags)

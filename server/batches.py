@@ -294,6 +294,8 @@ def answers(described: Sequence[bool], tags: Sequence[str]) -> bytes:
     """What PostgreSQL answers to each row of an applied run: BindComplete, NoData if the
     portal was described, CommandComplete; each distinct answer encoded once."""
     encoded: dict[tuple[bool, str], bytes] = {}
+    if len(tags) > 1 and len(set(described)) == 1 and len(set(tags)) == 1:
+        return answers(described[:1], tags[:1]) * len(tags)  # the usual run: one answer
     out = bytearray()
     for was_described, tag in zip(described, tags, strict=True):
         answer = encoded.get((was_described, tag))

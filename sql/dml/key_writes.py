@@ -589,7 +589,7 @@ def _checked(values: list[object], column: ColumnSchema, table: TableInfo) -> li
     """``values`` checked as PostgreSQL checks an assignment to ``column``, as stored
     (numerics rounded to the scale, varchars' trailing spaces past the limit cut)."""
     kind = column.type.kind
-    if not column.nullable and any(v is None for v in values):
+    if not column.nullable and None in values:
         raise NotNullViolation(
             f'null value in column "{column.name}" of relation "{table.name}" '
             "violates not-null constraint"

@@ -40,6 +40,8 @@ def _defect(kind: str, k: int) -> list[m.FrontendMessage]:
         good = _encoded_body(_row(k))
         # the third value claims 200 bytes, more than its message holds
         bind = m.UnknownMessage(b"B", good[:-7] + struct.pack("!i", 200) + b"x" + good[-2:])
+    elif kind == "empty-bind":
+        bind = m.UnknownMessage(b"B", b"")  # a length of 4: no body at all
     elif kind == "bad-utf8":
         bind = _row(k, b"\xff\xfe")
     elif kind == "null":
@@ -98,8 +100,8 @@ def _run(client: RawClient, rows: int, kind: str | None, at: int, *, begin: bool
 
 
 _KINDS = [
-    None, "wrong-count", "bad-binary", "value-overruns", "bad-utf8", "null", "other-statement",
-    "max-rows", "named-portal",
+    None, "wrong-count", "bad-binary", "value-overruns", "empty-bind", "bad-utf8", "null",
+    "other-statement", "max-rows", "named-portal",
 ]  # fmt: skip
 
 

@@ -36,6 +36,8 @@ _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
 _U32 = struct.Struct("!I")
 _HEADER = struct.Struct("!ci")
+FRAME_HEADER = _HEADER
+"""A typed message's type byte and length."""
 _STARTUP_HEADER = struct.Struct("!ii")
 
 
@@ -220,6 +222,38 @@ def _decode_parse(body: _Body) -> m.Parse:
     return m.Parse(name, query, tuple(body.uint32() for _ in range(body.int16())))
 
 
+def bind_frame_ends(bind: m.Bind) -> tuple[bytes, bytes]:
+    """A Bind's body before its parameter values (portal, statement, format codes, value
+    count) and after them (result formats): what every Bind of a pipelined run repeats."""
+    head = (
+        _cstr(bind.portal)
+        + _cstr(bind.statement)
+        + _i16s(bind.param_formats)
+        + _I16.pack(len(bind.params))
+    )
+    return head, _i16s(bind.result_formats)
+
+
+def split_values(data: bytes, start: int, stop: int, count: int) -> list[bytes | None] | None:
+    """The ``count`` length-prefixed values (-1: NULL) that fill ``data[start:stop]``
+    exactly, as a Bind carries its parameters; None if they do not."""
+    values: list[bytes | None] = []
+    unpack = _I32.unpack_from
+    for _ in range(count):
+        if start + 4 > stop:
+            return None
+        (length,) = unpack(data, start)
+        start += 4
+        if length == -1:
+            values.append(None)
+            continue
+        if length < 0 or start + length > stop:
+            return None
+        values.append(data[start : start + length])
+        start += length
+    return values if start == stop else None
+
+
 def _decode_bind(body: _Body) -> m.Bind:
     portal, statement = body.cstring(), body.cstring()
     formats = body.int16s()
@@ -327,6 +361,8 @@ class FrontendDecoder:
         self.last_type_code = b""
         self._buffer = bytearray()
         self._pos = 0
+        self.taken_bytes = 0
+        """How many bytes have been taken since the connection began."""
 
     def feed(self, data: bytes) -> None:
         if self._pos and self._pos == len(self._buffer):
@@ -373,6 +409,16 @@ class FrontendDecoder:
         """Whether the buffered messages begin with exactly these bytes (nothing is taken)."""
         return not self.in_startup and self._buffer.startswith(framed, self._pos)
 
+    def unread(self) -> tuple[bytearray, int]:
+        """The buffer and where its untaken bytes start, for framing a run of messages by
+        their bytes (``server.batches``); to be read, not kept: ``feed`` and ``skip`` move
+        them."""
+        return self._buffer, self._pos
+
+    def skip(self, count: int) -> None:
+        """Take ``count`` bytes of whole messages framed from ``unread``."""
+        self._consume(count)
+
     def next_if(self, framed: bytes) -> bool:
         """Take the next message if its bytes are exactly ``framed`` (a pipeline repeats the
         same Describe and Execute for every row: comparing beats decoding them)."""
@@ -402,6 +448,7 @@ class FrontendDecoder:
 
     def _consume(self, count: int) -> None:
         self._pos += count
+        self.taken_bytes += count
         if self._pos > 65536 and self._pos * 2 > len(self._buffer):
             del self._buffer[: self._pos]
             self._pos = 0

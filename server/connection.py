@@ -34,7 +34,6 @@ and calls ``Session.cancel()`` if a Query or Execute is in progress.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import logging
@@ -131,9 +130,9 @@ class Connection:
         raises TooManyConnections when none is left (the server's ``max_connections``)."""
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
-        self._replay: collections.deque[m.FrontendMessage | DbError] = collections.deque()
-        """Messages taken ahead for a batch but answered one by one after all (or the error
-        decoding one raised, raised again in its turn)."""
+        self._unbatched_until = 0
+        """The decoder's ``taken_bytes`` at the end of the last run found unfit for a batch:
+        its rows are answered one by one, not framed as a run again from each of them."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
         self._row_descriptions: dict[
@@ -296,11 +295,6 @@ class Connection:
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
-        if self._replay:
-            replayed = self._replay.popleft()
-            if isinstance(replayed, DbError):
-                raise replayed
-            return replayed
         while True:
             message = self._decoder.next_message()
             if message is not None:
@@ -370,7 +364,7 @@ class Connection:
             try:
                 # A message already buffered (the Describe, Execute and Sync after a Bind)
                 # is taken without the two coroutines a read may need.
-                message = None if self._replay or self._is_idle else decoder.next_message()
+                message = None if self._is_idle else decoder.next_message()
                 if message is None:
                     message = await self._receive_command()
             except DbError as exc:
@@ -679,28 +673,31 @@ class Connection:
 
     async def _on_batch(self, first: m.Bind) -> bool:
         """Apply a buffered run of Bind/Execute of one prepared INSERT, UPDATE or DELETE as one write
-        (``batches``); False when ``first`` is to be answered on its own."""
+        (``batches``); False when ``first`` is to be answered on its own.  The run's messages
+        stay in the decoder until applied: when it is not, they are answered one by one."""
         session = self._session
         assert session is not None, "queries run only after startup"
+        decoder = self._decoder
+        if decoder.taken_bytes < self._unbatched_until:
+            return False  # within a run already found unfit for a batch
         statement = self._registry.statements.get(first.statement)
-        if self._replay or statement is None or not session.batchable(statement):
-            return False  # a replayed Bind's run is in the replay, not ahead in the decoder
-        if batches.is_lone(self._decoder):
+        if statement is None or not session.batchable(statement) or batches.is_lone(decoder):
             return False
-        taker = batches.RunTaker(first)
-        taker.take(self._decoder)
+        taker = batches.RunTaker(first, decoder)
+        taker.scan()
         if taker.waiting and taker.rows:
             await self._read_run(taker)
-        taken, run = taker.taken, taker.rows
-        batched = run[:-1]  # the last row runs as usual: it leaves the portal behind
+        kept, columns = taker.columns(taker.rows) if taker.rows else (0, [])
+        batched = kept - 1  # the last row runs as usual: it leaves the portal behind
         try:
-            if len(batched) < batches.MIN_BATCH_ROWS:
+            if batched < batches.MIN_BATCH_ROWS:
                 raise _NoBatch
             rows = batches.bind_rows(
-                [row.bind for row in batched], statement.param_oids, *self._date_reading()
-            )
+                first, batched, [column[:batched] for column in columns],
+                statement.param_oids, *self._date_reading(),
+            )  # fmt: skip
         except (_NoBatch, DbError):
-            self._replay.extend(taken[1:])
+            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
             return False
         await self._close_portals(self._registry.close_portal(""))
         self._begin_statement()
@@ -708,17 +705,16 @@ class Connection:
             tags = await self._run(session.execute_batch, statement, rows)
         except Exception:
             # Canceled while applying the batch: the first row reports it, the rest skip to Sync.
-            self._replay.extend(taken[1:])
             self.send(m.BindComplete())
             raise
         finally:
             self._end_statement()
         if tags is None:
-            self._replay.extend(taken[1:])
+            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
             return False
-        self._out += batches.answers(batched, tags)
+        taker.take_rows(batched)
+        self._out += batches.answers(taker.described[:batched], tags)
         self._statement_kind = batches.count_statements(tags)
-        self._replay.extend(taken[batched[-1].end + 1 :])
         return True
 
     async def _read_run(self, taker: batches.RunTaker) -> None:
@@ -727,10 +723,9 @@ class Connection:
         statement_timeout meanwhile cancels the first row, and the run skips to Sync."""
         self._begin_statement()
         try:
-            while taker.waiting and taker.rows and await self._read_more():
-                taker.take(self._decoder)
+            while taker.waiting and await self._read_more():
+                taker.scan()
             if self.is_cancelled:
-                self._replay.extend(taker.taken[1:])
                 self.send(m.BindComplete())
                 raise self._reword(QueryCanceled("canceling statement due to user request"))
         finally:

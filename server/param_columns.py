@@ -115,10 +115,15 @@ def _zoned_timestamps(raws: list[bytes], oid: int) -> list[object] | None:
 
 
 def _texts(raws: list[bytes], oid: int) -> list[object] | None:
+    """Decoded as one string split at NULs (which UTF-8 has only for NUL itself, so a
+    column whose values hold none splits back into them)."""
     try:
-        return [raw.decode() for raw in raws]
+        values: list[object] = [*b"\0".join(raws).decode().split("\0")] if raws else []
+        if len(values) != len(raws):
+            values = [raw.decode() for raw in raws]
     except UnicodeDecodeError:
         return None
+    return values
 
 
 def _binary(layout: str, size: int) -> Callable[[list[bytes], int], list[object] | None]:

@@ -23,11 +23,10 @@ path, so both paths give the same answers.
 
 from __future__ import annotations
 
-import dataclasses
 import decimal
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -272,11 +271,10 @@ def execute(
     now: object = None,
 ) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
-    values = _Values(params, now)
     if write.reads:
-        return _update_from_row(write, txn, values)
+        return _update_from_row(write, txn, _Values(params, now))
     try:
-        batch = _batch(write, [values] * len(write.rows), sequences)
+        batch = _batch(write, [params], now, sequences)
     except _Fallback:
         return None
     return _apply(write, txn, batch)
@@ -316,10 +314,8 @@ def insert_many(
     psycopg's executemany sends one-row INSERTs, pgjdbc's reWriteBatchedInserts multi-row
     ones); False when the general path must run them.  Raises the first DbError a row hits,
     leaving the caller to undo what was written and find that row one by one."""
-    many = dataclasses.replace(write, rows=list(write.rows) * len(param_rows))
-    values = [_Values(params, now) for params in param_rows for _ in write.rows]
     try:
-        batch = _batch(many, values, sequences)
+        batch = _batch(write, param_rows, now, sequences)
     except _Fallback:
         return False
     table = write.table
@@ -367,9 +363,8 @@ def _write_whole(
 ) -> list[int] | None:
     """Every row as one write, if their keys are distinct and each finds its row; else
     nothing written and None."""
-    many = dataclasses.replace(write, rows=write.rows * len(param_rows))
     try:
-        batch = _batch(many, [_Values(params, now) for params in param_rows], sequences)
+        batch = _batch(write, param_rows, now, sequences)
     except _Fallback:
         return None
     key_count = len(write.table.schema.key_columns)
@@ -468,25 +463,29 @@ def _current_row(
     return found[0] if found else None
 
 
-def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) -> pa.RecordBatch:
-    """The rows as one batch; row ``i`` reads its parameters from ``values[i]``."""
+def _batch(
+    write: KeyWrite, param_rows: list[list[Any]], now: object, sequences: SessionSequences
+) -> pa.RecordBatch:
+    """The rows of ``write`` once per parameter row, in that order, as one batch."""
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     key_count = len(write.table.schema.key_columns)
     for position, column in enumerate(write.columns):
-        if any(row[position].sequence is not None for row in write.rows):
+        cells = [row[position] for row in write.rows]
+        if any(cell.sequence is not None for cell in cells):
             drawn.append(position)
             arrays.append(None)
             continue
-        column_values = [v.of(row[position]) for row, v in zip(write.rows, values, strict=True)]
+        column_values = _column_values(cells, param_rows, now)
         if write.kind != "INSERT" and position < key_count:
-            column_values = [_compared(v, column, write.table) for v in column_values]
+            column_values = _compared_all(column_values, column, write.table)
         arrays.append(_array(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
         column = write.columns[position]
-        cells = [row[position] for row in write.rows]
+        cells = [row[position] for row in write.rows] * len(param_rows)
+        values = [_Values(params, now) for params in param_rows for _ in write.rows]
         names = {c.sequence for c in cells if c.sequence is not None}
         fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
                  for name in names}  # fmt: skip
@@ -496,6 +495,18 @@ def _batch(write: KeyWrite, values: list[_Values], sequences: SessionSequences) 
         ]
         arrays[position] = _array(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+
+
+def _column_values(cells: list[Cell], param_rows: list[list[Any]], now: object) -> list[object]:
+    """One column's values: its cell in each of the write's rows, once per parameter row."""
+    if len(cells) == 1 and cells[0].param is not None:
+        index = cells[0].param
+        return [params[index] for params in param_rows]  # the usual: one row, a parameter
+    return [
+        params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
+        for params in param_rows
+        for cell in cells
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -542,6 +553,30 @@ def _compared(value: object, column: ColumnSchema, table: TableInfo) -> object:
     return stored
 
 
+def _compared_all(values: list[object], column: ColumnSchema, table: TableInfo) -> list[object]:
+    """``_compared`` of each of ``values`` (a batch's keys), checked as one column."""
+    if None in values:
+        raise _Fallback
+    limits = _INT_LIMITS.get(column.type.kind)
+    if limits is not None and all(type(v) is int for v in values):
+        ints = cast(list[int], values)
+        if not (-limits[0] <= min(ints) and max(ints) < limits[0]):
+            raise _Fallback
+        return values
+    try:
+        stored = _checked(values, column, table)
+    except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
+        raise _Fallback from exc
+    if any(s != v for s, v in zip(stored, values, strict=True)):
+        raise _Fallback
+    if column.type.kind is TypeKind.FLOAT and any(
+        float(np.float32(s)) != s  # type: ignore[arg-type]  # a float column's cells are floats
+        for s in stored
+    ):
+        raise _Fallback
+    return stored
+
+
 def _arrow(values: list[object], column: ColumnSchema) -> pa.Array:
     """Checked ``values`` as the column's Arrow type (_Fallback if they do not convert)."""
     try:
@@ -554,7 +589,7 @@ def _checked(values: list[object], column: ColumnSchema, table: TableInfo) -> li
     """``values`` checked as PostgreSQL checks an assignment to ``column``, as stored
     (numerics rounded to the scale, varchars' trailing spaces past the limit cut)."""
     kind = column.type.kind
-    if not column.nullable and any(v is None for v in values):
+    if not column.nullable and None in values:
         raise NotNullViolation(
             f'null value in column "{column.name}" of relation "{table.name}" '
             "violates not-null constraint"

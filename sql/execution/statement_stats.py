@@ -52,6 +52,25 @@ class StatementEntry:
         self.mean_ms += (elapsed_ms - previous_mean) / self.calls
         self.sum_squares += (elapsed_ms - previous_mean) * (elapsed_ms - self.mean_ms)
 
+    def add_many(self, elapsed_ms: float, rows: list[int]) -> None:
+        """``add`` of each of ``rows`` with the same ``elapsed_ms`` (a pipelined batch's
+        calls), in one step: the running mean and squares combined as for two groups."""
+        count = len(rows)
+        if count == 0:
+            return
+        if self.calls == 0:
+            self.min_ms = self.max_ms = elapsed_ms
+        else:
+            self.min_ms = min(self.min_ms, elapsed_ms)
+            self.max_ms = max(self.max_ms, elapsed_ms)
+        before = self.calls
+        self.calls += count
+        self.rows += sum(rows)
+        self.total_ms += elapsed_ms * count
+        delta = elapsed_ms - self.mean_ms
+        self.mean_ms += delta * count / self.calls
+        self.sum_squares += delta * delta * before * count / self.calls
+
     @property
     def stddev_ms(self) -> float:
         """The population standard deviation, as PostgreSQL reports it."""
@@ -79,6 +98,19 @@ class StatementStats:
                     self._evict()
                 entry = self._entries[key] = StatementEntry(user, queryid, toplevel, text)
             entry.add(elapsed_ms, rows)
+
+    def record_many(
+        self, user: str, queryid: int, text: str, elapsed_ms: float, rows: list[int]
+    ) -> None:
+        """``record`` of a top-level call per entry of ``rows``, each taking ``elapsed_ms``."""
+        key = (user, queryid, True)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                if len(self._entries) >= self._capacity:
+                    self._evict()
+                entry = self._entries[key] = StatementEntry(user, queryid, True, text)
+            entry.add_many(elapsed_ms, rows)
 
     def _evict(self) -> None:
         by_use = sorted(self._entries.items(), key=lambda item: item[1].calls)

@@ -92,8 +92,7 @@ class StatementTracking:
         if not self._wanted(print_):
             return
         share_ms = elapsed_ms / max(len(counts), 1)
-        for count in counts:
-            self._stats.record(user, print_.queryid, print_.text, share_ms, count, True)
+        self._stats.record_many(user, print_.queryid, print_.text, share_ms, counts)
 
     def _counting(
         self,

@@ -305,3 +305,17 @@ def test_starts_with_looks_ahead_without_taking():
     assert not batches.is_lone(decoder)  # a run of two rows
     decoder.feed(b"")
     assert decoder.next_message() == m.Execute("", 0)
+
+
+def test_a_runs_answers_are_each_rows_in_order():
+    def one(described: bool, tag: str) -> bytes:
+        messages = [m.BindComplete(), *([m.NoData()] if described else []), m.CommandComplete(tag)]
+        return b"".join(codec.encode(message) for message in messages)
+
+    for described, tags in (
+        ([True] * 3, ["INSERT 0 1"] * 3),
+        ([False, True, False], ["DELETE 1", "DELETE 1", "DELETE 0"]),
+        ([False], ["UPDATE 1"]),
+    ):
+        expected = b"".join(one(d, t) for d, t in zip(described, tags, strict=True))
+        assert batches.answers(described, tags) == expected

@@ -51,6 +51,9 @@ COLUMNS = [
     (TypeOid.TIMESTAMPTZ, TEXT, [b"9999-12-31 23:00:00-05"]),  # past 9999 in UTC: 22008
     (TypeOid.TEXT, TEXT, ["héllo".encode(), b"", None, b"a\nb"]),
     (TypeOid.VARCHAR, TEXT, [b"ok", b"\xff"]),  # 22021
+    (TypeOid.TEXT, TEXT, [b"a\x00b", b"", b"c"]),  # a NUL within: split back one by one
+    (TypeOid.TEXT, TEXT, [b"\xc3", b"\xa9"]),  # half a character each: 22021, not "é"
+    (TypeOid.TEXT, TEXT, [b""]),
     (TypeOid.INT8, BINARY, [struct.pack("!q", -5), None, struct.pack("!q", 1 << 40)]),
     (TypeOid.INT4, BINARY, [struct.pack("!i", 7), b"\x00"]),  # 22P03
     (TypeOid.FLOAT8, BINARY, [struct.pack("!d", 2.5), struct.pack("!d", float("inf"))]),

@@ -41,3 +41,21 @@ def test_the_least_called_are_evicted_past_the_capacity() -> None:
     kept = {e.queryid for e in stats.entries()}
     assert 0 not in kept and 99 in kept and 19 in kept
     assert stats.dealloc == 1
+
+
+def test_a_batch_of_calls_sums_up_as_the_calls_one_by_one() -> None:
+    """A pipelined batch records its calls at once (``record_many``): the same figures as
+    recording each call with the same time."""
+    one_by_one, at_once = StatementStats(), StatementStats()
+    for stats in (one_by_one, at_once):
+        stats.record("alice", 7, "insert", 5.0, 1, True)
+    for t in (0.25, 0.25, 0.25):
+        one_by_one.record("alice", 7, "insert", t, 1, True)
+    at_once.record_many("alice", 7, "insert", 0.25, [1, 1, 1])
+    at_once.record_many("bob", 7, "insert", 0.5, [2, 0])
+    (expected,) = one_by_one.entries()
+    got, bob = at_once.entries()
+    assert (got.calls, got.rows, got.min_ms, got.max_ms) == (4, 4, 0.25, 5.0)
+    assert (got.total_ms, got.mean_ms) == pytest.approx((expected.total_ms, expected.mean_ms))
+    assert got.stddev_ms == pytest.approx(expected.stddev_ms)
+    assert (bob.calls, bob.rows, bob.min_ms, bob.max_ms, bob.stddev_ms) == (2, 2, 0.5, 0.5, 0.0)

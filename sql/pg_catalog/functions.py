@@ -535,8 +535,6 @@ MACROS: dict[str, str] = {
     "regproc_out(r)": "r",
     "regproc_oid(n)": "nyf_regproc_oid(n)",
     "pg_get_functiondef(f)": "nyf_functiondef(f)",
-    "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
-    "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
     "pg_get_partkeydef(r)": "nyf_partkeydef(r)",
     # A regclass argument given as an OID or as a relation's name.

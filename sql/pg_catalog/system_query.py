@@ -40,6 +40,7 @@ from sql.common.datatypes import (
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
+from sql.common.time_zones import UTC_ZONE, SessionZone
 from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
@@ -61,6 +62,8 @@ from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
 from sql.planner import system_views
+from sql.planner.array_dimensions import macro_statements as array_macro_statements
+from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
@@ -205,7 +208,7 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
     for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
         if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
             return True
-        if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+        if isinstance(node, exp.Cast) and _is_reg_cast(node):
             parent = node.parent
             if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
                 return True
@@ -217,10 +220,14 @@ def is_catalog_call(node: exp.Expr) -> bool:
     reg* cast (``is_system_query`` looks for these)."""
     if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
         return True
-    if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+    if isinstance(node, exp.Cast) and _is_reg_cast(node):
         parent = node.parent
         return not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES)
     return False
+
+
+def _is_reg_cast(node: exp.Cast) -> bool:
+    return _cast_target(node) in _REG_CASTS or _reg_array_element(node) is not None
 
 
 def _cast_target(node: exp.Cast) -> str:
@@ -273,6 +280,9 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
+    reg_element = _reg_array_element(node)
+    if reg_element is not None:
+        return _reg_array(node, reg_element)
     if _is_array_literal(node):
         return _array_literal(operand.name, node.to.expressions[0])
     text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
@@ -305,6 +315,40 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
 
 _ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
                    "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
+
+
+_REG_ARRAY_IN = {"regclass": "regclass_in", "regtype": "regtype_in", "regnamespace": "regnamespace_in"}
+_REG_ARRAY_OUT = {"regclass": "regclass_out", "regtype": "regtype_out",
+                  "regnamespace": "regnamespace_out"}  # fmt: skip
+
+
+def _reg_array_element(node: exp.Cast) -> str | None:
+    """``regclass`` for a cast to ``regclass[]`` (and so on for the reg* types with an OID)."""
+    to = node.to
+    if not (isinstance(to, exp.DataType) and to.this == exp.DataType.Type.ARRAY and to.expressions):
+        return None
+    element = to.expressions[0]
+    if not isinstance(element, exp.DataType) or element.this == exp.DataType.Type.ARRAY:
+        return None
+    name = _cast_target(exp.Cast(this=exp.null(), to=element.copy()))
+    return name if name in _REG_ARRAY_IN else None
+
+
+def _reg_array(node: exp.Cast, element: str) -> exp.Expr:
+    """``'{pg_class,t}'::regclass[]`` or ``$1::regclass[]``: each name read as its OID, as
+    ``= ANY(...)`` over the OID columns needs; shown by name in the select list."""
+    operand = node.this
+    if isinstance(operand, exp.Literal) and operand.is_string:
+        names = _array_literal(operand.name, exp.DataType.build("text"))
+    else:
+        names = exp.cast(operand, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+    name = exp.to_identifier("nyala_reg")
+    read = _call(_REG_ARRAY_IN[element], exp.column(name.copy()))
+    oids = exp.Anonymous(
+        this="list_transform", expressions=[names, exp.Lambda(this=read, expressions=[name])]
+    )
+    oids.meta["reg_array"] = element
+    return oids
 
 
 def _is_array_literal(node: exp.Cast) -> bool:
@@ -354,6 +398,14 @@ def _show_reg_outputs(ast: exp.Expr) -> None:
             kind = _reg_kind(inner)
             if kind is not None:
                 inner.replace(_call(_REG_OUT[kind], inner.copy()))
+            element = inner.meta.get("reg_array")
+            if element is not None:
+                name = exp.to_identifier("nyala_oid")
+                shown = _call(_REG_ARRAY_OUT[element], exp.column(name.copy()))
+                lambda_ = exp.Lambda(this=shown, expressions=[name])
+                inner.replace(
+                    exp.Anonymous(this="list_transform", expressions=[inner.copy(), lambda_])
+                )
 
 
 def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
@@ -431,6 +483,9 @@ def _rewrite_node(
         if identifier_name(node.this) in ("pg_catalog", "information_schema"):
             return node.expression
         return None
+    dimensions = rewrite_array_dimensions(node)
+    if dimensions is not node:
+        return dimensions
     if isinstance(node, exp.Anonymous) and _function_name(node) in _RENAMED:
         node.set("this", _RENAMED[_function_name(node)])
         return node
@@ -611,7 +666,9 @@ def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
 
 
-def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
+def _wire_column(
+    array: pa.ChunkedArray | pa.Array, duck_type: str, zone: str = "UTC"
+) -> tuple[Any, int]:
     if duck_type == INT2VECTOR_DUCKDB:
         text = [None if v is None else " ".join(map(str, v)) for v in array.to_pylist()]
         return pa.array(text, pa.string()), TypeOid.INT2VECTOR
@@ -623,7 +680,7 @@ def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any
     if duck_type == "UINTEGER":
         return to_wire(array, TypeOid.INT8), TypeOid.OID
     oid = wire_oid(duck_type)
-    return to_wire(array, oid), oid
+    return to_wire(array, oid, zone), oid
 
 
 _CURRENT = threading.local()
@@ -704,7 +761,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)
             privilege_rows.register(duck, _current_privileges)
-            duck.execute(";\n".join(ddl))
+            duck.execute(";\n".join(ddl + array_macro_statements()))
             duck.execute(";\n".join(functions.table_macro_statements()))
             duck.execute(";\n".join(late))  # they call the pgf_* macros
             _SHARED.append(duck)
@@ -733,10 +790,14 @@ class SystemCatalog:
         self.statements = statements
         self.tables = tables
         self._privileges = privilege_rows.PrivilegeLookup()
+        self.zone = UTC_ZONE
+        """The session's TimeZone: casts, ``date_trunc`` and timestamptz output follow it."""
+        self._zone_set: SessionZone | None = None
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
             self._duck = _shared_database().cursor()
+            self._zone_set = None  # a new cursor starts in the machine's zone
         if not self._registered:
             self._register({name: _arrow_rows_of(name, []) for name in RELATIONS})
         _CURRENT.functions = self._functions
@@ -744,6 +805,9 @@ class SystemCatalog:
         _CURRENT.statements = self.statements
         _CURRENT.tables = self.tables
         _CURRENT.privileges = self._privileges
+        if self.zone != self._zone_set:
+            self._duck.execute(f"SET TimeZone = '{self.zone.duckdb}'")
+            self._zone_set = self.zone
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
@@ -757,6 +821,7 @@ class SystemCatalog:
             return
         if self._duck is None:
             self._duck = _shared_database().cursor()
+            self._zone_set = None  # a new cursor starts in the machine's zone
         rows = build()
         self._functions.load(rows)
         if self.activity is not None:
@@ -915,7 +980,8 @@ class SystemCatalog:
             self._unregister_user_tables(duck, query)
         columns = self._columns(query, types, table.column_names)
         query.columns = columns
-        arrays = [_wire_column(table.column(i), t)[0] for i, t in enumerate(types)]
+        zone = self.zone.arrow
+        arrays = [_wire_column(table.column(i), t, zone)[0] for i, t in enumerate(types)]
         names = [c.name for c in columns]
         batch = pa.RecordBatch.from_arrays(
             [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],

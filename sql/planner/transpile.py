@@ -32,6 +32,7 @@ from sqlglot import exp
 from sql.common.datatypes import oid_type_name
 from sql.common.uuid_values import canonical_uuid
 from sql.planner.array_depths import flatten_quantified_arrays
+from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
@@ -455,7 +456,7 @@ def output_name(projection: exp.Expr) -> str:
             named = output_name(inner.this)  # count(*)::numeric is count, as f(x)::text is f
             if named != "?column?":
                 return named
-        return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+        return _cast_name(inner.to)
     if isinstance(inner, _JSON_OPERATORS):
         return "?column?"
     if isinstance(inner, exp.Trim):
@@ -476,6 +477,15 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Boolean):
         return "bool"
     return "?column?"
+
+
+def _cast_name(to: exp.DataType) -> str:
+    """A cast's column name: its type's (an array's, its element type's), as PostgreSQL's."""
+    while to.this is DT.ARRAY and to.expressions and isinstance(to.expressions[0], exp.DataType):
+        to = to.expressions[0]
+    if to.this is DT.USERDEFINED and isinstance(to.args.get("kind"), exp.Dot):
+        return to.args["kind"].expression.name.lower()  # pg_catalog.regtype is regtype
+    return _CAST_NAMES.get(to.this, to.sql(dialect="postgres").lower())
 
 
 def _blank_padded_length(node: exp.Expr) -> int | None:
@@ -614,6 +624,8 @@ def duckdb_tree(
             replaced = rewrite_bc_year(node)
         if replaced is node:
             replaced = rewrite_array_text(node)
+        if replaced is node:
+            replaced = rewrite_array_dimensions(node)
         if replaced is node:
             replaced = rewrite_numeric(node)
         if replaced is node:

@@ -1007,6 +1007,7 @@ class Session:
         publish_access(self._db.roles, self._db.privileges, journal, commit)
 
     def _refresh_system(self) -> None:
+        self._system.zone = self._runner.zone
         prepared = tuple(
             (p.txn.txn_id, p.gid, p.prepared_at, p.owner, p.database)
             for p in self._db.engine.prepared.listing()

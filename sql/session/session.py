@@ -493,12 +493,18 @@ class Session:
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
         settings = self.settings
-        result.extra_float_digits, result.date_style, result.interval_style = settings.cached(
+        (
+            result.extra_float_digits,
+            result.date_style,
+            result.interval_style,
+            result.bytea_output,
+        ) = settings.cached(
             Session._output_styles,
             lambda: (
                 int(settings.get("extra_float_digits")),
                 settings.get("DateStyle"),
                 settings.get("IntervalStyle"),
+                settings.get("bytea_output"),
             ),
         )
 

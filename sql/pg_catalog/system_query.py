@@ -199,6 +199,8 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
             return True
         if isinstance(table.this, exp.Anonymous) and _function_name(table.this) in _FUNCTIONS:
             return True
+    if system_columns.names_tableoid(ast):
+        return True
     for dot in ast.find_all(exp.Dot):
         if isinstance(dot.this, exp.Identifier) and identifier_name(dot.this) in (
             "pg_catalog",
@@ -511,10 +513,20 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
-def rewrite(ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]) -> exp.Expr:
+def rewrite(
+    ast: exp.Expr,
+    facts: SessionFacts,
+    has_user_table: Callable[[str], bool],
+    user_tables: Sequence[UserTable] = (),
+) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
-    system_columns.replace_tableoid(ast, lambda t: _system_table(t, has_user_table) is not None)
+    if system_columns.names_tableoid(ast):
+        system_columns.replace_tableoid(
+            ast,
+            lambda t: _system_table(t, has_user_table) is not None,
+            {u.view: u.table for u in user_tables},
+        )
     for node in reversed(list(ast.walk(bfs=False))):
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
@@ -601,7 +613,7 @@ class SystemQuery:
     """
 
     ast: exp.Expr
-    names: list[str]
+    names: list[str | None]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
     user_tables: tuple[UserTable, ...] = ()
@@ -643,13 +655,14 @@ def compile_system_query(
     while isinstance(select, exp.SetOperation):
         select = select.this
     projections = select.expressions if isinstance(select, exp.Select) else []
-    names = [_output_name(p) for p in projections]
-    if any(p.is_star for p in projections):
-        names = []  # DuckDB's own names: the catalog columns ``*`` expands to
+    # None stands for the columns ``*`` expands to, which DuckDB names.
+    names: list[str | None] = [None if p.is_star else _output_name(p) for p in projections]
+    if names.count(None) > 1:
+        names = []
     param_oids = infer_parameter_types(ast, list(declared))
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
-    rewritten = rewrite(ast, facts, has_user_table)
+    rewritten = rewrite(ast, facts, has_user_table, user_tables)
     if user_tables:
         user_columns = catalog_numeric.column_types(
             [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
@@ -660,6 +673,20 @@ def compile_system_query(
     rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
     live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
     return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
+
+
+def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]:
+    """The output names, with DuckDB's for the columns ``*`` (None in ``names``) became."""
+    if not names:
+        return duck_names
+    if None not in names:
+        return [n for n in names if n is not None]
+    at = names.index(None)
+    after = len(names) - at - 1
+    star = duck_names[at : len(duck_names) - after]
+    return [n for n in names[:at] if n is not None] + star + [
+        n for n in names[at + 1 :] if n is not None
+    ]
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
@@ -945,7 +972,7 @@ class SystemCatalog:
         self, query: SystemQuery, types: list[str], duck_names: list[str]
     ) -> tuple[ResultColumn, ...]:
         out = []
-        names = query.names or duck_names
+        names = _expanded_names(query.names, duck_names)
         for i, duck_type in enumerate(types):
             name = names[i] if i < len(names) else "?column?"
             if duck_type == "VARCHAR[]" and name.endswith("acl"):

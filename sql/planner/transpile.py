@@ -444,6 +444,8 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Column):
         return inner.name
     if isinstance(inner, exp.Cast):
+        while isinstance(inner.this, exp.Cast) and _cast_argument_named(inner.this):
+            inner = inner.this  # x::regclass::text is x, as PostgreSQL names it
         if isinstance(inner.this, exp.Column):
             return inner.this.name
         if isinstance(inner.this, exp.Anonymous):
@@ -477,6 +479,15 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Boolean):
         return "bool"
     return "?column?"
+
+
+def _cast_argument_named(cast: exp.Cast) -> bool:
+    """Whether a cast's column name comes from its argument (a column, a call, ARRAY[...]),
+    not its type: PostgreSQL then names an outer cast of it so too."""
+    arg = cast.this
+    while isinstance(arg, exp.Cast):
+        arg = arg.this
+    return isinstance(arg, (exp.Column, exp.Anonymous, exp.Array))
 
 
 def _cast_name(to: exp.DataType) -> str:

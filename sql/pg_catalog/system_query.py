@@ -30,6 +30,7 @@ from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
+from sql.common import array_input
 from sql.common.datatypes import (
     INT2VECTOR_DUCKDB,
     array_literal,
@@ -324,6 +325,10 @@ _REG_ARRAY_OUT = {"regclass": "regclass_out", "regtype": "regtype_out",
                   "regnamespace": "regnamespace_out"}  # fmt: skip
 
 
+_ARRAY_TEXT = "array_text"
+"""Marks a parameter whose text value is an array's (``$1::regclass[]``), read as a list."""
+
+
 def _reg_array_element(node: exp.Cast) -> str | None:
     """``regclass`` for a cast to ``regclass[]`` (and so on for the reg* types with an OID)."""
     to = node.to
@@ -343,6 +348,8 @@ def _reg_array(node: exp.Cast, element: str) -> exp.Expr:
     if isinstance(operand, exp.Literal) and operand.is_string:
         names = _array_literal(operand.name, exp.DataType.build("text"))
     else:
+        for param in parameters(operand):
+            param.meta[_ARRAY_TEXT] = True
         names = exp.cast(operand, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
     name = exp.to_identifier("nyala_reg")
     read = _call(_REG_ARRAY_IN[element], exp.column(name.copy()))
@@ -626,7 +633,10 @@ class SystemQuery:
             raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
         ast = self.ast.copy()
         for param in parameters(ast):
-            param.replace(_literal(values[parameter_number(param) - 1]))
+            value = values[parameter_number(param) - 1]
+            if param.meta.get(_ARRAY_TEXT) and isinstance(value, str):
+                value = array_input.flatten(array_input.parse_array(value))
+            param.replace(_literal(value))
         return ast.sql(dialect="duckdb")
 
 
@@ -639,6 +649,8 @@ def _literal(value: Any) -> exp.Expr:
         return exp.Literal.number(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return exp.Literal.string(bytes(value).decode("utf-8", "replace"))
+    if isinstance(value, list):  # an array parameter: ``oid = ANY($1::regclass[])``
+        return exp.Array(expressions=[_literal(v) for v in value])
     return exp.Literal.string(str(value))
 
 

@@ -217,3 +217,45 @@ def test_tableoid_type_and_partitioned_tables(conns):
     assert postgres.execute("select tableoid::regclass::text from csem_p").fetchall() == [
         ("csem_p1",)
     ]
+
+
+DESCRIBED = [
+    "select $1::jsonb",
+    "select $1::json",
+    "select $1::jsonb -> $2",
+    "select * from csem_j where j = $1",
+    "select $1 = j from csem_j",
+    "select id from csem_j where j @> $1",
+    "select id from csem_j where j in ($1, $2)",
+    "select id from csem_j where u = $1",
+    "insert into csem_j values ($1, $2, $3)",
+    "update csem_j set j = $1 where u = $2",
+]
+
+
+@pytest.mark.parametrize("sql", DESCRIBED)
+def test_json_and_uuid_parameters_described_as_on_postgresql(conns, sql):
+    described = []
+    for conn in conns:
+        conn.execute("create table if not exists csem_j (id int primary key, j jsonb, u uuid)")
+        result = conn.pgconn.prepare(b"", sql.encode())
+        assert result.status == psycopg.pq.ExecStatus.COMMAND_OK, result.error_message
+        d = conn.pgconn.describe_prepared(b"")
+        described.append(
+            ([d.param_type(i) for i in range(d.nparams)], [d.ftype(i) for i in range(d.nfields)])
+        )
+    assert described[0] == described[1]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select j -> $1 from csem_j",
+        "select j ->> $1 from csem_j",
+        "select j ? $1 from csem_j",
+        "select j || $1 from csem_j",
+        "select u::text || $1 from csem_j",
+    ],
+)
+def test_json_operator_parameters_described_as_on_postgresql(conns, sql):
+    test_json_and_uuid_parameters_described_as_on_postgresql(conns, sql)

@@ -544,12 +544,27 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
+        elif _parameter_oid(inner, bound.param_oids) == TypeOid.JSONB:
+            # ``SELECT $1`` of a jsonb parameter: DuckDB has one JSON type for json and jsonb.
+            out.append(OutputColumn(name, text_type_oid=TypeOid.JSONB))
         else:
             out.append(OutputColumn(name))
     return out
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
+
+
+def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:
+    """The type of ``node`` when it is a bare ``$n`` (in parentheses or not), else 0."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not (isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal)):
+        return 0
+    if node.this.is_string:
+        return 0
+    number = parameter_number(node)
+    return param_oids[number - 1] if 0 < number <= len(param_oids) else 0
 
 
 def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Table:

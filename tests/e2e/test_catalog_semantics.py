@@ -259,3 +259,17 @@ def test_json_and_uuid_parameters_described_as_on_postgresql(conns, sql):
 )
 def test_json_operator_parameters_described_as_on_postgresql(conns, sql):
     test_json_and_uuid_parameters_described_as_on_postgresql(conns, sql)
+
+
+@pytest.mark.parametrize("sql", ["select $1", "select ($1)", "select $1 as doc, 1"])
+@pytest.mark.parametrize("declared", [3802, 114, 2950])
+def test_declared_parameter_selected_as_on_postgresql(conns, sql, declared):
+    described = []
+    for conn in conns:
+        result = conn.pgconn.prepare(b"", sql.encode(), [declared])
+        assert result.status == psycopg.pq.ExecStatus.COMMAND_OK, result.error_message
+        d = conn.pgconn.describe_prepared(b"")
+        described.append(
+            ([d.param_type(i) for i in range(d.nparams)], [d.ftype(i) for i in range(d.nfields)])
+        )
+    assert described[0] == described[1]

@@ -22,6 +22,7 @@ import duckdb
 from sql.common.names import fold, quote_ident
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.notifications import PAYLOAD_LIMIT, Listener
+from sql.pg_catalog import keywords
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -606,6 +607,8 @@ TABLE_MACROS: dict[str, str] = {
     "substr(x, strpos(x, '=') + 1) AS option_value FROM (SELECT unnest(o) AS x)",
 }
 
+
+TABLE_MACROS["pg_get_keywords()"] = keywords.keywords_body()
 
 USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})
 """Functions the user-query planner computes as well (``planner.transpile``): calling one

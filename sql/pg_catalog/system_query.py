@@ -311,6 +311,10 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
         return _uinteger(operand)
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
+    if is_text and isinstance(operand, exp.Column) and operand.name in _OIDVECTOR_COLUMNS:
+        return exp.Anonymous(
+            this="array_to_string", expressions=[operand, exp.Literal.string(" ")]
+        )  # oidvector's text: ``23 25``
     if is_text and not isinstance(operand, exp.Literal):
         return array_output.text_of(operand)
     return None
@@ -320,7 +324,11 @@ _ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "in
                    "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
 
 
-_REG_ARRAY_IN = {"regclass": "regclass_in", "regtype": "regtype_in", "regnamespace": "regnamespace_in"}
+_REG_ARRAY_IN = {
+    "regclass": "regclass_in",
+    "regtype": "regtype_in",
+    "regnamespace": "regnamespace_in",
+}
 _REG_ARRAY_OUT = {"regclass": "regclass_out", "regtype": "regtype_out",
                   "regnamespace": "regnamespace_out"}  # fmt: skip
 
@@ -696,21 +704,28 @@ def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]
     at = names.index(None)
     after = len(names) - at - 1
     star = duck_names[at : len(duck_names) - after]
-    return [n for n in names[:at] if n is not None] + star + [
-        n for n in names[at + 1 :] if n is not None
-    ]
+    return (
+        [n for n in names[:at] if n is not None]
+        + star
+        + [n for n in names[at + 1 :] if n is not None]
+    )
 
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
 
 
+_OIDVECTOR_COLUMNS = frozenset(("proargtypes", "indclass", "indcollation", "partclass",
+                                 "partcollation"))  # fmt: skip
+"""The catalogs' oidvector columns, held as UINTEGER[] and sent as oidvector (``23 25``)."""
+
+
 def _wire_column(
-    array: pa.ChunkedArray | pa.Array, duck_type: str, zone: str = "UTC"
+    array: pa.ChunkedArray | pa.Array, duck_type: str, zone: str = "UTC", oid: int = 0
 ) -> tuple[Any, int]:
-    if duck_type == INT2VECTOR_DUCKDB:
+    if duck_type == INT2VECTOR_DUCKDB or oid == TypeOid.OIDVECTOR:
         text = [None if v is None else " ".join(map(str, v)) for v in array.to_pylist()]
-        return pa.array(text, pa.string()), TypeOid.INT2VECTOR
+        return pa.array(text, pa.string()), oid or TypeOid.INT2VECTOR
     if duck_type.endswith("[]"):
         oid = wire_oid(duck_type, catalog=True)
         return pa.array([_pg_array_text(v) for v in array.to_pylist()], pa.string()), oid
@@ -989,6 +1004,8 @@ class SystemCatalog:
             name = names[i] if i < len(names) else "?column?"
             if duck_type == "VARCHAR[]" and name.endswith("acl"):
                 oid = ARRAY_OID[TypeOid.ACLITEM]  # relacl, nspacl, ...: aclitem[], as pg_catalog's
+            elif duck_type == "UINTEGER[]" and name in _OIDVECTOR_COLUMNS:
+                oid = TypeOid.OIDVECTOR
             elif duck_type.endswith("[]") or duck_type == "UINTEGER":
                 oid = wire_oid(duck_type, catalog=True)
             elif duck_type.startswith(("STRUCT", "MAP")):
@@ -1020,7 +1037,10 @@ class SystemCatalog:
         columns = self._columns(query, types, table.column_names)
         query.columns = columns
         zone = self.zone.arrow
-        arrays = [_wire_column(table.column(i), t, zone)[0] for i, t in enumerate(types)]
+        arrays = [
+            _wire_column(table.column(i), t, zone, columns[i].type_oid)[0]
+            for i, t in enumerate(types)
+        ]
         names = [c.name for c in columns]
         batch = pa.RecordBatch.from_arrays(
             [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],

@@ -21,12 +21,9 @@ MACROS: dict[str, str] = {
     "dim_length(a, d)": "json_array_length(to_json(a), '$' || repeat('[0]', d - 1))::INTEGER",
     "array_ndims(a)": "CASE WHEN len(a) > 0 THEN nyd_array_rank(a)::INTEGER END",
     "array_length(a, d)": (
-        "CASE WHEN len(a) > 0 AND d BETWEEN 1 AND nyd_array_rank(a) "
-        "THEN nyd_dim_length(a, d) END"
+        "CASE WHEN len(a) > 0 AND d BETWEEN 1 AND nyd_array_rank(a) THEN nyd_dim_length(a, d) END"
     ),
-    "array_lower(a, d)": (
-        "CASE WHEN len(a) > 0 AND d BETWEEN 1 AND nyd_array_rank(a) THEN 1 END"
-    ),
+    "array_lower(a, d)": "CASE WHEN len(a) > 0 AND d BETWEEN 1 AND nyd_array_rank(a) THEN 1 END",
     "array_dims(a)": (
         "CASE WHEN len(a) > 0 THEN array_to_string(list_transform("
         "range(1, nyd_array_rank(a) + 1), lambda d: '[1:' || nyd_dim_length(a, d) || ']'), '') END"

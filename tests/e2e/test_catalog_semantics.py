@@ -273,3 +273,31 @@ def test_declared_parameter_selected_as_on_postgresql(conns, sql, declared):
             ([d.param_type(i) for i in range(d.nparams)], [d.ftype(i) for i in range(d.nfields)])
         )
     assert described[0] == described[1]
+
+
+def test_keywords_as_on_postgresql(conns):
+    sql = "select word, catcode, barelabel, catdesc, baredesc from pg_get_keywords() order by word"
+    assert len(_same(conns, sql)[1]) > 400
+    # pgjdbc's getSQLKeywords: the words PostgreSQL has beyond SQL:2003's.
+    words = "select string_agg(word, ',' order by word) from pg_catalog.pg_get_keywords()"
+    _same(conns, words + " where word <> all('{a,abs,absolute,action}'::text[])")
+
+
+def test_oidvector_columns_are_sent_as_oidvector(conns):
+    sql = "select proargtypes, indclass from pg_proc, pg_index limit 0"
+    nyala, postgres = conns
+    for conn in conns:
+        cur = conn.execute(sql)
+        assert [c.type_code for c in cur.description] == [30, 30]
+    rows = nyala.execute(
+        "select proargtypes::text from pg_proc where pronargs = 2 limit 5", binary=False
+    ).fetchall()
+    assert rows and all(len(r[0].split(" ")) == 2 and r[0].replace(" ", "").isdigit() for r in rows)
+
+
+@pytest.mark.parametrize("meta", ["\\db", "\\deu", "\\dfn", "\\dX", "\\dT", "\\dt csem_*"])
+def test_psql_meta_commands_run_as_on_postgresql(nyala_server, postgres_server, psql, meta):
+    outs = [s.psql(["-X", "-c", meta]) for s in (nyala_server, postgres_server)]
+    assert outs[0].returncode == outs[1].returncode == 0, outs[0].stderr
+    if meta != "\\db":  # the tablespaces' owner is the bootstrap role, nyala or postgres
+        assert outs[0].stdout == outs[1].stdout

@@ -202,6 +202,16 @@ def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
     arg_type = node.this.type if isinstance(node, exp.Length) else None
     if arg_type is not None and arg_type.this in _BINARY_TYPES:
         return exp.Anonymous(this="octet_length", expressions=[node.this])
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this in (DT.TEXT, DT.VARCHAR)
+        and not node.to.expressions
+        and node.this.type is not None
+        and node.this.type.this in _BINARY_TYPES
+    ):
+        # bytea's text is byteaout's hex form (DuckDB's cast would spell bytes as \x00).
+        hexed = exp.Lower(this=exp.Hex(this=node.this))
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=hexed)
     return node
 
 

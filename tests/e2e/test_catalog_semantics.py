@@ -301,3 +301,8 @@ def test_psql_meta_commands_run_as_on_postgresql(nyala_server, postgres_server, 
     assert outs[0].returncode == outs[1].returncode == 0, outs[0].stderr
     if meta != "\\db":  # the tablespaces' owner is the bootstrap role, nyala or postgres
         assert outs[0].stdout == outs[1].stdout
+
+
+def test_bytea_cast_to_text_as_on_postgresql(conns):
+    sql = "select id, b::text, b::varchar, ''::bytea::text, 'a\\000'::bytea::text from csem_b"
+    assert not isinstance(_same(conns, sql + " order by id"), str)

@@ -21,6 +21,7 @@ from sql.pg_catalog.relations import RELATIONS, relation_oid
 from storage.errors import FeatureNotSupported
 
 _OID = exp.DataType.build("UINTEGER", dialect="duckdb")  # the emulated catalogs' oid type
+TABLEOID = "tableoid"
 
 
 def names_tableoid(ast: exp.Expr) -> bool:
@@ -31,16 +32,69 @@ def names_tableoid(ast: exp.Expr) -> bool:
     )
 
 
-def table_oid(table: TableInfo) -> int:
-    """The ``tableoid`` of every row of ``table``; 0A000 for one whose rows lie in several
-    PostgreSQL partitions, each of which would give its own."""
+def leaf_partitions(table: TableInfo) -> list[str]:
+    """The leaf partitions whose rows ``table`` reads, when they are others than itself (a
+    partitioned table, or a partition partitioned further): each row's ``tableoid``."""
     tree = tree_of(table)
-    parent = table.name if tree is not None and tree.find(table.name) is not None else None
-    if tree is not None and tree.children(parent):
+    if tree is None:
+        return []
+    parent = table.name if tree.find(table.name) is not None else None
+    if not tree.children(parent):
+        return []
+    below = tree.subtree(parent) if parent is not None else list(tree.nodes)
+    return [n.name for n in below if not tree.children(n.name)]
+
+
+def table_oid(table: TableInfo) -> int:
+    """The ``tableoid`` of every row of ``table``, one that is no partitioned table."""
+    if leaf_partitions(table):
         raise FeatureNotSupported(
             f'tableoid of "{table.name}", whose rows lie in its partitions, is not supported'
         )
     return table.oid
+
+
+def partitions_union(
+    node: exp.Table, leaves: list[tuple[str, int]], alias: exp.TableAlias
+) -> exp.Expr | None:
+    """A partitioned table read with its rows' ``tableoid``: the UNION ALL of its leaves'
+    scan views (``leaves``: view name and partition OID), each row tagged with its leaf's
+    OID as the column ``tableoid``.  None where the reference carries joins of its own."""
+    if any(node.args.get(arg) for arg in ("joins", "laterals", "sample")):
+        return None
+    parts = [
+        exp.select(exp.Star(), exp.alias_(exp.cast(exp.Literal.number(oid), _OID), TABLEOID)).from_(
+            exp.Table(this=exp.to_identifier(view, quoted=True))
+        )
+        for view, oid in leaves
+    ]
+    union: exp.Query = parts[0]
+    for part in parts[1:]:
+        union = exp.union(union, part, distinct=False)
+    subquery = exp.Subquery(this=union, alias=alias)
+    subquery.meta[TABLEOID] = True
+    return subquery
+
+
+def hide_tableoid_from_stars(ast: exp.Expr) -> None:
+    """``*`` and ``t.*`` leave out the ``tableoid`` a partitions union adds, as PostgreSQL's
+    ``*`` leaves out system columns."""
+    for select in ast.find_all(exp.Select):
+        for projection in select.expressions:
+            star = projection.this if isinstance(projection, exp.Column) else projection
+            if isinstance(star, exp.Star) and _reads_union(select):
+                star.set("except_", [exp.column(TABLEOID)])
+
+
+def _reads_union(select: exp.Select) -> bool:
+    sources = [select.args.get("from_") or select.args.get("from")]
+    sources += list(select.args.get("joins") or [])
+    return any(
+        source is not None
+        and isinstance(source.this, exp.Subquery)
+        and source.this.meta.get(TABLEOID) is True
+        for source in sources
+    )
 
 
 def replace_tableoid(

@@ -540,8 +540,9 @@ def rewrite(
         system_columns.replace_tableoid(
             ast,
             lambda t: _system_table(t, has_user_table) is not None,
-            {u.view: u.table for u in user_tables},
+            {u.view: u.table for u in user_tables if not u.in_union},
         )
+        system_columns.hide_tableoid_from_stars(ast)
     for node in reversed(list(ast.walk(bfs=False))):
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
@@ -568,6 +569,8 @@ class UserTable:
 
     view: str
     table: TableInfo
+    in_union: bool = False
+    """A leaf partition read in a partitioned table's union (its rows carry their tableoid)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,7 +595,10 @@ def _user_table_name(node: exp.Table) -> str:
 def _replace_user_tables(
     ast: exp.Expr, find_table: Callable[[str], TableInfo], has_user_table: Callable[[str], bool]
 ) -> tuple[UserTable, ...]:
-    """Point each user table reference at a view of its own; the name stays as the alias."""
+    """Point each user table reference at a view of its own; the name stays as the alias.
+    Where the query names ``tableoid``, a partitioned table becomes the union of its leaves'
+    views, each row tagged with its leaf's OID."""
+    per_row_tableoid = system_columns.names_tableoid(ast)
     ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
     found: list[UserTable] = []
     for node in list(ast.find_all(exp.Table)):
@@ -603,11 +609,25 @@ def _replace_user_tables(
         if _system_table(node, has_user_table) is not None:
             continue
         name = _user_table_name(node)
-        view = f"__nyala_user_{len(found)}"
-        found.append(UserTable(view, find_table(name)))
+        table = find_table(name)
         alias = node.args.get("alias")
         if alias is None:
             alias = exp.TableAlias(this=exp.to_identifier(name))
+        leaves = system_columns.leaf_partitions(table) if per_row_tableoid else []
+        if leaves:
+            views = []
+            for leaf in leaves:
+                views.append((f"__nyala_user_{len(found)}", find_table(leaf)))
+                found.append(UserTable(*views[-1], in_union=True))
+            union = system_columns.partitions_union(
+                node, [(v, t.oid) for v, t in views], alias.copy()
+            )
+            if union is not None:
+                node.replace(union)
+                continue
+            del found[-len(leaves) :]
+        view = f"__nyala_user_{len(found)}"
+        found.append(UserTable(view, table))
         node.replace(scan_view_table(node, view, alias.copy()))
     if found:
         for column in ast.find_all(exp.Column):

@@ -310,3 +310,16 @@ def test_psql_meta_commands_run_as_on_postgresql(nyala_server, postgres_server, 
 def test_bytea_cast_to_text_as_on_postgresql(conns):
     sql = "select id, b::text, b::varchar, ''::bytea::text, 'a\\000'::bytea::text from csem_b"
     assert not isinstance(_same(conns, sql + " order by id"), str)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "create table csem_sys (id int primary key, tableoid int)",
+        "create table csem_sys (id int primary key, xmin int)",
+        "alter table csem_t add column ctid int",
+        "alter table csem_t rename column v to cmax",
+    ],
+)
+def test_system_column_names_are_refused_as_on_postgresql(conns, sql):
+    assert _same(conns, sql) == "42701"

@@ -177,7 +177,11 @@ class CopyOutStream(ResultStream):
         cells = [
             self._format_cell(
                 pgtypes.text_column(
-                    batch.column(i), oid, self.result.date_style, self.result.interval_style
+                    batch.column(i),
+                    oid,
+                    self.result.date_style,
+                    self.result.interval_style,
+                    self.result.bytea_output,
                 ).cast(pa.string()),
                 force=force_all or columns[i].name in forced,
             )

@@ -79,6 +79,7 @@ def encode_rows(
     extra_float_digits: int = 1,
     date_style: str = date_styles.DEFAULT,
     interval_style: str = "postgres",
+    bytea_output: str = "hex",
 ) -> bytes:
     """Encode a batch as framed DataRow messages, column i as ``type_oids[i]`` in ``formats[i]``.
 
@@ -95,6 +96,7 @@ def encode_rows(
             extra_float_digits,
             date_style,
             interval_style,
+            bytea_output,
         )
         for idx in range(batch.num_columns)
     ]
@@ -106,13 +108,14 @@ def text_column(
     type_oid: int,
     date_style: str = date_styles.DEFAULT,
     interval_style: str = "postgres",
+    bytea_output: str = "hex",
 ) -> pa.Array:
     """One column's values in PostgreSQL's text output form, as a string array (nulls kept)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    return _styled_text(array, type_oid, date_style, interval_style)
+    return _styled_text(array, type_oid, date_style, interval_style, bytea_output)
 
 
 def encode_column(
@@ -122,6 +125,7 @@ def encode_column(
     extra_float_digits: int = 1,
     date_style: str = date_styles.DEFAULT,
     interval_style: str = "postgres",
+    bytea_output: str = "hex",
 ) -> ColumnValues:
     """Encode one result column in text (0) or binary (1) format."""
     if isinstance(array, pa.ChunkedArray):
@@ -136,7 +140,9 @@ def encode_column(
         return _from_binary_array(
             _text_float_rounded(array, type_oid == TypeOid.FLOAT4, extra_float_digits)
         )
-    return _from_binary_array(_styled_text(array, type_oid, date_style, interval_style))
+    return _from_binary_array(
+        _styled_text(array, type_oid, date_style, interval_style, bytea_output)
+    )
 
 
 _INTEGER_OIDS = frozenset((TypeOid.INT2, TypeOid.INT4, TypeOid.INT8))
@@ -182,10 +188,14 @@ def _few_integers_text(array: pa.Array) -> ColumnValues:
     return ColumnValues(lengths, data)
 
 
-def _styled_text(array: pa.Array, type_oid: int, date_style: str, interval_style: str) -> pa.Array:
-    """The text encoder's output, in the session's DateStyle and IntervalStyle."""
+def _styled_text(
+    array: pa.Array, type_oid: int, date_style: str, interval_style: str, bytea_output: str = "hex"
+) -> pa.Array:
+    """The text encoder's output, in the session's DateStyle, IntervalStyle and bytea_output."""
     if type_oid == TypeOid.INTERVAL:
         return intervals.text_interval(array, interval_style)
+    if type_oid == TypeOid.BYTEA and bytea_output == "escape":
+        return _text_bytea_escape(array)
     text = _TEXT_ENCODERS.get(type_oid, _fallback_text)(array)
     style = date_styles.parse(date_style)
     if style.style == "ISO" or type_oid not in _DATE_TYPES:
@@ -488,6 +498,41 @@ def _text_bytea(array: pa.Array) -> pa.Array:
     )
     prefix, separator = pa.scalar(b"\\x", pa.large_binary()), pa.scalar(b"", pa.large_binary())
     return pc.binary_join_element_wise(prefix, hexed, separator)
+
+
+_BACKSLASH = 0x5C
+
+
+def _text_bytea_escape(array: pa.Array) -> pa.Array:
+    """bytea_out in escape format: printable ASCII as is, a backslash doubled, any other
+    byte as a backslash and three octal digits."""
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+        array = _cast(array, pa.binary())
+    values = _from_binary_array(array)
+    data = values.data
+    octal = (data < 0x20) | (data > 0x7E)
+    backslash = data == _BACKSLASH
+    widths = np.where(octal, 4, np.where(backslash, 2, 1)).astype(np.int64)
+    ends = np.cumsum(widths)
+    starts = ends - widths
+    out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
+    plain = ~(octal | backslash)
+    out[starts[plain]] = data[plain]
+    out[starts[backslash]] = _BACKSLASH
+    out[starts[backslash] + 1] = _BACKSLASH
+    at, byte = starts[octal], data[octal]
+    out[at] = _BACKSLASH
+    out[at + 1] = ord("0") + (byte >> 6)
+    out[at + 2] = ord("0") + ((byte >> 3) & 7)
+    out[at + 3] = ord("0") + (byte & 7)
+    byte_ends = np.cumsum(np.maximum(values.lengths, 0))
+    offsets = np.zeros(len(array) + 1, dtype=np.int64)
+    offsets[1:] = np.concatenate(([0], ends))[byte_ends]
+    return pa.Array.from_buffers(
+        pa.large_binary(),
+        len(array),
+        [_validity(array), pa.py_buffer(offsets), pa.py_buffer(out)],
+    )
 
 
 def _text_float(array: pa.Array, is_float4: bool) -> pa.Array:

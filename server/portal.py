@@ -132,6 +132,7 @@ class ResultStream:
                     extra_float_digits=self.result.extra_float_digits,
                     date_style=self.result.date_style,
                     interval_style=self.result.interval_style,
+                    bytea_output=self.result.bytea_output,
                 )
             )
             count += batch.num_rows

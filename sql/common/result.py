@@ -60,7 +60,7 @@ class Result:
     session's setting when the statement ran: at 0 or below, float text output
     is rounded as PostgreSQL rounds it; ``date_style`` and ``interval_style`` are the
     session's DateStyle and IntervalStyle then, which text output of dates, times and
-    intervals follows.
+    intervals follows, and ``bytea_output`` the format bytea's text output takes.
 
     COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
     to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
@@ -79,6 +79,7 @@ class Result:
     extra_float_digits: int = 1
     date_style: str = "ISO, MDY"
     interval_style: str = "postgres"
+    bytea_output: str = "hex"
     pause: ReadPause | None = None
 
 

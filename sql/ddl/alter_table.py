@@ -345,6 +345,7 @@ class _TableChange:
 
     def rename_column(self, old: str, new: str) -> None:
         column = self._column(old)
+        tables.check_not_system_column(new)
         if old != new and self._find(new) is not None:
             raise DuplicateColumn(f'column "{new}" of relation "{self._name}" already exists')
         self._set(dataclasses.replace(column, name=new))

@@ -112,11 +112,21 @@ class ColumnDefinition:
     """The column's REFERENCES constraints and their names, if given."""
 
 
+SYSTEM_COLUMNS = frozenset(("tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"))
+
+
+def check_not_system_column(name: str) -> None:
+    """42701 for a column named as a system column (``tableoid`` reads the table's OID)."""
+    if name in SYSTEM_COLUMNS:
+        raise DuplicateColumn(f'column name "{name}" conflicts with a system column name')
+
+
 def column_definition(item: exp.ColumnDef, check_default: DefaultChecker) -> ColumnDefinition:
     """Read a column definition: type, NOT NULL, constant DEFAULT, PRIMARY KEY, SERIAL types
     and GENERATED ... AS IDENTITY, and Impala's ENCODING / COMPRESSION words (checked later,
     with the type, by check_storage_attributes)."""
     col_name = identifier_name(item.this)
+    check_not_system_column(col_name)
     kind_node = item.args.get("kind")
     if kind_node is None:
         raise InvalidTableDefinition(f'column "{col_name}" has no type')

@@ -32,6 +32,7 @@ from sql.execution.backends import BackendRegistry
 from sql.execution.notifications import NotificationHub
 from sql.execution.statement_stats import StatementStats
 from sql.execution.table_activity import TableActivity
+from sql.planner import array_dimensions
 from storage.data_type import TabletId
 from storage.engine import StorageEngine
 from storage.errors import UndefinedTable
@@ -66,6 +67,7 @@ class DatabaseContext:
         number_formatting.register(self.duckdb)
         catalog_calls.register(self.duckdb)
         json_functions.register(self.duckdb)
+        self.duckdb.execute(";\n".join(array_dimensions.macro_statements()))
         self.advisory_locks = AdvisoryLocks()
         self.notifications = NotificationHub()
         self._version_lock = threading.Lock()

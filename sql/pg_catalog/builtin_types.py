@@ -64,6 +64,8 @@ def _types() -> tuple[BuiltinType, ...]:
         (2277, "anyarray", -1, "P", ""),
         (2281, "internal", 8, "P", ""),
         (2283, "anyelement", 4, "P", ""),
+        (2279, "trigger", 4, "P", ""),
+        (3838, "event_trigger", 4, "P", ""),
     ]
     arrays = {int(k): v for k, v in ARRAY_OID.items()}
     out = []

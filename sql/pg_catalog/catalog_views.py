@@ -34,4 +34,9 @@ VIEWS: dict[str, str] = {
                '********' AS passwd, rolvaliduntil AS valuntil, rolconfig AS useconfig
         FROM pgc.pg_roles
         WHERE rolcanlogin""",
+    "pg_user_mappings": """
+        SELECT um.oid AS umid, s.oid AS srvid, s.srvname, um.umuser,
+               pgf_pg_get_userbyid(um.umuser) AS usename, um.umoptions
+        FROM pgc.pg_user_mapping um
+        JOIN pgc.pg_foreign_server s ON s.oid = um.umserver""",
 }

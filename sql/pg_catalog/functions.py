@@ -22,6 +22,7 @@ import duckdb
 from sql.common.names import fold, quote_ident
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.notifications import PAYLOAD_LIMIT, Listener
+from sql.pg_catalog import keywords
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
 from sql.pg_catalog.catalog_rows import (
     INFORMATION_SCHEMA_OID,
@@ -535,8 +536,6 @@ MACROS: dict[str, str] = {
     "regproc_out(r)": "r",
     "regproc_oid(n)": "nyf_regproc_oid(n)",
     "pg_get_functiondef(f)": "nyf_functiondef(f)",
-    "array_upper(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END",
-    "array_lower(a, d)": "CASE WHEN len(a) = 0 THEN NULL ELSE 1 END",
     "_pg_expandarray(a)": "unnest(list_transform(a, lambda v, i: {'x': v, 'n': i}))",
     "pg_get_partkeydef(r)": "nyf_partkeydef(r)",
     # A regclass argument given as an OID or as a relation's name.
@@ -547,6 +546,9 @@ MACROS: dict[str, str] = {
     "pg_get_partition_constraintdef(r)": "nyf_partition_constraintdef(r)",
     "pg_get_viewdef(r, p := false)": "nyf_viewdef(r)",
     "pg_get_function_result(f)": "NULL::VARCHAR",
+    "pg_get_function_sqlbody(f)": "NULL::VARCHAR",
+    "pg_tablespace_location(t)": "''",
+    "pg_statistics_obj_is_visible(s)": "true",
     "pg_get_function_arguments(f)": "NULL::VARCHAR",
     "pg_size_pretty(s)": "nyf_size_pretty(s::VARCHAR, typeof(s))",
     "pg_table_size(r)": "0::BIGINT",
@@ -605,6 +607,8 @@ TABLE_MACROS: dict[str, str] = {
     "substr(x, strpos(x, '=') + 1) AS option_value FROM (SELECT unnest(o) AS x)",
 }
 
+
+TABLE_MACROS["pg_get_keywords()"] = keywords.keywords_body()
 
 USER_QUERY_FUNCTIONS = frozenset({"quote_literal", "quote_nullable"})
 """Functions the user-query planner computes as well (``planner.transpile``): calling one

@@ -30,6 +30,7 @@ from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
+from sql.common import array_input
 from sql.common.datatypes import (
     INT2VECTOR_DUCKDB,
     array_literal,
@@ -40,6 +41,7 @@ from sql.common.datatypes import (
 from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
+from sql.common.time_zones import UTC_ZONE, SessionZone
 from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
@@ -61,6 +63,8 @@ from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
 from sql.pg_catalog.relations import RELATIONS
 from sql.planner import system_views
+from sql.planner.array_dimensions import macro_statements as array_macro_statements
+from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
@@ -196,6 +200,8 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
             return True
         if isinstance(table.this, exp.Anonymous) and _function_name(table.this) in _FUNCTIONS:
             return True
+    if system_columns.names_tableoid(ast):
+        return True
     for dot in ast.find_all(exp.Dot):
         if isinstance(dot.this, exp.Identifier) and identifier_name(dot.this) in (
             "pg_catalog",
@@ -205,7 +211,7 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
     for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
         if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
             return True
-        if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+        if isinstance(node, exp.Cast) and _is_reg_cast(node):
             parent = node.parent
             if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
                 return True
@@ -217,10 +223,14 @@ def is_catalog_call(node: exp.Expr) -> bool:
     reg* cast (``is_system_query`` looks for these)."""
     if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
         return True
-    if isinstance(node, exp.Cast) and _cast_target(node) in _REG_CASTS:
+    if isinstance(node, exp.Cast) and _is_reg_cast(node):
         parent = node.parent
         return not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES)
     return False
+
+
+def _is_reg_cast(node: exp.Cast) -> bool:
+    return _cast_target(node) in _REG_CASTS or _reg_array_element(node) is not None
 
 
 def _cast_target(node: exp.Cast) -> str:
@@ -273,6 +283,9 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
     target = _cast_target(node)
     operand = node.this
+    reg_element = _reg_array_element(node)
+    if reg_element is not None:
+        return _reg_array(node, reg_element)
     if _is_array_literal(node):
         return _array_literal(operand.name, node.to.expressions[0])
     text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
@@ -298,6 +311,10 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
         return _uinteger(operand)
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
+    if is_text and isinstance(operand, exp.Column) and operand.name in _OIDVECTOR_COLUMNS:
+        return exp.Anonymous(
+            this="array_to_string", expressions=[operand, exp.Literal.string(" ")]
+        )  # oidvector's text: ``23 25``
     if is_text and not isinstance(operand, exp.Literal):
         return array_output.text_of(operand)
     return None
@@ -305,6 +322,50 @@ def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
 
 _ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
                    "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
+
+
+_REG_ARRAY_IN = {
+    "regclass": "regclass_in",
+    "regtype": "regtype_in",
+    "regnamespace": "regnamespace_in",
+}
+_REG_ARRAY_OUT = {"regclass": "regclass_out", "regtype": "regtype_out",
+                  "regnamespace": "regnamespace_out"}  # fmt: skip
+
+
+_ARRAY_TEXT = "array_text"
+"""Marks a parameter whose text value is an array's (``$1::regclass[]``), read as a list."""
+
+
+def _reg_array_element(node: exp.Cast) -> str | None:
+    """``regclass`` for a cast to ``regclass[]`` (and so on for the reg* types with an OID)."""
+    to = node.to
+    if not (isinstance(to, exp.DataType) and to.this == exp.DataType.Type.ARRAY and to.expressions):
+        return None
+    element = to.expressions[0]
+    if not isinstance(element, exp.DataType) or element.this == exp.DataType.Type.ARRAY:
+        return None
+    name = _cast_target(exp.Cast(this=exp.null(), to=element.copy()))
+    return name if name in _REG_ARRAY_IN else None
+
+
+def _reg_array(node: exp.Cast, element: str) -> exp.Expr:
+    """``'{pg_class,t}'::regclass[]`` or ``$1::regclass[]``: each name read as its OID, as
+    ``= ANY(...)`` over the OID columns needs; shown by name in the select list."""
+    operand = node.this
+    if isinstance(operand, exp.Literal) and operand.is_string:
+        names = _array_literal(operand.name, exp.DataType.build("text"))
+    else:
+        for param in parameters(operand):
+            param.meta[_ARRAY_TEXT] = True
+        names = exp.cast(operand, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+    name = exp.to_identifier("nyala_reg")
+    read = _call(_REG_ARRAY_IN[element], exp.column(name.copy()))
+    oids = exp.Anonymous(
+        this="list_transform", expressions=[names, exp.Lambda(this=read, expressions=[name])]
+    )
+    oids.meta["reg_array"] = element
+    return oids
 
 
 def _is_array_literal(node: exp.Cast) -> bool:
@@ -354,6 +415,14 @@ def _show_reg_outputs(ast: exp.Expr) -> None:
             kind = _reg_kind(inner)
             if kind is not None:
                 inner.replace(_call(_REG_OUT[kind], inner.copy()))
+            element = inner.meta.get("reg_array")
+            if element is not None:
+                name = exp.to_identifier("nyala_oid")
+                shown = _call(_REG_ARRAY_OUT[element], exp.column(name.copy()))
+                lambda_ = exp.Lambda(this=shown, expressions=[name])
+                inner.replace(
+                    exp.Anonymous(this="list_transform", expressions=[inner.copy(), lambda_])
+                )
 
 
 def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
@@ -431,6 +500,9 @@ def _rewrite_node(
         if identifier_name(node.this) in ("pg_catalog", "information_schema"):
             return node.expression
         return None
+    dimensions = rewrite_array_dimensions(node)
+    if dimensions is not node:
+        return dimensions
     if isinstance(node, exp.Anonymous) and _function_name(node) in _RENAMED:
         node.set("this", _RENAMED[_function_name(node)])
         return node
@@ -456,10 +528,21 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
-def rewrite(ast: exp.Expr, facts: SessionFacts, has_user_table: Callable[[str], bool]) -> exp.Expr:
+def rewrite(
+    ast: exp.Expr,
+    facts: SessionFacts,
+    has_user_table: Callable[[str], bool],
+    user_tables: Sequence[UserTable] = (),
+) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas."""
     ast = ast.copy()
-    system_columns.replace_tableoid(ast, lambda t: _system_table(t, has_user_table) is not None)
+    if system_columns.names_tableoid(ast):
+        system_columns.replace_tableoid(
+            ast,
+            lambda t: _system_table(t, has_user_table) is not None,
+            {u.view: u.table for u in user_tables if not u.in_union},
+        )
+        system_columns.hide_tableoid_from_stars(ast)
     for node in reversed(list(ast.walk(bfs=False))):
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
@@ -486,6 +569,8 @@ class UserTable:
 
     view: str
     table: TableInfo
+    in_union: bool = False
+    """A leaf partition read in a partitioned table's union (its rows carry their tableoid)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,7 +595,10 @@ def _user_table_name(node: exp.Table) -> str:
 def _replace_user_tables(
     ast: exp.Expr, find_table: Callable[[str], TableInfo], has_user_table: Callable[[str], bool]
 ) -> tuple[UserTable, ...]:
-    """Point each user table reference at a view of its own; the name stays as the alias."""
+    """Point each user table reference at a view of its own; the name stays as the alias.
+    Where the query names ``tableoid``, a partitioned table becomes the union of its leaves'
+    views, each row tagged with its leaf's OID."""
+    per_row_tableoid = system_columns.names_tableoid(ast)
     ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
     found: list[UserTable] = []
     for node in list(ast.find_all(exp.Table)):
@@ -521,11 +609,25 @@ def _replace_user_tables(
         if _system_table(node, has_user_table) is not None:
             continue
         name = _user_table_name(node)
-        view = f"__nyala_user_{len(found)}"
-        found.append(UserTable(view, find_table(name)))
+        table = find_table(name)
         alias = node.args.get("alias")
         if alias is None:
             alias = exp.TableAlias(this=exp.to_identifier(name))
+        leaves = system_columns.leaf_partitions(table) if per_row_tableoid else []
+        if leaves:
+            views = []
+            for leaf in leaves:
+                views.append((f"__nyala_user_{len(found)}", find_table(leaf)))
+                found.append(UserTable(*views[-1], in_union=True))
+            union = system_columns.partitions_union(
+                node, [(v, t.oid) for v, t in views], alias.copy()
+            )
+            if union is not None:
+                node.replace(union)
+                continue
+            del found[-len(leaves) :]
+        view = f"__nyala_user_{len(found)}"
+        found.append(UserTable(view, table))
         node.replace(scan_view_table(node, view, alias.copy()))
     if found:
         for column in ast.find_all(exp.Column):
@@ -546,7 +648,7 @@ class SystemQuery:
     """
 
     ast: exp.Expr
-    names: list[str]
+    names: list[str | None]
     param_oids: list[int]
     columns: tuple[ResultColumn, ...] | None = None
     user_tables: tuple[UserTable, ...] = ()
@@ -559,7 +661,10 @@ class SystemQuery:
             raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
         ast = self.ast.copy()
         for param in parameters(ast):
-            param.replace(_literal(values[parameter_number(param) - 1]))
+            value = values[parameter_number(param) - 1]
+            if param.meta.get(_ARRAY_TEXT) and isinstance(value, str):
+                value = array_input.flatten(array_input.parse_array(value))
+            param.replace(_literal(value))
         return ast.sql(dialect="duckdb")
 
 
@@ -572,6 +677,8 @@ def _literal(value: Any) -> exp.Expr:
         return exp.Literal.number(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return exp.Literal.string(bytes(value).decode("utf-8", "replace"))
+    if isinstance(value, list):  # an array parameter: ``oid = ANY($1::regclass[])``
+        return exp.Array(expressions=[_literal(v) for v in value])
     return exp.Literal.string(str(value))
 
 
@@ -588,13 +695,14 @@ def compile_system_query(
     while isinstance(select, exp.SetOperation):
         select = select.this
     projections = select.expressions if isinstance(select, exp.Select) else []
-    names = [_output_name(p) for p in projections]
-    if any(p.is_star for p in projections):
-        names = []  # DuckDB's own names: the catalog columns ``*`` expands to
+    # None stands for the columns ``*`` expands to, which DuckDB names.
+    names: list[str | None] = [None if p.is_star else _output_name(p) for p in projections]
+    if names.count(None) > 1:
+        names = []
     param_oids = infer_parameter_types(ast, list(declared))
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
-    rewritten = rewrite(ast, facts, has_user_table)
+    rewritten = rewrite(ast, facts, has_user_table, user_tables)
     if user_tables:
         user_columns = catalog_numeric.column_types(
             [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
@@ -607,14 +715,37 @@ def compile_system_query(
     return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
 
 
+def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]:
+    """The output names, with DuckDB's for the columns ``*`` (None in ``names``) became."""
+    if not names:
+        return duck_names
+    if None not in names:
+        return [n for n in names if n is not None]
+    at = names.index(None)
+    after = len(names) - at - 1
+    star = duck_names[at : len(duck_names) - after]
+    return (
+        [n for n in names[:at] if n is not None]
+        + star
+        + [n for n in names[at + 1 :] if n is not None]
+    )
+
+
 def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
 
 
-def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any, int]:
-    if duck_type == INT2VECTOR_DUCKDB:
+_OIDVECTOR_COLUMNS = frozenset(("proargtypes", "indclass", "indcollation", "partclass",
+                                 "partcollation"))  # fmt: skip
+"""The catalogs' oidvector columns, held as UINTEGER[] and sent as oidvector (``23 25``)."""
+
+
+def _wire_column(
+    array: pa.ChunkedArray | pa.Array, duck_type: str, zone: str = "UTC", oid: int = 0
+) -> tuple[Any, int]:
+    if duck_type == INT2VECTOR_DUCKDB or oid == TypeOid.OIDVECTOR:
         text = [None if v is None else " ".join(map(str, v)) for v in array.to_pylist()]
-        return pa.array(text, pa.string()), TypeOid.INT2VECTOR
+        return pa.array(text, pa.string()), oid or TypeOid.INT2VECTOR
     if duck_type.endswith("[]"):
         oid = wire_oid(duck_type, catalog=True)
         return pa.array([_pg_array_text(v) for v in array.to_pylist()], pa.string()), oid
@@ -623,7 +754,7 @@ def _wire_column(array: pa.ChunkedArray | pa.Array, duck_type: str) -> tuple[Any
     if duck_type == "UINTEGER":
         return to_wire(array, TypeOid.INT8), TypeOid.OID
     oid = wire_oid(duck_type)
-    return to_wire(array, oid), oid
+    return to_wire(array, oid, zone), oid
 
 
 _CURRENT = threading.local()
@@ -704,7 +835,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)
             privilege_rows.register(duck, _current_privileges)
-            duck.execute(";\n".join(ddl))
+            duck.execute(";\n".join(ddl + array_macro_statements()))
             duck.execute(";\n".join(functions.table_macro_statements()))
             duck.execute(";\n".join(late))  # they call the pgf_* macros
             _SHARED.append(duck)
@@ -733,10 +864,14 @@ class SystemCatalog:
         self.statements = statements
         self.tables = tables
         self._privileges = privilege_rows.PrivilegeLookup()
+        self.zone = UTC_ZONE
+        """The session's TimeZone: casts, ``date_trunc`` and timestamptz output follow it."""
+        self._zone_set: SessionZone | None = None
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
             self._duck = _shared_database().cursor()
+            self._zone_set = None  # a new cursor starts in the machine's zone
         if not self._registered:
             self._register({name: _arrow_rows_of(name, []) for name in RELATIONS})
         _CURRENT.functions = self._functions
@@ -744,6 +879,9 @@ class SystemCatalog:
         _CURRENT.statements = self.statements
         _CURRENT.tables = self.tables
         _CURRENT.privileges = self._privileges
+        if self.zone != self._zone_set:
+            self._duck.execute(f"SET TimeZone = '{self.zone.duckdb}'")
+            self._zone_set = self.zone
         return self._duck
 
     def refresh(self, key: object, build: Callable[[], CatalogRows]) -> None:
@@ -757,6 +895,7 @@ class SystemCatalog:
             return
         if self._duck is None:
             self._duck = _shared_database().cursor()
+            self._zone_set = None  # a new cursor starts in the machine's zone
         rows = build()
         self._functions.load(rows)
         if self.activity is not None:
@@ -880,11 +1019,13 @@ class SystemCatalog:
         self, query: SystemQuery, types: list[str], duck_names: list[str]
     ) -> tuple[ResultColumn, ...]:
         out = []
-        names = query.names or duck_names
+        names = _expanded_names(query.names, duck_names)
         for i, duck_type in enumerate(types):
             name = names[i] if i < len(names) else "?column?"
             if duck_type == "VARCHAR[]" and name.endswith("acl"):
                 oid = ARRAY_OID[TypeOid.ACLITEM]  # relacl, nspacl, ...: aclitem[], as pg_catalog's
+            elif duck_type == "UINTEGER[]" and name in _OIDVECTOR_COLUMNS:
+                oid = TypeOid.OIDVECTOR
             elif duck_type.endswith("[]") or duck_type == "UINTEGER":
                 oid = wire_oid(duck_type, catalog=True)
             elif duck_type.startswith(("STRUCT", "MAP")):
@@ -915,7 +1056,11 @@ class SystemCatalog:
             self._unregister_user_tables(duck, query)
         columns = self._columns(query, types, table.column_names)
         query.columns = columns
-        arrays = [_wire_column(table.column(i), t)[0] for i, t in enumerate(types)]
+        zone = self.zone.arrow
+        arrays = [
+            _wire_column(table.column(i), t, zone, columns[i].type_oid)[0]
+            for i, t in enumerate(types)
+        ]
         names = [c.name for c in columns]
         batch = pa.RecordBatch.from_arrays(
             [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],

@@ -4,8 +4,8 @@ PostgreSQL's ``int[]`` holds an array of any number of dimensions; DuckDB's ``IN
 holds exactly one, and a list of lists cast to it fails (or, for text, becomes a list of
 its sub-lists' texts).  A statement run with a nested list parameter is therefore
 spelt again with each such parameter cast to as many levels as its value has, and
-``x = ANY(array)`` and ``cardinality(array)`` over a nested array read its elements, as
-PostgreSQL's do.
+``x = ANY(array)`` over a nested array reads its elements, as PostgreSQL's does
+(``array_dimensions`` answers ``cardinality`` and the other dimension functions).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _array_depth(dtype: exp.DataType) -> int:
 def _is_quantifier(node: exp.Expr | None) -> bool:
     if isinstance(node, (exp.Any, exp.All)):
         return True
-    return isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all", "cardinality")
+    return isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all")
 
 
 def _quantified(node: exp.Expr) -> bool:

@@ -65,6 +65,9 @@ _OID_BY_SQLGLOT = {
     DT.DATE: TypeOid.DATE,
     DT.TIMESTAMP: TypeOid.TIMESTAMP,
     DT.TIMESTAMPTZ: TypeOid.TIMESTAMPTZ,
+    DT.UUID: TypeOid.UUID,
+    DT.JSON: TypeOid.JSON,
+    DT.JSONB: TypeOid.JSONB,
 }
 
 
@@ -278,6 +281,8 @@ def _context_oid(param: exp.Expr) -> int:
         oid = sqlglot_type_oid(other.type)
         if isinstance(parent, (exp.And, exp.Or)):
             return TypeOid.BOOL
+        if oid in _OWN_OPERAND_TYPES and not isinstance(parent, _SAME_TYPE_OPERATORS):
+            return 0  # jsonb -> $1 takes text, as PostgreSQL reads an untyped operand there
         return oid
     if isinstance(parent, (exp.Not, exp.Where)):
         return TypeOid.BOOL
@@ -285,6 +290,13 @@ def _context_oid(param: exp.Expr) -> int:
 
 
 _ARRAY_OIDS = {int(element): array for element, array in ARRAY_OID.items()}
+_OWN_OPERAND_TYPES = frozenset((TypeOid.UUID, TypeOid.JSON, TypeOid.JSONB))
+"""Types whose operators mostly take another type: a parameter is of the type only beside
+a comparison, ``||`` or containment."""
+_SAME_TYPE_OPERATORS = (
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ,
+    exp.DPipe, exp.ArrayContainsAll, exp.ArrayContainedBy,
+)  # fmt: skip
 
 
 def _is_any_or_all(node: exp.Expr | None) -> bool:

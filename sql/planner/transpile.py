@@ -32,6 +32,7 @@ from sqlglot import exp
 from sql.common.datatypes import oid_type_name
 from sql.common.uuid_values import canonical_uuid
 from sql.planner.array_depths import flatten_quantified_arrays
+from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.array_text import rewrite_array_text
 from sql.planner.bc_years import rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
@@ -201,6 +202,16 @@ def _rewrite_bytea(node: exp.Expr) -> exp.Expr:
     arg_type = node.this.type if isinstance(node, exp.Length) else None
     if arg_type is not None and arg_type.this in _BINARY_TYPES:
         return exp.Anonymous(this="octet_length", expressions=[node.this])
+    if (
+        isinstance(node, exp.Cast)
+        and node.to.this in (DT.TEXT, DT.VARCHAR)
+        and not node.to.expressions
+        and node.this.type is not None
+        and node.this.type.this in _BINARY_TYPES
+    ):
+        # bytea's text is byteaout's hex form (DuckDB's cast would spell bytes as \x00).
+        hexed = exp.Lower(this=exp.Hex(this=node.this))
+        return exp.DPipe(this=exp.Literal.string("\\x"), expression=hexed)
     return node
 
 
@@ -443,6 +454,8 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Column):
         return inner.name
     if isinstance(inner, exp.Cast):
+        while isinstance(inner.this, exp.Cast) and _cast_argument_named(inner.this):
+            inner = inner.this  # x::regclass::text is x, as PostgreSQL names it
         if isinstance(inner.this, exp.Column):
             return inner.this.name
         if isinstance(inner.this, exp.Anonymous):
@@ -455,7 +468,7 @@ def output_name(projection: exp.Expr) -> str:
             named = output_name(inner.this)  # count(*)::numeric is count, as f(x)::text is f
             if named != "?column?":
                 return named
-        return _CAST_NAMES.get(inner.to.this, inner.to.sql(dialect="postgres").lower())
+        return _cast_name(inner.to)
     if isinstance(inner, _JSON_OPERATORS):
         return "?column?"
     if isinstance(inner, exp.Trim):
@@ -476,6 +489,24 @@ def output_name(projection: exp.Expr) -> str:
     if isinstance(inner, exp.Boolean):
         return "bool"
     return "?column?"
+
+
+def _cast_argument_named(cast: exp.Cast) -> bool:
+    """Whether a cast's column name comes from its argument (a column, a call, ARRAY[...]),
+    not its type: PostgreSQL then names an outer cast of it so too."""
+    arg = cast.this
+    while isinstance(arg, exp.Cast):
+        arg = arg.this
+    return isinstance(arg, (exp.Column, exp.Anonymous, exp.Array))
+
+
+def _cast_name(to: exp.DataType) -> str:
+    """A cast's column name: its type's (an array's, its element type's), as PostgreSQL's."""
+    while to.this is DT.ARRAY and to.expressions and isinstance(to.expressions[0], exp.DataType):
+        to = to.expressions[0]
+    if to.this is DT.USERDEFINED and isinstance(to.args.get("kind"), exp.Dot):
+        return to.args["kind"].expression.name.lower()  # pg_catalog.regtype is regtype
+    return _CAST_NAMES.get(to.this, to.sql(dialect="postgres").lower())
 
 
 def _blank_padded_length(node: exp.Expr) -> int | None:
@@ -523,12 +554,27 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
+        elif _parameter_oid(inner, bound.param_oids) == TypeOid.JSONB:
+            # ``SELECT $1`` of a jsonb parameter: DuckDB has one JSON type for json and jsonb.
+            out.append(OutputColumn(name, text_type_oid=TypeOid.JSONB))
         else:
             out.append(OutputColumn(name))
     return out
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
+
+
+def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:
+    """The type of ``node`` when it is a bare ``$n`` (in parentheses or not), else 0."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not (isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal)):
+        return 0
+    if node.this.is_string:
+        return 0
+    number = parameter_number(node)
+    return param_oids[number - 1] if 0 < number <= len(param_oids) else 0
 
 
 def scan_view_table(node: exp.Table, view: str, alias: exp.TableAlias) -> exp.Table:
@@ -614,6 +660,8 @@ def duckdb_tree(
             replaced = rewrite_bc_year(node)
         if replaced is node:
             replaced = rewrite_array_text(node)
+        if replaced is node:
+            replaced = rewrite_array_dimensions(node)
         if replaced is node:
             replaced = rewrite_numeric(node)
         if replaced is node:

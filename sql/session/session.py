@@ -493,12 +493,18 @@ class Session:
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
         settings = self.settings
-        result.extra_float_digits, result.date_style, result.interval_style = settings.cached(
+        (
+            result.extra_float_digits,
+            result.date_style,
+            result.interval_style,
+            result.bytea_output,
+        ) = settings.cached(
             Session._output_styles,
             lambda: (
                 int(settings.get("extra_float_digits")),
                 settings.get("DateStyle"),
                 settings.get("IntervalStyle"),
+                settings.get("bytea_output"),
             ),
         )
 
@@ -1007,6 +1013,7 @@ class Session:
         publish_access(self._db.roles, self._db.privileges, journal, commit)
 
     def _refresh_system(self) -> None:
+        self._system.zone = self._runner.zone
         prepared = tuple(
             (p.txn.txn_id, p.gid, p.prepared_at, p.owner, p.database)
             for p in self._db.engine.prepared.listing()

@@ -295,7 +295,7 @@ SETTINGS: dict[str, Setting] = {
             "notice",
             validate=_one_of(*_MESSAGE_LEVELS),
         ),
-        Setting("bytea_output", "hex", validate=_one_of("hex")),
+        Setting("bytea_output", "hex", validate=_one_of("hex", "escape")),
         Setting("max_index_keys", "32", read_only=True),
         Setting("default_table_access_method", "kudu"),
         # Every read of the session as of this instant, as FOR SYSTEM_TIME AS OF reads; the

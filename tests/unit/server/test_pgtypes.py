@@ -391,3 +391,30 @@ def test_few_rows_of_other_kinds_take_the_column_encoders():
     assert t._few_plain_rows(batch, [TypeOid.INT8, TypeOid.FLOAT8], [0, 0], b"D") is None
     assert t._few_plain_rows(batch.select([0]), [TypeOid.INT8], [1], b"D") is None
     assert t._few_plain_rows(batch.select([0]), [TypeOid.TEXT], [0], b"D") is None
+
+
+def _byteaout_escape(value: bytes) -> bytes:
+    """PostgreSQL's byteaout in escape format, byte by byte (the reference)."""
+    out = b""
+    for byte in value:
+        if byte == 0x5C:
+            out += b"\\\\"
+        elif byte < 0x20 or byte > 0x7E:
+            out += b"\\%03o" % byte
+        else:
+            out += bytes([byte])
+    return out
+
+
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=12)), max_size=8), st.integers(0, 3))
+def test_bytea_escape_output_matches_byteaout(values, offset):
+    array = pa.array(values, pa.binary()).slice(min(offset, len(values)))
+    text = t.text_column(array, TypeOid.BYTEA, bytea_output="escape").to_pylist()
+    assert text == [None if v is None else _byteaout_escape(v) for v in array.to_pylist()]
+    encoded_rows = t.encode_rows(
+        pa.record_batch([array], names=["b"]), [TypeOid.BYTEA], [0], bytea_output="escape"
+    )
+    as_text = pa.array([None if v is None else v.decode() for v in text], pa.string())
+    assert encoded_rows == t.encode_rows(
+        pa.record_batch([as_text], names=["b"]), [TypeOid.TEXT], [0]
+    )

@@ -156,11 +156,14 @@ class Transaction:
         """Whether a statement has run (and, under REPEATABLE READ, fixed the snapshot)."""
         return self._snapshot_fixed
 
-    def begin_statement(self) -> Timestamp:
+    def begin_statement(self, *, snapshot_is_new: bool = False) -> Timestamp:
         """The snapshot a statement reads at: a fresh one under READ COMMITTED; under
-        REPEATABLE READ the first statement's, for the whole transaction."""
+        REPEATABLE READ the first statement's, for the whole transaction.
+        ``snapshot_is_new``: the transaction began (or ``refresh_snapshot`` ran) for this
+        statement, after it arrived, so that snapshot already sees every commit acknowledged
+        before it and a second ``safe_time`` would only cost time."""
         self.end_statement()
-        if not (self.repeatable_read and self._snapshot_fixed):
+        if not snapshot_is_new and not (self.repeatable_read and self._snapshot_fixed):
             self._snapshot = self._pipeline.mvcc.safe_time()
         self._snapshot_fixed = True
         return self._snapshot

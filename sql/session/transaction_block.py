@@ -313,10 +313,12 @@ class TransactionBlock:
         if self.txn is not None:
             txn = self.txn
             self._reads_only = self._reads_only and direct_read
+            txn.begin_statement()
         else:
             txn = self.start()
             self._reads_only = direct_read and not self.in_block
-        txn.begin_statement()
+            # start() took the snapshot just now, for this statement: one is enough.
+            txn.begin_statement(snapshot_is_new=True)
         txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
         # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
         log = self.lock_wait_log

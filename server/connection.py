@@ -75,6 +75,8 @@ T = TypeVar("T")
 READ_CHUNK_BYTES = 64 * 1024
 _ROW_DESCRIPTIONS_KEPT = 64
 """Framed RowDescriptions a connection keeps (``Connection._row_description``)."""
+_BIND_SHAPES_KEPT = 64
+"""Statements' parameter decoders a connection keeps (``Connection._bind_values``)."""
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
 """ReadyForQuery's three possible messages, framed once."""
@@ -138,6 +140,13 @@ class Connection:
         self._row_descriptions: dict[
             tuple[int, tuple[int, ...]], tuple[tuple[ResultColumn, ...], bytes]
         ] = {}
+        self._bind_shapes: dict[
+            tuple[str, tuple[int, ...]],
+            tuple[PreparedStatement, tuple[str, str], tuple[Callable[[bytes], object], ...]],
+        ] = {}
+        """Parameter decoders by statement name and Bind's format codes, with the statement
+        and the date reading (``_date_reading``, a new object after any SET) they were chosen
+        for: a re-Parse or a SET chooses again."""
         self._reported: dict[str, str] = {}
         self._skip_until_sync = False
         self._is_running_statement = False
@@ -374,17 +383,17 @@ class Connection:
                     is_extended = self._decoder.last_type_code in _EXTENDED_TYPES
                     await self._on_error(exc, is_extended=is_extended)
                 continue
-            if message is None or isinstance(message, m.Terminate):
-                return
-            if isinstance(message, m.Sync):
-                self._skip_until_sync = False
-                await self._sync()
-                continue
-            if self._skip_until_sync:
-                continue
             handler = handlers.get(type(message))
             if handler is None:
-                await self._on_other(message)
+                if message is None or isinstance(message, m.Terminate):
+                    return
+                if isinstance(message, m.Sync):
+                    self._skip_until_sync = False
+                    await self._sync()
+                elif not self._skip_until_sync:
+                    await self._on_other(message)
+                continue
+            if self._skip_until_sync:
                 continue
             try:
                 await handler(message)
@@ -740,11 +749,18 @@ class Connection:
                 f"bind message supplies {len(message.params)} parameters, but prepared statement "
                 f'"{message.statement}" requires {expected}'
             )
-        formats = resolve_formats(message.param_formats, expected, "parameter")
-        decoders = params.decoders(statement.param_oids, formats, *self._date_reading())
+        date_reading = self._date_reading()
+        key = (message.statement, message.param_formats)
+        shape = self._bind_shapes.get(key)
+        if shape is None or shape[0] is not statement or shape[1] is not date_reading:
+            formats = resolve_formats(message.param_formats, expected, "parameter")
+            decoders = params.decoders(statement.param_oids, formats, *date_reading)
+            if len(self._bind_shapes) >= _BIND_SHAPES_KEPT:
+                self._bind_shapes.clear()
+            shape = self._bind_shapes[key] = (statement, date_reading, decoders)
         return [
             None if raw is None else decode(raw)
-            for raw, decode in zip(message.params, decoders, strict=True)
+            for raw, decode in zip(message.params, shape[2], strict=True)
         ]
 
     def _date_reading(self) -> tuple[str, str]:

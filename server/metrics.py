@@ -48,6 +48,7 @@ LATENCY = Histogram(
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def statement_kind(tag: str) -> str:
     """``INSERT 0 5`` -> ``INSERT``; ``CREATE TABLE`` stays."""
     return " ".join(word for word in tag.split() if not word.isdigit()) or "EMPTY"

@@ -13,6 +13,7 @@ called on a worker thread, never on the event loop.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,6 +36,13 @@ if TYPE_CHECKING:
 
 def resolve_formats(codes: Sequence[int], count: int, what: str) -> tuple[int, ...]:
     """Expand Bind's format codes (none: all text; one: all alike; else one each) to ``count``."""
+    return _resolved(tuple(codes), count, what)
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(codes: tuple[int, ...], count: int, what: str) -> tuple[int, ...]:
+    """``resolve_formats``, worked out once per shape: a statement's Binds repeat theirs (an
+    error is raised again each time, never kept)."""
     if not codes:
         return (0,) * count  # the usual Bind: every value in text
     if any(code not in (0, 1) for code in codes):

@@ -148,6 +148,8 @@ class Connection:
         and the date reading (``_date_reading``, a new object after any SET) they were chosen
         for: a re-Parse or a SET chooses again."""
         self._reported: dict[str, str] = {}
+        self._reported_from: dict[str, str] | None = None
+        """The session's dict ``_reported`` was last compared with (``_send_parameter_changes``)."""
         self._skip_until_sync = False
         self._is_running_statement = False
         self._statement_started = 0.0
@@ -530,8 +532,11 @@ class Connection:
     def _send_parameter_changes(self) -> None:
         assert self._session is not None, "parameters are reported once a session exists"
         current = self._session.reported_parameters()
+        if current is self._reported_from:
+            return  # the settings' own dict, made again only when a value changed
+        self._reported_from = current
         if current == self._reported:
-            return  # nothing changed: the usual case, one dict comparison
+            return
         for name, value in current.items():
             if self._reported.get(name) != value:
                 self.send(m.ParameterStatus(name, value))

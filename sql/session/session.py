@@ -214,6 +214,8 @@ class Session:
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
         self._temp = TempNamespace(db.catalog, self.sequences.session_id)
         self._temp_txn_ended = False
+        self._role_version = -1
+        """The settings' version ``_follow_role`` last looked at."""
         self._facts = SessionFacts(
             db.version_string,
             db.name,
@@ -277,7 +279,12 @@ class Session:
 
     def _follow_role(self) -> None:
         """After SET ROLE or SESSION AUTHORIZATION (or a ROLLBACK undoing one), plan with the
-        new users: ``current_user`` is folded into plans, so plans made before are re-made."""
+        new users: ``current_user`` is folded into plans, so plans made before are re-made.
+        Only a change of the settings (their ``version``) can change either user."""
+        version = self.settings.version
+        if version == self._role_version:
+            return
+        self._role_version = version
         current, session = self.current_user, role_switch.session_user(self.settings)
         if (current, session) != (self._facts.user, self._facts.session_user):
             self._facts = dataclasses.replace(self._facts, user=current, session_user=session)

@@ -177,6 +177,11 @@ class Catalog:
         return view
 
     @property
+    def ddl_sequence(self) -> int:
+        """The number of the last DDL committed: a plan made at one number holds until it moves."""
+        return self._ids.ddl_sequence
+
+    @property
     def changed(self) -> bool:
         """Whether this transaction's view holds DDL that COMMIT must apply."""
         changes = self._changes

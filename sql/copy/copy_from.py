@@ -8,7 +8,8 @@ with Arrow string kernels.  Binary tuples are split and decoded into typed
 columns by ``binary_format``; an Arrow IPC stream is cut into whole record
 batches by ``arrow_format`` and its columns taken as they are.  Each batch is written through the same plan
 an ``INSERT INTO t (cols) SELECT ...`` uses (``sql.dml``): casts to the column
-types, defaults, constraint checks and the tablet routing are shared.  Rows go
+types, defaults, constraint checks and the tablet routing are shared; that plan is made
+once for all sessions (``insert_plans``).  Rows go
 into the statement's transaction batch by batch, so a failed COPY leaves
 nothing behind when its transaction rolls back.
 
@@ -36,7 +37,9 @@ from sql.common.datatypes import duckdb_type
 from sql.common.json_values import normalize_jsonb, parse_json
 from sql.common.names import table_node
 from sql.copy import arrow_format, binary_format, bytea_input
+from sql.copy.insert_plans import INSERT_PLANS
 from sql.dml import writes
+from sql.dml.write_plan import WritePlan
 from sql.execution.backends import CopyProgress
 from sql.execution.executor import ScanStats
 from sql.execution.runner import QueryRunner
@@ -173,19 +176,22 @@ class CopyIn:
         self._source = _CopySourceRunner(runner, table.name)
         self._runner = runner
         self._facts = facts
+        self._plan = INSERT_PLANS.plan(table, tuple(self._names), runner, facts, self._plan_insert)
+
+    def _plan_insert(self) -> WritePlan:
+        """The ``INSERT INTO t (cols) SELECT cols FROM t`` the batches go through, planned."""
+        names, table_name = self._names, self.table.name
         # exp.insert takes a Schema (the table and its column list) too; its hint names Table.
         insert = exp.insert(
-            exp.select(*[exp.column(n, quoted=True) for n in self._names]).from_(
-                table_node(table.name)
-            ),
+            exp.select(*[exp.column(n, quoted=True) for n in names]).from_(table_node(table_name)),
             exp.Schema(  # type: ignore[arg-type]
-                this=table_node(table.name),
-                expressions=[exp.to_identifier(n, quoted=True) for n in self._names],
+                this=table_node(table_name),
+                expressions=[exp.to_identifier(n, quoted=True) for n in names],
             ),
         )
         # COPY writes identity columns as given, as OVERRIDING SYSTEM VALUE does (PostgreSQL).
         insert.set("overriding", "SYSTEM")
-        self._plan = writes.plan_insert(insert, runner, facts, [])
+        return writes.plan_insert(insert, self._runner, self._facts, [])
 
     # -- the stream -------------------------------------------------------------------------
 

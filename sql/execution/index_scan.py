@@ -66,8 +66,10 @@ def choose(
     table: TableInfo, spec: ScanSpec, partial: frozenset[str] = frozenset()
 ) -> IndexLookup | None:
     """The index that serves ``spec`` best, or None when a scan (by key or whole) is better;
-    of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``)."""
-    if not table.indexes or _bounds_primary_key(table, spec):
+    of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``).
+    Never for a time-travel read (``spec.snapshot``): an index built after that instant
+    holds no entry of the rows then, which a scan still finds."""
+    if not table.indexes or spec.snapshot is not None or _bounds_primary_key(table, spec):
         return None
     by_column: dict[ColumnId, list[ColumnPredicate]] = {}
     for predicate in spec.predicates:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -238,8 +239,14 @@ class QueryRunner:
         compiled.duckdb_params(params, now)
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())
-        if not _is_direct(compiled, spec, self._read_snapshot()):
+        if not _is_pushed(compiled, spec):
             return None
+        binding = compiled.views[0]
+        snapshot = binding.snapshot if binding.snapshot is not None else self._read_snapshot()
+        if snapshot is not None:
+            spec = replace(spec, snapshot=snapshot)
+            if pause is None:
+                txn.check_snapshot(snapshot)  # 72000 before any row, as ``ScanSource`` raises it
         columns = self.describe(compiled)
         assert compiled.direct is not None, "only direct queries come here"
         positions = [spec.projection.index(c.id) for c in compiled.direct]
@@ -252,14 +259,22 @@ class QueryRunner:
         lookup = index_scan.choose(scan.table, spec, scan.partial_indexes)
         points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
+        paused = False
 
         def long_read() -> Iterator[pa.RecordBatch]:
-            """Say that the rows stop being short here (``ReadPause``)."""
-            if pause is not None:
+            """Say that the rows stop being short here (``ReadPause``), once."""
+            nonlocal paused
+            if pause is not None and not paused:
+                paused = True
                 pause.is_due = True
                 yield _empty(scan.table, spec)
 
         def batches() -> Iterator[pa.RecordBatch]:
+            if snapshot is not None and pause is not None:
+                # A time-travel read waits for the commits at or below its snapshot to be
+                # applied (``check_snapshot``): never on the event loop.
+                yield from long_read()
+                txn.check_snapshot(snapshot)
             if points is not None:
                 implied = point_read.pinning(scan.table, spec)
                 found = point_read.read(txn, points, spec, tablet_ids, implied)
@@ -345,11 +360,14 @@ class QueryRunner:
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:
     """Whether ``run`` answers ``compiled`` with ``params`` from the scan alone, without
     DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
-    the limit be pushed this time, read at the transaction's snapshot (time travel goes through
-    ``ScanSource``, which checks history_max_age)."""
+    the limit be pushed this time, at the transaction's snapshot or at the one its
+    ``FOR SYSTEM_TIME AS OF`` or ``read_snapshot`` (nyala.read_timestamp) names.  A
+    time-travel read checks its snapshot (72000) after its ``ReadPause``, as a wait for the
+    commits below it must not hold the event loop; ``read_by_key`` leaves it to ``run``.
+    (``read_snapshot`` changes which versions are read, not whether the scan answers.)"""
     if compiled.direct is None:
         return False
-    return _is_direct(compiled, execution_spec(compiled.views[0].scan, params), read_snapshot)
+    return _is_pushed(compiled, execution_spec(compiled.views[0].scan, params))
 
 
 _last_spec = threading.local()
@@ -375,10 +393,15 @@ def execution_spec(scan: ScanPlan, params: Sequence[Any]) -> ScanSpec:
 
 
 def _is_direct(compiled: CompiledQuery, spec: ScanSpec, read_snapshot: int | None) -> bool:
-    """``runs_direct`` given the execution's ScanSpec."""
-    if compiled.direct is None or compiled.views[0].snapshot is not None:
+    """``_is_pushed``, at the transaction's own snapshot (what ``read_by_key`` reads at)."""
+    if compiled.views[0].snapshot is not None or read_snapshot is not None:
         return False
-    if read_snapshot is not None:
+    return _is_pushed(compiled, spec)
+
+
+def _is_pushed(compiled: CompiledQuery, spec: ScanSpec) -> bool:
+    """``runs_direct`` given the execution's ScanSpec."""
+    if compiled.direct is None:
         return False
     scan = compiled.views[0].scan
     return len(spec.predicates) == len(scan.predicates) and (

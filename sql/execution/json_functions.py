@@ -28,9 +28,10 @@ from sql.common.json_values import (
     jsonb_text,
     normalize_jsonb,
     parse_json,
+    refuse_surrogates,
     typeof,
 )
-from sql.execution import jsonb_columns
+from sql.execution import jsonb_columns, jsonb_deletion
 from storage.errors import InvalidParameterValue
 
 _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
@@ -39,8 +40,11 @@ _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
 @functools.lru_cache(maxsize=64)
 def _parse(text: str) -> JsonValue:
     """A document's parsed value, cached: the constant side of ``doc @> '{...}'`` is the same
-    text on every row.  Nothing here changes a parsed value, so sharing one is safe."""
-    return parse_json(text)
+    text on every row.  A lone surrogate escape fails here, as in PostgreSQL's operators.
+    Nothing here changes a parsed value, so sharing one is safe."""
+    value = parse_json(text)
+    refuse_surrogates(text, value)
+    return value
 
 
 def _checked(text: str) -> str:
@@ -115,6 +119,14 @@ def _same(a: JsonValue, b: JsonValue) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return False
+
+
+def _in(value: JsonValue, candidates: list[str | None]) -> bool | None:
+    """``doc IN (...)`` as PostgreSQL's chain of jsonb ``=``: true on a match, else NULL
+    when a candidate is NULL, else false."""
+    if any(c is not None and _same(value, _parse(c)) for c in candidates):
+        return True
+    return None if None in candidates else False
 
 
 def contains(haystack: JsonValue, needle: JsonValue, top: bool = True) -> bool:
@@ -239,6 +251,15 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
         lambda a, b: jsonb_text(concat(_parse(a), _parse(b))),
         ["VARCHAR", "VARCHAR"],
         "VARCHAR",
+    ),
+    "nyj_delete_key": (_doc(jsonb_deletion.delete_key), ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    "nyj_delete_keys": (_doc(jsonb_deletion.delete_keys), ["VARCHAR", "VARCHAR[]"], "VARCHAR"),
+    "nyj_delete_index": (_doc(jsonb_deletion.delete_index), ["VARCHAR", "INTEGER"], "VARCHAR"),
+    "nyj_delete_path": (_doc(jsonb_deletion.delete_path), ["VARCHAR", "VARCHAR[]"], "VARCHAR"),
+    "nyj_in": (
+        lambda t, candidates: _in(_parse(t), candidates),
+        ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
     ),
     "nyj_typeof": (lambda t: typeof(_parse(t)), ["VARCHAR"], "VARCHAR"),
     "nyj_object_keys": (lambda t: object_keys(_parse(t)), ["VARCHAR"], "VARCHAR[]"),

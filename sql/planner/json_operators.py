@@ -105,10 +105,49 @@ def json_kind(node: exp.Expr | None) -> str | None:
         json_kind(node.expression),
     ):
         return "jsonb"
+    if isinstance(node, _CHOICES) and (kind := _choice_kind(node)) is not None:
+        return kind
+    if isinstance(node, (exp.JSONBDeleteAtPath, exp.Sub)) and json_kind(node.this) == "jsonb":
+        return "jsonb"
     if isinstance(node, (exp.Column, exp.Subquery, exp.Max, exp.Min, exp.Coalesce)):
         dtype = node.type
         return _JSON_TYPES.get(dtype.this) if dtype is not None else None
     return None
+
+
+_CHOICES = (exp.Coalesce, exp.Case, exp.Greatest, exp.Least, exp.Nullif)
+"""Expressions whose value is one of their operands', so whose type is theirs: an untyped
+literal among them takes the type of a json or jsonb one, as PostgreSQL resolves it."""
+
+
+def _choice_values(node: exp.Expr) -> list[exp.Expr]:
+    """The operands a ``_CHOICES`` node's value comes from."""
+    if isinstance(node, exp.Case):
+        values = [branch.args["true"] for branch in node.args.get("ifs") or ()]
+        default = node.args.get("default")
+        return values + ([default] if default is not None else [])
+    if isinstance(node, exp.Nullif):
+        return [node.this]
+    return [node.this, *node.expressions]
+
+
+def _choice_kind(node: exp.Expr) -> str | None:
+    kinds = {json_kind(value) for value in _choice_values(node)}
+    return "jsonb" if "jsonb" in kinds else "json" if "json" in kinds else None
+
+
+def _choice(node: exp.Expr, kind: str) -> exp.Expr:
+    """A ``_CHOICES`` node of type ``kind`` with its string literals read as ``kind`` (jsonb's
+    normalised, json's checked), and ``nullif`` comparing by jsonb's equality."""
+    for value in _choice_values(node):
+        if isinstance(value, exp.Literal) and value.is_string:
+            value.replace(_as_jsonb(value.copy()) if kind == "jsonb" else _json_in(value.copy()))
+    if isinstance(node, exp.Nullif) and kind == "jsonb":
+        first = node.this
+        equal = _call("nyj_equal", _operand(first), _operand(node.expression))
+        case = exp.Case(ifs=[exp.If(this=equal, true=exp.Null())], default=first.copy())
+        return _tagged(case, kind)
+    return _tagged(node, kind)
 
 
 def _tagged(node: exp.Expr, kind: str) -> exp.Expr:
@@ -134,6 +173,12 @@ def _as_jsonb(node: exp.Expr) -> exp.Expr:
     if json_kind(node) == "jsonb":
         return node
     return _document("nyj_jsonb_in", "jsonb", _text(node))
+
+
+def _json_in(node: exp.Expr) -> exp.Expr:
+    """``node`` read as json: checked, and kept as text, since DuckDB's JSON parser refuses
+    some documents PostgreSQL's json keeps (a lone surrogate escape, ``"\\ud800"``)."""
+    return _tagged(_call("nyj_json_in", _text(node)), "json")
 
 
 def _operand(node: exp.Expr) -> exp.Expr:
@@ -306,7 +351,11 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
             return _as_jsonb(node.this)
         if source:
             return _tagged(node.this, "json")
-        return _document("nyj_json_in", "json", _text(node.this))
+        return _json_in(node.this)
+    if isinstance(node, _CHOICES) and (choice := _choice_kind(node)) is not None:
+        return _choice(node, choice)
+    if isinstance(node, exp.In):
+        return _in(node)
     if isinstance(node, exp.Anonymous):
         return _rewrite_call(node)
     if isinstance(node, exp.JSONArrayAgg):
@@ -325,6 +374,8 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
         return _document("nyj_path", kind, _text(node.this), path)
     if not (kind or other):
         return node
+    if isinstance(node, (exp.Sub, exp.JSONBDeleteAtPath)):
+        return _deletion(node, kind, other)
     comparison = (exp.EQ, exp.NEQ, exp.ArrayContainsAll, exp.ArrayContainedBy)
     if "json" in (kind, other) and "jsonb" not in (kind, other) and isinstance(node, comparison):
         raise UndefinedFunction(
@@ -350,3 +401,68 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
         equal = _call("nyj_equal", _operand(node.this), _operand(node.expression))
         return equal if isinstance(node, exp.EQ) else exp.Not(this=equal)
     return node
+
+
+def _in(node: exp.In) -> exp.Expr:
+    """``doc IN (a, b)`` as jsonb's ``=`` against each (``nyj_in``): literals and parameters
+    are read as jsonb, so keys in another order or ``1.0`` against ``1`` still match."""
+    if node.args.get("query") or node.args.get("unnest") or not node.expressions:
+        return node
+    operands = [node.this, *node.expressions]
+    kinds = {json_kind(o) for o in operands}
+    if "jsonb" not in kinds:
+        if "json" in kinds:
+            first = node.expressions[0]
+            left, right = json_kind(node.this), json_kind(first)
+            raise UndefinedFunction(
+                f"operator does not exist: {left or _type_name(node.this)} = "
+                f"{right or _type_name(first)}",
+                hint="No operator matches the given name and argument types.",
+            )
+        return node
+    candidates = exp.Array(expressions=[_operand(e) for e in node.expressions])
+    return _call("nyj_in", _operand(node.this), candidates)
+
+
+_TEXT_TYPES = (DT.TEXT, DT.VARCHAR, DT.CHAR, DT.BPCHAR, DT.NAME, DT.UNKNOWN)
+_INDEX_TYPES = (DT.INT, DT.SMALLINT, DT.TINYINT)
+
+
+def _deletion(node: exp.Expr, kind: str | None, other: str | None) -> exp.Expr:
+    """``jsonb - text | int | text[]`` and ``jsonb #- text[]`` as the ``nyj_delete_``
+    functions; any other operand types have no such operator (42883), as in PostgreSQL."""
+    sign = "#-" if isinstance(node, exp.JSONBDeleteAtPath) else "-"
+    right = node.expression
+    dtype = right.to if isinstance(right, exp.Cast) else right.type
+    if kind == "jsonb" and other is None:
+        document = _text(node.this)
+        if isinstance(node, exp.JSONBDeleteAtPath):
+            return _document("nyj_delete_path", kind, document, _text_array(right))
+        if isinstance(right, exp.Null) or (isinstance(right, exp.Literal) and right.is_string):
+            return _document("nyj_delete_key", kind, document, _text(right))
+        if isinstance(right, exp.Array) or (dtype is not None and dtype.this is DT.ARRAY):
+            element = dtype.expressions[0] if dtype is not None and dtype.expressions else None
+            if element is None or element.this in _TEXT_TYPES:
+                return _document("nyj_delete_keys", kind, document, _text_array(right))
+        elif dtype is not None and dtype.this in _INDEX_TYPES:
+            integer = exp.cast(right, exp.DataType.build("INTEGER", dialect="duckdb"))
+            return _document("nyj_delete_index", kind, document, integer)
+        elif dtype is not None and dtype.this in _TEXT_TYPES:
+            return _document("nyj_delete_key", kind, document, _text(right))
+    names = [kind or _type_name(node.this), other or _type_name(right)]
+    raise UndefinedFunction(
+        f"operator does not exist: {names[0]} {sign} {names[1]}",
+        hint="No operator matches the given name and argument types. "
+        "You might need to add explicit type casts.",
+    )
+
+
+def _type_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Literal) and node.is_string:
+        return "unknown"
+    if isinstance(node, exp.Literal):
+        return "integer" if node.name.isdigit() else "numeric"
+    dtype = node.to if isinstance(node, exp.Cast) else node.type
+    if dtype is None or dtype.this is DT.UNKNOWN:
+        return "unknown"
+    return dtype.sql(dialect="postgres").lower().replace("int[]", "integer[]")

@@ -15,6 +15,7 @@ from sql.pg_catalog.reg_arrays import (
     reg_array,
     reg_array_element,
 )
+from storage.type_oids import TypeOid
 
 REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
 _PLAIN_CASTS = {
@@ -106,8 +107,24 @@ def rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     return None
 
 
-def show_reg_outputs(ast: exp.Expr) -> None:
-    """A reg* value in the select list is shown by name, as PostgreSQL's output function does."""
+_REG_TYPE_OIDS = {
+    "regclass": int(TypeOid.REGCLASS),
+    "regtype": int(TypeOid.REGTYPE),
+    "regproc": int(TypeOid.REGPROC),
+    "regnamespace": int(TypeOid.REGNAMESPACE),
+    "regrole": 4096,
+}
+
+
+def show_reg_outputs(ast: exp.Expr) -> dict[int, int]:
+    """A reg* value in the select list is shown by name, as PostgreSQL's output function does.
+
+    Returns the reg* type OID of each such output column of a plain SELECT (by position), to
+    describe it as PostgreSQL does; its ORDER BY on one (by position or alias) keeps sorting
+    by the OID, as PostgreSQL's reg* ordering does, not by the name shown."""
+    described: dict[int, int] = {}
+    if isinstance(ast, exp.Select) and not any(p.is_star for p in ast.expressions):
+        described = _order_by_oid(ast)
     select = ast
     selects = []
     while isinstance(select, exp.SetOperation):
@@ -130,3 +147,34 @@ def show_reg_outputs(ast: exp.Expr) -> None:
                 inner.replace(
                     exp.Anonymous(this="list_transform", expressions=[inner.copy(), lambda_])
                 )
+    return described
+
+
+def _order_by_oid(select: exp.Select) -> dict[int, int]:
+    """The reg* output columns of ``select`` (position: type OID); an ORDER BY naming one
+    by position or alias is pointed at its OID expression before the name replaces it."""
+    described: dict[int, int] = {}
+    by_alias: dict[str, exp.Expr] = {}
+    by_position: dict[int, exp.Expr] = {}
+    for position, projection in enumerate(select.expressions):
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        kind = _reg_kind(inner)
+        if kind is None:
+            continue
+        described[position] = _REG_TYPE_OIDS[kind]
+        by_position[position + 1] = inner
+        if isinstance(projection, exp.Alias):
+            by_alias[projection.alias] = inner
+    order = select.args.get("order")
+    if order is None:
+        return described
+    for ordered in order.expressions:
+        key = ordered.this
+        source = None
+        if isinstance(key, exp.Literal) and not key.is_string and key.name.isdigit():
+            source = by_position.get(int(key.name))
+        elif isinstance(key, exp.Column) and not key.table:
+            source = by_alias.get(key.name)
+        if source is not None:
+            key.replace(source.copy())
+    return described

@@ -19,7 +19,7 @@ import datetime as dt
 import decimal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import duckdb
@@ -324,6 +324,10 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
+_REG_COLUMNS = "reg_columns"
+"""Where ``rewrite`` leaves ``reg_casts.show_reg_outputs``' reg* output columns."""
+
+
 def rewrite(
     ast: exp.Expr,
     facts: SessionFacts,
@@ -346,7 +350,7 @@ def rewrite(
                 ast = replaced
             else:
                 node.replace(replaced)
-    reg_casts.show_reg_outputs(ast)
+    ast.meta[_REG_COLUMNS] = reg_casts.show_reg_outputs(ast)
     return ast
 
 
@@ -450,6 +454,8 @@ class SystemQuery:
     user_tables: tuple[UserTable, ...] = ()
     live: frozenset[str] = frozenset()
     """The activity relations it reads, whose rows are built afresh at every run."""
+    reg_columns: dict[int, int] = field(default_factory=dict)
+    """The reg* type OID of each output column (by position) that is one: shown by name."""
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -499,6 +505,7 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table, user_tables)
+    reg_columns = rewritten.meta.get(_REG_COLUMNS, {})
     if user_tables:
         user_columns = catalog_numeric.column_types(
             [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
@@ -508,7 +515,9 @@ def compile_system_query(
         types = catalog_numeric.CATALOG_COLUMN_TYPES
     rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
     live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
-    return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
+    return SystemQuery(
+        rewritten, names, param_oids, user_tables=user_tables, live=live, reg_columns=reg_columns
+    )
 
 
 def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]:
@@ -825,6 +834,8 @@ class SystemCatalog:
                 oid = TypeOid.JSON
             else:
                 oid = wire_oid(duck_type)
+            if duck_type == "VARCHAR" and i in query.reg_columns:
+                oid = query.reg_columns[i]
             out.append(ResultColumn(name, oid))
         return tuple(out)
 

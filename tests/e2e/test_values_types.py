@@ -21,8 +21,8 @@ CASES = [
     "select * from (values ('{{1,2},{3,4}}'::int[]), (null)) v(a)",
     "values ('{}'::text[]), ('{a}')",
     "values ('x'), ('{1}'::int[])",
-    "select a::text from (values (null::jsonb), ('{\"b\":1,\"a\":1}')) v(a) order by 1",
-    "values (null::json), ('{\"b\":1,  \"a\":1}')",
+    'select a::text from (values (null::jsonb), (\'{"b":1,"a":1}\')) v(a) order by 1',
+    'values (null::json), (\'{"b":1,  "a":1}\')',
     "select 1 in (values (1), (2))",
 ]
 

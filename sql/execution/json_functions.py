@@ -32,7 +32,7 @@ from sql.common.json_values import (
     typeof,
 )
 from sql.execution import jsonb_columns, jsonb_deletion
-from storage.errors import InvalidParameterValue
+from storage.errors import DbError, InvalidParameterValue
 
 _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
 
@@ -349,7 +349,29 @@ def _needle_contains(docs: pa.Array, needle: str) -> jsonb_columns.Answer | None
     return jsonb_columns.contains(docs, _parse(needle))
 
 
+def _equal_to(docs: pa.Array, other: str) -> jsonb_columns.Answer | None:
+    """``doc = other`` over stored jsonb text: the same text is the same document, and a
+    different text differs unless a number's scale does (``1.0`` = ``1``), so only rows
+    with a ``.`` (or all, when ``other`` has one) are left to ``_same``."""
+    try:
+        needle = jsonb_text(_parse(other))
+    except DbError:
+        return None  # the per-row function raises it, as PostgreSQL does
+    if pa.types.is_dictionary(docs.type):
+        docs = docs.dictionary_decode()
+    valid = np.asarray(docs.is_valid().to_numpy(zero_copy_only=False), bool)
+    same = pc.fill_null(pc.equal(docs, needle), False)
+    matched = np.asarray(same.to_numpy(zero_copy_only=False), bool)
+    undecided = valid & ~matched
+    if "." not in needle:
+        dotted = pc.fill_null(pc.match_substring(docs, "."), False)
+        undecided &= np.asarray(dotted.to_numpy(zero_copy_only=False), bool)
+    values = pa.array(matched, pa.bool_(), mask=~valid)
+    return jsonb_columns.Answer(values, undecided if undecided.any() else None)
+
+
 _COLUMN_FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "nyj_equal": (_equal_to, "nyj_equal"),
     "nyj_field": (jsonb_columns.field, "nyj_field"),
     "nyj_field_text": (jsonb_columns.field_text, "nyj_field_text"),
     "nyj_contains": (_needle_contains, "nyj_contains"),

@@ -398,7 +398,10 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
         concat = _call("nyj_concat", _operand(node.this), _operand(node.expression))
         return _tagged(exp.cast(concat, exp.DataType.build("JSON", dialect="duckdb")), "jsonb")
     if isinstance(node, (exp.EQ, exp.NEQ)):
-        equal = _call("nyj_equal", _operand(node.this), _operand(node.expression))
+        left, right = node.this, node.expression
+        if _stored(right) and not _stored(left):
+            left, right = right, left
+        equal = _call(_over("nyj_equal", left), _operand(left), _operand(right))
         return equal if isinstance(node, exp.EQ) else exp.Not(this=equal)
     return node
 
@@ -420,6 +423,13 @@ def _in(node: exp.In) -> exp.Expr:
                 hint="No operator matches the given name and argument types.",
             )
         return node
+    if _stored(node.this):
+        # One vectorised equality per candidate (``nyj_column_equal``); OR gives IN's NULLs.
+        document = node.this
+        tests = [
+            _call("nyj_column_equal", _operand(document), _operand(e)) for e in node.expressions
+        ]
+        return exp.Paren(this=exp.or_(*tests))
     candidates = exp.Array(expressions=[_operand(e) for e in node.expressions])
     return _call("nyj_in", _operand(node.this), candidates)
 

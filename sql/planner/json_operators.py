@@ -1,9 +1,11 @@
 """Rewrite PostgreSQL's json and jsonb casts, operators and functions for DuckDB.
 
-In DuckDB both json and jsonb values are its JSON type holding text: json the
-text as given, jsonb jsonb_out's normalised text (``sql.common.json_values``).
-A cast to jsonb normalises, a cast to json checks; jsonb's operators
-(``-> ->> #> #>> @> <@ ? ?| ?& || =``) and functions run as the ``nyj_``
+In DuckDB a jsonb value is its JSON type holding jsonb_out's normalised text
+(``sql.common.json_values``), and a json value the text as given (as VARCHAR where
+a cast made it: DuckDB's JSON parser refuses a lone surrogate escape json keeps).
+A cast to jsonb normalises, a cast to json checks, and an untyped literal beside
+a jsonb is read as jsonb; jsonb's operators
+(``-> ->> #> #>> @> <@ ? ?| ?& || = IN - #-``) and functions run as the ``nyj_``
 functions of ``sql.execution.json_functions``, which follow PostgreSQL's rules
 and give back normalised text (their ``nyj_column_`` forms when the document is a
 table's jsonb column, read a batch at a time).  ``json_kind`` tells the wire layer which of

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sql.common.array_input import flatten, parse_array
 from sql.common.json_values import (
     JsonValue,
     jsonb_text,
@@ -259,6 +260,11 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
     "nyj_in": (
         lambda t, candidates: _in(_parse(t), candidates),
         ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
+    ),
+    "nyj_in_array_text": (
+        lambda t, array: _in(_parse(t), flatten(parse_array(array))),
+        ["VARCHAR", "VARCHAR"],
         "BOOLEAN",
     ),
     "nyj_typeof": (lambda t: typeof(_parse(t)), ["VARCHAR"], "VARCHAR"),

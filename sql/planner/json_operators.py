@@ -399,6 +399,8 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.DPipe) and "jsonb" in (kind, other):
         concat = _call("nyj_concat", _operand(node.this), _operand(node.expression))
         return _tagged(exp.cast(concat, exp.DataType.build("JSON", dialect="duckdb")), "jsonb")
+    if isinstance(node, (exp.EQ, exp.NEQ)) and _quantified_array(node.expression) is not None:
+        return _quantified(node)
     if isinstance(node, (exp.EQ, exp.NEQ)):
         left, right = node.this, node.expression
         if _stored(right) and not _stored(left):
@@ -478,3 +480,33 @@ def _type_name(node: exp.Expr) -> str:
     if dtype is None or dtype.this is DT.UNKNOWN:
         return "unknown"
     return dtype.sql(dialect="postgres").lower().replace("int[]", "integer[]")
+
+
+def _quantified_array(node: exp.Expr) -> exp.Expr | None:
+    """The array of ``ANY(array)`` or ``ALL(array)`` (sqlglot parses either way), else None."""
+    if isinstance(node, (exp.Any, exp.All)):
+        return node.this
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all", "some"):
+        return node.expressions[0] if len(node.expressions) == 1 else None
+    return None
+
+
+def _quantified(node: exp.Expr) -> exp.Expr:
+    """``doc = ANY(array)`` as ``nyj_in`` over the array's documents, and ``doc <> ALL(array)``
+    as its negation: jsonb's equality, with ANY's NULLs."""
+    quantifier = node.expression
+    is_all = isinstance(quantifier, exp.All) or (
+        isinstance(quantifier, exp.Anonymous) and quantifier.name.lower() == "all"
+    )
+    array = _quantified_array(quantifier)
+    if array is None or is_all == isinstance(node, exp.EQ):
+        raise FeatureNotSupported("jsonb = ALL (...) and <> ANY (...) are not supported")
+    inner = array
+    while isinstance(inner, (exp.Cast, exp.Paren)):
+        inner = inner.this
+    if isinstance(inner, exp.Parameter):
+        # A jsonb[] parameter arrives as its array text, read by the function.
+        found = _call("nyj_in_array_text", _operand(node.this), _text(inner))
+    else:
+        found = _call("nyj_in", _operand(node.this), _text_array(array))
+    return found if isinstance(node, exp.EQ) else exp.Not(this=found)

@@ -45,6 +45,15 @@ MEMBERSHIP = [
     ("select id, j in ('[1, 2]', '\"a\"') from jsem order by id", ()),
     ("select id from jsem where j in (%s, %s) order by id", (REORDERED, "nope")),
     ("select id from jsem where r in ('[1,2]') order by id", ()),
+    ("select id from jsem where j = any(array[%s::jsonb, '[1,2]']) order by id", (REORDERED,)),
+    ("select id from jsem where j <> all(array[%s::jsonb]) order by id", (REORDERED,)),
+    ("select id from jsem where j = any(%s::jsonb[]) order by id", ([REORDERED, "[1,2]"],)),
+    (
+        "select id from jsem where j = any(%s) order by id",
+        ([Jsonb({"b": 2, "a": 1}), Jsonb([1, 2])],),
+    ),
+    ("select id from jsem where j <> all(%s) order by id", ([Jsonb([1, 2]), None],)),
+    ("select '[1]'::jsonb = any(null::jsonb[]), '[1]'::jsonb = any(array[null::jsonb])", ()),
 ]
 
 DELETION = [

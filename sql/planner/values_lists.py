@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sql.common.array_input import parse_array, shape
-from storage.errors import FeatureNotSupported
+from sql.planner.untyped_literals import type_untyped_literals
 
-DT = exp.DataType.Type
 _SELECT_ARGS = ("order", "limit", "offset")
 
 
@@ -24,6 +22,12 @@ def _width(values: exp.Values) -> int:
         return 0
     first = rows[0]
     return len(first.expressions) if isinstance(first, exp.Tuple) else 1
+
+
+def _columns(values: exp.Values) -> list[list[exp.Expr]]:
+    """Each column's cells, row by row."""
+    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
+    return [[row[i] for row in rows if i < len(row)] for i in range(_width(values))]
 
 
 def _name_columns(values: exp.Values) -> None:
@@ -50,15 +54,17 @@ def as_select(values: exp.Values) -> exp.Select:
 def shape_values(ast: exp.Expr) -> exp.Expr:
     """Every VALUES list in ``ast`` read from FROM with PostgreSQL's column names; returns the
     new root when the statement itself is a VALUES list."""
+    for operation in list(ast.find_all(exp.SetOperation)):
+        _type_set_operation(operation)
     for values in list(ast.find_all(exp.Values)):
         if isinstance(values.parent, (exp.From, exp.Join)) or (
             values.parent is not None and values.args.get("alias") is not None
         ):
             _name_columns(values)
-            type_untyped_literals(values)
+            type_untyped_literals(_columns(values))
             continue
         parent = values.parent
-        type_untyped_literals(values)
+        type_untyped_literals(_columns(values))
         if values is ast:
             ast = as_select(values)
         elif isinstance(parent, exp.In) and len(parent.expressions) == 1:
@@ -71,57 +77,40 @@ def shape_values(ast: exp.Expr) -> exp.Expr:
     return ast
 
 
-_OWN_TYPES = (DT.JSON, DT.JSONB, DT.ARRAY)
-"""Column types whose untyped literals DuckDB would not read as PostgreSQL does: a document
-stays unnormalised text, ``'{}'`` is no DuckDB list."""
+def _type_set_operation(operation: exp.SetOperation) -> None:
+    """``type_untyped_literals`` over a set operation's output columns; a bare literal of the
+    first branch that takes a type keeps its column name, ``?column?``."""
+    first = operation
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    bare = (
+        {i for i, p in enumerate(first.expressions) if isinstance(p, exp.Literal)}
+        if isinstance(first, exp.Select)
+        else set()
+    )
+    type_untyped_literals(_set_operation_columns(operation))
+    for i in bare:
+        projection = first.expressions[i]
+        if not isinstance(projection, exp.Literal):
+            projection.replace(exp.alias_(projection.copy(), "?column?", quoted=True))
 
 
-def type_untyped_literals(values: exp.Values) -> None:
-    """Give each untyped string literal of a VALUES column the json, jsonb or array type the
-    column's other rows cast to, as PostgreSQL resolves an unknown-typed literal there; an
-    empty array takes the column's dimensions (DuckDB's lists have a fixed depth)."""
-    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
-    for column in range(_width(values)):
-        cells = [row[column] for row in rows if column < len(row)]
-        types = {c.to.sql() for c in cells if isinstance(c, exp.Cast)}
-        to = next((c.to for c in cells if isinstance(c, exp.Cast)), None)
-        if len(types) != 1 or to is None or to.this not in _OWN_TYPES:
-            continue
-        depth = _literal_depth(cells) if to.this is DT.ARRAY else None
-        for cell in cells:
-            if isinstance(cell, exp.Literal) and cell.is_string:
-                cell.replace(_typed(cell, to, depth))
-
-
-def _literal_depth(cells: list[exp.Expr]) -> int | None:
-    """The dimensions of the column's array literals (``'{{1,2}}'::int[]``: 2), when they
-    all have the same; None when some typed cell is no literal."""
-    depths = set()
-    for cell in cells:
-        if isinstance(cell, exp.Cast):
-            if not (isinstance(cell.this, exp.Literal) and cell.this.is_string):
-                return None
-            parsed = parse_array(cell.this.name)
-            if parsed:
-                depths.add(len(shape(parsed)))
-    return depths.pop() if len(depths) == 1 else None
-
-
-def _typed(literal: exp.Literal, to: exp.DataType, depth: int | None) -> exp.Expr:
-    if depth is None or depth == 1:
-        return exp.Cast(this=literal.copy(), to=to.copy())
-    parsed = parse_array(literal.name)
-    if parsed and len(shape(parsed)) != depth:
-        raise FeatureNotSupported(
-            f"a VALUES column of arrays with {depth} dimensions and with "
-            f"{len(shape(parsed))} is not supported"
-        )
-    if parsed:
-        return exp.Cast(this=literal.copy(), to=to.copy())
-    element = to
-    while element.this is DT.ARRAY and element.expressions:
-        element = element.expressions[0]
-    typed = element.copy()
-    for _ in range(depth):
-        typed = exp.DataType(this=DT.ARRAY, expressions=[typed], nested=True)
-    return exp.Cast(this=exp.Array(expressions=[]), to=typed)
+def _set_operation_columns(operation: exp.SetOperation) -> list[list[exp.Expr]]:
+    """Each output column's expressions in the plain SELECT branches of a UNION, INTERSECT
+    or EXCEPT (nested ones included); none when a branch is anything else."""
+    branches: list[exp.Expr] = []
+    pending: list[exp.Expr] = [operation]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, exp.SetOperation):
+            pending += [node.this, node.expression]
+        else:
+            branches.append(node)
+    if not all(isinstance(b, exp.Select) and not any(p.is_star for p in b.expressions)
+               for b in branches):  # fmt: skip
+        return []
+    projections = [
+        [p.this if isinstance(p, exp.Alias) else p for p in b.expressions] for b in branches
+    ]
+    width = min(len(p) for p in projections)
+    return [[p[i] for p in projections] for i in range(width)]

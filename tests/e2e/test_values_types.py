@@ -1,5 +1,5 @@
-"""An untyped literal in a VALUES column whose other rows are json, jsonb or arrays, on
-nyala as on PostgreSQL 15: it takes their type (``'{}'`` beside 2-D ``int[]`` is an empty
+"""An untyped literal in a VALUES column or a UNION's output column whose other rows are
+json, jsonb or arrays, on nyala as on PostgreSQL 15: it takes their type (``'{}'`` beside 2-D ``int[]`` is an empty
 array, a jsonb literal is normalised).  A 1-D literal beside 2-D arrays, which DuckDB's
 fixed-depth lists cannot hold in one column, is refused with 0A000, never 22P02 or XX000."""
 
@@ -24,6 +24,12 @@ CASES = [
     'select a::text from (values (null::jsonb), (\'{"b":1,"a":1}\')) v(a) order by 1',
     'values (null::json), (\'{"b":1,  "a":1}\')',
     "select 1 in (values (1), (2))",
+    'select null::jsonb union all select \'{"b":1,"a":1}\'',
+    'select \'{"b":1,"a":1}\' union all select null::jsonb',
+    'select 1, null::jsonb union all select 2, \'{"b":1,"a":1}\' order by 1',
+    "select '{1}'::int[] as a union select '{}' union select '{2}' order by 1",
+    "select '{}' union all select '{1}'::int[]",
+    "select 'a' union select 'b' order by 1",
 ]
 
 
@@ -36,7 +42,8 @@ def pair(nyala_server, postgres_server):
 @pytest.mark.parametrize("binary", [False, True])
 @pytest.mark.parametrize("sql", CASES)
 def test_values_column_types_as_on_postgresql(pair, sql, binary):
-    pair.check(sql, binary=binary)
+    if isinstance(pair.check(sql, binary=binary), list):
+        pair.same(lambda conn: [(d.name, d.type_code) for d in conn.execute(sql).description], sql)
 
 
 def test_one_and_two_dimensions_in_one_column_is_0a000(pair):

@@ -32,6 +32,7 @@ from server.pgtypes import UNKNOWN
 from sql.common import date_input
 from sql.common.array_input import Elements, parse_array
 from storage.errors import (
+    CharacterNotInRepertoire,
     DatetimeFieldOverflow,
     FeatureNotSupported,
     InvalidBinaryRepresentation,
@@ -60,6 +61,14 @@ _PG_EPOCH_DATE = dt.date(2000, 1, 1)
 _PG_EPOCH = dt.datetime(2000, 1, 1)
 
 
+def _client_text(data: bytes) -> str:
+    """A parameter's text: a NUL byte is refused (22021) as by PostgreSQL's encoding check,
+    which no text value passes."""
+    if b"\x00" in data:
+        raise CharacterNotInRepertoire('invalid byte sequence for encoding "UTF8": 0x00')
+    return decode_utf8(data)
+
+
 def decode_param(
     data: bytes,
     type_oid: int,
@@ -76,7 +85,7 @@ def decode_param(
     if element is not None:
         if format_code == 1:
             return _decode_array_binary(data, element, param_number)
-        parsed = parse_array(decode_utf8(data))
+        parsed = parse_array(_client_text(data))
         return _map_elements(parsed, lambda text: _decode_text(text, element, date_order, zone))
     if format_code == 1:
         decoder = _BINARY_DECODERS.get(type_oid)
@@ -90,7 +99,7 @@ def decode_param(
             raise InvalidBinaryRepresentation(
                 f"incorrect binary data format in bind parameter {param_number}"
             ) from None
-    return _decode_text(decode_utf8(data), type_oid, date_order, zone)
+    return _decode_text(_client_text(data), type_oid, date_order, zone)
 
 
 @functools.lru_cache(maxsize=512)
@@ -131,7 +140,7 @@ def _decoder(
 
         return from_binary
     from_text = _TEXT_DECODERS.get(type_oid, _identity)
-    return lambda data: from_text(decode_utf8(data))
+    return lambda data: from_text(_client_text(data))
 
 
 def _decode_text(text: str, type_oid: int, date_order: str, zone: str = "UTC") -> object:
@@ -483,11 +492,11 @@ def _decode_bool_binary(data: bytes) -> bool:
 def _decode_jsonb_binary(data: bytes) -> str:
     if data[:1] != b"\x01":
         raise ValueError("unsupported jsonb version")
-    return data[1:].decode("utf-8")
+    return _client_text(data[1:])
 
 
 _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
-    UNKNOWN: decode_utf8,
+    UNKNOWN: _client_text,
     TypeOid.BOOL: _decode_bool_binary,
     TypeOid.BYTEA: bytes,
     TypeOid.INT2: _unpack("!h"),
@@ -496,14 +505,14 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     TypeOid.FLOAT4: _unpack("!f"),
     TypeOid.FLOAT8: _unpack("!d"),
     TypeOid.NUMERIC: _decode_numeric_binary,
-    TypeOid.TEXT: decode_utf8,
-    TypeOid.VARCHAR: decode_utf8,
-    TypeOid.BPCHAR: decode_utf8,
-    TypeOid.NAME: decode_utf8,
+    TypeOid.TEXT: _client_text,
+    TypeOid.VARCHAR: _client_text,
+    TypeOid.BPCHAR: _client_text,
+    TypeOid.NAME: _client_text,
     TypeOid.DATE: _decode_date_binary,
     TypeOid.TIMESTAMP: _decode_timestamp_binary,
     TypeOid.TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
     TypeOid.UUID: lambda data: str(uuid.UUID(bytes=data)),
     TypeOid.JSONB: _decode_jsonb_binary,
-    TypeOid.JSON: decode_utf8,
+    TypeOid.JSON: _client_text,
 }

@@ -53,13 +53,19 @@ def parse_jsonb(text: str) -> JsonValue:
             "unsupported Unicode escape sequence",
             detail="\\u0000 cannot be converted to text.",
         )
+    refuse_surrogates(text, value)
+    return value
+
+
+def refuse_surrogates(text: str, value: JsonValue) -> None:
+    """22P02 when a document holds a lone surrogate escape (``"\\ud800"``): json keeps one
+    as text, but jsonb, and json's operators once they read the string, refuse it.  Python's
+    decoder keeps it as a character no UTF-8 can encode."""
     if "\\u" in text and _has_surrogate(value):
-        # Python's decoder keeps a lone \\ud800 as an unencodable character; jsonb refuses it.
         raise InvalidTextRepresentation(
             "invalid input syntax for type json",
             detail="Unicode low surrogate must follow a high surrogate.",
         )
-    return value
 
 
 def _has_nul(value: JsonValue) -> bool:

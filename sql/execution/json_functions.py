@@ -23,15 +23,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sql.common.array_input import flatten, parse_array
 from sql.common.json_values import (
     JsonValue,
     jsonb_text,
     normalize_jsonb,
     parse_json,
+    refuse_surrogates,
     typeof,
 )
-from sql.execution import jsonb_columns
-from storage.errors import InvalidParameterValue
+from sql.execution import jsonb_columns, jsonb_deletion
+from storage.errors import DbError, InvalidParameterValue
 
 _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
 
@@ -39,8 +41,11 @@ _ARROW_UDF: dict[str, Any] = {"type": "arrow", "null_handling": "special"}
 @functools.lru_cache(maxsize=64)
 def _parse(text: str) -> JsonValue:
     """A document's parsed value, cached: the constant side of ``doc @> '{...}'`` is the same
-    text on every row.  Nothing here changes a parsed value, so sharing one is safe."""
-    return parse_json(text)
+    text on every row.  A lone surrogate escape fails here, as in PostgreSQL's operators.
+    Nothing here changes a parsed value, so sharing one is safe."""
+    value = parse_json(text)
+    refuse_surrogates(text, value)
+    return value
 
 
 def _checked(text: str) -> str:
@@ -115,6 +120,14 @@ def _same(a: JsonValue, b: JsonValue) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return False
+
+
+def _in(value: JsonValue, candidates: list[str | None]) -> bool | None:
+    """``doc IN (...)`` as PostgreSQL's chain of jsonb ``=``: true on a match, else NULL
+    when a candidate is NULL, else false."""
+    if any(c is not None and _same(value, _parse(c)) for c in candidates):
+        return True
+    return None if None in candidates else False
 
 
 def contains(haystack: JsonValue, needle: JsonValue, top: bool = True) -> bool:
@@ -240,6 +253,20 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
         ["VARCHAR", "VARCHAR"],
         "VARCHAR",
     ),
+    "nyj_delete_key": (_doc(jsonb_deletion.delete_key), ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    "nyj_delete_keys": (_doc(jsonb_deletion.delete_keys), ["VARCHAR", "VARCHAR[]"], "VARCHAR"),
+    "nyj_delete_index": (_doc(jsonb_deletion.delete_index), ["VARCHAR", "INTEGER"], "VARCHAR"),
+    "nyj_delete_path": (_doc(jsonb_deletion.delete_path), ["VARCHAR", "VARCHAR[]"], "VARCHAR"),
+    "nyj_in": (
+        lambda t, candidates: _in(_parse(t), candidates),
+        ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
+    ),
+    "nyj_in_array_text": (
+        lambda t, array: _in(_parse(t), flatten(parse_array(array))),
+        ["VARCHAR", "VARCHAR"],
+        "BOOLEAN",
+    ),
     "nyj_typeof": (lambda t: typeof(_parse(t)), ["VARCHAR"], "VARCHAR"),
     "nyj_object_keys": (lambda t: object_keys(_parse(t)), ["VARCHAR"], "VARCHAR[]"),
     "nyj_array_elements": (
@@ -328,7 +355,29 @@ def _needle_contains(docs: pa.Array, needle: str) -> jsonb_columns.Answer | None
     return jsonb_columns.contains(docs, _parse(needle))
 
 
+def _equal_to(docs: pa.Array, other: str) -> jsonb_columns.Answer | None:
+    """``doc = other`` over stored jsonb text: the same text is the same document, and a
+    different text differs unless a number's scale does (``1.0`` = ``1``), so only rows
+    with a ``.`` (or all, when ``other`` has one) are left to ``_same``."""
+    try:
+        needle = jsonb_text(_parse(other))
+    except DbError:
+        return None  # the per-row function raises it, as PostgreSQL does
+    if pa.types.is_dictionary(docs.type):
+        docs = docs.dictionary_decode()
+    valid = np.asarray(docs.is_valid().to_numpy(zero_copy_only=False), bool)
+    same = pc.fill_null(pc.equal(docs, needle), False)
+    matched = np.asarray(same.to_numpy(zero_copy_only=False), bool)
+    undecided = valid & ~matched
+    if "." not in needle:
+        dotted = pc.fill_null(pc.match_substring(docs, "."), False)
+        undecided &= np.asarray(dotted.to_numpy(zero_copy_only=False), bool)
+    values = pa.array(matched, pa.bool_(), mask=~valid)
+    return jsonb_columns.Answer(values, undecided if undecided.any() else None)
+
+
 _COLUMN_FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "nyj_equal": (_equal_to, "nyj_equal"),
     "nyj_field": (jsonb_columns.field, "nyj_field"),
     "nyj_field_text": (jsonb_columns.field_text, "nyj_field_text"),
     "nyj_contains": (_needle_contains, "nyj_contains"),

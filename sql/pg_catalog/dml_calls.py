@@ -174,8 +174,6 @@ def _per_row_call(ast: exp.Expr, node: exp.Expr, describe: Evaluate, token: int)
         ],
     )
     result = _type_name(oids[0])
-    if result.startswith("reg"):
-        result = "text"  # to_regclass(col) stored as its name, as a text column takes it
     return exp.cast(call, exp.DataType.build(result, dialect="postgres"))
 
 
@@ -190,8 +188,8 @@ def _ancestors(node: exp.Expr) -> list[exp.Expr]:
 
 def _type_name(oid: int) -> str:
     found = TYPE_BY_OID.get(oid)
-    if found is None or found.name in ("unknown", "name"):
-        return "text"
+    if found is None or found.name in ("unknown", "name") or found.name.startswith("reg"):
+        return "text"  # a reg* value (to_regclass(col)) is stored as its name, as text takes it
     return found.name[1:] + "[]" if found.name.startswith("_") else found.name
 
 

@@ -19,7 +19,7 @@ import datetime as dt
 import decimal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import duckdb
@@ -53,6 +53,8 @@ from sql.pg_catalog import (
     catalog_numeric,
     functions,
     privilege_rows,
+    reg_arrays,
+    reg_casts,
     sequences,
     statement_statistics,
     system_columns,
@@ -109,16 +111,6 @@ _RENAMED = {
     "json_build_object": "json_object",
     "jsonb_build_object": "json_object",
     "every": "bool_and",
-}
-_REG_CASTS = {"regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole"}
-_PLAIN_CASTS = {
-    "oid": "UINTEGER",
-    "name": "VARCHAR",
-    "char": "VARCHAR",
-    "pg_node_tree": "VARCHAR",
-    "int2vector": "SMALLINT[]",
-    "oidvector": "UINTEGER[]",
-    "xid": "UINTEGER",
 }
 
 
@@ -211,7 +203,7 @@ def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> boo
     for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
         if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
             return True
-        if isinstance(node, exp.Cast) and _is_reg_cast(node):
+        if isinstance(node, exp.Cast) and reg_casts.is_reg_cast(node):
             parent = node.parent
             if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
                 return True
@@ -223,206 +215,10 @@ def is_catalog_call(node: exp.Expr) -> bool:
     reg* cast (``is_system_query`` looks for these)."""
     if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
         return True
-    if isinstance(node, exp.Cast) and _is_reg_cast(node):
+    if isinstance(node, exp.Cast) and reg_casts.is_reg_cast(node):
         parent = node.parent
         return not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES)
     return False
-
-
-def _is_reg_cast(node: exp.Cast) -> bool:
-    return _cast_target(node) in _REG_CASTS or _reg_array_element(node) is not None
-
-
-def _cast_target(node: exp.Cast) -> str:
-    to = node.to
-    if isinstance(to, exp.ObjectIdentifier):
-        return to.name.lower()
-    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.USERDEFINED:
-        kind = to.args.get("kind")
-        if isinstance(kind, exp.Dot):
-            return kind.expression.name.lower()
-        if kind is not None:
-            return kind.name.lower() if isinstance(kind, exp.Expression) else str(kind).lower()
-    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.NAME:
-        return "name"
-    if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.CHAR and not to.expressions:
-        return "char" if '"char"' in to.sql(dialect="postgres") else ""
-    return ""
-
-
-def _call(name: str, *args: exp.Expr) -> exp.Expr:
-    return exp.Anonymous(this=functions.PREFIX + name, expressions=list(args))
-
-
-_REG_OUT = {
-    "regproc": "regproc_out",
-    "regclass": "regclass_out",
-    "regtype": "regtype_out",
-    "regnamespace": "regnamespace_out",
-    "regrole": "regrole_out",
-}
-# Functions returning a reg* value: an OID in comparisons, a name when shown or cast to text.
-_REG_RESULTS = {"to_regclass": "regclass", "to_regtype": "regtype"}
-_TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
-
-
-def _reg_kind(node: exp.Expr) -> str | None:
-    return node.meta.get("reg") if isinstance(node, exp.Expression) else None
-
-
-def _as_reg(call: exp.Expr, kind: str) -> exp.Expr:
-    call.meta["reg"] = kind
-    return call
-
-
-def _uinteger(operand: exp.Expr) -> exp.Expr:
-    return exp.cast(operand, exp.DataType.build("UINTEGER", dialect="duckdb"))
-
-
-def _rewrite_cast(node: exp.Cast) -> exp.Expr | None:
-    """reg* casts make OIDs (as in PostgreSQL); the name appears when cast to text or shown."""
-    target = _cast_target(node)
-    operand = node.this
-    reg_element = _reg_array_element(node)
-    if reg_element is not None:
-        return _reg_array(node, reg_element)
-    if _is_array_literal(node):
-        return _array_literal(operand.name, node.to.expressions[0])
-    text = exp.cast(operand, exp.DataType.build("VARCHAR", dialect="duckdb"))
-    if target == "regclass":
-        return _as_reg(_call("regclass_in", text), "regclass")
-    if target == "regtype":
-        return _as_reg(_call("regtype_in", text), "regtype")
-    if target in ("regproc", "regprocedure"):
-        return _as_reg(_call("regproc_in", text), "regproc")
-    if target == "regnamespace" and isinstance(operand, exp.Literal) and operand.is_string:
-        return _as_reg(_call("regnamespace_in", text), target)
-    if target in ("regnamespace", "regrole"):
-        return _as_reg(_uinteger(operand), target)
-    kind = _reg_kind(operand)
-    is_text = target in ("text", "varchar", "name") or (
-        isinstance(node.to, exp.DataType) and node.to.this in _TEXT_TYPES
-    )
-    if kind is not None and is_text:
-        return _call(_REG_OUT[kind], operand)
-    if kind == "regproc" and target == "oid":
-        return _call("regproc_oid", operand.expressions[0] if operand.expressions else operand)
-    if kind is not None and target == "oid":
-        return _uinteger(operand)
-    if target in _PLAIN_CASTS:
-        return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
-    if is_text and isinstance(operand, exp.Column) and operand.name in _OIDVECTOR_COLUMNS:
-        return exp.Anonymous(
-            this="array_to_string", expressions=[operand, exp.Literal.string(" ")]
-        )  # oidvector's text: ``23 25``
-    if is_text and not isinstance(operand, exp.Literal):
-        return array_output.text_of(operand)
-    return None
-
-
-_ARRAY_ELEMENTS = {"oid": "UINTEGER", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
-                   "integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT"}  # fmt: skip
-
-
-_REG_ARRAY_IN = {
-    "regclass": "regclass_in",
-    "regtype": "regtype_in",
-    "regnamespace": "regnamespace_in",
-}
-_REG_ARRAY_OUT = {"regclass": "regclass_out", "regtype": "regtype_out",
-                  "regnamespace": "regnamespace_out"}  # fmt: skip
-
-
-_ARRAY_TEXT = "array_text"
-"""Marks a parameter whose text value is an array's (``$1::regclass[]``), read as a list."""
-
-
-def _reg_array_element(node: exp.Cast) -> str | None:
-    """``regclass`` for a cast to ``regclass[]`` (and so on for the reg* types with an OID)."""
-    to = node.to
-    if not (isinstance(to, exp.DataType) and to.this == exp.DataType.Type.ARRAY and to.expressions):
-        return None
-    element = to.expressions[0]
-    if not isinstance(element, exp.DataType) or element.this == exp.DataType.Type.ARRAY:
-        return None
-    name = _cast_target(exp.Cast(this=exp.null(), to=element.copy()))
-    return name if name in _REG_ARRAY_IN else None
-
-
-def _reg_array(node: exp.Cast, element: str) -> exp.Expr:
-    """``'{pg_class,t}'::regclass[]`` or ``$1::regclass[]``: each name read as its OID, as
-    ``= ANY(...)`` over the OID columns needs; shown by name in the select list."""
-    operand = node.this
-    if isinstance(operand, exp.Literal) and operand.is_string:
-        names = _array_literal(operand.name, exp.DataType.build("text"))
-    else:
-        for param in parameters(operand):
-            param.meta[_ARRAY_TEXT] = True
-        names = exp.cast(operand, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
-    name = exp.to_identifier("nyala_reg")
-    read = _call(_REG_ARRAY_IN[element], exp.column(name.copy()))
-    oids = exp.Anonymous(
-        this="list_transform", expressions=[names, exp.Lambda(this=read, expressions=[name])]
-    )
-    oids.meta["reg_array"] = element
-    return oids
-
-
-def _is_array_literal(node: exp.Cast) -> bool:
-    """``'{1,2}'::oid[]`` (pg_dump's lists of table OIDs): an array type, a string literal."""
-    to = node.to
-    return (
-        isinstance(to, exp.DataType)
-        and to.this == exp.DataType.Type.ARRAY
-        and len(to.expressions) == 1
-        and isinstance(node.this, exp.Literal)
-        and node.this.is_string
-        and node.this.name.strip().startswith("{")
-    )
-
-
-def _array_literal(text: str, element: exp.Expr) -> exp.Expr:
-    """PostgreSQL's array input of simple elements (numbers, unquoted or quoted words)."""
-    name = element.sql(dialect="postgres").lower().removeprefix("pg_catalog.")
-    duck_type = _ARRAY_ELEMENTS.get(name, "VARCHAR")
-    body = text.strip()[1:-1].strip()
-    items = [item.strip() for item in body.split(",")] if body else []
-    values: list[exp.Expr] = [
-        exp.null()
-        if item.upper() == "NULL"
-        else exp.cast(
-            exp.Literal.string(item.strip('"')), exp.DataType.build(duck_type, dialect="duckdb")
-        )
-        for item in items
-    ]
-    array_type = exp.DataType.build(f"{duck_type}[]", dialect="duckdb")
-    return exp.cast(exp.Array(expressions=values), array_type)
-
-
-def _show_reg_outputs(ast: exp.Expr) -> None:
-    """A reg* value in the select list is shown by name, as PostgreSQL's output function does."""
-    select = ast
-    selects = []
-    while isinstance(select, exp.SetOperation):
-        selects.append(select.expression)
-        select = select.this
-    selects.append(select)
-    for sel in selects:
-        if not isinstance(sel, exp.Select):
-            continue
-        for projection in sel.expressions:
-            inner = projection.this if isinstance(projection, exp.Alias) else projection
-            kind = _reg_kind(inner)
-            if kind is not None:
-                inner.replace(_call(_REG_OUT[kind], inner.copy()))
-            element = inner.meta.get("reg_array")
-            if element is not None:
-                name = exp.to_identifier("nyala_oid")
-                shown = _call(_REG_ARRAY_OUT[element], exp.column(name.copy()))
-                lambda_ = exp.Lambda(this=shown, expressions=[name])
-                inner.replace(
-                    exp.Anonymous(this="list_transform", expressions=[inner.copy(), lambda_])
-                )
 
 
 def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
@@ -507,11 +303,11 @@ def _rewrite_node(
         node.set("this", _RENAMED[_function_name(node)])
         return node
     if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
-        kind = _REG_RESULTS.get(_function_name(node))
+        kind = reg_casts.REG_RESULTS.get(_function_name(node))
         node.set("this", functions.PREFIX + _function_name(node))
-        return node if kind is None else _as_reg(node, kind)
+        return node if kind is None else reg_casts.as_reg(node, kind)
     if isinstance(node, exp.Cast):
-        return _rewrite_cast(node)
+        return reg_casts.rewrite_cast(node)
     if isinstance(node, exp.Format):
         return array_output.format_call(node)
     if isinstance(node, exp.Operator):
@@ -526,6 +322,10 @@ def _rewrite_node(
     if isinstance(node, exp.Collate):
         return node.this
     return _session_value(node, facts)
+
+
+_REG_COLUMNS = "reg_columns"
+"""Where ``rewrite`` leaves ``reg_casts.show_reg_outputs``' reg* output columns."""
 
 
 def rewrite(
@@ -550,7 +350,7 @@ def rewrite(
                 ast = replaced
             else:
                 node.replace(replaced)
-    _show_reg_outputs(ast)
+    ast.meta[_REG_COLUMNS] = reg_casts.show_reg_outputs(ast)
     return ast
 
 
@@ -654,6 +454,8 @@ class SystemQuery:
     user_tables: tuple[UserTable, ...] = ()
     live: frozenset[str] = frozenset()
     """The activity relations it reads, whose rows are built afresh at every run."""
+    reg_columns: dict[int, int] = field(default_factory=dict)
+    """The reg* type OID of each output column (by position) that is one: shown by name."""
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -662,7 +464,7 @@ class SystemQuery:
         ast = self.ast.copy()
         for param in parameters(ast):
             value = values[parameter_number(param) - 1]
-            if param.meta.get(_ARRAY_TEXT) and isinstance(value, str):
+            if param.meta.get(reg_arrays.ARRAY_TEXT) and isinstance(value, str):
                 value = array_input.flatten(array_input.parse_array(value))
             param.replace(_literal(value))
         return ast.sql(dialect="duckdb")
@@ -703,6 +505,7 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table, user_tables)
+    reg_columns = rewritten.meta.get(_REG_COLUMNS, {})
     if user_tables:
         user_columns = catalog_numeric.column_types(
             [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
@@ -712,7 +515,9 @@ def compile_system_query(
         types = catalog_numeric.CATALOG_COLUMN_TYPES
     rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
     live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in _LIVE_RELATIONS)
-    return SystemQuery(rewritten, names, param_oids, user_tables=user_tables, live=live)
+    return SystemQuery(
+        rewritten, names, param_oids, user_tables=user_tables, live=live, reg_columns=reg_columns
+    )
 
 
 def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]:
@@ -733,11 +538,6 @@ def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
-
-
-_OIDVECTOR_COLUMNS = frozenset(("proargtypes", "indclass", "indcollation", "partclass",
-                                 "partcollation"))  # fmt: skip
-"""The catalogs' oidvector columns, held as UINTEGER[] and sent as oidvector (``23 25``)."""
 
 
 def _wire_column(
@@ -1024,7 +824,7 @@ class SystemCatalog:
             name = names[i] if i < len(names) else "?column?"
             if duck_type == "VARCHAR[]" and name.endswith("acl"):
                 oid = ARRAY_OID[TypeOid.ACLITEM]  # relacl, nspacl, ...: aclitem[], as pg_catalog's
-            elif duck_type == "UINTEGER[]" and name in _OIDVECTOR_COLUMNS:
+            elif duck_type == "UINTEGER[]" and name in reg_casts.OIDVECTOR_COLUMNS:
                 oid = TypeOid.OIDVECTOR
             elif duck_type.endswith("[]") or duck_type == "UINTEGER":
                 oid = wire_oid(duck_type, catalog=True)
@@ -1034,6 +834,8 @@ class SystemCatalog:
                 oid = TypeOid.JSON
             else:
                 oid = wire_oid(duck_type)
+            if duck_type == "VARCHAR" and i in query.reg_columns:
+                oid = query.reg_columns[i]
             out.append(ResultColumn(name, oid))
         return tuple(out)
 

@@ -276,6 +276,8 @@ def _context_oid(param: exp.Expr) -> int:
             exprs = parent.expressions
             return sqlglot_type_oid(exprs[0].type) if exprs else 0
         return sqlglot_type_oid(parent.this.type)
+    if isinstance(parent, _TEXT_ARRAY_OPERANDS) and param is parent.expression:
+        return _ARRAY_OIDS[TypeOid.TEXT]  # jsonb #> $1, #- $1, ?| $1, ?& $1 take a text[]
     if isinstance(parent, exp.Binary):
         other = parent.right if parent.left is param else parent.left
         oid = sqlglot_type_oid(other.type)
@@ -296,6 +298,12 @@ a comparison, ``||`` or containment."""
 _SAME_TYPE_OPERATORS = (
     exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ,
     exp.DPipe, exp.ArrayContainsAll, exp.ArrayContainedBy,
+)  # fmt: skip
+
+
+_TEXT_ARRAY_OPERANDS = (
+    exp.JSONBExtract, exp.JSONBExtractScalar, exp.JSONBDeleteAtPath,
+    exp.JSONBContainsAnyTopKeys, exp.JSONBContainsAllTopKeys,
 )  # fmt: skip
 
 

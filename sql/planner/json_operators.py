@@ -1,9 +1,11 @@
 """Rewrite PostgreSQL's json and jsonb casts, operators and functions for DuckDB.
 
-In DuckDB both json and jsonb values are its JSON type holding text: json the
-text as given, jsonb jsonb_out's normalised text (``sql.common.json_values``).
-A cast to jsonb normalises, a cast to json checks; jsonb's operators
-(``-> ->> #> #>> @> <@ ? ?| ?& || =``) and functions run as the ``nyj_``
+In DuckDB a jsonb value is its JSON type holding jsonb_out's normalised text
+(``sql.common.json_values``), and a json value the text as given (as VARCHAR where
+a cast made it: DuckDB's JSON parser refuses a lone surrogate escape json keeps).
+A cast to jsonb normalises, a cast to json checks, and an untyped literal beside
+a jsonb is read as jsonb; jsonb's operators
+(``-> ->> #> #>> @> <@ ? ?| ?& || = IN - #-``) and functions run as the ``nyj_``
 functions of ``sql.execution.json_functions``, which follow PostgreSQL's rules
 and give back normalised text (their ``nyj_column_`` forms when the document is a
 table's jsonb column, read a batch at a time).  ``json_kind`` tells the wire layer which of
@@ -105,10 +107,49 @@ def json_kind(node: exp.Expr | None) -> str | None:
         json_kind(node.expression),
     ):
         return "jsonb"
+    if isinstance(node, _CHOICES) and (kind := _choice_kind(node)) is not None:
+        return kind
+    if isinstance(node, (exp.JSONBDeleteAtPath, exp.Sub)) and json_kind(node.this) == "jsonb":
+        return "jsonb"
     if isinstance(node, (exp.Column, exp.Subquery, exp.Max, exp.Min, exp.Coalesce)):
         dtype = node.type
         return _JSON_TYPES.get(dtype.this) if dtype is not None else None
     return None
+
+
+_CHOICES = (exp.Coalesce, exp.Case, exp.Greatest, exp.Least, exp.Nullif)
+"""Expressions whose value is one of their operands', so whose type is theirs: an untyped
+literal among them takes the type of a json or jsonb one, as PostgreSQL resolves it."""
+
+
+def _choice_values(node: exp.Expr) -> list[exp.Expr]:
+    """The operands a ``_CHOICES`` node's value comes from."""
+    if isinstance(node, exp.Case):
+        values = [branch.args["true"] for branch in node.args.get("ifs") or ()]
+        default = node.args.get("default")
+        return values + ([default] if default is not None else [])
+    if isinstance(node, exp.Nullif):
+        return [node.this]
+    return [node.this, *node.expressions]
+
+
+def _choice_kind(node: exp.Expr) -> str | None:
+    kinds = {json_kind(value) for value in _choice_values(node)}
+    return "jsonb" if "jsonb" in kinds else "json" if "json" in kinds else None
+
+
+def _choice(node: exp.Expr, kind: str) -> exp.Expr:
+    """A ``_CHOICES`` node of type ``kind`` with its string literals read as ``kind`` (jsonb's
+    normalised, json's checked), and ``nullif`` comparing by jsonb's equality."""
+    for value in _choice_values(node):
+        if isinstance(value, exp.Literal) and value.is_string:
+            value.replace(_as_jsonb(value.copy()) if kind == "jsonb" else _json_in(value.copy()))
+    if isinstance(node, exp.Nullif) and kind == "jsonb":
+        first = node.this
+        equal = _call("nyj_equal", _operand(first), _operand(node.expression))
+        case = exp.Case(ifs=[exp.If(this=equal, true=exp.Null())], default=first.copy())
+        return _tagged(case, kind)
+    return _tagged(node, kind)
 
 
 def _tagged(node: exp.Expr, kind: str) -> exp.Expr:
@@ -134,6 +175,12 @@ def _as_jsonb(node: exp.Expr) -> exp.Expr:
     if json_kind(node) == "jsonb":
         return node
     return _document("nyj_jsonb_in", "jsonb", _text(node))
+
+
+def _json_in(node: exp.Expr) -> exp.Expr:
+    """``node`` read as json: checked, and kept as text, since DuckDB's JSON parser refuses
+    some documents PostgreSQL's json keeps (a lone surrogate escape, ``"\\ud800"``)."""
+    return _tagged(_call("nyj_json_in", _text(node)), "json")
 
 
 def _operand(node: exp.Expr) -> exp.Expr:
@@ -306,7 +353,11 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
             return _as_jsonb(node.this)
         if source:
             return _tagged(node.this, "json")
-        return _document("nyj_json_in", "json", _text(node.this))
+        return _json_in(node.this)
+    if isinstance(node, _CHOICES) and (choice := _choice_kind(node)) is not None:
+        return _choice(node, choice)
+    if isinstance(node, exp.In):
+        return _in(node)
     if isinstance(node, exp.Anonymous):
         return _rewrite_call(node)
     if isinstance(node, exp.JSONArrayAgg):
@@ -325,6 +376,8 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
         return _document("nyj_path", kind, _text(node.this), path)
     if not (kind or other):
         return node
+    if isinstance(node, (exp.Sub, exp.JSONBDeleteAtPath)):
+        return _deletion(node, kind, other)
     comparison = (exp.EQ, exp.NEQ, exp.ArrayContainsAll, exp.ArrayContainedBy)
     if "json" in (kind, other) and "jsonb" not in (kind, other) and isinstance(node, comparison):
         raise UndefinedFunction(
@@ -346,7 +399,114 @@ def rewrite_json(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.DPipe) and "jsonb" in (kind, other):
         concat = _call("nyj_concat", _operand(node.this), _operand(node.expression))
         return _tagged(exp.cast(concat, exp.DataType.build("JSON", dialect="duckdb")), "jsonb")
+    if isinstance(node, (exp.EQ, exp.NEQ)) and _quantified_array(node.expression) is not None:
+        return _quantified(node)
     if isinstance(node, (exp.EQ, exp.NEQ)):
-        equal = _call("nyj_equal", _operand(node.this), _operand(node.expression))
+        left, right = node.this, node.expression
+        if _stored(right) and not _stored(left):
+            left, right = right, left
+        equal = _call(_over("nyj_equal", left), _operand(left), _operand(right))
         return equal if isinstance(node, exp.EQ) else exp.Not(this=equal)
     return node
+
+
+def _in(node: exp.In) -> exp.Expr:
+    """``doc IN (a, b)`` as jsonb's ``=`` against each (``nyj_in``): literals and parameters
+    are read as jsonb, so keys in another order or ``1.0`` against ``1`` still match."""
+    if node.args.get("query") or node.args.get("unnest") or not node.expressions:
+        return node
+    operands = [node.this, *node.expressions]
+    kinds = {json_kind(o) for o in operands}
+    if "jsonb" not in kinds:
+        if "json" in kinds:
+            first = node.expressions[0]
+            left, right = json_kind(node.this), json_kind(first)
+            raise UndefinedFunction(
+                f"operator does not exist: {left or _type_name(node.this)} = "
+                f"{right or _type_name(first)}",
+                hint="No operator matches the given name and argument types.",
+            )
+        return node
+    if _stored(node.this):
+        # One vectorised equality per candidate (``nyj_column_equal``); OR gives IN's NULLs.
+        document = node.this
+        tests = [
+            _call("nyj_column_equal", _operand(document), _operand(e)) for e in node.expressions
+        ]
+        return exp.Paren(this=exp.or_(*tests))
+    candidates = exp.Array(expressions=[_operand(e) for e in node.expressions])
+    return _call("nyj_in", _operand(node.this), candidates)
+
+
+_TEXT_TYPES = (DT.TEXT, DT.VARCHAR, DT.CHAR, DT.BPCHAR, DT.NAME, DT.UNKNOWN)
+_INDEX_TYPES = (DT.INT, DT.SMALLINT, DT.TINYINT)
+
+
+def _deletion(node: exp.Expr, kind: str | None, other: str | None) -> exp.Expr:
+    """``jsonb - text | int | text[]`` and ``jsonb #- text[]`` as the ``nyj_delete_``
+    functions; any other operand types have no such operator (42883), as in PostgreSQL."""
+    sign = "#-" if isinstance(node, exp.JSONBDeleteAtPath) else "-"
+    right = node.expression
+    dtype = right.to if isinstance(right, exp.Cast) else right.type
+    if kind == "jsonb" and other is None:
+        document = _text(node.this)
+        if isinstance(node, exp.JSONBDeleteAtPath):
+            return _document("nyj_delete_path", kind, document, _text_array(right))
+        if isinstance(right, exp.Null) or (isinstance(right, exp.Literal) and right.is_string):
+            return _document("nyj_delete_key", kind, document, _text(right))
+        if isinstance(right, exp.Array) or (dtype is not None and dtype.this is DT.ARRAY):
+            element = dtype.expressions[0] if dtype is not None and dtype.expressions else None
+            if element is None or element.this in _TEXT_TYPES:
+                return _document("nyj_delete_keys", kind, document, _text_array(right))
+        elif dtype is not None and dtype.this in _INDEX_TYPES:
+            integer = exp.cast(right, exp.DataType.build("INTEGER", dialect="duckdb"))
+            return _document("nyj_delete_index", kind, document, integer)
+        elif dtype is not None and dtype.this in _TEXT_TYPES:
+            return _document("nyj_delete_key", kind, document, _text(right))
+    names = [kind or _type_name(node.this), other or _type_name(right)]
+    raise UndefinedFunction(
+        f"operator does not exist: {names[0]} {sign} {names[1]}",
+        hint="No operator matches the given name and argument types. "
+        "You might need to add explicit type casts.",
+    )
+
+
+def _type_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Literal) and node.is_string:
+        return "unknown"
+    if isinstance(node, exp.Literal):
+        return "integer" if node.name.isdigit() else "numeric"
+    dtype = node.to if isinstance(node, exp.Cast) else node.type
+    if dtype is None or dtype.this is DT.UNKNOWN:
+        return "unknown"
+    return dtype.sql(dialect="postgres").lower().replace("int[]", "integer[]")
+
+
+def _quantified_array(node: exp.Expr) -> exp.Expr | None:
+    """The array of ``ANY(array)`` or ``ALL(array)`` (sqlglot parses either way), else None."""
+    if isinstance(node, (exp.Any, exp.All)):
+        return node.this
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("any", "all", "some"):
+        return node.expressions[0] if len(node.expressions) == 1 else None
+    return None
+
+
+def _quantified(node: exp.Expr) -> exp.Expr:
+    """``doc = ANY(array)`` as ``nyj_in`` over the array's documents, and ``doc <> ALL(array)``
+    as its negation: jsonb's equality, with ANY's NULLs."""
+    quantifier = node.expression
+    is_all = isinstance(quantifier, exp.All) or (
+        isinstance(quantifier, exp.Anonymous) and quantifier.name.lower() == "all"
+    )
+    array = _quantified_array(quantifier)
+    if array is None or is_all == isinstance(node, exp.EQ):
+        raise FeatureNotSupported("jsonb = ALL (...) and <> ANY (...) are not supported")
+    inner = array
+    while isinstance(inner, (exp.Cast, exp.Paren)):
+        inner = inner.this
+    if isinstance(inner, exp.Parameter):
+        # A jsonb[] parameter arrives as its array text, read by the function.
+        found = _call("nyj_in_array_text", _operand(node.this), _text(inner))
+    else:
+        found = _call("nyj_in", _operand(node.this), _text_array(array))
+    return found if isinstance(node, exp.EQ) else exp.Not(this=found)

@@ -554,9 +554,10 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
-        elif _parameter_oid(inner, bound.param_oids) == TypeOid.JSONB:
-            # ``SELECT $1`` of a jsonb parameter: DuckDB has one JSON type for json and jsonb.
-            out.append(OutputColumn(name, text_type_oid=TypeOid.JSONB))
+        elif (oid := _parameter_oid(inner, bound.param_oids)) in _JSON_OIDS.values():
+            # ``SELECT $1`` of a json or jsonb parameter: DuckDB has one JSON type for both,
+            # and json's text is kept as VARCHAR (``json_operators._json_in``).
+            out.append(OutputColumn(name, text_type_oid=oid))
         else:
             out.append(OutputColumn(name))
     return out

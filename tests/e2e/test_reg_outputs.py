@@ -1,0 +1,41 @@
+"""reg* values in a select list, on nyala as on PostgreSQL 15: described as regclass (2205),
+regtype, regproc and regnamespace, shown by name, and sorted by OID (not by the name shown)
+when ORDER BY names them by position or alias, DISTINCT or not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.differential import Pair
+
+pytestmark = pytest.mark.e2e
+
+SETUP = [
+    "drop table if exists rego_t",
+    "create table rego_t (id int primary key)",
+]
+NAMES = "relname in ('rego_t', 'pg_class', 'pg_type')"
+
+CASES = [
+    "select 'rego_t'::regclass",
+    f"select oid::regclass from pg_class where {NAMES} order by 1",
+    f"select oid::regclass from pg_class where {NAMES} order by 1 desc",
+    f"select oid::regclass as r from pg_class where {NAMES} order by r desc",
+    f"select distinct oid::regclass as r from pg_class where {NAMES} order by r",
+    f"select oid::regclass::text from pg_class where {NAMES} order by 1",
+    "select c::regclass from (values ('rego_t'), ('pg_class')) v(c) order by 1",
+    "select 'int4'::regtype, 'now'::regproc, 'public'::regnamespace",
+    "select to_regclass('rego_t'), to_regclass('nope')",
+]
+
+
+@pytest.fixture(scope="module")
+def pair(nyala_server, postgres_server):
+    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
+        yield pair
+
+
+@pytest.mark.parametrize("sql", CASES)
+def test_reg_outputs_as_on_postgresql(pair, sql):
+    pair.check(sql)
+    pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)

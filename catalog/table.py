@@ -167,13 +167,9 @@ class TableInfo:
             else PartitionSchema.from_json(doc["partition_schema"]),
             partitions=tuple(Partition.from_json(p) for p in doc.get("partitions") or ()),
             column_storage=tuple(
-                (ColumnId(int(c)), str(e), str(z))
-                for c, e, z in doc.get("column_storage") or ()
+                (ColumnId(int(c)), str(e), str(z)) for c, e, z in doc.get("column_storage") or ()
             ),
-            sequences=tuple(
-                SequenceInfo.from_json(d)
-                for d in doc.get("sequences") or ()
-            ),
+            sequences=tuple(SequenceInfo.from_json(d) for d in doc.get("sequences") or ()),
             primary_key_name=str(doc["primary_key_name"]) if doc.get("primary_key_name") else None,
             checks=tuple(CheckConstraint.from_json(c) for c in doc.get("checks") or ()),
             indexes=tuple(IndexInfo.from_json(i) for i in doc.get("indexes") or ()),

@@ -121,9 +121,7 @@ def _has_access_path(table: TableInfo, columns: Sequence[ColumnId]) -> bool:
     hold the primary key's first column, or lead an index."""
     if table.schema.key_column_ids[0] in columns:
         return True
-    return any(
-        i.valid and i.predicate is None and i.columns[0] in columns for i in table.indexes
-    )
+    return any(i.valid and i.predicate is None and i.columns[0] in columns for i in table.indexes)
 
 
 def present(

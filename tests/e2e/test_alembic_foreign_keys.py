@@ -123,13 +123,9 @@ def _schema(engine: sa.Engine) -> dict[str, object]:
     tables = sorted(t for t in inspector.get_table_names() if t != "alembic_version")
     return {
         t: {
-            "foreign_keys": sorted(
-                inspector.get_foreign_keys(t), key=lambda k: str(k["name"])
-            ),
+            "foreign_keys": sorted(inspector.get_foreign_keys(t), key=lambda k: str(k["name"])),
             "indexes": sorted(inspector.get_indexes(t), key=lambda i: str(i["name"])),
-            "unique": sorted(
-                inspector.get_unique_constraints(t), key=lambda u: str(u["name"])
-            ),
+            "unique": sorted(inspector.get_unique_constraints(t), key=lambda u: str(u["name"])),
         }
         for t in tables
     }

@@ -140,8 +140,7 @@ def _bank_server(nyala_server_factory: Callable[..., NyalaServer]) -> NyalaServe
 
 def _start_clients(bank: Bank) -> list[threading.Thread]:
     threads = [
-        threading.Thread(target=bank.transfer_loop, args=(c,), daemon=True)
-        for c in range(CLIENTS)
+        threading.Thread(target=bank.transfer_loop, args=(c,), daemon=True) for c in range(CLIENTS)
     ]
     threads.append(threading.Thread(target=bank.checkpoint_loop, daemon=True))
     for thread in threads:

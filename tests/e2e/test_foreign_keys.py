@@ -156,7 +156,9 @@ def test_pgjdbc_foreign_key_metadata_matches_postgres(
         assert done.returncode == 0, done.stderr + done.stdout
         outputs.append(done.stdout.splitlines())
     assert outputs[0] == outputs[1]
-    assert any(line.startswith("cross fk_customer fk_line: fk_customer.email") for line in outputs[0])
+    assert any(
+        line.startswith("cross fk_customer fk_line: fk_customer.email") for line in outputs[0]
+    )
 
 
 def test_prepare_transaction_runs_the_deferred_checks(nyala_server):

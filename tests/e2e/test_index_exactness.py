@@ -94,7 +94,9 @@ def _check(conn: psycopg.Connection, model: dict[int, tuple]) -> None:
     assert got == ranged
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=STEPS)
 def test_index_lookups_match_scans_after_any_writes(conn, steps):
     conn.execute("drop table if exists exact")

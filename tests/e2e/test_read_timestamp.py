@@ -30,7 +30,11 @@ def test_reads_stay_at_the_instant_while_others_write(conns):
     reader.execute(f"set nyala.read_timestamp = '{instant.isoformat()}'")
     (shown,) = reader.execute("show nyala.read_timestamp").fetchone()
     assert shown.endswith("+00") and shown.startswith(instant.strftime("%Y-%m-%d %H:%M:%S"))
-    assert reader.execute("select count(*), min(v), max(v) from pinned").fetchone() == (30, "old", "old")
+    assert reader.execute("select count(*), min(v), max(v) from pinned").fetchone() == (
+        30,
+        "old",
+        "old",
+    )
     # Extended protocol, a point lookup answered by the scan alone, a join, COPY TO: all pinned.
     assert reader.execute("select v from pinned where id = %s", (5,)).fetchone() == ("old",)
     assert reader.execute("select v from pinned where id = 31").fetchone() is None

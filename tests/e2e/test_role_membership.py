@@ -123,8 +123,11 @@ MEMBERSHIP = [
     ("bob", "select v from pr1"),
     ("su", "create role pg_mine"),
     ("su", "drop role pg_signal_backend"),
-    ("su", "select rolname, rolcanlogin from pg_roles where rolname in"
-     " ('pg_read_all_data', 'pg_write_all_data', 'pg_signal_backend') order by 1"),  # fmt: skip
+    (
+        "su",
+        "select rolname, rolcanlogin from pg_roles where rolname in"
+        " ('pg_read_all_data', 'pg_write_all_data', 'pg_signal_backend') order by 1",
+    ),  # fmt: skip
     ("su", "drop role priv_team"),
     ("su", "drop table pr1"),
     ("su", "drop role priv_team"),

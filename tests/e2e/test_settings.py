@@ -31,7 +31,5 @@ def test_setting_a_parameter_nyala_does_not_act_on_gives_a_notice(nyala_server):
     assert _notices(nyala_server.dsn, ["SET work_mem = '64MB'"]) == ["NOTICE"]
     assert _notices(nyala_server.dsn, ["SET statement_timeout = '5s'"]) == []
     with psycopg.connect(nyala_server.dsn) as conn:
-        row = conn.execute(
-            "select short_desc from pg_settings where name = 'work_mem'"
-        ).fetchone()
+        row = conn.execute("select short_desc from pg_settings where name = 'work_mem'").fetchone()
         assert row is not None and "does not act on it" in row[0]

@@ -349,7 +349,9 @@ def _prepared_tracking(server) -> list[tuple[object, ...]]:
         conn.execute("drop table if exists stat_prep")
         conn.execute("create table stat_prep (id int primary key, code int, v text)")
         conn.execute("create index stat_prep_code on stat_prep (code)")
-        conn.execute("insert into stat_prep select i, i % 4, 'v' || i from generate_series(1, 40) i")
+        conn.execute(
+            "insert into stat_prep select i, i % 4, 'v' || i from generate_series(1, 40) i"
+        )
         conn.execute("select pg_stat_statements_reset()")
         try:
 

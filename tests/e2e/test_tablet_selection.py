@@ -25,7 +25,9 @@ def conn(nyala_server):
             " partition by hash (host) partitions 3, range (ts) ("
             " partition values < '2024-01-01', partition '2024-01-01' <= values < '2025-01-01')"
         )
-        rows = [(f"h{i % 7}", dt.datetime(2023, 6, 1) + dt.timedelta(days=i), i) for i in range(400)]
+        rows = [
+            (f"h{i % 7}", dt.datetime(2023, 6, 1) + dt.timedelta(days=i), i) for i in range(400)
+        ]
         with conn.cursor() as cur:
             cur.executemany("insert into sel values (%s, %s, %s)", rows)
         yield conn

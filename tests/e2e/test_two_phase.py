@@ -66,7 +66,9 @@ def test_two_phase_commit_as_postgres(nyala_server, postgres_2pc):
 def test_prepared_transactions_survive_kill_9(fresh_nyala_server):
     server = fresh_nyala_server
     with psycopg.connect(server.dsn, autocommit=True) as conn:
-        conn.execute("create table kp (id int primary key, v text) partition by hash (id) partitions 3")
+        conn.execute(
+            "create table kp (id int primary key, v text) partition by hash (id) partitions 3"
+        )
         conn.execute("insert into kp select g, 'base' from generate_series(1, 30) g")
         for gid, statement in [
             ("ins", "insert into kp select g, 'new' from generate_series(100, 140) g"),
@@ -85,7 +87,9 @@ def test_prepared_transactions_survive_kill_9(fresh_nyala_server):
         gids = [r[0] for r in conn.execute("select gid from pg_prepared_xacts order by gid")]
         assert gids == ["del", "ins", "upd"]
         assert conn.execute("select count(*), min(v), max(v) from kp").fetchone() == (
-            31, "base", "committed before the crash"
+            31,
+            "base",
+            "committed before the crash",
         )
         conn.execute("commit prepared 'ins'")
         conn.execute("rollback prepared 'upd'")

@@ -249,7 +249,9 @@ def test_timestamp_text_matches_isoformat_without_trailing_zeros(values):
 
     for rows in (values, values * 8):
         array = pa.array(rows, pa.timestamp("us"))
-        assert encoded(array, TypeOid.TIMESTAMP, 0) == [None if v is None else spelled(v) for v in rows]
+        assert encoded(array, TypeOid.TIMESTAMP, 0) == [
+            None if v is None else spelled(v) for v in rows
+        ]
         zoned = array.cast(pa.timestamp("us", tz="UTC"))
         assert encoded(zoned, TypeOid.TIMESTAMPTZ, 0) == [
             None if v is None else spelled(v) + b"+00" for v in rows

@@ -44,7 +44,9 @@ def test_a_db_error_raised_in_a_scan_stream_keeps_its_sqlstate():
 
     def batches():
         yield pa.record_batch([pa.array([1])], names=["x"])
-        raise errors.DataCorrupted("cfile tablets/1/rowset-1/col-1.cfile: block at 8 fails its CRC32C")
+        raise errors.DataCorrupted(
+            "cfile tablets/1/rowset-1/col-1.cfile: block at 8 fails its CRC32C"
+        )
 
     class Source:
         def __arrow_c_stream__(self, requested_schema=None):

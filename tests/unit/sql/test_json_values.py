@@ -64,7 +64,9 @@ def test_field_path_exists_and_concat():
 
 
 # jsonb refuses NUL and lone surrogates (test below)
-_TEXT = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=5)
+_TEXT = st.text(
+    st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=5
+)
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20), _TEXT)
 _DOCUMENTS = st.recursive(
     _SCALARS,

@@ -130,8 +130,10 @@ def general_session(tmp_path_factory):
 
 
 ROW_UPDATES = [
-    ("update rw set i = i + $1, b = coalesce(b, 0) * 2 - 1 where k = $2", [[5, 1], [5, 3],
-     [2**31 - 20, 1], [None, 1], [-3, 2]]),
+    (
+        "update rw set i = i + $1, b = coalesce(b, 0) * 2 - 1 where k = $2",
+        [[5, 1], [5, 3], [2**31 - 20, 1], [None, 1], [-3, 2]],
+    ),
     ("update rw set s = s * $1 where k = $2", [[2, 1], [2**14, 2], [-1, 2]]),
     ("update rw set b = -b + i * $1 where k = $2", [[3, 1], [2**40, 2], [2**62, 2]]),
     ("update rw set f = f * $1, i = -(i) where k = $2", [[10.0, 1], [0.5, 2], [0.0, 1]]),

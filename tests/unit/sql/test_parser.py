@@ -91,11 +91,15 @@ def test_parse_utility_reads_only_utility_statements():
 
 def test_a_merge_sqlglot_cannot_read_is_unsupported_not_a_syntax_error():
     with pytest.raises(FeatureNotSupported):
-        parser.parse("MERGE INTO t USING a RIGHT JOIN b ON true ON t.x = a.x WHEN MATCHED THEN DELETE")
+        parser.parse(
+            "MERGE INTO t USING a RIGHT JOIN b ON true ON t.x = a.x WHEN MATCHED THEN DELETE"
+        )
 
 
 def test_pg_catalog_qualified_calls_parse_as_the_unqualified_functions():
-    (statement,) = parser.parse("select pg_catalog.max(x), pg_catalog.round(y, 2) from pg_catalog.t")
+    (statement,) = parser.parse(
+        "select pg_catalog.max(x), pg_catalog.round(y, 2) from pg_catalog.t"
+    )
     assert isinstance(statement.ast.expressions[0], exp.Max)
     assert isinstance(statement.ast.expressions[1], exp.Round)
     assert statement.ast.find(exp.Table).db == "pg_catalog"

@@ -45,7 +45,10 @@ def test_partition_rules(db):
     with pytest.raises(errors.FeatureNotSupported):  # PostgreSQL's rule for its own syntax
         run(db, "create table t (a int, b int, primary key (a)) partition by range (b)")
     with pytest.raises(errors.InvalidTableDefinition):
-        run(db, "create table t (a int, b int, primary key (a)) partition by range (b) (partition values < 5)")
+        run(
+            db,
+            "create table t (a int, b int, primary key (a)) partition by range (b) (partition values < 5)",
+        )
     with pytest.raises(errors.InvalidTableDefinition):
         run(db, "create table t (a int primary key) partition by hash (a) partitions 1")
     with pytest.raises(errors.InvalidObjectDefinition):

@@ -22,7 +22,13 @@ def _as_dicts(rows: CatalogRows, relation: str) -> list[dict]:
 @pytest.fixture
 def rows() -> CatalogRows:
     orders = make_table(3, "orders", [("id", t.INT64), ("amount", t.decimal(10, 2))])
-    return catalog_rows([orders], "nyala", "alice", [("TimeZone", "UTC", "", "user", "string", "")], {(orders.oid, 2): "n"})
+    return catalog_rows(
+        [orders],
+        "nyala",
+        "alice",
+        [("TimeZone", "UTC", "", "user", "string", "")],
+        {(orders.oid, 2): "n"},
+    )
 
 
 def test_a_table_has_a_class_row_attributes_and_a_primary_key(rows):

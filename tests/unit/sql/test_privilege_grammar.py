@@ -70,7 +70,7 @@ def test_reassign_and_drop_owned():
 
 
 def test_column_lists_are_kept_apart_from_table_privileges():
-    grant = _one("GRANT SELECT (a, \"B\"), INSERT, UPDATE (c) ON t TO bob")
+    grant = _one('GRANT SELECT (a, "B"), INSERT, UPDATE (c) ON t TO bob')
     assert isinstance(grant, GrantStatement)
     assert grant.privileges == ("INSERT",)
     assert grant.columns == (("SELECT", ("a", "B")), ("UPDATE", ("c",)))

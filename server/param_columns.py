@@ -116,14 +116,13 @@ def _zoned_timestamps(raws: list[bytes], oid: int) -> list[object] | None:
 
 def _texts(raws: list[bytes], oid: int) -> list[object] | None:
     """Decoded as one string split at NULs (which UTF-8 has only for NUL itself, so a
-    column whose values hold none splits back into them)."""
+    column whose values hold none splits back into them; one that holds a NUL goes one by
+    one, where it is refused with 22021)."""
     try:
         values: list[object] = [*b"\0".join(raws).decode().split("\0")] if raws else []
-        if len(values) != len(raws):
-            values = [raw.decode() for raw in raws]
     except UnicodeDecodeError:
         return None
-    return values
+    return values if len(values) == len(raws) else None
 
 
 def _binary(layout: str, size: int) -> Callable[[list[bytes], int], list[object] | None]:

@@ -84,12 +84,9 @@ def read_range(
         if found is None:
             return None
         rows += found
-    spans = []
-    for rowset in rowsets:
-        lo, hi = rowset.span(lower, upper)
-        if hi - lo > most:
-            return None
-        spans.append((rowset, lo, hi))
+    spans = _spans(rowsets, lower, upper, most)
+    if spans is None:
+        return None
     total = _add_rows(schema, rows, columns, parts, stats)
     for rowset, lo, hi in spans:
         if lo >= hi:
@@ -118,12 +115,9 @@ def keys_in_range(
         if found is None:
             return None
         keys += found
-    spans = []
-    for rowset in rowsets:
-        lo, hi = rowset.span(lower, upper)
-        if hi - lo > most:
-            return None
-        spans.append((rowset, lo, hi))
+    spans = _spans(rowsets, lower, upper, most)
+    if spans is None:
+        return None
     stats.memrowset_rows_scanned += len(keys)
     for rowset, lo, hi in spans:
         if lo >= hi:
@@ -133,6 +127,19 @@ def keys_in_range(
         keys += rowset.key_index.keys_at(live)
     stats.rows_returned += len(keys)
     return keys
+
+
+def _spans(
+    rowsets: list[DiskRowSet], lower: bytes | None, upper: bytes | None, most: int
+) -> list[tuple[DiskRowSet, int, int]] | None:
+    """Each rowset's rowids in [lower, upper), or None when one holds more than ``most``."""
+    spans = []
+    for rowset in rowsets:
+        lo, hi = rowset.span(lower, upper)
+        if hi - lo > most:
+            return None
+        spans.append((rowset, lo, hi))
+    return spans
 
 
 def _live(

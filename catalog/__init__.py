@@ -3,6 +3,8 @@
 It exposes no names of its own here; ``sql/`` imports them from the modules::
 
     catalog     Catalog: create, drop, alter and look up tables; allocate table, column, tablet IDs
+    catalog_base     CatalogBase: the name maps, IDs, document, relation locks and tablet effects
+    catalog_sequences, catalog_partitions, catalog_views   Catalog's methods for each
     table       TableInfo: one table's identity, schema, partitions and tablets
     partition   PartitionSchema (hash levels, range bounds): routes each row to one tablet
     pruner      prune: the tablets of a table that may hold rows matching a ScanSpec
@@ -72,7 +74,7 @@ at ROLLBACK or ROLLBACK TO SAVEPOINT, and nobody else sees it before COMMIT.
   not prevent fails the COMMIT with 40001 rather than lose a change.
 
 Making another catalog object transactional (indexes, foreign keys, temporary
-tables): keep it in the catalog document (a map on ``Catalog`` beside
+tables): keep it in the catalog document (a map on ``CatalogBase`` beside
 ``_tables``/``_views``, wrapped in an ``Overlay`` by ``begin`` and applied in
 ``commit``), take ``lock_relations`` on the names it changes, create storage
 through ``_create_tablet`` and drop it through ``_drop_tablet``, and write

@@ -7,46 +7,34 @@ import copy
 import dataclasses
 import json
 import logging
-import threading
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
-
-import numpy as np
 
 from catalog import logged_document
 from catalog.catalog_changes import CatalogChanges, SavepointMark
+from catalog.catalog_partitions import CatalogPartitions
+from catalog.catalog_sequences import CatalogSequences
+from catalog.catalog_views import CatalogViews
 from catalog.comments import FILE_NAME as COMMENTS_FILE
 from catalog.comments import Comments
 from catalog.constraints import CheckConstraint
-from catalog.ddl_locks import DdlLocks, LockWait, RelationLock
+from catalog.ddl_locks import LockWait
 from catalog.foreign_keys import ForeignKey
 from catalog.index_merge import merge_new_indexes
 from catalog.indexes import IndexInfo, index_schema
 from catalog.overlay import Overlay
-from catalog.partition import Partition, PartitionSchema, RangeBounds
-from catalog.partition_tree import PartitionNode
-from catalog.partition_views import add_node, partition_view, remove_nodes
-from catalog.rekey import (
-    rekeyed,
-    rekeyed_schema,
-    rekeyed_tree,
-    with_key_columns,
-    with_leaf_tablets,
-)
-from catalog.sequence_objects import SequenceRef, StandaloneSequence
-from catalog.sequences import SequenceCounters, SequenceInfo
-from catalog.store import FORMAT_VERSION, CatalogStore
+from catalog.partition import PartitionSchema, RangeBounds
+from catalog.rekey import rekeyed, rekeyed_schema, rekeyed_tree
+from catalog.sequences import SequenceInfo
 from catalog.table import TableId, TableInfo
-from catalog.views import ViewInfo, dependents
+from catalog.views import dependents
 from storage.commit_record import WriteOp, catalog_op, documents_op
 from storage.data_type import INT64, ColumnId, DataType, TabletId
-from storage.engine import StorageEngine
 from storage.errors import (
     DependentObjectsStillExist,
     DiskFull,
     DuplicateTable,
     FeatureNotSupported,
-    InvalidObjectDefinition,
     IoError,
     ObjectNotInPrerequisiteState,
     SerializationFailure,
@@ -59,17 +47,6 @@ from storage.transaction import Transaction
 log = logging.getLogger(__name__)
 
 HIDDEN_KEY = "auto_incrementing_id"
-_NAME_LIMIT = 63
-
-
-@dataclasses.dataclass(slots=True)
-class _Ids:
-    """The next table and tablet IDs, shared by the catalog and every transaction's view of it."""
-
-    table: int
-    tablet: int
-    ddl_sequence: int = 0
-    """How many catalog changes have committed: orders the file and the WAL's copies."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,7 +60,7 @@ class SerialSpec:
     increment: int = 1
 
 
-class Catalog:
+class Catalog(CatalogSequences, CatalogPartitions, CatalogViews):
     """The set of tables, kept in step with the storage engine's tablets.
 
     Every change is written to the catalog document before it is acknowledged.
@@ -95,73 +72,6 @@ class Catalog:
     ``Overlay`` of the shared maps, whose changes ``commit`` applies (see the
     package docstring for the whole design).
     """
-
-    def __init__(
-        self,
-        engine: StorageEngine,
-        store: CatalogStore,
-        counters: SequenceCounters | None = None,
-    ) -> None:
-        self._engine = engine
-        self._store = store
-        self._counters = counters if counters is not None else SequenceCounters(None)
-        self._lock = threading.Lock()
-        self._commit_lock = threading.Lock()
-        self._changes: CatalogChanges | None = None
-        self._locks = DdlLocks()
-        doc = store.load()
-        replayed = engine.replayed_catalog
-        if replayed is not None:
-            logged = json.loads(replayed)
-            if int(logged["ddl_sequence"]) > int(doc.get("ddl_sequence", 0)):
-                log.warning("catalog file predates the last committed DDL; taking the WAL's copy")
-                doc = logged
-                store.save_after_wal(doc)
-        engine.wal_keepers.append(store.keeps_wal)
-        self._tables: MutableMapping[str, TableInfo] = {
-            t.name: t for t in (TableInfo.from_json(d) for d in doc["tables"])
-        }
-        self._views: MutableMapping[str, ViewInfo] = {
-            v.name: v for v in (ViewInfo.from_json(d) for d in doc.get("views") or ())
-        }
-        self._sequences: MutableMapping[str, StandaloneSequence] = {
-            q.name: q for q in (StandaloneSequence.from_json(d) for d in doc.get("sequences") or ())
-        }
-        self._ids = _Ids(
-            int(doc["next_table_id"]), int(doc["next_tablet_id"]), int(doc.get("ddl_sequence", 0))
-        )
-        self._remove_orphan_tablets()
-        self._align_tablet_schemas()
-
-    def _remove_orphan_tablets(self) -> None:
-        named = {tid for t in self._tables.values() for tid in t.tablet_ids}
-        named.update(i.tablet_id for t in self._tables.values() for i in t.indexes)
-        for tablet_id in self._engine.tablet_ids():
-            self._ids.tablet = max(self._ids.tablet, tablet_id + 1)
-            if tablet_id not in named:
-                log.warning("removing tablet %d that no table names (interrupted DDL)", tablet_id)
-                self._engine.drop_tablet(tablet_id)
-
-    def _document(self, ddl_sequence: int) -> dict[str, object]:
-        return {
-            "version": FORMAT_VERSION,
-            "ddl_sequence": ddl_sequence,
-            "next_table_id": self._ids.table,
-            "next_tablet_id": self._ids.tablet,
-            "tables": [t.to_json() for t in self._tables.values()],
-            **({"views": [v.to_json() for v in self._views.values()]} if self._views else {}),
-            **(
-                {"sequences": [q.to_json() for q in self._sequences.values()]}
-                if self._sequences
-                else {}
-            ),
-        }
-
-    def _save(self) -> None:
-        """Write the document now, outside a transaction; a transaction's view writes at commit."""
-        if self._changes is None:
-            self._ids.ddl_sequence += 1
-            self._store.save(self._document(self._ids.ddl_sequence))
 
     # -- transactions -------------------------------------------------------------------------
 
@@ -175,11 +85,6 @@ class Catalog:
         view._sequences = Overlay(self._sequences)
         view._changes = CatalogChanges(owner, wait)
         return view
-
-    @property
-    def ddl_sequence(self) -> int:
-        """The number of the last DDL committed: a plan made at one number holds until it moves."""
-        return self._ids.ddl_sequence
 
     @property
     def changed(self) -> bool:
@@ -216,76 +121,6 @@ class Catalog:
             else:
                 seen.pop(key, None)
         return seen
-
-    def lock_relations(
-        self, names: Iterable[str], mode: RelationLock = RelationLock.ACCESS_EXCLUSIVE
-    ) -> None:
-        """Take the relation locks DDL on ``names`` needs, waiting for other transactions'
-        (``RelationLock.SHARE``: CREATE INDEX's, which readers need not wait for).  ACCESS
-        EXCLUSIVE then waits for the transactions with uncommitted writes or row locks on
-        those tables, as PostgreSQL's waits for their ROW EXCLUSIVE and ROW SHARE locks."""
-        changes = self._changes
-        if changes is not None:
-            if changes.ended:
-                raise AssertionError("a transaction's catalog is used after its transaction ended")
-            names = list(names)
-            changes.locks += self._locks.acquire(changes.owner, names, changes.wait, mode)
-            owner = changes.owner
-            if mode is RelationLock.ACCESS_EXCLUSIVE and isinstance(owner, Transaction):
-                for name in names:
-                    table = self._tables.get(name)
-                    if table is not None:
-                        self.wait_for_writers(table, owner, row_lockers=True)
-
-    def ddl_lock_waited(self, owner: object) -> str | None:
-        """The relation ``owner``'s DDL or statement waits to lock, if it waits."""
-        return self._locks.waiting_for(owner)
-
-    @property
-    def has_ddl_locks(self) -> bool:
-        """Whether any transaction's uncommitted DDL holds a relation (cheap; checked often)."""
-        return self._locks.held
-
-    def wait_for_relations(
-        self,
-        owner: object,
-        names: Iterable[str],
-        wait: LockWait,
-        written: Iterable[str] = (),
-    ) -> None:
-        """Wait while other transactions' uncommitted DDL holds any of the committed relations
-        ``names`` (a statement about to read them, and write those of ``written``) in a mode
-        that conflicts, as PostgreSQL's lock makes it: a CREATE INDEX stops writers only."""
-        if self._locks.held:
-            committed = [
-                n for n in names if n in self._tables or n in self._views or n in self._sequences
-            ]
-            self._locks.wait_until_free(owner, committed, wait, frozenset(written))
-
-    def wait_for_writers(
-        self, table: TableInfo, txn: Transaction, *, row_lockers: bool = False
-    ) -> None:
-        """Wait, holding ``table``'s lock, until every other transaction with uncommitted
-        writes on it has ended, as PostgreSQL's CREATE INDEX waits for its writers: a build
-        then reads what they committed, and their later writes keep the index in step.
-        ``lock_timeout`` (55P03), a cancel (57014) and a cycle of waits (40P01) end it.  The
-        DDL's own transaction, when ``txn`` is a helper one (a rewrite's), is not waited for."""
-        changes = self._changes
-        owner: object = changes.owner if changes is not None else txn
-        names = [table.name]
-
-        def check(writers: list[Transaction]) -> None:
-            if changes is not None:
-                changes.wait.check()
-            self._locks.writer_wait(owner, writers, names)
-
-        timeout_ms = changes.wait.timeout_ms() if changes is not None else 0
-        try:
-            txn.wait_for_writers(
-                list(table.tablet_ids), check, timeout_ms, ignore=owner, row_lockers=row_lockers
-            )
-        finally:
-            self._locks.writer_wait_over(owner)
 
     def catch_up_indexes(self, txn: Transaction) -> None:
         """Let this transaction's view of a table it added an index to show the indexes
@@ -433,171 +268,6 @@ class Catalog:
         changes.altered = mark.altered
         changes.comments = dict(mark.comments)
 
-    # -- tablet side effects: at once outside a transaction, settled at its end inside one -----
-
-    def _create_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
-        self._engine.create_tablet(tablet_id, schema)
-        if self._changes is not None:
-            self._changes.created.append(tablet_id)
-
-    def _drop_tablet(self, tablet_id: TabletId) -> None:
-        if self._changes is None:
-            self._engine.drop_tablet(tablet_id)
-        elif tablet_id in self._changes.created:
-            self._changes.created.remove(tablet_id)
-            self._engine.drop_tablet(tablet_id)
-        else:
-            self._changes.dropped.append(tablet_id)
-
-    def _alter_tablet(self, tablet_id: TabletId, schema: Schema) -> None:
-        """Alter a tablet's schema; in a transaction, columns it drops stay in the tablet
-        (unread, since reads go by column ID) until COMMIT, so ROLLBACK finds their values."""
-        changes = self._changes
-        if changes is not None and tablet_id not in changes.created:
-            current = self._engine.schema(tablet_id)
-            changes.altered.setdefault(tablet_id, current)
-            kept = tuple(
-                dataclasses.replace(c, name=f"........dropped.{c.id}")
-                for c in current.columns
-                if schema.find_id(c.id) is None
-            )
-            if kept:
-                schema = Schema(schema.columns + kept, schema.num_key_columns)
-        self._engine.alter_tablet(tablet_id, schema)
-
-    def _drop_counters(self, keys: list[str]) -> None:
-        if self._changes is None:
-            self._counters.drop(keys)
-        else:
-            self._changes.counters += keys
-
-    def get_table(self, name: str, *, position: int | None = None) -> TableInfo:
-        """Return the table called ``name`` or raise UndefinedTable (42P01)."""
-        table = self._tables.get(name)
-        if table is None:
-            raise UndefinedTable(f'relation "{name}" does not exist', position=position)
-        return table
-
-    def find_table(self, name: str) -> TableInfo | None:
-        return self._tables.get(name)
-
-    def find_sequence(self, name: str) -> SequenceRef | None:
-        """The sequence called ``name``: a column's (with its table) or a standalone one."""
-        standalone = self._sequences.get(name)
-        if standalone is not None:
-            return SequenceRef.of_standalone(standalone, self._owning_table(standalone))
-        for table in self._tables.values():
-            for info in table.sequences:
-                if info.name == name:
-                    return SequenceRef.of_column(table, info)
-        return None
-
-    def get_sequence(self, name: str) -> SequenceRef:
-        found = self.find_sequence(name)
-        if found is None:
-            raise UndefinedTable(f'relation "{name}" does not exist')
-        return found
-
-    def nextval(self, name: str, count: int = 1) -> np.ndarray:
-        """The next ``count`` values of a sequence; never handed out again."""
-        ref = self.get_sequence(name)
-        return self._counters.take(ref.counter_key, ref.info, count)
-
-    def setval(self, name: str, value: int, is_called: bool = True) -> None:
-        ref = self.get_sequence(name)
-        self._counters.set(ref.counter_key, ref.info, value, is_called)
-
-    def sequence_state(self, ref: SequenceRef) -> tuple[int, bool]:
-        """The sequence's (last_value, is_called), as ``SELECT ... FROM s`` shows them."""
-        return self._counters.state(ref.counter_key, ref.info)
-
-    def sequence_state_of(self, name: str) -> tuple[int, bool] | None:
-        """(last_value, is_called) of the sequence called ``name``, if there is one."""
-        ref = self.find_sequence(name)
-        return None if ref is None else self.sequence_state(ref)
-
-    def restart_sequences(self, table: TableInfo) -> None:
-        """Start a table's sequences over (TRUNCATE ... RESTART IDENTITY), those it owns
-        by OWNED BY too."""
-        keys = [table.counter_key(i) for i in table.sequences]
-        keys += [q.counter_key for q in self._owned_sequences(table)]
-        self._counters.restart(keys)
-
-    def _owning_table(self, sequence: StandaloneSequence) -> TableInfo | None:
-        if sequence.owned_by is None:
-            return None
-        return next((t for t in self._tables.values() if t.table_id == sequence.owned_by[0]), None)
-
-    def _owned_sequences(self, table: TableInfo) -> list[StandaloneSequence]:
-        return [
-            q
-            for q in self._sequences.values()
-            if q.owned_by is not None and q.owned_by[0] == table.table_id
-        ]
-
-    def standalone_sequences(self) -> list[tuple[StandaloneSequence, TableInfo | None]]:
-        """Every CREATE SEQUENCE sequence, with the table that owns it (if any)."""
-        return [
-            (q, self._owning_table(q))
-            for q in sorted(self._sequences.values(), key=lambda q: q.sequence_id)
-        ]
-
-    def create_sequence(self, info: SequenceInfo) -> StandaloneSequence:
-        self.lock_relations([info.name])
-        with self._lock:
-            if info.name in self._relation_names():
-                raise DuplicateTable(f'relation "{info.name}" already exists')
-            sequence = StandaloneSequence(self._ids.table, info)
-            self._ids.table += 1
-            self._sequences[info.name] = sequence
-            self._save()
-            return sequence
-
-    def replace_sequence(self, old: StandaloneSequence, new: StandaloneSequence) -> None:
-        """ALTER SEQUENCE: ``new`` (same ID, maybe renamed) is the sequence's definition."""
-        self.lock_relations([old.name, new.name])
-        with self._lock:
-            if self._sequences.get(old.name) is not old:
-                raise ObjectNotInPrerequisiteState(
-                    f'relation "{old.name}" was changed by another statement; try again'
-                )
-            if new.name != old.name and new.name in self._relation_names():
-                raise DuplicateTable(f'relation "{new.name}" already exists')
-            del self._sequences[old.name]
-            self._sequences[new.name] = new
-            self._save()
-
-    def drop_sequence(self, sequence: StandaloneSequence) -> None:
-        self.lock_relations([sequence.name])
-        with self._lock:
-            del self._sequences[sequence.name]
-            self._save()
-            self._drop_counters([sequence.counter_key])
-
-    def _relation_names(self) -> set[str]:
-        names = set(self._tables) | set(self._views) | set(self._sequences)
-        names.update(i.name for t in self._tables.values() for i in t.sequences)
-        names.update(i.name for t in self._tables.values() for i in t.indexes)
-        return names
-
-    def _sequence_name(self, table: str, column: str, taken: set[str]) -> str:
-        """PostgreSQL's choice: ``<table>_<column>_seq``, then with 1, 2 ... appended."""
-        base = f"{table}_{column}"[: _NAME_LIMIT - 4] + "_seq"
-        name, n = base, 0
-        while name in taken:
-            n += 1
-            name = f"{base[: _NAME_LIMIT - len(str(n))]}{n}"
-        taken.add(name)
-        return name
-
-    def tables(self) -> list[TableInfo]:
-        return sorted(self._tables.values(), key=lambda t: t.table_id)
-
-    @property
-    def engine(self) -> StorageEngine:
-        """The storage engine whose tablets this catalog's tables own (system views read it)."""
-        return self._engine
-
     def create_table(
         self,
         name: str,
@@ -685,74 +355,6 @@ class Catalog:
             self._tables[name] = table
             self._save()
             return table
-
-    def _new_partitions(
-        self,
-        partitioning: PartitionSchema | None,
-        ranges: Sequence[RangeBounds | tuple[RangeBounds, str | None]],
-    ) -> list[Partition]:
-        """One partition (with a fresh tablet ID) per bucket combination and range."""
-        if partitioning is not None and partitioning.tree is not None:
-            return []  # a partition tree's leaves come with CREATE TABLE ... PARTITION OF
-        combos = partitioning.bucket_combinations() if partitioning is not None else [()]
-        named: list[tuple[RangeBounds | None, str | None]] = [
-            r if isinstance(r, tuple) else (r, None) for r in ranges
-        ]
-        if partitioning is None or not partitioning.is_ranged:
-            named = [(None, None)]
-        partitions = []
-        for bounds, range_name in named:
-            for combo in combos:
-                tablet_id = TabletId(self._ids.tablet)
-                self._ids.tablet += 1
-                partitions.append(Partition(tablet_id, combo, bounds, range_name))
-        return partitions
-
-    def alter_ranges(
-        self,
-        name: str,
-        add: Sequence[tuple[RangeBounds, str | None]],
-        drop: Sequence[RangeBounds],
-    ) -> TableInfo:
-        """Add and drop whole ranges of a range-partitioned table in one catalog change.
-
-        Dropped ranges must exist exactly; added ones must not overlap the ranges
-        that remain (42P17).  New tablets are created before the catalog names
-        them; dropped ones are removed after it stops naming them.
-        """
-        self.lock_relations([name])
-        with self._lock:
-            table = self.get_table(name)
-            partitioning = table.partition_schema
-            if partitioning is None or not partitioning.is_ranged:
-                raise FeatureNotSupported(f'table "{name}" is not range partitioned')
-            ranges = {p.range for p in table.partitions}
-            for bounds in drop:
-                if bounds not in ranges:
-                    raise UndefinedObject(f"no range partition {bounds.describe()} in {name}")
-            kept = [p for p in table.partitions if p.range not in set(drop)]
-            remaining = {p.range for p in kept}
-            for bounds, range_name in add:
-                for other in remaining:
-                    if other is not None and other.overlaps(bounds.lower, bounds.upper):
-                        what = f'partition "{range_name}"' if range_name else "range partition"
-                        raise InvalidObjectDefinition(
-                            f"{what} {bounds.describe()} would overlap {other.describe()}"
-                        )
-                remaining.add(bounds)
-            added = self._new_partitions(partitioning, add)
-            for partition in added:
-                self._create_tablet(partition.tablet_id, table.schema)
-            partitions = tuple(kept + added)
-            new = dataclasses.replace(
-                table, partitions=partitions, tablet_ids=tuple(p.tablet_id for p in partitions)
-            )
-            self._tables[name] = new
-            self._save()
-            for partition in table.partitions:
-                if partition.range in set(drop):
-                    self._drop_tablet(partition.tablet_id)
-            return new
 
     def replace_table(self, old: TableInfo, new: TableInfo) -> TableInfo:
         """Make ``new`` (same table ID and tablets, possibly renamed) the table's definition:
@@ -847,269 +449,6 @@ class Catalog:
         for dropped in old.tablet_ids:
             self._drop_tablet(dropped)
         return new
-
-    def _align_tablet_schemas(self, only: Iterable[TabletId] | None = None) -> None:
-        """Give tablets (all, or ``only`` these) the schema the catalog names them with."""
-        wanted = None if only is None else set(only)
-        for table in self._tables.values():
-            for tablet_id in table.tablet_ids:
-                if wanted is not None and tablet_id not in wanted:
-                    continue
-                if self._engine.has_tablet(tablet_id):
-                    self._engine.alter_tablet(tablet_id, table.schema)
-
-    def partition_owner(self, partition_name: str) -> TableInfo | None:
-        """The table that has a partition (a named range or a tree node) ``partition_name``."""
-        for table in self._tables.values():
-            if any(p.name == partition_name for p in table.partitions):
-                return table
-            tree = table.partition_schema.tree if table.partition_schema else None
-            if tree is not None and tree.find(partition_name) is not None:
-                return table
-        return None
-
-    def partition_view(self, name: str) -> TableInfo | None:
-        """A PostgreSQL-style partition read by its own name: its root table restricted to
-        the leaves below it (None when ``name`` is no partition)."""
-        owner = self.partition_owner(name)
-        return None if owner is None else partition_view(owner, name)
-
-    def table_or_partition(self, name: str) -> TableInfo:
-        """The table, or the partition read by its own name, called ``name`` (42P01)."""
-        return self.find_table(name) or self.partition_view(name) or self.get_table(name)
-
-    def add_partition(self, root: str, node: PartitionNode) -> TableInfo:
-        """Add ``node`` to the root's partition tree: it gets a relation ID, and a leaf its
-        tablet, created before the catalog names it; overlapping siblings are 42P17."""
-        self.lock_relations([root, node.name])
-        with self._lock:
-            table = self.get_table(root)
-            if node.name in self._relation_names() or self.partition_owner(node.name):
-                raise DuplicateTable(f'relation "{node.name}" already exists')
-            node = dataclasses.replace(node, relation_id=self._ids.table)
-            self._ids.table += 1
-            if node.key is None:
-                node = dataclasses.replace(node, tablet_id=TabletId(self._ids.tablet))
-                self._ids.tablet += 1
-                self._create_tablet(TabletId(self._ids.tablet - 1), table.schema)
-            new = add_node(table, node)
-            self._tables[root] = new
-            self._save()
-            return new
-
-    def attach_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
-        """Make ``table`` (one tablet, the root's schema) the leaf ``node`` of the root's tree,
-        keeping its tablet, rows and relation ID (ATTACH PARTITION)."""
-        self.lock_relations([root, table.name])
-        with self._lock:
-            current = self.get_table(table.name)
-            if current is not table:
-                raise ObjectNotInPrerequisiteState(
-                    f'relation "{table.name}" was changed by another statement; try again'
-                )
-            node = dataclasses.replace(
-                node, relation_id=int(table.table_id), tablet_id=table.tablet_ids[0]
-            )
-            new = add_node(self.get_table(root), node)
-            del self._tables[table.name]
-            self._tables[root] = new
-            self._save()
-            return new
-
-    def attach_empty_partition(self, root: str, table: TableInfo, node: PartitionNode) -> TableInfo:
-        """Make the empty ``table``, whose tablet is keyed otherwise than the root's (a plain
-        table pg_dump made), the leaf ``node`` on a new tablet of the root's schema, keeping
-        its relation ID; its own tablet goes at COMMIT (ATTACH PARTITION)."""
-        self.lock_relations([root, table.name])
-        with self._lock:
-            current = self.get_table(table.name)
-            if current is not table:
-                raise ObjectNotInPrerequisiteState(
-                    f'relation "{table.name}" was changed by another statement; try again'
-                )
-            parent = self.get_table(root)
-            tablet_id = TabletId(self._ids.tablet)
-            self._ids.tablet += 1
-            self._create_tablet(tablet_id, parent.schema)
-            node = dataclasses.replace(node, relation_id=int(table.table_id), tablet_id=tablet_id)
-            new = add_node(parent, node)
-            del self._tables[table.name]
-            self._tables[root] = new
-            self._save()
-            for old in table.tablet_ids:
-                self._drop_tablet(old)
-            self._drop_counters([table.counter_key(i) for i in table.sequences])
-            return new
-
-    def graft_partitions(
-        self,
-        root: str,
-        table: TableInfo,
-        nodes: Sequence[PartitionNode],
-        key_columns: Sequence[ColumnId] = (),
-    ) -> TableInfo:
-        """Make the empty partitioned ``table`` part of the root's tree as ``nodes`` (its own
-        node first, then its partitions), each leaf on a new tablet of the root's schema,
-        keeping their relation IDs; its own tablets go at COMMIT (ATTACH PARTITION of a
-        partitioned table).  ``key_columns`` extend the key of an empty root without a
-        primary key (its partitions are partitioned by them): its leaves move to new
-        tablets so keyed."""
-        self.lock_relations([root, table.name, *(n.name for n in nodes)])
-        with self._lock:
-            if self.get_table(table.name) is not table:
-                raise ObjectNotInPrerequisiteState(
-                    f'relation "{table.name}" was changed by another statement; try again'
-                )
-            new = self.get_table(root)
-            replaced: list[TabletId] = []
-            if key_columns:
-                new = with_key_columns(new, key_columns)
-                fresh = {}
-                for old_tablet in new.tablet_ids:
-                    fresh[old_tablet] = TabletId(self._ids.tablet)
-                    self._ids.tablet += 1
-                    self._create_tablet(fresh[old_tablet], new.schema)
-                replaced = list(new.tablet_ids)
-                new = with_leaf_tablets(new, fresh)
-            for node in nodes:
-                if node.key is None:
-                    tablet_id = TabletId(self._ids.tablet)
-                    self._ids.tablet += 1
-                    self._create_tablet(tablet_id, new.schema)
-                    node = dataclasses.replace(node, tablet_id=tablet_id)
-                new = add_node(new, node)
-            del self._tables[table.name]
-            self._tables[root] = new
-            self._save()
-            for old in (*table.tablet_ids, *replaced):
-                self._drop_tablet(old)
-            self._drop_counters([table.counter_key(i) for i in table.sequences])
-            return new
-
-    def drop_partition(self, name: str) -> TableInfo | None:
-        """Drop a tree partition and everything below it, with its tablets (DROP TABLE)."""
-        owner = self.partition_owner(name)
-        if owner is None or owner.partition_schema is None or owner.partition_schema.tree is None:
-            return None
-        self.lock_relations([owner.name, name])
-        with self._lock:
-            table = self.get_table(owner.name)
-            new, dropped = remove_nodes(table, name)
-            self._tables[owner.name] = new
-            self._save()
-            for tablet_id in dropped:
-                self._drop_tablet(tablet_id)
-            return new
-
-    def detach_partition(self, name: str, partition_name: str) -> TableInfo:
-        """Make a named range partition a table of its own, keeping its rows (DETACH)."""
-        self.lock_relations([name, partition_name])
-        with self._lock:
-            table = self.get_table(name)
-            moving = [p for p in table.partitions if p.name == partition_name]
-            if not moving:
-                raise UndefinedTable(f'relation "{partition_name}" is not a partition of "{name}"')
-            if partition_name in self._tables:
-                raise DuplicateTable(f'relation "{partition_name}" already exists')
-            if len(moving) != 1:
-                raise FeatureNotSupported("detaching a hash-partitioned range is not supported")
-            tree = table.partition_schema.tree if table.partition_schema else None
-            if tree is not None:
-                node = tree.find(partition_name)
-                if node is None or node.parent is not None:
-                    raise UndefinedTable(
-                        f'relation "{partition_name}" is not a partition of relation "{name}"'
-                    )
-                self._tables[name] = remove_nodes(table, partition_name)[0]
-            else:
-                kept = tuple(p for p in table.partitions if p.name != partition_name)
-                self._tables[name] = dataclasses.replace(
-                    table, partitions=kept, tablet_ids=tuple(p.tablet_id for p in kept)
-                )
-            detached = TableInfo(
-                table_id=TableId(self._ids.table),
-                name=partition_name,
-                schema=table.schema,
-                tablet_ids=(moving[0].tablet_id,),
-                next_column_id=table.next_column_id,
-                column_order=table.column_order,
-            )
-            self._ids.table += 1
-            self._tables[partition_name] = detached
-            self._save()
-            return detached
-
-    # -- views ------------------------------------------------------------------------------
-
-    def find_view(self, name: str) -> ViewInfo | None:
-        return self._views.get(name)
-
-    def views(self) -> list[ViewInfo]:
-        return sorted(self._views.values(), key=lambda v: v.view_id)
-
-    def create_view(
-        self,
-        name: str,
-        query: str,
-        columns: Sequence[tuple[str, int, int]],
-        relations: Sequence[str],
-        *,
-        replace: bool = False,
-    ) -> ViewInfo:
-        """Create (or, with ``replace``, redefine) a view; its ID comes from the table IDs,
-        so its OID is never another relation's."""
-        self.lock_relations([name])
-        with self._lock:
-            old = self._views.get(name)
-            if old is None and name in self._relation_names():
-                raise DuplicateTable(f'relation "{name}" already exists')
-            if old is not None and not replace:
-                raise DuplicateTable(f'relation "{name}" already exists')
-            if old is not None:
-                view_id = old.view_id
-            else:
-                view_id = self._ids.table
-                self._ids.table += 1
-            view = ViewInfo(view_id, name, query, tuple(columns), tuple(relations))
-            self._views[name] = view
-            self._save()
-            return view
-
-    def dependent_views(self, name: str) -> list[str]:
-        """The views that read relation ``name``, directly or through other views."""
-        return dependents(self._views, name)
-
-    def drop_view(self, name: str, *, cascade: bool = False) -> list[str]:
-        """Drop a view (2BP01 if other views read it, unless ``cascade``); return the names
-        dropped, the view's dependents first."""
-        self.lock_relations([name, *dependents(self._views, name)])
-        with self._lock:
-            if name not in self._views:
-                raise UndefinedTable(f'view "{name}" does not exist')
-            dropped = self._check_dependents(f"view {name}", name, cascade)
-            for view in [*dropped, name]:
-                del self._views[view]
-            self._save()
-            return [*dropped, name]
-
-    def _check_dependents(self, what: str, name: str, cascade: bool) -> list[str]:
-        found = dependents(self._views, name)
-        if found and not cascade:
-            raise DependentObjectsStillExist(
-                f"cannot drop {what} because other objects depend on it",
-                detail="\n".join(f"view {v} depends on {name}" for v in found[:1]),
-                hint="Use DROP ... CASCADE to drop the dependent objects too.",
-            )
-        return found
-
-    def rename_in_views(self, rewrite: Callable[[ViewInfo], ViewInfo]) -> None:
-        """Replace every view by ``rewrite(view)`` (a renamed relation it reads)."""
-        with self._lock:
-            for view in list(self._views.values()):
-                rewritten = rewrite(view)
-                if rewritten != view:
-                    self._views[view.name] = rewritten
-            self._save()
 
     def table_by_id(self, table_id: int) -> TableInfo:
         for table in self._tables.values():

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from psycopg import errors
 
+from tests.support.differential import both, outcome
 from tests.support.servers import make_dsn
 
 pytestmark = pytest.mark.e2e
@@ -130,8 +131,7 @@ def _blocking_scenario(server) -> dict[str, object]:
 
 
 def test_a_blocked_session_shows_who_blocks_it_as_in_postgresql(nyala_server, postgres_server):
-    nyala = _blocking_scenario(nyala_server)
-    assert nyala == _blocking_scenario(postgres_server)
+    nyala = both(_blocking_scenario, nyala_server, postgres_server)
     assert nyala["blocking"] == [["a"], []]
     assert nyala["states"][1][2:4] == ("active", "Lock")
 
@@ -185,8 +185,7 @@ def _relation_wait_scenario(server) -> list[object]:
 
 
 def test_a_session_waiting_for_ddl_shows_a_relation_lock_wait(nyala_server, postgres_server):
-    nyala = _relation_wait_scenario(nyala_server)
-    assert nyala == _relation_wait_scenario(postgres_server)
+    nyala = both(_relation_wait_scenario, nyala_server, postgres_server)
     assert nyala[0] == ("active", "Lock", "relation")
 
 
@@ -251,11 +250,7 @@ def _setup_roles(conn: psycopg.Connection) -> None:
 
 
 def _outcome(conn: psycopg.Connection, sql: str, *args: object) -> object:
-    try:
-        row = conn.execute(sql, args).fetchone()
-    except psycopg.Error as exc:
-        return exc.sqlstate
-    return row[0] if row is not None else None
+    return outcome(conn, sql, args, scalar=True)
 
 
 def _signal_scenario(server) -> dict[str, object]:
@@ -356,8 +351,7 @@ def _signal_scenario(server) -> dict[str, object]:
 
 
 def test_cancel_and_terminate_follow_postgresqls_rules(nyala_server, postgres_server):
-    nyala = _signal_scenario(nyala_server)
-    assert nyala == _signal_scenario(postgres_server)
+    nyala = both(_signal_scenario, nyala_server, postgres_server)
     assert nyala["bob cancels alice"] == errors.InsufficientPrivilege.sqlstate
     assert nyala["bob with pg_signal_backend cancels alice"] is True
     assert nyala["bob sees alice's query"] == "<insufficient privilege>"
@@ -423,8 +417,7 @@ def _readme_scenario(server) -> list[object]:
 
 
 def test_the_readme_recipe_finds_and_stops_a_blocking_session(nyala_server, postgres_server):
-    nyala = _readme_scenario(nyala_server)
-    assert nyala == _readme_scenario(postgres_server)
+    nyala = both(_readme_scenario, nyala_server, postgres_server)
     assert [row[0] for row in nyala[0]] == ["b"]
     assert [row[0] for row in nyala[1]] == ["a"]
     assert nyala[-1] is None  # b got the row once a was terminated

@@ -8,6 +8,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from tests.support.differential import both_connected
+
 pytestmark = [pytest.mark.e2e]
 
 N = 2_000
@@ -15,16 +17,7 @@ N = 2_000
 
 @pytest.fixture
 def servers(nyala_server, postgres_server):
-    return {"nyala": nyala_server.dsn, "postgres": postgres_server.dsn}
-
-
-def _both(servers, fn):
-    results = {}
-    for which, dsn in servers.items():
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            results[which] = fn(conn)
-    assert results["nyala"] == results["postgres"]
-    return results["nyala"]
+    return nyala_server.dsn, postgres_server.dsn
 
 
 def _error(conn: psycopg.Connection, action) -> tuple[str | None, str | None]:
@@ -124,4 +117,4 @@ def test_bulk_loaded_rows_behave_as_in_postgresql(servers):
         )
         return out
 
-    _both(servers, scenario)
+    both_connected(scenario, *servers)

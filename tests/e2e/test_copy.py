@@ -15,6 +15,8 @@ import psycopg
 import pytest
 from psycopg import errors, pq
 
+from tests.support.differential import both, both_connected
+
 pytestmark = pytest.mark.e2e
 
 DDL = """
@@ -36,7 +38,7 @@ ROWS = [
 
 @pytest.fixture
 def servers(nyala_server, postgres_server):
-    return {"nyala": nyala_server.dsn, "postgres": postgres_server.dsn}
+    return nyala_server.dsn, postgres_server.dsn
 
 
 def _fresh(conn: psycopg.Connection, name: str) -> None:
@@ -50,15 +52,6 @@ def _copy_out(conn: psycopg.Connection, statement: str) -> bytes:
         for chunk in copy:
             out += chunk
     return bytes(out)
-
-
-def _both(servers, fn):
-    results = {}
-    for which, dsn in servers.items():
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            results[which] = fn(conn)
-    assert results["nyala"] == results["postgres"]
-    return results["nyala"]
 
 
 def test_write_row_then_copy_out_in_text_and_csv(servers):
@@ -80,7 +73,7 @@ def test_write_row_then_copy_out_in_text_and_csv(servers):
         )
         return tag, stored, text, csv, legacy, query
 
-    tag, stored, text, csv, _, _ = _both(servers, scenario)
+    tag, stored, text, csv, _, _ = both_connected(scenario, *servers)
     assert tag == "COPY 4"
     assert stored == ROWS
     assert text.count(b"\n") == 4 and b"\\N" in text
@@ -105,7 +98,7 @@ def test_copy_rows_read_back_through_psycopg_parsers(servers):
             binary_rows = list(c.rows())
         return text_rows, binary_rows
 
-    text_rows, binary_rows = _both(servers, scenario)
+    text_rows, binary_rows = both_connected(scenario, *servers)
     assert text_rows == [r[:3] for r in ROWS]
     assert binary_rows == [(r[0], r[1], r[2], r[3], r[5]) for r in ROWS]
 
@@ -145,7 +138,7 @@ def test_csv_input_with_options_in_both_syntaxes(servers):
         escaped = conn.execute("select name from copy_csv where id = 7").fetchone()
         return first, rows, legacy, escaped, forced
 
-    first, rows, legacy, escaped, forced = _both(servers, scenario)
+    first, rows, legacy, escaped, forced = both_connected(scenario, *servers)
     assert forced == [(1, None), (2, None), (3, "x")]
     assert first == "COPY 6"
     assert rows[1][1] == "" and rows[2][1] == "" and rows[3][1] == "NULL"
@@ -177,7 +170,9 @@ def _error_of(conn, statement: str, data: str) -> tuple[str, str, str | None, li
     ids=["bad-value", "extra-column", "missing-column", "csv-bad-value-after-header", "open-quote"],
 )
 def test_bad_row_names_its_line_and_writes_nothing(servers, statement, data):
-    sqlstate, message, context, rows = _both(servers, lambda c: _error_of(c, statement, data))
+    sqlstate, message, context, rows = both_connected(
+        lambda c: _error_of(c, statement, data), *servers
+    )
     assert sqlstate in ("22P02", "22P04")
     assert rows == [(100,)]
     assert context is not None and context.startswith("COPY copy_bad, line ")
@@ -204,7 +199,7 @@ def test_bad_row_deep_in_a_large_streamed_copy(servers):
         after = conn.execute("select count(*) from copy_big").fetchone()
         return tag, count, info.value.diag.context.split(",")[:2], after
 
-    tag, count, context, after = _both(servers, scenario)
+    tag, count, context, after = both_connected(scenario, *servers)
     assert tag == "COPY 120000" and count == (120000, 120000 * 120001 // 2)
     assert context == ["COPY copy_big", " line 120001"]
     assert after == (0,)
@@ -229,7 +224,7 @@ def test_header_match(servers):
         answers.append((info.value.sqlstate, info.value.diag.message_primary))
         return answers, conn.execute("select id, name from copy_hm").fetchall()
 
-    answers, rows = _both(servers, scenario)
+    answers, rows = both_connected(scenario, *servers)
     assert answers[0] == "COPY 1" and rows == [(1, "a")]
 
 
@@ -246,7 +241,7 @@ def test_copy_fail_from_the_client_writes_nothing(servers):
             raise RuntimeError("client gave up")
         return conn.execute("select count(*) from copy_fail").fetchone()
 
-    assert _both(servers, scenario) == (0,)
+    assert both_connected(scenario, *servers) == (0,)
 
 
 def test_copy_inside_a_transaction_block_rolls_back_with_it(servers):
@@ -259,7 +254,7 @@ def test_copy_inside_a_transaction_block_rolls_back_with_it(servers):
         after = conn.execute("select count(*) from copy_txn").fetchone()
         return inside, after
 
-    assert _both(servers, scenario) == ((3,), (0,))
+    assert both_connected(scenario, *servers) == ((3,), (0,))
 
 
 @pytest.mark.parametrize(
@@ -286,7 +281,7 @@ def test_option_errors_match_postgresql(servers, statement):
             pass
         return info.value.sqlstate, info.value.diag.message_primary
 
-    _both(servers, scenario)
+    both_connected(scenario, *servers)
 
 
 def test_copy_from_a_server_file_is_refused(nyala_server):
@@ -301,11 +296,11 @@ def test_copy_from_a_server_file_is_refused(nyala_server):
 def test_psql_backslash_copy_both_ways(servers, psql, tmp_path):
     source = tmp_path / "in.csv"
     source.write_text('id,name\n1,one\n2,"two, too"\n3,\n')
-    outputs = {}
-    for which, dsn in servers.items():
+
+    def scenario(dsn: str) -> tuple[str, bytes]:
         with psycopg.connect(dsn, autocommit=True) as conn:
             _fresh(conn, "copy_psql")
-        target = tmp_path / f"out-{which}.txt"
+        target = tmp_path / "out.txt"
         run = subprocess.run(
             [psql, dsn, "-X", "-v", "ON_ERROR_STOP=1",
              "-c", f"\\copy copy_psql (id, name) from '{source}' with (format csv, header)",
@@ -314,9 +309,11 @@ def test_psql_backslash_copy_both_ways(servers, psql, tmp_path):
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
-        outputs[which] = (run.stdout, target.read_bytes())
-    assert outputs["nyala"] == outputs["postgres"]
-    assert outputs["nyala"][1] == b"1\tone\n2\ttwo, too\n3\t\\N\n"
+        written = target.read_bytes()
+        target.unlink()
+        return run.stdout, written
+
+    assert both(scenario, *servers)[1] == b"1\tone\n2\ttwo, too\n3\t\\N\n"
 
 
 def test_binary_copy_in_both_directions_through_psycopg(servers):
@@ -336,7 +333,7 @@ def test_binary_copy_in_both_directions_through_psycopg(servers):
         again = conn.execute("select * from copy_bin order by id").fetchall()
         return tag, stored, again
 
-    tag, stored, again = _both(servers, scenario)
+    tag, stored, again = both_connected(scenario, *servers)
     assert tag == "COPY 4" and stored == ROWS and again == ROWS
 
 
@@ -357,7 +354,7 @@ def test_binary_copy_in_errors_match_postgresql(servers):
             answers.append((info.value.sqlstate, info.value.diag.message_primary))
         return answers
 
-    _both(servers, scenario)
+    both_connected(scenario, *servers)
 
 
 def test_copy_through_the_extended_protocol(servers):
@@ -388,7 +385,7 @@ def test_copy_through_the_extended_protocol(servers):
         assert pgconn.get_result() is None
         return done.status, tag, lines, final
 
-    status, tag, lines, final = _both(servers, scenario)
+    status, tag, lines, final = both_connected(scenario, *servers)
     assert tag == b"COPY 2" and final == b"COPY 2"
     assert lines == [b"1\tone\n", b"2\ttwo\n"]
 
@@ -405,7 +402,7 @@ def test_text_escapes_round_trip_with_a_custom_delimiter(servers):
             copy.write(out + b"9,oct\\101 hex\\x42 bs\\\\ tab\\t comma\\, end\n")
         return out, conn.execute("select id, name from copy_esc order by id").fetchall()
 
-    out, stored = _both(servers, scenario)
+    out, stored = both_connected(scenario, *servers)
     assert b'"quoted"\\, comma' in out
     assert stored[:4] == [(r[0], r[1]) for r in ROWS]
     assert stored[4] == (9, "octA hexB bs\\ tab\t comma, end")
@@ -431,6 +428,6 @@ def test_bytea_in_text_and_csv_input(servers):
             return rows, exc.sqlstate
         return rows, None
 
-    rows, sqlstate = _both(servers, scenario)
+    rows, sqlstate = both_connected(scenario, *servers)
     assert rows[:5] == [(i, v) for i, v in enumerate(values)]
     assert sqlstate == "22023"

@@ -13,6 +13,7 @@ import pytest
 from server import messages as m
 from tests.e2e.test_privileges import README, _connect, _scenario
 from tests.e2e.test_protocol import RawClient, errors
+from tests.support.differential import both, outcome
 
 pytestmark = pytest.mark.e2e
 
@@ -137,9 +138,9 @@ MEMBERSHIP = [
 
 def test_role_membership_matches_postgresql(nyala_server, postgres_server):
     tables = ("pr1", "pr2")
-    nyala = _scenario(nyala_server, MEMBERSHIP, tables)
-    postgres = _scenario(postgres_server, MEMBERSHIP, tables)
-    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    nyala = both(
+        lambda server: _scenario(server, MEMBERSHIP, tables), nyala_server, postgres_server
+    )
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("alice", "select * from pr1")] == [(1, 10)]
     assert outcome[("carol", "set role priv_team")] == "SET"
@@ -154,16 +155,16 @@ def test_psql_du_shows_memberships_as_postgresql_does(nyala_server, postgres_ser
         "grant priv_du_team to priv_du_app",
         "grant pg_read_all_data to priv_du_app",
     ]
-    outputs = []
-    for server in (nyala_server, postgres_server):
+
+    def du(server) -> str:
         server.psql([a for s in setup for a in ("-c", s)], check=True)
         try:
-            outputs.append(server.psql(["-c", r"\du priv_du*"], check=True).stdout)
+            return server.psql(["-c", r"\du priv_du*"], check=True).stdout
         finally:
             for role in ("priv_du_app", "priv_du_team", "priv_du_admin"):
                 server.psql(["-c", f"drop role {role}"], check=True)
-    assert outputs[0] == outputs[1]
-    assert "{pg_read_all_data,priv_du_team}" in outputs[0]
+
+    assert "{pg_read_all_data,priv_du_team}" in both(du, nyala_server, postgres_server)
 
 
 def test_memberships_survive_a_restart(fresh_nyala_server):
@@ -230,8 +231,7 @@ def _readme_membership(server) -> list[object]:
 
 
 def test_the_readme_role_membership_example(nyala_server, postgres_server):
-    nyala = _readme_membership(nyala_server)
-    assert nyala == _readme_membership(postgres_server)
+    nyala = both(_readme_membership, nyala_server, postgres_server)
     outcome = {(who, sql): result for who, sql, result in reversed(nyala)}  # the first of each
     assert outcome[("dana", "select count(*) from metrics")] == [(0,)]
     assert nyala[-6] == ("dana", "select count(*) from metrics", "42501")  # after the REVOKE
@@ -288,9 +288,7 @@ def test_views_are_read_as_their_owner_as_in_postgresql(nyala_server, postgres_s
             for view in ("pv_nested", "pv_alice", "pv_su"):
                 su.execute(f"drop view if exists {view}")
             su.execute("drop role if exists priv_team")
-    nyala = _scenario(nyala_server, VIEWS, ("pv1",))
-    postgres = _scenario(postgres_server, VIEWS, ("pv1",))
-    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    nyala = both(lambda server: _scenario(server, VIEWS, ("pv1",)), nyala_server, postgres_server)
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("bob", "select * from pv_alice order by id")] == [(1,), (2,)]
     assert outcome[("su", "select * from pv_alice")] == "42501"
@@ -335,9 +333,7 @@ SEQUENCES = [
 
 def test_sequence_privileges_match_postgresql(nyala_server, postgres_server):
     tables = ("ps1", "ps2")
-    nyala = _scenario(nyala_server, SEQUENCES, tables)
-    postgres = _scenario(postgres_server, SEQUENCES, tables)
-    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    nyala = both(lambda server: _scenario(server, SEQUENCES, tables), nyala_server, postgres_server)
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("alice", "insert into ps1 (v) values (1)")] == "42501"
     assert outcome[("alice", "insert into ps1 (v) values (2) returning id")] == [(1,)]
@@ -397,8 +393,7 @@ def _connect_scenario(server) -> list[object]:
 
 
 def test_connect_on_the_database_matches_postgresql(nyala_server, postgres_server):
-    nyala = _connect_scenario(nyala_server)
-    assert nyala == _connect_scenario(postgres_server)
+    nyala = both(_connect_scenario, nyala_server, postgres_server)
     assert nyala[2] == "42501" and nyala[3] == "ok"
 
 
@@ -439,9 +434,7 @@ OWNED = [
 
 def test_reassign_and_drop_owned_match_postgresql(nyala_server, postgres_server):
     tables = ("po2", "po1")
-    nyala = _scenario(nyala_server, OWNED, tables)
-    postgres = _scenario(postgres_server, OWNED, tables)
-    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    nyala = both(lambda server: _scenario(server, OWNED, tables), nyala_server, postgres_server)
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("su", "drop owned by priv_carol")] == "DROP OWNED"
 
@@ -464,7 +457,7 @@ def test_nyala_paths_check_privileges_too(nyala_server):
                 ]
                 outcomes: list[object] = []
                 for sql in statements:
-                    outcomes.append(_outcome(reader, sql))
+                    outcomes.append(outcome(reader, sql))
                 for sql in ("copy priv_np to stdout (format arrow)",
                             "copy priv_np from stdin (format arrow)"):  # fmt: skip
                     try:
@@ -475,22 +468,15 @@ def test_nyala_paths_check_privileges_too(nyala_server):
                     except psycopg.Error as exc:
                         outcomes.append(exc.sqlstate)
                 reader.execute("set nyala.read_timestamp = '2020-01-01 00:00:00+00'")
-                outcomes.append(_outcome(reader, "select count(*) from priv_np"))
+                outcomes.append(outcome(reader, "select count(*) from priv_np"))
                 reader.execute("reset nyala.read_timestamp")
                 assert outcomes == ["42501"] * 5
                 su.execute("grant select, insert on priv_np to priv_paths_reader")
-                assert _outcome(reader, statements[1]) == [("priv_np", 1)]
-                assert _outcome(reader, statements[0]) == [(1, 1)]
+                assert outcome(reader, statements[1]) == [("priv_np", 1)]
+                assert outcome(reader, statements[0]) == [(1, 1)]
         finally:
             su.execute("drop table priv_np")
             su.execute("drop role priv_paths_reader")
-
-
-def _outcome(conn: psycopg.Connection, sql: str) -> object:
-    try:
-        return conn.execute(sql).fetchall()
-    except psycopg.Error as exc:
-        return exc.sqlstate
 
 
 DEFAULT_ACLS = (
@@ -534,8 +520,6 @@ DEFAULTS = [
 
 def test_alter_default_privileges_matches_postgresql(nyala_server, postgres_server):
     tables = ("pd1", "pd2", "pd3")
-    nyala = _scenario(nyala_server, DEFAULTS, tables)
-    postgres = _scenario(postgres_server, DEFAULTS, tables)
-    assert [n for n, p in zip(nyala, postgres, strict=True) if n != p] == []
+    nyala = both(lambda server: _scenario(server, DEFAULTS, tables), nyala_server, postgres_server)
     outcome = {(who, sql): out for who, sql, out in nyala}
     assert outcome[("bob", "select * from pd1")] == []

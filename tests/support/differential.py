@@ -25,6 +25,13 @@ both::
 
     with Pair.connect(nyala.dsn, postgres.dsn, SETUP) as pair:
         pair.check("select %s::int[]", ([1, None],), binary=True)
+
+For a scenario that needs connections of its own (several sessions, roles, COPY), ``both``
+runs it against each server and asserts the same result, and ``both_connected`` hands it a
+fresh autocommit connection to each::
+
+    steps = both(blocking_scenario, nyala_server, postgres_server)  # each takes a server
+    tag = both_connected(copy_in, nyala.dsn, postgres.dsn)  # copy_in takes a connection
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ DISAGREEING = CORPUS / "disagreeing.txt"
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 _REASON = "-- differs:"
 T = TypeVar("T")
+S = TypeVar("S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,16 +266,49 @@ def outcome(
     binary: bool = False,
     prepare: bool | None = None,
     messages: bool = False,
+    scalar: bool = False,
 ) -> Any:
-    """What one statement gives on ``conn``: its rows (``fetchall``), or the error's SQLSTATE
-    (with its primary message and detail when ``messages``).  The connection is left usable
+    """What one statement gives on ``conn``: its rows (``fetchall``; with ``scalar``, the
+    first row's first value, None without rows), or the error's SQLSTATE (with its primary
+    message and detail when ``messages``).  The connection is left usable
     (it is in autocommit)."""
     try:
-        return conn.execute(sql, params, binary=binary, prepare=prepare).fetchall()
+        cursor = conn.execute(sql, params, binary=binary, prepare=prepare)
     except psycopg.Error as exc:
         if messages:
             return exc.sqlstate, exc.diag.message_primary, exc.diag.message_detail
         return exc.sqlstate
+    if scalar:
+        row = cursor.fetchone()
+        return None if row is None else row[0]
+    return cursor.fetchall()
+
+
+def both(scenario: Callable[[S], T], nyala: S, postgres: S) -> T:
+    """``scenario`` run against nyala, then against PostgreSQL (a server, a DSN, ...): assert
+    both give the same, naming the steps that differ when both give lists; return nyala's."""
+    ours, theirs = scenario(nyala), scenario(postgres)
+    assert ours == theirs, _difference(ours, theirs)
+    return ours
+
+
+def both_connected(
+    scenario: Callable[[psycopg.Connection[Any]], T], nyala_dsn: str, postgres_dsn: str
+) -> T:
+    """``scenario`` on a fresh autocommit connection to each server (``both``)."""
+
+    def run(dsn: str) -> T:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            return scenario(conn)
+
+    return both(run, nyala_dsn, postgres_dsn)
+
+
+def _difference(ours: object, theirs: object) -> str:
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        steps = [(i, n, p) for i, (n, p) in enumerate(zip(ours, theirs, strict=True)) if n != p]
+        return "steps that differ (index, nyala, postgres): " + repr(steps)
+    return f"nyala {ours!r} != postgres {theirs!r}"
 
 
 @dataclass(frozen=True, slots=True)

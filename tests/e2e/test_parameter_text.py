@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from server import messages as m
-from tests.e2e.test_protocol import RawClient, errors
+from tests.support.raw_client import RawClient, errors
 
 pytestmark = pytest.mark.e2e
 

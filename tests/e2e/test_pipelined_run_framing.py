@@ -17,7 +17,8 @@ import pytest
 
 from server import codec
 from server import messages as m
-from tests.e2e.test_protocol import RawClient, _connector, errors, kinds
+from tests.support.differential import both
+from tests.support.raw_client import RawClient, errors, kinds
 
 pytestmark = pytest.mark.e2e
 
@@ -111,17 +112,16 @@ def test_a_spoilt_row_of_a_framed_run_answers_as_postgresql(
     nyala_server, postgres_server, rows, kind
 ):
     places = [0] if kind is None else [0, rows // 2, rows - 1]
-    answers = []
-    for server in (nyala_server, postgres_server):
-        make, clients = _connector(server)
-        client = make()
+
+    def answers(server) -> list[tuple]:
+        client = RawClient(server.host, server.port)
+        client.startup()
         try:
-            answers.append(
-                [_run(client, rows, kind, at, begin=begin) for at in places for begin in (0, 1)]
-            )
+            return [_run(client, rows, kind, at, begin=begin) for at in places for begin in (0, 1)]
         finally:
             client.close()
-    assert answers[0] == answers[1]
+
+    nyala = both(answers, nyala_server, postgres_server)
     if kind is None:
-        assert answers[0][0][3] == [(str(rows).encode(), str(rows * (rows - 1) // 2).encode(),
-                                     str(rows * (rows - 1)).encode(), str(rows).encode())]  # fmt: skip
+        assert nyala[0][3] == [(str(rows).encode(), str(rows * (rows - 1) // 2).encode(),
+                                str(rows * (rows - 1)).encode(), str(rows).encode())]  # fmt: skip

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from server import messages as m
-from tests.e2e.test_protocol import RawClient, errors
+from tests.support.raw_client import RawClient, errors
 from tests.support.servers import make_dsn
 
 pytestmark = pytest.mark.e2e

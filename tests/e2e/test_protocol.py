@@ -12,92 +12,19 @@ PostgreSQL 15, so every expected sequence is PostgreSQL's own; tests taking
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
 
-from server import codec
 from server import messages as m
+from tests.support.raw_client import RawClient, connector, errors, kinds
 
 pytestmark = pytest.mark.e2e
-
-TIMEOUT_S = 15.0
-
-
-class RawClient:
-    """One TCP connection speaking the frontend side of the protocol."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.sock = socket.create_connection((host, port), timeout=TIMEOUT_S)
-        self.decoder = codec.BackendDecoder()
-        self.pending: list[m.BackendMessage] = []
-        self.key: m.BackendKeyData | None = None
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def send(self, *messages: m.FrontendMessage) -> None:
-        self.sock.sendall(b"".join(codec.encode_frontend(msg) for msg in messages))
-
-    def read_byte(self) -> bytes:
-        return self.sock.recv(1)
-
-    def receive(self) -> m.BackendMessage | None:
-        """The next backend message, or None when the server closed the connection."""
-        while not self.pending:
-            data = self.sock.recv(65536)
-            if not data:
-                return None
-            self.decoder.feed(data)
-            self.pending.extend(self.decoder)
-        return self.pending.pop(0)
-
-    def until_ready(self) -> list[m.BackendMessage]:
-        """Messages up to and including the next ReadyForQuery."""
-        messages: list[m.BackendMessage] = []
-        while True:
-            message = self.receive()
-            assert message is not None, f"connection closed after {messages}"
-            messages.append(message)
-            if isinstance(message, m.ReadyForQuery):
-                return messages
-
-    def startup(self, user: str = "nyala", database: str = "nyala") -> list[m.BackendMessage]:
-        self.send(m.StartupMessage(parameters={"user": user, "database": database}))
-        messages = self.until_ready()
-        self.key = next(msg for msg in messages if isinstance(msg, m.BackendKeyData))
-        return messages
-
-    def query(self, sql: str) -> list[m.BackendMessage]:
-        self.send(m.Query(sql))
-        return self.until_ready()
-
-
-def kinds(messages: list[m.BackendMessage]) -> str:
-    return " ".join(type(msg).TYPE.decode() for msg in messages)
-
-
-def errors(messages: list[m.BackendMessage]) -> list[str | None]:
-    return [msg.get("C") for msg in messages if isinstance(msg, m.ErrorResponse)]
-
-
-def _connector(server):
-    clients: list[RawClient] = []
-
-    def make(startup: bool = True) -> RawClient:
-        client = RawClient(server.host, server.port)
-        clients.append(client)
-        if startup:
-            client.startup()
-        return client
-
-    return make, clients
 
 
 @pytest.fixture(params=["nyala", "postgres"])
 def connect(request):
-    make, clients = _connector(request.getfixturevalue(f"{request.param}_server"))
+    make, clients = connector(request.getfixturevalue(f"{request.param}_server"))
     yield make
     for client in clients:
         client.close()
@@ -105,7 +32,7 @@ def connect(request):
 
 @pytest.fixture
 def connect_nyala(nyala_server):
-    make, clients = _connector(nyala_server)
+    make, clients = connector(nyala_server)
     yield make
     for client in clients:
         client.close()
@@ -506,7 +433,7 @@ def test_libpq_style_pipelines_with_describe_match_postgresql(
     keys = [(100 if i == fail_at else i + 1, 1) for i in range(8)]
     answers = []
     for server in (nyala_server, postgres_server):
-        make, clients = _connector(server)
+        make, clients = connector(server)
         client = make()
         try:
             answers.append(
@@ -523,7 +450,7 @@ def test_a_failed_batch_then_another_pipeline_in_the_same_packet(nyala_server, p
     is answered in order."""
     answers = []
     for server in (nyala_server, postgres_server):
-        make, clients = _connector(server)
+        make, clients = connector(server)
         client = make()
         try:
             client.query("drop table if exists batch_rows")
@@ -609,7 +536,7 @@ def test_pipelined_updates_and_deletes_match_postgresql(nyala_server, postgres_s
     answer as PostgreSQL does, tag by tag; a failing row leaves nothing of the run behind."""
     answers = []
     for server in (nyala_server, postgres_server):
-        make, _ = _connector(server)
+        make, _ = connector(server)
         client = make()
         try:
             answers.append(
@@ -633,7 +560,7 @@ def test_pipelined_multi_row_inserts_match_postgresql(
     failing row (a duplicate key, or a NULL in a NOT NULL column) leaves nothing behind."""
     answers = []
     for server in (nyala_server, postgres_server):
-        make, _ = _connector(server)
+        make, _ = connector(server)
         client = make()
         try:
             key = "k int primary key" if keyed else "k int"

@@ -12,8 +12,8 @@ import pytest
 
 from server import messages as m
 from tests.e2e.test_privileges import README, _connect, _scenario
-from tests.e2e.test_protocol import RawClient, errors
 from tests.support.differential import both, outcome
+from tests.support.raw_client import RawClient, errors
 
 pytestmark = pytest.mark.e2e
 

@@ -13,11 +13,8 @@ kind's statistics of the measured rows alone land in DIR/KIND.pstats.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,7 +24,7 @@ from typing import Any
 import psycopg
 
 from bench import datasets
-from bench.statement_cost import _cpu_seconds, _settle, _wait_for
+from bench.process_cpu import measured_server, server_cpu, settle
 from bench.workloads.jdbc_batch import JAR, SOURCE, _url
 from tests.support.servers import NyalaServer
 
@@ -65,7 +62,7 @@ def _psycopg_kind(
 
 
 def _measure(
-    server: NyalaServer, kind: str, rows: int, table_rows: int, out: Path | None, classes: str
+    server: NyalaServer, kind: str, rows: int, table_rows: int, pstats: Path | None, classes: str
 ) -> float:
     """Server CPU seconds of ``rows`` rows of ``kind``."""
     assert server.pid is not None
@@ -75,25 +72,17 @@ def _measure(
         if not kind.startswith("jdbc"):
             run = _psycopg_kind(conn, kind, rows, table_rows)
             run(0, min(2000, rows // 5))  # warm: plans made, first-run costs paid
-        _settle(server.pid)
-        if out is not None:
-            os.kill(server.pid, signal.SIGUSR1)
-            _wait_for(out.with_suffix(".marked"))
-            out.with_suffix(".marked").unlink()
-        before = _cpu_seconds(server.pid)
-        if run is not None:
-            run(min(2000, rows // 5), rows)
-        else:
-            url = _url(server.dsn, rewrite=kind == "jdbc_rewritten")
-            subprocess.run(
-                ["java", "-cp", f"{JAR}:{classes}", "JdbcBatch", url, str(rows), "1000"],
-                capture_output=True, text=True, timeout=1800, check=True,
-            )  # fmt: skip
-        cpu = _cpu_seconds(server.pid) - before
-        if out is not None:
-            os.kill(server.pid, signal.SIGUSR2)
-            _wait_for(out)
-    return cpu
+        settle(server.pid)
+        with server_cpu(server, pstats) as measured:
+            if run is not None:
+                run(min(2000, rows // 5), rows)
+            else:
+                url = _url(server.dsn, rewrite=kind == "jdbc_rewritten")
+                subprocess.run(
+                    ["java", "-cp", f"{JAR}:{classes}", "JdbcBatch", url, str(rows), "1000"],
+                    capture_output=True, text=True, timeout=1800, check=True,
+                )  # fmt: skip
+    return measured.cpu_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,21 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         for kind in args.only.split(","):
             if kind.startswith("jdbc") and not Path(classes).exists():
                 subprocess.run(["javac", "-cp", str(JAR), "-d", classes, str(SOURCE)], check=True)
-            program: tuple[str, ...] = (sys.executable, "-m", "server")
-            out = None
-            if args.profile is not None:
-                args.profile.mkdir(parents=True, exist_ok=True)
-                out = args.profile.resolve() / f"{kind}.pstats"
-                out.unlink(missing_ok=True)
-                program = (sys.executable, "-m", "bench.profiled_server", str(out))
-            server = NyalaServer(Path(tmp) / kind, program=program).start()
-            try:
+            pstats = None if args.profile is None else args.profile.resolve() / f"{kind}.pstats"
+            with measured_server(Path(tmp) / kind, pstats) as server:
                 started = time.perf_counter()
-                cpu = _measure(server, kind, args.rows, args.table_rows, out, classes)
+                cpu = _measure(server, kind, args.rows, args.table_rows, pstats, classes)
                 print(f"{kind:15s} server CPU {cpu / args.rows * 1e6:7.1f} us/row   "
                       f"(whole run {time.perf_counter() - started:.1f} s)", flush=True)  # fmt: skip
-            finally:
-                server.stop()
     return 0
 
 

@@ -1,4 +1,4 @@
-"""CPU seconds of the processes behind a Spark figure, read from /proc around each run.
+"""CPU seconds of the processes behind a figure, read from /proc around each run.
 
 On a machine other people's test suites keep busy, a wall-clock figure says
 little about where a read or write spends its work; the CPU time each
@@ -6,13 +6,24 @@ process used does.  A run is split by process kind: the nyala server,
 PostgreSQL (the postmaster and the backends it reaped), Spark's JVM, and
 Spark's Python worker daemons (with the workers they forked and reaped).
 Linux only; elsewhere every figure is empty.
+
+``measured_server`` and ``server_cpu`` serve the per-statement and per-row benches
+(``bench.statement_cost``, ``bench.batch_cost``): a nyala server, optionally under
+cProfile (``bench.profiled_server``), and its own CPU over one block of work.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import signal
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.support.servers import NyalaServer
 
 NYALA_SERVER = "nyala server"
 POSTGRES = "PostgreSQL"
@@ -90,3 +101,75 @@ def _processes() -> Iterator[tuple[int, int, str, float, float]]:
             (utime + stime) / _TICKS,
             (cutime + cstime) / _TICKS,
         )
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds process ``pid`` has used itself (user and system, not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def settle(pid: int, timeout_s: float = 60.0) -> None:
+    """Wait until the server's background work (flushes of the loaded rows) has ended, so
+    it is not counted as the measured work's CPU."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(0.5)
+        if cpu_seconds(pid) - before < 0.02:
+            return
+
+
+@dataclasses.dataclass
+class Measured:
+    """What ``server_cpu`` measured, once its block has ended."""
+
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+
+
+@contextlib.contextmanager
+def measured_server(data_dir: Path, pstats: Path | None = None) -> Iterator[NyalaServer]:
+    """A nyala server on ``data_dir`` for the block, under cProfile writing to ``pstats``
+    (``bench.profiled_server``) when given."""
+    program: tuple[str, ...] = (sys.executable, "-m", "server")
+    if pstats is not None:
+        pstats.parent.mkdir(parents=True, exist_ok=True)
+        program = (sys.executable, "-m", "bench.profiled_server", str(pstats.resolve()))
+    server = NyalaServer(data_dir, program=program).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def server_cpu(server: NyalaServer, pstats: Path | None = None) -> Iterator[Measured]:
+    """The server's own CPU seconds (and the wall seconds) over the block; with ``pstats``
+    (the ``measured_server`` profiled there), its cProfile statistics of the block alone
+    land in that file."""
+    pid = server.pid
+    assert pid is not None
+    if pstats is not None:
+        marked = pstats.with_suffix(".marked")
+        pstats.unlink(missing_ok=True)
+        marked.unlink(missing_ok=True)
+        os.kill(pid, signal.SIGUSR1)
+        _wait_for(marked)
+        marked.unlink()
+    measured = Measured()
+    before, started = cpu_seconds(pid), time.perf_counter()
+    yield measured
+    measured.cpu_s = cpu_seconds(pid) - before
+    measured.wall_s = time.perf_counter() - started
+    if pstats is not None:
+        os.kill(pid, signal.SIGUSR2)
+        _wait_for(pstats)
+
+
+def _wait_for(path: Path, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the profiled server wrote no {path}")
+        time.sleep(0.05)

@@ -14,45 +14,15 @@ alone (not the loading, flushing and warm-up before them) land in DIR/KIND.pstat
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import signal
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from tests.support.servers import NyalaServer
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-def _settle(pid: int, timeout_s: float = 60.0) -> None:
-    """Wait until the server's background work (flushes of the loaded rows) has ended, so
-    it is not counted as the statements' CPU."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        before = _cpu_seconds(pid)
-        time.sleep(0.5)
-        if _cpu_seconds(pid) - before < 0.02:
-            return
-
-
-def _wait_for(path: Path, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the profiled server wrote no {path}")
-        time.sleep(0.05)
+from bench.process_cpu import measured_server, server_cpu, settle
 
 
 def _setup(conn: psycopg.Connection[Any], rows: int) -> None:
@@ -135,40 +105,22 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.only.split(",") if args.only else list(kinds)
     with tempfile.TemporaryDirectory(prefix="nyala-cost-") as tmp:
         for kind in chosen:
-            program: tuple[str, ...] = (sys.executable, "-m", "server")
-            out = None
-            if args.profile is not None:
-                args.profile.mkdir(parents=True, exist_ok=True)
-                out = args.profile.resolve() / f"{kind}.pstats"
-                program = (sys.executable, "-m", "bench.profiled_server", str(out))
-            server = NyalaServer(Path(tmp) / kind, program=program).start()
-            try:
-                with psycopg.connect(server.dsn, autocommit=True) as conn:
-                    _setup(conn, args.rows)
-                    assert server.pid is not None
-                    _settle(server.pid)
-                    with conn.cursor() as cur:
-                        for i in range(200):  # warm: plans made, first-run costs paid
-                            kinds[kind](cur, args.count + i)
-                        assert server.pid is not None
-                        if out is not None:
-                            out.unlink(missing_ok=True)
-                            out.with_suffix(".marked").unlink(missing_ok=True)
-                            os.kill(server.pid, signal.SIGUSR1)
-                            _wait_for(out.with_suffix(".marked"))
-                            out.with_suffix(".marked").unlink()
-                        before, started = _cpu_seconds(server.pid), time.perf_counter()
+            pstats = None if args.profile is None else args.profile.resolve() / f"{kind}.pstats"
+            with (
+                measured_server(Path(tmp) / kind, pstats) as server,
+                psycopg.connect(server.dsn, autocommit=True) as conn,
+            ):
+                _setup(conn, args.rows)
+                assert server.pid is not None
+                settle(server.pid)
+                with conn.cursor() as cur:
+                    for i in range(200):  # warm: plans made, first-run costs paid
+                        kinds[kind](cur, args.count + i)
+                    with server_cpu(server, pstats) as measured:
                         for i in range(args.count):
                             kinds[kind](cur, i)
-                        cpu = _cpu_seconds(server.pid) - before
-                        wall = time.perf_counter() - started
-                        if out is not None:
-                            os.kill(server.pid, signal.SIGUSR2)
-                            _wait_for(out)
-                print(f"{kind:14s} server CPU {cpu / args.count * 1e6:8.1f} us/statement   "
-                      f"wall {wall / args.count * 1e6:8.1f} us", flush=True)  # fmt: skip
-            finally:
-                server.stop()
+            print(f"{kind:14s} server CPU {measured.cpu_s / args.count * 1e6:8.1f} us/statement   "
+                  f"wall {measured.wall_s / args.count * 1e6:8.1f} us", flush=True)  # fmt: skip
     return 0
 
 

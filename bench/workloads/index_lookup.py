@@ -15,13 +15,11 @@ still reorganising the rows just loaded.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
-
-import psycopg
 
 from bench.context import Context
 from bench.measure import NYALA, POSTGRES, stopwatch
+from tests.support.maintenance import wait_for_quiet_maintenance
 
 log = logging.getLogger(__name__)
 
@@ -66,31 +64,13 @@ def _create(ctx: Context, rows: int) -> None:
                 conn.execute("vacuum analyze indexed_lookup")
             conn.execute("checkpoint")
             if system == NYALA:
-                waited = _wait_for_maintenance(conn, _QUIET_TIMEOUT_S)
+                waited = wait_for_quiet_maintenance(conn, _QUIET_TIMEOUT_S)
                 rowsets = conn.execute(
                     "select count(*) from nyala_rowsets "
                     "where table_name = 'indexed_lookup' and kind = 'DiskRowSet'"
                 ).fetchone()
                 log.info("nyala's maintenance settled after %.1f s; the table has %s DiskRowSets",
                          waited, rowsets[0] if rowsets else "?")  # fmt: skip
-
-
-def _wait_for_maintenance(conn: psycopg.Connection[Any], timeout_s: float) -> float:
-    """Seconds until nyala runs no maintenance op and scores none worth running, two polls
-    in a row; raises when ``timeout_s`` passes first (a figure taken mid-compaction would
-    measure the compaction)."""
-    started = time.monotonic()
-    quiet = 0
-    while quiet < 2:
-        if time.monotonic() - started > timeout_s:
-            raise TimeoutError(f"nyala's maintenance still busy after {timeout_s:.0f} s")
-        busy = conn.execute(
-            "select count(*) from nyala_maintenance "
-            "where state = 'running' or (state = 'registered' and score > 0)"
-        ).fetchone()
-        quiet = quiet + 1 if busy is not None and busy[0] == 0 else 0
-        time.sleep(0.5)
-    return time.monotonic() - started
 
 
 def _median_ms(

@@ -6,7 +6,6 @@ returns and what a scan (``code + 0``, which no index serves) returns."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import psycopg
 import pytest
 
 from tests.support.differential import Pair
+from tests.support.maintenance import wait_for_quiet_maintenance
 from tests.support.servers import NyalaServer, PostgresServer
 
 pytestmark = pytest.mark.e2e
@@ -72,19 +72,6 @@ def _check(pair: Pair, step: str) -> None:
         assert scanned == by_index, (step, sql, params)
 
 
-def _wait_for_maintenance(conn: psycopg.Connection[Any], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    quiet = 0
-    while quiet < 2:
-        assert time.monotonic() < deadline, "maintenance never settled"
-        busy = conn.execute(
-            "select count(*) from nyala_maintenance "
-            "where state = 'running' or (state = 'registered' and score > 0)"
-        ).fetchone()
-        quiet = quiet + 1 if busy is not None and busy[0] == 0 else 0
-        time.sleep(0.2)
-
-
 def test_index_lookups_after_writes_flushes_compactions_and_ddl(pair):
     nyala, postgres = pair
     _check(pair, "loaded and flushed")
@@ -101,7 +88,7 @@ def test_index_lookups_after_writes_flushes_compactions_and_ddl(pair):
             f"from generate_series({low}::bigint, {low + 2999}::bigint) as g(i)",
             "checkpoint",
         )
-    _wait_for_maintenance(nyala)
+    wait_for_quiet_maintenance(nyala, 120, poll_s=0.2)
     merged = nyala.execute(
         "select count(*) from nyala_maintenance where kind = 'CompactRowSetsOp' "
         "and state <> 'registered'"

@@ -53,7 +53,7 @@ class BlockCache(Generic[V]):
         entry = self._entries.get(key)
         if entry is None:
             return None
-        try:
+        try:  # noqa: SIM105  # contextlib.suppress costs a hit several times more
             self._entries.move_to_end(key)
         except KeyError:
             pass  # evicted since the get: the value is still the block's (cfiles are immutable)
@@ -63,15 +63,10 @@ class BlockCache(Generic[V]):
     def get_or_load(
         self, owner: int, idx: int, load: Callable[[], V], size_of: Callable[[V], int]
     ) -> V:
+        found = self.get(owner, idx)
+        if found is not None:
+            return found
         key = (owner, idx)
-        entry = self._entries.get(key)
-        if entry is not None:
-            try:
-                self._entries.move_to_end(key)
-            except KeyError:
-                pass  # evicted since the get: the value is still the block's
-            self.hits += 1
-            return entry[0]
         with self._lock:
             self.misses += 1
         value = load()

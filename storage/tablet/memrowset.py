@@ -284,14 +284,13 @@ class MemRowSet:
         end = len(rows) if upper is None else rows.bisect_left(upper)
         keys: list[bytes] = []
         out: list[Row] = []
+        spans: list[tuple[InsertSegment, int, int]] = []
         if not self._segments:
             if end == start:  # an index lookup's usual MemRowSet: nothing in the range
                 return keys, out
             if end - start > most:
                 return None
-            spans = []
         else:
-            spans = []
             for segment in self._segments:
                 lo, hi = segment.span(lower, upper)
                 if hi > lo:

@@ -42,13 +42,13 @@ class TabletRegistry:
         return tablet
 
     def find(self, tablet_id: TabletId) -> Tablet | None:
-        """The open tablet with this id, or None (also for an offline one)."""
-        with self._lock:
-            return self._tablets.get(tablet_id)
+        """The open tablet with this id, or None (also for an offline one).  No lock: one
+        ``dict.get`` is atomic under the GIL, and the writers below change the dict with
+        single ``dict`` operations, so a reader sees a tablet before or after a change."""
+        return self._tablets.get(tablet_id)
 
     def __contains__(self, tablet_id: TabletId) -> bool:
-        with self._lock:
-            return tablet_id in self._tablets
+        return tablet_id in self._tablets
 
     def __len__(self) -> int:
         with self._lock:

@@ -6,6 +6,11 @@ same blocks again and again.  One process-wide LRU keeps the most recently
 used decoded blocks up to ``capacity_bytes`` (``reader.BLOCK_CACHE``, beside the
 Block type it holds); cfiles are immutable, so an
 entry never goes stale (each opened reader has its own key space).
+
+A hit takes no lock: ``OrderedDict.get`` and ``move_to_end`` are single C calls on keys
+of ints (no Python ``__hash__``/``__eq__`` runs), so under the GIL each is atomic against
+the locked insert and eviction; a hit racing the eviction of its own entry still returns
+the value it got, and only the LRU order and the hit count may be off by that one hit.
 """
 
 from __future__ import annotations
@@ -41,16 +46,28 @@ class BlockCache(Generic[V]):
     def bytes_used(self) -> int:
         return self._bytes
 
+    def get(self, owner: int, idx: int) -> V | None:
+        """The cached block, or None: the lock-free hit of ``get_or_load``, for callers that
+        would otherwise build a ``load`` closure per call."""
+        key = (owner, idx)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        try:  # noqa: SIM105  # contextlib.suppress costs a hit several times more
+            self._entries.move_to_end(key)
+        except KeyError:
+            pass  # evicted since the get: the value is still the block's (cfiles are immutable)
+        self.hits += 1
+        return entry[0]
+
     def get_or_load(
         self, owner: int, idx: int, load: Callable[[], V], size_of: Callable[[V], int]
     ) -> V:
+        found = self.get(owner, idx)
+        if found is not None:
+            return found
         key = (owner, idx)
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return entry[0]
             self.misses += 1
         value = load()
         size = size_of(value)

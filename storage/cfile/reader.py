@@ -92,6 +92,9 @@ class CFileReader:
 
     def read_block(self, idx: int) -> Block:
         """Block ``idx``, decoded, from the process's block cache when it is there."""
+        block = BLOCK_CACHE.get(self._cache_owner, idx)
+        if block is not None:
+            return block
         return BLOCK_CACHE.get_or_load(
             self._cache_owner, idx, lambda: self._decode_block(idx), Block.nbytes
         )
@@ -99,6 +102,9 @@ class CFileReader:
     def read_block_arrow(self, idx: int) -> pa.Array:
         """Block ``idx`` whole as the column's Arrow type, kept in ``ARROW_BLOCKS``: a point
         read's value is a zero-copy slice of it, not a decode of the row."""
+        array = ARROW_BLOCKS.get(self._arrow_owner, idx)
+        if array is not None:
+            return array
         return ARROW_BLOCKS.get_or_load(
             self._arrow_owner, idx, lambda: self.read_block(idx).to_arrow(), _arrow_nbytes
         )

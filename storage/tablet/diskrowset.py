@@ -41,6 +41,7 @@ from storage.row_change import (
 )
 from storage.scan_stats import ScanStats
 from storage.schema import Schema
+from storage.tablet import row_blocks
 from storage.tablet.bloom import BloomFilter
 from storage.tablet.delta_apply import resolve_column, resolve_live, scatter
 from storage.tablet.delta_file import DeltaFile, write_delta_file
@@ -59,6 +60,8 @@ from storage.tablet.rowset_files import (
 from storage.tablet.schema_change import RowMapper
 from storage.timestamp import Timestamp
 
+_ABSENT = object()
+"""``_row_changes`` of a row not there at the snapshot."""
 _FEW_ROWS = 64
 """Up to this many candidate rows (and a small share of their block), predicates run on just
 those rows rather than on the whole block."""
@@ -115,6 +118,9 @@ class DiskRowSet:
         self.undo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["undo"])
         self.redo: tuple[DeltaFile, ...] = tuple(self._open_delta(d) for d in meta["redo"])
         self.dms = DeltaMemStore(schema)
+        self._row_block_owners: row_blocks.Owners = {}
+        """``row_blocks`` key spaces by projection (checked against ``_columns``, which a
+        delta compaction or schema change replaces)."""
 
     def _has_file(self, column_id: int) -> bool:
         return (self.directory / f"col-{column_id}.cfile").exists()
@@ -493,6 +499,46 @@ class DiskRowSet:
         can be in progress), so this is a scan's ``visible_records`` (the committed prefix
         at or below the snapshot, or the whole chain when ``reader`` wrote its newest
         entry) without walking a hot row's whole history."""
+        changed = self._row_changes(rowid, column_ids, snapshot, reader)
+        if changed is _ABSENT:
+            return None
+        return self._row_arrays(rowid, column_ids, cast("dict[int, object] | None", changed), stats)
+
+    def read_row_batch(
+        self,
+        rowid: int,
+        column_ids: tuple[ColumnId, ...],
+        arrow_schema: pa.Schema,
+        snapshot: int,
+        reader: TxnState | None,
+        stats: ScanStats,
+    ) -> pa.RecordBatch | list[pa.Array] | None:
+        """``read_row``, as a one-row slice of the block's cached batch of ``column_ids``
+        (``row_blocks``) when the row's values are its base values and every column's file
+        gives ``arrow_schema``'s type: one slice rather than one per column and a batch."""
+        changed = self._row_changes(rowid, column_ids, snapshot, reader)
+        if changed is _ABSENT:
+            return None
+        if not changed and column_ids:
+            columns = self._columns
+            owner = row_blocks.owner_of(self._row_block_owners, columns, column_ids, arrow_schema)
+            idx, position = self.key_index.block_of(rowid)
+            block = (
+                None
+                if owner is None
+                else row_blocks.block_batch(owner, columns, column_ids, arrow_schema, idx)
+            )
+            if block is not None:
+                stats.rowsets_read += 1
+                stats.blocks_read += len(column_ids)
+                return block.slice(position, 1)
+        return self._row_arrays(rowid, column_ids, cast("dict[int, object] | None", changed), stats)
+
+    def _row_changes(
+        self, rowid: int, column_ids: tuple[ColumnId, ...], snapshot: int, reader: TxnState | None
+    ) -> dict[int, object] | None | object:
+        """What the DeltaMemStore chain changes of ``column_ids`` of a row no delta file
+        changes, by column index (None: no visible entry), or ``_ABSENT``."""
         changed: dict[int, object] | None = None
         chain = self.dms.chains.get(rowid)
         end = len(chain) if chain else 0
@@ -505,7 +551,7 @@ class DiskRowSet:
         if end:
             kind = chain[end - 1].kind
             if kind is MutationKind.DELETE:
-                return None
+                return _ABSENT
             changed = {}
             wanted = {self.schema.index_of(c) for c in column_ids}
             for at in range(end - 1, -1, -1):
@@ -524,7 +570,16 @@ class DiskRowSet:
                             changed.setdefault(index, row[index])
                     break
         elif self._deleted[rowid]:
-            return None
+            return _ABSENT
+        return changed
+
+    def _row_arrays(
+        self,
+        rowid: int,
+        column_ids: tuple[ColumnId, ...],
+        changed: dict[int, object] | None,
+        stats: ScanStats,
+    ) -> list[pa.Array]:
         stats.rowsets_read += 1
         schema = self.schema
         idx, position = self.key_index.block_of(rowid)

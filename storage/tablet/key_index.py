@@ -177,6 +177,9 @@ class KeyIndex:
         return self._reader.size_bytes
 
     def _block(self, idx: int) -> _KeyBlock:
+        block = KEY_BLOCKS.get(self._owner, idx)
+        if block is not None:
+            return block
         return KEY_BLOCKS.get_or_load(
             self._owner, idx, lambda: _KeyBlock(self._reader.read_block(idx).to_arrow()),
             lambda b: b.nbytes,

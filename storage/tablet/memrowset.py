@@ -282,20 +282,27 @@ class MemRowSet:
         rows = self._rows
         start = 0 if lower is None else rows.bisect_left(lower)
         end = len(rows) if upper is None else rows.bisect_left(upper)
-        spans = []
-        for segment in self._segments:
-            lo, hi = segment.span(lower, upper)
-            if hi > lo:
-                spans.append((segment, lo, hi))
-        if end - start + sum(hi - lo for _, lo, hi in spans) > most:
-            return None
         keys: list[bytes] = []
         out: list[Row] = []
-        for key, row in rows.items()[start:end]:
-            visible = _visible(row, snapshot, reader)
-            if visible is not None:
-                keys.append(key)
-                out.append(visible)
+        spans: list[tuple[InsertSegment, int, int]] = []
+        if not self._segments:
+            if end == start:  # an index lookup's usual MemRowSet: nothing in the range
+                return keys, out
+            if end - start > most:
+                return None
+        else:
+            for segment in self._segments:
+                lo, hi = segment.span(lower, upper)
+                if hi > lo:
+                    spans.append((segment, lo, hi))
+            if end - start + sum(hi - lo for _, lo, hi in spans) > most:
+                return None
+        if end > start:
+            for key, row in rows.items()[start:end]:
+                visible = _visible(row, snapshot, reader)
+                if visible is not None:
+                    keys.append(key)
+                    out.append(visible)
         for segment, lo, hi in spans:
             if segment.is_visible(snapshot, reader):
                 kept = (lo + np.flatnonzero(~segment.moved[lo:hi])).tolist()

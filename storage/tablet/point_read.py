@@ -48,6 +48,8 @@ def read_keys(
 ) -> pa.RecordBatch:
     """The ``columns`` of the rows with encoded primary keys ``keys`` visible at
     ``snapshot`` to ``reader`` (absent keys are skipped); the caller holds the tablet lock."""
+    if len(keys) == 1:
+        return _read_one(schema, memrowsets, rowsets, keys[0], columns, snapshot, reader, stats)
     keys = sorted(set(keys))
     parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
     rows: list[Row] = []
@@ -60,6 +62,68 @@ def read_keys(
     if rowsets:
         found += _read_rowsets(rowsets, keys, columns, snapshot, reader, stats, parts)
     return _batch(schema, columns, parts, found, stats)
+
+
+def _read_one(
+    schema: Schema,
+    memrowsets: list[MemRowSet],
+    rowsets: list[DiskRowSet],
+    key: bytes,
+    columns: tuple[ColumnId, ...],
+    snapshot: Timestamp,
+    reader: TxnState | None,
+    stats: ScanStats,
+) -> pa.RecordBatch:
+    """``read_keys`` of one key (a prepared point select's, an UPDATE's current row): the
+    same sources asked in the same order with the same checks and counts, but no sort and
+    no per-column lists; a DiskRowSet row of base values is a slice of its block's cached
+    batch (``DiskRowSet.read_row_batch``), returned as it is when it is the only row."""
+    found: list[pa.RecordBatch | list[pa.Array]] = []
+    rows: list[Row] = []
+    for memrowset in memrowsets:
+        row = memrowset.read(key, snapshot, reader)
+        if row is not None:
+            rows.append(row)
+    if rows:
+        stats.memrowset_rows_scanned += len(rows)
+        for row in rows:
+            found.append(
+                [
+                    from_storage_values([row[schema.index_of(c)]], schema.column(c).type)
+                    for c in columns
+                ]
+            )
+    arrow_schema = _arrow_schema(schema, columns) if columns else None
+    at = int(snapshot)
+    for rowset in rowsets:
+        if key < rowset.min_key or key > rowset.max_key or not rowset.bloom.may_contain(key):
+            stats.rowsets_skipped += 1
+            continue
+        rowid = rowset.key_index.find(key)
+        if rowid is None:
+            stats.rowsets_skipped += 1
+            continue
+        if rowset.files_change(rowid, at):
+            stats.rowsets_read += 1
+            live, values = rowset.read_rows(np.array([rowid], np.int64), columns, at, reader, stats)
+            if len(live):
+                found.append([values[c][0] for c in columns])
+            continue
+        if arrow_schema is None:
+            read = rowset.read_row(rowid, columns, at, reader, stats)
+        else:
+            read = rowset.read_row_batch(rowid, columns, arrow_schema, at, reader, stats)
+        if read is not None:
+            found.append(read)
+    if len(found) == 1 and isinstance(found[0], pa.RecordBatch):
+        stats.rows_returned += 1
+        return found[0]
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    for one in found:
+        arrays = one.columns if isinstance(one, pa.RecordBatch) else one
+        for column_id, array in zip(columns, arrays, strict=True):
+            parts[column_id].append(array)
+    return _batch(schema, columns, parts, len(found), stats)
 
 
 def read_range(

@@ -172,6 +172,8 @@ class Tablet:
         self.row_locks = RowLockTable()
         """Row locks that are not provisional writes (row_locks.py); under the tablet lock."""
         self._key_types = [c.type for c in schema.key_columns]
+        self._checked_columns: dict[tuple[ColumnId, ...], Schema] = {}
+        """Projections ``read_keys`` found in the schema (the one they were checked against)."""
         self.directory = directory
         doc = doc or {}
         self.flushed_ts = Timestamp(doc.get("flushed_ts", 0))
@@ -892,8 +894,12 @@ class Tablet:
     ) -> pa.RecordBatch:
         """Kudu's point read: ``columns`` of the rows whose encoded primary keys are ``keys``,
         as a scan at ``snapshot`` by ``reader`` would see them (``point_read``)."""
-        for column_id in columns:
-            self._column_schema(column_id)
+        if self._checked_columns.get(columns) is not self.schema:
+            for column_id in columns:
+                self._column_schema(column_id)
+            if len(self._checked_columns) >= 256:
+                self._checked_columns.clear()
+            self._checked_columns[columns] = self.schema
         stats = stats or ScanStats()
         before = stats.delta_stores_read
         with self._lock:

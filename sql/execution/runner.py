@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -33,6 +33,7 @@ from storage.data_type import TabletId
 from storage.errors import OutOfMemory
 from storage.predicate import PredicateKind, ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
+from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -179,20 +180,23 @@ class QueryRunner:
         them through); None for any other query, which ``run`` answers."""
         if compiled.direct is None:
             return None
-        compiled.duckdb_params(params, now)
-        scan = compiled.views[0].scan
+        compiled.check_params(params)
+        binding = compiled.views[0]
+        if binding.snapshot is not None or self._read_snapshot() is not None:
+            return None  # a time-travel read: ``run`` checks its snapshot first
+        scan = binding.scan
         spec = execution_spec(scan, params)
-        table = scan.table
-        if not _is_direct(compiled, spec, self._read_snapshot()):
+        if not _is_pushed(compiled, spec):
             return None
+        table = scan.table
         lookup = index_scan.choose(table, spec, scan.partial_indexes)
-        found: Iterator[tuple[TabletId, pa.RecordBatch]]
+        found: list[tuple[TabletId, pa.RecordBatch]]
         by_key = lookup is not None
         if lookup is not None:
             keys = index_scan.short_keys(txn, table, lookup, spec)
             if keys is None:
                 return None  # a long read: ``run`` streams it
-            found = index_scan.scan(txn, table, lookup, spec, scan.tablet_ids(spec), keys)
+            found = point_read.read(txn, keys, spec, scan.tablet_ids(spec), lookup.implied)
         else:
             points = point_read.keys_of(table, spec)
             if points is None:
@@ -201,11 +205,9 @@ class QueryRunner:
             # Keys found, the first by an equality: its key range has bounds (reads_key_range).
             by_key = bool(points) and implied[0].kind is PredicateKind.EQUALITY
             found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
-        columns = self.describe(compiled)
-        assert compiled.direct is not None, "only direct queries come here"
+        shape = self._shape(compiled, spec)
         remaining = spec.limit
         zone = self.zone.arrow
-        names = [c.name for c in columns]
         rows, out = 0, []
         for _tablet_id, batch in found:
             if remaining == 0:
@@ -215,16 +217,20 @@ class QueryRunner:
             if remaining is not None:
                 batch = batch.slice(0, remaining)
                 remaining -= batch.num_rows
-            arrays = [
-                to_wire(batch.column(spec.projection.index(c.id)), out_column.type_oid, zone,
-                        out_column.typmod)
-                for c, out_column in zip(compiled.direct, columns, strict=True)
-            ]  # fmt: skip
-            out.append(pa.RecordBatch.from_arrays(arrays, names=names))
+            out.append(shape.wire_batch(batch, zone))
         if self.activity is not None and table.tablet_ids:
             by_key = by_key or executor.reads_key_range(table, spec)
             self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
-        return columns, out
+        return shape.columns, out
+
+    def _shape(self, compiled: CompiledQuery, spec: ScanSpec) -> DirectShape:
+        """The direct read's ``DirectShape``, made once per compiled query and description."""
+        columns = self.describe(compiled)
+        shape = compiled.direct_shape
+        if not isinstance(shape, DirectShape) or shape.columns is not columns:
+            assert compiled.direct is not None, "only direct queries have a shape"
+            shape = compiled.direct_shape = DirectShape.of(columns, compiled.direct, spec)
+        return shape
 
     def _run_direct(
         self,
@@ -247,12 +253,7 @@ class QueryRunner:
             spec = replace(spec, snapshot=snapshot)
             if pause is None:
                 txn.check_snapshot(snapshot)  # 72000 before any row, as ``ScanSource`` raises it
-        columns = self.describe(compiled)
-        assert compiled.direct is not None, "only direct queries come here"
-        positions = [spec.projection.index(c.id) for c in compiled.direct]
-        names = [c.name for c in columns]
-        oids = [c.type_oid for c in columns]
-        typmods = [c.typmod for c in columns]
+        shape = self._shape(compiled, spec)
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
@@ -307,13 +308,9 @@ class QueryRunner:
                 if remaining is not None:
                     batch = batch.slice(0, remaining)
                     remaining -= batch.num_rows
-                arrays = [
-                    to_wire(batch.column(i), oid, zone, typmod)
-                    for i, oid, typmod in zip(positions, oids, typmods, strict=True)
-                ]
-                yield pa.RecordBatch.from_arrays(arrays, names=names)
+                yield shape.wire_batch(batch, zone)
 
-        return columns, stream()
+        return shape.columns, stream()
 
     def run_to_table(
         self,
@@ -357,6 +354,37 @@ class QueryRunner:
                 cursor.interrupt()
 
 
+@dataclass(frozen=True, slots=True)
+class DirectShape:
+    """How a direct read's batches (its scan's projection) become wire-ready rows: which
+    column each output takes, as which type (worked out once, not per execution)."""
+
+    columns: tuple[ResultColumn, ...]
+    positions: tuple[int, ...]
+    names: tuple[str, ...]
+    oids: tuple[int, ...]
+    typmods: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls, columns: tuple[ResultColumn, ...], direct: list[ColumnSchema], spec: ScanSpec
+    ) -> DirectShape:
+        return cls(
+            columns,
+            tuple(spec.projection.index(c.id) for c in direct),
+            tuple(c.name for c in columns),
+            tuple(c.type_oid for c in columns),
+            tuple(c.typmod for c in columns),
+        )
+
+    def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
+        arrays = [
+            to_wire(batch.column(i), oid, zone, typmod)
+            for i, oid, typmod in zip(self.positions, self.oids, self.typmods, strict=True)
+        ]
+        return pa.RecordBatch.from_arrays(arrays, names=list(self.names))
+
+
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:
     """Whether ``run`` answers ``compiled`` with ``params`` from the scan alone, without
     DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
@@ -390,13 +418,6 @@ def execution_spec(scan: ScanPlan, params: Sequence[Any]) -> ScanSpec:
     spec = scan.spec(params)
     _last_spec.entry = (scan, tuple(params), spec)
     return spec
-
-
-def _is_direct(compiled: CompiledQuery, spec: ScanSpec, read_snapshot: int | None) -> bool:
-    """``_is_pushed``, at the transaction's own snapshot (what ``read_by_key`` reads at)."""
-    if compiled.views[0].snapshot is not None or read_snapshot is not None:
-        return False
-    return _is_pushed(compiled, spec)
 
 
 def _is_pushed(compiled: CompiledQuery, spec: ScanSpec) -> bool:

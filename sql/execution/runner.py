@@ -23,7 +23,7 @@ from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ReadPause, ResultColumn
 from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, index_scan, point_read, system_view_rows
-from sql.execution.table_activity import TableActivity
+from sql.execution.table_activity import SessionActivity, TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
@@ -60,6 +60,8 @@ class QueryRunner:
         self.buffered_rows_limit: int | None = None
         self.activity: TableActivity | None = None
         """Where scans are counted (pg_stat_user_tables), if anywhere."""
+        self.direct_activity: SessionActivity | TableActivity | None = None
+        """Where the scans this session's thread runs itself (direct reads) are counted."""
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def read_snapshot(self) -> int | None:
@@ -218,9 +220,10 @@ class QueryRunner:
                 batch = batch.slice(0, remaining)
                 remaining -= batch.num_rows
             out.append(shape.wire_batch(batch, zone))
-        if self.activity is not None and table.tablet_ids:
+        activity = self.direct_activity
+        if activity is not None and table.tablet_ids:
             by_key = by_key or executor.reads_key_range(table, spec)
-            self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
+            activity.scanned(table.tablet_ids[0], by_key, rows, 0)
         return shape.columns, out
 
     def _shape(self, compiled: CompiledQuery, spec: ScanSpec) -> DirectShape:
@@ -278,15 +281,17 @@ class QueryRunner:
                 txn.check_snapshot(snapshot)
             if points is not None:
                 implied = point_read.pinning(scan.table, spec)
-                found = point_read.read(txn, points, spec, tablet_ids, implied)
-                yield from (batch for _tablet_id, batch in found)
+                for _tablet_id, batch in point_read.read(txn, points, spec, tablet_ids, implied):
+                    yield batch
                 return
             if lookup is not None:
                 keys = index_scan.short_keys(txn, scan.table, lookup, spec)
                 if keys is None:
                     yield from long_read()
-                found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids, keys)
-                yield from (batch for _tablet_id, batch in found)
+                for _tablet_id, batch in index_scan.scan(
+                    txn, scan.table, lookup, spec, tablet_ids, keys
+                ):
+                    yield batch
                 return
             yield from long_read()
             for tablet_id in tablet_ids:
@@ -294,10 +299,11 @@ class QueryRunner:
                 yield from txn.scan(tablet_id, spec, stats=storage[-1])
 
         def counted_batches() -> Iterator[pa.RecordBatch]:
-            if self.activity is None:
+            activity = self.direct_activity
+            if activity is None:
                 return batches()
             by_key = lookup is not None or executor.reads_key_range(scan.table, spec)
-            return executor.counted(batches(), self.activity, scan.table, by_key, storage)
+            return executor.counted(batches(), activity, scan.table, by_key, storage)
 
         def stream() -> Iterator[pa.RecordBatch]:
             remaining = spec.limit

@@ -62,6 +62,7 @@ from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner, runs_direct
 from sql.execution.sequences import SessionSequences
+from sql.execution.table_activity import SessionActivity
 from sql.frontend import parser
 from sql.frontend.dialect import (
     AlterRangePartitions,
@@ -252,11 +253,13 @@ class Session:
             ),
         )
         self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
+        self._activity = SessionActivity(db.table_activity)
         self._tracking = statement_tracking.StatementTracking(
-            db.statements, db.table_activity, self.settings
+            db.statements, self._activity, self.settings
         )
         self._runner.activity = db.table_activity
-        self._block.on_writes = lambda txn, committed: db.table_activity.transaction_ended(
+        self._runner.direct_activity = self._activity
+        self._block.on_writes = lambda txn, committed: self._activity.transaction_ended(
             txn.attempted_ops(), committed
         )
         db.table_activity.session_started()
@@ -312,8 +315,8 @@ class Session:
 
     def _read_snapshot(self) -> int | None:
         """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
-        instant = self.settings.get("nyala.read_timestamp")
-        return time_travel.snapshot_at(instant) if instant else None
+        settings = self.settings
+        return settings.cached(Session._read_snapshot, lambda: _snapshot_at(settings))
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -324,6 +327,7 @@ class Session:
         """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
         self.backend.application_name = self.settings.get("application_name")
         self.backend.go_idle(self._block.status)
+        self._activity.hand_over()
 
     def close(self) -> None:
         try:
@@ -338,6 +342,7 @@ class Session:
         finally:
             catalog_calls.unregister(self._catalog_call_token)
             self._db.backends.remove(self.backend)
+            self._activity.hand_over()
             lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
             self._db.table_activity.session_ended(
                 lived.total_seconds() * 1000, self.backend.terminated
@@ -413,6 +418,7 @@ class Session:
         if implicit:
             self._block.in_block = False
             self._block.finish_autocommit()
+        self._activity.hand_over()
 
     # -- extended protocol -----------------------------------------------------------------
 
@@ -1747,6 +1753,11 @@ def _reads_directly(plan: Plan) -> bool:
     """Whether ``plan`` is a read the scan alone answers (``CompiledQuery.direct``): it
     only reads its one table, so the transaction it runs in has nothing to commit."""
     return isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
+
+
+def _snapshot_at(settings: SessionSettings) -> int | None:
+    instant = settings.get("nyala.read_timestamp")
+    return time_travel.snapshot_at(instant) if instant else None
 
 
 def _must_wait() -> NoReturn:

@@ -123,7 +123,9 @@ def _lookup(
             encoded = _encoded(values, column)
             if encoded is None:
                 break
-            prefixes = [p + e for p in prefixes for e in sorted(set(encoded))]
+            if len(encoded) > 1:
+                encoded = sorted(set(encoded))
+            prefixes = [p + e for p in prefixes for e in encoded]
             predicate = equality if equality is not None else listed
             if predicate is not None and _exactly_encoded(values, column):
                 implied.append(predicate)
@@ -149,13 +151,18 @@ def _exactly_encoded(values: list[object], column: ColumnSchema) -> bool:
     """Whether equality with each of ``values`` is equality of key encodings: ints in an
     integer column, strs in a text or varchar one (no rounding, conversion or padding)."""
     data_type = column.type
-    if all(type(v) is int for v in values):
+    kinds = {type(v) for v in values}
+    if kinds <= _INTS:
         return data_type.is_integer
     return (
-        all(type(v) is str for v in values)
+        kinds <= _STRS
         and data_type.kind in (TypeKind.STRING, TypeKind.VARCHAR)
         and not data_type.blank_padded
     )
+
+
+_INTS = {int}
+_STRS = {str}
 
 
 def _values(predicate: ColumnPredicate | None) -> tuple[object, ...]:

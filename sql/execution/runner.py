@@ -8,7 +8,6 @@ table, as RETURNING needs) on a new DuckDB cursor and streams the result.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -404,26 +403,11 @@ def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: i
     return _is_pushed(compiled, execution_spec(compiled.views[0].scan, params))
 
 
-_last_spec = threading.local()
-
-
 def execution_spec(scan: ScanPlan, params: Sequence[Any]) -> ScanSpec:
-    """``scan.spec(params)``, made once for a statement that asks twice on one thread
-    (``runs_direct`` when deciding where it runs, then ``read_by_key``): the last spec is
-    kept with its scan plan and the very parameter objects it was made from, which a new
-    plan (after DDL) or a new execution's freshly decoded parameters never match."""
-    last = getattr(_last_spec, "entry", None)
-    if (
-        last is not None
-        and last[0] is scan
-        and len(last[1]) == len(params)
-        and all(a is b for a, b in zip(last[1], params, strict=True))
-    ):
-        spec: ScanSpec = last[2]
-        return spec
-    spec = scan.spec(params)
-    _last_spec.entry = (scan, tuple(params), spec)
-    return spec
+    """``scan.spec(params)``: made once for a statement that asks twice (``runs_direct``
+    when deciding where it runs, then ``read_by_key``), as ``ScanPlan.spec`` keeps the last
+    spec with the very parameter objects it was made from."""
+    return scan.spec(params)
 
 
 def _is_pushed(compiled: CompiledQuery, spec: ScanSpec) -> bool:

@@ -18,6 +18,7 @@ conjunct of the WHERE clause pushed.
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -169,9 +170,26 @@ class ScanPlan:
     """``spec``'s parts that no parameter changes: the projection, and each predicate built
     already when its operands are constants (made at the first execution, once planning
     has added every predicate; keyed by their count)."""
+    _last: tuple[tuple[object, ...], ScanSpec] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The last execution's parameters and spec: asked again with the very same parameter
+    objects (``runs_direct``, then ``read_by_key``), the spec is the same."""
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
+        last = self._last
+        if (
+            last is not None
+            and len(last[0]) == len(params)
+            and all(map(operator.is_, last[0], params))
+        ):
+            return last[1]
+        spec = self._spec(params)
+        self._last = (tuple(params), spec)
+        return spec
+
+    def _spec(self, params: Sequence[object]) -> ScanSpec:
         fixed = self._fixed
         if fixed is None or fixed[0] != len(self.predicates):
             fixed = self._fixed = (

@@ -1083,6 +1083,56 @@ class Session:
             self._checked.check(plan, self._access.state(), lambda: self._access.check(plan))
         else:
             self._access.check(plan)
+            done = self._run_outside_storage(plan, params, deferred)
+            if done is not None:
+                return done
+        txn = self._block.current(direct_read=_reads_directly(plan))
+        now = self._block.started
+        match plan:
+            case QueryPlan(query=query, lock=lock):
+                if lock is not None:
+                    self._lock_rows(plan, txn, params, now)
+                elif query.direct is not None:
+                    read = self._runner.read_by_key(query, txn, params, now)
+                    if read is not None:
+                        if not deferred:
+                            self._block.finish_autocommit()
+                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
+            case DmlPlan(write=write) if inline:
+                return self._run_key_write_inline(write, txn, params, now)
+            case DmlPlan(write=write, refold=refold):
+                if refold is not None:
+                    write = refold().write
+                return self._run_write(write, txn, params, now, deferred)
+            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
+                explained = inner.query if isinstance(inner, QueryPlan) else None
+                written = None
+                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
+                    written = inner.refold().write if inner.refold is not None else inner.write
+                if as_json:
+                    result = explain.json_explain(explained, written, params)
+                else:
+                    result = explain.run_explain(
+                        analyze, explained, written, self._runner, txn, params, now
+                    )
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
+            case TruncatePlan(ast=ast):
+                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
+                names = [table_name(t) for t in ast.expressions]
+                self._block.ddl_catalog().lock_relations(names)
+                writes.truncate(ast, self._block.catalog, txn)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
+        raise AssertionError(f"no run for {type(plan).__name__}")
+
+    def _run_outside_storage(self, plan: Plan, params: list[Any], deferred: bool) -> Result | None:
+        """Run a plan that needs no storage transaction of the statement's own; None for
+        one that does (EXPLAIN, TRUNCATE)."""
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
@@ -1150,49 +1200,7 @@ class Session:
                     batches=self._guard(batches, deferred),
                     notices=self._activity_notices(),
                 )
-        txn = self._block.current(direct_read=_reads_directly(plan))
-        now = self._block.started
-        match plan:
-            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
-                query = inner.query if isinstance(inner, QueryPlan) else None
-                write = None
-                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
-                    write = inner.refold().write if inner.refold is not None else inner.write
-                if as_json:
-                    result = explain.json_explain(query, write, params)
-                else:
-                    result = explain.run_explain(
-                        analyze, query, write, self._runner, txn, params, now
-                    )
-                if not deferred:
-                    self._block.finish_autocommit()
-                return result
-            case TruncatePlan(ast=ast):
-                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
-                names = [table_name(t) for t in ast.expressions]
-                self._block.ddl_catalog().lock_relations(names)
-                writes.truncate(ast, self._block.catalog, txn)
-                if not deferred:
-                    self._block.finish_autocommit()
-                return Result(command_tag="TRUNCATE TABLE")
-            case QueryPlan(query=query, lock=lock):
-                if lock is not None:
-                    self._lock_rows(plan, txn, params, now)
-                elif query.direct is not None:
-                    read = self._runner.read_by_key(query, txn, params, now)
-                    if read is not None:
-                        if not deferred:
-                            self._block.finish_autocommit()
-                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
-                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
-                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
-            case DmlPlan(write=write) if inline:
-                return self._run_key_write_inline(write, txn, params, now)
-            case DmlPlan(write=write, refold=refold):
-                if refold is not None:
-                    write = refold().write
-                return self._run_write(write, txn, params, now, deferred)
-        raise AssertionError(f"no run for {type(plan).__name__}")
+        return None
 
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""

@@ -31,7 +31,7 @@ from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
-from sql.common.names import identifier_name, table_name
+from sql.common.names import table_name
 from sql.common.result import MustWait, PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
@@ -109,6 +109,7 @@ from sql.session import (
     explain,
     notify_statements,
     prepared_plan,
+    relation_names,
     role_switch,
     setting_statements,
     sql_prepared,
@@ -690,7 +691,7 @@ class Session:
         plan = self._plan_cache.get(text, declared, version)
         if plan is not None and self._db.catalog.has_ddl_locks:
             written = [plan.write.table.name] if isinstance(plan, DmlPlan) else []
-            self._wait_for_ddl(_plan_tables(plan), written)
+            self._wait_for_ddl(relation_names.plan_tables(plan), written)
             if self._db.catalog_version != version:
                 plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
@@ -771,7 +772,7 @@ class Session:
             ):
                 return GrantPlan(ast)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_user_relation_names(ast), _written_relation_names(ast))
+            self._wait_for_ddl(relation_names.user_relations(ast), relation_names.written(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -1331,7 +1332,7 @@ class Session:
                 self._db.bump_catalog_version()
             return Result(command_tag="COMMENT")
         assert ast is not None, "DDL plans carry their statement"
-        catalog.lock_relations(_ddl_targets(ast), _ddl_lock_mode(ast))
+        catalog.lock_relations(relation_names.ddl_targets(ast), relation_names.ddl_lock_mode(ast))
         try:
             return self._run_catalog_ddl(ast, catalog)
         finally:
@@ -1345,7 +1346,7 @@ class Session:
         assert isinstance(ast, exp.Create), "only CREATE INDEX comes here"
         mode = RelationLock.SHARE_UPDATE_EXCLUSIVE
         catalog = self._block.ddl_catalog()
-        catalog.lock_relations(_ddl_targets(ast), mode)
+        catalog.lock_relations(relation_names.ddl_targets(ast), mode)
         txn = self._block.txn
         assert txn is not None, "a DDL catalog begins the transaction"
         result, name = concurrent_index.declare(ast, catalog, txn)
@@ -1355,7 +1356,7 @@ class Session:
             return result
         txn = self._block.current()
         catalog = self._block.ddl_catalog()
-        catalog.lock_relations(_ddl_targets(ast), mode)
+        catalog.lock_relations(relation_names.ddl_targets(ast), mode)
         try:
             concurrent_index.build(catalog, concurrent_index.target(ast), name, txn)
         finally:
@@ -1709,52 +1710,6 @@ def _copied(batches: Iterator[pa.RecordBatch], progress: CopyProgress) -> Iterat
             yield batch
     finally:
         progress.running = False
-
-
-def _ddl_targets(ast: exp.Expr) -> list[str]:
-    """The relations a DDL statement changes (not those its query reads), to lock first."""
-    return [
-        table_name(node)
-        for node in ast.find_all(exp.Table)
-        if node.find_ancestor(exp.Query) is None
-    ]
-
-
-def _ddl_lock_mode(ast: exp.Expr) -> RelationLock:
-    """CREATE INDEX holds its table in SHARE mode (readers go on); other DDL in ACCESS
-    EXCLUSIVE."""
-    if isinstance(ast, exp.Create) and str(ast.args.get("kind") or "").upper() == "INDEX":
-        return RelationLock.SHARE
-    return RelationLock.ACCESS_EXCLUSIVE
-
-
-def _written_relation_names(ast: exp.Expr) -> list[str]:
-    """The table an INSERT, UPDATE, DELETE or MERGE writes (empty for other statements)."""
-    if not isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
-        return []
-    target = ast.this
-    table = target if isinstance(target, exp.Table) else target.find(exp.Table)
-    return [identifier_name(table)] if table is not None and table.this else []
-
-
-def _plan_tables(plan: Plan) -> list[str]:
-    """The tables a cached plan reads or writes."""
-    if isinstance(plan, QueryPlan):
-        return [binding.table.name for binding in plan.query.views]
-    if isinstance(plan, DmlPlan):
-        return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
-    return []
-
-
-def _user_relation_names(ast: exp.Expr) -> list[str]:
-    """The names of the tables and views a statement may reference in the public schema
-    (catalog relations are never locked by DDL)."""
-    return [
-        identifier_name(node)
-        for node in ast.find_all(exp.Table)
-        if isinstance(node.this, exp.Identifier)
-        and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
-    ]
 
 
 def _reads_directly(plan: Plan) -> bool:

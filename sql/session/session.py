@@ -326,7 +326,10 @@ class Session:
 
     def report_idle(self) -> None:
         """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
-        self.backend.application_name = self.settings.get("application_name")
+        settings = self.settings
+        self.backend.application_name = settings.cached(
+            Session.report_idle, lambda: settings.get("application_name")
+        )
         self.backend.go_idle(self._block.status)
         self._activity.hand_over()
 
@@ -497,9 +500,15 @@ class Session:
     def _follow_settings(self) -> None:
         """Give the runner the TimeZone, DateStyle and IntervalStyle a SET may have changed;
         plans read date and interval constants in the styles, so a new style plans again."""
-        self._runner.zone = session_zone(self.settings.get("TimeZone"))
-        order = date_styles.parse(self.settings.get("DateStyle")).order
-        interval_style = self.settings.get("IntervalStyle")
+        settings = self.settings
+        self._runner.zone, order, interval_style = settings.cached(
+            Session._follow_settings,
+            lambda: (
+                session_zone(settings.get("TimeZone")),
+                date_styles.parse(settings.get("DateStyle")).order,
+                settings.get("IntervalStyle"),
+            ),
+        )
         if (order, interval_style) != (self._runner.date_order, self._runner.interval_style):
             self._runner.date_order, self._runner.interval_style = order, interval_style
             self._plan_cache = PlanCache()
@@ -1260,9 +1269,19 @@ class Session:
             and plan.catalog_version == self._db.catalog_version
             and plan.refold is None
             and not self._db.catalog.has_ddl_locks
-            and self.settings.get("log_statement") == "none"
-            and duration_ms(self.settings.get("lock_timeout")) == 0
+            and self._inline_settings()
             and key_writes.runs_short(key_write)
+        )
+
+    def _inline_settings(self) -> bool:
+        """No statement log and no lock_timeout of the session's own (``_writes_inline``)."""
+        settings = self.settings
+        return settings.cached(
+            Session._inline_settings,
+            lambda: (
+                settings.get("log_statement") == "none"
+                and duration_ms(settings.get("lock_timeout")) == 0
+            ),
         )
 
     def _run_write(

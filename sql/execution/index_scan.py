@@ -104,11 +104,14 @@ def _lookup(
     kinds: list[str] = []
     implied: list[ColumnPredicate] = []
     for column_id in index.columns:
+        on_column = by_column.get(column_id)
+        if on_column is None:
+            break
         column = table.schema.column(column_id)
         equality: ColumnPredicate | None = None
         listed: ColumnPredicate | None = None
         ranged: ColumnPredicate | None = None
-        for p in reversed(by_column.get(column_id, ())):  # the first of each kind wins
+        for p in reversed(on_column):  # the first of each kind wins
             kind = p.kind
             if kind is PredicateKind.EQUALITY:
                 equality = p
@@ -143,7 +146,7 @@ def _lookup(
         break
     if not columns:
         return None
-    bounds = tuple((p, prefix_successor(p)) for p in prefixes)
+    bounds = tuple([(p, prefix_successor(p)) for p in prefixes])
     return IndexLookup(index, bounds, tuple(columns), tuple(kinds), tuple(implied))
 
 

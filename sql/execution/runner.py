@@ -366,7 +366,7 @@ class DirectShape:
 
     columns: tuple[ResultColumn, ...]
     positions: tuple[int, ...]
-    names: tuple[str, ...]
+    names: list[str]
     oids: tuple[int, ...]
     typmods: tuple[int, ...]
 
@@ -377,7 +377,7 @@ class DirectShape:
         return cls(
             columns,
             tuple(spec.projection.index(c.id) for c in direct),
-            tuple(c.name for c in columns),
+            [c.name for c in columns],
             tuple(c.type_oid for c in columns),
             tuple(c.typmod for c in columns),
         )
@@ -387,7 +387,7 @@ class DirectShape:
             to_wire(batch.column(i), oid, zone, typmod)
             for i, oid, typmod in zip(self.positions, self.oids, self.typmods, strict=True)
         ]
-        return pa.RecordBatch.from_arrays(arrays, names=list(self.names))
+        return pa.RecordBatch.from_arrays(arrays, names=self.names)
 
 
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:

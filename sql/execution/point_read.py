@@ -130,7 +130,8 @@ def read(
     out: list[tuple[TabletId, pa.RecordBatch]] = []
     if not keys:
         return out
-    predicates = [p for p in spec.predicates if not any(p is q for q in implied)]
+    skipped = {id(q) for q in implied}
+    predicates = [p for p in spec.predicates if id(p) not in skipped]
     needed = tuple(dict.fromkeys((*spec.projection, *(p.column_id for p in predicates))))
     remaining = spec.limit
     for tablet_id in tablet_ids:

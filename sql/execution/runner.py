@@ -244,7 +244,7 @@ class QueryRunner:
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
         """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
         None when a parameter kept a predicate or the limit from being pushed this time."""
-        compiled.duckdb_params(params, now)
+        compiled.check_params(params or ())
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())
         if not _is_pushed(compiled, spec):

@@ -188,3 +188,19 @@ def test_counters_gathered_per_session_read_exactly_from_another(
         assert (after[0] - seq, after[1] - idx, after[2] - fetched) == (1, 1, 1)
         assert after[3] - xacts == 1
         assert after[4:] == (calls + 1, rows + 1)
+
+
+def test_date_order_and_application_name_follow_each_set(
+    pair: Pair, nyala_server: NyalaServer
+) -> None:
+    for style in ("ISO, DMY", "ISO, MDY", "ISO, DMY"):
+        pair.run(f"set datestyle = '{style}'")
+        pair.check("select date '01/02/2024', %s::date", ("03/04/2024",), prepare=True)
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as watcher:
+        for name in ("first", "second"):
+            pair.nyala.execute(f"set application_name = '{name}'")
+            shown = watcher.execute(
+                "select application_name from pg_stat_activity where pid = %s",
+                (pair.nyala.info.backend_pid,),
+            ).fetchone()
+            assert shown == (name,)

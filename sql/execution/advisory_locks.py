@@ -122,6 +122,8 @@ class SessionAdvisoryLocks:
 
     def end_transaction(self) -> None:
         """Release what ``pg_advisory_xact_lock`` took in the transaction that ended."""
+        if not self._xact:
+            return
         xact, self._xact = self._xact, {}
         for key, times in xact.items():
             self._locks.release(self._owner, key, times)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -51,6 +52,9 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+_IDLE_STATES = {"I": "idle", "T": "idle in transaction"}
+
+
 @dataclass(slots=True)
 class CopyProgress:
     """A running COPY as pg_stat_progress_copy shows it; its session bumps the counters once
@@ -82,25 +86,36 @@ class Backend:
     backend_start: dt.datetime = field(default_factory=_now)
     state: str = "idle"
     query: str = ""
-    query_start: dt.datetime | None = None
-    state_change: dt.datetime = field(default_factory=_now)
+    _query_start_s: float | None = field(default=None, init=False)
+    _state_change_s: float = field(default_factory=time.time, init=False)
+    """When the statement began and the state last changed, as ``time.time()``: a float
+    per statement, a datetime only when pg_stat_activity is read."""
     closed: threading.Event = field(default_factory=threading.Event)
     terminated: bool = False
     """pg_terminate_backend() ended it (pg_stat_database.sessions_killed)."""
     copy: CopyProgress | None = None
     """Its COPY, while one runs."""
 
+    @property
+    def query_start(self) -> dt.datetime | None:
+        started = self._query_start_s
+        return None if started is None else dt.datetime.fromtimestamp(started, dt.UTC)
+
+    @property
+    def state_change(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self._state_change_s, dt.UTC)
+
     def begin_statement(self, query: str) -> None:
-        now = _now()
-        self.query, self.query_start, self.state, self.state_change = query, now, "active", now
+        now = time.time()
+        self.query, self._query_start_s, self.state, self._state_change_s = (
+            query, now, "active", now
+        )  # fmt: skip
 
     def go_idle(self, transaction_status: str) -> None:
         """Back at ReadyForQuery: idle, idle in a block, or idle in a failed block."""
-        state = {"I": "idle", "T": "idle in transaction"}.get(
-            transaction_status, "idle in transaction (aborted)"
-        )
+        state = _IDLE_STATES.get(transaction_status, "idle in transaction (aborted)")
         if state != self.state:
-            self.state, self.state_change = state, _now()
+            self.state, self._state_change_s = state, time.time()
 
     @property
     def transaction(self) -> Transaction | None:

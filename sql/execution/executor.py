@@ -21,7 +21,7 @@ from catalog.table import TableInfo
 from sql.common.datatypes import engine_array, engine_type
 from sql.common.duckdb_errors import translate, translate_arrow
 from sql.execution import index_scan
-from sql.execution.table_activity import TableActivity
+from sql.execution.table_activity import SessionActivity, TableActivity
 from storage.data_type import TabletId
 from storage.errors import QueryCanceled
 from storage.predicate import ScanSpec
@@ -143,7 +143,7 @@ def reads_key_range(table: TableInfo, spec: ScanSpec) -> bool:
 
 def counted(
     batches: Iterator[pa.RecordBatch],
-    activity: TableActivity,
+    activity: TableActivity | SessionActivity,
     table: TableInfo,
     by_key: bool,
     storage: Sequence[TabletScanStats],

@@ -104,11 +104,14 @@ def _lookup(
     kinds: list[str] = []
     implied: list[ColumnPredicate] = []
     for column_id in index.columns:
+        on_column = by_column.get(column_id)
+        if on_column is None:
+            break
         column = table.schema.column(column_id)
         equality: ColumnPredicate | None = None
         listed: ColumnPredicate | None = None
         ranged: ColumnPredicate | None = None
-        for p in reversed(by_column.get(column_id, ())):  # the first of each kind wins
+        for p in reversed(on_column):  # the first of each kind wins
             kind = p.kind
             if kind is PredicateKind.EQUALITY:
                 equality = p
@@ -123,7 +126,9 @@ def _lookup(
             encoded = _encoded(values, column)
             if encoded is None:
                 break
-            prefixes = [p + e for p in prefixes for e in sorted(set(encoded))]
+            if len(encoded) > 1:
+                encoded = sorted(set(encoded))
+            prefixes = [p + e for p in prefixes for e in encoded]
             predicate = equality if equality is not None else listed
             if predicate is not None and _exactly_encoded(values, column):
                 implied.append(predicate)
@@ -141,7 +146,7 @@ def _lookup(
         break
     if not columns:
         return None
-    bounds = tuple((p, prefix_successor(p)) for p in prefixes)
+    bounds = tuple([(p, prefix_successor(p)) for p in prefixes])
     return IndexLookup(index, bounds, tuple(columns), tuple(kinds), tuple(implied))
 
 
@@ -149,13 +154,18 @@ def _exactly_encoded(values: list[object], column: ColumnSchema) -> bool:
     """Whether equality with each of ``values`` is equality of key encodings: ints in an
     integer column, strs in a text or varchar one (no rounding, conversion or padding)."""
     data_type = column.type
-    if all(type(v) is int for v in values):
+    kinds = {type(v) for v in values}
+    if kinds <= _INTS:
         return data_type.is_integer
     return (
-        all(type(v) is str for v in values)
+        kinds <= _STRS
         and data_type.kind in (TypeKind.STRING, TypeKind.VARCHAR)
         and not data_type.blank_padded
     )
+
+
+_INTS = {int}
+_STRS = {str}
 
 
 def _values(predicate: ColumnPredicate | None) -> tuple[object, ...]:

@@ -89,6 +89,8 @@ class Listener:
         self._staged_notifies[(channel, payload)] = None  # once per transaction, in order
 
     def end_transaction(self, committed: bool) -> None:
+        if not self._staged_listens and not self._staged_notifies:
+            return  # most transactions neither LISTEN nor NOTIFY
         staged_listens, self._staged_listens = self._staged_listens, []
         notifies, self._staged_notifies = self._staged_notifies, {}
         if not committed:

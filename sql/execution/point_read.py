@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -123,12 +123,15 @@ def read(
     spec: ScanSpec,
     tablet_ids: tuple[TabletId, ...],
     implied: tuple[ColumnPredicate, ...] = (),
-) -> Iterator[tuple[TabletId, pa.RecordBatch]]:
-    """The rows of ``keys`` matching ``spec`` (its projection), from each of ``tablet_ids``;
-    ``implied``: predicates of ``spec`` every row of those keys satisfies (``pinning``)."""
+) -> list[tuple[TabletId, pa.RecordBatch]]:
+    """The rows of ``keys`` matching ``spec`` (its projection), from each of ``tablet_ids``
+    that holds any; ``implied``: predicates of ``spec`` every row of those keys satisfies
+    (``pinning``).  A list: a few rows read by key never wait, so no generator pulls them."""
+    out: list[tuple[TabletId, pa.RecordBatch]] = []
     if not keys:
-        return
-    predicates = [p for p in spec.predicates if not any(p is q for q in implied)]
+        return out
+    skipped = {id(q) for q in implied}
+    predicates = [p for p in spec.predicates if id(p) not in skipped]
     needed = tuple(dict.fromkeys((*spec.projection, *(p.column_id for p in predicates))))
     remaining = spec.limit
     for tablet_id in tablet_ids:
@@ -144,6 +147,7 @@ def read(
             batch = batch.slice(0, remaining)
             remaining -= batch.num_rows
         if batch.num_rows:
-            yield tablet_id, batch
+            out.append((tablet_id, batch))
         if remaining == 0:
-            return
+            break
+    return out

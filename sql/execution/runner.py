@@ -8,9 +8,8 @@ table, as RETURNING needs) on a new DuckDB cursor and streams the result.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -23,7 +22,7 @@ from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ReadPause, ResultColumn
 from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, index_scan, point_read, system_view_rows
-from sql.execution.table_activity import TableActivity
+from sql.execution.table_activity import SessionActivity, TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
 from sql.planner.compiled_query import CompiledQuery
@@ -33,6 +32,7 @@ from storage.data_type import TabletId
 from storage.errors import OutOfMemory
 from storage.predicate import PredicateKind, ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
+from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -59,6 +59,8 @@ class QueryRunner:
         self.buffered_rows_limit: int | None = None
         self.activity: TableActivity | None = None
         """Where scans are counted (pg_stat_user_tables), if anywhere."""
+        self.direct_activity: SessionActivity | TableActivity | None = None
+        """Where the scans this session's thread runs itself (direct reads) are counted."""
         """Rows ``run_to_table`` may hold at once (the server's --buffered-rows-limit)."""
 
     def read_snapshot(self) -> int | None:
@@ -179,20 +181,23 @@ class QueryRunner:
         them through); None for any other query, which ``run`` answers."""
         if compiled.direct is None:
             return None
-        compiled.duckdb_params(params, now)
-        scan = compiled.views[0].scan
+        compiled.check_params(params)
+        binding = compiled.views[0]
+        if binding.snapshot is not None or self._read_snapshot() is not None:
+            return None  # a time-travel read: ``run`` checks its snapshot first
+        scan = binding.scan
         spec = execution_spec(scan, params)
-        table = scan.table
-        if not _is_direct(compiled, spec, self._read_snapshot()):
+        if not _is_pushed(compiled, spec):
             return None
+        table = scan.table
         lookup = index_scan.choose(table, spec, scan.partial_indexes)
-        found: Iterator[tuple[TabletId, pa.RecordBatch]]
+        found: list[tuple[TabletId, pa.RecordBatch]]
         by_key = lookup is not None
         if lookup is not None:
             keys = index_scan.short_keys(txn, table, lookup, spec)
             if keys is None:
                 return None  # a long read: ``run`` streams it
-            found = index_scan.scan(txn, table, lookup, spec, scan.tablet_ids(spec), keys)
+            found = point_read.read(txn, keys, spec, scan.tablet_ids(spec), lookup.implied)
         else:
             points = point_read.keys_of(table, spec)
             if points is None:
@@ -201,11 +206,9 @@ class QueryRunner:
             # Keys found, the first by an equality: its key range has bounds (reads_key_range).
             by_key = bool(points) and implied[0].kind is PredicateKind.EQUALITY
             found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
-        columns = self.describe(compiled)
-        assert compiled.direct is not None, "only direct queries come here"
+        shape = self._shape(compiled, spec)
         remaining = spec.limit
         zone = self.zone.arrow
-        names = [c.name for c in columns]
         rows, out = 0, []
         for _tablet_id, batch in found:
             if remaining == 0:
@@ -215,16 +218,21 @@ class QueryRunner:
             if remaining is not None:
                 batch = batch.slice(0, remaining)
                 remaining -= batch.num_rows
-            arrays = [
-                to_wire(batch.column(spec.projection.index(c.id)), out_column.type_oid, zone,
-                        out_column.typmod)
-                for c, out_column in zip(compiled.direct, columns, strict=True)
-            ]  # fmt: skip
-            out.append(pa.RecordBatch.from_arrays(arrays, names=names))
-        if self.activity is not None and table.tablet_ids:
+            out.append(shape.wire_batch(batch, zone))
+        activity = self.direct_activity
+        if activity is not None and table.tablet_ids:
             by_key = by_key or executor.reads_key_range(table, spec)
-            self.activity.scanned(table.tablet_ids[0], by_key, rows, 0)
-        return columns, out
+            activity.scanned(table.tablet_ids[0], by_key, rows, 0)
+        return shape.columns, out
+
+    def _shape(self, compiled: CompiledQuery, spec: ScanSpec) -> DirectShape:
+        """The direct read's ``DirectShape``, made once per compiled query and description."""
+        columns = self.describe(compiled)
+        shape = compiled.direct_shape
+        if not isinstance(shape, DirectShape) or shape.columns is not columns:
+            assert compiled.direct is not None, "only direct queries have a shape"
+            shape = compiled.direct_shape = DirectShape.of(columns, compiled.direct, spec)
+        return shape
 
     def _run_direct(
         self,
@@ -236,7 +244,7 @@ class QueryRunner:
     ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
         """Answer a query the scan alone answers (see ``direct_columns``) without DuckDB;
         None when a parameter kept a predicate or the limit from being pushed this time."""
-        compiled.duckdb_params(params, now)
+        compiled.check_params(params or ())
         scan = compiled.views[0].scan
         spec = scan.spec(params or ())
         if not _is_pushed(compiled, spec):
@@ -247,12 +255,7 @@ class QueryRunner:
             spec = replace(spec, snapshot=snapshot)
             if pause is None:
                 txn.check_snapshot(snapshot)  # 72000 before any row, as ``ScanSource`` raises it
-        columns = self.describe(compiled)
-        assert compiled.direct is not None, "only direct queries come here"
-        positions = [spec.projection.index(c.id) for c in compiled.direct]
-        names = [c.name for c in columns]
-        oids = [c.type_oid for c in columns]
-        typmods = [c.typmod for c in columns]
+        shape = self._shape(compiled, spec)
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
@@ -277,15 +280,17 @@ class QueryRunner:
                 txn.check_snapshot(snapshot)
             if points is not None:
                 implied = point_read.pinning(scan.table, spec)
-                found = point_read.read(txn, points, spec, tablet_ids, implied)
-                yield from (batch for _tablet_id, batch in found)
+                for _tablet_id, batch in point_read.read(txn, points, spec, tablet_ids, implied):
+                    yield batch
                 return
             if lookup is not None:
                 keys = index_scan.short_keys(txn, scan.table, lookup, spec)
                 if keys is None:
                     yield from long_read()
-                found = index_scan.scan(txn, scan.table, lookup, spec, tablet_ids, keys)
-                yield from (batch for _tablet_id, batch in found)
+                for _tablet_id, batch in index_scan.scan(
+                    txn, scan.table, lookup, spec, tablet_ids, keys
+                ):
+                    yield batch
                 return
             yield from long_read()
             for tablet_id in tablet_ids:
@@ -293,10 +298,11 @@ class QueryRunner:
                 yield from txn.scan(tablet_id, spec, stats=storage[-1])
 
         def counted_batches() -> Iterator[pa.RecordBatch]:
-            if self.activity is None:
+            activity = self.direct_activity
+            if activity is None:
                 return batches()
             by_key = lookup is not None or executor.reads_key_range(scan.table, spec)
-            return executor.counted(batches(), self.activity, scan.table, by_key, storage)
+            return executor.counted(batches(), activity, scan.table, by_key, storage)
 
         def stream() -> Iterator[pa.RecordBatch]:
             remaining = spec.limit
@@ -307,13 +313,9 @@ class QueryRunner:
                 if remaining is not None:
                     batch = batch.slice(0, remaining)
                     remaining -= batch.num_rows
-                arrays = [
-                    to_wire(batch.column(i), oid, zone, typmod)
-                    for i, oid, typmod in zip(positions, oids, typmods, strict=True)
-                ]
-                yield pa.RecordBatch.from_arrays(arrays, names=names)
+                yield shape.wire_batch(batch, zone)
 
-        return columns, stream()
+        return shape.columns, stream()
 
     def run_to_table(
         self,
@@ -357,6 +359,37 @@ class QueryRunner:
                 cursor.interrupt()
 
 
+@dataclass(frozen=True, slots=True)
+class DirectShape:
+    """How a direct read's batches (its scan's projection) become wire-ready rows: which
+    column each output takes, as which type (worked out once, not per execution)."""
+
+    columns: tuple[ResultColumn, ...]
+    positions: tuple[int, ...]
+    names: list[str]
+    oids: tuple[int, ...]
+    typmods: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls, columns: tuple[ResultColumn, ...], direct: list[ColumnSchema], spec: ScanSpec
+    ) -> DirectShape:
+        return cls(
+            columns,
+            tuple(spec.projection.index(c.id) for c in direct),
+            [c.name for c in columns],
+            tuple(c.type_oid for c in columns),
+            tuple(c.typmod for c in columns),
+        )
+
+    def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
+        arrays = [
+            to_wire(batch.column(i), oid, zone, typmod)
+            for i, oid, typmod in zip(self.positions, self.oids, self.typmods, strict=True)
+        ]
+        return pa.RecordBatch.from_arrays(arrays, names=self.names)
+
+
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:
     """Whether ``run`` answers ``compiled`` with ``params`` from the scan alone, without
     DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
@@ -370,33 +403,11 @@ def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: i
     return _is_pushed(compiled, execution_spec(compiled.views[0].scan, params))
 
 
-_last_spec = threading.local()
-
-
 def execution_spec(scan: ScanPlan, params: Sequence[Any]) -> ScanSpec:
-    """``scan.spec(params)``, made once for a statement that asks twice on one thread
-    (``runs_direct`` when deciding where it runs, then ``read_by_key``): the last spec is
-    kept with its scan plan and the very parameter objects it was made from, which a new
-    plan (after DDL) or a new execution's freshly decoded parameters never match."""
-    last = getattr(_last_spec, "entry", None)
-    if (
-        last is not None
-        and last[0] is scan
-        and len(last[1]) == len(params)
-        and all(a is b for a, b in zip(last[1], params, strict=True))
-    ):
-        spec: ScanSpec = last[2]
-        return spec
-    spec = scan.spec(params)
-    _last_spec.entry = (scan, tuple(params), spec)
-    return spec
-
-
-def _is_direct(compiled: CompiledQuery, spec: ScanSpec, read_snapshot: int | None) -> bool:
-    """``_is_pushed``, at the transaction's own snapshot (what ``read_by_key`` reads at)."""
-    if compiled.views[0].snapshot is not None or read_snapshot is not None:
-        return False
-    return _is_pushed(compiled, spec)
+    """``scan.spec(params)``: made once for a statement that asks twice (``runs_direct``
+    when deciding where it runs, then ``read_by_key``), as ``ScanPlan.spec`` keeps the last
+    spec with the very parameter objects it was made from."""
+    return scan.spec(params)
 
 
 def _is_pushed(compiled: CompiledQuery, spec: ScanSpec) -> bool:

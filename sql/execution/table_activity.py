@@ -111,13 +111,18 @@ class TableActivity:
                 counters.seq_tup_read += rows
             self.database.blocks_read += blocks
 
-    def transaction_ended(self, ops: Iterable[WriteOp], committed: bool) -> None:
-        """Tally a transaction's writes (its write log, one entry per batch)."""
+    def transaction_ended(
+        self, ops: Iterable[WriteOp], committed: bool, session: SessionActivity | None = None
+    ) -> None:
+        """Tally a transaction's writes (its write log, one entry per batch), with what
+        ``session`` gathered since it last handed over (under the same lock)."""
         tally: dict[TabletId, list[int]] = {}
         for op in ops:
             if op.kind in (OpKind.INSERT, OpKind.UPDATE, OpKind.DELETE):
                 tally.setdefault(op.tablet_id, [0, 0, 0])[op.kind - 1] += op.batch.num_rows
         with self._lock:
+            if session is not None:
+                self._take(session)
             if committed:
                 self.database.xact_commit += 1
             else:
@@ -135,6 +140,22 @@ class TableActivity:
                     counters.live_rows += inserted - deleted
                     counters.n_mod_since_analyze += inserted + updated + deleted
                     counters.n_ins_since_vacuum += inserted
+
+    def add(self, session: SessionActivity) -> None:
+        """Take what ``session`` gathered since it last handed over."""
+        with self._lock:
+            self._take(session)
+
+    def _take(self, session: SessionActivity) -> None:
+        for tablet_id, (seq, seq_rows, idx, idx_rows) in session.scans.items():
+            counters = self._tablet(tablet_id)
+            counters.seq_scan += seq
+            counters.seq_tup_read += seq_rows
+            counters.idx_scan += idx
+            counters.idx_tup_fetch += idx_rows
+        self.database.blocks_read += session.blocks_read
+        self.database.active_time_ms += session.active_time_ms
+        session.clear()
 
     def maintained(self, tablet_ids: Iterable[TabletId], kind: str) -> None:
         """VACUUM or ANALYZE (``kind``) ran on these tablets' table."""
@@ -197,3 +218,54 @@ class TableActivity:
                 return
             for tablet_id in tablet_ids:
                 self._tablets.pop(tablet_id, None)
+
+
+class SessionActivity:
+    """One session's scans and statement time, gathered without a lock and handed to the
+    database's ``TableActivity`` under one, with the write tally, when its transaction ends
+    (``transaction_ended``), and after a statement that ends outside one (``hand_over``):
+    so a view read after a transaction or statement ended shows it, as PostgreSQL's
+    statistics show a transaction's counts once it ended.  Only its own session (one
+    thread at a time) touches it."""
+
+    __slots__ = ("_activity", "active_time_ms", "blocks_read", "pending", "scans")
+
+    def __init__(self, activity: TableActivity) -> None:
+        self._activity = activity
+        self.scans: dict[TabletId, list[int]] = {}
+        """Per tablet: seq_scan, seq_tup_read, idx_scan, idx_tup_fetch."""
+        self.blocks_read = 0
+        self.active_time_ms = 0.0
+        self.pending = False
+
+    def scanned(self, tablet_id: TabletId, by_key: bool, rows: int, blocks: int) -> None:
+        """``TableActivity.scanned``, gathered here."""
+        counts = self.scans.get(tablet_id)
+        if counts is None:
+            counts = self.scans[tablet_id] = [0, 0, 0, 0]
+        if by_key:
+            counts[2] += 1
+            counts[3] += rows
+        else:
+            counts[0] += 1
+            counts[1] += rows
+        self.blocks_read += blocks
+        self.pending = True
+
+    def statement_ran(self, elapsed_ms: float) -> None:
+        self.active_time_ms += elapsed_ms
+        self.pending = True
+
+    def transaction_ended(self, ops: Iterable[WriteOp], committed: bool) -> None:
+        self._activity.transaction_ended(ops, committed, self if self.pending else None)
+
+    def hand_over(self) -> None:
+        """Hand what was gathered to the database's counters now."""
+        if self.pending:
+            self._activity.add(self)
+
+    def clear(self) -> None:
+        self.scans.clear()
+        self.blocks_read = 0
+        self.active_time_ms = 0.0
+        self.pending = False

@@ -73,6 +73,9 @@ class CompiledQuery:
     view_columns: list[frozenset[str]] = field(default_factory=list)
     """The columns read from each view in ``views_read`` (for column privileges)."""
 
+    direct_shape: object = None
+    """How a direct read's rows are made wire-ready (``runner.DirectShape``), kept here: a
+    new plan (DDL, a new role) makes a new CompiledQuery."""
     duckdb_tree: exp.Expr | None = None
     """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
     _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)
@@ -90,10 +93,14 @@ class CompiledQuery:
             sql = self._deepened[depths] = deepened_sql(self.duckdb_tree, depths)
         return sql
 
+    def check_params(self, params: Sequence[Any]) -> None:
+        """42P02 when ``params`` has fewer values than the query has parameters."""
+        if len(params) < len(self.param_oids):
+            raise UndefinedParameter(f"there is no parameter ${len(params) + 1}")
+
     def duckdb_params(self, params: list[Any] | None, now: Any) -> list[Any]:
         values = list(params or [])
-        if len(values) < len(self.param_oids):
-            raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        self.check_params(values)
         if self.used_params is not None:
             values = [values[n - 1] for n in self.used_params]
         return values + [now] if self.uses_now else values

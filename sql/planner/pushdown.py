@@ -18,6 +18,7 @@ conjunct of the WHERE clause pushed.
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +32,9 @@ from catalog.table import TableInfo
 from sql.common.uuid_values import canonical_uuid
 from sql.planner.binder import BoundQuery, TableRef, parameter_number
 from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
-from storage.data_type import DataType, TabletId, TypeKind
+from storage.data_type import ColumnId, DataType, TabletId, TypeKind
 from storage.errors import InvalidTextRepresentation
-from storage.predicate import ColumnPredicate, ScanSpec
+from storage.predicate import ColumnPredicate, PredicateKind, ScanSpec
 from storage.schema import ColumnSchema
 
 # Kinds whose values compare exactly in Arrow as they do in PostgreSQL (no float rounding,
@@ -101,12 +102,15 @@ class PushedPredicate:
 
     def build(self, params: Sequence[object]) -> ColumnPredicate:
         column_id, ctype = self.column.id, self.column.type
-        values = [o.resolve(params, ctype) for o in self.operands]
-        if any(v is None for v in values) and self.op != "in":
-            raise _Unconvertible
         op = self.op
-        if op == "=":
-            return ColumnPredicate.equality(column_id, values[0])
+        if op == "=":  # a prepared point select's: one operand, no list made
+            value = self.operands[0].resolve(params, ctype)
+            if value is None:
+                raise _Unconvertible
+            return ColumnPredicate(column_id, PredicateKind.EQUALITY, value)
+        values = [o.resolve(params, ctype) for o in self.operands]
+        if any(v is None for v in values) and op != "in":
+            raise _Unconvertible
         if op in (">", ">="):
             return ColumnPredicate.range(column_id, values[0], lower_inclusive=op == ">=")
         if op in ("<", "<="):
@@ -160,20 +164,53 @@ class ScanPlan:
     ``partial_index``."""
     partial_indexes: frozenset[str] = frozenset()
     """The partial indexes the query's WHERE implies, which its scans may read through."""
+    _fixed: (
+        tuple[int, tuple[ColumnId, ...], tuple[ColumnPredicate | PushedPredicate, ...]] | None
+    ) = field(default=None, init=False, repr=False, compare=False)
+    """``spec``'s parts that no parameter changes: the projection, and each predicate built
+    already when its operands are constants (made at the first execution, once planning
+    has added every predicate; keyed by their count)."""
+    _last: tuple[tuple[object, ...], ScanSpec] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The last execution's parameters and spec: asked again with the very same parameter
+    objects (``runs_direct``, then ``read_by_key``), the spec is the same."""
 
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
+        last = self._last
+        if (
+            last is not None
+            and len(last[0]) == len(params)
+            and all(map(operator.is_, last[0], params))
+        ):
+            return last[1]
+        spec = self._spec(params)
+        self._last = (tuple(params), spec)
+        return spec
+
+    def _spec(self, params: Sequence[object]) -> ScanSpec:
+        fixed = self._fixed
+        if fixed is None or fixed[0] != len(self.predicates):
+            fixed = self._fixed = (
+                len(self.predicates),
+                tuple(c.id for c in self.columns),
+                tuple(p.constant() or p for p in self.predicates),
+            )
         predicates = []
         exact = True
-        for pushed in self.predicates:
+        for pushed in fixed[2]:
+            if isinstance(pushed, ColumnPredicate):
+                predicates.append(pushed)
+                continue
             try:
                 predicates.append(pushed.build(params))
             except _Unconvertible:
                 exact = False
         return ScanSpec(
-            projection=tuple(c.id for c in self.columns),
-            predicates=tuple(predicates),
-            limit=self._limit(params) if exact else None,
+            fixed[1],
+            tuple(predicates),
+            self._limit(params) if exact and self.limit is not None else None,
         )
 
     def tablet_ids(self, spec: ScanSpec) -> tuple[TabletId, ...]:

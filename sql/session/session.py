@@ -31,7 +31,7 @@ from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common import date_styles
 from sql.common.datatypes import duckdb_type
 from sql.common.duckdb_errors import translate
-from sql.common.names import identifier_name, table_name
+from sql.common.names import table_name
 from sql.common.result import MustWait, PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
 from sql.copy import copy_statement
@@ -62,6 +62,7 @@ from sql.execution.context import DatabaseContext
 from sql.execution.notifications import Listener, Notification
 from sql.execution.runner import QueryRunner, runs_direct
 from sql.execution.sequences import SessionSequences
+from sql.execution.table_activity import SessionActivity
 from sql.frontend import parser
 from sql.frontend.dialect import (
     AlterRangePartitions,
@@ -108,6 +109,7 @@ from sql.session import (
     explain,
     notify_statements,
     prepared_plan,
+    relation_names,
     role_switch,
     setting_statements,
     sql_prepared,
@@ -252,11 +254,13 @@ class Session:
             ),
         )
         self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
+        self._activity = SessionActivity(db.table_activity)
         self._tracking = statement_tracking.StatementTracking(
-            db.statements, db.table_activity, self.settings
+            db.statements, self._activity, self.settings
         )
         self._runner.activity = db.table_activity
-        self._block.on_writes = lambda txn, committed: db.table_activity.transaction_ended(
+        self._runner.direct_activity = self._activity
+        self._block.on_writes = lambda txn, committed: self._activity.transaction_ended(
             txn.attempted_ops(), committed
         )
         db.table_activity.session_started()
@@ -312,8 +316,8 @@ class Session:
 
     def _read_snapshot(self) -> int | None:
         """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
-        instant = self.settings.get("nyala.read_timestamp")
-        return time_travel.snapshot_at(instant) if instant else None
+        settings = self.settings
+        return settings.cached(Session._read_snapshot, lambda: _snapshot_at(settings))
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -322,8 +326,12 @@ class Session:
 
     def report_idle(self) -> None:
         """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
-        self.backend.application_name = self.settings.get("application_name")
+        settings = self.settings
+        self.backend.application_name = settings.cached(
+            Session.report_idle, lambda: settings.get("application_name")
+        )
         self.backend.go_idle(self._block.status)
+        self._activity.hand_over()
 
     def close(self) -> None:
         try:
@@ -338,6 +346,7 @@ class Session:
         finally:
             catalog_calls.unregister(self._catalog_call_token)
             self._db.backends.remove(self.backend)
+            self._activity.hand_over()
             lived = dt.datetime.now(dt.UTC) - self.backend.backend_start
             self._db.table_activity.session_ended(
                 lived.total_seconds() * 1000, self.backend.terminated
@@ -413,6 +422,7 @@ class Session:
         if implicit:
             self._block.in_block = False
             self._block.finish_autocommit()
+        self._activity.hand_over()
 
     # -- extended protocol -----------------------------------------------------------------
 
@@ -490,9 +500,15 @@ class Session:
     def _follow_settings(self) -> None:
         """Give the runner the TimeZone, DateStyle and IntervalStyle a SET may have changed;
         plans read date and interval constants in the styles, so a new style plans again."""
-        self._runner.zone = session_zone(self.settings.get("TimeZone"))
-        order = date_styles.parse(self.settings.get("DateStyle")).order
-        interval_style = self.settings.get("IntervalStyle")
+        settings = self.settings
+        self._runner.zone, order, interval_style = settings.cached(
+            Session._follow_settings,
+            lambda: (
+                session_zone(settings.get("TimeZone")),
+                date_styles.parse(settings.get("DateStyle")).order,
+                settings.get("IntervalStyle"),
+            ),
+        )
         if (order, interval_style) != (self._runner.date_order, self._runner.interval_style):
             self._runner.date_order, self._runner.interval_style = order, interval_style
             self._plan_cache = PlanCache()
@@ -684,7 +700,7 @@ class Session:
         plan = self._plan_cache.get(text, declared, version)
         if plan is not None and self._db.catalog.has_ddl_locks:
             written = [plan.write.table.name] if isinstance(plan, DmlPlan) else []
-            self._wait_for_ddl(_plan_tables(plan), written)
+            self._wait_for_ddl(relation_names.plan_tables(plan), written)
             if self._db.catalog_version != version:
                 plan = None  # the DDL it waited for committed: plan again
         if plan is not None:
@@ -765,7 +781,7 @@ class Session:
             ):
                 return GrantPlan(ast)
         if self._db.catalog.has_ddl_locks:
-            self._wait_for_ddl(_user_relation_names(ast), _written_relation_names(ast))
+            self._wait_for_ddl(relation_names.user_relations(ast), relation_names.written(ast))
         version = self._db.catalog_version
         declared_list = list(declared)
         fold_serial_sequences(ast, self._block.catalog)
@@ -1077,6 +1093,56 @@ class Session:
             self._checked.check(plan, self._access.state(), lambda: self._access.check(plan))
         else:
             self._access.check(plan)
+            done = self._run_outside_storage(plan, params, deferred)
+            if done is not None:
+                return done
+        txn = self._block.current(direct_read=_reads_directly(plan))
+        now = self._block.started
+        match plan:
+            case QueryPlan(query=query, lock=lock):
+                if lock is not None:
+                    self._lock_rows(plan, txn, params, now)
+                elif query.direct is not None:
+                    read = self._runner.read_by_key(query, txn, params, now)
+                    if read is not None:
+                        if not deferred:
+                            self._block.finish_autocommit()
+                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
+            case DmlPlan(write=write) if inline:
+                return self._run_key_write_inline(write, txn, params, now)
+            case DmlPlan(write=write, refold=refold):
+                if refold is not None:
+                    write = refold().write
+                return self._run_write(write, txn, params, now, deferred)
+            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
+                explained = inner.query if isinstance(inner, QueryPlan) else None
+                written = None
+                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
+                    written = inner.refold().write if inner.refold is not None else inner.write
+                if as_json:
+                    result = explain.json_explain(explained, written, params)
+                else:
+                    result = explain.run_explain(
+                        analyze, explained, written, self._runner, txn, params, now
+                    )
+                if not deferred:
+                    self._block.finish_autocommit()
+                return result
+            case TruncatePlan(ast=ast):
+                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
+                names = [table_name(t) for t in ast.expressions]
+                self._block.ddl_catalog().lock_relations(names)
+                writes.truncate(ast, self._block.catalog, txn)
+                if not deferred:
+                    self._block.finish_autocommit()
+                return Result(command_tag="TRUNCATE TABLE")
+        raise AssertionError(f"no run for {type(plan).__name__}")
+
+    def _run_outside_storage(self, plan: Plan, params: list[Any], deferred: bool) -> Result | None:
+        """Run a plan that needs no storage transaction of the statement's own; None for
+        one that does (EXPLAIN, TRUNCATE)."""
         match plan:
             case DdlPlan(ast=ast):
                 self._block.check_allowed(ast)
@@ -1144,49 +1210,7 @@ class Session:
                     batches=self._guard(batches, deferred),
                     notices=self._activity_notices(),
                 )
-        txn = self._block.current(direct_read=_reads_directly(plan))
-        now = self._block.started
-        match plan:
-            case ExplainPlan(analyze=analyze, inner=inner, json=as_json):
-                query = inner.query if isinstance(inner, QueryPlan) else None
-                write = None
-                if isinstance(inner, DmlPlan):  # with its catalog calls' values, if any
-                    write = inner.refold().write if inner.refold is not None else inner.write
-                if as_json:
-                    result = explain.json_explain(query, write, params)
-                else:
-                    result = explain.run_explain(
-                        analyze, query, write, self._runner, txn, params, now
-                    )
-                if not deferred:
-                    self._block.finish_autocommit()
-                return result
-            case TruncatePlan(ast=ast):
-                # ACCESS EXCLUSIVE first, as PostgreSQL: waits for the tables' other users.
-                names = [table_name(t) for t in ast.expressions]
-                self._block.ddl_catalog().lock_relations(names)
-                writes.truncate(ast, self._block.catalog, txn)
-                if not deferred:
-                    self._block.finish_autocommit()
-                return Result(command_tag="TRUNCATE TABLE")
-            case QueryPlan(query=query, lock=lock):
-                if lock is not None:
-                    self._lock_rows(plan, txn, params, now)
-                elif query.direct is not None:
-                    read = self._runner.read_by_key(query, txn, params, now)
-                    if read is not None:
-                        if not deferred:
-                            self._block.finish_autocommit()
-                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
-                columns, batches = self._runner.run(query, txn, params, now, pause=pause)
-                return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
-            case DmlPlan(write=write) if inline:
-                return self._run_key_write_inline(write, txn, params, now)
-            case DmlPlan(write=write, refold=refold):
-                if refold is not None:
-                    write = refold().write
-                return self._run_write(write, txn, params, now, deferred)
-        raise AssertionError(f"no run for {type(plan).__name__}")
+        return None
 
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""
@@ -1245,9 +1269,19 @@ class Session:
             and plan.catalog_version == self._db.catalog_version
             and plan.refold is None
             and not self._db.catalog.has_ddl_locks
-            and self.settings.get("log_statement") == "none"
-            and duration_ms(self.settings.get("lock_timeout")) == 0
+            and self._inline_settings()
             and key_writes.runs_short(key_write)
+        )
+
+    def _inline_settings(self) -> bool:
+        """No statement log and no lock_timeout of the session's own (``_writes_inline``)."""
+        settings = self.settings
+        return settings.cached(
+            Session._inline_settings,
+            lambda: (
+                settings.get("log_statement") == "none"
+                and duration_ms(settings.get("lock_timeout")) == 0
+            ),
         )
 
     def _run_write(
@@ -1317,7 +1351,7 @@ class Session:
                 self._db.bump_catalog_version()
             return Result(command_tag="COMMENT")
         assert ast is not None, "DDL plans carry their statement"
-        catalog.lock_relations(_ddl_targets(ast), _ddl_lock_mode(ast))
+        catalog.lock_relations(relation_names.ddl_targets(ast), relation_names.ddl_lock_mode(ast))
         try:
             return self._run_catalog_ddl(ast, catalog)
         finally:
@@ -1331,7 +1365,7 @@ class Session:
         assert isinstance(ast, exp.Create), "only CREATE INDEX comes here"
         mode = RelationLock.SHARE_UPDATE_EXCLUSIVE
         catalog = self._block.ddl_catalog()
-        catalog.lock_relations(_ddl_targets(ast), mode)
+        catalog.lock_relations(relation_names.ddl_targets(ast), mode)
         txn = self._block.txn
         assert txn is not None, "a DDL catalog begins the transaction"
         result, name = concurrent_index.declare(ast, catalog, txn)
@@ -1341,7 +1375,7 @@ class Session:
             return result
         txn = self._block.current()
         catalog = self._block.ddl_catalog()
-        catalog.lock_relations(_ddl_targets(ast), mode)
+        catalog.lock_relations(relation_names.ddl_targets(ast), mode)
         try:
             concurrent_index.build(catalog, concurrent_index.target(ast), name, txn)
         finally:
@@ -1697,56 +1731,15 @@ def _copied(batches: Iterator[pa.RecordBatch], progress: CopyProgress) -> Iterat
         progress.running = False
 
 
-def _ddl_targets(ast: exp.Expr) -> list[str]:
-    """The relations a DDL statement changes (not those its query reads), to lock first."""
-    return [
-        table_name(node)
-        for node in ast.find_all(exp.Table)
-        if node.find_ancestor(exp.Query) is None
-    ]
-
-
-def _ddl_lock_mode(ast: exp.Expr) -> RelationLock:
-    """CREATE INDEX holds its table in SHARE mode (readers go on); other DDL in ACCESS
-    EXCLUSIVE."""
-    if isinstance(ast, exp.Create) and str(ast.args.get("kind") or "").upper() == "INDEX":
-        return RelationLock.SHARE
-    return RelationLock.ACCESS_EXCLUSIVE
-
-
-def _written_relation_names(ast: exp.Expr) -> list[str]:
-    """The table an INSERT, UPDATE, DELETE or MERGE writes (empty for other statements)."""
-    if not isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.Merge)):
-        return []
-    target = ast.this
-    table = target if isinstance(target, exp.Table) else target.find(exp.Table)
-    return [identifier_name(table)] if table is not None and table.this else []
-
-
-def _plan_tables(plan: Plan) -> list[str]:
-    """The tables a cached plan reads or writes."""
-    if isinstance(plan, QueryPlan):
-        return [binding.table.name for binding in plan.query.views]
-    if isinstance(plan, DmlPlan):
-        return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
-    return []
-
-
-def _user_relation_names(ast: exp.Expr) -> list[str]:
-    """The names of the tables and views a statement may reference in the public schema
-    (catalog relations are never locked by DDL)."""
-    return [
-        identifier_name(node)
-        for node in ast.find_all(exp.Table)
-        if isinstance(node.this, exp.Identifier)
-        and (node.args.get("db") is None or identifier_name(node.args["db"]) == "public")
-    ]
-
-
 def _reads_directly(plan: Plan) -> bool:
     """Whether ``plan`` is a read the scan alone answers (``CompiledQuery.direct``): it
     only reads its one table, so the transaction it runs in has nothing to commit."""
     return isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
+
+
+def _snapshot_at(settings: SessionSettings) -> int | None:
+    instant = settings.get("nyala.read_timestamp")
+    return time_travel.snapshot_at(instant) if instant else None
 
 
 def _must_wait() -> NoReturn:

@@ -22,7 +22,7 @@ from sqlglot.tokens import Token
 
 from sql.common.result import Result
 from sql.execution.statement_stats import StatementStats
-from sql.execution.table_activity import TableActivity
+from sql.execution.table_activity import SessionActivity
 from sql.frontend import fingerprint
 from sql.frontend.fingerprint import Fingerprint
 from sql.session.plan import DmlPlan, Plan, QueryPlan, SystemPlan
@@ -52,7 +52,7 @@ class StatementTracking:
     ``pg_stat_statements.track`` and ``track_utility`` settings say."""
 
     def __init__(
-        self, stats: StatementStats, activity: TableActivity, settings: SessionSettings
+        self, stats: StatementStats, activity: SessionActivity, settings: SessionSettings
     ) -> None:
         self._stats = stats
         self._activity = activity

@@ -282,8 +282,14 @@ class TransactionBlock:
             raise InFailedSqlTransaction(_ABORTED)
 
     def start(self) -> Transaction:
-        read_only = self._settings.get("default_transaction_read_only") == "on" or bool(
-            self._settings.get("nyala.read_timestamp")
+        settings = self._settings
+        read_only, repeatable_read = settings.cached(
+            TransactionBlock.start,
+            lambda: (
+                settings.get("default_transaction_read_only") == "on"
+                or bool(settings.get("nyala.read_timestamp")),
+                is_repeatable_read(self._modes.default_isolation()),
+            ),
         )
         # A block never takes the spare: its REPEATABLE READ snapshot is its first
         # statement's, not the one taken here.
@@ -296,7 +302,7 @@ class TransactionBlock:
             self.txn = spare
         else:
             self.txn = self._engine.begin(read_only=read_only)
-        self.txn.repeatable_read = is_repeatable_read(self._modes.default_isolation())
+        self.txn.repeatable_read = repeatable_read
         self.started = dt.datetime.now(dt.UTC)
         self._settings.begin_transaction()
         return self.txn
@@ -319,7 +325,10 @@ class TransactionBlock:
             self._reads_only = direct_read and not self.in_block
             # start() took the snapshot just now, for this statement: one is enough.
             txn.begin_statement(snapshot_is_new=True)
-        txn.lock_timeout_ms = duration_ms(self._settings.get("lock_timeout")) or None
+        settings = self._settings
+        txn.lock_timeout_ms = settings.cached(
+            TransactionBlock.current, lambda: duration_ms(settings.get("lock_timeout")) or None
+        )
         # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
         log = self.lock_wait_log
         if log is None:

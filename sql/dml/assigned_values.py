@@ -141,6 +141,23 @@ def checked(values: list[object], column: ColumnSchema, table: TableInfo) -> lis
     return values
 
 
+def checked_value(value: object, column: ColumnSchema, table: TableInfo) -> object:
+    """``checked`` of one value; the usual ones (an integer in range, unbounded text, NULL
+    where it is allowed) pass without building lists."""
+    if value is None:
+        if column.nullable:
+            return None
+    elif type(value) is int:
+        limits = INT_LIMITS.get(column.type.kind)
+        if limits is not None and -limits[0] <= value < limits[0]:
+            return value
+    elif (
+        type(value) is str and column.type.kind is TypeKind.STRING and not column.type.blank_padded
+    ):
+        return value
+    return checked([value], column, table)[0]
+
+
 _WIDE = decimal.Context(prec=2000)  # quantize never fails for want of digits; the check below
 
 

@@ -37,7 +37,7 @@ from sql.dml.assigned_values import (
     Fallback,
     as_arrow,
     assigned,
-    checked,
+    checked_value,
     compared,
     compared_all,
     row_batch,
@@ -431,7 +431,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
                     if cell.computed is not None
                     else values.of(cell)
                 )
-                new_row.extend(checked([value], column, table))
+                new_row.append(checked_value(value, column, table))
             batch = row_batch(tuple(new_row), write.struct)
         except Fallback:
             return None
@@ -470,10 +470,11 @@ def _batch(
     write: KeyWrite, param_rows: list[list[Any]], now: object, sequences: SessionSequences
 ) -> pa.RecordBatch:
     """The rows of ``write`` once per parameter row, in that order, as one batch."""
-    arrays: list[Any] = []
+    if len(param_rows) == 1 and len(write.rows) == 1:
+        return _row_batch(write, param_rows[0], now, sequences)
+    arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     key_count = len(write.table.schema.key_columns)
-    one_row = len(param_rows) * len(write.rows) == 1
     for position, column in enumerate(write.columns):
         cells = [row[position] for row in write.rows]
         if any(cell.sequence is not None for cell in cells):
@@ -483,10 +484,7 @@ def _batch(
         column_values = _column_values(cells, param_rows, now)
         if write.kind != "INSERT" and position < key_count:
             column_values = compared_all(column_values, column, write.table)
-        if one_row:
-            arrays.append(checked(column_values, column, write.table))
-        else:
-            arrays.append(assigned(column_values, column, write.table))
+        arrays.append(assigned(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
@@ -500,13 +498,35 @@ def _batch(
             int(next(fresh[c.sequence])) if c.sequence is not None else v.of(c)
             for c, v in zip(cells, values, strict=True)
         ]
-        if one_row:
-            arrays[position] = checked(column_values, column, write.table)
-        else:
-            arrays[position] = assigned(column_values, column, write.table)
-    if one_row:  # checked one-value lists: the whole row converts at once
-        return row_batch(tuple(values[0] for values in arrays), write.struct)
+        arrays[position] = assigned(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+
+
+def _row_batch(
+    write: KeyWrite, params: list[Any], now: object, sequences: SessionSequences
+) -> pa.RecordBatch:
+    """``_batch`` of one row (the usual statement): its values checked one by one, sequence
+    values drawn last as there, and the row converted to Arrow at once."""
+    (cells,) = write.rows
+    table = write.table
+    compares = 0 if write.kind == "INSERT" else len(table.schema.key_columns)
+    values: list[object] = []
+    drawn: list[int] = []
+    for position, (cell, column) in enumerate(zip(cells, write.columns, strict=True)):
+        if cell.sequence is not None:
+            drawn.append(position)
+            values.append(None)
+            continue
+        value = params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
+        if position < compares:
+            value = compared(value, column, table)
+        values.append(checked_value(value, column, table))
+    for position in drawn:
+        name = cells[position].sequence
+        assert name is not None, "drawn: a sequence's cell"
+        value = int(sequences.nextval(name, 1)[0])
+        values[position] = checked_value(value, write.columns[position], table)
+    return row_batch(tuple(values), write.struct)
 
 
 def _column_values(cells: list[Cell], param_rows: list[list[Any]], now: object) -> list[object]:

@@ -63,17 +63,21 @@ SETUP = [
 
 # (statement, declared types of one row, parameter rows per execution)
 STATEMENTS = [
-    ("insert into w (k, n, s, d) values {rows}", [23, 21, 25, 1700], [
-        [1, 1, "a", decimal.Decimal("1.005"), 2, 2, "bb", None],
-        [3, 3, "abc  ", None, 3, 4, "x", None],  # the same key twice: 23505
-        [4, 4, "x", None, 1, 5, "y", None],  # a live key: 23505
-        [5, 5, "x", None, 6, None, "y", None],  # 23502
-        [5, 5, "x", None, 6, 2**15, "y", None],  # 22003
-        [5, 5, "x", None, 6, 6, "long", None],  # 22001
-        [5, 5, "x", decimal.Decimal("1000"), 6, 6, "y", None],  # 22003 numeric overflow
-        [5, 5, "x", decimal.Decimal("NaN"), 6, 6, "y", None],  # the key-write path's fallback
-        [7, 7, "x", None, 8, 8, "y", decimal.Decimal("-1.5")],
-    ]),
+    (
+        "insert into w (k, n, s, d) values {rows}",
+        [23, 21, 25, 1700],
+        [
+            [1, 1, "a", decimal.Decimal("1.005"), 2, 2, "bb", None],
+            [3, 3, "abc  ", None, 3, 4, "x", None],  # the same key twice: 23505
+            [4, 4, "x", None, 1, 5, "y", None],  # a live key: 23505
+            [5, 5, "x", None, 6, None, "y", None],  # 23502
+            [5, 5, "x", None, 6, 2**15, "y", None],  # 22003
+            [5, 5, "x", None, 6, 6, "long", None],  # 22001
+            [5, 5, "x", decimal.Decimal("1000"), 6, 6, "y", None],  # 22003 numeric overflow
+            [5, 5, "x", decimal.Decimal("NaN"), 6, 6, "y", None],  # the key-write path's fallback
+            [7, 7, "x", None, 8, 8, "y", decimal.Decimal("-1.5")],
+        ],
+    ),
     ("insert into w (k, n) values {rows}", [23, 21], [[10, 1, 11, 2], [12, 1, 13, 1]]),
     ("insert into c values {rows}", [23, 23], [[1, 1, 2, 2], [3, 3, 4, 0]]),  # 23514
     ("insert into f values {rows}", [23, 23], [[1, 1, 2, None], [3, 2, 4, 9]]),  # 23503
@@ -100,7 +104,9 @@ def _answers(tmp_path, derive):
         for template, declared, runs in STATEMENTS:
             sql = _statement(template, len(declared))
             stmt = session.prepare(sql, declared * 2)
-            assert (stmt.plan.write.repeats == 2) is (derive and template.startswith("insert into w"))
+            assert (stmt.plan.write.repeats == 2) is (
+                derive and template.startswith("insert into w")
+            )
             for params in runs:
                 try:
                     result = session.execute_prepared(stmt, params)
@@ -150,7 +156,9 @@ def _run(session, sql, declared=(), params=None):
             results = list(session.execute(sql))
         else:
             results = [session.execute_prepared(session.prepare(sql, list(declared)), params)]
-        rows = [tuple(r.values()) for res in results for b in res.batches or [] for r in b.to_pylist()]
+        rows = [
+            tuple(r.values()) for res in results for b in res.batches or [] for r in b.to_pylist()
+        ]
         session.sync()
         return rows or results[-1].command_tag
     except errors.DbError as exc:

@@ -24,21 +24,29 @@ path, so both paths give the same answers.
 from __future__ import annotations
 
 import decimal
-import math
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from catalog.table import TableInfo
 from sql.common.names import identifier_name
+from sql.dml.assigned_values import (
+    INT_LIMITS,
+    Fallback,
+    as_arrow,
+    assigned,
+    checked_value,
+    compared,
+    compared_all,
+    row_batch,
+    row_type,
+)
 from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
 from storage.data_type import ColumnId, TabletId, TypeKind
-from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
@@ -48,18 +56,7 @@ from storage.type_oids import TypeOid
 _INT_OIDS = {TypeOid.INT8, TypeOid.INT2, TypeOid.INT4}
 _FLOAT_OIDS = {TypeOid.FLOAT4, TypeOid.FLOAT8}
 _TEXT_OIDS = {TypeOid.TEXT, TypeOid.VARCHAR}
-_INT_LIMITS = {
-    TypeKind.INT8: (2**7, "smallint"),
-    TypeKind.INT16: (2**15, "smallint"),
-    TypeKind.INT32: (2**31, "integer"),
-    TypeKind.INT64: (2**63, "bigint"),
-}
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-_READ_KEY_KINDS = {*_INT_LIMITS, TypeKind.STRING, TypeKind.VARCHAR}
-
-
-class _Fallback(Exception):
-    """A value the key-write path cannot judge: run the statement the general way."""
+_READ_KEY_KINDS = {*INT_LIMITS, TypeKind.STRING, TypeKind.VARCHAR}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +84,11 @@ class KeyWrite:
     rows: list[list[Cell]]
     reads: tuple[ColumnSchema, ...] = ()
     """The columns a computed cell reads: the row is read by key before it is written."""
+    struct: pa.StructType = field(init=False)
+    """One written row as Arrow (``assigned_values.row_batch``), made once per plan."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "struct", row_type(self.columns))
 
 
 def plan_insert(
@@ -226,7 +228,7 @@ def _cell(node: exp.Expr, column: ColumnSchema, oids: list[int]) -> Cell | None:
             return None
         return Cell(None, literal.this)
     text = ("-" if negative else "") + literal.this
-    if kind in _INT_LIMITS and text.lstrip("-").isdigit():
+    if kind in INT_LIMITS and text.lstrip("-").isdigit():
         return Cell(None, int(text))
     if kind in (TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.DECIMAL):
         try:
@@ -242,7 +244,7 @@ def _compatible(oid: int, column: ColumnSchema) -> bool:
     kind = column.type.kind
     if column.type.text_type:
         return False
-    if kind in _INT_LIMITS:
+    if kind in INT_LIMITS:
         return oid in _INT_OIDS
     if kind in (TypeKind.FLOAT, TypeKind.DOUBLE):
         return oid in _FLOAT_OIDS
@@ -275,7 +277,7 @@ def execute(
         return _update_from_row(write, txn, _Values(params, now))
     try:
         batch = _batch(write, [params], now, sequences)
-    except _Fallback:
+    except Fallback:
         return None
     return _apply(write, txn, batch)
 
@@ -316,7 +318,7 @@ def insert_many(
     leaving the caller to undo what was written and find that row one by one."""
     try:
         batch = _batch(write, param_rows, now, sequences)
-    except _Fallback:
+    except Fallback:
         return False
     table = write.table
     for tablet_id, part in by_tablet(table, batch):
@@ -365,7 +367,7 @@ def _write_whole(
     nothing written and None."""
     try:
         batch = _batch(write, param_rows, now, sequences)
-    except _Fallback:
+    except Fallback:
         return None
     key_count = len(write.table.schema.key_columns)
     keys = list(zip(*(batch.column(i).to_pylist() for i in range(key_count)), strict=True))
@@ -388,21 +390,22 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
     """UPDATE one row by key with SET expressions over its current values.
 
     The key is checked and encoded from Python values (plain ints and strs: what the tablet
-    encodes from their arrays) and its arrays built once, for every re-check's write."""
+    encodes from their arrays) once, for every re-check's write; each write is one row
+    converted at once (``row_batch``)."""
     (cells,) = write.rows
     table = write.table
     keys = table.schema.key_columns
     try:
         raw = [values.of(cell) for cell in cells[: len(keys)]]
-        key_values = [_compared(v, c, table) for v, c in zip(raw, keys, strict=True)]
-        key_arrays = [_arrow([v], c) for v, c in zip(key_values, keys, strict=True)]
-    except _Fallback:
+        key_values = [compared(v, c, table) for v, c in zip(raw, keys, strict=True)]
+        if table.partition_schema is None:
+            tablet_id = table.tablet_ids[0]
+        else:
+            key_arrays = [as_arrow([v], c) for v, c in zip(key_values, keys, strict=True)]
+            key_batch = pa.RecordBatch.from_arrays(key_arrays, names=[str(c.id) for c in keys])
+            ((tablet_id, _),) = by_tablet(table, key_batch)
+    except Fallback:
         return None
-    if table.partition_schema is None:
-        tablet_id = table.tablet_ids[0]
-    else:
-        key_batch = pa.RecordBatch.from_arrays(key_arrays, names=[str(c.id) for c in keys])
-        ((tablet_id, _),) = by_tablet(table, key_batch)
     projection = tuple(c.id for c in write.reads)
     key: bytes | None = None
     if all(type(v) is int or type(v) is str for v in key_values):
@@ -412,7 +415,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
             key = None
     if key is not None:
         txn.refuse_if_queued(tablet_id, key)
-    names = [str(c.id) for c in write.columns]
+    written = list(zip(cells[len(keys) :], write.columns[len(keys) :], strict=True))
     while True:
         found = _current_row(txn, tablet_id, projection, key, keys, raw)
         if found is None:
@@ -420,18 +423,18 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         row: dict[int, object] = dict(
             zip(projection, (col[0].as_py() for col in found.columns), strict=True)
         )
-        arrays = [*key_arrays]
-        for cell, column in zip(cells[len(keys) :], write.columns[len(keys) :], strict=True):
-            try:
+        new_row = [*key_values]
+        try:
+            for cell, column in written:
                 value = (
                     cell.computed.evaluate(row, values.params)
                     if cell.computed is not None
                     else values.of(cell)
                 )
-                arrays.append(_array([value], column, table))
-            except _Fallback:
-                return None
-        batch = pa.RecordBatch.from_arrays(arrays, names=names)
+                new_row.append(checked_value(value, column, table))
+            batch = row_batch(tuple(new_row), write.struct)
+        except Fallback:
+            return None
         conflicts: list[int] = []
         count = txn.update(tablet_id, batch, conflicts=conflicts)
         if not conflicts:
@@ -467,6 +470,8 @@ def _batch(
     write: KeyWrite, param_rows: list[list[Any]], now: object, sequences: SessionSequences
 ) -> pa.RecordBatch:
     """The rows of ``write`` once per parameter row, in that order, as one batch."""
+    if len(param_rows) == 1 and len(write.rows) == 1:
+        return _row_batch(write, param_rows[0], now, sequences)
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
     key_count = len(write.table.schema.key_columns)
@@ -478,8 +483,8 @@ def _batch(
             continue
         column_values = _column_values(cells, param_rows, now)
         if write.kind != "INSERT" and position < key_count:
-            column_values = _compared_all(column_values, column, write.table)
-        arrays.append(_array(column_values, column, write.table))
+            column_values = compared_all(column_values, column, write.table)
+        arrays.append(assigned(column_values, column, write.table))
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
@@ -493,8 +498,35 @@ def _batch(
             int(next(fresh[c.sequence])) if c.sequence is not None else v.of(c)
             for c, v in zip(cells, values, strict=True)
         ]
-        arrays[position] = _array(column_values, column, write.table)
+        arrays[position] = assigned(column_values, column, write.table)
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
+
+
+def _row_batch(
+    write: KeyWrite, params: list[Any], now: object, sequences: SessionSequences
+) -> pa.RecordBatch:
+    """``_batch`` of one row (the usual statement): its values checked one by one, sequence
+    values drawn last as there, and the row converted to Arrow at once."""
+    (cells,) = write.rows
+    table = write.table
+    compares = 0 if write.kind == "INSERT" else len(table.schema.key_columns)
+    values: list[object] = []
+    drawn: list[int] = []
+    for position, (cell, column) in enumerate(zip(cells, write.columns, strict=True)):
+        if cell.sequence is not None:
+            drawn.append(position)
+            values.append(None)
+            continue
+        value = params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
+        if position < compares:
+            value = compared(value, column, table)
+        values.append(checked_value(value, column, table))
+    for position in drawn:
+        name = cells[position].sequence
+        assert name is not None, "drawn: a sequence's cell"
+        value = int(sequences.nextval(name, 1)[0])
+        values[position] = checked_value(value, write.columns[position], table)
+    return row_batch(tuple(values), write.struct)
 
 
 def _column_values(cells: list[Cell], param_rows: list[list[Any]], now: object) -> list[object]:
@@ -521,124 +553,6 @@ class _Values:
             return self.params[cell.param]
         if cell.is_now:
             if self.now is None:
-                raise _Fallback
+                raise Fallback
             return self.now
         return cell.value
-
-
-def _array(values: list[object], column: ColumnSchema, table: TableInfo) -> pa.Array:
-    """``values`` as the column's Arrow type, checked as PostgreSQL checks an assignment."""
-    return _arrow(_checked(values, column, table), column)
-
-
-def _compared(value: object, column: ColumnSchema, table: TableInfo) -> object:
-    """A key value an UPDATE's or DELETE's WHERE compares with, as the key stores it; a
-    value the assignment checks would refuse or change (NULL, too long, out of range,
-    rounded) is compared, not assigned, in PostgreSQL: _Fallback, for the general path."""
-    if value is None:
-        raise _Fallback
-    limits = _INT_LIMITS.get(column.type.kind)
-    if limits is not None and type(value) is int:  # the usual key: what _checked gives
-        if not -limits[0] <= value < limits[0]:
-            raise _Fallback
-        return value
-    try:
-        (stored,) = _checked([value], column, table)
-    except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
-        raise _Fallback from exc
-    if stored != value or (
-        column.type.kind is TypeKind.FLOAT and float(np.float32(stored)) != stored  # type: ignore[arg-type]  # a float column's cells are floats
-    ):
-        raise _Fallback
-    return stored
-
-
-def _compared_all(values: list[object], column: ColumnSchema, table: TableInfo) -> list[object]:
-    """``_compared`` of each of ``values`` (a batch's keys), checked as one column."""
-    if None in values:
-        raise _Fallback
-    limits = _INT_LIMITS.get(column.type.kind)
-    if limits is not None and all(type(v) is int for v in values):
-        ints = cast(list[int], values)
-        if not (-limits[0] <= min(ints) and max(ints) < limits[0]):
-            raise _Fallback
-        return values
-    try:
-        stored = _checked(values, column, table)
-    except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
-        raise _Fallback from exc
-    if any(s != v for s, v in zip(stored, values, strict=True)):
-        raise _Fallback
-    if column.type.kind is TypeKind.FLOAT and any(
-        float(np.float32(s)) != s  # type: ignore[arg-type]  # a float column's cells are floats
-        for s in stored
-    ):
-        raise _Fallback
-    return stored
-
-
-def _arrow(values: list[object], column: ColumnSchema) -> pa.Array:
-    """Checked ``values`` as the column's Arrow type (_Fallback if they do not convert)."""
-    try:
-        return pa.array(values, type=column.type.arrow_type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        raise _Fallback from exc
-
-
-def _checked(values: list[object], column: ColumnSchema, table: TableInfo) -> list[object]:
-    """``values`` checked as PostgreSQL checks an assignment to ``column``, as stored
-    (numerics rounded to the scale, varchars' trailing spaces past the limit cut)."""
-    kind = column.type.kind
-    if not column.nullable and None in values:
-        raise NotNullViolation(
-            f'null value in column "{column.name}" of relation "{table.name}" '
-            "violates not-null constraint"
-        )
-    if kind in _INT_LIMITS:
-        limit, name = _INT_LIMITS[kind]
-        if any(v is not None and not -limit <= v < limit for v in values):  # type: ignore[operator]  # an int column's cells are ints
-            raise NumericValueOutOfRange(f"{name} out of range")
-    elif kind is TypeKind.FLOAT:
-        for v in values:
-            if v is not None and math.isfinite(v) and abs(v) > _FLOAT32_MAX:  # type: ignore[arg-type]  # a float column's cells are floats
-                raise NumericValueOutOfRange("value out of range: overflow")
-    elif kind is TypeKind.DECIMAL:
-        values = [None if v is None else _numeric(v, column) for v in values]
-    elif kind is TypeKind.VARCHAR and column.type.length is not None:
-        limit = column.type.length
-        texts = [None if v is None else str(v) for v in values]  # varchar cells are str
-        if any(v is not None and len(v) > limit for v in texts):
-            # characters past the limit that are all spaces are cut, as PostgreSQL stores them
-            if any(v is not None and v[limit:].strip(" ") for v in texts):
-                raise StringDataRightTruncation(f"value too long for type {column.type.pg_name()}")
-            values = [None if v is None else v[:limit] for v in texts]
-    if column.type.blank_padded:
-        values = [None if v is None else str(v).rstrip(" ") for v in values]
-    return values
-
-
-_WIDE = decimal.Context(prec=2000)  # quantize never fails for want of digits; the check below
-
-
-def _numeric(value: object, column: ColumnSchema) -> decimal.Decimal:
-    """Round to the column's scale (half away from zero, as PostgreSQL) and check precision."""
-    if not isinstance(value, decimal.Decimal) or not value.is_finite():
-        raise _Fallback
-    precision = min(column.type.precision or 38, 38)
-    scale = column.type.scale or 0
-    rounded = value.quantize(
-        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=_WIDE
-    )
-    if column.type.precision is None and rounded != value:
-        # An unconstrained numeric is exact in PostgreSQL: never round it silently.
-        raise NumericValueOutOfRange(
-            "numeric field overflow",
-            detail=f"An unconstrained numeric column holds at most {scale} fraction digits.",
-        )
-    if rounded.adjusted() >= precision - scale:
-        raise NumericValueOutOfRange(
-            "numeric field overflow",
-            detail=f"A field with precision {precision}, scale {scale} must round to an "
-            f"absolute value less than 10^{precision - scale}.",
-        )
-    return rounded

@@ -39,6 +39,9 @@ class WritePlan:
     key_update: bool = False
     """An UPDATE that sets a column of a unique index: it locks its rows FOR UPDATE, not
     FOR NO KEY UPDATE (a key of the primary key moves the row, a delete, which does too)."""
+    repeats: int = 1
+    """How many rows ``source``'s one row stands for, each with the next parameters (a
+    multi-row VALUES planned from its first row: ``dml.values_rows``)."""
     lock_mode: RowLockMode | None = None
     """Not a write but a ``SELECT ... FOR <mode>``'s row locks (``dml.locking_reads``): the
     UPDATE's rows are locked in this mode, nothing is written."""

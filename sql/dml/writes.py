@@ -437,6 +437,8 @@ def execute_write(
         count = key_writes.execute(plan.key_write, txn, params, sequences, now)
         if count is not None:
             return count, None
+    if plan.repeats != 1:
+        return _each_row(plan, runner, txn, params, now, stats, sequences), None
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
     if rows is None or rows.num_rows == 0:
         return 0, None
@@ -455,6 +457,25 @@ def execute_write(
         check_new_rows(plan.references, txn, rows, None)
         return count, rows
     return recheck.modify(plan, runner, txn, params, now, rows)
+
+
+def _each_row(
+    plan: WritePlan,
+    runner: SourceRows,
+    txn: Transaction,
+    params: list[Any],
+    now: Any,
+    stats: ScanStats | None,
+    sequences: SessionSequences | None,
+) -> int:
+    """A derived multi-row INSERT the general way: its one-row plan once per row, in order
+    (a failing row fails the statement, whose transaction or savepoint undoes the rest)."""
+    width = len(plan.param_oids) // plan.repeats
+    one = dataclasses.replace(plan, repeats=1, key_write=None, param_oids=plan.param_oids[:width])
+    return sum(
+        execute_write(one, runner, txn, params[at : at + width], now, stats, sequences)[0]
+        for at in range(0, len(plan.param_oids), width)
+    )
 
 
 def truncate(ast: exp.TruncateTable, catalog: Catalog, txn: Transaction) -> None:

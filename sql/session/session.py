@@ -53,7 +53,7 @@ from sql.ddl import (
     views,
 )
 from sql.ddl.sequences import add_identity, execute_sequence
-from sql.dml import key_writes, locking_reads, writes
+from sql.dml import key_writes, locking_reads, values_rows, writes
 from sql.dml.write_plan import WritePlan
 from sql.execution import catalog_calls
 from sql.execution.advisory_locks import SessionAdvisoryLocks
@@ -695,6 +695,10 @@ class Session:
         self._temp_on_commit()
         if utility is not None or self._block.failed:
             return self._plan(sql, tokens, utility, declared)
+        if (rows := values_rows.one_row_form(sql, tokens, declared)) is not None:
+            one = self._plan_reusing(rows.sql, parser.split(rows.sql)[0], None, rows.declared)
+            if isinstance(one, DmlPlan) and one.refold is None and (w := rows.derive(one.write)):
+                return dataclasses.replace(one, write=w)
         text = sql[tokens[0].start : tokens[-1].end + 1]
         version = self._db.catalog_version
         plan = self._plan_cache.get(text, declared, version)

@@ -190,3 +190,44 @@ def test_row_updates_answer_as_the_general_path(session, general_session):
     assert answers[0] == answers[1]
     outcomes, _ = answers[0]
     assert "22003" in outcomes and "UPDATE 0" in outcomes
+
+
+ROW_INSERTS = [
+    [1, 1, "a", "b  ", decimal.Decimal("1.005"), 1.5],
+    [2, 2**15 - 1, "abc  ", "x", decimal.Decimal("-999.994"), 3.4e38],
+    [3, 2**15, "a", "b", None, None],  # 22003
+    [3, -(2**15) - 1, "a", "b", None, None],  # 22003
+    [3, 1, "abcd", "b", None, None],  # 22001
+    [3, 1, None, "b", None, None],  # 23502
+    [3, 1, "a", "b" * 70_000, None, None],  # 54000: a cell over 64 KiB
+    [3, 1, "a", "b", decimal.Decimal("999.995"), None],  # 22003: numeric(5,2)
+    [3, 1, "a", "b", None, 3.5e38],  # 22003: real
+    [1, 1, "a", "b", None, None],  # 23505
+    [None, 1, "a", "b", None, None],  # 23502: the key
+    [4, None, "", None, decimal.Decimal("0.001"), float("inf")],
+]
+
+
+def test_one_row_inserts_answer_as_the_general_path(session, general_session):
+    """A one-row INSERT's values checked one by one and converted at once (``_row_batch``)
+    give the general path's rows and SQLSTATEs.  (Not a serial's values: the general path
+    draws one for a row that fails its checks, the key-write path does not.)"""
+    answers = []
+    for s, general in ((session, False), (general_session, True)):
+        for _ in s.execute(
+            "create table ri (k int primary key, n smallint, v varchar(3) not null, c text, "
+            "d numeric(5, 2), r real)"
+        ):
+            pass
+        stmt = s.prepare("insert into ri (k, n, v, c, d, r) values ($1, $2, $3, $4, $5, $6)", [])
+        assert stmt.plan.write.key_write is not None
+        outcomes = [_outcome(s, stmt, params, general) for params in ROW_INSERTS]
+        rows = [
+            tuple(r.values())
+            for b in next(iter(s.execute("select * from ri order by k"))).batches
+            for r in b.to_pylist()
+        ]
+        answers.append((outcomes, rows))
+    assert answers[0] == answers[1]
+    outcomes, rows = answers[0]
+    assert {"22003", "22001", "23502", "23505", "54000"} <= set(outcomes) and len(rows) == 3

@@ -670,6 +670,8 @@ class Tablet:
             return False
         if not self.rowsets:
             return True
+        if len(keys) < _BATCH_PROBE_MIN:
+            return all(self._locate(key) is None for key in keys)
         ascending = sorted(keys) if sorted_keys is None else sorted_keys.tolist()
         return all(location is None for location in self._locate_sorted(ascending))
 
@@ -1037,15 +1039,17 @@ class Tablet:
         }
 
     def _check_cell_sizes(self, columns: dict[int, pa.Array]) -> None:
-        """Cells over 64 KiB are 54000, before anything is written."""
+        """Cells over 64 KiB are 54000, before anything is written.  A column whose whole
+        value buffer is within the limit holds no such cell (the common case, told without
+        an Arrow kernel call, which costs a short write tens of microseconds)."""
         for column_id, array in columns.items():
             column = self.schema.column(column_id)
-            is_var = column.type.is_string or column.type.kind.value == "binary"
-            if (
-                is_var
-                and len(array)
-                and (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES
-            ):
+            if not (column.type.is_string or column.type.kind.value == "binary") or not len(array):
+                continue
+            data = array.buffers()[2]
+            if data is None or data.size <= MAX_CELL_BYTES:
+                continue
+            if (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES:
                 raise ProgramLimitExceeded(
                     f'value for column "{column.name}" is larger than {MAX_CELL_BYTES} bytes'
                 )

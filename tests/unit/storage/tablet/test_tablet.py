@@ -4,7 +4,13 @@ import pyarrow as pa
 import pytest
 
 from storage.data_type import BINARY, INT32, INT64, STRING, ColumnId, TabletId
-from storage.errors import DataCorrupted, InternalError, NotNullViolation, UniqueViolation
+from storage.errors import (
+    DataCorrupted,
+    InternalError,
+    NotNullViolation,
+    ProgramLimitExceeded,
+    UniqueViolation,
+)
 from storage.fs import DataDirLayout
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -284,3 +290,33 @@ def test_point_reads_in_a_large_block_see_deltas_at_every_snapshot(tmp_path):
                 assert read(short, snapshot, reader) == [
                     r for r in every if k <= r[0] < k + 9 and r[1] == 1
                 ]
+
+
+@pytest.mark.parametrize(
+    ("values", "refused"),
+    [
+        (["x" * (64 * 1024)], False),
+        (["x" * (64 * 1024 + 1)], True),
+        (["y" * 40_000, "z" * 40_000], False),  # the value buffer is over the limit, no cell is
+        ([None, "w" * (64 * 1024 + 1)], True),
+        (["v" * 30_000] * 3 + [None], False),
+    ],
+)
+def test_cell_size_check_matches_the_kernel_rule(tablet, values, refused):
+    """54000 exactly when one cell is over 64 KiB, whatever the whole buffer's size; a slice
+    of a large array is judged by its own cells."""
+    batch = _batch(a=list(range(len(values))), b=["k"] * len(values), v=values)
+    kernel = max((len(v) for v in values if v is not None), default=0) > 64 * 1024
+    assert kernel is refused
+    txn = TxnState()
+    if refused:
+        with pytest.raises(ProgramLimitExceeded) as info:
+            tablet.insert(txn, batch, never_wait)
+        assert info.value.sqlstate == "54000"
+        assert _all(tablet, txn) == []
+    else:
+        assert tablet.insert(txn, batch, never_wait).count == len(values)
+    big = _batch(a=[1000, 1001], b=["k", "k"], v=["s" * (64 * 1024 + 1), "small"])
+    assert tablet.insert(txn, big.slice(1, 1), never_wait).count == 1
+    with pytest.raises(ProgramLimitExceeded):
+        tablet.insert(txn, big.slice(0, 1), never_wait)

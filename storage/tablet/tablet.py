@@ -67,7 +67,7 @@ from storage.key_encoding import encode_key, encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import KeyRange, ScanSpec
-from storage.row_change import Row, to_storage_values
+from storage.row_change import Mutation, MutationKind, Row, to_storage_values
 from storage.row_lock_mode import RowLockMode
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
@@ -569,6 +569,56 @@ class Tablet:
             else:
                 yield location[0].probe(location[1], txn), location
 
+    def _probe_batch(
+        self, keys: list[bytes], txn: TxnState, conflict_ts: Timestamp | None
+    ) -> tuple[list[Probe], list[tuple[DiskRowSet, int] | None], list[bool] | None]:
+        """``_probe`` and, with ``conflict_ts``, ``_changed_after`` of each key.  A batch's
+        keys in DiskRowSets are found a rowset at a time (``_locate_sorted``) and probed
+        together per rowset (``DiskRowSet.probe_many``)."""
+        if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
+            probes, locations = [], []
+            for key in keys:
+                probe, location = self._probe(key, txn)
+                probes.append(probe)
+                locations.append(location)
+            if conflict_ts is None:
+                return probes, locations, None
+            changed = [
+                self._changed_after(key, location, conflict_ts)
+                for key, location in zip(keys, locations, strict=True)
+            ]
+            return probes, locations, changed
+        holders = [self._mrs_for(key) for key in keys]
+        order = sorted((i for i, h in enumerate(holders) if h is None), key=keys.__getitem__)
+        located = self._locate_sorted([keys[i] for i in order])
+        probe_list: list[Probe | None] = [None] * len(keys)
+        location_list: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
+        changed_list = None if conflict_ts is None else [False] * len(keys)
+        by_rowset: dict[int, tuple[DiskRowSet, list[int], list[int]]] = {}
+        for index, location in zip(order, located, strict=True):
+            if location is None:
+                probe_list[index] = Probe(None, False)
+                continue
+            location_list[index] = location
+            entry = by_rowset.setdefault(id(location[0]), (location[0], [], []))
+            entry[1].append(index)
+            entry[2].append(location[1])
+        ts = None if conflict_ts is None else int(conflict_ts)
+        for rowset, indexes, rowids in by_rowset.values():
+            found, found_changed = rowset.probe_many(np.array(rowids, dtype=np.int64), txn, ts)
+            for index, probe in zip(indexes, found, strict=True):
+                probe_list[index] = probe
+            if changed_list is not None and found_changed is not None:
+                for index, is_changed in zip(indexes, found_changed.tolist(), strict=True):
+                    changed_list[index] = is_changed
+        for index, holder in enumerate(holders):
+            if holder is not None:
+                key = keys[index]
+                probe_list[index] = holder.probe(key, txn)
+                if changed_list is not None:
+                    changed_list[index] = holder.changed_after(key, conflict_ts)  # type: ignore[arg-type]
+        return probe_list, location_list, changed_list  # type: ignore[return-value]
+
     def _locate_sorted(self, keys: list[bytes]) -> list[tuple[DiskRowSet, int] | None]:
         """``_locate`` of each of ``keys``, which are in ascending order."""
         out: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
@@ -742,18 +792,16 @@ class Tablet:
             with self._lock:
                 mrs = self._memrowset
                 blocker = None
-                locations = []
                 conflicts = []
                 locks = self.row_locks
-                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
-                    key = keys[row_idx]
-                    blocker = probe.blocker
+                probes, locations, changed = self._probe_batch(keys, txn, conflict_ts)
+                for row_idx, key in enumerate(keys):
+                    blocker = probes[row_idx].blocker
                     if blocker is None and locks:
                         blocker = locks.conflicting(key, txn, mode)
                     if blocker is not None:
                         break
-                    locations.append(location)
-                    if conflict_ts is not None and self._changed_after(key, location, conflict_ts):
+                    if changed is not None and changed[row_idx]:
                         conflicts.append(row_idx)
                 if blocker is None:
                     written = []
@@ -764,11 +812,12 @@ class Tablet:
                         change = changes[row_idx] if changes else ()
                         if location is not None:
                             rowset, rowid = location
-                            done = (
-                                rowset.delete(rowid, txn)
+                            mutation = (
+                                Mutation(MutationKind.DELETE, txn, None)
                                 if delete
-                                else rowset.update(rowid, change, txn)
+                                else Mutation(MutationKind.UPDATE, txn, change)
                             )
+                            done = rowset.append_probed(rowid, mutation, probes[row_idx].is_live)
                         elif delete:
                             done = (self._mrs_for(key) or mrs).delete(key, txn)
                         else:

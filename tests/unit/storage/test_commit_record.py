@@ -54,9 +54,7 @@ def _stream_writer_bytes(batch: pa.RecordBatch) -> bytes:
             [pa.array([True, None]), pa.array([1.5, 2.5]), pa.array([1, 2], pa.timestamp("us"))],
             names=["1", "2", "3"],
         ).replace_schema_metadata({b"nyala.row_lock_mode": b"UPDATE"}),
-        pa.RecordBatch.from_arrays(
-            [pa.array(["a", "b", "a"]).dictionary_encode()], names=["1"]
-        ),
+        pa.RecordBatch.from_arrays([pa.array(["a", "b", "a"]).dictionary_encode()], names=["1"]),
     ],
 )
 def test_each_op_is_the_stream_a_stream_writer_writes(batch):

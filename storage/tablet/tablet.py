@@ -806,24 +806,43 @@ class Tablet:
                 if blocker is None:
                     written = []
                     skip = set(conflicts)
+                    pending = _pending_appends(locations, skip)
                     for row_idx, (key, location) in enumerate(zip(keys, locations)):
                         if row_idx in skip:
                             continue
                         change = changes[row_idx] if changes else ()
                         if location is not None:
                             rowset, rowid = location
-                            mutation = (
-                                Mutation(MutationKind.DELETE, txn, None)
-                                if delete
-                                else Mutation(MutationKind.UPDATE, txn, change)
-                            )
-                            done = rowset.append_probed(rowid, mutation, probes[row_idx].is_live)
+                            is_live = probes[row_idx].is_live
+                            if pending is not None and rowid not in rowset.dms.chains:
+                                # Judged under this lock and no other row of the batch is
+                                # this one: appended with the rowset's others below.
+                                if is_live:
+                                    entry = pending.setdefault(id(rowset), (rowset, [], []))
+                                    entry[1].append(rowid)
+                                    entry[2].append(change)
+                                done = is_live
+                            else:
+                                mutation = (
+                                    Mutation(MutationKind.DELETE, txn, None)
+                                    if delete
+                                    else Mutation(MutationKind.UPDATE, txn, change)
+                                )
+                                done = rowset.append_probed(rowid, mutation, is_live)
                         elif delete:
                             done = (self._mrs_for(key) or mrs).delete(key, txn)
                         else:
                             done = (self._mrs_for(key) or mrs).update(key, change, txn)
                         if done:
                             written.append(key)
+                    for rowset, rowids, row_changes in (pending or {}).values():
+                        kind = MutationKind.DELETE if delete else MutationKind.UPDATE
+                        rowset.dms.append_batch(
+                            rowids,
+                            kind,
+                            txn,
+                            None if delete else row_changes,  # type: ignore[arg-type]
+                        )
                     if written and self.unflushed_since is None:
                         self.unflushed_since = time.monotonic()
                     if mode is RowLockMode.UPDATE and not delete:
@@ -1169,6 +1188,18 @@ class Tablet:
             f'duplicate key value violates unique constraint "{name}"',
             detail=f"Key ({names})=({values}) already exists.",
         )
+
+
+def _pending_appends(
+    locations: list[tuple[DiskRowSet, int] | None], skip: set[int]
+) -> dict[int, tuple[DiskRowSet, list[int], list[Row]]] | None:
+    """An empty map of DeltaMemStore appends to gather per rowset for a batch whose
+    DiskRowSet rows are all distinct; None (append row by row, each judged again) for a
+    single row or one naming a row twice, whose second write must see the first."""
+    if len(locations) < _BATCH_PROBE_MIN:
+        return None
+    rows = [(id(loc[0]), loc[1]) for i, loc in enumerate(locations) if loc and i not in skip]
+    return {} if len(set(rows)) == len(rows) else None
 
 
 def _first_duplicate(keys: list[bytes]) -> int:

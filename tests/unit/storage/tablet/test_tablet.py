@@ -352,15 +352,19 @@ def _layered(tmp_path, name: str) -> Tablet:
     return tablet
 
 
+_REPEATING = [3, 35, 20, 21, 22, 23, 40, 41, 42, 64, 999, 7, 35, 31, 32, 50, 33, 61, 5, 6, 21, 23]
+_DISTINCT = [3, 35, 20, 21, 22, 23, 40, 41, 42, 64, 999, 7, 31, 32, 50, 33, 61, 5, 6, 58, 0, 29]
+
+
 @pytest.mark.parametrize("kind", ["delete", "update"])
 @pytest.mark.parametrize("conflict_ts", [None, 7, 10])
-def test_a_batch_probe_equals_the_same_writes_row_by_row(tmp_path, kind, conflict_ts):
+@pytest.mark.parametrize("keys", [_REPEATING, _DISTINCT], ids=["repeating", "distinct"])
+def test_a_batch_probe_equals_the_same_writes_row_by_row(tmp_path, kind, conflict_ts, keys):
     """A batch's keys in DiskRowSets are judged together (liveness from the deleted bitmap
     and every REDO file, write conflicts from REDO and UNDO files, chains one by one); the
     counts, rows written, conflicts, scans and rollback equal those of the same keys
     written one call at a time (the scalar probe), including absent, deleted, reinserted
-    and repeated keys."""
-    keys = [3, 35, 20, 21, 22, 23, 40, 41, 42, 64, 999, 7, 35, 31, 32, 50, 33, 61, 5, 6, 21, 23]
+    and repeated keys.  Distinct keys take one DeltaMemStore append per rowset."""
     results = []
     for name, batches in (("batch", [keys]), ("rows", [[k] for k in keys])):
         tablet = _layered(tmp_path, name)

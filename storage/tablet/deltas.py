@@ -41,7 +41,7 @@ import pyarrow as pa
 from sortedcontainers import SortedDict
 
 from storage.mvcc import TxnState
-from storage.row_change import Mutation, MutationKind, from_storage_values
+from storage.row_change import ColumnChanges, Mutation, MutationKind, Row, from_storage_values
 from storage.schema import Schema
 from storage.tablet.delta_records import (
     DEAD,
@@ -67,8 +67,11 @@ class DeltaEntry(Mutation):
 
     __slots__ = ("seq",)
 
-    def __init__(self, mutation: Mutation, seq: int) -> None:
-        super().__init__(mutation.kind, mutation.txn, mutation.change)
+    def __init__(self, kind: MutationKind, txn: TxnState, change: Row | None, seq: int) -> None:
+        # Mutation's fields set here, not through super(): a batch makes one per row.
+        self.kind = kind
+        self.txn = txn
+        self.change = change
         self.seq = seq
 
 
@@ -140,7 +143,9 @@ class DeltaMemStore:
     def append(self, rowid: int, mutation: Mutation) -> None:
         seq = self._next_seq
         self._next_seq += 1
-        self.chains.setdefault(rowid, []).append(DeltaEntry(mutation, seq))
+        self.chains.setdefault(rowid, []).append(
+            DeltaEntry(mutation.kind, mutation.txn, mutation.change, seq)
+        )
         txn = mutation.txn
         number = self._txn_number.get(txn)
         if number is None:
@@ -164,6 +169,51 @@ class DeltaMemStore:
             positions, values = self._p_cells.setdefault(column_idx, ([], []))
             positions.append(at)
             values.append(value)
+        self._order = None
+
+    def append_batch(
+        self,
+        rowids: list[int],
+        kind: MutationKind,
+        txn: TxnState,
+        changes: list[ColumnChanges] | None = None,
+    ) -> None:
+        """``append`` of one ``kind`` of mutation by ``txn`` to each of ``rowids`` (an
+        UPDATE's ``changes`` row by row; a DELETE has none), as list extends and one
+        insert of the new chains into the sorted map, not a call per row."""
+        assert kind is not MutationKind.REINSERT, "a REINSERT is appended row by row"
+        n = len(rowids)
+        seq = self._next_seq
+        self._next_seq += n
+        if changes is None:
+            entries = [DeltaEntry(kind, txn, None, s) for s in range(seq, seq + n)]
+        else:
+            entries = [DeltaEntry(kind, txn, c, s) for c, s in zip(changes, range(seq, seq + n))]
+        chains = self.chains
+        new: dict[int, list[DeltaEntry]] = {}
+        for rowid, entry in zip(rowids, entries, strict=True):
+            chain = chains.get(rowid)
+            if chain is None:
+                chain = new.get(rowid)
+                if chain is None:
+                    new[rowid] = [entry]
+                    continue
+            chain.append(entry)
+        if new:
+            chains.update(new)
+        number = self._txn_number.get(txn)
+        if number is None:
+            number = self._add_txn(txn)
+        at = len(self._p_seq)
+        self._p_seq.extend(range(seq, seq + n))
+        self._p_rowid.extend(rowids)
+        self._p_txn.extend([number] * n)
+        self._p_live.extend([DEAD if kind is MutationKind.DELETE else KEEP] * n)
+        for position, change in enumerate(changes or (), at):
+            for column_idx, value in change:
+                positions, values = self._p_cells.setdefault(column_idx, ([], []))
+                positions.append(position)
+                values.append(value)
         self._order = None
 
     def adopt(self, rowid: int, chain: list[Mutation]) -> None:

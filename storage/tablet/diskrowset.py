@@ -231,6 +231,52 @@ class DiskRowSet:
                 return bool(records.live[changes[-1]] == LIVE)
         return not self._deleted[rowid]
 
+    def probe_many(
+        self, rowids: np.ndarray, txn: TxnState, conflict_ts: int | None
+    ) -> tuple[list[Probe], np.ndarray | None]:
+        """``probe`` of each of ``rowids`` and, with ``conflict_ts``, ``changed_after`` it;
+        rows without a DeltaMemStore chain (a batch's usual case) are judged together: the
+        deleted bitmap, then each delta file's records of those rows found by numpy over
+        the file's rowid arrays, not a file lookup per row."""
+        chains = self.dms.chains
+        live = ~self._deleted[rowids]
+        for delta in self.redo:  # oldest first: a newer file's change of liveness wins
+            if not delta.live_records:
+                continue
+            log_rowid, _, log_live = delta.log_of(rowids)
+            changes = log_live != KEEP
+            log_rowid, log_live = log_rowid[changes], log_live[changes]
+            at = np.searchsorted(log_rowid, rowids, "right") - 1
+            hit = at >= 0
+            hit[hit] = log_rowid[at[hit]] == rowids[hit]
+            live[hit] = log_live[at[hit]] == LIVE
+        changed = None
+        if conflict_ts is not None:
+            changed = np.zeros(len(rowids), dtype=bool)
+            for delta in (*self.redo, *self.undo):
+                if delta.max_ts > conflict_ts:
+                    log_rowid, log_ts, _ = delta.log_of(rowids)
+                    changed |= np.isin(rowids, log_rowid[log_ts > conflict_ts])
+        probes = [_LIVE if is_live else _DEAD for is_live in live.tolist()]
+        if chains:
+            for index, rowid in enumerate(rowids.tolist()):
+                if rowid in chains:
+                    probes[index] = self.probe(rowid, txn)
+                    if changed is not None:
+                        changed[index] = self.changed_after(rowid, conflict_ts)  # type: ignore[arg-type]
+        return probes, changed
+
+    def append_probed(self, rowid: int, mutation: Mutation, is_live: bool) -> bool:
+        """``delete``/``update`` of a row ``probe_many`` judged under the same tablet lock: a
+        row with no chain then is still as judged; one a write of this batch gave a chain
+        since is judged again."""
+        if rowid in self.dms.chains:
+            is_live = self._is_live_latest(rowid)
+        if not is_live:
+            return False
+        self.dms.append(rowid, mutation)
+        return True
+
     # --- writes (caller holds the tablet lock) --------------------------------------------------
 
     def probe(self, rowid: int, txn: TxnState) -> Probe:
@@ -863,6 +909,10 @@ class DiskRowSet:
             if not _is_fixed(reader.data_type):
                 stats.strings_materialised += len(selected)
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+_LIVE = Probe(None, True)
+_DEAD = Probe(None, False)
 
 
 def _is_fixed(data_type: DataType) -> bool:

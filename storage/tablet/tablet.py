@@ -67,7 +67,7 @@ from storage.key_encoding import encode_key, encode_keys
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import KeyRange, ScanSpec
-from storage.row_change import Row, to_storage_values
+from storage.row_change import Mutation, MutationKind, Row, to_storage_values
 from storage.row_lock_mode import RowLockMode
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
@@ -571,6 +571,56 @@ class Tablet:
             else:
                 yield location[0].probe(location[1], txn), location
 
+    def _probe_batch(
+        self, keys: list[bytes], txn: TxnState, conflict_ts: Timestamp | None
+    ) -> tuple[list[Probe], list[tuple[DiskRowSet, int] | None], list[bool] | None]:
+        """``_probe`` and, with ``conflict_ts``, ``_changed_after`` of each key.  A batch's
+        keys in DiskRowSets are found a rowset at a time (``_locate_sorted``) and probed
+        together per rowset (``DiskRowSet.probe_many``)."""
+        if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
+            probes, locations = [], []
+            for key in keys:
+                probe, location = self._probe(key, txn)
+                probes.append(probe)
+                locations.append(location)
+            if conflict_ts is None:
+                return probes, locations, None
+            changed = [
+                self._changed_after(key, location, conflict_ts)
+                for key, location in zip(keys, locations, strict=True)
+            ]
+            return probes, locations, changed
+        holders = [self._mrs_for(key) for key in keys]
+        order = sorted((i for i, h in enumerate(holders) if h is None), key=keys.__getitem__)
+        located = self._locate_sorted([keys[i] for i in order])
+        probe_list: list[Probe | None] = [None] * len(keys)
+        location_list: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
+        changed_list = None if conflict_ts is None else [False] * len(keys)
+        by_rowset: dict[int, tuple[DiskRowSet, list[int], list[int]]] = {}
+        for index, location in zip(order, located, strict=True):
+            if location is None:
+                probe_list[index] = Probe(None, False)
+                continue
+            location_list[index] = location
+            entry = by_rowset.setdefault(id(location[0]), (location[0], [], []))
+            entry[1].append(index)
+            entry[2].append(location[1])
+        ts = None if conflict_ts is None else int(conflict_ts)
+        for rowset, indexes, rowids in by_rowset.values():
+            found, found_changed = rowset.probe_many(np.array(rowids, dtype=np.int64), txn, ts)
+            for index, probe in zip(indexes, found, strict=True):
+                probe_list[index] = probe
+            if changed_list is not None and found_changed is not None:
+                for index, is_changed in zip(indexes, found_changed.tolist(), strict=True):
+                    changed_list[index] = is_changed
+        for index, holder in enumerate(holders):
+            if holder is not None:
+                key = keys[index]
+                probe_list[index] = holder.probe(key, txn)
+                if changed_list is not None:
+                    changed_list[index] = holder.changed_after(key, conflict_ts)  # type: ignore[arg-type]
+        return probe_list, location_list, changed_list  # type: ignore[return-value]
+
     def _locate_sorted(self, keys: list[bytes]) -> list[tuple[DiskRowSet, int] | None]:
         """``_locate`` of each of ``keys``, which are in ascending order."""
         out: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
@@ -672,6 +722,8 @@ class Tablet:
             return False
         if not self.rowsets:
             return True
+        if len(keys) < _BATCH_PROBE_MIN:
+            return all(self._locate(key) is None for key in keys)
         ascending = sorted(keys) if sorted_keys is None else sorted_keys.tolist()
         return all(location is None for location in self._locate_sorted(ascending))
 
@@ -742,39 +794,57 @@ class Tablet:
             with self._lock:
                 mrs = self._memrowset
                 blocker = None
-                locations = []
                 conflicts = []
                 locks = self.row_locks
-                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
-                    key = keys[row_idx]
-                    blocker = probe.blocker
+                probes, locations, changed = self._probe_batch(keys, txn, conflict_ts)
+                for row_idx, key in enumerate(keys):
+                    blocker = probes[row_idx].blocker
                     if blocker is None and locks:
                         blocker = locks.conflicting(key, txn, mode)
                     if blocker is not None:
                         break
-                    locations.append(location)
-                    if conflict_ts is not None and self._changed_after(key, location, conflict_ts):
+                    if changed is not None and changed[row_idx]:
                         conflicts.append(row_idx)
                 if blocker is None:
                     written = []
                     skip = set(conflicts)
+                    pending = _pending_appends(locations, skip)
                     for row_idx, (key, location) in enumerate(zip(keys, locations)):
                         if row_idx in skip:
                             continue
                         change = changes[row_idx] if changes else ()
                         if location is not None:
                             rowset, rowid = location
-                            done = (
-                                rowset.delete(rowid, txn)
-                                if delete
-                                else rowset.update(rowid, change, txn)
-                            )
+                            is_live = probes[row_idx].is_live
+                            if pending is not None and rowid not in rowset.dms.chains:
+                                # Judged under this lock and no other row of the batch is
+                                # this one: appended with the rowset's others below.
+                                if is_live:
+                                    entry = pending.setdefault(id(rowset), (rowset, [], []))
+                                    entry[1].append(rowid)
+                                    entry[2].append(change)
+                                done = is_live
+                            else:
+                                mutation = (
+                                    Mutation(MutationKind.DELETE, txn, None)
+                                    if delete
+                                    else Mutation(MutationKind.UPDATE, txn, change)
+                                )
+                                done = rowset.append_probed(rowid, mutation, is_live)
                         elif delete:
                             done = (self._mrs_for(key) or mrs).delete(key, txn)
                         else:
                             done = (self._mrs_for(key) or mrs).update(key, change, txn)
                         if done:
                             written.append(key)
+                    for rowset, rowids, row_changes in (pending or {}).values():
+                        kind = MutationKind.DELETE if delete else MutationKind.UPDATE
+                        rowset.dms.append_batch(
+                            rowids,
+                            kind,
+                            txn,
+                            None if delete else row_changes,  # type: ignore[arg-type]
+                        )
                     if written and self.unflushed_since is None:
                         self.unflushed_since = time.monotonic()
                     if mode is RowLockMode.UPDATE and not delete:
@@ -1043,15 +1113,17 @@ class Tablet:
         }
 
     def _check_cell_sizes(self, columns: dict[int, pa.Array]) -> None:
-        """Cells over 64 KiB are 54000, before anything is written."""
+        """Cells over 64 KiB are 54000, before anything is written.  A column whose whole
+        value buffer is within the limit holds no such cell (the common case, told without
+        an Arrow kernel call, which costs a short write tens of microseconds)."""
         for column_id, array in columns.items():
             column = self.schema.column(column_id)
-            is_var = column.type.is_string or column.type.kind.value == "binary"
-            if (
-                is_var
-                and len(array)
-                and (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES
-            ):
+            if not (column.type.is_string or column.type.kind.value == "binary") or not len(array):
+                continue
+            data = array.buffers()[2]
+            if data is None or data.size <= MAX_CELL_BYTES:
+                continue
+            if (pc.max(pc.binary_length(array)).as_py() or 0) > MAX_CELL_BYTES:
                 raise ProgramLimitExceeded(
                     f'value for column "{column.name}" is larger than {MAX_CELL_BYTES} bytes'
                 )
@@ -1122,6 +1194,18 @@ class Tablet:
             f'duplicate key value violates unique constraint "{name}"',
             detail=f"Key ({names})=({values}) already exists.",
         )
+
+
+def _pending_appends(
+    locations: list[tuple[DiskRowSet, int] | None], skip: set[int]
+) -> dict[int, tuple[DiskRowSet, list[int], list[Row]]] | None:
+    """An empty map of DeltaMemStore appends to gather per rowset for a batch whose
+    DiskRowSet rows are all distinct; None (append row by row, each judged again) for a
+    single row or one naming a row twice, whose second write must see the first."""
+    if len(locations) < _BATCH_PROBE_MIN:
+        return None
+    rows = [(id(loc[0]), loc[1]) for i, loc in enumerate(locations) if loc and i not in skip]
+    return {} if len(set(rows)) == len(rows) else None
 
 
 def _first_duplicate(keys: list[bytes]) -> int:

@@ -191,3 +191,44 @@ def test_delta_memstore_columnar_reads_match_walking_the_chains(
             live = {r: c for r, c in model.items() if c}
             assert seen == _chain_reference(live, snapshot, reader)
             assert (np.diff(got.ts) > 0)[np.diff(got.rowid) == 0].all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_delta_memstore_batch_appends_equal_appends_row_by_row(seed: int) -> None:
+    """``append_batch`` leaves the chains, the columnar log and the flushed records exactly
+    as appending the same mutations one by one does (rows new to the store, rows with
+    chains, a rowid twice in one batch)."""
+    rng = np.random.default_rng(seed)
+    txns = [TxnState.committed_at(Timestamp(ts)) for ts in range(10, 100, 10)]
+    one, batched = DeltaMemStore(SCHEMA), DeltaMemStore(SCHEMA)
+    for step, txn in enumerate(txns):
+        rowids = rng.integers(0, 40, int(rng.integers(1, 30))).tolist()
+        if rng.random() < 0.5:
+            kind, changes = MutationKind.DELETE, None
+        else:
+            kind = MutationKind.UPDATE
+            changes = [((1, f"v{step}.{i}"),) for i in range(len(rowids))]
+        for i, rowid in enumerate(rowids):
+            one.append(rowid, Mutation(kind, txn, None if changes is None else changes[i]))
+        batched.append_batch(rowids, kind, txn, changes)
+    assert list(one.chains) == list(batched.chains)
+    for rowid, chain in one.chains.items():
+        other = batched.chains[rowid]
+        assert [(m.kind, m.txn, m.change, m.seq) for m in chain] == [
+            (m.kind, m.txn, m.change, m.seq) for m in other
+        ]
+    for snapshot in (0, 35, 1000):
+        a, b = (
+            one.visible_records(0, 40, snapshot, None),
+            batched.visible_records(0, 40, snapshot, None),
+        )
+        assert a.rowid.tolist() == b.rowid.tolist() and a.live.tolist() == b.live.tolist()
+        assert a.ts.tolist() == b.ts.tolist()
+        assert (
+            a.column(SCHEMA.column(V)).values.to_pylist()
+            == b.column(SCHEMA.column(V)).values.to_pylist()
+        )
+    flushed_one, flushed_batched = one.committed(Timestamp(55)), batched.committed(Timestamp(55))
+    assert flushed_one is not None and flushed_batched is not None
+    assert flushed_one.seqs.tolist() == flushed_batched.seqs.tolist()
+    assert flushed_one.records.live.tolist() == flushed_batched.records.live.tolist()

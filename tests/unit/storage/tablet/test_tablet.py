@@ -4,7 +4,13 @@ import pyarrow as pa
 import pytest
 
 from storage.data_type import BINARY, INT32, INT64, STRING, ColumnId, TabletId
-from storage.errors import DataCorrupted, InternalError, NotNullViolation, UniqueViolation
+from storage.errors import (
+    DataCorrupted,
+    InternalError,
+    NotNullViolation,
+    ProgramLimitExceeded,
+    UniqueViolation,
+)
 from storage.fs import DataDirLayout
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
@@ -284,3 +290,101 @@ def test_point_reads_in_a_large_block_see_deltas_at_every_snapshot(tmp_path):
                 assert read(short, snapshot, reader) == [
                     r for r in every if k <= r[0] < k + 9 and r[1] == 1
                 ]
+
+
+@pytest.mark.parametrize(
+    ("values", "refused"),
+    [
+        (["x" * (64 * 1024)], False),
+        (["x" * (64 * 1024 + 1)], True),
+        (["y" * 40_000, "z" * 40_000], False),  # the value buffer is over the limit, no cell is
+        ([None, "w" * (64 * 1024 + 1)], True),
+        (["v" * 30_000] * 3 + [None], False),
+    ],
+)
+def test_cell_size_check_matches_the_kernel_rule(tablet, values, refused):
+    """54000 exactly when one cell is over 64 KiB, whatever the whole buffer's size; a slice
+    of a large array is judged by its own cells."""
+    batch = _batch(a=list(range(len(values))), b=["k"] * len(values), v=values)
+    kernel = max((len(v) for v in values if v is not None), default=0) > 64 * 1024
+    assert kernel is refused
+    txn = TxnState()
+    if refused:
+        with pytest.raises(ProgramLimitExceeded) as info:
+            tablet.insert(txn, batch, never_wait)
+        assert info.value.sqlstate == "54000"
+        assert _all(tablet, txn) == []
+    else:
+        assert tablet.insert(txn, batch, never_wait).count == len(values)
+    big = _batch(a=[1000, 1001], b=["k", "k"], v=["s" * (64 * 1024 + 1), "small"])
+    assert tablet.insert(txn, big.slice(1, 1), never_wait).count == 1
+    with pytest.raises(ProgramLimitExceeded):
+        tablet.insert(txn, big.slice(0, 1), never_wait)
+
+
+def _layered(tmp_path, name: str) -> Tablet:
+    """Rows 0..59 in two DiskRowSets with REDO files (deletes, updates, a delete then a
+    reinsert in a later file), DeltaMemStore chains on top, rows 60..69 in the MemRowSet."""
+    layout = DataDirLayout(tmp_path / name)
+    layout.create(fsync=False)
+    tablet = Tablet.create(layout, TabletId(9), SCHEMA, OPTIONS)
+
+    def write(ts: int, kind: str, keys: list[int], value: str = "x") -> None:
+        batch = _batch(a=keys, b=["k"] * len(keys), v=[value] * len(keys))
+        txn = TxnState.committed_at(ts)
+        if kind == "delete":
+            batch = _batch(a=keys, b=["k"] * len(keys))
+        getattr(tablet, kind)(txn, batch, never_wait)
+
+    write(1, "insert", list(range(0, 30)))
+    assert tablet.flush(2, 0)
+    write(3, "insert", list(range(30, 60)))
+    assert tablet.flush(4, 0)
+    write(5, "delete", [20, 21, 40, 50])
+    write(6, "update", [22, 41], "u6")
+    assert tablet.flush(7, 0)
+    write(8, "insert", [21, 50], "again")
+    assert tablet.flush(9, 0)
+    assert all(rowset.redo for rowset in tablet.rowsets)
+    write(10, "delete", [23])
+    write(11, "update", [42], "u11")
+    write(12, "insert", list(range(60, 70)), "m")
+    return tablet
+
+
+_REPEATING = [3, 35, 20, 21, 22, 23, 40, 41, 42, 64, 999, 7, 35, 31, 32, 50, 33, 61, 5, 6, 21, 23]
+_DISTINCT = [3, 35, 20, 21, 22, 23, 40, 41, 42, 64, 999, 7, 31, 32, 50, 33, 61, 5, 6, 58, 0, 29]
+
+
+@pytest.mark.parametrize("kind", ["delete", "update"])
+@pytest.mark.parametrize("conflict_ts", [None, 7, 10])
+@pytest.mark.parametrize("keys", [_REPEATING, _DISTINCT], ids=["repeating", "distinct"])
+def test_a_batch_probe_equals_the_same_writes_row_by_row(tmp_path, kind, conflict_ts, keys):
+    """A batch's keys in DiskRowSets are judged together (liveness from the deleted bitmap
+    and every REDO file, write conflicts from REDO and UNDO files, chains one by one); the
+    counts, rows written, conflicts, scans and rollback equal those of the same keys
+    written one call at a time (the scalar probe), including absent, deleted, reinserted
+    and repeated keys.  Distinct keys take one DeltaMemStore append per rowset."""
+    results = []
+    for name, batches in (("batch", [keys]), ("rows", [[k] for k in keys])):
+        tablet = _layered(tmp_path, name)
+        txn = TxnState()
+        counts, written, conflicted = 0, [], []
+        for part in batches:
+            n = len(part)
+            if kind == "delete":
+                result = tablet.delete(txn, _batch(a=part, b=["k"] * n), never_wait, conflict_ts)
+            else:
+                values = [f"u{k}" for k in part]
+                batch = _batch(a=part, b=["k"] * n, v=values)
+                result = tablet.update(txn, batch, never_wait, conflict_ts)
+            counts += result.count
+            written += result.keys
+            conflicted += [part[i] for i in result.conflicts]
+        seen = _all(tablet, txn)
+        tablet.remove_provisional(txn, written)
+        results.append((counts, written, conflicted, seen, _all(tablet, txn)))
+    assert results[0] == results[1]
+    assert results[0][0] > 0
+    if conflict_ts == 7:
+        assert sorted(set(results[0][2])) == [21, 23, 42, 50, 61, 64]

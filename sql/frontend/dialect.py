@@ -179,6 +179,19 @@ class NyalaParser(PostgresParser):
     LAMBDAS: ClassVar[dict[TokenType, Any]] = {
         token: parse for token, parse in PostgresParser.LAMBDAS.items() if token != TokenType.ARROW
     }
+    # ``#-`` is one of PostgreSQL's generic operators, left-associative at the tier of ``->``
+    # (``doc #- '{a,0}' -> 0`` is ``(doc #- '{a,0}') -> 0``), not a comparison's.
+    RANGE_PARSERS: ClassVar[dict[TokenType, Any]] = {
+        token: parse
+        for token, parse in PostgresParser.RANGE_PARSERS.items()
+        if token != TokenType.HASH_DASH
+    }
+    JSON_OPERATORS: ClassVar[dict[TokenType, Any]] = {
+        **PostgresParser.JSON_OPERATORS,
+        TokenType.HASH_DASH: lambda self, this, path: self.expression(
+            exp.JSONBDeleteAtPath(this=this, expression=path)
+        ),
+    }
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
 

@@ -173,6 +173,15 @@ class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
 
+SPELT_NOW = "spelt_now"
+"""Meta key of a CURRENT_TIMESTAMP written ``now()``, which a column default shows as such."""
+
+
+def _spelt_now(node: exp.Expr) -> exp.Expr:
+    node.meta[SPELT_NOW] = True
+    return node
+
+
 class NyalaParser(PostgresParser):
     # PostgreSQL has no lambdas: in ``f(doc -> 'a')`` the arrow is json's ``->``; ``=>``
     # stays, as a named argument (``make_interval(days => 3)``).
@@ -228,6 +237,7 @@ class NyalaParser(PostgresParser):
     FUNCTIONS = {
         **PostgresParser.FUNCTIONS,
         "TO_CHAR": lambda args: exp.Anonymous(this="to_char", expressions=args),
+        "NOW": lambda args: _spelt_now(exp.CurrentTimestamp.from_arg_list(args)),
     }
 
     PROPERTY_PARSERS = {

@@ -39,3 +39,21 @@ def pair(nyala_server, postgres_server):
 def test_reg_outputs_as_on_postgresql(pair, sql):
     pair.check(sql)
     pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)
+
+
+OID_CASES = [
+    "select 5::oid",
+    "select 4294967295::oid, null::oid",
+    "select (7::oid) as x",
+    "select 'rego_t'::regclass::oid = oid from pg_class where relname = 'rego_t'",
+    "select oid from pg_class where relname = 'pg_class'",
+]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("sql", OID_CASES)
+def test_oid_described_and_sent_as_on_postgresql(pair, sql, binary):
+    """``::oid`` outside a catalog query is described as oid (26) and, in binary, sent
+    as PostgreSQL's unsigned 32-bit value, not as int8."""
+    pair.check(sql, binary=binary)
+    pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)

@@ -25,6 +25,8 @@ CASES = [
     f"select oid::regclass::text from pg_class where {NAMES} order by 1",
     "select c::regclass from (values ('rego_t'), ('pg_class')) v(c) order by 1",
     "select 'int4'::regtype, 'now'::regproc, 'public'::regnamespace",
+    "select relnamespace::regnamespace from pg_class where relname = 'rego_t'",
+    "select 'rego_t'::regclass union select 'pg_class'::regclass order by 1",
     "select to_regclass('rego_t'), to_regclass('nope')",
 ]
 
@@ -47,6 +49,7 @@ OID_CASES = [
     "select (7::oid) as x",
     "select 'rego_t'::regclass::oid = oid from pg_class where relname = 'rego_t'",
     "select oid from pg_class where relname = 'pg_class'",
+    "select relnamespace::regnamespace::oid from pg_class where relname = 'rego_t'",
 ]
 
 

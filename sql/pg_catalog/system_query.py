@@ -24,13 +24,14 @@ from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
-from sql.common import array_input
+from sql.common import array_input, reg_values
 from sql.common.datatypes import (
     INT2VECTOR_DUCKDB,
     array_literal,
@@ -71,7 +72,7 @@ from sql.planner.binder import infer_parameter_types, parameter_number, paramete
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
 from sql.planner.transpile import SessionFacts, output_name, scan_view_table
-from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
+from storage.errors import DbError, FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 from storage.type_oids import ARRAY_OID, TypeOid
@@ -579,6 +580,14 @@ def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
 
 
+_REG_IN: dict[int, Callable[[functions.CatalogFunctions, str], int | None]] = {
+    TypeOid.REGCLASS: functions.CatalogFunctions.to_regclass,
+    TypeOid.REGTYPE: functions.CatalogFunctions.to_regtype,
+    TypeOid.REGNAMESPACE: functions.CatalogFunctions.regnamespace_in,
+}
+"""The input functions that read a reg* output's name back to its OID."""
+
+
 def _wire_column(
     array: pa.ChunkedArray | pa.Array, duck_type: str, zone: str = "UTC", oid: int = 0
 ) -> tuple[Any, int]:
@@ -902,12 +911,32 @@ class SystemCatalog:
             _wire_column(table.column(i), t, zone, columns[i].type_oid)[0]
             for i, t in enumerate(types)
         ]
-        names = [c.name for c in columns]
-        batch = pa.RecordBatch.from_arrays(
-            [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],
-            names=names,
-        )
+        arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+        fields = [
+            self._reg_field(pa.field(c.name, a.type), a, c.type_oid)
+            for c, a in zip(columns, arrays, strict=True)
+        ]
+        batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
         return columns, iter([batch])
+
+    def _reg_field(self, field: pa.Field, array: pa.Array, type_oid: int) -> pa.Field:
+        """A reg* column's field, with the OID of each name it shows (``reg_values``) when
+        every one resolves; else as it is, and the names go out in both formats."""
+        resolve = _REG_IN.get(type_oid)
+        if resolve is None or not pa.types.is_string(array.type):
+            return field
+        oids: dict[str, int] = {}
+        for name in pc.unique(array).to_pylist():
+            if name is None:
+                continue
+            try:
+                oid = resolve(self._functions, name)
+            except DbError:
+                return field
+            if oid is None:
+                return field
+            oids[name] = oid
+        return reg_values.with_oids(field, oids)
 
     def close(self) -> None:
         if self._duck is not None:

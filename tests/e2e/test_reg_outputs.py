@@ -60,3 +60,28 @@ def test_oid_described_and_sent_as_on_postgresql(pair, sql, binary):
     as PostgreSQL's unsigned 32-bit value, not as int8."""
     pair.check(sql, binary=binary)
     pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)
+
+
+BINARY_CASES = [c for c in CASES if "::text" not in c and "regproc" not in c] + [
+    "select 'int4[]'::regtype, 'varchar'::regtype, 'timestamptz'::regtype",
+]
+
+
+@pytest.mark.parametrize("sql", BINARY_CASES)
+def test_reg_outputs_sent_in_binary_as_their_oids(pair, sql):
+    """Binary sends the 4-byte OID, as regclass_send does.  A user table's OID differs
+    between the two servers, so each server's is checked against its own ``::oid``."""
+    oid_sql = sql
+    for spelling in ("::regclass", "::regtype", "::regnamespace", "regclass('rego_t')"):
+        oid_sql = oid_sql.replace(spelling, spelling + "::oid")
+    oid_sql = oid_sql.replace("regclass('nope')", "regclass('nope')::oid")
+
+    def read(conn):
+        sent = [
+            tuple(None if v is None else int.from_bytes(v, "big") for v in row)
+            for row in conn.execute(sql, binary=True).fetchall()
+        ]
+        return sent == [tuple(row) for row in conn.execute(oid_sql).fetchall()]
+
+    assert read(pair.postgres), oid_sql
+    pair.same(read, sql)

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from server import array_binary, bc_dates, far_dates, intervals
 from server import date_styles as server_date_styles
 from server.codec import ColumnValues, encode_data_rows, frame_rows
-from sql.common import date_styles
+from sql.common import date_styles, reg_values
 from sql.common.uuid_values import uuid_bytes
 from storage.errors import (
     NumericValueOutOfRange,
@@ -90,7 +90,7 @@ def encode_rows(
         return few
     columns = [
         encode_column(
-            batch.column(idx),
+            _reg_oids(batch, idx) if formats[idx] == 1 else batch.column(idx),
             type_oids[idx],
             formats[idx],
             extra_float_digits,
@@ -101,6 +101,18 @@ def encode_rows(
         for idx in range(batch.num_columns)
     ]
     return encode_data_rows(columns, batch.num_rows, type_code)
+
+
+def _reg_oids(batch: pa.RecordBatch, idx: int) -> pa.Array:
+    """A reg* column's OIDs for its binary form, where the SQL layer attached them to the
+    column's names (``reg_values``); the column as it is otherwise."""
+    array = batch.column(idx)
+    oids = reg_values.oids_of(batch.schema.field(idx))
+    if oids is None:
+        return array
+    names = pa.array(list(oids), pa.string())
+    positions = pc.index_in(array, value_set=names)
+    return pc.take(pa.array(list(oids.values()), pa.uint32()), positions)
 
 
 def text_column(
@@ -256,6 +268,7 @@ _NUMPY_TYPES = {
     pa.int16(): np.int16,
     pa.int32(): np.int32,
     pa.int64(): np.int64,
+    pa.uint32(): np.uint32,
     pa.float32(): np.float32,
     pa.float64(): np.float64,
     pa.date32(): np.int32,
@@ -821,12 +834,26 @@ _TEXT_ENCODERS: dict[int, Callable[[pa.Array], pa.Array]] = {
     TypeOid.JSONB: _fallback_text,
 }
 
+_REG_OIDS = (TypeOid.REGCLASS, TypeOid.REGTYPE, TypeOid.REGNAMESPACE)
+"""The reg* types whose binary form is sent as the OID (``_reg_oids``) where it is known."""
+
+
+def _binary_reg(array: pa.Array) -> ColumnValues:
+    """regclass_send and friends: the 4-byte OID where ``_reg_oids`` found it, else the name
+    (a reg* value whose OID nyala cannot give)."""
+    if pa.types.is_integer(array.type):
+        return _binary_fixed(pa.uint32(), ">u4")(array)
+    return _from_binary_array(_fallback_text(array))
+
+
 _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.BOOL: _binary_bool,
     TypeOid.BYTEA: _binary_bytes,
     TypeOid.INT2: _binary_fixed(pa.int16(), ">i2"),
     TypeOid.INT4: _binary_fixed(pa.int32(), ">i4"),
     TypeOid.INT8: _binary_fixed(pa.int64(), ">i8"),
+    TypeOid.OID: _binary_fixed(pa.uint32(), ">u4"),
+    **dict.fromkeys(_REG_OIDS, _binary_reg),
     TypeOid.FLOAT4: _binary_fixed(pa.float32(), ">f4"),
     TypeOid.FLOAT8: _binary_fixed(pa.float64(), ">f8"),
     TypeOid.NUMERIC: _binary_numeric,

@@ -48,7 +48,7 @@ def iso_spelling(text: str, order: str) -> str | None:
     if _ISO_START.match(text) and not any(w.lower() == "bc" for w in words):
         if _YEAR_ZERO.match(text):
             raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
-        return None
+        return text.strip() if text != text.strip() else None
     if not words or any(w.lower() in _SPECIAL for w in words):
         return None
     fields: list[str] = []
@@ -76,6 +76,8 @@ def iso_spelling(text: str, order: str) -> str | None:
             zone = word
         else:
             return None
+    if month is None and len(fields) == 1 and len(fields[0]) <= 2:
+        _lone_field(int(fields[0]), order, text)
     ymd = _date_fields(fields, month, order, text, adjust_years=not era)
     if ymd is None:
         return None
@@ -90,6 +92,14 @@ def iso_spelling(text: str, order: str) -> str | None:
         f"{year:04d}-{mon:02d}-{day:02d}" if year >= 0 else f"-{-year:04d}-{mon:02d}-{day:02d}"
     )
     return spelled + (f" {time}" if time else "") + (f" {zone}" if zone else "")
+
+
+def _lone_field(value: int, order: str, text: str) -> None:
+    """A date of one short number (``'41'``): PostgreSQL takes it as DateStyle's first
+    field and refuses a month or day out of range with 22008 before it misses the others
+    (22007, left to the caller)."""
+    if (order == "MDY" and not 1 <= value <= 12) or (order == "DMY" and not 1 <= value <= 31):
+        raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
 
 
 def _date_fields(

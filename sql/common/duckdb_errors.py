@@ -60,6 +60,11 @@ def translate(exc: duckdb.Error) -> e.DbError:
         overflow = _datetime_overflow(lowered)
         if overflow is not None:
             return e.DatetimeFieldOverflow(overflow)
+        bad_format = _BAD_DATETIME.search(message)
+        if bad_format is not None:
+            return e.InvalidDatetimeFormat(
+                f'invalid input syntax for type {bad_format.group(1)}: "{bad_format.group(2)}"'
+            )
     if isinstance(exc, duckdb.OutOfRangeException) or "out of range" in lowered:
         return e.NumericValueOutOfRange(_out_of_range_message(message))
     if isinstance(exc, duckdb.ConversionException):
@@ -95,6 +100,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
     return e.InternalError(message)
 
 
+_BAD_DATETIME = re.compile(r'invalid (date|timestamp) field format: "([^"]*)"')
+"""DuckDB's message for a date or timestamp text it cannot read: PostgreSQL's 22007."""
 _FIELD_OUT_OF_RANGE = re.compile(r'(?:date|timestamp) field value out of range: "([^"]*)"')
 """DuckDB's message for a date or timestamp text naming a day or hour that does not exist."""
 

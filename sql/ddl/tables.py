@@ -24,6 +24,7 @@ from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.ddl import check_constraints, foreign_keys, indexes, partitions, pg_partitions, sequences
 from sql.frontend.dialect import (
+    SPELT_NOW,
     ColumnCompression,
     ColumnEncoding,
     PgPartitionBy,
@@ -239,9 +240,21 @@ def column_default(
     check_default_expression(node)
     if _cast_to_own_type(node, dtype):  # pg_dump's 'new'::character varying: the literal
         node = node.this
-    default = node.sql(dialect="postgres")
+    default = default_text(node)
     check_default(default, dtype)
     return default
+
+
+def default_text(node: exp.Expr) -> str:
+    """A default's SQL as PostgreSQL's deparser spells it: ``now()`` stays ``now()`` (not
+    CURRENT_TIMESTAMP, which it also reads as) and function names are lower case."""
+
+    def respell(child: exp.Expr) -> exp.Expr:
+        if isinstance(child, exp.CurrentTimestamp) and child.meta.get(SPELT_NOW):
+            return exp.Anonymous(this="now", expressions=[])
+        return child
+
+    return node.transform(respell).sql(dialect="postgres", normalize_functions="lower")
 
 
 def create_table(

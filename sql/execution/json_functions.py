@@ -130,6 +130,14 @@ def _in(value: JsonValue, candidates: list[str | None]) -> bool | None:
     return None if None in candidates else False
 
 
+def _all_same(value: JsonValue, candidates: list[str | None]) -> bool | None:
+    """``doc = ALL (...)`` as PostgreSQL's conjunction of jsonb ``=``: false on a mismatch,
+    else NULL when a candidate is NULL, else true (so for no candidates)."""
+    if any(c is not None and not _same(value, _parse(c)) for c in candidates):
+        return False
+    return None if None in candidates else True
+
+
 def contains(haystack: JsonValue, needle: JsonValue, top: bool = True) -> bool:
     """``@>`` as jsonb_contains: objects by subset of pairs, arrays by subset of elements
     (an array also contains a bare scalar at the top level), scalars by equality."""
@@ -264,6 +272,16 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], list[str], str]] = {
     ),
     "nyj_in_array_text": (
         lambda t, array: _in(_parse(t), flatten(parse_array(array))),
+        ["VARCHAR", "VARCHAR"],
+        "BOOLEAN",
+    ),
+    "nyj_all": (
+        lambda t, candidates: _all_same(_parse(t), candidates),
+        ["VARCHAR", "VARCHAR[]"],
+        "BOOLEAN",
+    ),
+    "nyj_all_array_text": (
+        lambda t, array: _all_same(_parse(t), flatten(parse_array(array))),
         ["VARCHAR", "VARCHAR"],
         "BOOLEAN",
     ),

@@ -436,6 +436,7 @@ def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[Resu
             oid = TypeOid.VARCHAR
         if out.is_bpchar and oid == 25:
             oid = TypeOid.BPCHAR
+        oid = TypeOid.OID if out.is_oid and oid == TypeOid.INT8 else oid
         if out.text_type_oid and oid in (TypeOid.TEXT, TypeOid.JSON):
             oid = out.text_type_oid
         typmod = out.typmod if out.table_oid or out.is_bpchar else -1

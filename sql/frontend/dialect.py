@@ -173,11 +173,33 @@ class Upsert(exp.Insert):
     """Impala's ``UPSERT INTO t [(cols)] VALUES ... | SELECT ...``."""
 
 
+SPELT_NOW = "spelt_now"
+"""Meta key of a CURRENT_TIMESTAMP written ``now()``, which a column default shows as such."""
+
+
+def _spelt_now(node: exp.Expr) -> exp.Expr:
+    node.meta[SPELT_NOW] = True
+    return node
+
+
 class NyalaParser(PostgresParser):
     # PostgreSQL has no lambdas: in ``f(doc -> 'a')`` the arrow is json's ``->``; ``=>``
     # stays, as a named argument (``make_interval(days => 3)``).
     LAMBDAS: ClassVar[dict[TokenType, Any]] = {
         token: parse for token, parse in PostgresParser.LAMBDAS.items() if token != TokenType.ARROW
+    }
+    # ``#-`` is one of PostgreSQL's generic operators, left-associative at the tier of ``->``
+    # (``doc #- '{a,0}' -> 0`` is ``(doc #- '{a,0}') -> 0``), not a comparison's.
+    RANGE_PARSERS: ClassVar[dict[TokenType, Any]] = {
+        token: parse
+        for token, parse in PostgresParser.RANGE_PARSERS.items()
+        if token != TokenType.HASH_DASH
+    }
+    JSON_OPERATORS: ClassVar[dict[TokenType, Any]] = {
+        **PostgresParser.JSON_OPERATORS,
+        TokenType.HASH_DASH: lambda self, this, path: self.expression(
+            exp.JSONBDeleteAtPath(this=this, expression=path)
+        ),
     }
     # ``FROM t PARTITION (tablet_id, ...)``: MySQL's partition selection, reading only those tablets.
     SUPPORTS_PARTITION_SELECTION = True
@@ -215,6 +237,7 @@ class NyalaParser(PostgresParser):
     FUNCTIONS = {
         **PostgresParser.FUNCTIONS,
         "TO_CHAR": lambda args: exp.Anonymous(this="to_char", expressions=args),
+        "NOW": lambda args: _spelt_now(exp.CurrentTimestamp.from_arg_list(args)),
     }
 
     PROPERTY_PARSERS = {

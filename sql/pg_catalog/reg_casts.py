@@ -95,7 +95,8 @@ def rewrite_cast(node: exp.Cast) -> exp.Expr | None:
     if kind == "regproc" and target == "oid":
         return _call("regproc_oid", operand.expressions[0] if operand.expressions else operand)
     if kind is not None and target == "oid":
-        return _uinteger(operand)
+        # A new node: exp.cast would return a regnamespace's own UINTEGER cast, still marked reg.
+        return exp.Cast(this=operand, to=exp.DataType.build("UINTEGER", dialect="duckdb"))
     if target in _PLAIN_CASTS:
         return exp.cast(operand, exp.DataType.build(_PLAIN_CASTS[target], dialect="duckdb"))
     if is_text and isinstance(operand, exp.Column) and operand.name in OIDVECTOR_COLUMNS:
@@ -134,10 +135,12 @@ def show_reg_outputs(ast: exp.Expr) -> dict[int, int]:
     for sel in selects:
         if not isinstance(sel, exp.Select):
             continue
-        for projection in sel.expressions:
+        for position, projection in enumerate(sel.expressions):
             inner = projection.this if isinstance(projection, exp.Alias) else projection
             kind = _reg_kind(inner)
             if kind is not None:
+                if sel is select and select is not ast:  # a UNION's: described by its first
+                    described[position] = _REG_TYPE_OIDS[kind]
                 inner.replace(_call(_REG_OUT[kind], inner.copy()))
             element = inner.meta.get("reg_array")
             if element is not None:

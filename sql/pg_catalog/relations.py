@@ -440,3 +440,23 @@ _RELATION_OIDS.update(
 
 def relation_oid(name: str) -> int:
     return _RELATION_OIDS.get(name, 12_100 + sorted(RELATIONS).index(name))
+
+
+NAME_COLUMNS = frozenset((
+    "amname", "attname", "cfgname", "collname", "conname", "datname", "dictname", "enumlabel",
+    "evtevent", "evtname", "extname", "fdwname", "lanname", "nspname", "opcname", "opfname",
+    "oprname", "owner", "polname", "proname", "prsname", "pubname", "relname", "rolname",
+    "rulename", "schemaname", "sequencename", "sequenceowner", "spcname", "srvname", "stxname",
+    "subname", "subslotname", "tgname", "tmplname", "typname", "usename", "viewname",
+    "viewowner",
+    # information_schema's sql_identifier, a domain over name, which is what clients see
+    "catalog_name", "column_name", "constraint_catalog", "constraint_name",
+    "constraint_schema", "default_character_set_catalog", "default_character_set_name",
+    "default_character_set_schema", "grantee", "schema_name", "schema_owner",
+    "self_referencing_column_name", "sequence_catalog", "sequence_name", "sequence_schema",
+    "table_catalog", "table_name", "table_schema", "udt_name", "udt_schema",
+    "unique_constraint_catalog", "unique_constraint_name", "unique_constraint_schema",
+    "user_defined_type_catalog", "user_defined_type_name", "user_defined_type_schema",
+))  # fmt: skip
+"""The catalog columns PostgreSQL 15 types ``name`` (every relation that has one of these
+columns types it so), held as VARCHAR and described as name (19)."""

@@ -24,13 +24,14 @@ from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
-from sql.common import array_input
+from sql.common import array_input, reg_values
 from sql.common.datatypes import (
     INT2VECTOR_DUCKDB,
     array_literal,
@@ -63,7 +64,7 @@ from sql.pg_catalog import (
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
-from sql.pg_catalog.relations import RELATIONS
+from sql.pg_catalog.relations import NAME_COLUMNS, RELATIONS
 from sql.planner import system_views
 from sql.planner.array_dimensions import macro_statements as array_macro_statements
 from sql.planner.array_dimensions import rewrite_array_dimensions
@@ -71,7 +72,7 @@ from sql.planner.binder import infer_parameter_types, parameter_number, paramete
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
 from sql.planner.transpile import SessionFacts, output_name, scan_view_table
-from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
+from storage.errors import DbError, FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 from storage.type_oids import ARRAY_OID, TypeOid
@@ -455,7 +456,8 @@ class SystemQuery:
     live: frozenset[str] = frozenset()
     """The activity relations it reads, whose rows are built afresh at every run."""
     reg_columns: dict[int, int] = field(default_factory=dict)
-    """The reg* type OID of each output column (by position) that is one: shown by name."""
+    """The type OID of each VARCHAR output column (by position) that is no text: a reg*
+    value (shown by name) or a catalog column of type name."""
 
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
@@ -505,7 +507,10 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table, user_tables)
-    reg_columns = rewritten.meta.get(_REG_COLUMNS, {})
+    reg_columns = {
+        **_name_columns(projections, user_tables),
+        **rewritten.meta.get(_REG_COLUMNS, {}),
+    }
     if user_tables:
         user_columns = catalog_numeric.column_types(
             [(c.name, duckdb_type(c.type)) for c in u.table.schema.columns] for u in user_tables
@@ -518,6 +523,41 @@ def compile_system_query(
     return SystemQuery(
         rewritten, names, param_oids, user_tables=user_tables, live=live, reg_columns=reg_columns
     )
+
+
+_NAME_FUNCTIONS = (
+    exp.CurrentUser, exp.SessionUser, exp.CurrentDatabase, exp.CurrentCatalog, exp.CurrentSchema
+)  # fmt: skip
+"""The functions of type name: current_user, current_database() ..."""
+
+
+def _name_columns(
+    projections: Sequence[exp.Expr], user_tables: Sequence[UserTable]
+) -> dict[int, int]:
+    """The output columns (by position) that name a catalog column of type name, which
+    PostgreSQL describes as name (19), not text; a user table's column of that name is text."""
+    user_names = {u.table.name for u in user_tables}
+    user_columns = {c.name for u in user_tables for c in u.table.schema.columns}
+    found = {}
+    for position, projection in enumerate(projections):
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(inner, _NAME_FUNCTIONS) or (
+            isinstance(inner, exp.Column)
+            and inner.name in NAME_COLUMNS
+            and _of_catalog(inner, user_names, user_columns)
+        ):
+            found[position] = int(TypeOid.NAME)
+    return found
+
+
+def _of_catalog(column: exp.Column, user_names: set[str], user_columns: set[str]) -> bool:
+    """Whether ``column`` reads a catalog relation, not a user table: by its qualifier,
+    else by no user table having a column of its name."""
+    if not column.table:
+        return column.name not in user_columns
+    select = column.find_ancestor(exp.Select)
+    tables = select.find_all(exp.Table) if select is not None else iter(())
+    return any(t.alias_or_name == column.table and t.name not in user_names for t in tables)
 
 
 def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]:
@@ -538,6 +578,14 @@ def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
+
+
+_REG_IN: dict[int, Callable[[functions.CatalogFunctions, str], int | None]] = {
+    TypeOid.REGCLASS: functions.CatalogFunctions.to_regclass,
+    TypeOid.REGTYPE: functions.CatalogFunctions.to_regtype,
+    TypeOid.REGNAMESPACE: functions.CatalogFunctions.regnamespace_in,
+}
+"""The input functions that read a reg* output's name back to its OID."""
 
 
 def _wire_column(
@@ -863,12 +911,32 @@ class SystemCatalog:
             _wire_column(table.column(i), t, zone, columns[i].type_oid)[0]
             for i, t in enumerate(types)
         ]
-        names = [c.name for c in columns]
-        batch = pa.RecordBatch.from_arrays(
-            [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays],
-            names=names,
-        )
+        arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+        fields = [
+            self._reg_field(pa.field(c.name, a.type), a, c.type_oid)
+            for c, a in zip(columns, arrays, strict=True)
+        ]
+        batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
         return columns, iter([batch])
+
+    def _reg_field(self, field: pa.Field, array: pa.Array, type_oid: int) -> pa.Field:
+        """A reg* column's field, with the OID of each name it shows (``reg_values``) when
+        every one resolves; else as it is, and the names go out in both formats."""
+        resolve = _REG_IN.get(type_oid)
+        if resolve is None or not pa.types.is_string(array.type):
+            return field
+        oids: dict[str, int] = {}
+        for name in pc.unique(array).to_pylist():
+            if name is None:
+                continue
+            try:
+                oid = resolve(self._functions, name)
+            except DbError:
+                return field
+            if oid is None:
+                return field
+            oids[name] = oid
+        return reg_values.with_oids(field, oids)
 
     def close(self) -> None:
         if self._duck is not None:

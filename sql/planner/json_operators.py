@@ -248,7 +248,9 @@ def _text_array(node: exp.Expr) -> exp.Expr:
         return exp.Array(
             expressions=[exp.Null() if e is None else exp.Literal.string(e) for e in elements]
         )
-    return exp.cast(node, exp.DataType.build("VARCHAR[]", dialect="duckdb"))
+    # exp.Cast, not exp.cast: that one keeps ``x::jsonb[]`` as it is, and no nyj_ function
+    # takes DuckDB's JSON[].
+    return exp.Cast(this=node, to=exp.DataType.build("VARCHAR[]", dialect="duckdb"))
 
 
 def _build_object(args: list[exp.Expr]) -> exp.Expr:
@@ -492,21 +494,25 @@ def _quantified_array(node: exp.Expr) -> exp.Expr | None:
 
 
 def _quantified(node: exp.Expr) -> exp.Expr:
-    """``doc = ANY(array)`` as ``nyj_in`` over the array's documents, and ``doc <> ALL(array)``
-    as its negation: jsonb's equality, with ANY's NULLs."""
+    """``doc = ANY(array)`` as ``nyj_in`` over the array's documents and ``doc = ALL(array)``
+    as ``nyj_all``: jsonb's equality, with ANY's and ALL's NULLs; ``<> ALL`` and ``<> ANY``
+    are their negations."""
     quantifier = node.expression
     is_all = isinstance(quantifier, exp.All) or (
         isinstance(quantifier, exp.Anonymous) and quantifier.name.lower() == "all"
     )
     array = _quantified_array(quantifier)
-    if array is None or is_all == isinstance(node, exp.EQ):
-        raise FeatureNotSupported("jsonb = ALL (...) and <> ANY (...) are not supported")
+    if array is None:
+        raise FeatureNotSupported("this jsonb = ANY/ALL (...) form is not supported")
     inner = array
     while isinstance(inner, (exp.Cast, exp.Paren)):
         inner = inner.this
+    # ``<> ANY`` is ``NOT (= ALL)`` and ``<> ALL`` is ``NOT (= ANY)``, NULLs included.
+    every = is_all == isinstance(node, exp.EQ)
+    name = "nyj_all" if every else "nyj_in"
     if isinstance(inner, exp.Parameter):
         # A jsonb[] parameter arrives as its array text, read by the function.
-        found = _call("nyj_in_array_text", _operand(node.this), _text(inner))
+        found = _call(name + "_array_text", _operand(node.this), _text(inner))
     else:
-        found = _call("nyj_in", _operand(node.this), _text_array(array))
+        found = _call(name, _operand(node.this), _text_array(array))
     return found if isinstance(node, exp.EQ) else exp.Not(this=found)

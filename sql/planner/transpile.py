@@ -138,6 +138,8 @@ class OutputColumn:
     text_type_oid: int = 0
     """uuid, json or jsonb for such a column: DuckDB has one JSON type for json and jsonb,
     and rows a statement wrote (RETURNING, COPY) reach it as text."""
+    is_oid: bool = False
+    """A ``::oid`` cast: DuckDB's number, described and sent as PostgreSQL's oid (26)."""
 
 
 def _is_integer(node: exp.Expr) -> bool:
@@ -552,6 +554,8 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             )
         elif (length := _blank_padded_length(projection)) is not None:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
+        elif _is_oid_cast(inner):
+            out.append(OutputColumn(name, is_oid=True))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
         elif (oid := _parameter_oid(inner, bound.param_oids)) in _JSON_OIDS.values():
@@ -564,6 +568,16 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
+
+
+def _is_oid_cast(node: exp.Expr) -> bool:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return (
+        isinstance(node, exp.Cast)
+        and isinstance(node.to, exp.ObjectIdentifier)
+        and node.to.name.lower() == "oid"
+    )
 
 
 def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:

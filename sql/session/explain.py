@@ -10,6 +10,7 @@ with the ids of the tablets scanned.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Any
@@ -37,7 +38,7 @@ def scan_lines(compiled: CompiledQuery, params: list[Any]) -> list[str]:
     lines = []
     for binding in compiled.views:
         table = binding.table
-        spec = binding.scan.spec(params)
+        spec = dataclasses.replace(binding.scan.spec(params), snapshot=binding.snapshot)
         scanned = binding.scan.tablet_ids(spec)
         lines.append(
             f"-> Scan {table.name} ({binding.view}): {len(scanned)} of "

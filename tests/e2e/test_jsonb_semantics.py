@@ -1,5 +1,5 @@
 """json and jsonb beside parameters and untyped literals, on nyala as on PostgreSQL 15:
-``IN`` and ``=`` by jsonb equality (keys in any order, ``1.0`` as ``1``), the deletion
+``IN``, ``=``, ``= ANY/ALL`` and ``<> ANY/ALL`` by jsonb equality (keys in any order, ``1.0`` as ``1``), the deletion
 operators ``- text``, ``- int``, ``- text[]`` and ``#-`` with their errors, an untyped
 literal read as the jsonb beside it (``coalesce``, ``CASE``, ``nullif``, VALUES) and so
 printed normalised, json keeping a lone surrogate escape that jsonb refuses."""
@@ -54,6 +54,17 @@ MEMBERSHIP = [
     ),
     ("select id from jsem where j <> all(%s) order by id", ([Jsonb([1, 2]), None],)),
     ("select '[1]'::jsonb = any(null::jsonb[]), '[1]'::jsonb = any(array[null::jsonb])", ()),
+    ('select id, j = all(array[%s::jsonb, \'{"a":1,"b":2}\']) from jsem order by id', (REORDERED,)),
+    ("select id, j <> any(array[%s::jsonb, '[1,2]']) from jsem order by id", (REORDERED,)),
+    ("select id, j = all(array[%s::jsonb, null]) from jsem order by id", (REORDERED,)),
+    ("select id, j <> any(array[%s::jsonb, null]) from jsem order by id", (REORDERED,)),
+    (
+        "select id from jsem where j = all(%s::jsonb[]) order by id",
+        ([REORDERED, '{"a":1, "b":2.0}'],),
+    ),
+    ("select id from jsem where j <> any(%s) order by id", ([Jsonb([1, 2]), Jsonb([1.0, 2])],)),
+    ("select '[1]'::jsonb = all(array[]::jsonb[]), '[1]'::jsonb <> any(array[]::jsonb[])", ()),
+    ("select '[1]'::jsonb = all(null::jsonb[]), '[1]'::jsonb = any(array[]::jsonb[])", ()),
 ]
 
 DELETION = [
@@ -88,6 +99,13 @@ DELETION = [
     "select 5 - '[1]'::jsonb",
     "select id, (j - 'a')::text, j - 0, (j #- '{x}')::text from jsem where id <> 5 order by id",
     "select ('{\"a\":{\"b\":1,\"c\":2}}'::jsonb -> 'a') - 'b'",
+    # ``#-`` is left-associative at the tier of ``->``, as every PostgreSQL operator of its kind.
+    "select '{\"a\":[1,2]}'::jsonb #- '{a,0}' -> 0",
+    "select '{\"a\":[1,2]}'::jsonb #- '{a,0}' -> 'a'",
+    "select '{\"a\":[1,2]}'::jsonb #- '{a,0}' ->> 'a'",
+    "select '{\"a\":[1,2]}'::jsonb -> 'a' #- '{0}'",
+    "select '{\"a\":[1,2]}'::jsonb #- '{a,0}' #- '{a,0}'",
+    "select '{\"a\":[1,2]}'::jsonb #- '{a,0}' = '{\"a\":[2]}'",
 ]
 
 DELETION_PARAMETERS = [

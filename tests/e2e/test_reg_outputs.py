@@ -25,6 +25,8 @@ CASES = [
     f"select oid::regclass::text from pg_class where {NAMES} order by 1",
     "select c::regclass from (values ('rego_t'), ('pg_class')) v(c) order by 1",
     "select 'int4'::regtype, 'now'::regproc, 'public'::regnamespace",
+    "select relnamespace::regnamespace from pg_class where relname = 'rego_t'",
+    "select 'rego_t'::regclass union select 'pg_class'::regclass order by 1",
     "select to_regclass('rego_t'), to_regclass('nope')",
 ]
 
@@ -39,3 +41,47 @@ def pair(nyala_server, postgres_server):
 def test_reg_outputs_as_on_postgresql(pair, sql):
     pair.check(sql)
     pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)
+
+
+OID_CASES = [
+    "select 5::oid",
+    "select 4294967295::oid, null::oid",
+    "select (7::oid) as x",
+    "select 'rego_t'::regclass::oid = oid from pg_class where relname = 'rego_t'",
+    "select oid from pg_class where relname = 'pg_class'",
+    "select relnamespace::regnamespace::oid from pg_class where relname = 'rego_t'",
+]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("sql", OID_CASES)
+def test_oid_described_and_sent_as_on_postgresql(pair, sql, binary):
+    """``::oid`` outside a catalog query is described as oid (26) and, in binary, sent
+    as PostgreSQL's unsigned 32-bit value, not as int8."""
+    pair.check(sql, binary=binary)
+    pair.same(lambda conn: [d.type_code for d in conn.execute(sql).description], sql)
+
+
+BINARY_CASES = [c for c in CASES if "::text" not in c and "regproc" not in c] + [
+    "select 'int4[]'::regtype, 'varchar'::regtype, 'timestamptz'::regtype",
+]
+
+
+@pytest.mark.parametrize("sql", BINARY_CASES)
+def test_reg_outputs_sent_in_binary_as_their_oids(pair, sql):
+    """Binary sends the 4-byte OID, as regclass_send does.  A user table's OID differs
+    between the two servers, so each server's is checked against its own ``::oid``."""
+    oid_sql = sql
+    for spelling in ("::regclass", "::regtype", "::regnamespace", "regclass('rego_t')"):
+        oid_sql = oid_sql.replace(spelling, spelling + "::oid")
+    oid_sql = oid_sql.replace("regclass('nope')", "regclass('nope')::oid")
+
+    def read(conn):
+        sent = [
+            tuple(None if v is None else int.from_bytes(v, "big") for v in row)
+            for row in conn.execute(sql, binary=True).fetchall()
+        ]
+        return sent == [tuple(row) for row in conn.execute(oid_sql).fetchall()]
+
+    assert read(pair.postgres), oid_sql
+    pair.same(read, sql)

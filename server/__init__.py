@@ -22,7 +22,8 @@ Modules, bottom up (each imports only those above it in this list)::
     timeouts    statement_timeout and idle_in_transaction_session_timeout
     auth        authentication methods: trust, and SCRAM-SHA-256 against a RoleLookup
     startup     StartupHandshake: the first-packet loop, TLS, StartupMessage, authentication
-    connection  one client: session start, simple and extended query protocols, skip-to-Sync
+    extended_query  Parse/Bind/Describe/Execute/Close: portals run, rows encoded, batches taken
+    connection  one client: session start, the message loop, simple query, Sync, skip-to-Sync
     server      listener, BackendKeyData registry for CancelRequest, graceful shutdown
     __main__    ``nyala serve``: Config -> sql.Database.open -> Server
 

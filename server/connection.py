@@ -265,17 +265,22 @@ class Connection(ExtendedQuery):
     def _completed(self, tag: str) -> None:
         """Count a finished statement by kind (for /metrics)."""
         kind = metrics.statement_kind(tag)
-        metrics.statements(kind).inc()
+        metrics.TALLY.count(kind)
         self._statement_kind = kind
 
     async def flush(self) -> None:
+        if self._write_out():
+            await self._writer.drain()
+
+    def _write_out(self) -> bool:
+        """Hand the queued output to the transport; True when the client is slow to read it
+        (or left), so ``drain()`` must be awaited before more is queued."""
         writer = self._writer
         if self._out:
             writer.write(bytes(self._out))
             self._out.clear()
         transport = writer.transport
-        if transport.is_closing() or transport.get_write_buffer_size() > 0:
-            await writer.drain()  # wait for a slow client (or hear that it left)
+        return transport.is_closing() or transport.get_write_buffer_size() > 0
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
@@ -346,9 +351,9 @@ class Connection(ExtendedQuery):
         decoder = self._decoder
         while True:
             try:
-                # A message already buffered (the Describe, Execute and Sync after a Bind)
-                # is taken without the two coroutines a read may need.
-                message = None if self._is_idle else decoder.next_message()
+                # A message already buffered (the Describe, Execute and Sync after a Bind, the
+                # next statement of a pipeline) is taken without the coroutines a read may need.
+                message = decoder.next_message() if self._takes_buffered() else None
                 if message is None:
                     message = await self._receive_command()
             except DbError as exc:
@@ -380,6 +385,17 @@ class Connection(ExtendedQuery):
                 if is_fatal(exc):
                     await self._fatal(exc)
                 await self._on_error(exc, is_extended=not isinstance(message, m.Query))
+
+    def _takes_buffered(self) -> bool:
+        """Whether the next message may be taken from the decoder's buffer as it is: not when
+        idle in a transaction block, where ``_receive_command`` times the wait for it."""
+        if not self._is_idle:
+            return True
+        session = self._session
+        if session is None or session.transaction_status != "I":
+            return False
+        self._is_idle = False
+        return True
 
     async def _receive_command(self) -> m.FrontendMessage | None:
         """The next message; idle in a transaction block too long, the connection ends (25P03)."""
@@ -426,8 +442,8 @@ class Connection(ExtendedQuery):
     def _end_statement(self) -> None:
         self._timer.stop()
         self._is_running_statement = False
-        metrics.latency(self._statement_kind or "OTHER").observe(
-            time.perf_counter() - self._statement_started
+        metrics.TALLY.observe(
+            self._statement_kind or "OTHER", time.perf_counter() - self._statement_started
         )
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
@@ -482,7 +498,8 @@ class Connection(ExtendedQuery):
         self._out += _READY_FOR_QUERY[status]
         self._is_idle = True
         session.report_idle()
-        await self.flush()
+        if self._write_out():
+            await self._writer.drain()  # wait for a slow client (or hear that it left)
 
     def _send_notifications(self) -> None:
         assert self._session is not None, "notifications come once a session exists"

@@ -126,9 +126,9 @@ class ExtendedQuery:
         self.send(m.ParseComplete())
 
     async def _on_bind(self, message: m.Bind) -> None:
-        if not message.portal and await self._on_batch(message):
-            return
         if not message.portal:
+            if self._may_batch(message) and await self._on_batch(message):
+                return
             dropped = self._registry.close_portal("")
             if dropped:
                 await self._close_portals(dropped)
@@ -144,18 +144,25 @@ class ExtendedQuery:
         self._registry.add_portal(portal)
         self._out += _BIND_COMPLETE
 
+    def _may_batch(self, first: m.Bind) -> bool:
+        """Whether ``first`` may begin a run for ``_on_batch`` (checked without a coroutine:
+        a lone Bind, the usual one, fails it)."""
+        decoder = self._decoder
+        if batches.is_lone(decoder) or decoder.taken_bytes < self._unbatched_until:
+            return False  # one row, or within a run already found unfit for a batch
+        statement = self._registry.statements.get(first.statement)
+        session = self._session
+        return statement is not None and session is not None and session.batchable(statement)
+
     async def _on_batch(self, first: m.Bind) -> bool:
         """Apply a buffered run of Bind/Execute of one prepared INSERT, UPDATE or DELETE as one write
-        (``batches``); False when ``first`` is to be answered on its own.  The run's messages
-        stay in the decoder until applied: when it is not, they are answered one by one."""
+        (``batches``), given ``_may_batch``; False when ``first`` is to be answered on its own.
+        The run's messages stay in the decoder until applied: when it is not, they are
+        answered one by one."""
         session = self._session
         assert session is not None, "queries run only after startup"
         decoder = self._decoder
-        if decoder.taken_bytes < self._unbatched_until:
-            return False  # within a run already found unfit for a batch
-        statement = self._registry.statements.get(first.statement)
-        if statement is None or not session.batchable(statement) or batches.is_lone(decoder):
-            return False
+        statement = self._registry.statement(first.statement)
         taker = batches.RunTaker(first, decoder)
         taker.scan()
         if taker.waiting and taker.rows:
@@ -341,6 +348,8 @@ class ExtendedQuery:
         try:
             if portal.stream is None:
                 result = portal.start(self._session, inline)
+                if inline and max_rows <= 0 and _is_plain(result):
+                    return self._all_rows(portal, out)
                 self._deallocate(result)
                 out += answers.notices(result)
                 if result.copy_in is not None:
@@ -361,6 +370,20 @@ class ExtendedQuery:
             raise
         except Exception as exc:
             return Step(out, "error", exc)
+
+    def _all_rows(self, portal: Portal, out: bytearray) -> Step:
+        """A short read's rows and CommandComplete at once: ``_pump_rows`` without its chunks,
+        row limit and buffer checks, which a few rows on the event loop never reach."""
+        stream = portal.stream
+        assert stream is not None, "a started portal has a stream"
+        fetched = stream.fetch_all()
+        out += fetched.data
+        if fetched.is_paused:
+            return Step(out, "more", sent=fetched.rows)  # the rest goes on the thread
+        tag = stream.command_tag(fetched.rows)
+        self._completed(tag)
+        out += _command_complete(tag)
+        return Step(out, "done", sent=fetched.rows)
 
     def _deallocate(self, result: Result) -> None:
         """Drop prepared statements as a DEALLOCATE or DISCARD ALL result asks."""
@@ -385,6 +408,19 @@ class ExtendedQuery:
         """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
         if any(p.is_streaming for p in portals):
             await self._run(close_portals_and_session, portals, None)
+
+
+def _is_plain(result: Result) -> bool:
+    """Whether a started statement answers with rows alone (``ExtendedQuery._all_rows``):
+    no notices, COPY or DEALLOCATE."""
+    return (
+        result.columns is not None
+        and not result.notices
+        and result.deallocate is None
+        and result.copy_in is None
+        and result.copy_out is None
+        and not result.is_empty_query
+    )
 
 
 def _completed_tag(portal: Portal) -> str:

@@ -11,7 +11,6 @@ write is taken as one batch (``batches``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,12 +33,6 @@ _ROW_DESCRIPTIONS_KEPT = 64
 _BIND_SHAPES_KEPT = 64
 """Statements' parameter decoders a connection keeps (``ExtendedQuery._bind_values``)."""
 _BIND_COMPLETE = codec.encode(m.BindComplete())
-
-
-@functools.lru_cache(maxsize=256)
-def _command_complete(tag: str) -> bytes:
-    """CommandComplete framed (the same few tags come back statement after statement)."""
-    return codec.encode(m.CommandComplete(tag))
 
 
 class _NoBatch(Exception):
@@ -108,7 +101,7 @@ class ExtendedQuery:
             if fetched.is_exhausted:
                 tag = stream.command_tag(sent)
                 self._completed(tag)
-                out += _command_complete(tag)
+                out += answers.command_complete(tag)
                 return sent, "done"
             if 0 < max_rows <= sent:
                 out += codec.encode(m.PortalSuspended())
@@ -382,7 +375,7 @@ class ExtendedQuery:
             return Step(out, "more", sent=fetched.rows)  # the rest goes on the thread
         tag = stream.command_tag(fetched.rows)
         self._completed(tag)
-        out += _command_complete(tag)
+        out += answers.command_complete(tag)
         return Step(out, "done", sent=fetched.rows)
 
     def _deallocate(self, result: Result) -> None:

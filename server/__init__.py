@@ -59,9 +59,11 @@ Connection lifecycle:
    back an open transaction.
 
 Session calls and row encoding run on the connection's own statement thread,
-never on the event loop, so a statement that waits (row lock, group commit,
-COPY data) holds no resource another session needs; output is buffered until
-a sync point or ``write_buffer_bytes``.
+so a statement that waits (row lock, group commit, COPY data) holds no resource
+another session needs; only a statement that never waits (``Session.runs_inline``:
+a short read by key, a keyed write that finds its row unlocked) runs on the event
+loop, where a thread hop would cost more than it.  Output is buffered until a
+sync point or ``write_buffer_bytes``.
 
 When a client misbehaves, look first at:
 

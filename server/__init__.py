@@ -22,7 +22,8 @@ Modules, bottom up (each imports only those above it in this list)::
     timeouts    statement_timeout and idle_in_transaction_session_timeout
     auth        authentication methods: trust, and SCRAM-SHA-256 against a RoleLookup
     startup     StartupHandshake: the first-packet loop, TLS, StartupMessage, authentication
-    connection  one client: session start, simple and extended query protocols, skip-to-Sync
+    extended_query  Parse/Bind/Describe/Execute/Close: portals run, rows encoded, batches taken
+    connection  one client: session start, the message loop, simple query, Sync, skip-to-Sync
     server      listener, BackendKeyData registry for CancelRequest, graceful shutdown
     __main__    ``nyala serve``: Config -> sql.Database.open -> Server
 
@@ -58,9 +59,11 @@ Connection lifecycle:
    back an open transaction.
 
 Session calls and row encoding run on the connection's own statement thread,
-never on the event loop, so a statement that waits (row lock, group commit,
-COPY data) holds no resource another session needs; output is buffered until
-a sync point or ``write_buffer_bytes``.
+so a statement that waits (row lock, group commit, COPY data) holds no resource
+another session needs; only a statement that never waits (``Session.runs_inline``:
+a short read by key, a keyed write that finds its row unlocked) runs on the event
+loop, where a thread hop would cost more than it.  Output is buffered until a
+sync point or ``write_buffer_bytes``.
 
 When a client misbehaves, look first at:
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from server import codec, pgtypes
 from server import messages as m
 from server.errors import notice_response
@@ -16,9 +18,18 @@ def notices(result: Result) -> bytes:
 def no_rows_answer(result: Result) -> bytes:
     """EmptyQueryResponse, or the CommandComplete of a statement that returns no rows."""
     if result.is_empty_query:
-        return codec.encode(m.EmptyQueryResponse())
+        return _EMPTY_QUERY_RESPONSE
     drain(result)
-    return codec.encode(m.CommandComplete(result.command_tag or ""))
+    return command_complete(result.command_tag or "")
+
+
+@functools.lru_cache(maxsize=256)
+def command_complete(tag: str) -> bytes:
+    """CommandComplete framed (the same few tags come back statement after statement)."""
+    return codec.encode(m.CommandComplete(tag))
+
+
+_EMPTY_QUERY_RESPONSE = codec.encode(m.EmptyQueryResponse())
 
 
 def row_description(

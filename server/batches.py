@@ -317,5 +317,5 @@ def count_statements(tags: Sequence[str]) -> str:
     kind = ""
     for tag, count in collections.Counter(tags).items():
         kind = metrics.statement_kind(tag)
-        metrics.statements(kind).inc(count)
+        metrics.TALLY.count(kind, count)
     return kind

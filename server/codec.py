@@ -125,6 +125,46 @@ class _Body:
         self._pos = pos
         return tuple(values)
 
+    def usual_bind(self) -> m.Bind | None:
+        """A Bind into the unnamed portal read in one pass over the body, as every statement
+        of a driver sends one; None for a named portal or a malformed body, which the
+        field-by-field reading takes (and reports as it always has)."""
+        data = self._data
+        end = len(data)
+        if end < 7 or data[0] != 0:
+            return None
+        cut = data.find(b"\x00", 1)
+        if cut < 0 or cut + 5 > end:
+            return None
+        statement = decode_utf8(data[1:cut]) if cut > 1 else ""
+        pos = cut + 1
+        param_formats, pos = _format_codes(data, pos, end)
+        if pos < 0 or pos + 2 > end:
+            return None
+        count: int = _I16.unpack_from(data, pos)[0]
+        pos += 2
+        if count < 0:
+            return None
+        params: list[bytes | None] = []
+        unpack = _I32.unpack_from
+        for _ in range(count):
+            if pos + 4 > end:
+                return None
+            (length,) = unpack(data, pos)
+            pos += 4
+            if length == -1:
+                params.append(None)
+                continue
+            if length < 0 or pos + length > end:
+                return None
+            params.append(data[pos : pos + length])
+            pos += length
+        result_formats, pos = _format_codes(data, pos, end)
+        if pos != end:
+            return None
+        self._pos = end
+        return m.Bind("", statement, param_formats, tuple(params), result_formats)
+
     def take(self, count: int) -> bytes:
         if count < 0 or self._pos + count > len(self._data):
             raise ProtocolViolation("insufficient data left in message")
@@ -142,6 +182,23 @@ def _int16_run(count: int) -> struct.Struct:
     if found is None:
         found = _INT16_RUNS[count] = struct.Struct(f"!{count}h")
     return found
+
+
+def _format_codes(data: bytes, pos: int, end: int) -> tuple[tuple[int, ...], int]:
+    """Bind's format codes at ``pos`` and where they end; -1 as the end when they run past
+    ``end`` or their count is negative (``_Body.usual_bind``)."""
+    if pos + 2 > end:
+        return (), -1
+    count: int = _I16.unpack_from(data, pos)[0]
+    pos += 2
+    if count == 0:
+        return (), pos
+    if count < 0 or pos + 2 * count > end:
+        return (), -1
+    if count == 1:
+        return (_I16.unpack_from(data, pos)[0],), pos + 2
+    codes: tuple[int, ...] = _int16_run(count).unpack_from(data, pos)
+    return codes, pos + 2 * count
 
 
 def decode_utf8(raw: bytes) -> str:
@@ -255,6 +312,12 @@ def split_values(data: bytes, start: int, stop: int, count: int) -> list[bytes |
 
 
 def _decode_bind(body: _Body) -> m.Bind:
+    usual = body.usual_bind()
+    return usual if usual is not None else _decode_bind_fields(body)
+
+
+def _decode_bind_fields(body: _Body) -> m.Bind:
+    """A Bind read field by field: any Bind, and every fault in one reported."""
     portal, statement = body.cstring(), body.cstring()
     formats = body.int16s()
     params = body.values()

@@ -1,5 +1,8 @@
 """One client connection: startup, authentication, then the simple and extended query protocols.
 
+The extended protocol's messages are answered by ``extended_query.ExtendedQuery``,
+the base of ``Connection``; this module keeps the session loop around them.
+
 Lifecycle: the start-up phase (``startup.StartupHandshake``: SSLRequest and
 GSSENCRequest, a CancelRequest handed to the server, the StartupMessage and
 authentication) runs first; then the database opens a session and
@@ -44,24 +47,21 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server import answers, batches, codec, copy_protocol, metrics, params, timeouts
+from server import answers, codec, copy_protocol, metrics, timeouts
 from server import messages as m
 from server.auth import Authenticator
 from server.config import Config
 from server.errors import as_db_error, error_response, is_fatal
-from server.portal import Portal, PortalRegistry, ResultStream, resolve_formats
+from server.extended_query import ExtendedQuery, close_portals_and_session
+from server.portal import PortalRegistry, ResultStream
 from server.startup import StartupHandshake
 from server.steps import QueryProgress, Step
-from sql.common import date_styles, time_zones
-from sql.common.result import MustWait, PreparedStatement, Result, ResultColumn
 from sql.execution.backends import ClientLink
 from storage.errors import (
     AdminShutdown,
     DbError,
     FeatureNotSupported,
-    InvalidSqlStatementName,
     ProtocolViolation,
-    QueryCanceled,
 )
 
 if TYPE_CHECKING:
@@ -73,31 +73,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 READ_CHUNK_BYTES = 64 * 1024
-_ROW_DESCRIPTIONS_KEPT = 64
-"""Framed RowDescriptions a connection keeps (``Connection._row_description``)."""
-_BIND_SHAPES_KEPT = 64
-"""Statements' parameter decoders a connection keeps (``Connection._bind_values``)."""
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
 """ReadyForQuery's three possible messages, framed once."""
-_BIND_COMPLETE = codec.encode(m.BindComplete())
-
-
-@functools.lru_cache(maxsize=256)
-def _command_complete(tag: str) -> bytes:
-    """CommandComplete framed (the same few tags come back statement after statement)."""
-    return codec.encode(m.CommandComplete(tag))
 
 
 class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
-class _NoBatch(Exception):
-    """The run of Bind/Execute messages is too short to batch."""
-
-
-class Connection:
+class Connection(ExtendedQuery):
     """Serves one client until it disconnects; its statements run on its own thread."""
 
     def __init__(
@@ -115,6 +100,7 @@ class Connection:
         executor: Executor | None = None,
         admit: Callable[[bool], None] | None = None,
     ) -> None:
+        super().__init__()
         self.process_id = process_id
         self.secret_key = secret_key
         self._reader = reader
@@ -132,21 +118,8 @@ class Connection:
         raises TooManyConnections when none is left (the server's ``max_connections``)."""
         self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
         self._out = bytearray()
-        self._unbatched_until = 0
-        """The decoder's ``taken_bytes`` at the end of the last run found unfit for a batch:
-        its rows are answered one by one, not framed as a run again from each of them."""
         self._session: Session | None = None
         self._registry = PortalRegistry()
-        self._row_descriptions: dict[
-            tuple[int, tuple[int, ...]], tuple[tuple[ResultColumn, ...], bytes]
-        ] = {}
-        self._bind_shapes: dict[
-            tuple[str, tuple[int, ...]],
-            tuple[PreparedStatement, tuple[str, str], tuple[Callable[[bytes], object], ...]],
-        ] = {}
-        """Parameter decoders by statement name and Bind's format codes, with the statement
-        and the date reading (``_date_reading``, a new object after any SET) they were chosen
-        for: a re-Parse or a SET chooses again."""
         self._reported: dict[str, str] = {}
         self._reported_from: dict[str, str] | None = None
         """The session's dict ``_reported`` was last compared with (``_send_parameter_changes``)."""
@@ -267,7 +240,7 @@ class Connection:
         session, self._session = self._session, None
         try:
             if portals or session is not None:
-                await asyncio.shield(self._run(_close_all, portals, session))
+                await asyncio.shield(self._run(close_portals_and_session, portals, session))
         except asyncio.CancelledError:
             self._writer.close()
             self._thread.shutdown(wait=False)
@@ -292,17 +265,22 @@ class Connection:
     def _completed(self, tag: str) -> None:
         """Count a finished statement by kind (for /metrics)."""
         kind = metrics.statement_kind(tag)
-        metrics.statements(kind).inc()
+        metrics.TALLY.count(kind)
         self._statement_kind = kind
 
     async def flush(self) -> None:
+        if self._write_out():
+            await self._writer.drain()
+
+    def _write_out(self) -> bool:
+        """Hand the queued output to the transport; True when the client is slow to read it
+        (or left), so ``drain()`` must be awaited before more is queued."""
         writer = self._writer
         if self._out:
             writer.write(bytes(self._out))
             self._out.clear()
         transport = writer.transport
-        if transport.is_closing() or transport.get_write_buffer_size() > 0:
-            await writer.drain()  # wait for a slow client (or hear that it left)
+        return transport.is_closing() or transport.get_write_buffer_size() > 0
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
@@ -373,9 +351,9 @@ class Connection:
         decoder = self._decoder
         while True:
             try:
-                # A message already buffered (the Describe, Execute and Sync after a Bind)
-                # is taken without the two coroutines a read may need.
-                message = None if self._is_idle else decoder.next_message()
+                # A message already buffered (the Describe, Execute and Sync after a Bind, the
+                # next statement of a pipeline) is taken without the coroutines a read may need.
+                message = decoder.next_message() if self._takes_buffered() else None
                 if message is None:
                     message = await self._receive_command()
             except DbError as exc:
@@ -407,6 +385,17 @@ class Connection:
                 if is_fatal(exc):
                     await self._fatal(exc)
                 await self._on_error(exc, is_extended=not isinstance(message, m.Query))
+
+    def _takes_buffered(self) -> bool:
+        """Whether the next message may be taken from the decoder's buffer as it is: not when
+        idle in a transaction block, where ``_receive_command`` times the wait for it."""
+        if not self._is_idle:
+            return True
+        session = self._session
+        if session is None or session.transaction_status != "I":
+            return False
+        self._is_idle = False
+        return True
 
     async def _receive_command(self) -> m.FrontendMessage | None:
         """The next message; idle in a transaction block too long, the connection ends (25P03)."""
@@ -453,8 +442,8 @@ class Connection:
     def _end_statement(self) -> None:
         self._timer.stop()
         self._is_running_statement = False
-        metrics.latency(self._statement_kind or "OTHER").observe(
-            time.perf_counter() - self._statement_started
+        metrics.TALLY.observe(
+            self._statement_kind or "OTHER", time.perf_counter() - self._statement_started
         )
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
@@ -509,7 +498,8 @@ class Connection:
         self._out += _READY_FOR_QUERY[status]
         self._is_idle = True
         session.report_idle()
-        await self.flush()
+        if self._write_out():
+            await self._writer.drain()  # wait for a slow client (or hear that it left)
 
     def _send_notifications(self) -> None:
         assert self._session is not None, "notifications come once a session exists"
@@ -626,307 +616,6 @@ class Connection:
         except Exception as exc:
             return Step(out, "error", exc)
 
-    def _pump_rows(
-        self, stream: ResultStream, sent: int, max_rows: int, out: bytearray, inline: bool = False
-    ) -> tuple[int, str]:
-        """Encode rows into ``out`` (worker thread, or ``inline`` on the event loop).
-
-        Stops at the end of the rows (CommandComplete, state "done"), at
-        ``max_rows`` (PortalSuspended, "suspended"), when ``out`` is full or
-        (``inline``) where the rows stop being short ("more"); returns the rows
-        sent so far in this Execute and the state.
-        """
-        chunk_rows = self._config.result_chunk_rows
-        while True:
-            want = chunk_rows if max_rows <= 0 else min(chunk_rows, max_rows - sent)
-            fetched = stream.fetch_short(want) if inline else stream.fetch(want)
-            out += fetched.data
-            sent += fetched.rows
-            if fetched.is_paused:
-                return sent, "more"
-            if fetched.is_exhausted:
-                tag = stream.command_tag(sent)
-                self._completed(tag)
-                out += _command_complete(tag)
-                return sent, "done"
-            if 0 < max_rows <= sent:
-                out += codec.encode(m.PortalSuspended())
-                return sent, "suspended"
-            if len(out) >= self._config.write_buffer_bytes:
-                return sent, "more"
-
-    # -- extended query ---------------------------------------------------------------------
-
-    async def _on_parse(self, message: m.Parse) -> None:
-        assert self._session is not None, "queries run only after startup"
-        self._registry.check_statement_name(message.statement)
-        if not message.statement:
-            self._registry.drop_unnamed_statement()
-        statement = await self._run(self._session.prepare, message.query, message.param_oids)
-        self._registry.add_statement(message.statement, statement)
-        self.send(m.ParseComplete())
-
-    async def _on_bind(self, message: m.Bind) -> None:
-        if not message.portal and await self._on_batch(message):
-            return
-        if not message.portal:
-            dropped = self._registry.close_portal("")
-            if dropped:
-                await self._close_portals(dropped)
-        statement = self._registry.statement(message.statement)
-        values = self._bind_values(message, statement)
-        columns = statement.columns
-        result_formats = (
-            resolve_formats(message.result_formats, len(columns), "result")
-            if columns is not None
-            else tuple(message.result_formats[:1])
-        )
-        portal = Portal(message.portal, statement, values, result_formats)
-        self._registry.add_portal(portal)
-        self._out += _BIND_COMPLETE
-
-    async def _on_batch(self, first: m.Bind) -> bool:
-        """Apply a buffered run of Bind/Execute of one prepared INSERT, UPDATE or DELETE as one write
-        (``batches``); False when ``first`` is to be answered on its own.  The run's messages
-        stay in the decoder until applied: when it is not, they are answered one by one."""
-        session = self._session
-        assert session is not None, "queries run only after startup"
-        decoder = self._decoder
-        if decoder.taken_bytes < self._unbatched_until:
-            return False  # within a run already found unfit for a batch
-        statement = self._registry.statements.get(first.statement)
-        if statement is None or not session.batchable(statement) or batches.is_lone(decoder):
-            return False
-        taker = batches.RunTaker(first, decoder)
-        taker.scan()
-        if taker.waiting and taker.rows:
-            await self._read_run(taker)
-        kept, columns = taker.columns(taker.rows) if taker.rows else (0, [])
-        batched = kept - 1  # the last row runs as usual: it leaves the portal behind
-        try:
-            if batched < batches.MIN_BATCH_ROWS:
-                raise _NoBatch
-            rows = batches.bind_rows(
-                first, batched, [column[:batched] for column in columns],
-                statement.param_oids, *self._date_reading(),
-            )  # fmt: skip
-        except (_NoBatch, DbError):
-            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
-            return False
-        await self._close_portals(self._registry.close_portal(""))
-        self._begin_statement()
-        try:
-            tags = await self._run(session.execute_batch, statement, rows)
-        except Exception:
-            # Canceled while applying the batch: the first row reports it, the rest skip to Sync.
-            self.send(m.BindComplete())
-            raise
-        finally:
-            self._end_statement()
-        if tags is None:
-            self._unbatched_until = decoder.taken_bytes + taker.end(taker.rows)
-            return False
-        taker.take_rows(batched)
-        self._out += batches.answers(taker.described[:batched], tags)
-        self._statement_kind = batches.count_statements(tags)
-        return True
-
-    async def _read_run(self, taker: batches.RunTaker) -> None:
-        """Read the rest of a run the client is still sending.  Its first rows were sent, so
-        they count as running (PostgreSQL would be executing them): a CancelRequest or
-        statement_timeout meanwhile cancels the first row, and the run skips to Sync."""
-        self._begin_statement()
-        try:
-            while taker.waiting and await self._read_more():
-                taker.scan()
-            if self.is_cancelled:
-                self.send(m.BindComplete())
-                raise self._reword(QueryCanceled("canceling statement due to user request"))
-        finally:
-            self._timer.stop()
-            self._is_running_statement = False  # the run's statement starts when it is applied
-
-    def _bind_values(self, message: m.Bind, statement: PreparedStatement) -> list[object]:
-        """The parameters of a Bind, decoded by the statement's parameter types."""
-        expected = len(statement.param_oids)
-        if len(message.params) != expected:
-            raise ProtocolViolation(
-                f"bind message supplies {len(message.params)} parameters, but prepared statement "
-                f'"{message.statement}" requires {expected}'
-            )
-        date_reading = self._date_reading()
-        key = (message.statement, message.param_formats)
-        shape = self._bind_shapes.get(key)
-        if shape is None or shape[0] is not statement or shape[1] is not date_reading:
-            formats = resolve_formats(message.param_formats, expected, "parameter")
-            decoders = params.decoders(statement.param_oids, formats, *date_reading)
-            if len(self._bind_shapes) >= _BIND_SHAPES_KEPT:
-                self._bind_shapes.clear()
-            shape = self._bind_shapes[key] = (statement, date_reading, decoders)
-        return [
-            None if raw is None else decode(raw)
-            for raw, decode in zip(message.params, shape[2], strict=True)
-        ]
-
-    def _date_reading(self) -> tuple[str, str]:
-        """How a Bind's text dates and timestamps are read: the order DateStyle reads their
-        fields in, and the zone (TimeZone's, as Arrow names it) of a timestamptz given
-        without an offset."""
-        session = self._session
-        if session is None:
-            return "MDY", "UTC"
-        settings = session.settings
-        return settings.cached(
-            Connection._date_reading,
-            lambda: (
-                date_styles.parse(settings.get("DateStyle")).order,
-                time_zones.session_zone(settings.get("TimeZone")).arrow,
-            ),
-        )
-
-    async def _on_describe(self, message: m.Describe) -> None:
-        if message.kind == "S":
-            statement = self._registry.statement(message.name)
-            self.send(m.ParameterDescription(statement.param_oids))
-            columns = statement.columns
-            formats: tuple[int, ...] = (0,) * len(columns or ())
-        elif (
-            message.name not in self._registry.portals
-            and self._session is not None
-            and (self._session.has_cursor(message.name))
-        ):
-            # A cursor made with SQL DECLARE is a portal too (psycopg describes it so).
-            columns = self._session.cursor_columns(message.name)
-            formats = (0,) * len(columns)
-        else:
-            portal = self._registry.portal(message.name)
-            columns = portal.columns()
-            formats = portal.formats()
-        if columns is None:
-            self.send(m.NoData())
-        else:
-            self._out += self._row_description(columns, formats)
-
-    def _row_description(
-        self, columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
-    ) -> bytes:
-        """RowDescription framed, kept per statement's columns (by identity: a re-planned
-        statement has new ones) and formats: a prepared statement describes the same each time."""
-        key = (id(columns), formats)
-        cached = self._row_descriptions.get(key)
-        if cached is not None and cached[0] is columns:
-            return cached[1]
-        frame = codec.encode(answers.row_description(columns, formats))
-        if len(self._row_descriptions) >= _ROW_DESCRIPTIONS_KEPT:
-            self._row_descriptions.clear()
-        self._row_descriptions[key] = (columns, frame)
-        return frame
-
-    async def _on_execute(self, message: m.Execute) -> None:
-        portal = self._registry.portal(message.portal)
-        if portal.statement.is_empty_query:
-            self.send(m.EmptyQueryResponse())
-            return
-        if portal.is_complete:
-            self.send(m.CommandComplete(_completed_tag(portal)))
-            return
-        assert self._session is not None, "queries run only after startup"
-        # A short read (a few rows by key) runs right here: it never waits, and a thread hop
-        # would cost more than the statement.  Anything left of it goes on the thread.
-        inline = portal.stream is None and self._session.runs_inline(
-            portal.statement, portal.params
-        )
-        sent = 0
-        self._begin_statement()
-        try:
-            while True:
-                if inline:
-                    inline = False
-                    try:
-                        step = self._advance_portal(portal, message.max_rows, sent, inline=True)
-                    except MustWait:
-                        continue  # a write that must wait did nothing: run it on the thread
-                else:
-                    step = await self._run(self._advance_portal, portal, message.max_rows, sent)
-                self._out += step.output
-                sent = step.sent
-                if step.error is not None:
-                    portal.is_complete = True
-                    raise self._reword(step.error)
-                if step.state == "done":
-                    portal.is_complete = True
-                if step.state == "copy_in":
-                    await self.flush()
-                    portal.is_complete = True
-                    try:
-                        tag = await copy_protocol.copy_in(
-                            step.copy_in, self.receive, self._run, self._copy_cancelled
-                        )
-                    except DbError as exc:
-                        raise self._reword(exc) from None
-                    self.send(m.CommandComplete(tag))
-                    return
-                if step.state != "more":
-                    return
-                await self.flush()
-        finally:
-            self._end_statement()
-
-    def _advance_portal(
-        self, portal: Portal, max_rows: int, sent: int, inline: bool = False
-    ) -> Step:
-        """Start the portal if needed and encode its rows until a stopping point (worker; or
-        ``inline`` on the event loop, until the rows stop being short)."""
-        assert self._session is not None, "queries run only after startup"
-        out = bytearray()
-        try:
-            if portal.stream is None:
-                result = portal.start(self._session, inline)
-                self._deallocate(result)
-                out += answers.notices(result)
-                if result.copy_in is not None:
-                    out += codec.encode(copy_protocol.copy_in_response(result.copy_in))
-                    return Step(out, "copy_in", copy_in=result.copy_in)
-                if result.is_empty_query or result.columns is None:
-                    out += answers.no_rows_answer(result)
-                    if not result.is_empty_query:
-                        self._completed(result.command_tag or "")
-                    return Step(out, "done")
-                if result.copy_out is not None:
-                    portal.stream = copy_protocol.copy_out_stream(result)
-                    out += portal.stream.response()
-            assert portal.stream is not None, "a started portal has a stream"
-            sent, state = self._pump_rows(portal.stream, sent, max_rows, out, inline)
-            return Step(out, state, sent=sent)
-        except MustWait:
-            raise
-        except Exception as exc:
-            return Step(out, "error", exc)
-
-    def _deallocate(self, result: Result) -> None:
-        """Drop prepared statements as a DEALLOCATE or DISCARD ALL result asks."""
-        if result.deallocate is None:
-            return
-        statements = self._registry.statements
-        if result.deallocate == "":
-            statements.clear()
-        elif statements.pop(result.deallocate, None) is None:
-            raise InvalidSqlStatementName(
-                f'prepared statement "{result.deallocate}" does not exist'
-            )
-
-    async def _on_close(self, message: m.Close) -> None:
-        if message.kind == "S":
-            await self._close_portals(self._registry.close_statement(message.name))
-        else:
-            await self._close_portals(self._registry.close_portal(message.name))
-        self.send(m.CloseComplete())
-
-    async def _close_portals(self, portals: list[Portal]) -> None:
-        """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
-        if any(p.is_streaming for p in portals):
-            await self._run(_close_all, portals, None)
-
 
 def _succeed(future: asyncio.Future[T], result: T) -> None:
     if not future.cancelled():
@@ -942,17 +631,3 @@ def _message_type(message: m.FrontendMessage) -> bytes:
     """The type byte of a typed frontend message (b"?" for the untyped startup packets)."""
     code: bytes = getattr(message, "TYPE", b"?")
     return code
-
-
-def _completed_tag(portal: Portal) -> str:
-    result = portal.stream.result if portal.stream is not None else None
-    if result is None or result.columns is not None:
-        return "SELECT 0"
-    return result.command_tag or ""
-
-
-def _close_all(portals: list[Portal], session: Session | None) -> None:
-    for portal in portals:
-        portal.close()
-    if session is not None:
-        session.close()

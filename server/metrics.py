@@ -10,10 +10,13 @@ the protocol message that started it to its last answer.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
+import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -31,39 +34,87 @@ CONNECTIONS = Gauge("nyala_connections", "client connections open now", registry
 CONNECTIONS_TOTAL = Counter(
     "nyala_connections_accepted", "client connections accepted", registry=REGISTRY
 )
-STATEMENTS = Counter(
-    "nyala_statements", "statements completed, by command tag", ["kind"], registry=REGISTRY
-)
 STATEMENT_ERRORS = Counter(
     "nyala_statement_errors", "errors reported to clients, by SQLSTATE", ["sqlstate"],
     registry=REGISTRY,
 )  # fmt: skip
-LATENCY = Histogram(
-    "nyala_statement_duration_seconds",
-    "time from a Query or Execute message to its last answer, by the kind of its last statement",
-    ["kind"],
-    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60),
-    registry=REGISTRY,
+LATENCY_BUCKETS_S = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    10,
+    60,
 )
 
 
+class StatementTally(Collector):
+    """Statements completed and their latencies, by kind, in plain dicts read at scrape time.
+
+    Every statement counts here, so this is on the per-statement path: one lock and a
+    dict update, where prometheus_client's ``Counter.inc`` and ``Histogram.observe`` cost
+    several microseconds of Python each.  Exported as the same metrics they were.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._latencies: dict[str, list[float]] = {}
+        """Per kind: how many fell in each bucket (the last one +Inf), then their sum."""
+
+    def count(self, kind: str, statements: int = 1) -> None:
+        with self._lock:
+            counts = self._counts
+            counts[kind] = counts.get(kind, 0) + statements
+
+    def observe(self, kind: str, seconds: float) -> None:
+        bucket = bisect.bisect_left(LATENCY_BUCKETS_S, seconds)
+        with self._lock:
+            latency = self._latencies.get(kind)
+            if latency is None:
+                latency = self._latencies[kind] = [0] * (len(LATENCY_BUCKETS_S) + 2)
+            latency[bucket] += 1
+            latency[-1] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            counts = dict(self._counts)
+            latencies = {kind: list(values) for kind, values in self._latencies.items()}
+        statements = CounterMetricFamily(
+            "nyala_statements", "statements completed, by command tag", labels=["kind"]
+        )
+        for kind, count in sorted(counts.items()):
+            statements.add_metric([kind], count)
+        durations = HistogramMetricFamily(
+            "nyala_statement_duration_seconds",
+            "time from a Query or Execute message to its last answer, by the kind of its last "
+            "statement",
+            labels=["kind"],
+        )
+        bounds = [str(float(bound)) for bound in LATENCY_BUCKETS_S] + ["+Inf"]
+        for kind, values in sorted(latencies.items()):
+            cumulative = list(itertools.accumulate(values[:-1]))
+            durations.add_metric([kind], list(zip(bounds, cumulative, strict=True)), values[-1])
+        yield statements
+        yield durations
+
+
+TALLY = StatementTally()
+REGISTRY.register(TALLY)
+
+
 @functools.lru_cache(maxsize=1024)
-@functools.lru_cache(maxsize=256)
 def statement_kind(tag: str) -> str:
     """``INSERT 0 5`` -> ``INSERT``; ``CREATE TABLE`` stays."""
     return " ".join(word for word in tag.split() if not word.isdigit()) or "EMPTY"
-
-
-@functools.cache
-def statements(kind: str) -> Counter:
-    """The counter of one statement kind (``labels()`` costs microseconds per statement)."""
-    return STATEMENTS.labels(kind)
-
-
-@functools.cache
-def latency(kind: str) -> Histogram:
-    """The latency histogram of one statement kind."""
-    return LATENCY.labels(kind)
 
 
 @functools.cache

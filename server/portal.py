@@ -55,6 +55,9 @@ def _resolved(codes: tuple[int, ...], count: int, what: str) -> tuple[int, ...]:
     return tuple(codes)
 
 
+_ALL_ROWS = 1 << 62
+
+
 class RowStream:
     """Hands out a batch stream in slices of at most N rows, keeping the rest of a split batch."""
 
@@ -122,6 +125,30 @@ class ResultStream:
     def fetch_short(self, max_rows: int) -> Fetched:
         """``fetch`` on the event loop: stops where the rows stop being short (``is_paused``)."""
         return self._fetch(max_rows, stop_at_pause=True)
+
+    def fetch_all(self) -> Fetched:
+        """``fetch_short`` of every row: a short read's few rows, taken whole on the event loop
+        (stopping only where they stop being short)."""
+        result = self.result
+        rows = self.rows
+        parts: list[bytes] = []
+        count = 0
+        while (batch := rows.take(_ALL_ROWS, stop_at_pause=True)) is not None:
+            parts.append(
+                pgtypes.encode_rows(
+                    batch,
+                    self.type_oids,
+                    self.formats,
+                    b"D",
+                    result.extra_float_digits,
+                    result.date_style,
+                    result.interval_style,
+                    result.bytea_output,
+                )
+            )
+            count += batch.num_rows
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
+        return Fetched(data, count, rows.is_exhausted, is_paused=not rows.is_exhausted)
 
     def _fetch(self, max_rows: int, stop_at_pause: bool) -> Fetched:
         parts: list[bytes] = []
@@ -256,11 +283,15 @@ class PortalRegistry:
 
     def end_of_transaction(self, transaction_status: str) -> list[Portal]:
         """At Sync: drop the unnamed portal, and every portal once no block is open."""
+        portals = self.portals
+        if not portals:
+            return []
         if transaction_status == "T":
-            doomed = [name for name in self.portals if name == ""]
-        else:
-            doomed = list(self.portals)
-        return [self.portals.pop(name) for name in doomed]
+            unnamed = portals.pop("", None)
+            return [] if unnamed is None else [unnamed]
+        doomed = list(portals.values())
+        portals.clear()
+        return doomed
 
     def clear(self) -> list[Portal]:
         portals = list(self.portals.values())

@@ -290,6 +290,38 @@ def test_a_bind_cut_short_in_its_format_codes_is_a_protocol_violation(body):
     assert caught.value.severity == "ERROR"
 
 
+def _bind_outcome(read, body: bytes) -> object:
+    """What reading a Bind body gives: the message with the body left, or the error."""
+    cursor = codec._Body(body)
+    try:
+        message = read(cursor)
+    except Exception as exc:
+        return type(exc), str(exc)
+    return message, cursor.at_end()
+
+
+@given(
+    st.builds(
+        m.Bind,
+        st.sampled_from(["", "p"]),
+        st.sampled_from(["", "_pg3_0", "s\u00e9"]),
+        st.lists(st.sampled_from([0, 1]), max_size=4).map(tuple),
+        st.lists(values, max_size=5).map(tuple),
+        st.lists(st.sampled_from([0, 1]), max_size=4).map(tuple),
+    ),
+    st.integers(0, 60),
+    st.binary(max_size=3),
+)
+def test_the_usual_bind_reads_as_the_field_by_field_reading(bind, cut, tail):
+    """The one-pass Bind reading gives what the general one gives, on whole, cut and
+    overlong bodies (where it leaves the body to the general reading's error)."""
+    body = codec.encode_frontend(bind)[5:]
+    for variant in (body, body[:cut], body + tail, body[:cut] + tail):
+        general = _bind_outcome(codec._decode_bind_fields, variant)
+        assert _bind_outcome(codec._decode_bind, variant) == general
+    assert codec.decode_frontend(b"B", body) == bind
+
+
 def test_starts_with_looks_ahead_without_taking():
     decoder = codec.FrontendDecoder(1 << 20)
     decoder.feed(codec.encode_frontend(m.StartupMessage(parameters={"user": "u"})))

@@ -554,3 +554,33 @@ def test_portals_of_writes_close_without_a_thread_hop():
     first_ready = next(i for i, msg in enumerate(messages) if isinstance(msg, m.ReadyForQuery))
     assert kinds(messages[first_ready + 1 :]) == "1 2 C 2 C Z"
     assert executor.calls == 1 + 1 + 2 + 1  # session, Parse, two Executes, closing the session
+
+
+@pytest.mark.parametrize("rows", [0, 1, 2, 3, 5])
+def test_a_short_read_taken_whole_answers_as_the_row_by_row_path(rows):
+    """An Execute of a short read without a row limit takes its rows whole on the event loop
+    (``_all_rows``); with a row limit above its row count it goes ``_pump_rows``' way, and
+    a statement not run inline goes to the thread: all three answer alike, and rows past a
+    ReadPause still go on the thread."""
+
+    def answer(text: str, max_rows: int) -> list[m.BackendMessage]:
+        database = FakeDatabase()
+        output, _ = converse(
+            STARTUP,
+            m.Parse("", text, ()),
+            m.Bind("", "", (), (), ()),
+            m.Describe("P", ""),
+            m.Execute("", max_rows),
+            m.Sync(),
+            m.Terminate(),
+            database=database,
+        )
+        messages = backend(output)
+        first_ready = next(i for i, msg in enumerate(messages) if isinstance(msg, m.ReadyForQuery))
+        return messages[first_ready + 1 :]
+
+    whole = answer(f"select short rows {rows}", 0)
+    assert whole == answer(f"select short rows {rows}", 1000)
+    assert whole == answer(f"select rows {rows}", 0)
+    assert kinds(whole) == "1 2 T " + "D " * rows + "C Z"
+    assert whole[-2] == m.CommandComplete(f"SELECT {rows}")

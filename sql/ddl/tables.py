@@ -22,7 +22,15 @@ from catalog.foreign_keys import ForeignKey
 from sql.common.datatypes import column_type
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
-from sql.ddl import check_constraints, foreign_keys, indexes, partitions, pg_partitions, sequences
+from sql.ddl import (
+    check_constraints,
+    create_table_as,
+    foreign_keys,
+    indexes,
+    partitions,
+    pg_partitions,
+    sequences,
+)
 from sql.frontend.dialect import (
     SPELT_NOW,
     ColumnCompression,
@@ -263,8 +271,16 @@ def create_table(
     check_default: DefaultChecker,
     evaluate: partitions.Evaluator | None,
     txn: Transaction,
+    source: create_table_as.QuerySource | None = None,
 ) -> Result:
-    """CREATE TABLE in ``txn``, whose end settles the table and its UNIQUE indexes together."""
+    """CREATE TABLE in ``txn``, whose end settles the table and its UNIQUE indexes together;
+    CREATE TABLE AS through ``source``, which describes its query and writes its rows."""
+    if create_table_as.is_create_table_as(ast):
+        assert source is not None, "CREATE TABLE AS reads its query through the session"
+        return create_table_as.create_table_as(
+            ast, catalog, lambda node: create_table(node, catalog, check_default, evaluate, txn),
+            source,
+        )  # fmt: skip
     schema_node = ast.this
     properties = ast.args.get("properties")
     if properties is not None and any(

@@ -40,6 +40,7 @@ from sql.ddl import (
     alter_table,
     comments,
     concurrent_index,
+    create_table_as,
     extensions,
     indexes,
     memberships,
@@ -737,6 +738,8 @@ class Session:
         ast = statement.ast
         self._temp_on_commit()
         temp_tables.resolve_names(ast, self._temp)
+        if isinstance(ast, exp.Select) and ast.args.get("into") is not None:
+            ast = create_table_as.from_select_into(ast)
         match ast:
             case Utility():
                 return UtilityPlan(ast)
@@ -1421,7 +1424,9 @@ class Session:
             def create(node: exp.Create) -> Result:
                 return tables.create_table(
                     node, catalog, self._check_default, self._evaluate_constant,
-                    self._block.current(),
+                    self._block.current(), create_table_as.QuerySource(
+                        self._describe_view_query, self._fill_created
+                    ),
                 )  # fmt: skip
 
             temp_tables.check_on_commit(ast)
@@ -1573,6 +1578,14 @@ class Session:
             raise FeatureNotSupported("views over the system catalogs are not supported")
         compiled = compile_query(self._runner.bind(query, []), self._facts)
         return [(c.name, c.type_oid, c.typmod) for c in self._runner.describe(compiled)]
+
+    def _fill_created(self, name: str, query: exp.Expr) -> int:
+        """CREATE TABLE AS's rows, by INSERT ... SELECT's plan and bulk path; reads checked."""
+        target = exp.Table(this=exp.to_identifier(name, quoted=True))
+        plan = self._plan_write(exp.Insert(this=target, expression=query), [], 0)
+        self._access.check(QueryPlan(plan.write.source, plan.catalog_version))
+        txn, now = self._block.current(), self._block.started
+        return writes.execute_write(plan.write, self._runner, txn, [], now, sequences=self.sequences)[0]
 
     def _row_exists(self, sql: str) -> bool:
         """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""

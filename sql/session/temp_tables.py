@@ -44,9 +44,9 @@ def resolve_names(ast: object, namespace: TempNamespace) -> None:
     if not isinstance(ast, exp.Expr):
         return
     ctes = _cte_names(ast)
-    created = (
-        ast.this.this if isinstance(ast, exp.Create) and isinstance(ast.this, exp.Schema) else None
-    )
+    created = ast.this if isinstance(ast, exp.Create) else None
+    if isinstance(created, exp.Schema):
+        created = created.this
     for table in list(ast.find_all(exp.Table)):
         if table is created and not is_temporary_create(ast):
             continue

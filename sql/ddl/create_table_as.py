@@ -26,6 +26,7 @@ from storage.errors import (
     FeatureNotSupported,
     SqlSyntaxError,
 )
+from storage.type_oids import ARRAY_OID, TypeOid
 
 Describe = Callable[[exp.Expr], list[tuple[str, int, int]]]
 """Binds a query and returns its output columns: (name, type OID, typmod)."""
@@ -66,7 +67,7 @@ def derived_type(column: str, oid: int, typmod: int) -> DataType:
     name = _NAME_BY_OID.get(oid)
     if name is None:
         raise FeatureNotSupported(
-            f'column "{column}" has type OID {oid}, which a table cannot hold',
+            f'column "{column}" has type {_type_label(oid)}, which nyala tables cannot hold',
             hint="Cast the expression to a supported type in the query.",
         )
     if typmod >= 4 and oid == _NUMERIC_OID:
@@ -74,6 +75,13 @@ def derived_type(column: str, oid: int, typmod: int) -> DataType:
     elif typmod >= 4 and oid in _SIZED:
         name = f"{_SIZED[oid]}({typmod - 4})"
     return column_type(exp.DataType.build(name, dialect="postgres"))
+
+
+def _type_label(oid: int) -> str:
+    element = next((e for e, a in ARRAY_OID.items() if a == oid), None)
+    if element is not None:
+        return f"{element.name.lower()}[]"
+    return TypeOid(oid).name.lower() if oid in TypeOid._value2member_map_ else f"OID {oid}"
 
 
 def is_create_table_as(ast: exp.Expr) -> bool:
@@ -85,24 +93,30 @@ def is_create_table_as(ast: exp.Expr) -> bool:
     )
 
 
-def from_select_into(ast: exp.Select) -> exp.Create:
-    """``SELECT ... INTO [TEMP|UNLOGGED] [TABLE] name FROM ...`` as the CREATE TABLE AS it is."""
-    into = ast.args["into"]
+def select_into(ast: object) -> exp.Create | None:
+    """``SELECT ... INTO [TEMP|UNLOGGED] [TABLE] name FROM ...`` (INTO on the first SELECT of
+    a set operation, too) as the CREATE TABLE AS it is; None for any other statement."""
+    if not isinstance(ast, (exp.Select, exp.SetOperation)):
+        return None
     query = ast.copy()
-    query.set("into", None)
+    first = query
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    into = first.args.get("into") if isinstance(first, exp.Select) else None
+    if into is None:
+        return None
+    first.set("into", None)
     properties: list[exp.Expr] = []
     if into.args.get("temporary"):
         properties.append(exp.TemporaryProperty())
     if into.args.get("unlogged"):
         properties.append(exp.UnloggedProperty())
-    create = exp.Create(
+    return exp.Create(
         this=into.this.copy(),
         kind="TABLE",
         expression=query,
         properties=exp.Properties(expressions=properties) if properties else None,
     )
-    create.meta["select_into"] = True
-    return create
 
 
 def _properties(ast: exp.Create) -> list[exp.Expr]:
@@ -151,7 +165,9 @@ def create_table_as(
     definitions = [
         exp.ColumnDef(
             this=exp.to_identifier(column, quoted=True),
-            kind=exp.DataType.build(derived_type(column, oid, typmod).pg_name(), dialect="postgres"),
+            kind=exp.DataType.build(
+                derived_type(column, oid, typmod).pg_name(), dialect="postgres"
+            ),
         )
         for column, oid, typmod in columns
     ]

@@ -738,8 +738,8 @@ class Session:
         ast = statement.ast
         self._temp_on_commit()
         temp_tables.resolve_names(ast, self._temp)
-        if isinstance(ast, exp.Select) and ast.args.get("into") is not None:
-            ast = create_table_as.from_select_into(ast)
+        if (select_into := create_table_as.select_into(ast)) is not None:
+            ast = select_into
         match ast:
             case Utility():
                 return UtilityPlan(ast)
@@ -1585,7 +1585,9 @@ class Session:
         plan = self._plan_write(exp.Insert(this=target, expression=query), [], 0)
         self._access.check(QueryPlan(plan.write.source, plan.catalog_version))
         txn, now = self._block.current(), self._block.started
-        return writes.execute_write(plan.write, self._runner, txn, [], now, sequences=self.sequences)[0]
+        return writes.execute_write(
+            plan.write, self._runner, txn, [], now, sequences=self.sequences
+        )[0]
 
     def _row_exists(self, sql: str) -> bool:
         """Whether a SELECT returns a row, read in this session's transaction (ALTER checks)."""

@@ -68,6 +68,10 @@ FORMS = [
     "select id, n into table ctas_t from ctas_src",
     "select id, v into temp ctas_t from ctas_src",
     "create table ctas_t as select count(*), sum(n) from ctas_src",
+    "select id into ctas_t from ctas_src union select id from ctas_other",
+    "with c as (select id from ctas_src) select id into ctas_t from c",
+    "create table ctas_t as select 1 as a, null as b, 'x' as c, now() - now() > '1 day' as d",
+    "create table ctas_t as select 1, 2",
     "create table ctas_t as select id, id from ctas_src",
     "create table ctas_t (a, b, c) as select id, v from ctas_src",
     "create table ctas_t (a, a) as select id, v from ctas_src",
@@ -102,9 +106,7 @@ def test_catalog_shows_table(pair):
         "select column_name, data_type, character_maximum_length, is_nullable "
         "from information_schema.columns where table_name = 'ctas_cat' order by ordinal_position"
     )
-    pair.check(
-        "select relkind, relnatts from pg_class where relname = 'ctas_cat'"
-    )
+    pair.check("select relkind, relnatts from pg_class where relname = 'ctas_cat'")
     pair.check(
         "select count(*) from pg_constraint c join pg_class r on r.oid = c.conrelid "
         "where r.relname = 'ctas_cat'"
@@ -188,6 +190,12 @@ def test_hundred_thousand_rows(nyala_server):
         got = conn.execute("select count(*), sum(id), sum(v) from ctas_big_copy").fetchone()
         assert got == (100000, 5000050000, 15000150000)
         conn.execute("drop table ctas_big, ctas_big_copy")
+
+
+def test_type_a_table_cannot_hold_is_refused_by_name(nyala_server):
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        assert outcome(conn, "create table ctas_arr as select array[1, 2] as g") == "0A000"
+        assert outcome(conn, "select * from ctas_arr") == "42P01"
 
 
 def test_execute_is_refused_by_name(nyala_server):

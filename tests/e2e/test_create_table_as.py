@@ -203,3 +203,22 @@ def test_execute_is_refused_by_name(nyala_server):
         conn.execute("prepare ctas_p as select 1 as x")
         assert outcome(conn, "create table ctas_x as execute ctas_p") == "0A000"
         assert outcome(conn, "select 1") == [(1,)]
+
+
+def test_psql_describes_created_table(pair, nyala_server, postgres_server):
+    """``\\d`` of a table CREATE TABLE AS made prints what PostgreSQL prints."""
+    made = "create table ctas_psql as select id, v, n, ts from ctas_src where id > 1"
+    for server in (nyala_server, postgres_server):
+        server.psql(["-X", "-q", "-c", f"drop table if exists ctas_psql; {made}"], check=True)
+    try:
+        ours, theirs = (
+            server.psql(["-X", "-c", r"\d ctas_psql"]) for server in (nyala_server, postgres_server)
+        )
+        assert (ours.returncode, ours.stdout, ours.stderr) == (
+            theirs.returncode,
+            theirs.stdout,
+            theirs.stderr,
+        )
+    finally:
+        for server in (nyala_server, postgres_server):
+            server.psql(["-X", "-q", "-c", "drop table ctas_psql"])

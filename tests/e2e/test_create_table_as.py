@@ -169,15 +169,24 @@ def test_time_travel_copies_rows_as_of_then(nyala_server):
         assert cursor.statusmessage == "SELECT 2"
         got = conn.execute("select id, v from ctas_tt_copy order by id").fetchall()
         assert got == expected == [(1, 10), (2, 20)]
-        conn.execute("drop table if exists ctas_late")
+        before = dt.datetime.now(dt.UTC)
+        time.sleep(0.01)
+        conn.execute("drop table if exists ctas_late, ctas_late_copy")
         conn.execute("create table ctas_late (id int)")
-        early = "for system_time as of '2000-01-01 00:00:00+00'"
+        conn.execute("insert into ctas_late values (1)")
+        early = f"for system_time as of '{before.isoformat()}'"
         plain = outcome(conn, f"select id from ctas_late {early}")
-        made = outcome(conn, f"create table ctas_late_copy as select id from ctas_late {early}")
-        if isinstance(plain, str):
-            assert made == plain
-        else:
-            assert made == [] or outcome(conn, "select * from ctas_late_copy") == plain
+        cursor = conn.execute(f"create table ctas_late_copy as select id from ctas_late {early}")
+        assert (cursor.statusmessage, outcome(conn, "select * from ctas_late_copy")) == (
+            f"SELECT {len(plain)}",
+            plain,
+        )
+        too_old = "for system_time as of '2000-01-01 00:00:00+00'"
+        assert outcome(conn, f"select id from ctas_late {too_old}") == "72000"
+        assert outcome(conn, f"create table ctas_old as select id from ctas_late {too_old}") == (
+            "72000"
+        )
+        assert outcome(conn, "select * from ctas_old") == "42P01"
 
 
 def test_hundred_thousand_rows(nyala_server):

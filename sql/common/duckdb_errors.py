@@ -82,6 +82,9 @@ def translate(exc: duckdb.Error) -> e.DbError:
             return e.UndefinedTable(message)
         return e.UndefinedObject(message)
     if isinstance(exc, duckdb.BinderException):
+        unordered = _SET_OPERATION_ORDER.search(message)
+        if unordered is not None:
+            return e.UndefinedColumn(f'column "{unordered.group(1)}" does not exist')
         if "no function matches" in lowered or "function" in lowered:
             return e.UndefinedFunction(message)
         if "group by" in lowered or "aggregate" in lowered:
@@ -100,6 +103,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
     return e.InternalError(message)
 
 
+_SET_OPERATION_ORDER = re.compile(r'Could not ORDER BY column "(?:[^".]*\.)?([^"]*)"')
+"""DuckDB's message for a UNION's ORDER BY naming no output column: PostgreSQL's 42703."""
 _BAD_DATETIME = re.compile(r'invalid (date|timestamp) field format: "([^"]*)"')
 """DuckDB's message for a date or timestamp text it cannot read: PostgreSQL's 22007."""
 _FIELD_OUT_OF_RANGE = re.compile(r'(?:date|timestamp) field value out of range: "([^"]*)"')

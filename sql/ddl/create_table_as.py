@@ -184,8 +184,5 @@ def create_table_as(
     create(declared)
     if any(isinstance(p, exp.WithDataProperty) and p.args.get("no") for p in _properties(ast)):
         return Result(command_tag=NO_ROWS_TAG)
-    if isinstance(query, exp.Select) and query.args.get("order") is not None:
-        # INSERT ... SELECT cannot yet ORDER BY a column by name (42703): read it as a table.
-        query = exp.select("*").from_(query.subquery("ctas_rows"))
     count = source.fill(name, query)
     return Result(command_tag=f"SELECT {count}")

@@ -171,7 +171,7 @@ def plan_insert(
     if isinstance(source, exp.Values):
         derived: exp.Expr = exp.Values(expressions=source.expressions, alias=alias_node)
     else:
-        derived = exp.Subquery(this=source.copy(), alias=alias_node)
+        derived = exp.Subquery(this=_ordered_as_table(source), alias=alias_node)
     by_id = {c.id: i for i, c in enumerate(targets)}
     projections = []
     for column in table.schema.columns:
@@ -202,6 +202,17 @@ def plan_insert(
         "INSERT", table, compiled, columns, returning, oids, conflict=action,
         key_write=fast if checks is None else None, checks=checks, references=references,
     )  # fmt: skip
+
+
+def _ordered_as_table(source: exp.Expr) -> exp.Expr:
+    """The source, read as a table first when it has an ORDER BY.
+
+    Renaming a derived table's columns (``__nyala_src(c0, c1)``) renames its
+    projections too, so an ORDER BY that names a source column would no longer find it.
+    """
+    if source.args.get("order") is None:
+        return source.copy()
+    return exp.select("*").from_(source.copy().subquery("__nyala_ordered"))
 
 
 def _is_default(node: exp.Expr) -> bool:

@@ -104,34 +104,6 @@ class _KeyBlock:
         # Keys that padding makes equal differ only in trailing zeros: shorter sorts first.
         return lo + int(np.count_nonzero(lengths[lo:hi] < len(suffix)))
 
-    def search_pair(self, lower: bytes, upper: bytes) -> tuple[int, int]:
-        """``search`` of ``lower`` and of ``upper`` with one ``searchsorted`` of both where
-        the block's form allows (a padded block's probes both past its prefix and no longer
-        than its width, a fixed-width one's no longer than it), else one search each."""
-        fixed = self.fixed
-        if fixed is None or self.ints is not None:
-            return self.search(lower), self.search(upper)
-        width = self.width
-        prefix = self.prefix
-        size = len(prefix)
-        low, high = lower[size:], upper[size:]
-        if (
-            lower[:size] != prefix
-            or upper[:size] != prefix
-            or len(low) > width
-            or len(high) > width
-        ):
-            return self.search(lower), self.search(upper)
-        found = fixed.searchsorted(np.array((low, high), fixed.dtype))
-        lo, hi = int(found[0]), int(found[1])
-        if self.lengths is not None:
-            # Keys padded equal to a probe need their lengths to order them: ``search``.
-            if lo < self.rows and fixed[lo] == low.rstrip(b"\0"):
-                lo = self.search(lower)
-            if hi < self.rows and fixed[hi] == high.rstrip(b"\0"):
-                hi = self.search(upper)
-        return lo, hi
-
     def holds_at(self, pos: int, key: bytes) -> bool:
         """Whether the key at ``pos`` (< the block's rows) is ``key``."""
         if self.ints is not None:
@@ -263,10 +235,10 @@ class KeyIndex:
         idx = bisect.bisect_left(max_keys, lower)
         block = self._block(idx)
         start = self._starts[idx]
+        lo = start + block.search(lower)
         if upper <= max_keys[idx]:
-            lo, hi = block.search_pair(lower, upper)
-            return start + lo, start + hi
-        return start + block.search(lower), self.lower_bound(upper)
+            return lo, start + block.search(upper)
+        return lo, self.lower_bound(upper)
 
 
 def _offsets(keys: pa.Array) -> np.ndarray:

@@ -132,12 +132,10 @@ def test_fixed_width_keys_wider_than_an_integer(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("block_rows", [3, 64, 1000])
-def test_index_lookup_spans_found_by_one_search_match_bisect(
-    tmp_path: Path, block_rows: int
-) -> None:
+def test_index_lookup_spans_match_bisect(tmp_path: Path, block_rows: int) -> None:
     # An index lookup's range: an entry prefix (an ikey's escaped encoding) to its
-    # successor, both in one block, searched together (``search_pair``); probes that pad
-    # equal to a key or fall outside the block's prefix take ``search`` each.
+    # successor, mostly in one block (``KeyIndex.span``'s one bisect of the block bounds),
+    # and probes that pad equal to a key or leave the block's common prefix.
     codes = np.unique(np.random.default_rng(9).integers(0, 300, 2000)) * 256
     ikeys = [b"\x00" + int(c).to_bytes(8, "big") for c in codes for _ in range(3)]
     keys = encode_keys(

@@ -69,7 +69,23 @@ def choose(
     of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``).
     Never for a time-travel read (``spec.snapshot``): an index built after that instant
     holds no entry of the rows then, which a scan still finds."""
-    if not table.indexes or spec.snapshot is not None or _bounds_primary_key(table, spec):
+    if not table.indexes or spec.snapshot is not None:
+        return None
+    planned = _planned(table, spec, partial)
+    if planned is not None:
+        if planned.index is None:
+            return None
+        found = planned.lookup(spec)
+        if found is not None:
+            return found
+    elif _bounds_primary_key(table, spec):
+        return None
+    return _choose(table, spec, partial)
+
+
+def _choose(table: TableInfo, spec: ScanSpec, partial: frozenset[str]) -> IndexLookup | None:
+    """``choose`` by judging every index against ``spec``'s values."""
+    if _bounds_primary_key(table, spec):
         return None
     by_column: dict[ColumnId, list[ColumnPredicate]] = {}
     for predicate in spec.predicates:
@@ -86,6 +102,117 @@ def choose(
         if best is None or score > best[0]:
             best = (score, lookup)
     return best[1] if best is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """The index an all-equality ``spec`` of one shape (its columns in order) reads through
+    if its values encode, worked out once per table, partial indexes and shape: the first
+    index whose leading columns those equalities cover most, as ``_choose`` scores them
+    when no value fails to encode (a failure only lowers an index's score, and then
+    ``_choose`` judges this execution's values; so the answer is ``_choose``'s).  None
+    for ``index``: no index serves the shape, whatever the values."""
+
+    index: IndexInfo | None
+    columns: tuple[ColumnSchema, ...]
+    positions: tuple[int, ...]
+    """Which of ``spec.predicates`` (the first on its column) gives each column's value."""
+    exact: tuple[type | None, ...] = ()
+    """Per column, the value type whose key encoding is exact (``_exactly_encoded``) by
+    the Python encoder ``_encoded`` uses: int in an integer column, str in a text one."""
+    names: tuple[str, ...] = ()
+
+    def lookup(self, spec: ScanSpec) -> IndexLookup | None:
+        """``_lookup``'s answer for ``spec``'s values; None when one fails to encode."""
+        assert self.index is not None, "only a planned index looks up"
+        prefix = b""
+        implied = []
+        predicates = spec.predicates
+        for column, position, exact in zip(self.columns, self.positions, self.exact, strict=True):
+            predicate = predicates[position]
+            value = predicate.value
+            if exact is not None and type(value) is exact:
+                # ``_encoded``'s Python encoder, and ``_exactly_encoded`` holds.
+                try:
+                    prefix += _NOT_NULL + encode_value(value, column.type, is_last=False)
+                except (ValueError, OverflowError, TypeError):
+                    return None
+                implied.append(predicate)
+                continue
+            values = [value]
+            encoded = _encoded(values, column)
+            if encoded is None:
+                return None
+            prefix += encoded[0]
+            if _exactly_encoded(values, column):
+                implied.append(predicate)
+        return IndexLookup(self.index, ((prefix, prefix_successor(prefix)),), self.names,
+                           ("=",) * len(self.names), tuple(implied))  # fmt: skip
+
+
+_PLANS: dict[tuple[int, frozenset[str], tuple[ColumnId, ...]], tuple[TableInfo, _Planned]] = {}
+_PLAN_ENTRIES = 256
+
+
+def _planned(table: TableInfo, spec: ScanSpec, partial: frozenset[str]) -> _Planned | None:
+    """``spec``'s ``_Planned`` when its predicates are all single equalities (the shape a
+    prepared lookup by value has), from the cache when the table (immutable: DDL makes a
+    new one, so DROP, CREATE and ALTER INDEX and ALTER TABLE miss) was seen; else None."""
+    shape = []
+    for predicate in spec.predicates:
+        if predicate.kind is not PredicateKind.EQUALITY:
+            return None
+        shape.append(predicate.column_id)
+    key = (id(table), partial, tuple(shape))
+    cached = _PLANS.get(key)
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    planned = _plan(table, key[2], partial)
+    if len(_PLANS) >= _PLAN_ENTRIES:
+        _PLANS.clear()
+    _PLANS[key] = (table, planned)
+    return planned
+
+
+def _plan(table: TableInfo, shape: tuple[ColumnId, ...], partial: frozenset[str]) -> _Planned:
+    none = _Planned(None, (), ())
+    if table.schema.key_columns[0].id in shape:
+        return none  # a bound on the primary key: a key read is cheaper
+    first: dict[ColumnId, int] = {}
+    for position, column_id in enumerate(shape):
+        first.setdefault(column_id, position)
+    best: tuple[tuple[int, int, int], _Planned] | None = None
+    for index in table.indexes:
+        if not index.valid or (index.predicate is not None and index.name not in partial):
+            continue
+        covered = []
+        for column_id in index.columns:
+            if column_id not in first:
+                break
+            covered.append(column_id)
+        if not covered:
+            continue
+        score = (len(covered), len(covered), int(index.unique))
+        if best is None or score > best[0]:
+            columns = tuple(table.schema.column(c) for c in covered)
+            positions = tuple(first[c] for c in covered)
+            exact = tuple(_exact_type(c) for c in columns)
+            names = tuple(c.name for c in columns)
+            best = (score, _Planned(index, columns, positions, exact, names))
+    return best[1] if best is not None else none
+
+
+def _exact_type(column: ColumnSchema) -> type | None:
+    """The value type ``_exactly_encoded`` accepts for ``column`` when ``_encoded`` takes
+    its Python encoder for it (a key type), if any."""
+    data_type = column.type
+    if not is_key_type(data_type):
+        return None
+    if data_type.is_integer:
+        return int
+    if data_type.kind in (TypeKind.STRING, TypeKind.VARCHAR) and not data_type.blank_padded:
+        return str
+    return None
 
 
 def _bounds_primary_key(table: TableInfo, spec: ScanSpec) -> bool:

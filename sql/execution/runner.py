@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -369,6 +369,11 @@ class DirectShape:
     names: list[str]
     oids: tuple[int, ...]
     typmods: tuple[int, ...]
+    plain: list[pa.Schema] = field(default_factory=list)
+    """The batch schema seen whose every column ``to_wire`` passes through unchanged, once
+    one was (``wire_batch``): ``to_wire`` decides by type alone (the zone aside, so never
+    for ``timestamptz``; nor for ``numeric`` or ``char(n)``), so a batch of that schema
+    needs only its columns picked."""
 
     @classmethod
     def of(
@@ -383,11 +388,28 @@ class DirectShape:
         )
 
     def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
+        plain = self.plain
+        if plain and batch.schema.equals(plain[0]):
+            return pa.RecordBatch.from_arrays(
+                [batch.column(i) for i in self.positions], names=self.names
+            )
+        sources = [batch.column(i) for i in self.positions]
         arrays = [
-            to_wire(batch.column(i), oid, zone, typmod)
-            for i, oid, typmod in zip(self.positions, self.oids, self.typmods, strict=True)
+            to_wire(a, oid, zone, typmod)
+            for a, oid, typmod in zip(sources, self.oids, self.typmods, strict=True)
         ]
-        return pa.RecordBatch.from_arrays(arrays, names=self.names)
+        out = pa.RecordBatch.from_arrays(arrays, names=self.names)
+        if (
+            not plain
+            and not any(oid in _BY_VALUE for oid in self.oids)
+            and all(a is source for a, source in zip(arrays, sources, strict=True))
+        ):
+            plain.append(batch.schema)
+        return out
+
+
+_BY_VALUE = frozenset((TypeOid.TIMESTAMPTZ, TypeOid.NUMERIC, TypeOid.BPCHAR))
+"""Result types ``to_wire`` may convert by more than the column's Arrow type."""
 
 
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from storage.cfile.writer import write_cfile
 from storage.data_type import DataType, TypeKind
-from storage.key_encoding import encode_keys
+from storage.key_encoding import encode_keys, encode_value, prefix_successor
 from storage.tablet.key_index import KeyIndex
 
 BINARY = DataType(TypeKind.BINARY)
@@ -129,3 +129,32 @@ def test_fixed_width_keys_wider_than_an_integer(tmp_path: Path) -> None:
     assert {len(k) for k in keys} == {16}
     index = _index(tmp_path, keys, 50)
     _check(index, keys, [*keys[::3], *[k[:9] for k in keys[::5]], *[k + b"\x00" for k in keys]])
+
+
+@pytest.mark.parametrize("block_rows", [3, 64, 1000])
+def test_index_lookup_spans_match_bisect(tmp_path: Path, block_rows: int) -> None:
+    # An index lookup's range: an entry prefix (an ikey's escaped encoding) to its
+    # successor, mostly in one block (``KeyIndex.span``'s one bisect of the block bounds),
+    # and probes that pad equal to a key or leave the block's common prefix.
+    codes = np.unique(np.random.default_rng(9).integers(0, 300, 2000)) * 256
+    ikeys = [b"\x00" + int(c).to_bytes(8, "big") for c in codes for _ in range(3)]
+    keys = encode_keys(
+        [pa.array(ikeys, pa.binary()), pa.array(np.arange(len(ikeys)), pa.int64())],
+        [BINARY, DataType(TypeKind.INT64)],
+    )
+    index = _index(tmp_path, keys, block_rows)
+    for code in [*codes[::3].tolist(), 1, 255, 257, 300 * 256 - 1]:
+        ikey = b"\x00" + int(code).to_bytes(8, "big")
+        lower = encode_value(ikey, BINARY, is_last=False)
+        successor = prefix_successor(ikey)
+        assert successor is not None
+        for upper in (encode_value(successor, BINARY, is_last=False), lower + b"\x00"):
+            if upper <= keys[-1]:
+                expected = (bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper))
+                assert index.span(lower, upper) == expected, (code, upper)
+    for first in keys[::17]:
+        for second in (first + b"\x00", first[:-1], first[:-2] + b"\x00\x00", first[:4]):
+            lower, upper = min(first, second), max(first, second)
+            if upper <= keys[-1]:
+                expected = (bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper))
+                assert index.span(lower, upper) == expected, (lower, upper)

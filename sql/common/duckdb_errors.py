@@ -68,6 +68,12 @@ def translate(exc: duckdb.Error) -> e.DbError:
     if isinstance(exc, duckdb.OutOfRangeException) or "out of range" in lowered:
         return e.NumericValueOutOfRange(_out_of_range_message(message))
     if isinstance(exc, duckdb.ConversionException):
+        special = _DECIMAL_SPECIAL.search(lowered)
+        if special is not None and special.group(1) == "nan":
+            # valid numeric input that nyala's decimal storage cannot hold (README, numeric)
+            return e.FeatureNotSupported("numeric value 'NaN' is not supported")
+        if special is not None:
+            return e.NumericValueOutOfRange("numeric field overflow")
         if "could not cast value" in lowered and "decimal" in lowered:
             return e.NumericValueOutOfRange("numeric field overflow", detail=message)
         return e.InvalidTextRepresentation(_conversion_message(message))
@@ -100,6 +106,11 @@ def translate(exc: duckdb.Error) -> e.DbError:
     return e.InternalError(message)
 
 
+_DECIMAL_SPECIAL = re.compile(
+    r'could not (?:convert string "|cast value )\s*[+-]?(nan|inf|infinity)\s*"? to decimal'
+)
+"""DuckDB's message for PostgreSQL's special numeric values (NaN, Infinity), as text or as
+a double (a bound parameter), cast to DECIMAL."""
 _BAD_DATETIME = re.compile(r'invalid (date|timestamp) field format: "([^"]*)"')
 """DuckDB's message for a date or timestamp text it cannot read: PostgreSQL's 22007."""
 _FIELD_OUT_OF_RANGE = re.compile(r'(?:date|timestamp) field value out of range: "([^"]*)"')

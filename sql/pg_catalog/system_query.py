@@ -64,7 +64,7 @@ from sql.pg_catalog import (
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
-from sql.pg_catalog.relations import NAME_COLUMNS, RELATIONS
+from sql.pg_catalog.relations import DESCRIBED_COLUMN_TYPES, RELATIONS
 from sql.planner import system_views
 from sql.planner.array_dimensions import macro_statements as array_macro_statements
 from sql.planner.array_dimensions import rewrite_array_dimensions
@@ -534,19 +534,22 @@ _NAME_FUNCTIONS = (
 def _name_columns(
     projections: Sequence[exp.Expr], user_tables: Sequence[UserTable]
 ) -> dict[int, int]:
-    """The output columns (by position) that name a catalog column of type name, which
-    PostgreSQL describes as name (19), not text; a user table's column of that name is text."""
+    """The output columns (by position) that name a catalog column of type name, "char" or
+    varchar, which PostgreSQL describes as such (19, 18, 1043), not text; a user table's
+    column of that name is text."""
     user_names = {u.table.name for u in user_tables}
     user_columns = {c.name for u in user_tables for c in u.table.schema.columns}
     found = {}
     for position, projection in enumerate(projections):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
-        if isinstance(inner, _NAME_FUNCTIONS) or (
+        if isinstance(inner, _NAME_FUNCTIONS):
+            found[position] = int(TypeOid.NAME)
+        elif (
             isinstance(inner, exp.Column)
-            and inner.name in NAME_COLUMNS
+            and inner.name in DESCRIBED_COLUMN_TYPES
             and _of_catalog(inner, user_names, user_columns)
         ):
-            found[position] = int(TypeOid.NAME)
+            found[position] = DESCRIBED_COLUMN_TYPES[inner.name]
     return found
 
 

@@ -43,7 +43,7 @@ from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.common.time_zones import UTC_ZONE, SessionZone
-from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
+from sql.execution import clock_functions, number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
@@ -71,7 +71,7 @@ from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
-from sql.planner.transpile import SessionFacts, output_name, scan_view_table
+from sql.planner.transpile import SessionFacts, clock_function, output_name, scan_view_table
 from storage.errors import DbError, FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
@@ -223,6 +223,9 @@ def is_catalog_call(node: exp.Expr) -> bool:
 
 
 def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
+    clock = clock_function(node)
+    if clock is not None:
+        return clock
     name = _function_name(node)
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
@@ -682,6 +685,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             array_output.register(duck)
             number_formatting.register(duck)
             numeric_arithmetic.register(duck)
+            clock_functions.register(duck)
             activity.register(duck, _current_activity)
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)

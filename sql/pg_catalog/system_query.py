@@ -69,6 +69,7 @@ from sql.planner import system_views
 from sql.planner.array_dimensions import macro_statements as array_macro_statements
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
+from sql.planner.query_checks import check_oid_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
 from sql.planner.transpile import SessionFacts, clock_function, output_name, scan_view_table
@@ -507,6 +508,7 @@ def compile_system_query(
     if names.count(None) > 1:
         names = []
     param_oids = infer_parameter_types(ast, list(declared))
+    check_oid_arithmetic(ast)
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table, user_tables)

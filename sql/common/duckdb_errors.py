@@ -60,6 +60,9 @@ def translate(exc: duckdb.Error) -> e.DbError:
         overflow = _datetime_overflow(lowered)
         if overflow is not None:
             return e.DatetimeFieldOverflow(overflow)
+        bad_time = _BAD_TIME.search(message)
+        if bad_time is not None:
+            return _time_input_error(bad_time.group(1))
         bad_format = _BAD_DATETIME.search(message)
         if bad_format is not None:
             return e.InvalidDatetimeFormat(
@@ -68,6 +71,12 @@ def translate(exc: duckdb.Error) -> e.DbError:
     if isinstance(exc, duckdb.OutOfRangeException) or "out of range" in lowered:
         return e.NumericValueOutOfRange(_out_of_range_message(message))
     if isinstance(exc, duckdb.ConversionException):
+        special = _DECIMAL_SPECIAL.search(lowered)
+        if special is not None and special.group(1) == "nan":
+            # valid numeric input that nyala's decimal storage cannot hold (README, numeric)
+            return e.FeatureNotSupported("numeric value 'NaN' is not supported")
+        if special is not None:
+            return e.NumericValueOutOfRange("numeric field overflow")
         if "could not cast value" in lowered and "decimal" in lowered:
             return e.NumericValueOutOfRange("numeric field overflow", detail=message)
         return e.InvalidTextRepresentation(_conversion_message(message))
@@ -105,10 +114,31 @@ def translate(exc: duckdb.Error) -> e.DbError:
 
 _SET_OPERATION_ORDER = re.compile(r'Could not ORDER BY column "(?:[^".]*\.)?([^"]*)"')
 """DuckDB's message for a UNION's ORDER BY naming no output column: PostgreSQL's 42703."""
+_DECIMAL_SPECIAL = re.compile(
+    r'could not (?:convert string "|cast value )\s*[+-]?(nan|inf|infinity)\s*"? to decimal'
+)
+"""DuckDB's message for PostgreSQL's special numeric values (NaN, Infinity), as text or as
+a double (a bound parameter), cast to DECIMAL."""
 _BAD_DATETIME = re.compile(r'invalid (date|timestamp) field format: "([^"]*)"')
 """DuckDB's message for a date or timestamp text it cannot read: PostgreSQL's 22007."""
 _FIELD_OUT_OF_RANGE = re.compile(r'(?:date|timestamp) field value out of range: "([^"]*)"')
 """DuckDB's message for a date or timestamp text naming a day or hour that does not exist."""
+
+
+_BAD_TIME = re.compile(r'time field value out of range: "([^"]*)"', re.IGNORECASE)
+"""DuckDB's one message for any time text it cannot read, well formed or not."""
+_TIME_FIELDS = re.compile(
+    r"\s*\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?\s*(?:[+-]\d{1,2}(?::?\d\d)?)?\s*"
+)
+"""A time spelt as PostgreSQL's fields (HH:MM[:SS[.frac]][zone]): DuckDB refused its values."""
+
+
+def _time_input_error(text: str) -> e.DbError:
+    """PostgreSQL's error for a time text DuckDB refused: 22008 when its fields are well formed
+    but out of range (24:00:01, 25:00), else 22007 (41, abc)."""
+    if _TIME_FIELDS.fullmatch(text):
+        return e.DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
+    return e.InvalidDatetimeFormat(f'invalid input syntax for type time: "{text}"')
 
 
 def _datetime_overflow(lowered: str) -> str | None:

@@ -20,7 +20,12 @@ import pyarrow as pa
 
 from catalog.table import TableInfo
 from storage.data_type import TypeKind
-from storage.errors import NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation
+from storage.errors import (
+    FeatureNotSupported,
+    NotNullViolation,
+    NumericValueOutOfRange,
+    StringDataRightTruncation,
+)
 from storage.schema import ColumnSchema
 
 INT_LIMITS = {
@@ -163,6 +168,9 @@ _WIDE = decimal.Context(prec=2000)  # quantize never fails for want of digits; t
 
 def numeric(value: object, column: ColumnSchema) -> decimal.Decimal:
     """Round to the column's scale (half away from zero, as PostgreSQL) and check precision."""
+    if isinstance(value, decimal.Decimal) and value.is_nan():
+        # nyala's decimal storage has no NaN (README, numeric): refused, not an overflow.
+        raise FeatureNotSupported("numeric value 'NaN' is not supported")
     if not isinstance(value, decimal.Decimal) or not value.is_finite():
         raise Fallback
     precision = min(column.type.precision or 38, 38)

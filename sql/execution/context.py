@@ -20,6 +20,7 @@ from catalog.roles import RoleStore
 from sql.common.version import VERSION_STRING
 from sql.execution import (
     catalog_calls,
+    clock_functions,
     float_arithmetic,
     json_functions,
     number_formatting,
@@ -61,6 +62,7 @@ class DatabaseContext:
         )
         self.duckdb.execute("SET TimeZone = 'UTC'")
         sequences.register(self.duckdb)
+        clock_functions.register(self.duckdb)
         float_arithmetic.register(self.duckdb)
         numeric_arithmetic.register(self.duckdb)
         pattern_functions.register(self.duckdb)

@@ -59,11 +59,16 @@ class SessionSequences:
             raise ReadOnlySqlTransaction(f"cannot execute {function}() in a read-only transaction")
 
     def nextval(self, name: str, count: int = 1) -> np.ndarray:
+        """The next ``count`` values of ``name``.  A hidden key's sequence is no user's: its
+        draws are covered by the INSERT's privilege and are never currval's or lastval's."""
         self._check_writable("nextval")
         name = sequence_name(name)
-        self.check(name, "Uw")
+        ref = self.catalog.find_sequence(name)
+        hidden = ref is not None and ref.info.hidden
+        if not hidden:
+            self.check(name, "Uw")
         values = self.catalog.nextval(name, count)
-        if len(values):
+        if len(values) and not hidden:
             self._last[name] = int(values[-1])
             self._last_name = name
         return values
@@ -91,6 +96,7 @@ class SessionSequences:
     def lastval(self) -> int:
         if self._last_name is None:
             raise ObjectNotInPrerequisiteState("lastval is not yet defined in this session")
+        self.check(self._last_name, "Ur")
         return self._last[self._last_name]
 
 

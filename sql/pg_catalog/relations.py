@@ -7,6 +7,8 @@ DuckDB tables of these columns.
 
 from __future__ import annotations
 
+from storage.type_oids import TypeOid
+
 
 def _cols(spec: str) -> tuple[tuple[str, str], ...]:
     pairs = []
@@ -460,3 +462,48 @@ NAME_COLUMNS = frozenset((
 ))  # fmt: skip
 """The catalog columns PostgreSQL 15 types ``name`` (every relation that has one of these
 columns types it so), held as VARCHAR and described as name (19)."""
+
+CHAR_COLUMNS = frozenset((
+    "aggfinalmodify", "aggkind", "aggmfinalmodify", "amoppurpose", "amtype", "attalign",
+    "attcompression", "attgenerated", "attidentity", "attstorage", "castcontext", "castmethod",
+    "collprovider", "confdeltype", "confmatchtype", "confupdtype", "contype", "datlocprovider",
+    "defaclobjtype", "deptype", "ev_enabled", "ev_type", "evtenabled", "oprkind", "partstrat",
+    "polcmd", "privtype", "prokind", "proparallel", "provolatile", "relkind", "relpersistence",
+    "relreplident", "srsubstate", "subtwophasestate", "tgenabled", "typalign", "typcategory",
+    "typdelim", "typstorage", "typtype",
+))  # fmt: skip
+"""The pg_catalog columns PostgreSQL 15 types ``"char"``, described as "char" (18)."""
+
+CHARACTER_DATA_COLUMNS = frozenset((
+    "action_condition", "action_orientation", "action_statement", "action_timing", "as_locator",
+    "attribute_default", "character_value", "check_clause", "check_option", "column_default",
+    "comments", "commit_action", "constraint_type", "cycle_option", "data_type", "delete_rule",
+    "domain_default", "enforced", "event_manipulation", "external_language", "external_name",
+    "feature_id", "feature_name", "foreign_data_wrapper_language", "foreign_server_type",
+    "foreign_server_version", "generation_expression", "identity_cycle", "identity_generation",
+    "identity_increment", "identity_maximum", "identity_minimum", "identity_start",
+    "implementation_info_id", "implementation_info_name", "increment", "initially_deferred",
+    "interval_type", "is_deferrable", "is_derived_reference_attribute", "is_deterministic",
+    "is_final", "is_generated", "is_grantable", "is_identity", "is_implicitly_invocable",
+    "is_insertable_into", "is_instantiable", "is_null_call", "is_nullable", "is_result",
+    "is_self_referencing", "is_supported", "is_trigger_deletable", "is_trigger_insertable_into",
+    "is_trigger_updatable", "is_typed", "is_udt_dependent", "is_updatable",
+    "is_user_defined_cast", "is_verified_by", "library_name", "match_option", "maximum_value",
+    "minimum_value", "new_savepoint_level", "nulls_distinct", "object_type", "option_value",
+    "ordering_category", "ordering_form", "pad_attribute", "parameter_default", "parameter_mode",
+    "parameter_style", "privilege_type", "reference_generation", "reference_type",
+    "result_cast_as_locator", "result_cast_from_data_type", "result_cast_interval_type",
+    "routine_body", "routine_definition", "routine_type", "schema_level_routine",
+    "security_type", "sizing_name", "sql_data_access", "sql_path", "start_value",
+    "sub_feature_id", "sub_feature_name", "table_type", "transform_type", "update_rule",
+    "user_defined_type_category", "view_definition", "with_hierarchy",
+))  # fmt: skip
+"""information_schema's character_data and yes_or_no columns: domains over varchar, which
+PostgreSQL 15 describes as their base type, varchar (1043)."""
+
+DESCRIBED_COLUMN_TYPES: dict[str, int] = {
+    **dict.fromkeys(CHARACTER_DATA_COLUMNS, int(TypeOid.VARCHAR)),
+    **dict.fromkeys(CHAR_COLUMNS, int(TypeOid.CHAR)),
+    **dict.fromkeys(NAME_COLUMNS, int(TypeOid.NAME)),
+}
+"""The type a catalog column held as VARCHAR is described as, by its name (text when absent)."""

@@ -43,7 +43,7 @@ from sql.common.duckdb_errors import translate
 from sql.common.names import identifier_name
 from sql.common.result import ResultColumn
 from sql.common.time_zones import UTC_ZONE, SessionZone
-from sql.execution import number_formatting, numeric_arithmetic, system_view_rows
+from sql.execution import clock_functions, number_formatting, numeric_arithmetic, system_view_rows
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.context import DatabaseContext
 from sql.execution.executor import ScanSource
@@ -64,14 +64,15 @@ from sql.pg_catalog import (
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
-from sql.pg_catalog.relations import NAME_COLUMNS, RELATIONS
+from sql.pg_catalog.relations import DESCRIBED_COLUMN_TYPES, RELATIONS
 from sql.planner import system_views
 from sql.planner.array_dimensions import macro_statements as array_macro_statements
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
+from sql.planner.query_checks import check_oid_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
-from sql.planner.transpile import SessionFacts, output_name, scan_view_table
+from sql.planner.transpile import SessionFacts, clock_function, output_name, scan_view_table
 from storage.errors import DbError, FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
@@ -223,6 +224,9 @@ def is_catalog_call(node: exp.Expr) -> bool:
 
 
 def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
+    clock = clock_function(node)
+    if clock is not None:
+        return clock
     name = _function_name(node)
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
@@ -504,6 +508,7 @@ def compile_system_query(
     if names.count(None) > 1:
         names = []
     param_oids = infer_parameter_types(ast, list(declared))
+    check_oid_arithmetic(ast)
     ast = ast.copy()
     user_tables = _replace_user_tables(ast, find_table, has_user_table)
     rewritten = rewrite(ast, facts, has_user_table, user_tables)
@@ -534,19 +539,22 @@ _NAME_FUNCTIONS = (
 def _name_columns(
     projections: Sequence[exp.Expr], user_tables: Sequence[UserTable]
 ) -> dict[int, int]:
-    """The output columns (by position) that name a catalog column of type name, which
-    PostgreSQL describes as name (19), not text; a user table's column of that name is text."""
+    """The output columns (by position) that name a catalog column of type name, "char" or
+    varchar, which PostgreSQL describes as such (19, 18, 1043), not text; a user table's
+    column of that name is text."""
     user_names = {u.table.name for u in user_tables}
     user_columns = {c.name for u in user_tables for c in u.table.schema.columns}
     found = {}
     for position, projection in enumerate(projections):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
-        if isinstance(inner, _NAME_FUNCTIONS) or (
+        if isinstance(inner, _NAME_FUNCTIONS):
+            found[position] = int(TypeOid.NAME)
+        elif (
             isinstance(inner, exp.Column)
-            and inner.name in NAME_COLUMNS
+            and inner.name in DESCRIBED_COLUMN_TYPES
             and _of_catalog(inner, user_names, user_columns)
         ):
-            found[position] = int(TypeOid.NAME)
+            found[position] = DESCRIBED_COLUMN_TYPES[inner.name]
     return found
 
 
@@ -679,6 +687,7 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
             array_output.register(duck)
             number_formatting.register(duck)
             numeric_arithmetic.register(duck)
+            clock_functions.register(duck)
             activity.register(duck, _current_activity)
             statement_statistics.register(duck, _current_statements)
             table_statistics.register(duck, _current_tables)

@@ -31,7 +31,12 @@ from sql.planner.literal_casts import (
     read_any_array_literals,
     spell_compared_dates,
 )
-from sql.planner.query_checks import check_distinct_on, check_set_operations, check_tablesample
+from sql.planner.query_checks import (
+    check_distinct_on,
+    check_oid_arithmetic,
+    check_set_operations,
+    check_tablesample,
+)
 from sql.planner.tablet_selection import selected_tablets
 from sql.planner.time_travel import snapshot_of
 from sql.planner.values_lists import shape_values
@@ -220,6 +225,7 @@ def bind_query(
     check_set_operations(ast)
     check_distinct_on(ast)
     check_tablesample(ast)
+    check_oid_arithmetic(ast)
     by_alias: dict[str, set[str]] = {}
     for column in ast.find_all(exp.Column):
         if column.table:

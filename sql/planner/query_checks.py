@@ -17,6 +17,7 @@ from storage.errors import (
     InvalidColumnReference,
     InvalidTablesampleArgument,
     InvalidTablesampleRepeat,
+    UndefinedFunction,
 )
 
 DT = exp.DataType.Type
@@ -124,3 +125,46 @@ def check_tablesample(ast: exp.Expr) -> None:
         seed = sample.args.get("seed")
         if seed is not None and _constant(seed) is None:
             raise InvalidTablesampleRepeat("TABLESAMPLE REPEATABLE parameter cannot be null")
+
+
+_ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+_PG_NAMES = {
+    DT.SMALLINT: "smallint", DT.INT: "integer", DT.BIGINT: "bigint", DT.DECIMAL: "numeric",
+    DT.FLOAT: "real", DT.DOUBLE: "double precision", DT.TEXT: "text", DT.VARCHAR: "text",
+}  # fmt: skip
+
+
+def _is_oid(node: exp.Expr) -> bool:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return (
+        isinstance(node, exp.Cast)
+        and isinstance(node.to, exp.ObjectIdentifier)
+        and node.to.name.lower() == "oid"
+    )
+
+
+def _pg_type_name(node: exp.Expr) -> str:
+    if _is_oid(node):
+        return "oid"
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return "unknown"
+        return "integer" if node.name.isdigit() and int(node.name) < 2**31 else "numeric"
+    dtype = node.type
+    if dtype is None:
+        return "unknown"
+    return _PG_NAMES.get(dtype.this) or dtype.sql(dialect="postgres").lower()
+
+
+def check_oid_arithmetic(ast: exp.Expr) -> None:
+    """42883 for arithmetic on an ``x::oid``, as PostgreSQL has no such operator; DuckDB holds
+    the oid as an integer and would compute it."""
+    for node in ast.find_all(*_ARITHMETIC):
+        if _is_oid(node.this) or _is_oid(node.expression):
+            left, right = _pg_type_name(node.this), _pg_type_name(node.expression)
+            raise UndefinedFunction(
+                f"operator does not exist: {left} {_ARITHMETIC[type(node)]} {right}",
+                hint="No operator matches the given name and argument types. "
+                "You might need to add explicit type casts.",
+            )

@@ -395,6 +395,31 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     return node
 
 
+CLOCK_FUNCTION = "nyf_clock_micros"
+"""The wall clock in microseconds, read on every call (``sql.execution.clock_functions``)."""
+TIMEOFDAY_FUNCTION = "nyf_timeofday"
+"""timeofday()'s text of the wall clock in a time zone (``sql.execution.clock_functions``)."""
+_TIMESTAMPTZ = exp.DataType.build("TIMESTAMPTZ")
+
+
+def clock_function(node: exp.Expr) -> exp.Expr | None:
+    """``statement_timestamp()``, ``clock_timestamp()`` and ``timeofday()`` as DuckDB reads
+    them; None for any other node."""
+    if not isinstance(node, exp.Anonymous) or node.expressions:
+        return None
+    name = node.name.lower()
+    if name == "statement_timestamp":
+        # DuckDB's clock of this statement: each statement runs in its own DuckDB transaction.
+        return exp.cast(exp.Anonymous(this="get_current_timestamp"), _TIMESTAMPTZ)
+    if name == "clock_timestamp":
+        micros = exp.Anonymous(this=CLOCK_FUNCTION)
+        return exp.Anonymous(this="make_timestamptz", expressions=[micros])
+    if name == "timeofday":
+        zone = exp.Anonymous(this="current_setting", expressions=[exp.Literal.string("TimeZone")])
+        return exp.Anonymous(this=TIMEOFDAY_FUNCTION, expressions=[zone])
+    return None
+
+
 def _session_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
     if isinstance(node, exp.CurrentTimestamp) or name in ("now", "transaction_timestamp"):
@@ -402,6 +427,9 @@ def _session_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
             exp.Parameter(this=exp.Literal.number(facts.now_param)),
             exp.DataType.build("TIMESTAMPTZ"),
         )
+    clock = clock_function(node)
+    if clock is not None:
+        return clock
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
     if isinstance(node, exp.SessionUser) or name == "session_user":

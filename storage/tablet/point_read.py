@@ -51,16 +51,17 @@ def read_keys(
     if len(keys) == 1:
         return _read_one(schema, memrowsets, rowsets, keys[0], columns, snapshot, reader, stats)
     keys = sorted(set(keys))
-    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    distinct = tuple(dict.fromkeys(columns))
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in distinct}
     rows: list[Row] = []
     for memrowset in memrowsets:
         for key in keys:
             row = memrowset.read(key, snapshot, reader)
             if row is not None:
                 rows.append(row)
-    found = _add_rows(schema, rows, columns, parts, stats)
+    found = _add_rows(schema, rows, distinct, parts, stats)
     if rowsets:
-        found += _read_rowsets(rowsets, keys, columns, snapshot, reader, stats, parts)
+        found += _read_rowsets(rowsets, keys, distinct, snapshot, reader, stats, parts)
     return _batch(schema, columns, parts, found, stats)
 
 
@@ -121,7 +122,7 @@ def _read_one(
     parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
     for one in found:
         arrays = one.columns if isinstance(one, pa.RecordBatch) else one
-        for column_id, array in zip(columns, arrays, strict=True):
+        for column_id, array in dict(zip(columns, arrays, strict=True)).items():
             parts[column_id].append(array)
     return _batch(schema, columns, parts, len(found), stats)
 
@@ -141,7 +142,8 @@ def read_range(
     ``key_range`` visible at ``snapshot`` to ``reader``, or None when any source holds more
     than ``most`` rows in it (a scan is then the better read); caller holds the lock."""
     lower, upper = key_range.lower, key_range.upper
-    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in columns}
+    distinct = tuple(dict.fromkeys(columns))
+    parts: dict[ColumnId, list[pa.Array]] = {c: [] for c in distinct}
     rows: list[Row] = []
     for memrowset in memrowsets:
         found = memrowset.read_range(lower, upper, snapshot, reader, most)
@@ -151,12 +153,12 @@ def read_range(
     spans = _spans(rowsets, lower, upper, most)
     if spans is None:
         return None
-    total = _add_rows(schema, rows, columns, parts, stats)
+    total = _add_rows(schema, rows, distinct, parts, stats)
     for rowset, lo, hi in spans:
         if lo >= hi:
             stats.rowsets_skipped += 1
             continue
-        total += _read_rows(rowset, range(lo, hi), columns, int(snapshot), reader, stats, parts)
+        total += _read_rows(rowset, range(lo, hi), distinct, int(snapshot), reader, stats, parts)
     return _batch(schema, columns, parts, total, stats)
 
 
@@ -264,6 +266,7 @@ def _batch(
     total: int,
     stats: ScanStats,
 ) -> pa.RecordBatch:
+    """The batch of ``columns`` (a column may repeat) from ``parts``, read once per column."""
     stats.rows_returned += total
     if not columns:
         return pa.RecordBatch.from_arrays([pa.nulls(total)], names=["_"]).select([])

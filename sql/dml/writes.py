@@ -212,7 +212,8 @@ def _ordered_as_table(source: exp.Expr) -> exp.Expr:
     """
     if source.args.get("order") is None:
         return source.copy()
-    return exp.select("*").from_(source.copy().subquery("__nyala_ordered"))
+    alias = exp.TableAlias(this=exp.to_identifier("__nyala_ordered"))
+    return exp.select("*").from_(exp.Subquery(this=source.copy(), alias=alias))
 
 
 def _is_default(node: exp.Expr) -> bool:

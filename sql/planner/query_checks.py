@@ -134,7 +134,8 @@ _PG_NAMES = {
 }  # fmt: skip
 
 
-def _is_oid(node: exp.Expr) -> bool:
+def is_oid_cast(node: exp.Expr) -> bool:
+    """An explicit ``::oid`` (through parentheses)."""
     while isinstance(node, exp.Paren):
         node = node.this
     return (
@@ -145,7 +146,7 @@ def _is_oid(node: exp.Expr) -> bool:
 
 
 def _pg_type_name(node: exp.Expr) -> str:
-    if _is_oid(node):
+    if is_oid_cast(node):
         return "oid"
     if isinstance(node, exp.Literal):
         if node.is_string:
@@ -161,7 +162,7 @@ def check_oid_arithmetic(ast: exp.Expr) -> None:
     """42883 for arithmetic on an ``x::oid``, as PostgreSQL has no such operator; DuckDB holds
     the oid as an integer and would compute it."""
     for node in ast.find_all(*_ARITHMETIC):
-        if _is_oid(node.this) or _is_oid(node.expression):
+        if is_oid_cast(node.this) or is_oid_cast(node.expression):
             left, right = _pg_type_name(node.this), _pg_type_name(node.expression)
             raise UndefinedFunction(
                 f"operator does not exist: {left} {_ARITHMETIC[type(node)]} {right}",

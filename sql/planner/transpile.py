@@ -42,6 +42,7 @@ from sql.planner.formatting import rewrite_formatting
 from sql.planner.interval_arithmetic import rewrite_interval_arithmetic
 from sql.planner.json_operators import json_kind, rewrite_json
 from sql.planner.numeric_casts import rewrite_numeric
+from sql.planner.query_checks import is_oid_cast
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
@@ -582,7 +583,7 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             )
         elif (length := _blank_padded_length(projection)) is not None:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
-        elif _is_oid_cast(inner):
+        elif is_oid_cast(inner):
             out.append(OutputColumn(name, is_oid=True))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
@@ -596,16 +597,6 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
-
-
-def _is_oid_cast(node: exp.Expr) -> bool:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return (
-        isinstance(node, exp.Cast)
-        and isinstance(node.to, exp.ObjectIdentifier)
-        and node.to.name.lower() == "oid"
-    )
 
 
 def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:

@@ -12,6 +12,7 @@ the same table, and any other schema is an error rather than a silent match.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from sqlglot import exp
 
@@ -67,6 +68,14 @@ def identifier_name(node: exp.Expr) -> str:
     if isinstance(ident, exp.Identifier):
         return truncate(ident.name if ident.quoted else fold(ident.name))
     return truncate(fold(node.name))
+
+
+def listed_columns(node: exp.Expr) -> tuple[exp.Table, list[str] | None]:
+    """A target with an optional column list (``t (a, b)``, an ``exp.Schema``): the table
+    node and the listed names, None when no list is given."""
+    if isinstance(node, exp.Schema):
+        return node.this, [identifier_name(e) for e in node.expressions]
+    return cast(exp.Table, node), None
 
 
 def table_name(node: exp.Table) -> str:

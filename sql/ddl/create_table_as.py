@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from sql.common.datatypes import column_type
-from sql.common.names import identifier_name, table_name
+from sql.common.names import listed_columns, table_name
 from sql.common.result import Result
 from storage.data_type import DataType
 from storage.errors import (
@@ -141,11 +141,8 @@ def create_table_as(
     """Create the table ``ast`` names from its query's columns, then write the query's rows."""
     if any(isinstance(p, exp.ExecuteAsProperty) for p in _properties(ast)):
         raise FeatureNotSupported("CREATE TABLE AS EXECUTE is not supported")
-    target = ast.this
-    names: list[str] = []
-    if isinstance(target, exp.Schema):
-        names = [identifier_name(e) for e in target.expressions]
-        target = target.this
+    target, listed = listed_columns(ast.this)
+    names = listed or []
     name = table_name(target)
     if ast.args.get("exists") and (
         catalog.find_table(name) is not None or catalog.find_view(name) is not None

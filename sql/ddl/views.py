@@ -12,7 +12,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from catalog.catalog import Catalog
-from sql.common.names import identifier_name, table_name
+from sql.common.names import listed_columns, table_name
 from sql.common.result import Result
 from sql.planner.binder import base_tables
 from storage.errors import (
@@ -28,11 +28,8 @@ Describe = Callable[[exp.Expr], list[tuple[str, int, int]]]
 
 
 def create_view(ast: exp.Create, catalog: Catalog, describe: Describe) -> Result:
-    target = ast.this
-    names: list[str] = []
-    if isinstance(target, exp.Schema):
-        names = [identifier_name(e) for e in target.expressions]
-        target = target.this
+    target, listed = listed_columns(ast.this)
+    names = listed or []
     name = table_name(target)
     query = ast.expression
     if not isinstance(query, (exp.Select, exp.SetOperation, exp.Values)):

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql.common.names import identifier_name
+from sql.common.names import identifier_name, listed_columns
 from sql.dml.conflict import EXCLUDED
 from sql.frontend.dialect import Upsert
 from sql.planner.binder import bind_query
@@ -64,11 +64,7 @@ def column_use(ast: exp.Expr, table: TableInfo, catalog: Catalog) -> ColumnUse:
 
 
 def _insert(ast: exp.Insert, table: TableInfo, catalog: Catalog) -> ColumnUse:
-    target = ast.this
-    names: list[str] | None = None
-    if isinstance(target, exp.Schema):
-        names = [identifier_name(e) for e in target.expressions]
-        target = target.this
+    target, names = listed_columns(ast.this)
     if names is None:
         width = _width(ast.expression, bool(ast.args.get("default")))
         names = [c.name for c in table.columns][:width]

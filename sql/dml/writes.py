@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
-from sql.common.names import identifier_name, table_name
+from sql.common.names import identifier_name, listed_columns, table_name
 from sql.dml import conflict, key_writes, recheck
 from sql.dml.checks import enforce, plan_checks
 from sql.dml.referential_checks import (
@@ -100,11 +100,7 @@ def _plan_returning(
 def plan_insert(
     ast: exp.Insert, runner: QueryRunner, facts: SessionFacts, declared: list[int]
 ) -> WritePlan:
-    target = ast.this
-    names: list[str] | None = None
-    if isinstance(target, exp.Schema):
-        names = [identifier_name(e) for e in target.expressions]
-        target = target.this
+    target, names = listed_columns(ast.this)
     table = _relation(runner, table_name(target))
     alias = target.alias_or_name
     if names is None:

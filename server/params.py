@@ -31,6 +31,7 @@ from server.codec import decode_utf8
 from server.pgtypes import UNKNOWN
 from sql.common import date_input
 from sql.common.array_input import Elements, parse_array
+from sql.common.time_input import clock_text, time_spelling
 from storage.errors import (
     CharacterNotInRepertoire,
     DatetimeFieldOverflow,
@@ -427,6 +428,37 @@ def _in_zone(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
     return early
 
 
+def _decode_time(with_zone: bool) -> Callable[[str], object]:
+    """time_in and timetz_in: PostgreSQL's spellings as the text DuckDB reads (``24:00:00``
+    too, which a ``datetime.time`` cannot hold); a text neither reads is DuckDB's to refuse."""
+
+    def decode(text: str) -> object:
+        return time_spelling(text, with_zone=with_zone) or text
+
+    return decode
+
+
+def _decode_time_binary(data: bytes) -> str:
+    """time_recv: microseconds since midnight, as text (24:00:00 included)."""
+    (micros,) = struct.unpack(">q", data)
+    if not 0 <= micros <= 86_400_000_000:
+        raise ValueError("time out of range")
+    return clock_text(micros)
+
+
+def _decode_timetz_binary(data: bytes) -> str:
+    """timetz_recv: microseconds of the local time, then seconds west of UTC."""
+    micros, west = struct.unpack(">qi", data)
+    if not 0 <= micros <= 86_400_000_000 or abs(west) >= 16 * 3600:
+        raise ValueError("time with time zone out of range")
+    hours, rest = divmod(abs(west), 3600)
+    minutes, seconds = divmod(rest, 60)
+    zone = f"{'-' if west > 0 else '+'}{hours:02d}:{minutes:02d}" + (
+        f":{seconds:02d}" if seconds else ""
+    )
+    return clock_text(micros) + zone
+
+
 _TEXT_DECODERS: dict[int, Callable[[str], object]] = {
     TypeOid.BOOL: _decode_bool,
     TypeOid.BYTEA: _decode_bytea,
@@ -439,6 +471,8 @@ _TEXT_DECODERS: dict[int, Callable[[str], object]] = {
     TypeOid.DATE: _decode_date,
     TypeOid.TIMESTAMP: _decode_timestamp,
     TypeOid.TIMESTAMPTZ: _decode_timestamptz,
+    TypeOid.TIME: _decode_time(with_zone=False),
+    TypeOid.TIMETZ: _decode_time(with_zone=True),
 }
 
 
@@ -512,6 +546,8 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     TypeOid.DATE: _decode_date_binary,
     TypeOid.TIMESTAMP: _decode_timestamp_binary,
     TypeOid.TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
+    TypeOid.TIME: _decode_time_binary,
+    TypeOid.TIMETZ: _decode_timetz_binary,
     TypeOid.UUID: lambda data: str(uuid.UUID(bytes=data)),
     TypeOid.JSONB: _decode_jsonb_binary,
     TypeOid.JSON: _client_text,

@@ -19,6 +19,7 @@ rendering, in both formats.  Bind parameters go the other way in ``params``.
 from __future__ import annotations
 
 import functools
+import re
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
@@ -682,15 +683,52 @@ def _text_date(array: pa.Array) -> pa.Array:
 _FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"(\.\d*[1-9])0+$|\.0+$", r"\1")
 
 
+_DAY_MICROS = 86_400_000_000
+"""``24:00:00``, the end of the day: a time PostgreSQL holds and Arrow cannot spell."""
+
+
 def _text_time(array: pa.Array) -> pa.Array:
     """time_out: Arrow's six fraction digits without their trailing zeros (and point)."""
-    return pc.replace_substring_regex(_text(array), options=_FRACTION_ZEROS)
+    if not pa.types.is_time(array.type):
+        return pc.replace_substring_regex(_text(array), options=_FRACTION_ZEROS)
+    array = _cast(array, pa.time64("us"))
+    day_end = _numbers(array, pa.time64("us")) == _DAY_MICROS
+    if not day_end.any():
+        return pc.replace_substring_regex(_text(array), options=_FRACTION_ZEROS)
+    ends = pc.and_(pa.array(day_end), pc.is_valid(array))
+    clock = pc.if_else(ends, pa.scalar(0, pa.time64("us")), array)
+    text = pc.replace_substring_regex(_text(clock), options=_FRACTION_ZEROS)
+    return pc.if_else(ends, _s("24:00:00"), text)
 
 
 def _binary_time(array: pa.Array) -> ColumnValues:
     """time_send: int64 microseconds since midnight."""
     micros = _numbers(_cast(array, pa.time64("us")), pa.time64("us"))
     return _from_fixed(micros.astype(">i8"), array)
+
+
+_TIMETZ_TEXT = re.compile(r"(\d+):(\d\d):(\d\d)(\.\d+)?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?")
+
+
+def _binary_timetz(array: pa.Array) -> ColumnValues:
+    """timetz_send: int64 microseconds of the local time, then int32 seconds west of UTC.
+
+    A timetz result reaches the encoder as DuckDB's text (Arrow's time64 has no zone);
+    read back per value, as timetz is a rare type."""
+    packed: list[bytes | None] = []
+    for text in _fallback_text(array).to_pylist():
+        if text is None:
+            packed.append(None)
+            continue
+        match = _TIMETZ_TEXT.fullmatch(text)
+        if match is None:
+            raise ValueError(f"unexpected timetz text {text!r}")
+        hour, minute, second, fraction, sign, zh, zm, zs = match.groups()
+        micros = ((int(hour) * 60 + int(minute)) * 60 + int(second)) * 1_000_000
+        micros += round(float("0" + fraction) * 1_000_000) if fraction else 0
+        east = int(zh) * 3600 + int(zm or 0) * 60 + int(zs or 0)
+        packed.append(struct.pack(">qi", micros, east if sign == "-" else -east))
+    return _from_binary_array(pa.array(packed, pa.binary()))
 
 
 _TRAILING_FRACTION_ZEROS = pc.ReplaceSubstringOptions(r"\.?0*$", "")
@@ -859,6 +897,7 @@ _BINARY_ENCODERS: dict[int, Callable[[pa.Array], ColumnValues]] = {
     TypeOid.NUMERIC: _binary_numeric,
     TypeOid.DATE: _binary_date,
     TypeOid.TIME: _binary_time,
+    TypeOid.TIMETZ: _binary_timetz,
     TypeOid.TIMESTAMP: _binary_timestamp(None),
     TypeOid.TIMESTAMPTZ: _binary_timestamp("UTC"),
     TypeOid.INTERVAL: lambda a: _from_fixed(intervals.binary_interval(a), a),

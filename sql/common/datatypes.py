@@ -145,7 +145,11 @@ def oid_for_sqlglot_type(node: exp.DataType) -> int:
     except (FeatureNotSupported, InvalidParameterValue):
         if node.this is DT.DECIMAL:
             return TypeOid.NUMERIC
-        return 0
+        # Times are no column type yet, but are values (``$1::time``, ``'12:30'::timetz``).
+        return _TIME_OIDS.get(node.this, 0)
+
+
+_TIME_OIDS = {DT.TIME: int(TypeOid.TIME), DT.TIMETZ: int(TypeOid.TIMETZ)}
 
 
 def oid_type_name(oid: int) -> str | None:
@@ -166,6 +170,8 @@ _DUCKDB_BY_OID = {
     TypeOid.DATE: "DATE",
     TypeOid.TIMESTAMP: "TIMESTAMP",
     TypeOid.TIMESTAMPTZ: "TIMESTAMPTZ",
+    TypeOid.TIME: "TIME",
+    TypeOid.TIMETZ: "TIMETZ",
     TypeOid.NUMERIC: f"DECIMAL({MAX_DECIMAL_PRECISION},{UNCONSTRAINED_NUMERIC_SCALE})",
     TypeOid.UUID: "UUID",
     TypeOid.JSON: "JSON",

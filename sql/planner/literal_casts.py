@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sql.common import date_input, interval_input
 from sql.common.array_input import Elements, parse_array, shape
+from sql.common.time_input import time_spelling
 from storage.errors import (
     FeatureNotSupported,
     InvalidTextRepresentation,
@@ -76,6 +77,11 @@ def check_literal_casts(
             iso = date_input.iso_spelling(text, date_order)
             if iso is not None:
                 literal.replace(exp.Literal.string(iso))
+            continue
+        if target in (DT.TIME, DT.TIMETZ):
+            spelt = time_spelling(text, with_zone=target is DT.TIMETZ)
+            if spelt is not None:
+                literal.replace(exp.Literal.string(spelt))
             continue
         if target in _INTEGER_NAMES:
             if not _INTEGER.match(text):

@@ -585,6 +585,8 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif is_oid_cast(inner):
             out.append(OutputColumn(name, is_oid=True))
+        elif inner.type is not None and inner.type.this is DT.TIMETZ:
+            out.append(OutputColumn(name, text_type_oid=TypeOid.TIMETZ))
         elif (kind := json_kind(inner)) is not None:
             out.append(OutputColumn(name, text_type_oid=_JSON_OIDS[kind]))
         elif (oid := _parameter_oid(inner, bound.param_oids)) in _JSON_OIDS.values():
@@ -597,6 +599,25 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
+
+
+def _spell_zoned_times(ast: exp.Expr, columns: list[OutputColumn]) -> None:
+    """Send timetz columns as DuckDB's text (``12:30:00+02``, PostgreSQL's spelling): its
+    Arrow form, a time64, has lost the zone."""
+    select = ast
+    while isinstance(select, (exp.SetOperation, exp.Subquery)):
+        select = select.this
+    if not isinstance(select, exp.Select):
+        return
+    for projection, column in zip(select.expressions, columns, strict=False):
+        if column.text_type_oid != TypeOid.TIMETZ:
+            continue
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        text = exp.cast(inner.copy(), exp.DataType.build("VARCHAR"))
+        if isinstance(projection, exp.Alias):
+            inner.replace(text)
+        else:
+            projection.replace(exp.alias_(text, column.name, quoted=True))
 
 
 def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:
@@ -655,6 +676,7 @@ def duckdb_tree(
     """``to_duckdb`` before it is spelt: DuckDB SQL's tree (``array_depths`` spells it again)."""
     columns = _output_columns(bound)
     ast = bound.ast
+    _spell_zoned_times(ast, columns)
     for ref, view in zip(bound.tables, view_names, strict=True):
         replacement = scan_view_table(
             ref.node, view, exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True))

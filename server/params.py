@@ -145,7 +145,10 @@ def _decoder(
 
 
 def _decode_text(text: str, type_oid: int, date_order: str, zone: str = "UTC") -> object:
-    if type_oid in _DATETIME_OIDS and not _ERA.search(text):
+    if type_oid in _DATETIME_OIDS:
+        far = _far_datetime(text, date_order)
+        if far is not None:
+            return far
         text = date_input.iso_spelling(text, date_order) or text
     if type_oid == TypeOid.TIMESTAMPTZ:
         return _decode_timestamptz(text, zone)
@@ -206,6 +209,21 @@ def _decode_array_binary(data: bytes, element: int, param_number: int) -> list[o
 
 _DATETIME_OIDS = frozenset((TypeOid.DATE, TypeOid.TIMESTAMP, TypeOid.TIMESTAMPTZ))
 _ERA = re.compile(r"\b(BC|AD)\s*$", re.IGNORECASE)
+_INFINITIES = {"infinity": "infinity", "+infinity": "infinity", "-infinity": "-infinity"}
+_FAR_YEAR = re.compile(r"\s*\+?\d{5,}-")
+
+
+def _far_datetime(text: str, date_order: str) -> str | None:
+    """A date or timestamp a Python ``datetime`` cannot hold (infinity, BC, past 9999) as the
+    text DuckDB reads, which the statement casts; None for any other."""
+    special = _INFINITIES.get(text.strip().lower())
+    if special is not None:
+        return special
+    if _ERA.search(text) and _ERA.search(text).group(1).upper() == "BC":  # type: ignore[union-attr]
+        return date_input.iso_spelling(text, date_order) or text
+    if _FAR_YEAR.match(text):
+        return text.strip().lstrip("+")
+    return None
 
 
 def _identity(text: str) -> str:
@@ -507,14 +525,46 @@ def _decode_numeric_binary(data: bytes) -> Decimal:
     return Decimal((1 if sign else 0, tuple(int(c) for c in digits), exponent))
 
 
-def _decode_date_binary(data: bytes) -> dt.date:
+def _zoned_utc(value: dt.datetime | str) -> dt.datetime | str:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=dt.UTC)
+    return value if value.endswith("infinity") else value + "+00"
+
+
+_INT32_RANGE = (-(2**31), 2**31 - 1)
+_INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _decode_date_binary(data: bytes) -> dt.date | str:
+    """date_recv; infinity and dates a ``datetime.date`` cannot hold as DuckDB's text."""
     (days,) = struct.unpack("!i", data)
-    return _PG_EPOCH_DATE + dt.timedelta(days=days)
+    if days in _INT32_RANGE:
+        return "-infinity" if days < 0 else "infinity"
+    try:
+        return _PG_EPOCH_DATE + dt.timedelta(days=days)
+    except OverflowError:
+        return _far_text(np.datetime64("2000-01-01", "D") + np.timedelta64(days, "D"))
 
 
-def _decode_timestamp_binary(data: bytes) -> dt.datetime:
+def _decode_timestamp_binary(data: bytes) -> dt.datetime | str:
+    """timestamp_recv; infinity and times a ``datetime`` cannot hold as DuckDB's text."""
     (micros,) = struct.unpack("!q", data)
-    return _PG_EPOCH + dt.timedelta(microseconds=micros)
+    if micros in _INT64_RANGE:
+        return "-infinity" if micros < 0 else "infinity"
+    try:
+        return _PG_EPOCH + dt.timedelta(microseconds=micros)
+    except OverflowError:
+        instant = np.datetime64("2000-01-01", "us") + np.timedelta64(micros, "us")
+        return f"{_far_text(instant.astype('datetime64[D]'))} {str(instant).split('T')[1]}"
+
+
+def _far_text(day: np.datetime64) -> str:
+    """A numpy day outside years 1-9999 as DuckDB's ISO text (astronomical year: 1 BC is 0)."""
+    year = int(day.astype("datetime64[Y]").astype(np.int64)) + 1970
+    month_start = day.astype("datetime64[M]")
+    month = int(month_start.astype(np.int64)) % 12 + 1
+    mday = int((day - month_start.astype("datetime64[D]")).astype(np.int64)) + 1
+    return f"{'-' if year < 0 else ''}{abs(year):04d}-{month:02d}-{mday:02d}"
 
 
 def _decode_bool_binary(data: bytes) -> bool:
@@ -545,7 +595,7 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
     TypeOid.NAME: _client_text,
     TypeOid.DATE: _decode_date_binary,
     TypeOid.TIMESTAMP: _decode_timestamp_binary,
-    TypeOid.TIMESTAMPTZ: lambda data: _decode_timestamp_binary(data).replace(tzinfo=dt.UTC),
+    TypeOid.TIMESTAMPTZ: lambda data: _zoned_utc(_decode_timestamp_binary(data)),
     TypeOid.TIME: _decode_time_binary,
     TypeOid.TIMETZ: _decode_timetz_binary,
     TypeOid.UUID: lambda data: str(uuid.UUID(bytes=data)),

@@ -1,7 +1,10 @@
-"""``extract(year ...)`` of a BC date as PostgreSQL counts it: 44 BC is -44.
+"""BC dates as PostgreSQL shows and counts them: ``extract(year ...)`` of 44 BC is -44, and
+``::text`` spells it ``0044-03-15 12:00:00 BC``.
 
 DuckDB counts years astronomically (1 BC is year 0, 44 BC is -43); PostgreSQL
-has no year 0, so a year at or below zero is one less there.
+has no year 0, so a year at or below zero is one less there.  DuckDB's text of
+a BC value puts the era after the date (``0044-03-15 (BC) 12:00:00``); PostgreSQL
+puts it last, after the time and zone.
 """
 
 from __future__ import annotations
@@ -17,4 +20,28 @@ def rewrite_bc_year(node: exp.Expr) -> exp.Expr:
     return exp.Case(
         ifs=[exp.If(this=exp.GT(this=year, expression=exp.Literal.number(0)), true=year.copy())],
         default=exp.Sub(this=year.copy(), expression=exp.Literal.number(1)),
+    )
+
+
+_DATETIMES = tuple(
+    exp.DataType.Type[name]
+    for name in ("DATE", "TIMESTAMP", "TIMESTAMPNTZ", "TIMESTAMPTZ", "TIMESTAMPLTZ")
+)
+_TEXTS = (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR)
+
+
+def rewrite_bc_text(node: exp.Expr) -> exp.Expr:
+    """A date or timestamp cast to text with a BC era moved last, as PostgreSQL writes it."""
+    if not (isinstance(node, exp.Cast) and node.to.this in _TEXTS and not node.to.expressions):
+        return node
+    source = node.this.type
+    if source is None or source.this not in _DATETIMES:
+        return node
+    return exp.Anonymous(
+        this="regexp_replace",
+        expressions=[
+            node.copy(),
+            exp.Literal.string(r"^(.*?) \(BC\)(.*)$"),
+            exp.Literal.string(r"\1\2 BC"),
+        ],
     )

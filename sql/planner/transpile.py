@@ -34,7 +34,7 @@ from sql.common.uuid_values import canonical_uuid
 from sql.planner.array_depths import flatten_quantified_arrays
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.array_text import rewrite_array_text
-from sql.planner.bc_years import rewrite_bc_year
+from sql.planner.bc_years import rewrite_bc_text, rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from sql.planner.float_checks import rewrite_float_arithmetic
@@ -601,6 +601,17 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
 
 
+def _is_datetime_to_text(param: exp.Expr, type_name: str) -> bool:
+    """``$1::text`` of a date or timestamp parameter: a value a ``datetime`` cannot hold (BC,
+    infinity) is bound as DuckDB's text, which must be read as the type before it is spelt."""
+    cast = param.parent
+    return (
+        type_name in ("DATE", "TIMESTAMP", "TIMESTAMPTZ")
+        and isinstance(cast, exp.Cast)
+        and cast.to.this in (DT.TEXT, DT.VARCHAR)
+    )
+
+
 def _spell_zoned_times(ast: exp.Expr, columns: list[OutputColumn]) -> None:
     """Send timetz columns as DuckDB's text (``12:30:00+02``, PostgreSQL's spelling): its
     Arrow form, a time64, has lost the zone."""
@@ -689,8 +700,12 @@ def duckdb_tree(
         type_name = oid_type_name(bound.param_oids[number - 1])
         if param.meta.get(BLANK_PADDED_PARAMETER):
             param.replace(_without_trailing_blanks(param, bound.param_oids[number - 1]))
-        elif type_name is not None and not isinstance(param.parent, exp.Cast):
-            param.replace(exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb")))
+        elif type_name is not None and (
+            not isinstance(param.parent, exp.Cast) or _is_datetime_to_text(param, type_name)
+        ):
+            typed = exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb"))
+            typed.type = typed.to.copy()
+            param.replace(typed)
     # DuckDB takes exactly the parameters a statement names, so the used ones are numbered
     # densely (a client may declare some that only RETURNING, or nothing, uses).
     dense = {old: new for new, old in enumerate(used_parameters(bound), start=1)}
@@ -714,6 +729,8 @@ def duckdb_tree(
             replaced = rewrite_interval_arithmetic(node, _error_if_zero)
         if replaced is node:
             replaced = rewrite_bc_year(node)
+        if replaced is node:
+            replaced = rewrite_bc_text(node)
         if replaced is node:
             replaced = rewrite_array_text(node)
         if replaced is node:

@@ -468,11 +468,17 @@ def _create_partition_of(
 _CLAUSE_NAMES: dict[type[exp.Expr], str] = {
     exp.InheritsProperty: "INHERITS",
     exp.TemporaryProperty: "CREATE TEMPORARY TABLE",
-    exp.UnloggedProperty: "CREATE UNLOGGED TABLE",
     exp.TableSpaceProperty: "TABLESPACE",
     exp.Property: "WITH (storage parameters)",
 }
-_UNDERSTOOD = (exp.PartitionedByProperty, exp.PartitionedOfProperty, TrailingPrimaryKey)
+_UNDERSTOOD = (
+    exp.PartitionedByProperty,
+    exp.PartitionedOfProperty,
+    TrailingPrimaryKey,
+    # A durability hint (skip the WAL, empty after a crash): the table is logged like any
+    # other, as CREATE UNLOGGED TABLE ... AS is, which only makes it safer.
+    exp.UnloggedProperty,
+)
 # Heap storage parameters about pages and vacuum, which a tablet has neither of: accepted
 # (pgbench and pg_dump write them) and checked as PostgreSQL checks them, then ignored.
 _HEAP_PARAMETERS = {"fillfactor": (10, 100), "toast_tuple_target": (128, 8160)}

@@ -37,6 +37,7 @@ from sql.dml.assigned_values import (
     Fallback,
     as_arrow,
     assigned,
+    checked,
     checked_value,
     compared,
     compared_all,
@@ -47,6 +48,7 @@ from sql.dml.key_expressions import Computed, assignable, compile_expression
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
 from storage.data_type import ColumnId, TabletId, TypeKind
+from storage.errors import NotNullViolation
 from storage.key_encoding import encode_key
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
@@ -474,6 +476,7 @@ def _batch(
         return _row_batch(write, param_rows[0], now, sequences)
     arrays: list[pa.Array | None] = []
     drawn: list[int] = []
+    null: NotNullViolation | None = None  # raised after the draws (``_row_batch``)
     key_count = len(write.table.schema.key_columns)
     for position, column in enumerate(write.columns):
         cells = [row[position] for row in write.rows]
@@ -484,7 +487,11 @@ def _batch(
         column_values = _column_values(cells, param_rows, now)
         if write.kind != "INSERT" and position < key_count:
             column_values = compared_all(column_values, column, write.table)
-        arrays.append(assigned(column_values, column, write.table))
+        try:
+            arrays.append(assigned(column_values, column, write.table))
+        except NotNullViolation as exc:
+            null = null or exc
+            arrays.append(None)
     # Sequence values last: a value the checks above would have made us fall back from is
     # never drawn (a drawn value is gone even if the statement fails, as in PostgreSQL).
     for position in drawn:
@@ -499,6 +506,8 @@ def _batch(
             for c, v in zip(cells, values, strict=True)
         ]
         arrays[position] = assigned(column_values, column, write.table)
+    if null is not None:
+        raise null
     return pa.RecordBatch.from_arrays(arrays, names=[str(c.id) for c in write.columns])
 
 
@@ -506,12 +515,17 @@ def _row_batch(
     write: KeyWrite, params: list[Any], now: object, sequences: SessionSequences
 ) -> pa.RecordBatch:
     """``_batch`` of one row (the usual statement): its values checked one by one, sequence
-    values drawn last as there, and the row converted to Arrow at once."""
+    values drawn last as there, and the row converted to Arrow at once.
+
+    A value PostgreSQL cannot convert (too long, out of range) fails before any draw, as
+    its planner folds the constant; a NULL for a NOT NULL column fails after the draws, as
+    PostgreSQL checks the row it built with them (the sequence advances)."""
     (cells,) = write.rows
     table = write.table
     compares = 0 if write.kind == "INSERT" else len(table.schema.key_columns)
     values: list[object] = []
     drawn: list[int] = []
+    null: NotNullViolation | None = None
     for position, (cell, column) in enumerate(zip(cells, write.columns, strict=True)):
         if cell.sequence is not None:
             drawn.append(position)
@@ -520,13 +534,34 @@ def _row_batch(
         value = params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
         if position < compares:
             value = compared(value, column, table)
-        values.append(checked_value(value, column, table))
+        try:
+            values.append(checked_value(value, column, table))
+        except NotNullViolation as exc:
+            null = null or exc
+            values.append(None)
     for position in drawn:
         name = cells[position].sequence
         assert name is not None, "drawn: a sequence's cell"
         value = int(sequences.nextval(name, 1)[0])
         values[position] = checked_value(value, write.columns[position], table)
+    if null is not None:
+        raise null
     return row_batch(tuple(values), write.struct)
+
+
+def check_constants(write: KeyWrite, params: list[Any], now: object) -> None:
+    """22001 for a text value too long for its varchar(n) column, before the general path
+    draws SERIAL values: PostgreSQL folds such a constant (or a custom plan's parameter)
+    when it plans the INSERT, so its sequences do not advance.  NOT NULL is checked after
+    the draws, on the row they built, there as here (``write_batches``)."""
+    values = _Values(params, now)
+    for cells in write.rows:
+        for cell, column in zip(cells, write.columns, strict=True):
+            if cell.sequence is not None or column.type.kind is not TypeKind.VARCHAR:
+                continue
+            value = values.of(cell) if cell.param is not None or not cell.is_now else None
+            if isinstance(value, str):
+                checked([value], column, write.table)
 
 
 def _column_values(cells: list[Cell], param_rows: list[list[Any]], now: object) -> list[object]:

@@ -32,6 +32,9 @@ class WritePlan:
     changes_key: bool = False
     key_write: key_writes.KeyWrite | None = None
     """The same statement for the DuckDB-free path, when it qualifies (key_writes.py)."""
+    constants: key_writes.KeyWrite | None = None
+    """An INSERT ... VALUES of parameters and literals that the general path runs: its
+    values, checked before DuckDB draws any SERIAL value (``key_writes.check_constants``)."""
     checks: CompiledQuery | None = None
     """The table's CHECK constraints over the new row images (``dml.checks``)."""
     references: References | None = None

@@ -191,12 +191,15 @@ def plan_insert(
     columns = list(table.schema.columns)
     fast = None
     references = plan_references(runner.catalog, table)
-    if plain_values is not None and not table.indexes and references is None:
-        fast = key_writes.plan_insert(table, targets, plain_values, oids)
+    constants = None
+    if plain_values is not None:
+        constants = key_writes.plan_insert(table, targets, plain_values, oids)
     checks = plan_checks(table, alias, runner, facts)
+    fast = constants if not table.indexes and references is None and checks is None else None
     return WritePlan(
         "INSERT", table, compiled, columns, returning, oids, conflict=action,
-        key_write=fast if checks is None else None, checks=checks, references=references,
+        key_write=fast, checks=checks, references=references,
+        constants=constants if fast is None else None,
     )  # fmt: skip
 
 
@@ -447,6 +450,8 @@ def execute_write(
             return count, None
     if plan.repeats != 1:
         return _each_row(plan, runner, txn, params, now, stats, sequences), None
+    if plan.constants is not None:
+        key_writes.check_constants(plan.constants, params, now)
     rows = runner.run_to_table(plan.source, txn, params, now, stats=stats)
     if rows is None or rows.num_rows == 0:
         return 0, None

@@ -32,16 +32,18 @@ _TEXTS = (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR)
 
 def rewrite_bc_text(node: exp.Expr) -> exp.Expr:
     """A date or timestamp cast to text with a BC era moved last, as PostgreSQL writes it."""
-    if not (isinstance(node, exp.Cast) and node.to.this in _TEXTS and not node.to.expressions):
+    if not (isinstance(node, exp.Cast) and node.to.this in _TEXTS):
         return node
     source = node.this.type
     if source is None or source.this not in _DATETIMES:
         return node
-    return exp.Anonymous(
+    text = exp.cast(node.this.copy(), exp.DataType.build("VARCHAR"))
+    moved = exp.Anonymous(
         this="regexp_replace",
         expressions=[
-            node.copy(),
+            text,
             exp.Literal.string(r"^(.*?) \(BC\)(.*)$"),
             exp.Literal.string(r"\1\2 BC"),
         ],
     )
+    return exp.cast(moved, node.to.copy()) if node.to.expressions else moved

@@ -731,6 +731,8 @@ def duckdb_tree(
             replaced = rewrite_bc_year(node)
         if replaced is node:
             replaced = rewrite_bc_text(node)
+            if replaced is not node:
+                replaced = _rewrite_length_cast(replaced)  # ``::varchar(n)`` cuts the text
         if replaced is node:
             replaced = rewrite_array_text(node)
         if replaced is node:

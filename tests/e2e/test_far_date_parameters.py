@@ -65,6 +65,10 @@ def test_bc_values_cast_to_text_as_postgres(pair):
         "select '0044-03-15 BC'::date::text, '0044-03-15 12:30 BC'::timestamp::text,"
         " '0044-03-15 12:30+00 BC'::timestamptz::text, cast('0001-01-01 BC'::date as varchar)"
     )
+    pair.check(
+        "select '0044-03-15 BC'::date::varchar(5), '0044-03-15 12:00 BC'::timestamp::varchar(30),"
+        " '2024-01-02'::date::varchar(4), '0044-03-15 BC'::date::text || 'x'"
+    )
 
 
 def test_binary_infinity_and_far_dates_bound_as_postgres(pair):

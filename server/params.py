@@ -222,7 +222,7 @@ def _far_datetime(text: str, date_order: str) -> str | None:
     if _ERA.search(text) and _ERA.search(text).group(1).upper() == "BC":  # type: ignore[union-attr]
         return date_input.iso_spelling(text, date_order) or text
     if _FAR_YEAR.match(text):
-        return text.strip().lstrip("+")
+        return date_input.iso_spelling(text, date_order) or text.strip().lstrip("+")
     return None
 
 

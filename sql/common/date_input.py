@@ -9,8 +9,7 @@ digits is always a year), and a two-digit year as 1970-2069.  ``iso_spelling``
 rewrites such a value to the ISO spelling DuckDB reads, keeping the time, zone
 and zone words; a day or month out of range fails with 22008 as there.  A ``BC``
 date (``0044-03-15 BC``) becomes DuckDB's astronomical year (``-0043-03-15``: 1 BC
-is year 0), and one before 4714-11-24 BC, where PostgreSQL's dates begin, is 22008.
-Anything it does not recognise is left to DuckDB unchanged.
+is year 0), and one before 4714-11-24 BC, where PostgreSQL's dates begin, is 22008, as is one after 5874897-12-31, where they end.  Anything it does not recognise is left to DuckDB unchanged.
 """
 
 from __future__ import annotations
@@ -39,6 +38,9 @@ _ZONE = re.compile(r"^(?:[+-]\d{1,2}(?::?\d\d){0,2}|[a-z][a-z0-9_/+-]*)$", re.IG
 _SEPARATED = re.compile(r"^[a-z0-9]+(?:[/.-][a-z0-9]+){1,2}$", re.IGNORECASE)
 _FIRST_DAY = (-4713, 11, 24)
 """4714-11-24 BC, the first day PostgreSQL's dates and timestamps hold (Julian day 0)."""
+_LAST_DAY = (5874897, 12, 31)
+"""PostgreSQL's last date (DuckDB's dates go on to 5881580; its timestamps stop at 294247)."""
+_ISO_DAY = re.compile(r"^\s*\+?(\d+)-(\d{1,2})-(\d{1,2})")
 _SPECIAL = {"now", "today", "tomorrow", "yesterday", "epoch", "infinity", "-infinity", "allballs"}
 
 
@@ -48,6 +50,9 @@ def iso_spelling(text: str, order: str) -> str | None:
     if _ISO_START.match(text) and not any(w.lower() == "bc" for w in words):
         if _YEAR_ZERO.match(text):
             raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
+        iso = _ISO_DAY.match(text)
+        if iso is not None and tuple(int(f) for f in iso.groups()) > _LAST_DAY:
+            raise DatetimeFieldOverflow(f'date out of range: "{text}"')
         return text.strip() if text != text.strip() else None
     if not words or any(w.lower() in _SPECIAL for w in words):
         return None
@@ -86,7 +91,7 @@ def iso_spelling(text: str, order: str) -> str | None:
         raise DatetimeFieldOverflow(f'date/time field value out of range: "{text}"')
     if era:
         year = 1 - year  # DuckDB counts years astronomically: 1 BC is year 0
-    if (year, mon, day) < _FIRST_DAY:
+    if not _FIRST_DAY <= (year, mon, day) <= _LAST_DAY:
         raise DatetimeFieldOverflow(f'date out of range: "{text}"')
     spelled = (
         f"{year:04d}-{mon:02d}-{day:02d}" if year >= 0 else f"-{-year:04d}-{mon:02d}-{day:02d}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 
+import psycopg
 import pytest
 
 from tests.support.differential import Pair
@@ -89,3 +90,24 @@ def test_binary_infinity_and_far_dates_bound_as_postgres(pair):
         return answers
 
     pair.same(read, "binary far dates")
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_past_the_last_date_is_22008(pair, binary):
+    pair.check("select '5874897-12-31'::date::text")
+    pair.check("select '5874898-01-01'::date::text")
+    pair.check("select %s::date::text", ("5874898-01-01",), binary=binary)
+    pair.check("insert into far_dates (k, d) values (9, %s)", ("5874898-01-01",), binary=binary)
+
+
+def test_timestamp_past_what_storage_holds_is_22008(nyala_server):
+    """differs from PostgreSQL, which holds timestamps to 294276 AD: nyala's end at 294247
+    (DuckDB's), and a later one is 22008, never XX000 (README)."""
+    with psycopg.connect(nyala_server.dsn, autocommit=True) as conn:
+        for sql, params in (
+            ("select '294250-01-01'::timestamp", ()),
+            ("select %s::timestamp", ("294250-01-01",)),
+            ("select %s::timestamptz", ("294250-01-01 00:00+00",)),
+        ):
+            with pytest.raises(psycopg.errors.DatetimeFieldOverflow):
+                conn.execute(sql, params)

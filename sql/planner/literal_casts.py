@@ -105,19 +105,25 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, 
 
 
 def spell_compared_dates(ast: exp.Expr, date_order: str) -> None:
-    """String constants compared with a date or timestamp (``d = '31/12/2024'``), which
-    PostgreSQL reads as that type, spelt as ISO; after type annotation, in place."""
+    """String constants compared with a date, timestamp or time (``d = '31/12/2024'``,
+    ``t = '12:30 pm'``), which PostgreSQL reads as that type, spelt as DuckDB reads it;
+    after type annotation, in place."""
     for node in ast.find_all(*_COMPARISONS):
         operands = [node.this, *(node.args.get(k) for k in ("expression", "low", "high"))]
         operands += node.expressions if isinstance(node, exp.In) else []
         typed = [o for o in operands if o is not None and not isinstance(o, exp.Literal)]
-        if not any(o.type is not None and o.type.this in _DATETIMES for o in typed):
+        kinds = {o.type.this for o in typed if o.type is not None}
+        if not kinds & {*_DATETIMES, DT.TIME, DT.TIMETZ}:
             continue
         for operand in operands:
-            if isinstance(operand, exp.Literal) and operand.is_string:
+            if not (isinstance(operand, exp.Literal) and operand.is_string):
+                continue
+            if kinds & {DT.TIME, DT.TIMETZ}:
+                iso = time_spelling(operand.name, with_zone=DT.TIMETZ in kinds)
+            else:
                 iso = date_input.iso_spelling(operand.name, date_order)
-                if iso is not None:
-                    operand.replace(exp.Literal.string(iso))
+            if iso is not None:
+                operand.replace(exp.Literal.string(iso))
 
 
 def read_any_array_literals(ast: exp.Expr) -> None:

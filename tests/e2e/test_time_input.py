@@ -102,3 +102,17 @@ def test_now_as_timetz_has_postgres_shape(pair):
         return type(value), value.utcoffset(), described
 
     assert pair.same(shape)[1] == dt.timedelta(0)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select '12:30:00'::time = '12:30 pm'",
+        "select '12:30:00'::time in ('1230', '0:00')",
+        "select '12:30+02'::timetz = '1230+0200'",
+        "select '12:30:00'::time between '0:00 am' and '12:30 pm'",
+        "select '12:30:00'::time < '13:30 pm'",
+    ],
+)
+def test_time_compared_with_string_constant_as_postgres(pair, sql):
+    pair.check(sql)

@@ -8,6 +8,7 @@ PostgreSQL 15.18 with ``SELECT %s::<type>`` (text) or against its binary
 from __future__ import annotations
 
 import datetime as dt
+import struct
 from decimal import Decimal
 
 import numpy as np
@@ -47,6 +48,12 @@ def text_param(value: str, oid: int) -> object:
         (" 1.5 ", TypeOid.FLOAT8, 1.5),
         ("infinity", TypeOid.FLOAT8, float("inf")),
         ("-Infinity", TypeOid.FLOAT4, float("-inf")),
+        (" Infinity ", TypeOid.DATE, "infinity"),
+        ("-infinity", TypeOid.TIMESTAMPTZ, "-infinity"),
+        ("0044-03-15 BC", TypeOid.DATE, "-0043-03-15"),
+        ("12000-01-01 10:00", TypeOid.TIMESTAMP, "12000-01-01 10:00"),
+        ("1230", TypeOid.TIME, "12:30:00"),
+        ("12:30 pm+02", TypeOid.TIMETZ, "12:30:00+02"),
         ("0.1", TypeOid.FLOAT4, float(np.float32(0.1))),
         (" 1.50 ", TypeOid.NUMERIC, Decimal("1.50")),
         ("1e5", TypeOid.NUMERIC, Decimal("1e5")),
@@ -110,6 +117,8 @@ def test_text_parameters_decode_as_postgresql_accepts_them(text, oid, expected):
         ("2024-13-01", TypeOid.DATE, DatetimeFieldOverflow),
         ("x", TypeOid.TIMESTAMP, InvalidDatetimeFormat),
         ("2024-01-02 25:00:00", TypeOid.TIMESTAMP, DatetimeFieldOverflow),
+        ("5874898-01-01", TypeOid.DATE, DatetimeFieldOverflow),
+        ("4714-11-23 BC", TypeOid.DATE, DatetimeFieldOverflow),
         ("\\x4g", TypeOid.BYTEA, InvalidParameterValue),
         ("\\x414", TypeOid.BYTEA, InvalidParameterValue),
         ("a\\", TypeOid.BYTEA, InvalidTextRepresentation),
@@ -162,6 +171,17 @@ def test_invalid_utf8_parameter_is_22021():
         (bytes.fromhex("a1a2a3a4b1b2c1c2d1d2d3d4d5d6d7d8"), TypeOid.UUID,
          "a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8"),
         (b"\x01{}", TypeOid.JSONB, "{}"),
+        (b"\x7f\xff\xff\xff", TypeOid.DATE, "infinity"),
+        (b"\x80\x00\x00\x00", TypeOid.DATE, "-infinity"),
+        (struct.pack("!i", -(730119 + 15766)), TypeOid.DATE, "-0043-11-02"),
+        (struct.pack("!i", 4_000_000), TypeOid.DATE, "12951-08-18"),
+        (b"\x7f" + b"\xff" * 7, TypeOid.TIMESTAMP, "infinity"),
+        (b"\x80" + b"\x00" * 7, TypeOid.TIMESTAMPTZ, "-infinity"),
+        (struct.pack("!q", 4_000_000 * 86_400_000_000 + 1), TypeOid.TIMESTAMPTZ,
+         "12951-08-18 00:00:00.000001+00"),
+        (struct.pack("!q", 86_400_000_000), TypeOid.TIME, "24:00:00"),
+        (struct.pack("!q", 45_000_500_000), TypeOid.TIME, "12:30:00.5"),
+        (struct.pack("!qi", 45_000_000_000, -19800), TypeOid.TIMETZ, "12:30:00+05:30"),
     ],
 )  # fmt: skip
 def test_binary_parameters_decode(data, oid, expected):

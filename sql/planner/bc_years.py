@@ -47,3 +47,15 @@ def rewrite_bc_text(node: exp.Expr) -> exp.Expr:
         ],
     )
     return exp.cast(moved, node.to.copy()) if node.to.expressions else moved
+
+
+def is_far_date_text(param: exp.Expr, type_name: str) -> bool:
+    """``$1::text`` of a date or timestamp parameter: a value a ``datetime`` cannot hold (BC,
+    infinity) is bound as DuckDB's text, which must be read as the type before it is spelt
+    (and its era moved by ``rewrite_bc_text``)."""
+    cast = param.parent
+    return (
+        type_name in ("DATE", "TIMESTAMP", "TIMESTAMPTZ")
+        and isinstance(cast, exp.Cast)
+        and cast.to.this in _TEXTS
+    )

@@ -34,7 +34,7 @@ from sql.common.uuid_values import canonical_uuid
 from sql.planner.array_depths import flatten_quantified_arrays
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.array_text import rewrite_array_text
-from sql.planner.bc_years import rewrite_bc_text, rewrite_bc_year
+from sql.planner.bc_years import is_far_date_text, rewrite_bc_text, rewrite_bc_year
 from sql.planner.binder import BoundQuery, parameter_number, parameters
 from sql.planner.blank_padding import BLANK_PADDED_PARAMETER
 from sql.planner.float_checks import rewrite_float_arithmetic
@@ -47,6 +47,7 @@ from sql.planner.sequence_calls import FUNCTIONS as SEQUENCE_FUNCTIONS
 from sql.planner.series import rewrite_generate_series
 from sql.planner.string_functions import rewrite_string_function
 from sql.planner.to_char import rewrite_to_char
+from sql.planner.zoned_times import spell_zoned_times
 from storage.errors import InvalidParameterValue, InvalidTextRepresentation
 from storage.type_oids import TypeOid
 
@@ -601,36 +602,6 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
 
 
-def _is_datetime_to_text(param: exp.Expr, type_name: str) -> bool:
-    """``$1::text`` of a date or timestamp parameter: a value a ``datetime`` cannot hold (BC,
-    infinity) is bound as DuckDB's text, which must be read as the type before it is spelt."""
-    cast = param.parent
-    return (
-        type_name in ("DATE", "TIMESTAMP", "TIMESTAMPTZ")
-        and isinstance(cast, exp.Cast)
-        and cast.to.this in (DT.TEXT, DT.VARCHAR)
-    )
-
-
-def _spell_zoned_times(ast: exp.Expr, columns: list[OutputColumn]) -> None:
-    """Send timetz columns as DuckDB's text (``12:30:00+02``, PostgreSQL's spelling): its
-    Arrow form, a time64, has lost the zone."""
-    select = ast
-    while isinstance(select, (exp.SetOperation, exp.Subquery)):
-        select = select.this
-    if not isinstance(select, exp.Select):
-        return
-    for projection, column in zip(select.expressions, columns, strict=False):
-        if column.text_type_oid != TypeOid.TIMETZ:
-            continue
-        inner = projection.this if isinstance(projection, exp.Alias) else projection
-        text = exp.cast(inner.copy(), exp.DataType.build("VARCHAR"))
-        if isinstance(projection, exp.Alias):
-            inner.replace(text)
-        else:
-            projection.replace(exp.alias_(text, column.name, quoted=True))
-
-
 def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:
     """The type of ``node`` when it is a bare ``$n`` (in parentheses or not), else 0."""
     while isinstance(node, exp.Paren):
@@ -687,7 +658,9 @@ def duckdb_tree(
     """``to_duckdb`` before it is spelt: DuckDB SQL's tree (``array_depths`` spells it again)."""
     columns = _output_columns(bound)
     ast = bound.ast
-    _spell_zoned_times(ast, columns)
+    spell_zoned_times(
+        ast, {i: c.name for i, c in enumerate(columns) if c.text_type_oid == TypeOid.TIMETZ}
+    )
     for ref, view in zip(bound.tables, view_names, strict=True):
         replacement = scan_view_table(
             ref.node, view, exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True))
@@ -701,7 +674,7 @@ def duckdb_tree(
         if param.meta.get(BLANK_PADDED_PARAMETER):
             param.replace(_without_trailing_blanks(param, bound.param_oids[number - 1]))
         elif type_name is not None and (
-            not isinstance(param.parent, exp.Cast) or _is_datetime_to_text(param, type_name)
+            not isinstance(param.parent, exp.Cast) or is_far_date_text(param, type_name)
         ):
             typed = exp.cast(param.copy(), exp.DataType.build(type_name, dialect="duckdb"))
             typed.type = typed.to.copy()

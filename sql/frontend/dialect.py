@@ -524,6 +524,36 @@ class NyalaParser(PostgresParser):
             typed = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[typed], nested=True)
         return typed
 
+    def _parse_type(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+        """sqlglot's, with a typed literal's postfix operators applied to the typed value:
+        PostgreSQL reads ``date '2020-01-02'::text`` as ``(date '2020-01-02')::text``,
+        where sqlglot casts the string to text first and the result stays a date."""
+        index = self._index
+        node = super()._parse_type(*args, **kwargs)
+        if not (
+            isinstance(node, exp.Cast)
+            and type(node) is exp.Cast
+            and not isinstance(node.this, exp.Literal)
+            and index + 1 < len(self._tokens)
+            and self._tokens[index].token_type in self.TYPE_TOKENS
+            and self._tokens[index].token_type is not TokenType.INTERVAL
+            and self._tokens[index + 1].token_type is TokenType.STRING
+        ):
+            return node
+        ops: list[exp.Expr] = []
+        inner: exp.Expr = node.this
+        while not isinstance(inner, exp.Literal):
+            ops.append(inner)
+            operand = inner.this
+            if not isinstance(operand, exp.Expr):
+                return node
+            inner = operand
+        typed: exp.Expr = exp.Cast(this=inner, to=node.to)
+        for op in reversed(ops):
+            op.set("this", typed)
+            typed = op
+        return typed
+
     def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
         """sqlglot's, noting the name the query called the function by (``substr``,
         ``lpad``), which PostgreSQL names the result column after."""

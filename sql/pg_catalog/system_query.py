@@ -24,14 +24,13 @@ from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from catalog.catalog import Catalog
 from catalog.privileges import PrivilegeStore, database_owner
 from catalog.roles import RoleStore
 from catalog.table import TableInfo
-from sql.common import array_input, reg_values
+from sql.common import array_input
 from sql.common.datatypes import (
     INT2VECTOR_DUCKDB,
     array_literal,
@@ -64,6 +63,7 @@ from sql.pg_catalog import (
 from sql.pg_catalog.catalog_rows import CatalogRows, catalog_rows
 from sql.pg_catalog.catalog_views import VIEWS as CATALOG_VIEWS
 from sql.pg_catalog.information_schema import VIEWS as INFORMATION_SCHEMA_VIEWS
+from sql.pg_catalog.reg_oids import RegOids
 from sql.pg_catalog.relations import DESCRIBED_COLUMN_TYPES, RELATIONS
 from sql.planner import system_views
 from sql.planner.array_dimensions import macro_statements as array_macro_statements
@@ -73,7 +73,7 @@ from sql.planner.query_checks import check_oid_arithmetic
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
 from sql.planner.transpile import SessionFacts, clock_function, output_name, scan_view_table
-from storage.errors import DbError, FeatureNotSupported, UndefinedParameter, UndefinedTable
+from storage.errors import FeatureNotSupported, UndefinedParameter, UndefinedTable
 from storage.predicate import ScanSpec
 from storage.transaction import Transaction
 from storage.type_oids import ARRAY_OID, TypeOid
@@ -442,6 +442,10 @@ def _replace_user_tables(
     return tuple(found)
 
 
+_TEXTS_KEPT = 16
+"""How many parameter sets' SQL one prepared catalog query keeps."""
+
+
 @dataclass(slots=True)
 class SystemQuery:
     """A compiled system-catalog query: its rewritten AST, output names and parameter types.
@@ -463,10 +467,24 @@ class SystemQuery:
     """The type OID of each VARCHAR output column (by position) that is no text: a reg*
     value (shown by name) or a catalog column of type name."""
 
+    _texts: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """The DuckDB SQL made for each set of parameter values (by ``repr``, which tells
+    ``1`` from ``True`` and ``1.0`` from ``1.00``): a catalog query run again costs
+    no AST copy and SQL generation."""
+
     def sql(self, params: Sequence[Any] | None) -> str:
         values = list(params) if params is not None else [None] * len(self.param_oids)
         if len(values) < len(self.param_oids):
             raise UndefinedParameter(f"there is no parameter ${len(values) + 1}")
+        key = tuple(map(repr, values))
+        text = self._texts.get(key)
+        if text is None:
+            text = self._text(values)
+            if len(self._texts) < _TEXTS_KEPT:
+                self._texts[key] = text
+        return text
+
+    def _text(self, values: list[Any]) -> str:
         ast = self.ast.copy()
         for param in parameters(ast):
             value = values[parameter_number(param) - 1]
@@ -586,14 +604,6 @@ def _expanded_names(names: list[str | None], duck_names: list[str]) -> list[str]
 
 def _pg_array_text(values: list[Any] | None) -> str | None:
     return None if values is None else array_literal(values)
-
-
-_REG_IN: dict[int, Callable[[functions.CatalogFunctions, str], int | None]] = {
-    TypeOid.REGCLASS: functions.CatalogFunctions.to_regclass,
-    TypeOid.REGTYPE: functions.CatalogFunctions.to_regtype,
-    TypeOid.REGNAMESPACE: functions.CatalogFunctions.regnamespace_in,
-}
-"""The input functions that read a reg* output's name back to its OID."""
 
 
 def _wire_column(
@@ -717,6 +727,7 @@ class SystemCatalog:
         self._registered: dict[str, pa.Table] = {}
         self._key: object = None
         self._functions = functions.CatalogFunctions(is_cancelled, set_config, advisory, listener)
+        self._reg_oids = RegOids(self._functions)
         self.activity = backends
         self.statements = statements
         self.tables = tables
@@ -755,6 +766,7 @@ class SystemCatalog:
             self._zone_set = None  # a new cursor starts in the machine's zone
         rows = build()
         self._functions.load(rows)
+        self._reg_oids.forget()
         if self.activity is not None:
             role_columns = [c for c, _ in RELATIONS["pg_roles"]]
             name_at, oid_at = role_columns.index("rolname"), role_columns.index("oid")
@@ -922,30 +934,11 @@ class SystemCatalog:
         ]
         arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
         fields = [
-            self._reg_field(pa.field(c.name, a.type), a, c.type_oid)
+            self._reg_oids.field(pa.field(c.name, a.type), a, c.type_oid)
             for c, a in zip(columns, arrays, strict=True)
         ]
         batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
         return columns, iter([batch])
-
-    def _reg_field(self, field: pa.Field, array: pa.Array, type_oid: int) -> pa.Field:
-        """A reg* column's field, with the OID of each name it shows (``reg_values``) when
-        every one resolves; else as it is, and the names go out in both formats."""
-        resolve = _REG_IN.get(type_oid)
-        if resolve is None or not pa.types.is_string(array.type):
-            return field
-        oids: dict[str, int] = {}
-        for name in pc.unique(array).to_pylist():
-            if name is None:
-                continue
-            try:
-                oid = resolve(self._functions, name)
-            except DbError:
-                return field
-            if oid is None:
-                return field
-            oids[name] = oid
-        return reg_values.with_oids(field, oids)
 
     def close(self) -> None:
         if self._duck is not None:

@@ -279,7 +279,7 @@ class CatalogFunctions:
         relname = parts[-1]
         schemas = _SEARCH_PATH
         if len(parts) > 1:
-            schemas = {o for o, n in self._namespaces.items() if n == parts[-2]}
+            schemas = frozenset(o for o, n in self._namespaces.items() if n == parts[-2])
         for namespace, oid in self._named_relations.get(relname, ()):
             if namespace in schemas:
                 return oid

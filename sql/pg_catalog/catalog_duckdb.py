@@ -117,24 +117,11 @@ def _current_privileges() -> privilege_rows.PrivilegeLookup:
     return current
 
 
-def _current_activity() -> activity.Activity:
-    current: activity.Activity | None = getattr(_CURRENT, "activity", None)
+def _bound(part: str, missing: str) -> Any:
+    """The calling session's ``part`` (see ``bind``); 0A000 when it keeps none."""
+    current = getattr(_CURRENT, part, None)
     if current is None:
-        raise FeatureNotSupported("this session has no backend to report")
-    return current
-
-
-def _current_statements() -> statement_statistics.StatementStatistics:
-    current: statement_statistics.StatementStatistics | None = getattr(_CURRENT, "statements", None)
-    if current is None:
-        raise FeatureNotSupported("this session keeps no statement statistics")
-    return current
-
-
-def _current_tables() -> table_statistics.TableStatistics:
-    current: table_statistics.TableStatistics | None = getattr(_CURRENT, "tables", None)
-    if current is None:
-        raise FeatureNotSupported("this session keeps no table statistics")
+        raise FeatureNotSupported(missing)
     return current
 
 
@@ -177,9 +164,15 @@ def shared_database() -> duckdb.DuckDBPyConnection:
             number_formatting.register(duck)
             numeric_arithmetic.register(duck)
             clock_functions.register(duck)
-            activity.register(duck, _current_activity)
-            statement_statistics.register(duck, _current_statements)
-            table_statistics.register(duck, _current_tables)
+            activity.register(
+                duck, lambda: _bound("activity", "this session has no backend to report")
+            )
+            statement_statistics.register(
+                duck, lambda: _bound("statements", "this session keeps no statement statistics")
+            )
+            table_statistics.register(
+                duck, lambda: _bound("tables", "this session keeps no table statistics")
+            )
             privilege_rows.register(duck, _current_privileges)
             duck.execute(";\n".join(ddl + array_macro_statements()))
             duck.execute(";\n".join(functions.table_macro_statements()))

@@ -91,7 +91,7 @@ class SystemQuery:
             if param.meta.get(reg_arrays.ARRAY_TEXT) and isinstance(value, str):
                 value = array_input.flatten(array_input.parse_array(value))
             param.replace(_literal(value))
-        return ast.sql(dialect="duckdb")
+        return ast.sql(dialect="duckdb", copy=False)  # a copy of its own already
 
 
 def _literal(value: Any) -> exp.Expr:
@@ -130,7 +130,7 @@ def compile_system_query(
     ast = ast.copy()
     user_tables = replace_user_tables(ast, find_table, has_user_table)
     views = {u.view: u.table for u in user_tables if not u.in_union}
-    rewritten = rewrite(ast, facts, has_user_table, views)
+    rewritten = rewrite(ast, facts, has_user_table, views, copy=False)
     reg_columns = {
         **_name_columns(projections, user_tables),
         **rewritten.meta.get(REG_COLUMNS, {}),

@@ -30,7 +30,7 @@ from sql.pg_catalog.relations import RELATIONS
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
-from sql.planner.transpile import SessionFacts, clock_function
+from sql.planner.transpile import SessionFacts, clock_function, session_literal
 
 SYSTEM_SCHEMA = "pgc"
 INFO_SCHEMA = "infos"
@@ -127,23 +127,12 @@ def _session_value(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     clock = clock_function(node)
     if clock is not None:
         return clock
-    name = _function_name(node)
-    if isinstance(node, exp.CurrentSchema) or name == "current_schema":
-        return exp.Literal.string("public")
     if isinstance(node, exp.CurrentSchemas):
         arg = node.this
         implicit = isinstance(arg, exp.Boolean) and arg.this is True
         names = ["pg_catalog", "public"] if implicit else ["public"]
         return exp.Array(expressions=[exp.Literal.string(n) for n in names])
-    if isinstance(node, exp.SessionUser) or name == "session_user":
-        return exp.Literal.string(facts.session_user or facts.user)
-    if isinstance(node, exp.CurrentUser) or name in ("current_user", "user", "current_role"):
-        return exp.Literal.string(facts.user)
-    if isinstance(node, exp.CurrentVersion) or name == "version":
-        return exp.Literal.string(facts.version)
-    if isinstance(node, (exp.CurrentDatabase, exp.CurrentCatalog)) or name == "current_database":
-        return exp.Literal.string(facts.database)
-    return None
+    return session_literal(node, facts)
 
 
 def _ancestors_table(node: exp.Table) -> exp.Expr:
@@ -238,10 +227,14 @@ def rewrite(
     facts: SessionFacts,
     has_user_table: Callable[[str], bool],
     user_views: Mapping[str, TableInfo] | None = None,
+    *,
+    copy: bool = True,
 ) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas (``user_views``:
-    the user tables it reads, by view name, whose rows carry their ``tableoid``)."""
-    ast = ast.copy()
+    the user tables it reads, by view name, whose rows carry their ``tableoid``); without
+    ``copy``, ``ast`` itself is rewritten (a caller's own copy)."""
+    if copy:
+        ast = ast.copy()
     if system_columns.names_tableoid(ast):
         system_columns.replace_tableoid(
             ast,

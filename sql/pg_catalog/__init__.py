@@ -12,5 +12,7 @@
 - ``statement_statistics``: pg_stat_statements and its reset function;
   ``table_statistics``: pg_stat_database, pg_stat_user_tables and their reset functions.
 - ``system_query``: ``SystemCatalog`` runs a query over the catalogs on a per-session
-  DuckDB of those rows.
+  cursor of one shared DuckDB of those rows (``catalog_duckdb``), once
+  ``catalog_rewrite`` has told it is one and ``catalog_query`` has compiled it (user
+  tables it reads: ``catalog_user_tables``; reg* names' OIDs for binary: ``reg_oids``).
 """

@@ -32,7 +32,7 @@ from sqlglot import exp
 from sql.execution import catalog_calls
 from sql.pg_catalog import functions
 from sql.pg_catalog.builtin_types import TYPE_BY_OID
-from sql.pg_catalog.system_query import is_catalog_call
+from sql.pg_catalog.catalog_rewrite import is_catalog_call
 from storage.errors import FeatureNotSupported
 
 Evaluate = Callable[[str], tuple[Sequence[Any], Sequence[int]]]

@@ -48,6 +48,8 @@ from storage.errors import (
 PREFIX = "pgf_"
 _UDF = "nyf_"
 _SLEEP_SLICE_S = 0.02
+_SEARCH_PATH = frozenset((PUBLIC_OID, PG_CATALOG_OID, INFORMATION_SCHEMA_OID))
+"""The schemas an unqualified relation name is looked for in."""
 
 _TYPE_ALIASES = {
     "integer": "int4",
@@ -97,6 +99,13 @@ class CatalogFunctions:
     def load(self, rows: CatalogRows) -> None:
         self._classes = {r["oid"]: r for r in _rows(rows, "pg_class")}
         self._namespaces = {r["oid"]: r["nspname"] for r in _rows(rows, "pg_namespace")}
+        # Name -> OID indexes, so reading a reg* name back costs a lookup, not a search.
+        self._named_relations: dict[str, list[tuple[int, int]]] = {}
+        for oid, row in self._classes.items():
+            self._named_relations.setdefault(row["relname"], []).append((row["relnamespace"], oid))
+        self._namespace_oids: dict[str, int] = {}
+        for oid, nspname in self._namespaces.items():
+            self._namespace_oids.setdefault(nspname, oid)
         self._roles = {r["oid"]: r["rolname"] for r in _rows(rows, "pg_roles")}
         self._attnames = {
             (r["attrelid"], r["attnum"]): r["attname"] for r in _rows(rows, "pg_attribute")
@@ -268,11 +277,11 @@ class CatalogFunctions:
             return int(text)
         parts = [p.strip('"') if p.startswith('"') else fold(p) for p in text.split(".")]
         relname = parts[-1]
-        schemas = {PUBLIC_OID, PG_CATALOG_OID, INFORMATION_SCHEMA_OID}
+        schemas = _SEARCH_PATH
         if len(parts) > 1:
-            schemas = {o for o, n in self._namespaces.items() if n == parts[-2]}
-        for oid, row in self._classes.items():
-            if row["relname"] == relname and row["relnamespace"] in schemas:
+            schemas = frozenset(o for o, n in self._namespaces.items() if n == parts[-2])
+        for namespace, oid in self._named_relations.get(relname, ()):
+            if namespace in schemas:
                 return oid
         return None
 
@@ -290,10 +299,10 @@ class CatalogFunctions:
         if text.isdigit():
             return int(text)
         wanted = text.strip('"') if text.startswith('"') else fold(text)
-        for oid, nspname in self._namespaces.items():
-            if nspname == wanted:
-                return oid
-        raise InvalidSchemaName(f'schema "{wanted}" does not exist')
+        oid = self._namespace_oids.get(wanted)
+        if oid is None:
+            raise InvalidSchemaName(f'schema "{wanted}" does not exist')
+        return oid
 
     def regnamespace_out(self, oid: int | None) -> str | None:
         if oid is None:

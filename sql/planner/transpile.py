@@ -432,6 +432,13 @@ def _session_function(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
     clock = clock_function(node)
     if clock is not None:
         return clock
+    return session_literal(node, facts)
+
+
+def session_literal(node: exp.Expr, facts: SessionFacts) -> exp.Expr | None:
+    """``current_schema``, ``session_user``, ``current_user``, ``version()`` or
+    ``current_database()`` as the literal the session gives it; None for another node."""
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
     if isinstance(node, exp.CurrentSchema) or name == "current_schema":
         return exp.Literal.string("public")
     if isinstance(node, exp.SessionUser) or name == "session_user":

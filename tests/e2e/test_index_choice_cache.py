@@ -5,14 +5,13 @@ pg_stat_user_tables' ``idx_scan`` counts it) and returns what PostgreSQL 15 retu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
 from tests.support.differential import Pair
-from tests.support.servers import NyalaServer, PostgresServer
+from tests.support.prepared_runs import pair_fixture, prepared_answers
 
 pytestmark = pytest.mark.e2e
 
@@ -30,19 +29,11 @@ LOOKUPS = (
 )
 
 
-@pytest.fixture
-def pair(nyala_server: NyalaServer, postgres_server: PostgresServer) -> Iterator[Pair]:
-    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
-        yield pair
+pair = pair_fixture(SETUP)
 
 
-def _answers(conn: psycopg.Connection[Any]) -> list[list[int]]:
-    found = []
-    for sql, params in LOOKUPS:
-        for _ in range(3):  # prepared, the choice kept after the first
-            rows = conn.execute(sql, params, prepare=True).fetchall()
-        found.append(sorted(r[0] for r in rows))
-    return found
+def _answers(conn: psycopg.Connection[Any]) -> list[Any]:
+    return prepared_answers(conn, LOOKUPS, runs=3)  # prepared, the choice kept after the first
 
 
 def _index_of(conn: psycopg.Connection[Any], sql: str, params: tuple[object, ...]) -> str | None:

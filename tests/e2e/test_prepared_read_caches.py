@@ -11,7 +11,6 @@ gathers without a lock are checked from another connection as soon as it is idle
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -19,7 +18,8 @@ import pytest
 from psycopg import errors
 
 from tests.support.differential import Pair
-from tests.support.servers import NyalaServer, PostgresServer
+from tests.support.prepared_runs import pair_fixture, prepared_answers
+from tests.support.servers import NyalaServer
 
 pytestmark = pytest.mark.e2e
 
@@ -42,25 +42,11 @@ QUERIES = (
 )
 
 
-@pytest.fixture
-def pair(nyala_server: NyalaServer, postgres_server: PostgresServer) -> Iterator[Pair]:
-    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
-        yield pair
+pair = pair_fixture(SETUP)
 
 
 def _answers(conn: psycopg.Connection[Any]) -> list[Any]:
-    found = []
-    for sql, params in QUERIES:
-        for _ in range(3):
-            cur = conn.cursor()
-            cur.execute(sql, params, prepare=True)
-            assert cur.pgresult is not None
-            texts = sorted(
-                tuple(cur.pgresult.get_value(r, c) for c in range(cur.pgresult.nfields))
-                for r in range(cur.pgresult.ntuples)
-            )
-        found.append((sql, texts))
-    return found
+    return prepared_answers(conn, QUERIES, runs=3)
 
 
 def test_constant_predicates_and_shapes_follow_writes_ddl_and_settings(pair: Pair) -> None:

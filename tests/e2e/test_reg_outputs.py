@@ -85,3 +85,37 @@ def test_reg_outputs_sent_in_binary_as_their_oids(pair, sql):
 
     assert read(pair.postgres), oid_sql
     pair.same(read, sql)
+
+
+def test_binary_reg_oids_follow_ddl_in_the_session(pair):
+    """The names a session has read back to OIDs are forgotten when the catalog changes: a
+    table dropped and made again is sent with its new OID, the same query run again."""
+    sql = "select 'rego_again'::regclass, relname::regclass from pg_class where relname = 'rego_again'"
+    oid_sql = "select 'rego_again'::regclass::oid, oid from pg_class where relname = 'rego_again'"
+
+    def read(conn):
+        sent = []
+        for _ in range(2):
+            conn.execute("drop table if exists rego_again")
+            conn.execute("create table rego_again (id int primary key)")
+            for _ in range(2):
+                row = conn.execute(sql, binary=True, prepare=True).fetchone()
+                expected = conn.execute(oid_sql).fetchone()
+                sent.append(tuple(int.from_bytes(v, "big") for v in row) == tuple(expected))
+        conn.execute("drop table rego_again")
+        return sent
+
+    assert pair.same(read, sql) == [True] * 4
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+def test_catalog_query_with_new_parameters_each_run(pair, prepare):
+    """A catalog query run again with other parameter values answers for those values
+    (its DuckDB text is kept per set of values), and ``1`` stays apart from ``true``."""
+    sql = "select relname, %s::text from pg_class where relname = %s"
+    for params in (("a", "pg_class"), ("b", "pg_type"), ("a", "pg_class"), ("c", "nope")):
+        pair.check(sql, params, prepare=prepare)
+    for value in (True, 1, "1", 1.5, None):
+        pair.check(
+            "select %s::text from pg_class where relname = 'pg_class'", (value,), prepare=prepare
+        )

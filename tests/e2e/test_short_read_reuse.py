@@ -6,14 +6,12 @@ PostgreSQL 15 does, byte for byte in text format."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from tests.support.differential import Pair
-from tests.support.servers import NyalaServer, PostgresServer
+from tests.support.prepared_runs import pair_fixture, prepared_answers
 
 pytestmark = pytest.mark.e2e
 
@@ -38,26 +36,12 @@ QUERIES = (
 )
 
 
-@pytest.fixture
-def pair(nyala_server: NyalaServer, postgres_server: PostgresServer) -> Iterator[Pair]:
-    with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
-        yield pair
+pair = pair_fixture(SETUP)
 
 
 def _answers(conn: psycopg.Connection[Any]) -> list[Any]:
-    found = []
-    for sql, params in QUERIES:
-        for _ in range(3):  # the same parameters again: nothing of the last run is served
-            cur = conn.cursor()
-            cur.execute(sql, params, prepare=True)
-            assert cur.pgresult is not None
-            names = [d.name for d in cur.description or ()]
-            texts = sorted(
-                tuple(cur.pgresult.get_value(r, c) for c in range(cur.pgresult.nfields))
-                for r in range(cur.pgresult.ntuples)
-            )
-        found.append((sql, names, texts))
-    return found
+    # the same parameters again: nothing of the last run is served
+    return prepared_answers(conn, QUERIES, runs=3)
 
 
 def test_prepared_short_reads_follow_ddl_snapshots_and_settings(pair):

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sql.pg_catalog.system_query import _pg_array_text, is_system_query, rewrite
+from sql.pg_catalog.catalog_rewrite import rewrite
+from sql.pg_catalog.system_query import _pg_array_text, is_system_query
 from sql.planner.transpile import SessionFacts
 from storage import errors
 

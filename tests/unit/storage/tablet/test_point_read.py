@@ -26,7 +26,7 @@ from storage.options import StorageOptions
 from storage.predicate import ColumnPredicate, KeyRange, ScanSpec
 from storage.schema import ColumnSchema, Schema
 from storage.transaction import Transaction
-from tests.unit.storage.tablet.test_flush_model import OPTIONS, SCHEMA, TID, _apply, ops
+from tests.support.tablet_model import OPTIONS, SCHEMA, TID, ModelTablet, ops
 
 K, S, N = ColumnId(1), ColumnId(2), ColumnId(3)
 ALL_KEYS = list(range(13))
@@ -73,39 +73,14 @@ def _agree(engine: StorageEngine, keys: list[int], snapshots: list[int | None]) 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops, st.lists(st.sampled_from(ALL_KEYS), max_size=5))
 def test_point_read_matches_a_scan_at_every_snapshot(sequence, some_keys):
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = StorageEngine.open(Path(tmp), OPTIONS)
-        engine.create_tablet(TID, SCHEMA)
-        model: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, ModelTablet(Path(tmp)) as tablet:
         history: list[int | None] = [None]
-        try:
-            for op in sequence:
-                if op[0] == "checkpoint":
-                    engine.checkpoint()
-                elif op[0] == "reopen":
-                    engine.close()
-                    engine = StorageEngine.open(Path(tmp), OPTIONS)
-                elif op[0] == "merging_compaction":
-                    tablet = engine.tablet(TID)
-                    snapshot = engine.mvcc.safe_time()
-                    ids = [r.rowset_id for r in tablet.rowsets]
-                    tablet.compact_rowsets(ids, snapshot, engine.history_cutoff(snapshot))
-                elif op[0].endswith("_compaction"):
-                    tablet = engine.tablet(TID)
-                    cutoff = engine.history_cutoff(engine.mvcc.safe_time())
-                    for rowset in list(tablet.rowsets):
-                        tablet.compact_deltas(
-                            rowset.rowset_id,
-                            major=op[0] == "major_compaction",
-                            history_cutoff=cutoff,
-                        )
-                commit_ts = _apply(engine, model, op)
-                if commit_ts is not None:
-                    history += [int(commit_ts) - 1, int(commit_ts)]
-                _agree(engine, ALL_KEYS, history)
-                _agree(engine, some_keys, history[:1] + history[-2:])
-        finally:
-            engine.close()
+        for op in sequence:
+            commit_ts = tablet.step(op)
+            if commit_ts is not None:
+                history += [int(commit_ts) - 1, int(commit_ts)]
+            _agree(tablet.engine, ALL_KEYS, history)
+            _agree(tablet.engine, some_keys, history[:1] + history[-2:])
 
 
 def _rows(keys: list[int], s: str, n: int | None = None) -> pa.RecordBatch:

@@ -25,7 +25,7 @@ from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
 from storage.tablet.row_blocks import ROW_BLOCKS
 from storage.transaction import Transaction
-from tests.unit.storage.tablet.test_flush_model import OPTIONS, SCHEMA, TID, _apply, ops
+from tests.support.tablet_model import OPTIONS, SCHEMA, TID, ModelTablet, ops
 
 K, S, N = ColumnId(1), ColumnId(2), ColumnId(3)
 PROJECTIONS = ((K, S, N), (N,), (S, K), (), (N, N), (K, S, K))
@@ -62,45 +62,21 @@ def _agree(txn: Transaction, snapshots: list[int | None]) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_one_key_read_is_the_general_read(sequence):
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = StorageEngine.open(Path(tmp), OPTIONS)
-        engine.create_tablet(TID, SCHEMA)
-        model: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, ModelTablet(Path(tmp)) as tablet:
         history: list[int | None] = [None]
-        try:
-            for op in sequence:
-                if op[0] == "checkpoint":
-                    engine.checkpoint()
-                elif op[0] == "reopen":
-                    engine.close()
-                    engine = StorageEngine.open(Path(tmp), OPTIONS)
-                elif op[0] == "merging_compaction":
-                    tablet = engine.tablet(TID)
-                    snapshot = engine.mvcc.safe_time()
-                    ids = [r.rowset_id for r in tablet.rowsets]
-                    tablet.compact_rowsets(ids, snapshot, engine.history_cutoff(snapshot))
-                elif op[0].endswith("_compaction"):
-                    tablet = engine.tablet(TID)
-                    cutoff = engine.history_cutoff(engine.mvcc.safe_time())
-                    for rowset in list(tablet.rowsets):
-                        tablet.compact_deltas(
-                            rowset.rowset_id, major=op[0] == "major_compaction",
-                            history_cutoff=cutoff,
-                        )  # fmt: skip
-                commit_ts = _apply(engine, model, op)
-                if commit_ts is not None:
-                    history += [int(commit_ts) - 1, int(commit_ts)]
-                reader = engine.begin(read_only=True)
-                _agree(reader, history[:1] + history[-3:])
-                reader.rollback()
-            # A writer's own uncommitted changes over every source.
-            writer = engine.begin()
-            writer.update(TID, _rows([1, 4, 7], "mine", 5))
-            writer.delete(TID, _rows([2, 5], None, None).select(["1"]))
-            _agree(writer, [None])
-            writer.rollback()
-        finally:
-            engine.close()
+        for op in sequence:
+            commit_ts = tablet.step(op)
+            if commit_ts is not None:
+                history += [int(commit_ts) - 1, int(commit_ts)]
+            reader = tablet.engine.begin(read_only=True)
+            _agree(reader, history[:1] + history[-3:])
+            reader.rollback()
+        # A writer's own uncommitted changes over every source.
+        writer = tablet.engine.begin()
+        writer.update(TID, _rows([1, 4, 7], "mine", 5))
+        writer.delete(TID, _rows([2, 5], None, None).select(["1"]))
+        _agree(writer, [None])
+        writer.rollback()
 
 
 def _rows(keys: list[int], s: str | None, n: int | None) -> pa.RecordBatch:

@@ -125,6 +125,14 @@ class PushedPredicate:
             return ColumnPredicate.is_null(column_id)
         return ColumnPredicate.is_not_null(column_id)
 
+    def equal_value(self, params: Sequence[object]) -> object | None:
+        """An ``=`` predicate's value with ``params`` (``build``'s ``ColumnPredicate.value``),
+        or None when it is not pushed this time (NULL, or a value not of the column's type)."""
+        try:
+            return self.operands[0].resolve(params, self.column.type)
+        except _Unconvertible:
+            return None
+
     def constant(self) -> ColumnPredicate | None:
         """The predicate when its operands are constants, else None (a ``$n``)."""
         try:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from sql.common.datatypes import to_wire
 from sql.common.result import ResultColumn
-from sql.execution.runner import DirectShape
+from sql.execution.direct_shape import DirectShape
 from storage.type_oids import TypeOid
 
 

@@ -63,15 +63,22 @@ class IndexLookup:
 
 
 def choose(
-    table: TableInfo, spec: ScanSpec, partial: frozenset[str] = frozenset()
+    table: TableInfo,
+    spec: ScanSpec,
+    partial: frozenset[str] = frozenset(),
+    plans: IndexPlans | None = None,
 ) -> IndexLookup | None:
     """The index that serves ``spec`` best, or None when a scan (by key or whole) is better;
     of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``).
     Never for a time-travel read (``spec.snapshot``): an index built after that instant
-    holds no entry of the rows then, which a scan still finds."""
+    holds no entry of the rows then, which a scan still finds.  ``plans``: the
+    ``PlannedIndex`` per shape of ``table``'s prepared scan (``ScanPlan.index_plans``),
+    which answers an all-equality spec without judging every index again."""
     if not table.indexes or spec.snapshot is not None:
         return None
-    planned = _planned(table, spec, partial)
+    if plans is None:
+        return _choose(table, spec, partial)
+    planned = _planned(table, spec, partial, plans)
     if planned is not None:
         if planned.index is None:
             return None
@@ -150,27 +157,27 @@ class PlannedIndex:
                            ("=",) * len(self.names), tuple(implied))  # fmt: skip
 
 
-_PLANS: dict[tuple[int, frozenset[str], tuple[ColumnId, ...]], tuple[TableInfo, PlannedIndex]] = {}
-_PLAN_ENTRIES = 256
+IndexPlans = dict[tuple[frozenset[str], tuple[ColumnId, ...]], object]
+"""A prepared scan's ``PlannedIndex`` per partial indexes and shape (``choose``)."""
 
 
-def _planned(table: TableInfo, spec: ScanSpec, partial: frozenset[str]) -> PlannedIndex | None:
+def _planned(
+    table: TableInfo, spec: ScanSpec, partial: frozenset[str], plans: IndexPlans
+) -> PlannedIndex | None:
     """``spec``'s ``PlannedIndex`` when its predicates are all single equalities (the shape a
-    prepared lookup by value has), from the cache when the table (immutable: DDL makes a
-    new one, so DROP, CREATE and ALTER INDEX and ALTER TABLE miss) was seen; else None."""
+    prepared lookup by value has), kept in ``plans``, which belong to one prepared scan of
+    ``table`` (immutable: DDL makes a new table and plan, so DROP, CREATE and ALTER INDEX
+    and ALTER TABLE make new plans); else None."""
     shape = []
     for predicate in spec.predicates:
         if predicate.kind is not PredicateKind.EQUALITY:
             return None
         shape.append(predicate.column_id)
-    key = (id(table), partial, tuple(shape))
-    cached = _PLANS.get(key)
-    if cached is not None and cached[0] is table:
-        return cached[1]
-    planned = _plan(table, key[2], partial)
-    if len(_PLANS) >= _PLAN_ENTRIES:
-        _PLANS.clear()
-    _PLANS[key] = (table, planned)
+    key = (partial, tuple(shape))
+    cached = plans.get(key)
+    if isinstance(cached, PlannedIndex):
+        return cached
+    planned = plans[key] = _plan(table, key[1], partial)
     return planned
 
 

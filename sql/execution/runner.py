@@ -102,6 +102,7 @@ class QueryRunner:
                     ),
                     activity=self.activity if txn is not None else None,
                     partial_indexes=binding.scan.partial_indexes,
+                    index_plans=binding.scan.index_plans,
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -195,7 +196,7 @@ class QueryRunner:
         if not _is_pushed(compiled, spec):
             return None
         table = scan.table
-        lookup = index_scan.choose(table, spec, scan.partial_indexes)
+        lookup = index_scan.choose(table, spec, scan.partial_indexes, scan.index_plans)
         found: list[tuple[TabletId, pa.RecordBatch]]
         by_key = lookup is not None
         if lookup is not None:
@@ -284,7 +285,7 @@ class QueryRunner:
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
-        lookup = index_scan.choose(scan.table, spec, scan.partial_indexes)
+        lookup = index_scan.choose(scan.table, spec, scan.partial_indexes, scan.index_plans)
         points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
         paused = False

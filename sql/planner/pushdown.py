@@ -178,6 +178,11 @@ class ScanPlan:
     """``spec``'s parts that no parameter changes: the projection, and each predicate built
     already when its operands are constants (made at the first execution, once planning
     has added every predicate; keyed by their count)."""
+    index_plans: dict[tuple[frozenset[str], tuple[ColumnId, ...]], object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The index ``index_scan.choose`` plans per shape of this scan's all-equality specs
+    (``index_scan.IndexPlans``): kept with the plan, whose table DDL replaces."""
     _last: tuple[tuple[object, ...], ScanSpec] | None = field(
         default=None, init=False, repr=False, compare=False
     )

@@ -62,6 +62,10 @@ class ReadPlan:
     index: IndexInfo | None = None
     exact: tuple[type, ...] = ()
     """Per index column, the one value type whose key encoding is exact (``index_scan``)."""
+    checks: tuple[tuple[int, int | None, int] | None, ...] = ()
+    """Per predicate whose operand is a parameter of an integer or text column, the
+    parameter's index and the integer range (None for text): a value of exactly that type
+    (and range) is what ``PushedPredicate.equal_value`` gives, read without its calls."""
     _last: tuple[tuple[object, ...], list[object] | None] | None = field(default=None)
     shape: DirectShape | None = None
     """How this plan's batches become wire-ready, for the description it was made for."""
@@ -79,7 +83,18 @@ class ReadPlan:
         ):
             return last[1]
         values: list[object] | None = []
-        for predicate in self.predicates:
+        count = len(params)
+        for predicate, check in zip(self.predicates, self.checks, strict=True):
+            if check is not None and check[0] < count:
+                value = params[check[0]]
+                low = check[1]
+                if low is None:
+                    if type(value) is str:
+                        values.append(value)  # type: ignore[union-attr]  # not None here
+                        continue
+                elif type(value) is int and low <= value <= check[2]:
+                    values.append(value)  # type: ignore[union-attr]  # not None here
+                    continue
             value = predicate.equal_value(params)
             if value is None:
                 values = None
@@ -207,4 +222,19 @@ def _plan(compiled: CompiledQuery) -> ReadPlan | None:
         residual,
         index,
         exact,
+        tuple(_check(p) for p in predicates),
     )
+
+
+def _check(predicate: PushedPredicate) -> tuple[int, int | None, int] | None:
+    """``ReadPlan.checks``' entry for ``predicate`` (see ``pushdown.coerce``)."""
+    (operand,) = predicate.operands
+    data_type = predicate.column.type
+    if operand.parameter is None or operand.blank_padded or data_type.text_type:
+        return None
+    if data_type.is_integer:
+        low, high = data_type.integer_range
+        return operand.parameter - 1, low, high
+    if data_type.is_string:
+        return operand.parameter - 1, None, 0
+    return None

@@ -78,3 +78,28 @@ def test_types_converted_by_more_than_their_arrow_type_never_pass_through():
         for zone in ("UTC", "Europe/Berlin", "UTC"):
             _same(shape, batch, zone)
         assert shape.plain == [], column
+
+
+def test_a_batch_in_output_order_is_renamed_only_when_that_gives_the_picked_batch():
+    columns = (ResultColumn("v", TypeOid.INT8), ResultColumn("s", TypeOid.TEXT))
+    nullable = pa.RecordBatch.from_arrays(
+        [pa.array([1, None]), pa.array(["a", None])], names=["1", "2"]
+    )
+    shape = _shape(*columns, positions=(0, 1))
+    for _ in range(2):
+        _same(shape, nullable)
+    assert shape.renamed == [True]
+    schema = pa.schema([pa.field("0", pa.int64(), False), ("2", pa.string())])
+    keyed = pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array(["a", None])], schema=schema)
+    shape = _shape(*columns, positions=(0, 1))
+    for _ in range(2):
+        _same(shape, keyed)  # NOT NULL would survive a rename: picked instead
+    assert shape.renamed == [False]
+    tagged = nullable.replace_schema_metadata({"k": "v"})
+    shape = _shape(*columns, positions=(0, 1))
+    for batch in (nullable, tagged, nullable):
+        _same(shape, batch)  # another schema's metadata: converted, not renamed
+    reordered = _shape(*columns, positions=(1, 0))
+    for _ in range(2):
+        _same(reordered, pa.RecordBatch.from_arrays(nullable.columns[::-1], names=["2", "1"]))
+    assert reordered.renamed == [False]

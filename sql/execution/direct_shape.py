@@ -23,14 +23,14 @@ class DirectShape:
     names: list[str]
     oids: tuple[int, ...]
     typmods: tuple[int, ...]
-    plain: list[pa.Schema] = field(default_factory=list)
+    plain: list[tuple[pa.Schema, bool]] = field(default_factory=list)
     """The batch schema seen whose every column ``to_wire`` passes through unchanged, once
     one was (``wire_batch``): ``to_wire`` decides by type alone (the zone aside, so never
     for ``timestamptz``; nor for ``numeric`` or ``char(n)``), so a batch of that schema
-    needs only its columns picked.  Its columns are the batch's own, in order, and renaming
-    them gives just what picking them does (no field metadata or NOT NULL flag), when
-    ``renamed`` holds True: renaming costs a fifth of picking."""
-    renamed: list[bool] = field(default_factory=list)
+    needs only its columns picked; and whether those are the batch's own, in order, and
+    renaming them gives just what picking them does (no field metadata or NOT NULL flag),
+    as renaming costs a fifth of picking.  One tuple, so sessions sharing the plan that
+    add one at once never pair a schema with another's answer."""
 
     @classmethod
     def of(
@@ -49,8 +49,8 @@ class DirectShape:
 
     def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
         plain = self.plain
-        if plain and batch.schema.equals(plain[0], check_metadata=True):
-            if self.renamed[0]:
+        if plain and batch.schema.equals(plain[0][0], check_metadata=True):
+            if plain[0][1]:
                 return batch.rename_columns(self.names)
             return pa.RecordBatch.from_arrays(
                 [batch.column(i) for i in self.positions], names=self.names
@@ -66,11 +66,10 @@ class DirectShape:
             and not any(oid in _BY_VALUE for oid in self.oids)
             and all(a is source for a, source in zip(arrays, sources, strict=True))
         ):
-            plain.append(batch.schema)
-            self.renamed.append(
-                self.positions == tuple(range(batch.num_columns))
-                and batch.rename_columns(self.names).schema.equals(out.schema, check_metadata=True)
-            )
+            renamed = self.positions == tuple(range(batch.num_columns)) and batch.rename_columns(
+                self.names
+            ).schema.equals(out.schema, check_metadata=True)
+            plain.append((batch.schema, renamed))
         return out
 
 

@@ -70,6 +70,7 @@ class ScanSource:
         snapshot: int | None = None,
         activity: TableActivity | None = None,
         partial_indexes: frozenset[str] = frozenset(),
+        index_plans: index_scan.IndexPlans | None = None,
     ) -> None:
         if not columns:
             columns = [table.schema.key_columns[0]]
@@ -85,13 +86,14 @@ class ScanSource:
         self._tablet_ids = table.tablet_ids if tablet_ids is None else tablet_ids
         self._activity = activity
         self._partial = partial_indexes
+        self._index_plans = index_plans
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         if self._activity is None:
             yield from self._scan([])
             return
         by_key = index_scan.choose(
-            self._table, self._spec, self._partial
+            self._table, self._spec, self._partial, self._index_plans
         ) is not None or reads_key_range(self._table, self._spec)
         storage: list[TabletScanStats] = []
         yield from counted(self._scan(storage), self._activity, self._table, by_key, storage)
@@ -100,7 +102,7 @@ class ScanSource:
         """The rows; each tablet scan's storage statistics are added to ``storage_stats``."""
         assert self._txn is not None, "a source made only to describe a query is never scanned"
         stats = self._stats
-        lookup = index_scan.choose(self._table, self._spec, self._partial)
+        lookup = index_scan.choose(self._table, self._spec, self._partial, self._index_plans)
         if lookup is not None:
             for tablet_id, batch in index_scan.scan(
                 self._txn, self._table, lookup, self._spec, self._tablet_ids

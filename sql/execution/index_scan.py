@@ -63,15 +63,22 @@ class IndexLookup:
 
 
 def choose(
-    table: TableInfo, spec: ScanSpec, partial: frozenset[str] = frozenset()
+    table: TableInfo,
+    spec: ScanSpec,
+    partial: frozenset[str] = frozenset(),
+    plans: IndexPlans | None = None,
 ) -> IndexLookup | None:
     """The index that serves ``spec`` best, or None when a scan (by key or whole) is better;
     of the partial indexes, only those named in ``partial`` (``ScanPlan.partial_indexes``).
     Never for a time-travel read (``spec.snapshot``): an index built after that instant
-    holds no entry of the rows then, which a scan still finds."""
+    holds no entry of the rows then, which a scan still finds.  ``plans``: the
+    ``PlannedIndex`` per shape of ``table``'s prepared scan (``ScanPlan.index_plans``),
+    which answers an all-equality spec without judging every index again."""
     if not table.indexes or spec.snapshot is not None:
         return None
-    planned = _planned(table, spec, partial)
+    if plans is None:
+        return _choose(table, spec, partial)
+    planned = _planned(table, spec, partial, plans)
     if planned is not None:
         if planned.index is None:
             return None
@@ -105,7 +112,7 @@ def _choose(table: TableInfo, spec: ScanSpec, partial: frozenset[str]) -> IndexL
 
 
 @dataclass(frozen=True, slots=True)
-class _Planned:
+class PlannedIndex:
     """The index an all-equality ``spec`` of one shape (its columns in order) reads through
     if its values encode, worked out once per table, partial indexes and shape: the first
     index whose leading columns those equalities cover most, as ``_choose`` scores them
@@ -150,38 +157,46 @@ class _Planned:
                            ("=",) * len(self.names), tuple(implied))  # fmt: skip
 
 
-_PLANS: dict[tuple[int, frozenset[str], tuple[ColumnId, ...]], tuple[TableInfo, _Planned]] = {}
-_PLAN_ENTRIES = 256
+IndexPlans = dict[tuple[frozenset[str], tuple[ColumnId, ...]], object]
+"""A prepared scan's ``PlannedIndex`` per partial indexes and shape (``choose``)."""
 
 
-def _planned(table: TableInfo, spec: ScanSpec, partial: frozenset[str]) -> _Planned | None:
-    """``spec``'s ``_Planned`` when its predicates are all single equalities (the shape a
-    prepared lookup by value has), from the cache when the table (immutable: DDL makes a
-    new one, so DROP, CREATE and ALTER INDEX and ALTER TABLE miss) was seen; else None."""
+def _planned(
+    table: TableInfo, spec: ScanSpec, partial: frozenset[str], plans: IndexPlans
+) -> PlannedIndex | None:
+    """``spec``'s ``PlannedIndex`` when its predicates are all single equalities (the shape a
+    prepared lookup by value has), kept in ``plans``, which belong to one prepared scan of
+    ``table`` (immutable: DDL makes a new table and plan, so DROP, CREATE and ALTER INDEX
+    and ALTER TABLE make new plans); else None."""
     shape = []
     for predicate in spec.predicates:
         if predicate.kind is not PredicateKind.EQUALITY:
             return None
         shape.append(predicate.column_id)
-    key = (id(table), partial, tuple(shape))
-    cached = _PLANS.get(key)
-    if cached is not None and cached[0] is table:
-        return cached[1]
-    planned = _plan(table, key[2], partial)
-    if len(_PLANS) >= _PLAN_ENTRIES:
-        _PLANS.clear()
-    _PLANS[key] = (table, planned)
+    key = (partial, tuple(shape))
+    cached = plans.get(key)
+    if isinstance(cached, PlannedIndex):
+        return cached
+    planned = plans[key] = _plan(table, key[1], partial)
     return planned
 
 
-def _plan(table: TableInfo, shape: tuple[ColumnId, ...], partial: frozenset[str]) -> _Planned:
-    none = _Planned(None, (), ())
+def plan_index(
+    table: TableInfo, shape: tuple[ColumnId, ...], partial: frozenset[str]
+) -> PlannedIndex:
+    """The ``PlannedIndex`` of a spec of single equalities on ``shape``'s columns, in order
+    (a prepared lookup keeps its own: ``read_plan``)."""
+    return _plan(table, shape, partial)
+
+
+def _plan(table: TableInfo, shape: tuple[ColumnId, ...], partial: frozenset[str]) -> PlannedIndex:
+    none = PlannedIndex(None, (), ())
     if table.schema.key_columns[0].id in shape:
         return none  # a bound on the primary key: a key read is cheaper
     first: dict[ColumnId, int] = {}
     for position, column_id in enumerate(shape):
         first.setdefault(column_id, position)
-    best: tuple[tuple[int, int, int], _Planned] | None = None
+    best: tuple[tuple[int, int, int], PlannedIndex] | None = None
     for index in table.indexes:
         if not index.valid or (index.predicate is not None and index.name not in partial):
             continue
@@ -198,7 +213,7 @@ def _plan(table: TableInfo, shape: tuple[ColumnId, ...], partial: frozenset[str]
             positions = tuple(first[c] for c in covered)
             exact = tuple(_exact_type(c) for c in columns)
             names = tuple(c.name for c in columns)
-            best = (score, _Planned(index, columns, positions, exact, names))
+            best = (score, PlannedIndex(index, columns, positions, exact, names))
     return best[1] if best is not None else none
 
 
@@ -342,25 +357,36 @@ def _range(
 def short_keys(
     txn: Transaction, table: TableInfo, lookup: IndexLookup, spec: ScanSpec
 ) -> list[bytes] | None:
-    """The encoded primary keys ``lookup`` finds when reading them is short: a few ranges,
-    each read as point reads, naming at most ``POINT_LOOKUPS`` rows; else None (a long read).
-    A non-unique index's entries hold their row's key in their own (``row_key``), so only
-    the index's key index is read; a unique one's are in the copied columns."""
-    if len(lookup.ranges) > SHORT_RANGES:
+    """The encoded primary keys ``lookup`` finds when reading them is short
+    (``keys_in_ranges``); else None (a long read)."""
+    return keys_in_ranges(txn, table, lookup.index, lookup.ranges, spec.snapshot)
+
+
+def keys_in_ranges(
+    txn: Transaction,
+    table: TableInfo,
+    index: IndexInfo,
+    ranges: tuple[tuple[bytes, bytes | None], ...],
+    snapshot: int | None,
+) -> list[bytes] | None:
+    """The encoded primary keys ``index`` holds in ``ranges`` of ``ikey`` when reading them
+    is short: a few ranges, each read as point reads, naming at most ``POINT_LOOKUPS`` rows;
+    else None (a long read).  A non-unique index's entries hold their row's key in their
+    own (``row_key``), so only the index's key index is read; a unique one's are in the
+    copied columns."""
+    if len(ranges) > SHORT_RANGES:
         return None
-    if lookup.index.unique:
-        found = _primary_keys(txn, table, lookup, spec, short_only=True)
+    if index.unique:
+        found = _primary_keys(txn, table, index, ranges, snapshot, short_only=True)
         if found is None or found.num_rows > POINT_LOOKUPS:
             return None
         return point_read.encoded(table, found)
     entries: list[bytes] = []
-    for lower, upper in lookup.ranges:
+    for lower, upper in ranges:
         key_range = _entry_range(lower, upper)
         if key_range.is_empty:
             continue
-        keys = txn.keys_in_range(
-            lookup.index.tablet_id, key_range, SHORT_RANGE, snapshot=spec.snapshot
-        )
+        keys = txn.keys_in_range(index.tablet_id, key_range, SHORT_RANGE, snapshot=snapshot)
         if keys is None:
             return None
         entries += keys
@@ -386,7 +412,7 @@ def scan(
     """The rows of ``table`` matching ``spec``, found through ``lookup``'s index (whose
     encoded primary keys ``short_keys`` may have found already)."""
     if keys is None:
-        found = _primary_keys(txn, table, lookup, spec)
+        found = _primary_keys(txn, table, lookup.index, lookup.ranges, spec.snapshot)
         assert found is not None, "a read that may be long always finds its keys"
         if found.num_rows > POINT_LOOKUPS:
             yield from _probe(txn, table, spec, tablet_ids, found)
@@ -451,20 +477,21 @@ def _key_projection(schema: Schema, index: IndexInfo) -> tuple[ColumnId, ...]:
 def _primary_keys(
     txn: Transaction,
     table: TableInfo,
-    lookup: IndexLookup,
-    spec: ScanSpec,
+    index: IndexInfo,
+    ranges: tuple[tuple[bytes, bytes | None], ...],
+    snapshot: int | None,
     short_only: bool = False,
 ) -> pa.Table | None:
-    """The primary keys the index holds in ``lookup``'s ranges (key columns in order);
+    """The primary keys ``index`` holds in ``ranges`` (key columns in order);
     ``short_only``: None as soon as a range is too long to read as point reads."""
-    projection = _key_projection(table.schema, lookup.index)
+    projection = _key_projection(table.schema, index)
     batches: list[pa.RecordBatch] = []
-    for lower, upper in lookup.ranges:
+    for lower, upper in ranges:
         key_range = _entry_range(lower, upper)
         if key_range.is_empty:
             continue
         short = txn.read_key_range(
-            lookup.index.tablet_id, key_range, projection, SHORT_RANGE, snapshot=spec.snapshot
+            index.tablet_id, key_range, projection, SHORT_RANGE, snapshot=snapshot
         )
         if short is not None:
             batches.append(short)
@@ -478,9 +505,9 @@ def _primary_keys(
                 if upper is not None
                 else ColumnPredicate.range(IKEY, lower),
             ),
-            snapshot=spec.snapshot,
+            snapshot=snapshot,
         )
-        batches.extend(b for b in txn.scan(lookup.index.tablet_id, index_spec) if b.num_rows)
+        batches.extend(b for b in txn.scan(index.tablet_id, index_spec) if b.num_rows)
     if not batches:
         return pa.table({str(c): pa.array([], pa.null()) for c in projection})
     return pa.Table.from_batches(batches)

@@ -139,8 +139,7 @@ def read(
         if not batch.num_rows:
             continue
         if predicates:
-            masks = [p.evaluate(batch.column(needed.index(p.column_id))) for p in predicates]
-            batch = batch.filter(functools.reduce(pc.and_, masks))
+            batch = matching(batch, needed, predicates)
         if needed != spec.projection:
             batch = batch.select([needed.index(c) for c in spec.projection])
         if remaining is not None:
@@ -151,3 +150,11 @@ def read(
         if remaining == 0:
             break
     return out
+
+
+def matching(
+    batch: pa.RecordBatch, columns: tuple[ColumnId, ...], predicates: Sequence[ColumnPredicate]
+) -> pa.RecordBatch:
+    """The rows of ``batch`` (``columns`` in order) that satisfy every one of ``predicates``."""
+    masks = [p.evaluate(batch.column(columns.index(p.column_id))) for p in predicates]
+    return batch.filter(functools.reduce(pc.and_, masks))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import duckdb
@@ -21,7 +21,8 @@ from catalog.table import TableInfo
 from sql.common.datatypes import to_wire, wire_oid
 from sql.common.result import ReadPause, ResultColumn
 from sql.common.time_zones import UTC_ZONE
-from sql.execution import executor, index_scan, point_read, system_view_rows
+from sql.execution import executor, index_scan, point_read, read_plan, system_view_rows
+from sql.execution.direct_shape import DirectShape
 from sql.execution.table_activity import SessionActivity, TableActivity
 from sql.planner import system_views
 from sql.planner.binder import BoundQuery, bind_query
@@ -32,7 +33,6 @@ from storage.data_type import TabletId
 from storage.errors import OutOfMemory
 from storage.predicate import PredicateKind, ScanSpec
 from storage.scan_stats import ScanStats as TabletScanStats
-from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
 
@@ -102,6 +102,7 @@ class QueryRunner:
                     ),
                     activity=self.activity if txn is not None else None,
                     partial_indexes=binding.scan.partial_indexes,
+                    index_plans=binding.scan.index_plans,
                 )
                 cursor.register(binding.view, source)
         return cursor
@@ -185,12 +186,17 @@ class QueryRunner:
         binding = compiled.views[0]
         if binding.snapshot is not None or self._read_snapshot() is not None:
             return None  # a time-travel read: ``run`` checks its snapshot first
+        plan = read_plan.of(compiled)
+        if plan is not None:
+            read = plan.read(txn, params)
+            if read is not None:
+                return self._planned_rows(compiled, plan, read)
         scan = binding.scan
         spec = execution_spec(scan, params)
         if not _is_pushed(compiled, spec):
             return None
         table = scan.table
-        lookup = index_scan.choose(table, spec, scan.partial_indexes)
+        lookup = index_scan.choose(table, spec, scan.partial_indexes, scan.index_plans)
         found: list[tuple[TabletId, pa.RecordBatch]]
         by_key = lookup is not None
         if lookup is not None:
@@ -206,7 +212,7 @@ class QueryRunner:
             # Keys found, the first by an equality: its key range has bounds (reads_key_range).
             by_key = bool(points) and implied[0].kind is PredicateKind.EQUALITY
             found = point_read.read(txn, points, spec, scan.tablet_ids(spec), implied)
-        shape = self._shape(compiled, spec)
+        shape = self._shape(compiled, spec.projection)
         remaining = spec.limit
         zone = self.zone.arrow
         rows, out = 0, []
@@ -225,13 +231,33 @@ class QueryRunner:
             activity.scanned(table.tablet_ids[0], by_key, rows, 0)
         return shape.columns, out
 
-    def _shape(self, compiled: CompiledQuery, spec: ScanSpec) -> DirectShape:
+    def _planned_rows(
+        self, compiled: CompiledQuery, plan: read_plan.ReadPlan, found: list[pa.RecordBatch]
+    ) -> tuple[tuple[ResultColumn, ...], list[pa.RecordBatch]]:
+        """``read_by_key``'s answer from the rows its ``ReadPlan`` read (by key or index)."""
+        assert compiled.direct is not None, "a ReadPlan is a direct read's"
+        columns = self.describe(compiled)
+        shape = plan.shape
+        if shape is None or shape.columns is not columns:
+            shape = plan.shape = DirectShape.of(columns, compiled.direct, plan.projection)
+        zone = self.zone.arrow
+        rows, out = 0, []
+        for batch in found:
+            self._check_cancel()
+            rows += batch.num_rows
+            out.append(shape.wire_batch(batch, zone))
+        activity = self.direct_activity
+        if activity is not None and plan.table.tablet_ids:
+            activity.scanned(plan.table.tablet_ids[0], True, rows, 0)
+        return shape.columns, out
+
+    def _shape(self, compiled: CompiledQuery, projection: tuple[int, ...]) -> DirectShape:
         """The direct read's ``DirectShape``, made once per compiled query and description."""
         columns = self.describe(compiled)
         shape = compiled.direct_shape
         if not isinstance(shape, DirectShape) or shape.columns is not columns:
             assert compiled.direct is not None, "only direct queries have a shape"
-            shape = compiled.direct_shape = DirectShape.of(columns, compiled.direct, spec)
+            shape = compiled.direct_shape = DirectShape.of(columns, compiled.direct, projection)
         return shape
 
     def _run_direct(
@@ -255,11 +281,11 @@ class QueryRunner:
             spec = replace(spec, snapshot=snapshot)
             if pause is None:
                 txn.check_snapshot(snapshot)  # 72000 before any row, as ``ScanSource`` raises it
-        shape = self._shape(compiled, spec)
+        shape = self._shape(compiled, spec.projection)
         tablet_ids = scan.tablet_ids(spec)
         zone = self.zone.arrow
 
-        lookup = index_scan.choose(scan.table, spec, scan.partial_indexes)
+        lookup = index_scan.choose(scan.table, spec, scan.partial_indexes, scan.index_plans)
         points = point_read.keys_of(scan.table, spec) if lookup is None else None
         storage: list[TabletScanStats] = []
         paused = False
@@ -359,59 +385,6 @@ class QueryRunner:
                 cursor.interrupt()
 
 
-@dataclass(frozen=True, slots=True)
-class DirectShape:
-    """How a direct read's batches (its scan's projection) become wire-ready rows: which
-    column each output takes, as which type (worked out once, not per execution)."""
-
-    columns: tuple[ResultColumn, ...]
-    positions: tuple[int, ...]
-    names: list[str]
-    oids: tuple[int, ...]
-    typmods: tuple[int, ...]
-    plain: list[pa.Schema] = field(default_factory=list)
-    """The batch schema seen whose every column ``to_wire`` passes through unchanged, once
-    one was (``wire_batch``): ``to_wire`` decides by type alone (the zone aside, so never
-    for ``timestamptz``; nor for ``numeric`` or ``char(n)``), so a batch of that schema
-    needs only its columns picked."""
-
-    @classmethod
-    def of(
-        cls, columns: tuple[ResultColumn, ...], direct: list[ColumnSchema], spec: ScanSpec
-    ) -> DirectShape:
-        return cls(
-            columns,
-            tuple(spec.projection.index(c.id) for c in direct),
-            [c.name for c in columns],
-            tuple(c.type_oid for c in columns),
-            tuple(c.typmod for c in columns),
-        )
-
-    def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
-        plain = self.plain
-        if plain and batch.schema.equals(plain[0]):
-            return pa.RecordBatch.from_arrays(
-                [batch.column(i) for i in self.positions], names=self.names
-            )
-        sources = [batch.column(i) for i in self.positions]
-        arrays = [
-            to_wire(a, oid, zone, typmod)
-            for a, oid, typmod in zip(sources, self.oids, self.typmods, strict=True)
-        ]
-        out = pa.RecordBatch.from_arrays(arrays, names=self.names)
-        if (
-            not plain
-            and not any(oid in _BY_VALUE for oid in self.oids)
-            and all(a is source for a, source in zip(arrays, sources, strict=True))
-        ):
-            plain.append(batch.schema)
-        return out
-
-
-_BY_VALUE = frozenset((TypeOid.TIMESTAMPTZ, TypeOid.NUMERIC, TypeOid.BPCHAR))
-"""Result types ``to_wire`` may convert by more than the column's Arrow type."""
-
-
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:
     """Whether ``run`` answers ``compiled`` with ``params`` from the scan alone, without
     DuckDB: a direct query (``CompiledQuery.direct``) whose parameters let every predicate and
@@ -422,6 +395,9 @@ def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: i
     (``read_snapshot`` changes which versions are read, not whether the scan answers.)"""
     if compiled.direct is None:
         return False
+    plan = read_plan.of(compiled)
+    if plan is not None:
+        return plan.values(params) is not None
     return _is_pushed(compiled, execution_spec(compiled.views[0].scan, params))
 
 

@@ -76,6 +76,9 @@ class CompiledQuery:
     direct_shape: object = None
     """How a direct read's rows are made wire-ready (``runner.DirectShape``), kept here: a
     new plan (DDL, a new role) makes a new CompiledQuery."""
+    read_plan: object = None
+    """A direct read's way from its parameters to its rows (``read_plan.ReadPlan``), or the
+    mark that it has none, kept here as ``direct_shape`` is."""
     duckdb_tree: exp.Expr | None = None
     """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
     _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)

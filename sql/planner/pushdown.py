@@ -125,6 +125,14 @@ class PushedPredicate:
             return ColumnPredicate.is_null(column_id)
         return ColumnPredicate.is_not_null(column_id)
 
+    def equal_value(self, params: Sequence[object]) -> object | None:
+        """An ``=`` predicate's value with ``params`` (``build``'s ``ColumnPredicate.value``),
+        or None when it is not pushed this time (NULL, or a value not of the column's type)."""
+        try:
+            return self.operands[0].resolve(params, self.column.type)
+        except _Unconvertible:
+            return None
+
     def constant(self) -> ColumnPredicate | None:
         """The predicate when its operands are constants, else None (a ``$n``)."""
         try:
@@ -170,6 +178,11 @@ class ScanPlan:
     """``spec``'s parts that no parameter changes: the projection, and each predicate built
     already when its operands are constants (made at the first execution, once planning
     has added every predicate; keyed by their count)."""
+    index_plans: dict[tuple[frozenset[str], tuple[ColumnId, ...]], object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The index ``index_scan.choose`` plans per shape of this scan's all-equality specs
+    (``index_scan.IndexPlans``): kept with the plan, whose table DDL replaces."""
     _last: tuple[tuple[object, ...], ScanSpec] | None = field(
         default=None, init=False, repr=False, compare=False
     )

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from sql.common.datatypes import to_wire
 from sql.common.result import ResultColumn
-from sql.execution.runner import DirectShape
+from sql.execution.direct_shape import DirectShape
 from storage.type_oids import TypeOid
 
 
@@ -49,7 +49,7 @@ def test_plain_batches_pass_through_and_other_schemas_are_converted():
         [pa.array(["a", None]), pa.array([1, 2], pa.int32()), pa.array([7, 8])], schema=schema
     )
     _same(shape, plain)
-    assert shape.plain == [plain.schema]
+    assert shape.plain == [(plain.schema, False)]
     _same(shape, plain)
     large = pa.RecordBatch.from_arrays(
         [pa.array(["b"], pa.large_string()), pa.array([3], pa.int32()), pa.array([9])],
@@ -61,7 +61,7 @@ def test_plain_batches_pass_through_and_other_schemas_are_converted():
         names=["1", "2", "0"],
     )
     _same(shape, narrow)
-    assert shape.plain == [plain.schema]
+    assert shape.plain == [(plain.schema, False)]
 
 
 def test_types_converted_by_more_than_their_arrow_type_never_pass_through():
@@ -78,3 +78,28 @@ def test_types_converted_by_more_than_their_arrow_type_never_pass_through():
         for zone in ("UTC", "Europe/Berlin", "UTC"):
             _same(shape, batch, zone)
         assert shape.plain == [], column
+
+
+def test_a_batch_in_output_order_is_renamed_only_when_that_gives_the_picked_batch():
+    columns = (ResultColumn("v", TypeOid.INT8), ResultColumn("s", TypeOid.TEXT))
+    nullable = pa.RecordBatch.from_arrays(
+        [pa.array([1, None]), pa.array(["a", None])], names=["1", "2"]
+    )
+    shape = _shape(*columns, positions=(0, 1))
+    for _ in range(2):
+        _same(shape, nullable)
+    assert shape.plain == [(nullable.schema, True)]
+    schema = pa.schema([pa.field("0", pa.int64(), False), ("2", pa.string())])
+    keyed = pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array(["a", None])], schema=schema)
+    shape = _shape(*columns, positions=(0, 1))
+    for _ in range(2):
+        _same(shape, keyed)  # NOT NULL would survive a rename: picked instead
+    assert shape.plain == [(keyed.schema, False)]
+    tagged = nullable.replace_schema_metadata({"k": "v"})
+    shape = _shape(*columns, positions=(0, 1))
+    for batch in (nullable, tagged, nullable):
+        _same(shape, batch)  # another schema's metadata: converted, not renamed
+    reordered = _shape(*columns, positions=(1, 0))
+    for _ in range(2):
+        _same(reordered, pa.RecordBatch.from_arrays(nullable.columns[::-1], names=["2", "1"]))
+    assert [r for _, r in reordered.plain] == [False]

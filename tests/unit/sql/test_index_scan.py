@@ -92,6 +92,7 @@ def test_index_chosen_per_shape_is_the_index_judged_per_execution():
     table = _indexed_table()
     rng = random.Random(5)
     columns = [ColumnId(i) for i in range(0, 7)]
+    plans: index_scan.IndexPlans = {}
     for _ in range(3000):
         chosen = rng.sample(columns, rng.randint(1, 3))
         if rng.random() < 0.2:
@@ -99,29 +100,32 @@ def test_index_chosen_per_shape_is_the_index_judged_per_execution():
         predicates = tuple(ColumnPredicate.equality(c, rng.choice(_VALUES)) for c in chosen)
         spec = ScanSpec(projection=(ColumnId(0),), predicates=predicates)
         for partial in (frozenset(), frozenset({"t_f_part"})):
-            assert index_scan.choose(table, spec, partial) == index_scan._choose(
+            assert index_scan.choose(table, spec, partial, plans) == index_scan._choose(
                 table, spec, partial
             ), (predicates, partial)
+    assert len(plans) > 20  # the shapes were planned once each, then kept
 
 
 def test_index_chosen_per_shape_follows_a_changed_table():
-    # DDL makes a new TableInfo: the index kept for the old one must not serve it.
+    # DDL makes a new TableInfo, planned anew (a new ScanPlan, whose ``index_plans`` start
+    # empty): the index kept for the old one must not serve it.
     table = _indexed_table()
     spec = ScanSpec((ColumnId(0),), (ColumnPredicate.equality(ColumnId(2), "x"),))
-    found = index_scan.choose(table, spec)
+    kept: index_scan.IndexPlans = {}
+    found = index_scan.choose(table, spec, plans=kept)
     assert found is not None and found.index.name == "t_c"
     dropped = dataclasses.replace(table, indexes=tuple(i for i in table.indexes if i.name != "t_c"))
-    found = index_scan.choose(dropped, spec)
+    found = index_scan.choose(dropped, spec, plans={})
     assert found is not None and found.index.name == "t_cb"
     bare = dataclasses.replace(table, indexes=())
-    assert index_scan.choose(bare, spec) is None
+    assert index_scan.choose(bare, spec, plans={}) is None
     valid = dataclasses.replace(
         bare, indexes=(IndexInfo("t_c2", 9, TabletId(30), (ColumnId(2),), valid=False),)
     )
-    assert index_scan.choose(valid, spec) is None
+    assert index_scan.choose(valid, spec, plans={}) is None
     made_valid = dataclasses.replace(
         valid, indexes=(dataclasses.replace(valid.indexes[0], valid=True),)
     )
-    found = index_scan.choose(made_valid, spec)
+    found = index_scan.choose(made_valid, spec, plans={})
     assert found is not None and found.index.name == "t_c2"
-    assert index_scan.choose(table, spec).index.name == "t_c"  # type: ignore[union-attr]
+    assert index_scan.choose(table, spec, plans=kept).index.name == "t_c"  # type: ignore[union-attr]

@@ -1,0 +1,77 @@
+"""DirectShape: how a direct read's batches become wire-ready rows, worked out once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from sql.common.datatypes import to_wire
+from sql.common.result import ResultColumn
+from storage.schema import ColumnSchema
+from storage.type_oids import TypeOid
+
+
+@dataclass(frozen=True, slots=True)
+class DirectShape:
+    """How a direct read's batches (its scan's projection) become wire-ready rows: which
+    column each output takes, as which type (worked out once, not per execution)."""
+
+    columns: tuple[ResultColumn, ...]
+    positions: tuple[int, ...]
+    names: list[str]
+    oids: tuple[int, ...]
+    typmods: tuple[int, ...]
+    plain: list[tuple[pa.Schema, bool]] = field(default_factory=list)
+    """The batch schema seen whose every column ``to_wire`` passes through unchanged, once
+    one was (``wire_batch``): ``to_wire`` decides by type alone (the zone aside, so never
+    for ``timestamptz``; nor for ``numeric`` or ``char(n)``), so a batch of that schema
+    needs only its columns picked; and whether those are the batch's own, in order, and
+    renaming them gives just what picking them does (no field metadata or NOT NULL flag),
+    as renaming costs a fifth of picking.  One tuple, so sessions sharing the plan that
+    add one at once never pair a schema with another's answer."""
+
+    @classmethod
+    def of(
+        cls,
+        columns: tuple[ResultColumn, ...],
+        direct: list[ColumnSchema],
+        projection: tuple[int, ...],
+    ) -> DirectShape:
+        return cls(
+            columns,
+            tuple(projection.index(c.id) for c in direct),
+            [c.name for c in columns],
+            tuple(c.type_oid for c in columns),
+            tuple(c.typmod for c in columns),
+        )
+
+    def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch:
+        plain = self.plain
+        if plain and batch.schema.equals(plain[0][0], check_metadata=True):
+            if plain[0][1]:
+                return batch.rename_columns(self.names)
+            return pa.RecordBatch.from_arrays(
+                [batch.column(i) for i in self.positions], names=self.names
+            )
+        sources = [batch.column(i) for i in self.positions]
+        arrays = [
+            to_wire(a, oid, zone, typmod)
+            for a, oid, typmod in zip(sources, self.oids, self.typmods, strict=True)
+        ]
+        out = pa.RecordBatch.from_arrays(arrays, names=self.names)
+        if (
+            not plain
+            and not any(oid in _BY_VALUE for oid in self.oids)
+            and all(a is source for a, source in zip(arrays, sources, strict=True))
+        ):
+            renamed = self.positions == tuple(range(batch.num_columns)) and batch.rename_columns(
+                self.names
+            ).schema.equals(out.schema, check_metadata=True)
+            plain.append((batch.schema, renamed))
+        return out
+
+
+_BY_VALUE = frozenset((TypeOid.TIMESTAMPTZ, TypeOid.NUMERIC, TypeOid.BPCHAR))
+"""Result types ``to_wire`` may convert by more than the column's Arrow type."""

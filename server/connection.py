@@ -551,9 +551,10 @@ class Connection(ExtendedQuery):
         session = self._session
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
-        ended = self._registry.end_of_transaction(status)
-        if ended and any(p.is_streaming for p in ended):
-            await self._close_portals(ended)
+        if self._registry.portals:
+            ended = self._registry.end_of_transaction(status)
+            if ended and any(p.is_streaming for p in ended):
+                await self._close_portals(ended)
         self._send_parameter_changes()
         if status == "I":
             self._send_notifications()

@@ -49,6 +49,7 @@ class ClientStream(asyncio.Protocol):
         self._closed: asyncio.Future[None] | None = None
         self._is_write_paused = False
         self._is_read_paused = False
+        self._is_tls = False
         self.at_eof = False
         self._lost: BaseException | None = None
 
@@ -70,16 +71,19 @@ class ClientStream(asyncio.Protocol):
             return
         parked = self._parked
         if parked is not None and not waiter.done() and parked(waiter):
-            return  # answered every complete message, and waits again
+            self._resume_reading()  # answered every complete message, and waits again
+            return
         if self._waiter is waiter:
             self._waiter = self._parked = None
         if not waiter.done():
             waiter.set_result(True)
 
     def eof_received(self) -> bool:
+        """The client will send no more; the answers still being written go out (the
+        transport stays open, except over TLS, which cannot half-close)."""
         self.at_eof = True
         self._wake(False)
-        return False
+        return not self._is_tls
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.at_eof = True
@@ -189,7 +193,8 @@ class ClientStream(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         transport = await loop.start_tls(self.transport, self, context, server_side=True)
         assert transport is not None, "a server-side TLS upgrade has a transport"
-        self.transport = transport  # type: ignore[assignment]  # an SSL transport is a stream
+        self.transport = transport
+        self._is_tls = True
 
     # -- the rest of the transport ------------------------------------------------------------
 

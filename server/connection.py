@@ -43,7 +43,7 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -364,7 +364,7 @@ class Connection(ExtendedQuery):
 
     async def _serve(self) -> None:
         """Answer commands until Terminate or the end of the stream."""
-        self._handlers = {
+        self._handlers: dict[type[Any], Callable[[Any], Awaitable[None]]] = {
             m.Query: self._on_query,
             m.Parse: self._on_parse,
             m.Bind: self._on_bind,

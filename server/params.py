@@ -145,9 +145,7 @@ def _decoder(
     return lambda data: from_text(_client_text(data))
 
 
-def _plain_integer(
-    limit: int, from_text: Callable[[str], object]
-) -> Callable[[bytes], object]:
+def _plain_integer(limit: int, from_text: Callable[[str], object]) -> Callable[[bytes], object]:
     """An integer parameter's text read by ``int`` straight from its bytes when it is a plain
     in-range integer (the usual key); anything else (an underscore, which ``int`` allows and
     PostgreSQL 15 does not, a NUL, a bad or out-of-range value) takes ``from_text`` and its

@@ -30,6 +30,12 @@ thread, which waits.  Otherwise the event loop only moves bytes.  Output is coal
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
 
+Between commands the connection *parks* on its ``ClientStream``: commands that
+arrive are answered right in ``data_received`` (``_answer_arrived``), so a short
+statement costs one event-loop turn and no task wake-up; the first thing that
+has to wait (a thread hop, a slow client) hands the rest of that answering to
+the connection's task (``_Resumed``), which carries on exactly where it stopped.
+
 A CancelRequest reaches ``cancel_statement`` through the server's registry
 and calls ``Session.cancel()`` if a Query or Execute is in progress.
 """

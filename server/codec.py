@@ -734,6 +734,8 @@ def frame_rows(
     """DataRow messages of a few rows whose fields are already bytes (None for NULL),
     column by column: ``encode_data_rows`` without the arrays in between."""
     column_count = _I16.pack(len(columns))
+    if row_count == 1:
+        return _frame_row([column[0] for column in columns], column_count, type_code)
     out = bytearray()
     for row_idx in range(row_count):
         parts = [column_count]
@@ -747,6 +749,22 @@ def frame_rows(
         body = b"".join(parts)
         out += type_code + _I32.pack(4 + len(body)) + body
     return bytes(out)
+
+
+def _frame_row(values: list[bytes | None], column_count: bytes, type_code: bytes) -> bytes:
+    """One DataRow (a point select's answer) in one join."""
+    parts = [type_code, b"", column_count]
+    size = 6
+    for value in values:
+        if value is None:
+            parts.append(_NULL_FIELD)
+            size += 4
+        else:
+            parts.append(_I32.pack(len(value)))
+            parts.append(value)
+            size += 4 + len(value)
+    parts[1] = _I32.pack(size)
+    return b"".join(parts)
 
 
 def encode_data_rows(

@@ -30,6 +30,12 @@ thread, which waits.  Otherwise the event loop only moves bytes.  Output is coal
 points (ReadyForQuery, Flush) or when the buffer is full, with ``drain()``
 for backpressure.
 
+Between commands the connection *parks* on its ``ClientStream``: commands that
+arrive are answered right in ``data_received`` (``_answer_arrived``), so a short
+statement costs one event-loop turn and no task wake-up; the first thing that
+has to wait (a thread hop, a slow client) hands the rest of that answering to
+the connection's task (``_Resumed``), which carries on exactly where it stopped.
+
 A CancelRequest reaches ``cancel_statement`` through the server's registry
 and calls ``Session.cancel()`` if a Query or Execute is in progress.
 """
@@ -43,13 +49,14 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server import answers, codec, copy_protocol, metrics, timeouts
 from server import messages as m
 from server.auth import Authenticator
+from server.client_stream import ClientStream
 from server.config import Config
 from server.errors import as_db_error, error_response, is_fatal
 from server.extended_query import ExtendedQuery, close_portals_and_session
@@ -72,7 +79,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-READ_CHUNK_BYTES = 64 * 1024
 _EXTENDED_TYPES = (b"P", b"B", b"D", b"E", b"C", b"H")
 _READY_FOR_QUERY = {status: codec.encode(m.ReadyForQuery(status)) for status in "ITE"}
 """ReadyForQuery's three possible messages, framed once."""
@@ -82,13 +88,43 @@ class _Closed(Exception):
     """The connection ends: the client left, sent Terminate, or a FATAL error was reported."""
 
 
+def _admin_shutdown() -> AdminShutdown:
+    return AdminShutdown("terminating connection due to administrator command")
+
+
+class _Resumed:
+    """The rest of a coroutine that ran, outside any task, up to its first wait (``pending``):
+    awaiting this carries it on in the awaiting task, as ``await`` would have."""
+
+    __slots__ = ("_coroutine", "_pending")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, bool], pending: Any) -> None:
+        self._coroutine = coroutine
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, Any, bool]:
+        coroutine, pending = self._coroutine, self._pending
+        while True:
+            try:
+                sent = yield pending
+            except BaseException as exc:  # a cancel, thrown into the task: pass it on
+                try:
+                    pending = coroutine.throw(exc)
+                except StopIteration as stop:
+                    return bool(stop.value)
+            else:
+                try:
+                    pending = coroutine.send(sent)
+                except StopIteration as stop:
+                    return bool(stop.value)
+
+
 class Connection(ExtendedQuery):
     """Serves one client until it disconnects; its statements run on its own thread."""
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        stream: ClientStream,
         *,
         database: Database,
         config: Config,
@@ -103,8 +139,7 @@ class Connection(ExtendedQuery):
         super().__init__()
         self.process_id = process_id
         self.secret_key = secret_key
-        self._reader = reader
-        self._writer = writer
+        self._stream = stream
         self._database = database
         self._config = config
         self._thread = executor or ThreadPoolExecutor(
@@ -116,7 +151,7 @@ class Connection(ExtendedQuery):
         self._admit = admit
         """Takes a connection slot for a session, given whether its role is a superuser;
         raises TooManyConnections when none is left (the server's ``max_connections``)."""
-        self._decoder = codec.FrontendDecoder(config.max_message_size_bytes)
+        self._decoder = stream.decoder
         self._out = bytearray()
         self._session: Session | None = None
         self._registry = PortalRegistry()
@@ -134,10 +169,10 @@ class Connection(ExtendedQuery):
         self._is_shutting_down = False
         self._is_terminating = False
         self._task: asyncio.Task[Any] | None = None
-        self.peer: object = writer.get_extra_info("peername")
+        self.peer: object = stream.get_extra_info("peername")
         self._handshake = StartupHandshake(
             self,
-            writer,
+            stream,
             self._decoder,
             config=config,
             authenticator=authenticator,
@@ -151,7 +186,7 @@ class Connection(ExtendedQuery):
     async def run(self) -> None:
         """Serve the client; returns when the connection is closed."""
         self._task = asyncio.current_task()
-        sock = self._writer.get_extra_info("socket")
+        sock = self._stream.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
@@ -159,7 +194,7 @@ class Connection(ExtendedQuery):
                 await self._serve()
         except _Closed:
             pass
-        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+        except ConnectionError as exc:
             log.debug("connection %d lost: %s", self.process_id, exc)
         finally:
             await self._cleanup()
@@ -242,15 +277,15 @@ class Connection(ExtendedQuery):
             if portals or session is not None:
                 await asyncio.shield(self._run(close_portals_and_session, portals, session))
         except asyncio.CancelledError:
-            self._writer.close()
+            self._stream.close()
             self._thread.shutdown(wait=False)
             raise
         except Exception:
             log.exception("closing the session of connection %d failed", self.process_id)
         self._thread.shutdown(wait=False)
-        self._writer.close()
+        self._stream.close()
         with contextlib.suppress(ConnectionError, OSError):
-            await self._writer.wait_closed()
+            await self._stream.wait_closed()
         log.debug("connection %d closed", self.process_id)
 
     # -- I/O --------------------------------------------------------------------------------
@@ -270,17 +305,16 @@ class Connection(ExtendedQuery):
 
     async def flush(self) -> None:
         if self._write_out():
-            await self._writer.drain()
+            await self._stream.drain()
 
     def _write_out(self) -> bool:
         """Hand the queued output to the transport; True when the client is slow to read it
         (or left), so ``drain()`` must be awaited before more is queued."""
-        writer = self._writer
+        stream = self._stream
         if self._out:
-            writer.write(bytes(self._out))
-            self._out.clear()
-        transport = writer.transport
-        return transport.is_closing() or transport.get_write_buffer_size() > 0
+            stream.write(self._out)
+            self._out = bytearray()
+        return stream.is_slow()
 
     async def receive(self) -> m.FrontendMessage | None:
         """The next frontend message, or None at end of stream."""
@@ -297,17 +331,13 @@ class Connection(ExtendedQuery):
             raise AdminShutdown("terminating connection due to administrator command")
         self._is_reading = True
         try:
-            data = await self._reader.read(READ_CHUNK_BYTES)
+            return await self._stream.read_more()
         except asyncio.CancelledError:
             if not self._is_shutting_down:
                 raise
             raise AdminShutdown("terminating connection due to administrator command") from None
         finally:
             self._is_reading = False
-        if not data:
-            return False
-        self._decoder.feed(data)
-        return True
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the connection's statement thread: it may block on SQL.
@@ -339,7 +369,8 @@ class Connection(ExtendedQuery):
     # -- message loop -----------------------------------------------------------------------
 
     async def _serve(self) -> None:
-        handlers: dict[type[Any], Callable[[Any], Any]] = {
+        """Answer commands until Terminate or the end of the stream."""
+        self._handlers: dict[type[Any], Callable[[Any], Awaitable[None]]] = {
             m.Query: self._on_query,
             m.Parse: self._on_parse,
             m.Bind: self._on_bind,
@@ -348,14 +379,18 @@ class Connection(ExtendedQuery):
             m.Close: self._on_close,
             m.Flush: self._on_flush,
         }
+        while await self._answer_buffered():
+            if not await self._await_command():
+                return
+
+    async def _answer_buffered(self) -> bool:
+        """Answer every complete message in the decoder, in order; False once the connection
+        is to end (Terminate), True when more input is needed."""
+        handlers = self._handlers
         decoder = self._decoder
         while True:
             try:
-                # A message already buffered (the Describe, Execute and Sync after a Bind, the
-                # next statement of a pipeline) is taken without the coroutines a read may need.
-                message = decoder.next_message() if self._takes_buffered() else None
-                if message is None:
-                    message = await self._receive_command()
+                message = decoder.next_message()
             except DbError as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
@@ -363,10 +398,13 @@ class Connection(ExtendedQuery):
                     is_extended = self._decoder.last_type_code in _EXTENDED_TYPES
                     await self._on_error(exc, is_extended=is_extended)
                 continue
+            if message is None:
+                return True
+            self._is_idle = False
             handler = handlers.get(type(message))
             if handler is None:
-                if message is None or isinstance(message, m.Terminate):
-                    return
+                if isinstance(message, m.Terminate):
+                    return False
                 if isinstance(message, m.Sync):
                     self._skip_until_sync = False
                     await self._sync()
@@ -380,39 +418,69 @@ class Connection(ExtendedQuery):
             except _Closed:
                 raise
             except ConnectionError:
-                return  # the client left mid-statement (during COPY FROM STDIN, say)
+                return False  # the client left mid-statement (during COPY FROM STDIN, say)
             except Exception as exc:
                 if is_fatal(exc):
                     await self._fatal(exc)
                 await self._on_error(exc, is_extended=not isinstance(message, m.Query))
 
-    def _takes_buffered(self) -> bool:
-        """Whether the next message may be taken from the decoder's buffer as it is: not when
-        idle in a transaction block, where ``_receive_command`` times the wait for it."""
-        if not self._is_idle:
-            return True
-        session = self._session
-        if session is None or session.transaction_status != "I":
-            return False
-        self._is_idle = False
-        return True
+    async def _await_command(self) -> bool:
+        """Wait for the next command; False at the end of the stream.
 
-    async def _receive_command(self) -> m.FrontendMessage | None:
-        """The next message; idle in a transaction block too long, the connection ends (25P03)."""
-        assert self._session is not None, "commands arrive only after startup"
-        timeout_ms = 0
-        if self._is_idle and self._session.transaction_status != "I":
-            setting = self._session.settings.get("idle_in_transaction_session_timeout")
-            timeout_ms = timeouts.milliseconds(setting)
-        self._is_idle = False
-        if timeout_ms <= 0:
-            return await self.receive()
+        Parked without a timeout, the commands that arrive are answered as they arrive
+        (``_answer_arrived``) and this returns only when one of them has to wait.  Idle in a
+        transaction block too long, the connection ends (25P03)."""
+        if self._is_shutting_down:
+            await self._fatal(_admin_shutdown())
+        timeout_ms = self._idle_timeout_ms()
+        self._is_reading = True
         try:
-            return await asyncio.wait_for(self.receive(), timeout_ms / 1000)
+            if timeout_ms > 0:
+                return await asyncio.wait_for(self._stream.read_more(), timeout_ms / 1000)
+            outcome = await self._stream.park(self._answer_arrived)
+        except asyncio.CancelledError:
+            if not self._is_shutting_down:
+                raise
+            self._is_reading = False
+            await self._fatal(_admin_shutdown())
+            raise
         except TimeoutError:
+            self._is_reading = False
             log.info("connection %d: idle-in-transaction timeout", self.process_id)
             await self._fatal(timeouts.idle_in_transaction_error())
             raise
+        finally:
+            self._is_reading = False
+        if isinstance(outcome, _Resumed):
+            return await outcome
+        return bool(outcome)
+
+    def _idle_timeout_ms(self) -> int:
+        """idle_in_transaction_session_timeout when idle in a transaction block, else 0."""
+        session = self._session
+        if not self._is_idle or session is None or session.transaction_status == "I":
+            return 0
+        return timeouts.milliseconds(session.settings.get("idle_in_transaction_session_timeout"))
+
+    def _answer_arrived(self, waiter: asyncio.Future[Any]) -> bool:
+        """Answer the commands that arrived while parked, here in ``data_received``; True to
+        stay parked.  What has to wait (a thread hop, a slow client) is handed to the
+        connection's task through ``waiter`` as a ``_Resumed``."""
+        self._is_reading = False
+        answering = self._answer_buffered()
+        try:
+            pending = answering.send(None)
+        except StopIteration as stop:
+            if stop.value and not self._is_shutting_down and self._idle_timeout_ms() <= 0:
+                self._is_reading = True
+                return True
+            waiter.set_result(stop.value)
+            return False
+        except Exception as exc:
+            waiter.set_exception(exc)
+            return False
+        waiter.set_result(_Resumed(answering, pending))
+        return False
 
     def _begin_statement(self) -> None:
         """Mark a statement as running (cancel may reach it) and arm statement_timeout."""
@@ -489,9 +557,10 @@ class Connection(ExtendedQuery):
         session = self._session
         assert session is not None, "queries run only after startup"
         status = session.transaction_status
-        ended = self._registry.end_of_transaction(status)
-        if ended and any(p.is_streaming for p in ended):
-            await self._close_portals(ended)
+        if self._registry.portals:
+            ended = self._registry.end_of_transaction(status)
+            if ended and any(p.is_streaming for p in ended):
+                await self._close_portals(ended)
         self._send_parameter_changes()
         if status == "I":
             self._send_notifications()
@@ -499,7 +568,7 @@ class Connection(ExtendedQuery):
         self._is_idle = True
         session.report_idle()
         if self._write_out():
-            await self._writer.drain()  # wait for a slow client (or hear that it left)
+            await self._stream.drain()  # wait for a slow client (or hear that it left)
 
     def _send_notifications(self) -> None:
         assert self._session is not None, "notifications come once a session exists"
@@ -516,8 +585,8 @@ class Connection(ExtendedQuery):
             return
         self._send_notifications()
         if self._out:
-            self._writer.write(bytes(self._out))
-            self._out.clear()
+            self._stream.write(self._out)
+            self._out = bytearray()
 
     def _send_parameter_changes(self) -> None:
         assert self._session is not None, "parameters are reported once a session exists"

@@ -33,6 +33,11 @@ _ROW_DESCRIPTIONS_KEPT = 64
 _BIND_SHAPES_KEPT = 64
 """Statements' parameter decoders a connection keeps (``ExtendedQuery._bind_values``)."""
 _BIND_COMPLETE = codec.encode(m.BindComplete())
+_NO_DATA = codec.encode(m.NoData())
+_EXECUTE_ALL_MESSAGE = m.Execute("", 0)
+_EXECUTE_ALL = codec.encode_frontend(_EXECUTE_ALL_MESSAGE)
+_DESCRIBE_EXECUTE = codec.encode_frontend(m.Describe("P", "")) + _EXECUTE_ALL
+_SYNC = codec.encode_frontend(m.Sync())
 
 
 class _NoBatch(Exception):
@@ -59,6 +64,7 @@ class ExtendedQuery:
         async def flush(self) -> None: ...
         async def receive(self) -> m.FrontendMessage | None: ...
         async def _read_more(self) -> bool: ...
+        async def _sync(self) -> None: ...
         async def _run(self, fn: Callable[..., T], *args: Any) -> T: ...
         def _begin_statement(self) -> None: ...
         def _end_statement(self) -> None: ...
@@ -125,6 +131,13 @@ class ExtendedQuery:
             dropped = self._registry.close_portal("")
             if dropped:
                 await self._close_portals(dropped)
+            portal = self._bind(message)
+            await self._run_bound(portal)
+            return
+        self._bind(message)
+
+    def _bind(self, message: m.Bind) -> Portal:
+        """Make and register the portal a Bind asks for; BindComplete."""
         statement = self._registry.statement(message.statement)
         values = self._bind_values(message, statement)
         columns = statement.columns
@@ -136,6 +149,22 @@ class ExtendedQuery:
         portal = Portal(message.portal, statement, values, result_formats)
         self._registry.add_portal(portal)
         self._out += _BIND_COMPLETE
+        return portal
+
+    async def _run_bound(self, portal: Portal) -> None:
+        """The Describe and Execute of all rows a driver sends right after its Bind into the
+        unnamed portal, and the Sync after them, taken by their bytes (one comparison, no
+        decoding or dispatch of three messages) and answered as ``_on_describe``,
+        ``_on_execute`` and Sync answer them.  Any other message after the Bind is left for
+        the message loop."""
+        decoder = self._decoder
+        if decoder.next_if(_DESCRIBE_EXECUTE):
+            self._describe_portal(portal)
+        elif not decoder.next_if(_EXECUTE_ALL):
+            return
+        await self._on_execute(_EXECUTE_ALL_MESSAGE)
+        if decoder.next_if(_SYNC):
+            await self._sync()
 
     def _may_batch(self, first: m.Bind) -> bool:
         """Whether ``first`` may begin a run for ``_on_batch`` (checked without a coroutine:
@@ -258,13 +287,20 @@ class ExtendedQuery:
             columns = self._session.cursor_columns(message.name)
             formats = (0,) * len(columns)
         else:
-            portal = self._registry.portal(message.name)
-            columns = portal.columns()
-            formats = portal.formats()
+            self._describe_portal(self._registry.portal(message.name))
+            return
         if columns is None:
             self.send(m.NoData())
         else:
             self._out += self._row_description(columns, formats)
+
+    def _describe_portal(self, portal: Portal) -> None:
+        """RowDescription (or NoData) of a portal's rows, in the formats bound."""
+        columns = portal.columns()
+        if columns is None:
+            self._out += _NO_DATA
+        else:
+            self._out += self._row_description(columns, portal.formats())
 
     def _row_description(
         self, columns: tuple[ResultColumn, ...], formats: tuple[int, ...]

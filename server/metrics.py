@@ -114,7 +114,18 @@ REGISTRY.register(TALLY)
 @functools.lru_cache(maxsize=1024)
 def statement_kind(tag: str) -> str:
     """``INSERT 0 5`` -> ``INSERT``; ``CREATE TABLE`` stays."""
-    return " ".join(word for word in tag.split() if not word.isdigit()) or "EMPTY"
+    kind = _KINDS.get(tag)
+    if kind is None:
+        kind = " ".join(word for word in tag.split() if not word.isdigit()) or "EMPTY"
+        if len(_KINDS) >= _KINDS_KEPT:
+            _KINDS.clear()
+        _KINDS[tag] = kind
+    return kind
+
+
+_KINDS: dict[str, str] = {}
+"""Kinds by tag: the same few tags (``SELECT 1``, ``UPDATE 1``) end statement after statement."""
+_KINDS_KEPT = 1024
 
 
 @functools.cache

@@ -141,7 +141,29 @@ def _decoder(
 
         return from_binary
     from_text = _TEXT_DECODERS.get(type_oid, _identity)
+    if type_oid in _INTEGER_RANGES:
+        return _plain_integer(_INTEGER_RANGES[type_oid], from_text)
     return lambda data: from_text(_client_text(data))
+
+
+def _plain_integer(limit: int, from_text: Callable[[str], object]) -> Callable[[bytes], object]:
+    """An integer parameter's text read by ``int`` straight from its bytes when it is a plain
+    in-range integer (the usual key); anything else (an underscore, which ``int`` allows and
+    PostgreSQL 15 does not, a NUL, a bad or out-of-range value) takes ``from_text`` and its
+    errors."""
+
+    def decode(data: bytes) -> object:
+        if b"_" not in data:
+            try:
+                value = int(data)
+            except ValueError:
+                pass
+            else:
+                if -limit <= value < limit:
+                    return value
+        return from_text(_client_text(data))
+
+    return decode
 
 
 def _decode_text(text: str, type_oid: int, date_order: str, zone: str = "UTC") -> object:

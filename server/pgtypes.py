@@ -178,19 +178,25 @@ def _few_plain_rows(
         return None
     fields: list[list[bytes | None]] = []
     for idx, array in enumerate(batch.columns):
-        type_oid = type_oids[idx]
         if formats[idx] != 0:
             return None
-        kind = array.type
-        if type_oid in _INTEGER_OIDS and pa.types.is_integer(kind):
+        type_id = array.type.id
+        type_oid = type_oids[idx]
+        if type_id in _ARROW_INTEGER_IDS and type_oid in _INTEGER_OIDS:
             fields.append([None if v is None else str(v).encode() for v in array.to_pylist()])
-        elif type_oid in _PLAIN_TEXT_OIDS and (
-            pa.types.is_string(kind) or pa.types.is_large_string(kind)
-        ):
+        elif type_id in _ARROW_STRING_IDS and type_oid in _PLAIN_TEXT_OIDS:
             fields.append([None if v is None else v.encode() for v in array.to_pylist()])
         else:
             return None
     return frame_rows(fields, batch.num_rows, type_code)
+
+
+_ARROW_INTEGER_IDS = frozenset(
+    t.id
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())
+    + (pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
+)
+_ARROW_STRING_IDS = frozenset((pa.string().id, pa.large_string().id))
 
 
 def _few_integers_text(array: pa.Array) -> ColumnValues:

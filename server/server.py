@@ -18,6 +18,7 @@ idle connections at once with FATAL 57P01, give running statements
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import logging
 import secrets
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from server import metrics
 from server.auth import Authenticator, TrustAuthenticator
+from server.client_stream import ClientStream
 from server.config import Config
 from server.connection import Connection
 from storage.errors import TooManyConnections
@@ -67,8 +69,9 @@ class Server:
 
     async def start(self) -> tuple[str, int]:
         """Start listening; returns the bound host and port (the real one when port is 0)."""
-        self._listener = await asyncio.start_server(
-            self._accept, self._config.host, self._config.port, reuse_address=True
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(
+            self._client_stream, self._config.host, self._config.port, reuse_address=True
         )
         host, port = self._listener.sockets[0].getsockname()[:2]
         return host, port
@@ -90,11 +93,19 @@ class Server:
         log.info("cancel request for backend %d", process_id)
         connection.cancel_statement()
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _client_stream(self) -> ClientStream:
+        """A new client's protocol; once connected it is served in a task of its own."""
+        return ClientStream(self._config.max_message_size_bytes, on_connected=self._connected)
+
+    def _connected(self, stream: ClientStream) -> None:
+        task = asyncio.get_running_loop().create_task(self._accept(stream))
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(_served, stream))
+
+    async def _accept(self, stream: ClientStream) -> None:
         process_id = self._allocate_process_id()
         connection = Connection(
-            reader,
-            writer,
+            stream,
             database=self._database,
             config=self._config,
             authenticator=self._authenticator,
@@ -153,3 +164,13 @@ class Server:
                 for connection in list(self._connections.values()):
                     connection.cancel_statement()
                 await asyncio.wait(pending, timeout=self._config.shutdown_grace_s)
+
+
+def _served(stream: ClientStream, task: asyncio.Task[None]) -> None:
+    """A connection's task ended: one that failed is logged and its socket closed."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.error("connection failed", exc_info=exc)
+        stream.close()

@@ -13,12 +13,12 @@ CancelRequest is handed to the server and the connection closes.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from server import messages as m
 from server.auth import Authenticator, AuthExchange
@@ -58,6 +58,16 @@ def command_line_settings(options: str) -> dict[str, str]:
     return settings
 
 
+class RawWriter(Protocol):
+    """The connection's socket, for the single-byte SSLRequest answers and the TLS upgrade."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    async def start_tls(self, context: ssl.SSLContext) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Startup:
     """What an authenticated StartupMessage asks for: who, which database, which settings."""
@@ -78,7 +88,7 @@ class StartupHandshake:
     def __init__(
         self,
         exchange: AuthExchange,
-        writer: asyncio.StreamWriter,
+        writer: RawWriter,
         decoder: FrontendDecoder,
         *,
         config: Config,

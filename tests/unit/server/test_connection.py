@@ -16,6 +16,7 @@ import pytest
 from server import codec
 from server import messages as m
 from server.auth import TrustAuthenticator
+from server.client_stream import ClientStream
 from server.config import Config
 from server.connection import Connection
 from tests.unit.server.fake_sql import INT4, TEXT, FakeDatabase
@@ -76,6 +77,48 @@ class MemoryWriter:
         return default
 
 
+class LoopbackTransport(asyncio.Transport):
+    """A transport that keeps what the server writes; closing it ends the connection."""
+
+    def __init__(self, stream: ClientStream) -> None:
+        super().__init__()
+        self.stream = stream
+        self.data = bytearray()
+        self.writes = 0
+        self.closed = False
+
+    def write(self, data: Any) -> None:
+        self.data += data
+        self.writes += 1
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            asyncio.get_running_loop().call_soon(self.stream.connection_lost, None)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def connected(data: bytes, config: Config) -> tuple[ClientStream, LoopbackTransport]:
+    """A client stream that has received ``data`` and then the end of the stream."""
+    stream = ClientStream(config.max_message_size_bytes)
+    transport = LoopbackTransport(stream)
+    stream.connection_made(transport)
+    stream.data_received(data)
+    stream.eof_received()
+    return stream, transport
+
+
 STARTUP = m.StartupMessage(parameters={"user": "alice", "database": "nyala"})
 
 
@@ -91,13 +134,11 @@ def converse(
     cancels: list[tuple[int, int]] = []
 
     async def run() -> bytes:
-        reader = asyncio.StreamReader()
-        reader.feed_data(b"".join(codec.encode_frontend(msg) for msg in client) + raw)
-        reader.feed_eof()
-        writer = MemoryWriter()
+        stream, transport = connected(
+            b"".join(codec.encode_frontend(msg) for msg in client) + raw, Config(**config)
+        )
         connection = Connection(
-            reader,
-            writer,  # type: ignore[arg-type]
+            stream,
             database=database,  # type: ignore[arg-type]
             config=Config(**config),
             executor=executor or InlineExecutor(),
@@ -107,8 +148,8 @@ def converse(
             on_cancel_request=lambda pid, key: cancels.append((pid, key)),
         )
         await connection.run()
-        assert writer.closed
-        return bytes(writer.data)
+        assert transport.closed
+        return bytes(transport.data)
 
     output = asyncio.run(run())
     database.cancels = cancels  # type: ignore[attr-defined]
@@ -432,14 +473,12 @@ def test_output_is_coalesced_until_the_sync_point():
     writer_counts = []
 
     async def run() -> None:
-        reader = asyncio.StreamReader()
         messages = [STARTUP] + [m.Query("insert")] * 3 + [m.Terminate()]
-        reader.feed_data(b"".join(codec.encode_frontend(msg) for msg in messages))
-        reader.feed_eof()
-        writer = MemoryWriter()
+        stream, transport = connected(
+            b"".join(codec.encode_frontend(msg) for msg in messages), Config()
+        )
         connection = Connection(
-            reader,
-            writer,
+            stream,
             database=FakeDatabase(),
             config=Config(),  # type: ignore[arg-type]
             executor=InlineExecutor(),
@@ -449,7 +488,7 @@ def test_output_is_coalesced_until_the_sync_point():
             on_cancel_request=lambda pid, key: None,
         )
         await connection.run()
-        writer_counts.append(writer.writes)
+        writer_counts.append(transport.writes)
 
     asyncio.run(run())
     assert writer_counts == [4]

@@ -62,7 +62,12 @@ from storage.fs import (
     make_dir,
     read_checksummed_json,
 )
-from storage.key_encoding import encode_key, encode_keys
+from storage.key_encoding import (
+    encode_integer_keys,
+    encode_key,
+    encode_keys,
+    integer_key_width,
+)
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import KeyRange, ScanSpec
@@ -168,6 +173,7 @@ class Tablet:
         self.row_locks = RowLockTable()
         """Row locks that are not provisional writes (row_locks.py); under the tablet lock."""
         self._key_types = [c.type for c in schema.key_columns]
+        self._integer_key = integer_key_width(self._key_types)
         self._checked_columns: dict[tuple[ColumnId, ...], Schema] = {}
         """Projections ``read_keys`` found in the schema (the one they were checked against)."""
         self.directory = directory
@@ -1087,6 +1093,8 @@ class Tablet:
 
     def _encode_keys(self, columns: dict[int, pa.Array]) -> list[bytes]:
         arrays = [columns[c.id] for c in self.schema.key_columns]
+        if self._integer_key is not None and len(arrays[0]) <= _PYTHON_ENCODED:
+            return encode_integer_keys(arrays[0].to_pylist(), self._integer_key)
         if len(arrays[0]) <= _PYTHON_ENCODED:
             types = self._key_types
             rows = zip(*(a.to_pylist() for a in arrays), strict=True)

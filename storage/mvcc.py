@@ -182,7 +182,8 @@ class MvccManager:
         # Taking now() under the lock orders this against start_commit: a commit not yet
         # in flight will get a larger timestamp than the snapshot handed out here.
         safe = Timestamp(min(self._in_flight) - 1) if self._in_flight else self._clock.now()
-        self._safe_floor = Timestamp(max(self._safe_floor, safe))
+        if safe > self._safe_floor:
+            self._safe_floor = safe
         return self._safe_floor
 
     def wait_for_safe_time(self, ts: Timestamp) -> None:

@@ -110,6 +110,24 @@ class _KeyBlock:
             lo, hi = pos, bisect.bisect_right(column, word, pos + 1, hi)
         raise AssertionError("a block of records has at least one word")
 
+    def locate_many(self, keys: list[bytes]) -> np.ndarray | None:
+        """The position of each of ``keys`` in the block, -1 where it is absent, with one
+        ``numpy.searchsorted`` for them all; None unless the block's keys are one integer
+        word each (``single``) and every probe is as wide as they are."""
+        width = self.width
+        if not self.single or any(len(key) != width for key in keys):
+            return None
+        column = self.columns[0]
+        raw = np.frombuffer(b"".join(keys), np.uint8).reshape(len(keys), width)
+        padded = np.zeros((len(keys), 8), np.uint8)
+        padded[:, :width] = raw
+        words = padded.view(">u8").ravel().astype(np.uint64)
+        pos = np.searchsorted(column, words)
+        inside = pos < self.rows
+        hit = np.zeros(len(keys), bool)
+        hit[inside] = column[pos[inside]] == words[inside]
+        return np.where(hit, pos, -1)
+
     def search(self, key: bytes) -> int:
         """Where ``key`` would go in the block (bisect_left)."""
         return self.locate(key)[0]
@@ -125,6 +143,8 @@ class _KeyBlock:
 
 
 _PAD_SLACK = 2
+_VECTORISED = 16
+"""From this many keys in one block, ``lookup_sorted`` searches them with numpy at once."""
 """Keys of differing widths are padded when that at most doubles their bytes (plus 16 a key)."""
 
 KEY_BLOCKS: BlockCache[_KeyBlock] = BlockCache(64 << 20)
@@ -183,16 +203,23 @@ class KeyIndex:
         reading each block once however many of the keys fall in it."""
         max_keys, starts = self._block_max_keys, self._starts
         out: list[int | None] = []
-        idx, block = -1, None
-        for key in keys:
-            if block is None or key > max_keys[idx]:
-                idx = bisect.bisect_left(max_keys, key, idx + 1)
-                if idx >= len(max_keys):
-                    out += [None] * (len(keys) - len(out))
-                    break
-                block = self._block(idx)
-            pos, found = block.locate(key)
-            out.append(starts[idx] + pos if found else None)
+        first, idx = 0, 0
+        while first < len(keys):
+            idx = bisect.bisect_left(max_keys, keys[first], idx)
+            if idx >= len(max_keys):
+                out += [None] * (len(keys) - first)
+                break
+            end = bisect.bisect_right(keys, max_keys[idx], first)
+            block, start = self._block(idx), starts[idx]
+            inside = keys[first:end]
+            found = block.locate_many(inside) if len(inside) >= _VECTORISED else None
+            if found is None:
+                for key in inside:
+                    pos, there = block.locate(key)
+                    out.append(start + pos if there else None)
+            else:
+                out += [start + pos if pos >= 0 else None for pos in found.tolist()]
+            first, idx = end, idx + 1
         return out
 
     def keys_at(self, rowids: list[int]) -> list[bytes]:

@@ -191,3 +191,27 @@ def test_random_keys_of_any_shape_match_bisect(tmp_path: Path, seed: int) -> Non
         _check(index, keys, probes)
         index_keys = list(range(len(keys)))
         assert index.keys_at(index_keys) == keys
+
+
+@pytest.mark.parametrize("kind", [TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64])
+@pytest.mark.parametrize("block_rows", [16, 200, 10_000])
+def test_many_sorted_lookups_at_once_find_what_one_by_one_finds(
+    tmp_path: Path, kind: TypeKind, block_rows: int
+) -> None:
+    # A batch's keys searched per block with one numpy searchsorted (integer keys, probes
+    # of their width) against bisect; probes of other widths take the one-by-one search.
+    data_type = DataType(kind)
+    low, high = data_type.integer_range
+    rng = np.random.default_rng(block_rows)
+    values = np.unique(rng.integers(low, high, 600, endpoint=True))
+    values = np.unique(np.concatenate([values, [low, -1, 0, 1, high]]))
+    keys = encode_keys([pa.array(values, data_type.arrow_type)], [data_type])
+    index = _index(tmp_path, keys, block_rows)
+    probes = encode_keys(
+        [pa.array(rng.integers(low, high, 900, endpoint=True), data_type.arrow_type)],
+        [data_type],
+    )
+    for batch in (sorted(probes + keys[::2]), sorted(probes + keys[::3] + [keys[0][:-1], b""])):
+        position = {key: rowid for rowid, key in enumerate(keys)}
+        assert index.lookup_sorted(batch) == [position.get(k) for k in batch]
+        assert index.lookup_sorted(batch) == [index.find(k) for k in batch]

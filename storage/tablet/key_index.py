@@ -16,6 +16,7 @@ big enough that random lookups into a table of millions of rows hit.
 from __future__ import annotations
 
 import bisect
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,8 @@ class _KeyBlock:
     uneven to pad cheaply (a few long ones) are kept as a list of bytes instead."""
 
     __slots__ = (
-        "rows", "prefix", "width", "tag", "size", "single", "columns", "words", "listed", "nbytes"
+        "rows", "prefix", "width", "tag", "size", "single", "columns", "words", "unpack",
+        "listed", "nbytes",
     )  # fmt: skip
 
     def __init__(self, keys: pa.Array) -> None:
@@ -56,6 +58,8 @@ class _KeyBlock:
             return
         self.prefix, self.width, self.tag, self.columns = made
         self.size = 8 * len(self.columns)
+        self.unpack = struct.Struct(f">{len(self.columns)}Q").unpack
+        """A record's words as ints, in one call."""
         self.words = [c.data for c in self.columns]
         self.single = not self.prefix and not self.tag and len(self.columns) == 1
         self.nbytes = 128 + sum(c.nbytes for c in self.columns)
@@ -94,19 +98,28 @@ class _KeyBlock:
             record += len(key).to_bytes(tag)
         if len(record) < self.size:
             record = record.ljust(self.size, b"\0")
+        probe = self.unpack(record)
+        exact = tag > 0 or len(key) == width
+        words = self.words
+        last = len(words) - 1
         lo, hi = 0, self.rows
-        last = len(self.words) - 1
-        for j, column in enumerate(self.words):
-            word = int.from_bytes(record[8 * j : 8 * j + 8])
+        for j, column in enumerate(words):
+            word = probe[j]
             if j == last:
                 if right:
                     return bisect.bisect_right(column, word, lo, hi), False
                 pos = bisect.bisect_left(column, word, lo, hi)
-                found = pos < hi and column[pos] == word and (tag > 0 or len(key) == width)
-                return pos, found
+                return pos, exact and pos < hi and column[pos] == word
             pos = bisect.bisect_left(column, word, lo, hi)
             if pos == hi or column[pos] != word:
                 return pos, False
+            if pos + 1 == hi or column[pos + 1] != word:
+                # One key left that could equal the probe: its other words decide.
+                for k in range(j + 1, last + 1):
+                    held = words[k][pos]
+                    if held != probe[k]:
+                        return (pos + 1 if held < probe[k] else pos), False
+                return (pos + 1, False) if right else (pos, exact)
             lo, hi = pos, bisect.bisect_right(column, word, pos + 1, hi)
         raise AssertionError("a block of records has at least one word")
 

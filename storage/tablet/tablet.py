@@ -175,6 +175,9 @@ class Tablet:
         self._key_types = [c.type for c in schema.key_columns]
         self._integer_key = integer_key_width(self._key_types)
         self._checked_columns: dict[tuple[ColumnId, ...], Schema] = {}
+        self._unasked = ScanStats()
+        """The counters of point reads whose caller passed none, only touched under the
+        tablet lock: making a ScanStats per read cost more than the read's own counting."""
         """Projections ``read_keys`` found in the schema (the one they were checked against)."""
         self.directory = directory
         doc = doc or {}
@@ -890,16 +893,16 @@ class Tablet:
             if len(self._checked_columns) >= 256:
                 self._checked_columns.clear()
             self._checked_columns[columns] = self.schema
-        stats = stats or ScanStats()
-        before = stats.delta_stores_read
         with self._lock:
+            counted = self._unasked if stats is None else stats
+            before = counted.delta_stores_read
             memrowsets = (
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
             batch = point_read.read_keys(
-                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, stats
+                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, counted
             )
-        self.delta_lookups += stats.delta_stores_read - before
+            self.delta_lookups += counted.delta_stores_read - before
         return batch
 
     def read_key_range(
@@ -940,8 +943,9 @@ class Tablet:
             memrowsets = (
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
+            counted = self._unasked if stats is None else stats
             return point_read.keys_in_range(
-                memrowsets, self.rowsets, key_range, snapshot, reader, stats or ScanStats(), most
+                memrowsets, self.rowsets, key_range, snapshot, reader, counted, most
             )
 
     def _scan(

@@ -4,7 +4,7 @@ No server, no SQL: a 100,000-row tablet (``k bigint`` key, ``v bigint``, ``s tex
 one engine, and the microseconds of ``Transaction.read_keys`` of one random key with the
 rows in the MemRowSet, in DiskRowSets, with DeltaMemStore updates, with REDO files and
 at an old snapshot (time travel through UNDO records); a prefix read of an index-shaped
-tablet (``read_range``); an UPDATE and a DELETE by key (``Transaction.update`` /
+tablet (``read_range``, and ``keys_in_range`` as an index lookup reads it); an UPDATE and a DELETE by key (``Transaction.update`` /
 ``delete`` and commit, WAL without fsync).  Each figure is the process's CPU time per
 call of a tight loop (less moved by other work than wall time; still compare runs taken
 together).  ``--profile FILE`` writes cProfile statistics of the whole run.
@@ -151,8 +151,15 @@ def run(rows: int, count: int) -> None:
                 batch = txn.read_range(IDX, spec, 64)
                 assert batch is not None and batch.num_rows == 1
 
+            def entries(i: int) -> None:
+                code = codes[i]
+                spec = ScanSpec((), (ColumnPredicate.range(IKEY, code, code + b"\0"),))
+                found = txn.keys_in_range(IDX, spec.key_range(INDEX), 64)
+                assert found is not None and len(found) == 1
+
             txn = engine.begin(read_only=True)
             _time("read_range index prefix", count, prefix)
+            _time("keys_in_range index prefix", count, entries)
             txn.rollback()
 
             def update(i: int) -> None:

@@ -109,16 +109,35 @@ def _stream_parts(op: WriteOp) -> list[bytes | pa.Buffer]:
     without the writer's Python objects (a third of a one-row write's encoding)."""
     batch = op.batch
     schema = batch.schema
-    if any(pa.types.is_dictionary(t) for t in schema.types):
+    head = _schema_message(schema)
+    if head is None:
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, schema, options=_IPC_OPTIONS) as writer:
             writer.write_batch(batch)
         data = sink.getvalue()
         return [_OP_HEADER.pack(op.tablet_id, op.kind, data.size), data]
-    head = schema.serialize()
     body = batch.serialize()
     size = head.size + body.size + len(_END_OF_STREAM)
     return [_OP_HEADER.pack(op.tablet_id, op.kind, size), head, body, _END_OF_STREAM]
+
+
+_RECENT_SCHEMAS = 16
+_schema_messages: tuple[tuple[pa.Schema, pa.Buffer | None], ...] = ()
+"""The IPC schema messages of the schemas written last (None for one with dictionaries):
+a write by key logs the same few schemas again and again, and making the message and
+looking for dictionaries costs more than the batch's own message."""
+
+
+def _schema_message(schema: pa.Schema) -> pa.Buffer | None:
+    """``schema.serialize()``, or None when a field is dictionary-encoded."""
+    global _schema_messages
+    known = _schema_messages
+    for seen, message in known:
+        if seen is schema or seen.equals(schema, check_metadata=True):
+            return message
+    made = None if any(pa.types.is_dictionary(t) for t in schema.types) else schema.serialize()
+    _schema_messages = ((schema, made), *known[: _RECENT_SCHEMAS - 1])
+    return made
 
 
 _LOCK_MODE = b"nyala.row_lock_mode"

@@ -42,6 +42,7 @@ _INT_WIDTH_BYTES = {
     TypeKind.DATE: 4,
     TypeKind.TIMESTAMP: 8,
 }
+_PLAIN_INTEGERS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64)
 _ARROW_INT = {1: pa.int8(), 2: pa.int16(), 4: pa.int32(), 8: pa.int64()}
 _BYTES_KINDS = (TypeKind.STRING, TypeKind.VARCHAR, TypeKind.BINARY)
 _DECIMAL_WIDTH_BYTES = 16
@@ -125,6 +126,22 @@ def encode_key(values: Sequence[object], types: Sequence[DataType]) -> bytes:
         encode_value(value, data_type, is_last=idx == last)
         for idx, (value, data_type) in enumerate(zip(values, types))
     )
+
+
+def integer_key_width(types: Sequence[DataType]) -> int | None:
+    """The byte width of a key of one integer column (int8 to int64), which
+    ``encode_integer_keys`` encodes; None for any other key."""
+    if len(types) != 1 or types[0].kind not in _PLAIN_INTEGERS:
+        return None
+    return _INT_WIDTH_BYTES[types[0].kind]
+
+
+def encode_integer_keys(values: Sequence[int], width: int) -> list[bytes]:
+    """``encode_key`` of each of a few one-column integer keys already in their column's
+    range (an Arrow array of its type gave them): without the per-value type dispatch a
+    write by key would pay for every statement."""
+    bias = 1 << (8 * width - 1)
+    return [(value + bias).to_bytes(width) for value in values]
 
 
 def encode_value(value: object, data_type: DataType, *, is_last: bool) -> bytes:

@@ -52,6 +52,8 @@ class TxnState:
     of the transaction's provisional writes visible at the same instant.
     Writers blocked on this transaction's row locks wait on ``wait_progress``:
     a ROLLBACK TO SAVEPOINT gives some of them up before the transaction ends.
+    The events waiters block on are made by the first waiter: most transactions (every
+    autocommit statement's) have none, and an Event costs more than the rest of a state.
     """
 
     __slots__ = ("txn_id", "commit_ts", "status", "early_releases", "_done", "_progress")
@@ -60,7 +62,7 @@ class TxnState:
         self.txn_id = next(_txn_ids) if txn_id is None else txn_id
         self.commit_ts: Timestamp | None = None
         self.status = TxnStatus.IN_PROGRESS
-        self._done = threading.Event()
+        self._done: threading.Event | None = None
         self.early_releases = 0
         """How often the transaction gave up row locks before ending (ROLLBACK TO SAVEPOINT)."""
         self._progress: threading.Event | None = None
@@ -71,7 +73,6 @@ class TxnState:
         state = cls()
         state.commit_ts = ts
         state.status = TxnStatus.COMMITTED
-        state._done.set()
         return state
 
     @property
@@ -87,18 +88,22 @@ class TxnState:
         assert self.status is TxnStatus.IN_PROGRESS, "a transaction finishes once"
         self.commit_ts = ts
         self.status = TxnStatus.COMMITTED
-        self._done.set()
-        self._wake_progress()
+        self._wake_done()
 
     def mark_aborted(self) -> None:
         assert self.status is TxnStatus.IN_PROGRESS, "a transaction finishes once"
         self.status = TxnStatus.ABORTED
-        self._done.set()
-        self._wake_progress()
+        self._wake_done()
 
     def wait_done(self, timeout_s: float | None = None) -> bool:
         """Block until the transaction commits or aborts; False on timeout."""
-        return self._done.wait(timeout_s)
+        with _progress_lock:
+            if self.is_done:
+                return True
+            event = self._done
+            if event is None:
+                event = self._done = threading.Event()
+        return event.wait(timeout_s)
 
     def released_early(self) -> None:
         """Some row locks went before the end (ROLLBACK TO SAVEPOINT): wake their waiters."""
@@ -112,6 +117,17 @@ class TxnState:
             if event is None:
                 event = self._progress = threading.Event()
         return self.is_done or event.wait(timeout_s)
+
+    def _wake_done(self) -> None:
+        """Wake every waiter: the status is set before the lock is taken, so a waiter
+        that found it unset under the lock made its event before this reads it."""
+        with _progress_lock:
+            done, self._done = self._done, None
+            progress, self._progress = self._progress, None
+        if done is not None:
+            done.set()
+        if progress is not None:
+            progress.set()
 
     def _wake_progress(self) -> None:
         with _progress_lock:
@@ -166,7 +182,8 @@ class MvccManager:
         # Taking now() under the lock orders this against start_commit: a commit not yet
         # in flight will get a larger timestamp than the snapshot handed out here.
         safe = Timestamp(min(self._in_flight) - 1) if self._in_flight else self._clock.now()
-        self._safe_floor = Timestamp(max(self._safe_floor, safe))
+        if safe > self._safe_floor:
+            self._safe_floor = safe
         return self._safe_floor
 
     def wait_for_safe_time(self, ts: Timestamp) -> None:

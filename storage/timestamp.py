@@ -85,10 +85,12 @@ class HybridClock:
 
     def now(self) -> Timestamp:
         """Return a timestamp greater than every one returned or seen before."""
-        physical = from_micros(self._wall_clock_micros())
+        physical = Timestamp(self._wall_clock_micros() << LOGICAL_BITS)
         with self._lock:
-            self._last = Timestamp(max(physical, self._last + 1))
-            return self._last
+            if physical <= self._last:
+                physical = Timestamp(self._last + 1)
+            self._last = physical
+            return physical
 
     def update(self, ts: Timestamp) -> None:
         """Make every later ``now()`` greater than ``ts``."""

@@ -31,7 +31,6 @@ unique-column change) blocks it the same way; ``lock_rows`` takes such locks.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import datetime as dt
 import threading
@@ -63,7 +62,12 @@ from storage.fs import (
     make_dir,
     read_checksummed_json,
 )
-from storage.key_encoding import encode_key, encode_keys
+from storage.key_encoding import (
+    encode_integer_keys,
+    encode_key,
+    encode_keys,
+    integer_key_width,
+)
 from storage.mvcc import TxnState
 from storage.options import StorageOptions
 from storage.predicate import KeyRange, ScanSpec
@@ -71,8 +75,7 @@ from storage.row_change import Mutation, MutationKind, Row, to_storage_values
 from storage.row_lock_mode import RowLockMode
 from storage.scan_stats import ScanStats
 from storage.schema import ColumnSchema, Schema
-from storage.tablet import point_read
-from storage.tablet.bloom import key_hashes
+from storage.tablet import batch_probe, point_read
 from storage.tablet.compaction_policy import (
     Choice,
     RowSetInfo,
@@ -123,10 +126,8 @@ _ROW_OVERHEAD_BYTES = 200
 """Rough Python cost of one MemRowSet row beyond its Arrow bytes (tuple, objects, map entry)."""
 SEGMENT_MIN_ROWS = 256
 """From this many rows, an insert of keys no rowset holds becomes one InsertSegment."""
-_BATCH_PROBE_MIN = 8
 _PYTHON_ENCODED = 4
 """Up to this many rows, keys are encoded by Python's encoder (Arrow kernels cost more)."""
-"""Fewer keys than this probe one at a time: numpy per rowset costs more than it saves."""
 
 WaitFor = Callable[[TxnState, bytes], None]
 """Called with the live transaction holding a key and that key; returns when the write may retry."""
@@ -172,7 +173,11 @@ class Tablet:
         self.row_locks = RowLockTable()
         """Row locks that are not provisional writes (row_locks.py); under the tablet lock."""
         self._key_types = [c.type for c in schema.key_columns]
+        self._integer_key = integer_key_width(self._key_types)
         self._checked_columns: dict[tuple[ColumnId, ...], Schema] = {}
+        self._unasked = ScanStats()
+        """The counters of point reads whose caller passed none, only touched under the
+        tablet lock: making a ScanStats per read cost more than the read's own counting."""
         """Projections ``read_keys`` found in the schema (the one they were checked against)."""
         self.directory = directory
         doc = doc or {}
@@ -544,102 +549,6 @@ class Tablet:
             return Probe(None, False), None
         return location[0].probe(location[1], txn), location
 
-    def _probe_many(
-        self, keys: list[bytes], txn: TxnState
-    ) -> Iterator[tuple[Probe, tuple[DiskRowSet, int] | None]]:
-        """``_probe`` of each key in turn.  A batch finds its keys in the DiskRowSets with one
-        pass per rowset: bounds by bisecting the sorted keys, the bloom filter as numpy over
-        hashes computed once, then the key index for the few keys that pass."""
-        if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
-            for key in keys:
-                yield self._probe(key, txn)
-            return
-        holders = [self._mrs_for(key) for key in keys]
-        in_memory = [h is not None for h in holders]
-        order = sorted(
-            (i for i, inside in enumerate(in_memory) if not inside), key=keys.__getitem__
-        )
-        located = self._locate_sorted([keys[i] for i in order])
-        locations = dict(zip(order, located, strict=True))
-        for index, key in enumerate(keys):
-            location = locations.get(index)
-            holder = holders[index]
-            if holder is not None:
-                yield holder.probe(key, txn), None
-            elif location is None:
-                yield Probe(None, False), None
-            else:
-                yield location[0].probe(location[1], txn), location
-
-    def _probe_batch(
-        self, keys: list[bytes], txn: TxnState, conflict_ts: Timestamp | None
-    ) -> tuple[list[Probe], list[tuple[DiskRowSet, int] | None], list[bool] | None]:
-        """``_probe`` and, with ``conflict_ts``, ``_changed_after`` of each key.  A batch's
-        keys in DiskRowSets are found a rowset at a time (``_locate_sorted``) and probed
-        together per rowset (``DiskRowSet.probe_many``)."""
-        if len(keys) < _BATCH_PROBE_MIN or not self.rowsets:
-            probes, locations = [], []
-            for key in keys:
-                probe, location = self._probe(key, txn)
-                probes.append(probe)
-                locations.append(location)
-            if conflict_ts is None:
-                return probes, locations, None
-            changed = [
-                self._changed_after(key, location, conflict_ts)
-                for key, location in zip(keys, locations, strict=True)
-            ]
-            return probes, locations, changed
-        holders = [self._mrs_for(key) for key in keys]
-        order = sorted((i for i, h in enumerate(holders) if h is None), key=keys.__getitem__)
-        located = self._locate_sorted([keys[i] for i in order])
-        probe_list: list[Probe | None] = [None] * len(keys)
-        location_list: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
-        changed_list = None if conflict_ts is None else [False] * len(keys)
-        by_rowset: dict[int, tuple[DiskRowSet, list[int], list[int]]] = {}
-        for index, location in zip(order, located, strict=True):
-            if location is None:
-                probe_list[index] = Probe(None, False)
-                continue
-            location_list[index] = location
-            entry = by_rowset.setdefault(id(location[0]), (location[0], [], []))
-            entry[1].append(index)
-            entry[2].append(location[1])
-        ts = None if conflict_ts is None else int(conflict_ts)
-        for rowset, indexes, rowids in by_rowset.values():
-            found, found_changed = rowset.probe_many(np.array(rowids, dtype=np.int64), txn, ts)
-            for index, probe in zip(indexes, found, strict=True):
-                probe_list[index] = probe
-            if changed_list is not None and found_changed is not None:
-                for index, is_changed in zip(indexes, found_changed.tolist(), strict=True):
-                    changed_list[index] = is_changed
-        for index, holder in enumerate(holders):
-            if holder is not None:
-                key = keys[index]
-                probe_list[index] = holder.probe(key, txn)
-                if changed_list is not None:
-                    changed_list[index] = holder.changed_after(key, conflict_ts)  # type: ignore[arg-type]
-        return probe_list, location_list, changed_list  # type: ignore[return-value]
-
-    def _locate_sorted(self, keys: list[bytes]) -> list[tuple[DiskRowSet, int] | None]:
-        """``_locate`` of each of ``keys``, which are in ascending order."""
-        out: list[tuple[DiskRowSet, int] | None] = [None] * len(keys)
-        h1, h2 = key_hashes(keys)
-        unfound = np.ones(len(keys), dtype=bool)
-        for rowset in self.rowsets:
-            lo = bisect.bisect_left(keys, rowset.min_key)
-            hi = bisect.bisect_right(keys, rowset.max_key)
-            if lo >= hi:
-                continue
-            maybe = unfound[lo:hi] & rowset.bloom.may_contain_hashed(h1[lo:hi], h2[lo:hi])
-            candidates = (np.flatnonzero(maybe) + lo).tolist()
-            rowids = rowset.key_index.lookup_sorted([keys[i] for i in candidates])
-            for index, rowid in zip(candidates, rowids, strict=True):
-                if rowid is not None:
-                    out[index] = (rowset, rowid)
-                    unfound[index] = False
-        return out
-
     @property
     def memrowset(self) -> MemRowSet:
         return self._memrowset
@@ -688,7 +597,9 @@ class Tablet:
                 blocker = None
                 blocked_key = b""
                 locations = []
-                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
+                for row_idx, (probe, location) in enumerate(
+                    batch_probe.probe_many(self.rowsets, keys, txn, self._mrs_for, self._probe)
+                ):
                     if probe.blocker is not None:
                         blocker, blocked_key = probe.blocker, keys[row_idx]
                         break
@@ -722,10 +633,12 @@ class Tablet:
             return False
         if not self.rowsets:
             return True
-        if len(keys) < _BATCH_PROBE_MIN:
+        if len(keys) < batch_probe.BATCH_PROBE_MIN:
             return all(self._locate(key) is None for key in keys)
         ascending = sorted(keys) if sorted_keys is None else sorted_keys.tolist()
-        return all(location is None for location in self._locate_sorted(ascending))
+        return all(
+            location is None for location in batch_probe.locate_sorted(self.rowsets, ascending)
+        )
 
     def _note_inserted(self, nbytes: int, count: int) -> None:
         self.memrowset_bytes += nbytes + _ROW_OVERHEAD_BYTES * count
@@ -796,7 +709,15 @@ class Tablet:
                 blocker = None
                 conflicts = []
                 locks = self.row_locks
-                probes, locations, changed = self._probe_batch(keys, txn, conflict_ts)
+                probes, locations, changed = batch_probe.probe_batch(
+                    self.rowsets,
+                    keys,
+                    txn,
+                    conflict_ts,
+                    self._mrs_for,
+                    self._probe,
+                    self._changed_after,
+                )
                 for row_idx, key in enumerate(keys):
                     blocker = probes[row_idx].blocker
                     if blocker is None and locks:
@@ -808,7 +729,7 @@ class Tablet:
                 if blocker is None:
                     written = []
                     skip = set(conflicts)
-                    pending = _pending_appends(locations, skip)
+                    pending = batch_probe.pending_appends(locations, skip)
                     for row_idx, (key, location) in enumerate(zip(keys, locations)):
                         if row_idx in skip:
                             continue
@@ -872,7 +793,9 @@ class Tablet:
                 blocker = None
                 locked: list[bytes] = []
                 conflicts: list[int] = []
-                for row_idx, (probe, location) in enumerate(self._probe_many(keys, txn)):
+                for row_idx, (probe, location) in enumerate(
+                    batch_probe.probe_many(self.rowsets, keys, txn, self._mrs_for, self._probe)
+                ):
                     key = keys[row_idx]
                     held = probe.blocker
                     if held is not None:
@@ -970,16 +893,16 @@ class Tablet:
             if len(self._checked_columns) >= 256:
                 self._checked_columns.clear()
             self._checked_columns[columns] = self.schema
-        stats = stats or ScanStats()
-        before = stats.delta_stores_read
         with self._lock:
+            counted = self._unasked if stats is None else stats
+            before = counted.delta_stores_read
             memrowsets = (
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
             batch = point_read.read_keys(
-                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, stats
+                self.schema, memrowsets, self.rowsets, keys, columns, snapshot, reader, counted
             )
-        self.delta_lookups += stats.delta_stores_read - before
+            self.delta_lookups += counted.delta_stores_read - before
         return batch
 
     def read_key_range(
@@ -1020,8 +943,9 @@ class Tablet:
             memrowsets = (
                 [self._memrowset] if self._frozen is None else [self._memrowset, self._frozen]
             )
+            counted = self._unasked if stats is None else stats
             return point_read.keys_in_range(
-                memrowsets, self.rowsets, key_range, snapshot, reader, stats or ScanStats(), most
+                memrowsets, self.rowsets, key_range, snapshot, reader, counted, most
             )
 
     def _scan(
@@ -1173,6 +1097,8 @@ class Tablet:
 
     def _encode_keys(self, columns: dict[int, pa.Array]) -> list[bytes]:
         arrays = [columns[c.id] for c in self.schema.key_columns]
+        if self._integer_key is not None and len(arrays[0]) <= _PYTHON_ENCODED:
+            return encode_integer_keys(arrays[0].to_pylist(), self._integer_key)
         if len(arrays[0]) <= _PYTHON_ENCODED:
             types = self._key_types
             rows = zip(*(a.to_pylist() for a in arrays), strict=True)
@@ -1194,18 +1120,6 @@ class Tablet:
             f'duplicate key value violates unique constraint "{name}"',
             detail=f"Key ({names})=({values}) already exists.",
         )
-
-
-def _pending_appends(
-    locations: list[tuple[DiskRowSet, int] | None], skip: set[int]
-) -> dict[int, tuple[DiskRowSet, list[int], list[Row]]] | None:
-    """An empty map of DeltaMemStore appends to gather per rowset for a batch whose
-    DiskRowSet rows are all distinct; None (append row by row, each judged again) for a
-    single row or one naming a row twice, whose second write must see the first."""
-    if len(locations) < _BATCH_PROBE_MIN:
-        return None
-    rows = [(id(loc[0]), loc[1]) for i, loc in enumerate(locations) if loc and i not in skip]
-    return {} if len(set(rows)) == len(rows) else None
 
 
 def _first_duplicate(keys: list[bytes]) -> int:

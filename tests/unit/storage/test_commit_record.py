@@ -66,3 +66,24 @@ def test_each_op_is_the_stream_a_stream_writer_writes(batch):
     assert body[commit_record._OP_HEADER.size :] == expected
     decoded = commit_record.decode(commit_record.encode_header(7, 1) + body)
     assert decoded.ops[0].batch.equals(batch)
+
+
+def test_ops_of_schemas_that_differ_only_in_metadata_or_nullability_keep_their_own():
+    """A schema's message is reused for an equal schema only: the same fields with other
+    metadata (a ROW_LOCK record's mode), nullability or types each get theirs, however
+    often and in whatever order they are written."""
+    base = pa.RecordBatch.from_arrays([pa.array([1], pa.int64())], names=["1"])
+    batches = [
+        base,
+        base.replace_schema_metadata({b"nyala.row_lock_mode": b"UPDATE"}),
+        base.replace_schema_metadata({b"nyala.row_lock_mode": b"SHARE"}),
+        pa.RecordBatch.from_arrays(
+            [pa.array([1], pa.int64())], schema=pa.schema([pa.field("1", pa.int64(), False)])
+        ),
+        pa.RecordBatch.from_arrays([pa.array([1], pa.int32())], names=["1"]),
+        pa.RecordBatch.from_arrays([pa.array(["a"]).dictionary_encode()], names=["1"]),
+    ]
+    for _ in range(3):
+        for batch in [*batches, *reversed(batches)]:
+            body = commit_record.encode_ops([WriteOp(TabletId(3), OpKind.UPDATE, batch)])
+            assert body[commit_record._OP_HEADER.size :] == _stream_writer_bytes(batch)

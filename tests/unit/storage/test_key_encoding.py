@@ -26,9 +26,11 @@ from storage.data_type import (
 )
 from storage.key_encoding import (
     decode_key,
+    encode_integer_keys,
     encode_key,
     encode_keys,
     encode_sortable,
+    integer_key_width,
     is_key_type,
     key_of_sortable,
     prefix_successor,
@@ -177,3 +179,19 @@ def test_a_sortable_key_with_a_null_or_nothing_has_no_key_encoding():
     assert key_of_sortable(nulls[0].as_py(), [INT64, STRING]) is None
     assert key_of_sortable(b"", [INT64]) is None
     assert key_of_sortable(b"\x00\x80", [INT64]) is None
+
+
+@pytest.mark.parametrize("data_type", [INT8, INT16, INT32, INT64])
+def test_integer_keys_encode_as_the_general_encoder_does(data_type):
+    low, high = data_type.integer_range
+    values = [low, low + 1, -1, 0, 1, high - 1, high, *range(-300, 300, 7)]
+    values = [v for v in values if low <= v <= high]
+    width = integer_key_width([data_type])
+    assert width is not None
+    assert encode_integer_keys(values, width) == [encode_key([v], [data_type]) for v in values]
+
+
+def test_only_a_one_column_plain_integer_key_has_an_integer_width():
+    assert integer_key_width([INT64]) == 8 and integer_key_width([INT16]) == 2
+    for types in ([DATE], [TIMESTAMP], [STRING], [INT64, INT64], [decimal_type(10, 0)]):
+        assert integer_key_width(types) is None

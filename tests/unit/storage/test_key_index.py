@@ -1,4 +1,5 @@
-"""KeyIndex finds the same rowids with its fixed-width numpy search as bisect over the keys."""
+"""KeyIndex finds the same rowids with its word-by-word bisect of padded records as bisect
+over the keys themselves."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def test_index_tablet_keys_are_padded_not_listed(tmp_path: Path) -> None:
     assert len({len(k) for k in keys}) > 1
     index = _index(tmp_path, keys, 1000)
     block = index._block(1)
-    assert block.lengths is not None and block.keys is None
+    assert block.tag and block.listed is None
     assert block.prefix  # escaped leading zero bytes shared by the block
     probes = [*keys[::7], *[k[:-3] for k in keys[::11]], *[k[:-1] + b"\xff" for k in keys[::13]]]
     _check(index, keys, probes)
@@ -158,3 +159,59 @@ def test_index_lookup_spans_match_bisect(tmp_path: Path, block_rows: int) -> Non
             if upper <= keys[-1]:
                 expected = (bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper))
                 assert index.span(lower, upper) == expected, (lower, upper)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_keys_of_any_shape_match_bisect(tmp_path: Path, seed: int) -> None:
+    # Records of one and of several words, with and without a common prefix and a length
+    # tag, keys that pad equal (trailing zeros, 0xff bytes), a one-key block, and blocks
+    # too uneven to pad (kept as a list): every search and lookup is bisect's.
+    rng = np.random.default_rng(seed)
+    alphabet = [0, 1, 0xFE, 0xFF]
+    head = bytes(rng.integers(0, 256, seed % 3).tolist())
+    keys_set = set()
+    for _ in range(300):
+        size = int(rng.integers(0, 4 + 6 * seed))
+        keys_set.add(head + bytes(rng.choice(alphabet, size).tolist()))
+    if seed % 2:
+        keys_set |= {head + b"\x07" * int(rng.integers(40, 200)) for _ in range(3)}
+    keys = sorted(keys_set)
+    for block_rows in (1, 4, 37, 10_000):
+        index = _index(tmp_path, keys, block_rows)
+        probes = [
+            *keys,
+            *[k + b"\x00" for k in keys[::3]],
+            *[k[:-1] for k in keys[::2] if k],
+            *[k + b"\xff\xff" for k in keys[::5]],
+            b"",
+            head,
+            head + b"\x00" * 20,
+            b"\xff" * 30,
+        ]
+        _check(index, keys, probes)
+        index_keys = list(range(len(keys)))
+        assert index.keys_at(index_keys) == keys
+
+
+@pytest.mark.parametrize("kind", [TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64])
+@pytest.mark.parametrize("block_rows", [16, 200, 10_000])
+def test_many_sorted_lookups_at_once_find_what_one_by_one_finds(
+    tmp_path: Path, kind: TypeKind, block_rows: int
+) -> None:
+    # A batch's keys searched per block with one numpy searchsorted (integer keys, probes
+    # of their width) against bisect; probes of other widths take the one-by-one search.
+    data_type = DataType(kind)
+    low, high = data_type.integer_range
+    rng = np.random.default_rng(block_rows)
+    values = np.unique(rng.integers(low, high, 600, endpoint=True))
+    values = np.unique(np.concatenate([values, [low, -1, 0, 1, high]]))
+    keys = encode_keys([pa.array(values, data_type.arrow_type)], [data_type])
+    index = _index(tmp_path, keys, block_rows)
+    probes = encode_keys(
+        [pa.array(rng.integers(low, high, 900, endpoint=True), data_type.arrow_type)],
+        [data_type],
+    )
+    for batch in (sorted(probes + keys[::2]), sorted(probes + keys[::3] + [keys[0][:-1], b""])):
+        position = {key: rowid for rowid, key in enumerate(keys)}
+        assert index.lookup_sorted(batch) == [position.get(k) for k in batch]
+        assert index.lookup_sorted(batch) == [index.find(k) for k in batch]

@@ -141,6 +141,14 @@ class TableActivity:
                     counters.n_mod_since_analyze += inserted + updated + deleted
                     counters.n_ins_since_vacuum += inserted
 
+    def reads_ended(self, session: SessionActivity | None) -> None:
+        """A transaction that wrote nothing committed: ``transaction_ended`` without a write
+        log to tally."""
+        with self._lock:
+            if session is not None:
+                self._take(session)
+            self.database.xact_commit += 1
+
     def add(self, session: SessionActivity) -> None:
         """Take what ``session`` gathered since it last handed over."""
         with self._lock:
@@ -258,6 +266,10 @@ class SessionActivity:
 
     def transaction_ended(self, ops: Iterable[WriteOp], committed: bool) -> None:
         self._activity.transaction_ended(ops, committed, self if self.pending else None)
+
+    def reads_ended(self) -> None:
+        """A transaction that wrote nothing committed (``TableActivity.reads_ended``)."""
+        self._activity.reads_ended(self if self.pending else None)
 
     def hand_over(self) -> None:
         """Hand what was gathered to the database's counters now."""

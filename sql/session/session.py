@@ -264,6 +264,7 @@ class Session:
         self._block.on_writes = lambda txn, committed: self._activity.transaction_ended(
             txn.attempted_ops(), committed
         )
+        self._block.on_reads_ended = self._activity.reads_ended
         db.table_activity.session_started()
         self._block.lock_wait_log = LockWaitLog(
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
@@ -493,7 +494,12 @@ class Session:
             started,
         )
         if isinstance(stmt.fingerprint, Fingerprint):
-            result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
+            # The role _follow_role saw, unless the statement changed the settings (SET ROLE).
+            user = (
+                self._facts.user if self.settings.version == self._role_version
+                else self.current_user
+            )  # fmt: skip
+            result = self._tracking.track(result, user, stmt.fingerprint, run_started)
         result.notices = self.settings.visible(result.notices)
         self._output_styles(result)
         return result
@@ -1072,7 +1078,8 @@ class Session:
     ) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
         a read marks in ``pause`` where its rows stop being short."""
-        self._temp_on_commit()
+        if self._temp_txn_ended:
+            self._temp_on_commit()
         if not _reads_directly(plan):
             self._block.touch()
         if isinstance(plan, UtilityPlan):

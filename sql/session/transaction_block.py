@@ -121,6 +121,11 @@ class TransactionBlock:
         (``current(direct_read=True)``): it wrote, locked and changed nothing."""
         self._holds_role_names = False
         """Whether the open transaction took role names (``lock_role_names``) to release."""
+        self._armed: Transaction | None = None
+        """The transaction whose lock waits ``_arm`` last set up."""
+        self.on_reads_ended: Callable[[], None] = lambda: None
+        """Called, instead of ``on_writes``, as an autocommit transaction that ran only
+        direct reads ends (it wrote nothing: a commit to count, nothing else)."""
 
     @property
     def catalog(self) -> Catalog:
@@ -299,13 +304,13 @@ class TransactionBlock:
             self._spare = None
             spare.read_only = read_only  # its snapshot is taken now, as a new transaction's
             spare.refresh_snapshot()
-            self.txn = spare
+            txn = self.txn = spare
         else:
-            self.txn = self._engine.begin(read_only=read_only)
-        self.txn.repeatable_read = repeatable_read
+            txn = self.txn = self._engine.begin(read_only=read_only)
+        txn.repeatable_read = repeatable_read
         self.started = dt.datetime.now(dt.UTC)
-        self._settings.begin_transaction()
-        return self.txn
+        settings.begin_transaction()
+        return txn
 
     def touch(self) -> None:
         """A statement other than a direct read runs in the open transaction (it may change
@@ -316,8 +321,8 @@ class TransactionBlock:
         """The transaction the next statement runs in, starting one if there is none;
         ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
         autocommit transaction with nothing to commit."""
-        if self.txn is not None:
-            txn = self.txn
+        txn = self.txn
+        if txn is not None:
             self._reads_only = self._reads_only and direct_read
             txn.begin_statement()
         else:
@@ -329,19 +334,26 @@ class TransactionBlock:
         txn.lock_timeout_ms = settings.cached(
             TransactionBlock.current, lambda: duration_ms(settings.get("lock_timeout")) or None
         )
-        # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
+        if self._armed is not txn:
+            self._arm(txn)
+        return txn
+
+    def _arm(self, txn: Transaction) -> None:
+        """A cancel or statement_timeout ends ``txn``'s lock waits; log_lock_waits reports a
+        long one.  Once per transaction object (a spare keeps its own across statements)."""
+        self._armed = txn
         log = self.lock_wait_log
         if log is None:
             txn.cancel_check = self._check_cancel
-        else:
+            return
+        check_cancel = self._check_cancel
 
-            def check() -> None:
-                self._check_cancel()
-                log.waiting(txn.state)
+        def check() -> None:
+            check_cancel()
+            log.waiting(txn.state)
 
-            txn.cancel_check = check
-            txn.on_wait_end = log.ended
-        return txn
+        txn.cancel_check = check
+        txn.on_wait_end = log.ended
 
     def finish_autocommit(self) -> None:
         """Commit the statement's own transaction, when it is not inside a block (its deferred
@@ -352,9 +364,12 @@ class TransactionBlock:
         if self.in_block:
             txn.end_statement()  # leave any row's line of waiters it still stands in
             return
-        if self._is_spare(txn):
+        if self._reads_only and self._is_spare(txn):
+            # Nothing to commit or release: it begins the next autocommit transaction.
             self.txn = None
-            self._ended(committed=True, txn=txn)
+            self._settings.end_transaction(True)
+            self._on_end(True)
+            self.on_reads_ended()
             self._spare = txn
             return
         check_deferred(txn)
@@ -366,8 +381,7 @@ class TransactionBlock:
         """Whether the ending autocommit transaction ran only direct reads and so has
         nothing to commit or release: it may begin the next one."""
         return (
-            self._reads_only
-            and self._txn_catalog is None
+            self._txn_catalog is None
             and self._access is None
             and not self._holds_role_names
             and not txn.has_writes
@@ -375,6 +389,7 @@ class TransactionBlock:
         )
 
     def _ended(self, committed: bool, txn: Transaction | None) -> None:
+        self._armed = None
         self._settings.end_transaction(committed)
         self._on_end(committed)
         if txn is not None:

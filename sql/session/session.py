@@ -142,6 +142,7 @@ from sql.session.plan import (
 )
 from sql.session.plan_cache import PlanCache
 from sql.session.settings import SessionSettings, duration_ms
+from sql.session.statement_settings import StatementSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
 from storage.data_type import DataType
@@ -194,6 +195,7 @@ class Session:
         self._runner.date_order = date_styles.parse(self.settings.get("DateStyle")).order
         self._runner.interval_style = self.settings.get("IntervalStyle")
         self._modes = TransactionModes(self.settings)
+        self._values = StatementSettings(self.settings)
         self.process_id = 0
         """The backend process ID the server gave the connection (NotificationResponse)."""
         self._listener = Listener(db.notifications, lambda: self.process_id)
@@ -212,6 +214,7 @@ class Session:
             self._end_transaction,
             db.roles,
             db.privileges,
+            self._values,
         )
         self._block.on_catalog = self._use_catalog
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
@@ -257,7 +260,7 @@ class Session:
         self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
         self._activity = SessionActivity(db.table_activity)
         self._tracking = statement_tracking.StatementTracking(
-            db.statements, self._activity, self.settings
+            db.statements, self._activity, self._values
         )
         self._runner.activity = db.table_activity
         self._runner.direct_activity = self._activity
@@ -328,10 +331,7 @@ class Session:
 
     def report_idle(self) -> None:
         """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
-        settings = self.settings
-        self.backend.application_name = settings.cached(
-            Session.report_idle, lambda: settings.get("application_name")
-        )
+        self.backend.application_name = self._values.current().application_name
         self.backend.go_idle(self._block.status)
         self._activity.hand_over()
 
@@ -486,22 +486,24 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        self._log.statement(plan, stmt.sql)
+        values = self._values.current()
+        if values.log_level:
+            self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
-        result = self._log.timed(
-            self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline),
-            stmt.sql,
-            started,
-        )
+        result = self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline)
+        values = values.current()  # the statement may have been a SET
+        if values.log_threshold_ms is not None:
+            result = self._log.timed(result, stmt.sql, started)
         if isinstance(stmt.fingerprint, Fingerprint):
-            # The role _follow_role saw, unless the statement changed the settings (SET ROLE).
-            user = (
-                self._facts.user if self.settings.version == self._role_version
-                else self.current_user
-            )  # fmt: skip
-            result = self._tracking.track(result, user, stmt.fingerprint, run_started)
-        result.notices = self.settings.visible(result.notices)
-        self._output_styles(result)
+            result = self._tracking.track(result, values.user, stmt.fingerprint, run_started)
+        if result.notices:
+            result.notices = self.settings.visible(result.notices)
+        (
+            result.extra_float_digits,
+            result.date_style,
+            result.interval_style,
+            result.bytea_output,
+        ) = values.output_styles
         return result
 
     def _follow_settings(self) -> None:
@@ -522,21 +524,12 @@ class Session:
 
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
-        settings = self.settings
         (
             result.extra_float_digits,
             result.date_style,
             result.interval_style,
             result.bytea_output,
-        ) = settings.cached(
-            Session._output_styles,
-            lambda: (
-                int(settings.get("extra_float_digits")),
-                settings.get("DateStyle"),
-                settings.get("IntervalStyle"),
-                settings.get("bytea_output"),
-            ),
-        )
+        ) = self._values.current().output_styles
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
@@ -924,7 +917,7 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             prepared.plan = plan
         self._access.check(plan)
-        return self._run_checked(plan, params, deferred)
+        return self._run_checked(plan, params, deferred, direct=_reads_directly(plan))
 
     def _expression_type(self, text: str) -> int:
         """The type OID of an expression's text, as the planner types it."""
@@ -1080,7 +1073,8 @@ class Session:
         a read marks in ``pause`` where its rows stop being short."""
         if self._temp_txn_ended:
             self._temp_on_commit()
-        if not _reads_directly(plan):
+        direct = _reads_directly(plan)
+        if not direct:
             self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
@@ -1088,7 +1082,7 @@ class Session:
             return result
         self._block.check_not_failed()
         try:
-            return self._run_checked(plan, params, deferred, pause, inline)
+            return self._run_checked(plan, params, deferred, pause, inline, direct)
         except MustWait:
             raise  # nothing was done: the statement runs again on the session's thread
         except BaseException:
@@ -1102,15 +1096,17 @@ class Session:
         deferred: bool,
         pause: ReadPause | None = None,
         inline: bool = False,
+        direct: bool = False,
     ) -> Result:
-        if isinstance(plan, QueryPlan | DmlPlan):
+        """``direct``: ``plan`` is a read the scan alone answers (``_reads_directly``)."""
+        if isinstance(plan, (QueryPlan, DmlPlan)):
             self._checked.check(plan, self._access.state(), lambda: self._access.check(plan))
         else:
             self._access.check(plan)
             done = self._run_outside_storage(plan, params, deferred)
             if done is not None:
                 return done
-        txn = self._block.current(direct_read=_reads_directly(plan))
+        txn = self._block.current(direct_read=direct)
         now = self._block.started
         match plan:
             case QueryPlan(query=query, lock=lock):
@@ -1289,14 +1285,7 @@ class Session:
 
     def _inline_settings(self) -> bool:
         """No statement log and no lock_timeout of the session's own (``_writes_inline``)."""
-        settings = self.settings
-        return settings.cached(
-            Session._inline_settings,
-            lambda: (
-                settings.get("log_statement") == "none"
-                and duration_ms(settings.get("lock_timeout")) == 0
-            ),
-        )
+        return self._values.current().inline_writes
 
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool

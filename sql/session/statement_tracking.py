@@ -26,7 +26,7 @@ from sql.execution.table_activity import SessionActivity
 from sql.frontend import fingerprint
 from sql.frontend.fingerprint import Fingerprint
 from sql.session.plan import DmlPlan, Plan, QueryPlan, SystemPlan
-from sql.session.settings import SessionSettings
+from sql.session.statement_settings import StatementSettings
 
 _COUNTED_TAGS = frozenset({"INSERT", "UPDATE", "DELETE", "COPY", "FETCH", "SELECT", "MOVE"})
 
@@ -52,22 +52,15 @@ class StatementTracking:
     ``pg_stat_statements.track`` and ``track_utility`` settings say."""
 
     def __init__(
-        self, stats: StatementStats, activity: SessionActivity, settings: SessionSettings
+        self, stats: StatementStats, activity: SessionActivity, settings: StatementSettings
     ) -> None:
         self._stats = stats
         self._activity = activity
         self._settings = settings
 
     def _wanted(self, print_: Fingerprint) -> bool:
-        settings = self._settings
-        track, utility = settings.cached(
-            StatementTracking._wanted,
-            lambda: (
-                settings.get("pg_stat_statements.track") != "none",
-                settings.get("pg_stat_statements.track_utility") == "on",
-            ),
-        )
-        return track and (utility or not print_.utility)
+        settings = self._settings.current()
+        return settings.track and (settings.track_utility or not print_.utility)
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""

@@ -34,7 +34,8 @@ from sql.frontend.statements import RoleStatement
 from sql.session.cursors import Cursors
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
-from sql.session.transaction_modes import TransactionModes, is_repeatable_read
+from sql.session.statement_settings import StatementSettings
+from sql.session.transaction_modes import TransactionModes
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
@@ -88,8 +89,10 @@ class TransactionBlock:
         on_end: Callable[[bool], None] = lambda committed: None,
         roles: RoleStore | None = None,
         privileges: PrivilegeStore | None = None,
+        values: StatementSettings | None = None,
     ) -> None:
         self._engine = engine
+        self._values = values if values is not None else StatementSettings(settings)
         self._shared_catalog = catalog
         self._txn_catalog: Catalog | None = None
         self._shared_roles = roles
@@ -287,15 +290,8 @@ class TransactionBlock:
             raise InFailedSqlTransaction(_ABORTED)
 
     def start(self) -> Transaction:
-        settings = self._settings
-        read_only, repeatable_read = settings.cached(
-            TransactionBlock.start,
-            lambda: (
-                settings.get("default_transaction_read_only") == "on"
-                or bool(settings.get("nyala.read_timestamp")),
-                is_repeatable_read(self._modes.default_isolation()),
-            ),
-        )
+        values = self._values.current()
+        read_only = values.read_only
         # A block never takes the spare: its REPEATABLE READ snapshot is its first
         # statement's, not the one taken here.
         spare = None if self.in_block else self._spare
@@ -307,9 +303,9 @@ class TransactionBlock:
             txn = self.txn = spare
         else:
             txn = self.txn = self._engine.begin(read_only=read_only)
-        txn.repeatable_read = repeatable_read
+        txn.repeatable_read = values.repeatable_read
         self.started = dt.datetime.now(dt.UTC)
-        settings.begin_transaction()
+        self._settings.begin_transaction()
         return txn
 
     def touch(self) -> None:
@@ -330,10 +326,7 @@ class TransactionBlock:
             self._reads_only = direct_read and not self.in_block
             # start() took the snapshot just now, for this statement: one is enough.
             txn.begin_statement(snapshot_is_new=True)
-        settings = self._settings
-        txn.lock_timeout_ms = settings.cached(
-            TransactionBlock.current, lambda: duration_ms(settings.get("lock_timeout")) or None
-        )
+        txn.lock_timeout_ms = self._values.current().lock_timeout_ms
         if self._armed is not txn:
             self._arm(txn)
         return txn

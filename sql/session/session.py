@@ -100,7 +100,7 @@ from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
 from sql.pg_catalog.table_statistics import TableStatistics
 from sql.planner import system_views, time_travel
-from sql.planner.compiled_query import compile_query
+from sql.planner.compiled_query import CompiledQuery, compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import (
@@ -267,13 +267,14 @@ class Session:
         self._block.on_writes = lambda txn, committed: self._activity.transaction_ended(
             txn.attempted_ops(), committed
         )
-        self._block.on_reads_ended = self._activity.reads_ended
+        self._block.on_reads_ended = self._reads_ended
         db.table_activity.session_started()
         self._block.lock_wait_log = LockWaitLog(
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        self._access = access.AccessControl(db, lambda: self.current_user, self._block)
+        values = self._values
+        self._access = access.AccessControl(db, lambda: values.current().user, self._block)
         self._checked = prepared_plan.CheckedPlans()
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
@@ -468,14 +469,17 @@ class Session:
             return Result(is_empty_query=True)
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
-        self._follow_role()
-        if inline and isinstance(plan, DmlPlan) and self._db.catalog.has_ddl_locks:
-            raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
-        try:
-            stale = self._fence_write(plan)
-        except BaseException:
-            self._block.on_error()
-            raise
+        if self.settings.version != self._role_version:
+            self._follow_role()
+        stale = False
+        if isinstance(plan, DmlPlan):
+            if inline and self._db.catalog.has_ddl_locks:
+                raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
+            try:
+                stale = self._fence_write(plan)
+            except BaseException:
+                self._block.on_error()
+                raise
         if stale or (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
@@ -1108,16 +1112,15 @@ class Session:
                 return done
         txn = self._block.current(direct_read=direct)
         now = self._block.started
+        if direct:
+            assert isinstance(plan, QueryPlan), "only queries read directly"
+            return self._read_directly(plan.query, txn, params, now, deferred, pause)
         match plan:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
                 elif query.direct is not None:
-                    read = self._runner.read_by_key(query, txn, params, now)
-                    if read is not None:
-                        if not deferred:
-                            self._block.finish_autocommit()
-                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+                    return self._read_directly(query, txn, params, now, deferred, pause)
                 columns, batches = self._runner.run(query, txn, params, now, pause=pause)
                 return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write) if inline:
@@ -1221,6 +1224,24 @@ class Session:
                     notices=self._activity_notices(),
                 )
         return None
+
+    def _read_directly(
+        self,
+        query: CompiledQuery,
+        txn: Transaction,
+        params: list[Any],
+        now: Any,
+        deferred: bool,
+        pause: ReadPause | None,
+    ) -> Result:
+        """A query the scan alone may answer: by key when it does, else through the runner."""
+        read = self._runner.read_by_key(query, txn, params, now)
+        if read is not None:
+            if not deferred:
+                self._block.finish_autocommit()
+            return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+        columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+        return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
 
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""
@@ -1645,6 +1666,12 @@ class Session:
         self._temp_txn_ended = bool(self._temp)
         self._advisory.end_transaction()
         self._listener.end_transaction(committed)
+
+    def _reads_ended(self) -> None:
+        """An autocommit transaction of direct reads alone committed: it took no advisory
+        lock and staged no LISTEN or NOTIFY (``_end_transaction``'s), and wrote nothing."""
+        self._temp_txn_ended = bool(self._temp)
+        self._activity.reads_ended()
 
     def _temp_on_commit(self) -> None:
         """The ON COMMIT actions of the transactions ended since the last statement."""

@@ -59,8 +59,9 @@ class StatementTracking:
         self._settings = settings
 
     def _wanted(self, print_: Fingerprint) -> bool:
-        settings = self._settings.current()
-        return settings.track and (settings.track_utility or not print_.utility)
+        """Whether pg_stat_statements.track and track_utility record the statement."""
+        values = self._settings.current()
+        return values.track and (values.track_utility or not print_.utility)
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""
@@ -69,7 +70,8 @@ class StatementTracking:
         if result.copy_in is not None:
             result.copy_in.on_finished = lambda rows: self._record(user, print_, started, rows)
             return result
-        rows = _tag_rows(result.command_tag)
+        tag = result.command_tag
+        rows = _tag_rows(tag) if tag else None
         if result.columns is None and result.copy_out is None:
             self._record(user, print_, started, rows or 0)
         else:
@@ -104,5 +106,6 @@ class StatementTracking:
     def _record(self, user: str, print_: Fingerprint, started: float, rows: int) -> None:
         elapsed_ms = (time.monotonic() - started) * 1000
         self._activity.statement_ran(elapsed_ms)
-        if self._wanted(print_):
+        values = self._settings.current()
+        if values.track and (values.track_utility or not print_.utility):
             self._stats.record(user, print_.queryid, print_.text, elapsed_ms, rows, True)

@@ -216,6 +216,12 @@ class TransactionBlock:
         and privilege changes (checked for conflicts before anything is published)."""
         catalog, self._txn_catalog = self._txn_catalog, None
         access, self._access = self._access, None
+        if catalog is None and access is None:
+            try:
+                txn.commit()
+            finally:
+                self.release_role_names(txn)
+            return
         published = False
 
         def publish(

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NoReturn, TypeVar
 
-import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
@@ -29,8 +28,6 @@ from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common import date_styles
-from sql.common.datatypes import duckdb_type
-from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
 from sql.common.result import MustWait, PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
@@ -119,6 +116,7 @@ from sql.session import (
     temp_tables,
 )
 from sql.session import plan as plan_mod
+from sql.session.constant_checks import ConstantChecks
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.plan import (
     ConstraintModesPlan,
@@ -145,10 +143,8 @@ from sql.session.settings import SessionSettings, duration_ms
 from sql.session.statement_settings import StatementSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
-from storage.data_type import DataType
 from storage.errors import (
     ActiveSqlTransaction,
-    DatatypeMismatch,
     DbError,
     FeatureNotSupported,
     NoActiveSqlTransaction,
@@ -184,6 +180,7 @@ class Session:
         if role is not None and not role.superuser:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
+        self._constants = ConstantChecks(self._duck)
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
@@ -1440,7 +1437,7 @@ class Session:
 
             def create(node: exp.Create) -> Result:
                 return tables.create_table(
-                    node, catalog, self._check_default, self._evaluate_constant,
+                    node, catalog, self._constants.check_default, self._constants.evaluate_constant,
                     self._block.current(), create_table_as.QuerySource(
                         self._describe_view_query, self._fill_created
                     ),
@@ -1456,19 +1453,19 @@ class Session:
                 if table.table_id not in existed:
                     self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
-            result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
+            result = partitions.alter_ranges(ast, catalog, self._constants.evaluate_constant)
         elif isinstance(ast, DetachPartition):
             result = partitions.detach_partition(ast, catalog)
         elif isinstance(ast, AttachPartition):
             result = pg_partitions.attach_partition(
-                ast, catalog, self._evaluate_constant, self._block.current()
+                ast, catalog, self._constants.evaluate_constant, self._block.current()
             )
         elif isinstance(ast, AttachIndexPartition):
             result = pg_partitions.attach_index_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
-                ast, ast.meta.get("statement_text", ""), catalog, self._check_default,
-                self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
+                ast, ast.meta.get("statement_text", ""), catalog, self._constants.check_default,
+                self._constants.evaluate_constant, self._row_exists, in_block=self._block.in_block,
                 in_transaction=self._in_transaction,
             )  # fmt: skip
         else:
@@ -1616,49 +1613,6 @@ class Session:
             plan.query, self._block.current(), [], self._block.started
         )
         return table is not None and table.num_rows > 0
-
-    def _evaluate_constant(self, node: exp.Expr, dtype: DataType) -> object:
-        """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
-        if node.find(exp.Column, exp.Parameter, exp.Subquery):
-            raise FeatureNotSupported(
-                f"partition bound {node.sql(dialect='postgres')} is not a constant"
-            )
-        cast = exp.Cast(
-            this=node.copy(), to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
-        )
-        cursor = self._duck.cursor()
-        try:
-            # Through Arrow: DuckDB's own conversion of a timestamptz needs pytz.
-            result = cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").to_arrow_table()
-            return result.column(0)[0].as_py()
-        except duckdb.Error as exc:
-            raise translate(exc) from exc
-        finally:
-            cursor.close()
-
-    def _check_default(self, default_sql: str, dtype: DataType) -> None:
-        """A DEFAULT must give the column's type: a text expression (not a constant, which
-        PostgreSQL reads as the column's type) for another type is 42804, a value that does
-        not convert is the cast's error."""
-        cursor = self._duck.cursor()
-        try:
-            expression: exp.Expr = exp.maybe_parse(default_sql, dialect="postgres")
-            if not dtype.is_string and not isinstance(expression, (exp.Literal, exp.Null)):
-                typed = cursor.sql(f"SELECT typeof({expression.sql(dialect='duckdb')})")
-                if typed.fetchall()[0][0] == "VARCHAR":
-                    raise DatatypeMismatch(
-                        f"column is of type {dtype.pg_name()} but default expression is of "
-                        "type text",
-                        hint="You will need to rewrite or cast the expression.",
-                    )
-            cast = exp.Cast(
-                this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
-            )
-            cursor.sql(f"SELECT ({cast.sql(dialect='duckdb')}) IS NULL").fetchall()
-        except duckdb.Error as exc:
-            raise translate(exc) from exc
-        finally:
-            cursor.close()
 
     # -- utility statements ----------------------------------------------------------------
 

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field, fields
 from storage.commit_record import OpKind, WriteOp
 from storage.data_type import TabletId
 
+_TALLIED = {OpKind.INSERT: 0, OpKind.UPDATE: 1, OpKind.DELETE: 2}
+"""The write kinds a transaction's tally counts, by column: inserted, updated, deleted."""
+
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
@@ -118,8 +121,12 @@ class TableActivity:
         ``session`` gathered since it last handed over (under the same lock)."""
         tally: dict[TabletId, list[int]] = {}
         for op in ops:
-            if op.kind in (OpKind.INSERT, OpKind.UPDATE, OpKind.DELETE):
-                tally.setdefault(op.tablet_id, [0, 0, 0])[op.kind - 1] += op.batch.num_rows
+            column = _TALLIED.get(op.kind)
+            if column is not None:
+                counts = tally.get(op.tablet_id)
+                if counts is None:
+                    counts = tally[op.tablet_id] = [0, 0, 0]
+                counts[column] += op.batch.num_rows
         with self._lock:
             if session is not None:
                 self._take(session)
@@ -128,10 +135,11 @@ class TableActivity:
             else:
                 self.database.xact_rollback += 1
             for tablet_id, (inserted, updated, deleted) in tally.items():
-                if tablet_id not in self._tablets:
+                counters = self._tablets.get(tablet_id)
+                if counters is None:
+                    counters = self._tablet(tablet_id)
                     # The storage's count already holds this transaction's inserted rows.
-                    self._tablet(tablet_id).live_rows -= inserted
-                counters = self._tablet(tablet_id)
+                    counters.live_rows -= inserted
                 counters.n_tup_ins += inserted
                 counters.n_tup_upd += updated
                 counters.n_tup_del += deleted
@@ -140,6 +148,14 @@ class TableActivity:
                     counters.live_rows += inserted - deleted
                     counters.n_mod_since_analyze += inserted + updated + deleted
                     counters.n_ins_since_vacuum += inserted
+
+    def reads_ended(self, session: SessionActivity | None) -> None:
+        """A transaction that wrote nothing committed: ``transaction_ended`` without a write
+        log to tally."""
+        with self._lock:
+            if session is not None:
+                self._take(session)
+            self.database.xact_commit += 1
 
     def add(self, session: SessionActivity) -> None:
         """Take what ``session`` gathered since it last handed over."""
@@ -258,6 +274,10 @@ class SessionActivity:
 
     def transaction_ended(self, ops: Iterable[WriteOp], committed: bool) -> None:
         self._activity.transaction_ended(ops, committed, self if self.pending else None)
+
+    def reads_ended(self) -> None:
+        """A transaction that wrote nothing committed (``TableActivity.reads_ended``)."""
+        self._activity.reads_ended(self if self.pending else None)
 
     def hand_over(self) -> None:
         """Hand what was gathered to the database's counters now."""

@@ -125,10 +125,11 @@ class AccessControl:
         """Everything a check reads besides its plan (``prepared_plan.CheckedPlans``): the
         catalog and its version, the role, and the role and privilege stores the session sees
         with their change counters."""
-        roles, privileges = self._roles, self._privileges
+        block = self._block
+        roles, privileges = block.roles, block.privileges
         return (
             self._db.catalog_version,
-            self.user,
+            self._current_user(),
             self.catalog,
             roles,
             roles.version if roles is not None else None,

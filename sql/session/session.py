@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NoReturn, TypeVar
 
-import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
@@ -29,8 +28,6 @@ from catalog.sequences import sequence_oid
 from catalog.table import TableInfo
 from catalog.temp_tables import OnCommit, TempNamespace
 from sql.common import date_styles
-from sql.common.datatypes import duckdb_type
-from sql.common.duckdb_errors import translate
 from sql.common.names import table_name
 from sql.common.result import MustWait, PreparedStatement, ReadPause, Result, ResultColumn
 from sql.common.time_zones import session_zone
@@ -100,7 +97,7 @@ from sql.pg_catalog.catalog_rows import DATABASE_OID
 from sql.pg_catalog.statement_statistics import StatementStatistics
 from sql.pg_catalog.table_statistics import TableStatistics
 from sql.planner import system_views, time_travel
-from sql.planner.compiled_query import compile_query
+from sql.planner.compiled_query import CompiledQuery, compile_query
 from sql.planner.sequence_calls import fold_serial_sequences
 from sql.planner.transpile import SessionFacts
 from sql.session import (
@@ -119,6 +116,7 @@ from sql.session import (
     temp_tables,
 )
 from sql.session import plan as plan_mod
+from sql.session.constant_checks import ConstantChecks
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.plan import (
     ConstraintModesPlan,
@@ -142,12 +140,11 @@ from sql.session.plan import (
 )
 from sql.session.plan_cache import PlanCache
 from sql.session.settings import SessionSettings, duration_ms
+from sql.session.statement_settings import StatementSettings
 from sql.session.transaction_block import TransactionBlock
 from sql.session.transaction_modes import TransactionModes
-from storage.data_type import DataType
 from storage.errors import (
     ActiveSqlTransaction,
-    DatatypeMismatch,
     DbError,
     FeatureNotSupported,
     NoActiveSqlTransaction,
@@ -183,6 +180,7 @@ class Session:
         if role is not None and not role.superuser:
             self.settings.set_fact("is_superuser", "off")
         self._duck = db.duckdb.cursor()
+        self._constants = ConstantChecks(self._duck)
         self._cancel = threading.Event()
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
@@ -194,6 +192,7 @@ class Session:
         self._runner.date_order = date_styles.parse(self.settings.get("DateStyle")).order
         self._runner.interval_style = self.settings.get("IntervalStyle")
         self._modes = TransactionModes(self.settings)
+        self._values = StatementSettings(self.settings)
         self.process_id = 0
         """The backend process ID the server gave the connection (NotificationResponse)."""
         self._listener = Listener(db.notifications, lambda: self.process_id)
@@ -212,6 +211,7 @@ class Session:
             self._end_transaction,
             db.roles,
             db.privileges,
+            self._values,
         )
         self._block.on_catalog = self._use_catalog
         self.sequences = SessionSequences(db.catalog, lambda: self._block.read_only)
@@ -257,19 +257,21 @@ class Session:
         self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
         self._activity = SessionActivity(db.table_activity)
         self._tracking = statement_tracking.StatementTracking(
-            db.statements, self._activity, self.settings
+            db.statements, self._activity, self._values
         )
         self._runner.activity = db.table_activity
         self._runner.direct_activity = self._activity
         self._block.on_writes = lambda txn, committed: self._activity.transaction_ended(
             txn.attempted_ops(), committed
         )
+        self._block.on_reads_ended = self._reads_ended
         db.table_activity.session_started()
         self._block.lock_wait_log = LockWaitLog(
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        self._access = access.AccessControl(db, lambda: self.current_user, self._block)
+        values = self._values
+        self._access = access.AccessControl(db, lambda: values.current().user, self._block)
         self._checked = prepared_plan.CheckedPlans()
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
@@ -327,10 +329,7 @@ class Session:
 
     def report_idle(self) -> None:
         """The server says ReadyForQuery: pg_stat_activity shows the session idle."""
-        settings = self.settings
-        self.backend.application_name = settings.cached(
-            Session.report_idle, lambda: settings.get("application_name")
-        )
+        self.backend.application_name = self._values.current().application_name
         self.backend.go_idle(self._block.status)
         self._activity.hand_over()
 
@@ -467,14 +466,17 @@ class Session:
             return Result(is_empty_query=True)
         plan = stmt.plan
         assert isinstance(plan, Plan), "prepared statements carry a Plan"
-        self._follow_role()
-        if inline and isinstance(plan, DmlPlan) and self._db.catalog.has_ddl_locks:
-            raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
-        try:
-            stale = self._fence_write(plan)
-        except BaseException:
-            self._block.on_error()
-            raise
+        if self.settings.version != self._role_version:
+            self._follow_role()
+        stale = False
+        if isinstance(plan, DmlPlan):
+            if inline and self._db.catalog.has_ddl_locks:
+                raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
+            try:
+                stale = self._fence_write(plan)
+            except BaseException:
+                self._block.on_error()
+                raise
         if stale or (
             isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
             and plan.catalog_version != self._db.catalog_version
@@ -485,17 +487,24 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        self._log.statement(plan, stmt.sql)
+        values = self._values.current()
+        if values.log_level:
+            self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
-        result = self._log.timed(
-            self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline),
-            stmt.sql,
-            started,
-        )
+        result = self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline)
+        values = values.current()  # the statement may have been a SET
+        if values.log_threshold_ms is not None:
+            result = self._log.timed(result, stmt.sql, started)
         if isinstance(stmt.fingerprint, Fingerprint):
-            result = self._tracking.track(result, self.current_user, stmt.fingerprint, run_started)
-        result.notices = self.settings.visible(result.notices)
-        self._output_styles(result)
+            result = self._tracking.track(result, values.user, stmt.fingerprint, run_started)
+        if result.notices:
+            result.notices = self.settings.visible(result.notices)
+        (
+            result.extra_float_digits,
+            result.date_style,
+            result.interval_style,
+            result.bytea_output,
+        ) = values.output_styles
         return result
 
     def _follow_settings(self) -> None:
@@ -516,21 +525,12 @@ class Session:
 
     def _output_styles(self, result: Result) -> None:
         """The settings the server encodes the result's text values with."""
-        settings = self.settings
         (
             result.extra_float_digits,
             result.date_style,
             result.interval_style,
             result.bytea_output,
-        ) = settings.cached(
-            Session._output_styles,
-            lambda: (
-                int(settings.get("extra_float_digits")),
-                settings.get("DateStyle"),
-                settings.get("IntervalStyle"),
-                settings.get("bytea_output"),
-            ),
-        )
+        ) = self._values.current().output_styles
 
     def batchable(self, stmt: PreparedStatement) -> bool:
         """Whether a run of Executes of ``stmt`` may be applied as one write
@@ -918,7 +918,7 @@ class Session:
                 raise FeatureNotSupported("cached plan must not change result type")
             prepared.plan = plan
         self._access.check(plan)
-        return self._run_checked(plan, params, deferred)
+        return self._run_checked(plan, params, deferred, direct=_reads_directly(plan))
 
     def _expression_type(self, text: str) -> int:
         """The type OID of an expression's text, as the planner types it."""
@@ -1072,8 +1072,10 @@ class Session:
     ) -> Result:
         """Execute a plan; ``deferred`` leaves an autocommit transaction for ``sync`` to end;
         a read marks in ``pause`` where its rows stop being short."""
-        self._temp_on_commit()
-        if not _reads_directly(plan):
+        if self._temp_txn_ended:
+            self._temp_on_commit()
+        direct = _reads_directly(plan)
+        if not direct:
             self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
@@ -1081,7 +1083,7 @@ class Session:
             return result
         self._block.check_not_failed()
         try:
-            return self._run_checked(plan, params, deferred, pause, inline)
+            return self._run_checked(plan, params, deferred, pause, inline, direct)
         except MustWait:
             raise  # nothing was done: the statement runs again on the session's thread
         except BaseException:
@@ -1095,26 +1097,27 @@ class Session:
         deferred: bool,
         pause: ReadPause | None = None,
         inline: bool = False,
+        direct: bool = False,
     ) -> Result:
-        if isinstance(plan, QueryPlan | DmlPlan):
+        """``direct``: ``plan`` is a read the scan alone answers (``_reads_directly``)."""
+        if isinstance(plan, (QueryPlan, DmlPlan)):
             self._checked.check(plan, self._access.state(), lambda: self._access.check(plan))
         else:
             self._access.check(plan)
             done = self._run_outside_storage(plan, params, deferred)
             if done is not None:
                 return done
-        txn = self._block.current(direct_read=_reads_directly(plan))
+        txn = self._block.current(direct_read=direct)
         now = self._block.started
+        if direct:
+            assert isinstance(plan, QueryPlan), "only queries read directly"
+            return self._read_directly(plan.query, txn, params, now, deferred, pause)
         match plan:
             case QueryPlan(query=query, lock=lock):
                 if lock is not None:
                     self._lock_rows(plan, txn, params, now)
                 elif query.direct is not None:
-                    read = self._runner.read_by_key(query, txn, params, now)
-                    if read is not None:
-                        if not deferred:
-                            self._block.finish_autocommit()
-                        return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+                    return self._read_directly(query, txn, params, now, deferred, pause)
                 columns, batches = self._runner.run(query, txn, params, now, pause=pause)
                 return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
             case DmlPlan(write=write) if inline:
@@ -1219,6 +1222,24 @@ class Session:
                 )
         return None
 
+    def _read_directly(
+        self,
+        query: CompiledQuery,
+        txn: Transaction,
+        params: list[Any],
+        now: Any,
+        deferred: bool,
+        pause: ReadPause | None,
+    ) -> Result:
+        """A query the scan alone may answer: by key when it does, else through the runner."""
+        read = self._runner.read_by_key(query, txn, params, now)
+        if read is not None:
+            if not deferred:
+                self._block.finish_autocommit()
+            return Result(columns=read[0], batches=iter(read[1]), pause=pause)
+        columns, batches = self._runner.run(query, txn, params, now, pause=pause)
+        return Result(columns=columns, batches=self._guard(batches, deferred), pause=pause)
+
     def _guard(self, batches: Iterator[pa.RecordBatch], deferred: bool) -> Iterator[pa.RecordBatch]:
         """Stream batches; end the autocommit transaction when done, fail the session on error."""
         try:
@@ -1282,14 +1303,7 @@ class Session:
 
     def _inline_settings(self) -> bool:
         """No statement log and no lock_timeout of the session's own (``_writes_inline``)."""
-        settings = self.settings
-        return settings.cached(
-            Session._inline_settings,
-            lambda: (
-                settings.get("log_statement") == "none"
-                and duration_ms(settings.get("lock_timeout")) == 0
-            ),
-        )
+        return self._values.current().inline_writes
 
     def _run_write(
         self, plan: WritePlan, txn: Transaction, params: list[Any], now: Any, deferred: bool
@@ -1423,7 +1437,7 @@ class Session:
 
             def create(node: exp.Create) -> Result:
                 return tables.create_table(
-                    node, catalog, self._check_default, self._evaluate_constant,
+                    node, catalog, self._constants.check_default, self._constants.evaluate_constant,
                     self._block.current(), create_table_as.QuerySource(
                         self._describe_view_query, self._fill_created
                     ),
@@ -1439,19 +1453,19 @@ class Session:
                 if table.table_id not in existed:
                     self._access.created(table)
         elif isinstance(ast, AlterRangePartitions):
-            result = partitions.alter_ranges(ast, catalog, self._evaluate_constant)
+            result = partitions.alter_ranges(ast, catalog, self._constants.evaluate_constant)
         elif isinstance(ast, DetachPartition):
             result = partitions.detach_partition(ast, catalog)
         elif isinstance(ast, AttachPartition):
             result = pg_partitions.attach_partition(
-                ast, catalog, self._evaluate_constant, self._block.current()
+                ast, catalog, self._constants.evaluate_constant, self._block.current()
             )
         elif isinstance(ast, AttachIndexPartition):
             result = pg_partitions.attach_index_partition(ast, catalog)
         elif isinstance(ast, exp.Alter):
             result = alter_table.alter_table(
-                ast, ast.meta.get("statement_text", ""), catalog, self._check_default,
-                self._evaluate_constant, self._row_exists, in_block=self._block.in_block,
+                ast, ast.meta.get("statement_text", ""), catalog, self._constants.check_default,
+                self._constants.evaluate_constant, self._row_exists, in_block=self._block.in_block,
                 in_transaction=self._in_transaction,
             )  # fmt: skip
         else:
@@ -1600,55 +1614,18 @@ class Session:
         )
         return table is not None and table.num_rows > 0
 
-    def _evaluate_constant(self, node: exp.Expr, dtype: DataType) -> object:
-        """A constant expression's value as ``dtype`` (a partition bound), computed by DuckDB."""
-        if node.find(exp.Column, exp.Parameter, exp.Subquery):
-            raise FeatureNotSupported(
-                f"partition bound {node.sql(dialect='postgres')} is not a constant"
-            )
-        cast = exp.Cast(
-            this=node.copy(), to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
-        )
-        cursor = self._duck.cursor()
-        try:
-            # Through Arrow: DuckDB's own conversion of a timestamptz needs pytz.
-            result = cursor.sql(f"SELECT {cast.sql(dialect='duckdb')}").to_arrow_table()
-            return result.column(0)[0].as_py()
-        except duckdb.Error as exc:
-            raise translate(exc) from exc
-        finally:
-            cursor.close()
-
-    def _check_default(self, default_sql: str, dtype: DataType) -> None:
-        """A DEFAULT must give the column's type: a text expression (not a constant, which
-        PostgreSQL reads as the column's type) for another type is 42804, a value that does
-        not convert is the cast's error."""
-        cursor = self._duck.cursor()
-        try:
-            expression: exp.Expr = exp.maybe_parse(default_sql, dialect="postgres")
-            if not dtype.is_string and not isinstance(expression, (exp.Literal, exp.Null)):
-                typed = cursor.sql(f"SELECT typeof({expression.sql(dialect='duckdb')})")
-                if typed.fetchall()[0][0] == "VARCHAR":
-                    raise DatatypeMismatch(
-                        f"column is of type {dtype.pg_name()} but default expression is of "
-                        "type text",
-                        hint="You will need to rewrite or cast the expression.",
-                    )
-            cast = exp.Cast(
-                this=expression, to=exp.DataType.build(duckdb_type(dtype), dialect="duckdb")
-            )
-            cursor.sql(f"SELECT ({cast.sql(dialect='duckdb')}) IS NULL").fetchall()
-        except duckdb.Error as exc:
-            raise translate(exc) from exc
-        finally:
-            cursor.close()
-
     # -- utility statements ----------------------------------------------------------------
 
     def _end_transaction(self, committed: bool) -> None:
         self._temp_txn_ended = bool(self._temp)
         self._advisory.end_transaction()
         self._listener.end_transaction(committed)
+
+    def _reads_ended(self) -> None:
+        """An autocommit transaction of direct reads alone committed: it took no advisory
+        lock and staged no LISTEN or NOTIFY (``_end_transaction``'s), and wrote nothing."""
+        self._temp_txn_ended = bool(self._temp)
+        self._activity.reads_ended()
 
     def _temp_on_commit(self) -> None:
         """The ON COMMIT actions of the transactions ended since the last statement."""

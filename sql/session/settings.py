@@ -431,8 +431,10 @@ class SessionSettings:
     def begin_transaction(self) -> None:
         self._in_transaction = True
         self._at_start = None
-        self._local.clear()
-        self._savepoints.clear()
+        if self._local:
+            self._local.clear()
+        if self._savepoints:
+            self._savepoints.clear()
 
     def savepoint(self, name: str) -> None:
         self._savepoints.append((name, dict(self._values), dict(self._custom), dict(self._local)))
@@ -477,8 +479,10 @@ class SessionSettings:
                 else:
                     self._custom[key] = old
         self._at_start = None
-        self._local.clear()
-        self._savepoints.clear()
+        if self._local:
+            self._local.clear()
+        if self._savepoints:
+            self._savepoints.clear()
 
     def honoured(self, name: str) -> bool:
         """Whether nyala acts on the setting (custom ``a.b`` names are for the client)."""

@@ -57,6 +57,15 @@ def _kind(plan: Plan) -> str:
 _LEVELS = {"none": 0, "ddl": 1, "mod": 2, "all": 3}
 
 
+def level_and_threshold(settings: SessionSettings) -> tuple[int, int | None]:
+    """log_statement's level (0: none) and log_min_duration_statement's threshold (None:
+    off): with 0 and None a statement logs nothing."""
+    return (
+        _LEVELS.get(settings.get("log_statement"), 0),
+        _threshold_ms(settings.get("log_min_duration_statement")),
+    )
+
+
 def _log_duration(text: str, started: float, threshold: float) -> None:
     elapsed_ms = (time.monotonic() - started) * 1000
     if elapsed_ms >= threshold:
@@ -78,13 +87,7 @@ class StatementLog:
         """log_statement's level and log_min_duration_statement's threshold, read once per
         change of the settings (with both off, a statement costs two look-ups here)."""
         settings = self._settings
-        return settings.cached(
-            StatementLog._wanted,
-            lambda: (
-                _LEVELS.get(settings.get("log_statement"), 0),
-                _threshold_ms(settings.get("log_min_duration_statement")),
-            ),
-        )
+        return settings.cached(StatementLog._wanted, lambda: level_and_threshold(settings))
 
     def statement(self, plan: Plan, text: str) -> None:
         wanted = self._wanted()[0]

@@ -26,7 +26,7 @@ from sql.execution.table_activity import SessionActivity
 from sql.frontend import fingerprint
 from sql.frontend.fingerprint import Fingerprint
 from sql.session.plan import DmlPlan, Plan, QueryPlan, SystemPlan
-from sql.session.settings import SessionSettings
+from sql.session.statement_settings import StatementSettings
 
 _COUNTED_TAGS = frozenset({"INSERT", "UPDATE", "DELETE", "COPY", "FETCH", "SELECT", "MOVE"})
 
@@ -52,22 +52,16 @@ class StatementTracking:
     ``pg_stat_statements.track`` and ``track_utility`` settings say."""
 
     def __init__(
-        self, stats: StatementStats, activity: SessionActivity, settings: SessionSettings
+        self, stats: StatementStats, activity: SessionActivity, settings: StatementSettings
     ) -> None:
         self._stats = stats
         self._activity = activity
         self._settings = settings
 
     def _wanted(self, print_: Fingerprint) -> bool:
-        settings = self._settings
-        track, utility = settings.cached(
-            StatementTracking._wanted,
-            lambda: (
-                settings.get("pg_stat_statements.track") != "none",
-                settings.get("pg_stat_statements.track_utility") == "on",
-            ),
-        )
-        return track and (utility or not print_.utility)
+        """Whether pg_stat_statements.track and track_utility record the statement."""
+        values = self._settings.current()
+        return values.track and (values.track_utility or not print_.utility)
 
     def track(self, result: Result, user: str, print_: Fingerprint, started: float) -> Result:
         """``result`` with its statement recorded once its rows are all read."""
@@ -76,7 +70,8 @@ class StatementTracking:
         if result.copy_in is not None:
             result.copy_in.on_finished = lambda rows: self._record(user, print_, started, rows)
             return result
-        rows = _tag_rows(result.command_tag)
+        tag = result.command_tag
+        rows = _tag_rows(tag) if tag else None
         if result.columns is None and result.copy_out is None:
             self._record(user, print_, started, rows or 0)
         else:
@@ -111,5 +106,6 @@ class StatementTracking:
     def _record(self, user: str, print_: Fingerprint, started: float, rows: int) -> None:
         elapsed_ms = (time.monotonic() - started) * 1000
         self._activity.statement_ran(elapsed_ms)
-        if self._wanted(print_):
+        values = self._settings.current()
+        if values.track and (values.track_utility or not print_.utility):
             self._stats.record(user, print_.queryid, print_.text, elapsed_ms, rows, True)

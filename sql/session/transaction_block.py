@@ -34,7 +34,8 @@ from sql.frontend.statements import RoleStatement
 from sql.session.cursors import Cursors
 from sql.session.lock_wait_log import LockWaitLog
 from sql.session.settings import SessionSettings, duration_ms
-from sql.session.transaction_modes import TransactionModes, is_repeatable_read
+from sql.session.statement_settings import StatementSettings
+from sql.session.transaction_modes import TransactionModes
 from storage.errors import (
     ActiveSqlTransaction,
     DbError,
@@ -88,8 +89,10 @@ class TransactionBlock:
         on_end: Callable[[bool], None] = lambda committed: None,
         roles: RoleStore | None = None,
         privileges: PrivilegeStore | None = None,
+        values: StatementSettings | None = None,
     ) -> None:
         self._engine = engine
+        self._values = values if values is not None else StatementSettings(settings)
         self._shared_catalog = catalog
         self._txn_catalog: Catalog | None = None
         self._shared_roles = roles
@@ -121,6 +124,11 @@ class TransactionBlock:
         (``current(direct_read=True)``): it wrote, locked and changed nothing."""
         self._holds_role_names = False
         """Whether the open transaction took role names (``lock_role_names``) to release."""
+        self._armed: Transaction | None = None
+        """The transaction whose lock waits ``_arm`` last set up."""
+        self.on_reads_ended: Callable[[], None] = lambda: None
+        """Called, instead of ``on_writes``, as an autocommit transaction that ran only
+        direct reads ends (it wrote nothing: a commit to count, nothing else)."""
 
     @property
     def catalog(self) -> Catalog:
@@ -208,6 +216,12 @@ class TransactionBlock:
         and privilege changes (checked for conflicts before anything is published)."""
         catalog, self._txn_catalog = self._txn_catalog, None
         access, self._access = self._access, None
+        if catalog is None and access is None:
+            try:
+                txn.commit()
+            finally:
+                self.release_role_names(txn)
+            return
         published = False
 
         def publish(
@@ -282,15 +296,8 @@ class TransactionBlock:
             raise InFailedSqlTransaction(_ABORTED)
 
     def start(self) -> Transaction:
-        settings = self._settings
-        read_only, repeatable_read = settings.cached(
-            TransactionBlock.start,
-            lambda: (
-                settings.get("default_transaction_read_only") == "on"
-                or bool(settings.get("nyala.read_timestamp")),
-                is_repeatable_read(self._modes.default_isolation()),
-            ),
-        )
+        values = self._values.current()
+        read_only = values.read_only
         # A block never takes the spare: its REPEATABLE READ snapshot is its first
         # statement's, not the one taken here.
         spare = None if self.in_block else self._spare
@@ -299,13 +306,13 @@ class TransactionBlock:
             self._spare = None
             spare.read_only = read_only  # its snapshot is taken now, as a new transaction's
             spare.refresh_snapshot()
-            self.txn = spare
+            txn = self.txn = spare
         else:
-            self.txn = self._engine.begin(read_only=read_only)
-        self.txn.repeatable_read = repeatable_read
+            txn = self.txn = self._engine.begin(read_only=read_only)
+        txn.repeatable_read = values.repeatable_read
         self.started = dt.datetime.now(dt.UTC)
         self._settings.begin_transaction()
-        return self.txn
+        return txn
 
     def touch(self) -> None:
         """A statement other than a direct read runs in the open transaction (it may change
@@ -316,8 +323,8 @@ class TransactionBlock:
         """The transaction the next statement runs in, starting one if there is none;
         ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
         autocommit transaction with nothing to commit."""
-        if self.txn is not None:
-            txn = self.txn
+        txn = self.txn
+        if txn is not None:
             self._reads_only = self._reads_only and direct_read
             txn.begin_statement()
         else:
@@ -325,23 +332,27 @@ class TransactionBlock:
             self._reads_only = direct_read and not self.in_block
             # start() took the snapshot just now, for this statement: one is enough.
             txn.begin_statement(snapshot_is_new=True)
-        settings = self._settings
-        txn.lock_timeout_ms = settings.cached(
-            TransactionBlock.current, lambda: duration_ms(settings.get("lock_timeout")) or None
-        )
-        # A cancel or statement_timeout ends a lock wait; log_lock_waits reports a long one.
+        txn.lock_timeout_ms = self._values.current().lock_timeout_ms
+        if self._armed is not txn:
+            self._arm(txn)
+        return txn
+
+    def _arm(self, txn: Transaction) -> None:
+        """A cancel or statement_timeout ends ``txn``'s lock waits; log_lock_waits reports a
+        long one.  Once per transaction object (a spare keeps its own across statements)."""
+        self._armed = txn
         log = self.lock_wait_log
         if log is None:
             txn.cancel_check = self._check_cancel
-        else:
+            return
+        check_cancel = self._check_cancel
 
-            def check() -> None:
-                self._check_cancel()
-                log.waiting(txn.state)
+        def check() -> None:
+            check_cancel()
+            log.waiting(txn.state)
 
-            txn.cancel_check = check
-            txn.on_wait_end = log.ended
-        return txn
+        txn.cancel_check = check
+        txn.on_wait_end = log.ended
 
     def finish_autocommit(self) -> None:
         """Commit the statement's own transaction, when it is not inside a block (its deferred
@@ -352,9 +363,12 @@ class TransactionBlock:
         if self.in_block:
             txn.end_statement()  # leave any row's line of waiters it still stands in
             return
-        if self._is_spare(txn):
+        if self._reads_only and self._is_spare(txn):
+            # Nothing to commit or release: it begins the next autocommit transaction.
             self.txn = None
-            self._ended(committed=True, txn=txn)
+            self._settings.end_transaction(True)
+            self._on_end(True)
+            self.on_reads_ended()
             self._spare = txn
             return
         check_deferred(txn)
@@ -366,8 +380,7 @@ class TransactionBlock:
         """Whether the ending autocommit transaction ran only direct reads and so has
         nothing to commit or release: it may begin the next one."""
         return (
-            self._reads_only
-            and self._txn_catalog is None
+            self._txn_catalog is None
             and self._access is None
             and not self._holds_role_names
             and not txn.has_writes
@@ -375,6 +388,7 @@ class TransactionBlock:
         )
 
     def _ended(self, committed: bool, txn: Transaction | None) -> None:
+        self._armed = None
         self._settings.end_transaction(committed)
         self._on_end(committed)
         if txn is not None:

@@ -8,7 +8,7 @@ columns are reg* or name-typed rather than text, and the live relations it reads
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,7 +174,28 @@ def _name_columns(
             and _of_catalog(inner, user_names, user_columns)
         ):
             found[position] = DESCRIBED_COLUMN_TYPES[inner.name]
+        if isinstance(inner, exp.Column) and _reads_relation(inner, _REGTYPE_COLUMNS):
+            found[position] = int(TypeOid.REGTYPE)
     return found
+
+
+_REGTYPE_COLUMNS = {"data_type": "pg_sequences"}
+"""Catalog columns held as a type's name that PostgreSQL describes as regtype (2206), by
+column name and the one relation whose column of that name is one (information_schema's
+``data_type`` columns are character_data)."""
+
+
+def _reads_relation(column: exp.Column, columns: Mapping[str, str]) -> bool:
+    """Whether ``column`` is the column ``columns`` names in its relation: by its qualifier,
+    else by that relation being the only one its SELECT reads."""
+    relation = columns.get(column.name)
+    select = column.find_ancestor(exp.Select)
+    if relation is None or select is None:
+        return False
+    tables = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    if column.table:
+        return any(t.alias_or_name == column.table and t.name == relation for t in tables)
+    return len(tables) == 1 and tables[0].name == relation
 
 
 def _of_catalog(column: exp.Column, user_names: set[str], user_columns: set[str]) -> bool:

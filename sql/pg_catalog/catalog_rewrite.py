@@ -198,6 +198,8 @@ def _rewrite_node(
         return node
     if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
         kind = reg_casts.REG_RESULTS.get(_function_name(node))
+        if _function_name(node) in reg_casts.REG_NAMED_RESULTS:
+            node.meta["reg_named"] = reg_casts.REG_NAMED_RESULTS[_function_name(node)]
         node.set("this", functions.PREFIX + _function_name(node))
         return node if kind is None else reg_casts.as_reg(node, kind)
     if isinstance(node, exp.Cast):

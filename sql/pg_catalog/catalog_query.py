@@ -26,6 +26,7 @@ from sql.pg_catalog.catalog_rewrite import (
 )
 from sql.pg_catalog.catalog_user_tables import UserTable, replace_user_tables
 from sql.pg_catalog.relations import DESCRIBED_COLUMN_TYPES
+from sql.pg_catalog.system_columns import names_tableoid
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.query_checks import check_oid_arithmetic
 from sql.planner.transpile import SessionFacts, output_name
@@ -128,9 +129,13 @@ def compile_system_query(
     param_oids = infer_parameter_types(ast, list(declared))
     check_oid_arithmetic(ast)
     ast = ast.copy()
-    user_tables = replace_user_tables(ast, find_table, has_user_table)
+    tableoid = names_tableoid(ast)
+    user_tables = replace_user_tables(ast, find_table, has_user_table, per_row_tableoid=tableoid)
     views = {u.view: u.table for u in user_tables if not u.in_union}
-    rewritten = rewrite(ast, facts, has_user_table, views, copy=False)
+    # Replacing user tables adds ``tableoid`` columns only where the query names one.
+    rewritten = rewrite(
+        ast, facts, has_user_table, views, copy=False, names_tableoid=None if tableoid else False
+    )
     reg_columns = {
         **_name_columns(projections, user_tables),
         **rewritten.meta.get(REG_COLUMNS, {}),

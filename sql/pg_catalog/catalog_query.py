@@ -20,7 +20,7 @@ from sql.common.datatypes import duckdb_type
 from sql.common.result import ResultColumn
 from sql.pg_catalog import catalog_numeric, reg_arrays
 from sql.pg_catalog.catalog_rewrite import (
-    LIVE_RELATIONS,
+    LIVE,
     REG_COLUMNS,
     rewrite,
 )
@@ -136,6 +136,7 @@ def compile_system_query(
     rewritten = rewrite(
         ast, facts, has_user_table, views, copy=False, names_tableoid=None if tableoid else False
     )
+    live = rewritten.meta.get(LIVE, frozenset())
     reg_columns = {
         **_name_columns(projections, user_tables),
         **rewritten.meta.get(REG_COLUMNS, {}),
@@ -148,7 +149,6 @@ def compile_system_query(
     else:
         types = catalog_numeric.CATALOG_COLUMN_TYPES
     rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
-    live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in LIVE_RELATIONS)
     return SystemQuery(
         rewritten, names, param_oids, user_tables=user_tables, live=live, reg_columns=reg_columns
     )

@@ -221,6 +221,8 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
+LIVE = "live"
+"""Where ``rewrite`` leaves the names of the ``LIVE_RELATIONS`` the statement reads."""
 REG_COLUMNS = "reg_columns"
 """Where ``rewrite`` leaves ``reg_casts.show_reg_outputs``' reg* output columns."""
 
@@ -249,7 +251,10 @@ def rewrite(
             user_views or {},
         )
         system_columns.hide_tableoid_from_stars(ast)
+    live: set[str] = set()
     for node in reversed(list(ast.walk(bfs=False))):
+        if isinstance(node, exp.Table) and node.name in LIVE_RELATIONS:
+            live.add(node.name)
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
             if node is ast:
@@ -257,4 +262,5 @@ def rewrite(
             else:
                 node.replace(replaced)
     ast.meta[REG_COLUMNS] = reg_casts.show_reg_outputs(ast)
+    ast.meta[LIVE] = frozenset(live)
     return ast

@@ -38,7 +38,7 @@ DESCRIBED_CASES = [
 def pair(nyala_server, postgres_server):
     with Pair.connect(nyala_server.dsn, postgres_server.dsn, SETUP) as pair:
         yield pair
-        pair.run("drop table public.pg_am")
+        pair.run("drop table public.pg_am", "drop table regn_t", "drop sequence regn_s")
 
 
 @pytest.mark.parametrize("binary", [False, True])

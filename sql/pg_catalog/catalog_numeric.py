@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 
+from sql.pg_catalog import ast_nodes
 from sql.pg_catalog.relations import RELATIONS
 from sql.planner.numeric_casts import rewrite_numeric
 
@@ -36,11 +37,12 @@ CATALOG_COLUMN_TYPES = column_types(RELATIONS.values())
 
 
 def _involves_numeric(ast: exp.Expr) -> bool:
+    nodes = ast_nodes.nodes_of(ast, exp.Cast, exp.Literal)
     return any(
-        cast.to.this is DT.DECIMAL and not cast.to.expressions for cast in ast.find_all(exp.Cast)
+        isinstance(cast, exp.Cast) and cast.to.this is DT.DECIMAL and not cast.to.expressions
+        for cast in nodes[exp.Cast]
     ) or any(
-        isinstance(n, exp.Literal) and not n.is_string and "." in n.name
-        for n in ast.find_all(exp.Literal)
+        isinstance(n, exp.Literal) and not n.is_string and "." in n.name for n in nodes[exp.Literal]
     )
 
 

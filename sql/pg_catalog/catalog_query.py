@@ -8,7 +8,7 @@ columns are reg* or name-typed rather than text, and the live relations it reads
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,12 +20,13 @@ from sql.common.datatypes import duckdb_type
 from sql.common.result import ResultColumn
 from sql.pg_catalog import catalog_numeric, reg_arrays
 from sql.pg_catalog.catalog_rewrite import (
-    LIVE_RELATIONS,
+    LIVE,
     REG_COLUMNS,
     rewrite,
 )
 from sql.pg_catalog.catalog_user_tables import UserTable, replace_user_tables
 from sql.pg_catalog.relations import DESCRIBED_COLUMN_TYPES
+from sql.pg_catalog.system_columns import names_tableoid
 from sql.planner.binder import infer_parameter_types, parameter_number, parameters
 from sql.planner.query_checks import check_oid_arithmetic
 from sql.planner.transpile import SessionFacts, output_name
@@ -128,9 +129,14 @@ def compile_system_query(
     param_oids = infer_parameter_types(ast, list(declared))
     check_oid_arithmetic(ast)
     ast = ast.copy()
-    user_tables = replace_user_tables(ast, find_table, has_user_table)
+    tableoid = names_tableoid(ast)
+    user_tables = replace_user_tables(ast, find_table, has_user_table, per_row_tableoid=tableoid)
     views = {u.view: u.table for u in user_tables if not u.in_union}
-    rewritten = rewrite(ast, facts, has_user_table, views, copy=False)
+    # Replacing user tables adds ``tableoid`` columns only where the query names one.
+    rewritten = rewrite(
+        ast, facts, has_user_table, views, copy=False, names_tableoid=None if tableoid else False
+    )
+    live = rewritten.meta.get(LIVE, frozenset())
     reg_columns = {
         **_name_columns(projections, user_tables),
         **rewritten.meta.get(REG_COLUMNS, {}),
@@ -143,7 +149,6 @@ def compile_system_query(
     else:
         types = catalog_numeric.CATALOG_COLUMN_TYPES
     rewritten = catalog_numeric.rewrite_numerics(rewritten, types)
-    live = frozenset(t.name for t in rewritten.find_all(exp.Table) if t.name in LIVE_RELATIONS)
     return SystemQuery(
         rewritten, names, param_oids, user_tables=user_tables, live=live, reg_columns=reg_columns
     )
@@ -174,7 +179,28 @@ def _name_columns(
             and _of_catalog(inner, user_names, user_columns)
         ):
             found[position] = DESCRIBED_COLUMN_TYPES[inner.name]
+        if isinstance(inner, exp.Column) and _reads_relation(inner, _REGTYPE_COLUMNS):
+            found[position] = int(TypeOid.REGTYPE)
     return found
+
+
+_REGTYPE_COLUMNS = {"data_type": "pg_sequences"}
+"""Catalog columns held as a type's name that PostgreSQL describes as regtype (2206), by
+column name and the one relation whose column of that name is one (information_schema's
+``data_type`` columns are character_data)."""
+
+
+def _reads_relation(column: exp.Column, columns: Mapping[str, str]) -> bool:
+    """Whether ``column`` is the column ``columns`` names in its relation: by its qualifier,
+    else by that relation being the only one its SELECT reads."""
+    relation = columns.get(column.name)
+    select = column.find_ancestor(exp.Select)
+    if relation is None or select is None:
+        return False
+    tables = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+    if column.table:
+        return any(t.alias_or_name == column.table and t.name == relation for t in tables)
+    return len(tables) == 1 and tables[0].name == relation
 
 
 def _of_catalog(column: exp.Column, user_names: set[str], user_columns: set[str]) -> bool:

@@ -18,6 +18,7 @@ from sql.common.names import identifier_name
 from sql.pg_catalog import (
     activity,
     array_output,
+    ast_nodes,
     functions,
     privilege_rows,
     reg_casts,
@@ -86,30 +87,30 @@ def _function_name(node: exp.Expr) -> str:
 
 def is_system_query(ast: exp.Expr, has_user_table: Callable[[str], bool]) -> bool:
     """True when the statement reads a system relation or calls a catalog function."""
-    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
-    for table in ast.find_all(exp.Table):
+    nodes = ast_nodes.nodes_of(ast, exp.CTE, exp.Table, exp.Column, exp.Dot, *_CALLS)
+    ctes = {cte.alias_or_name for cte in nodes[exp.CTE]}
+    for table in nodes[exp.Table]:
+        if not isinstance(table, exp.Table):
+            continue
         if table.name in ctes and schema_of(table) is None:
             continue
         if system_table(table, has_user_table) is not None:
             return True
         if isinstance(table.this, exp.Anonymous) and _function_name(table.this) in _FUNCTIONS:
             return True
-    if system_columns.names_tableoid(ast):
+    if system_columns.any_tableoid(nodes[exp.Column]):
         return True
-    for dot in ast.find_all(exp.Dot):
+    for dot in nodes[exp.Dot]:
         if isinstance(dot.this, exp.Identifier) and identifier_name(dot.this) in (
             "pg_catalog",
             "information_schema",
         ):
             return True
-    for node in ast.find_all(exp.Anonymous, exp.Cast, exp.CurrentSchemas):
-        if isinstance(node, exp.CurrentSchemas) or _function_name(node) in _CATALOG_ONLY_FUNCTIONS:
-            return True
-        if isinstance(node, exp.Cast) and reg_casts.is_reg_cast(node):
-            parent = node.parent
-            if not (isinstance(parent, exp.Anonymous) and _function_name(parent) in SEQUENCES):
-                return True
-    return False
+    return any(is_catalog_call(node) for kind in _CALLS for node in nodes[kind])
+
+
+_CALLS = (exp.Anonymous, exp.Cast, exp.CurrentSchemas)
+"""The nodes ``is_catalog_call`` may find to be catalog calls."""
 
 
 def is_catalog_call(node: exp.Expr) -> bool:
@@ -198,6 +199,8 @@ def _rewrite_node(
         return node
     if isinstance(node, exp.Anonymous) and _function_name(node) in _FUNCTIONS:
         kind = reg_casts.REG_RESULTS.get(_function_name(node))
+        if _function_name(node) in reg_casts.REG_NAMED_RESULTS:
+            node.meta["reg_named"] = reg_casts.REG_NAMED_RESULTS[_function_name(node)]
         node.set("this", functions.PREFIX + _function_name(node))
         return node if kind is None else reg_casts.as_reg(node, kind)
     if isinstance(node, exp.Cast):
@@ -218,6 +221,8 @@ def _rewrite_node(
     return _session_value(node, facts)
 
 
+LIVE = "live"
+"""Where ``rewrite`` leaves the names of the ``LIVE_RELATIONS`` the statement reads."""
 REG_COLUMNS = "reg_columns"
 """Where ``rewrite`` leaves ``reg_casts.show_reg_outputs``' reg* output columns."""
 
@@ -229,20 +234,27 @@ def rewrite(
     user_views: Mapping[str, TableInfo] | None = None,
     *,
     copy: bool = True,
+    names_tableoid: bool | None = None,
 ) -> exp.Expr:
     """The statement as DuckDB SQL over the ``pgc`` and ``infos`` schemas (``user_views``:
     the user tables it reads, by view name, whose rows carry their ``tableoid``); without
-    ``copy``, ``ast`` itself is rewritten (a caller's own copy)."""
+    ``copy``, ``ast`` itself is rewritten (a caller's own copy); ``names_tableoid``: whether
+    it names ``tableoid``, when the caller has looked already."""
     if copy:
         ast = ast.copy()
-    if system_columns.names_tableoid(ast):
+    if names_tableoid is None:
+        names_tableoid = system_columns.names_tableoid(ast)
+    if names_tableoid:
         system_columns.replace_tableoid(
             ast,
             lambda t: system_table(t, has_user_table) is not None,
             user_views or {},
         )
         system_columns.hide_tableoid_from_stars(ast)
+    live: set[str] = set()
     for node in reversed(list(ast.walk(bfs=False))):
+        if isinstance(node, exp.Table) and node.name in LIVE_RELATIONS:
+            live.add(node.name)
         replaced = _rewrite_node(node, facts, has_user_table)
         if replaced is not None and replaced is not node:
             if node is ast:
@@ -250,4 +262,5 @@ def rewrite(
             else:
                 node.replace(replaced)
     ast.meta[REG_COLUMNS] = reg_casts.show_reg_outputs(ast)
+    ast.meta[LIVE] = frozenset(live)
     return ast

@@ -18,7 +18,7 @@ from catalog.table import TableInfo
 from sql.common.names import identifier_name
 from sql.execution import system_view_rows
 from sql.execution.executor import ScanSource
-from sql.pg_catalog import system_columns
+from sql.pg_catalog import ast_nodes, system_columns
 from sql.pg_catalog.catalog_rewrite import schema_of, system_table
 from sql.planner import system_views
 from sql.planner.transpile import scan_view_table
@@ -57,16 +57,26 @@ def _user_table_name(node: exp.Table) -> str:
 
 
 def replace_user_tables(
-    ast: exp.Expr, find_table: Callable[[str], TableInfo], has_user_table: Callable[[str], bool]
+    ast: exp.Expr,
+    find_table: Callable[[str], TableInfo],
+    has_user_table: Callable[[str], bool],
+    *,
+    per_row_tableoid: bool | None = None,
 ) -> tuple[UserTable, ...]:
     """Point each user table reference at a view of its own; the name stays as the alias.
     Where the query names ``tableoid``, a partitioned table becomes the union of its leaves'
-    views, each row tagged with its leaf's OID."""
-    per_row_tableoid = system_columns.names_tableoid(ast)
-    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+    views, each row tagged with its leaf's OID (``per_row_tableoid``: whether it names
+    ``tableoid``, when the caller knows)."""
+    kinds = (
+        (exp.CTE, exp.Table) if per_row_tableoid is not None else (exp.CTE, exp.Table, exp.Column)
+    )
+    nodes = ast_nodes.nodes_of(ast, *kinds)
+    if per_row_tableoid is None:
+        per_row_tableoid = system_columns.any_tableoid(nodes[exp.Column])
+    ctes = {cte.alias_or_name for cte in nodes[exp.CTE]}
     found: list[UserTable] = []
-    for node in list(ast.find_all(exp.Table)):
-        if not isinstance(node.this, exp.Identifier):
+    for node in nodes[exp.Table]:
+        if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
             continue
         if node.name in ctes and schema_of(node) is None:
             continue
@@ -94,7 +104,7 @@ def replace_user_tables(
         found.append(UserTable(view, table))
         node.replace(scan_view_table(node, view, alias.copy()))
     if found:
-        for column in ast.find_all(exp.Column):
+        for column in ast.find_all(exp.Column):  # again: a partitions' union adds columns
             db = column.args.get("db")
             if db is not None and identifier_name(db) == "public":
                 column.set("db", None)  # public.t.c: the table is known by its alias t

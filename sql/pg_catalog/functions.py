@@ -48,8 +48,10 @@ from storage.errors import (
 PREFIX = "pgf_"
 _UDF = "nyf_"
 _SLEEP_SLICE_S = 0.02
-_SEARCH_PATH = frozenset((PUBLIC_OID, PG_CATALOG_OID, INFORMATION_SCHEMA_OID))
-"""The schemas an unqualified relation name is looked for in."""
+_SEARCH_PATH = (PG_CATALOG_OID, PUBLIC_OID, INFORMATION_SCHEMA_OID)
+"""The schemas an unqualified relation name is looked for in, in order (after pg_temp)."""
+_VISIBLE = (PG_CATALOG_OID, PUBLIC_OID)
+"""PostgreSQL's default path: regclass_out shows a relation elsewhere schema-qualified."""
 
 _TYPE_ALIASES = {
     "integer": "int4",
@@ -103,6 +105,9 @@ class CatalogFunctions:
         self._named_relations: dict[str, list[tuple[int, int]]] = {}
         for oid, row in self._classes.items():
             self._named_relations.setdefault(row["relname"], []).append((row["relnamespace"], oid))
+        self._temp_namespaces = tuple(
+            o for o, n in self._namespaces.items() if n.startswith("pg_temp_")
+        )
         self._namespace_oids: dict[str, int] = {}
         for oid, nspname in self._namespaces.items():
             self._namespace_oids.setdefault(nspname, oid)
@@ -276,20 +281,29 @@ class CatalogFunctions:
         if text.isdigit():
             return int(text)
         parts = [p.strip('"') if p.startswith('"') else fold(p) for p in text.split(".")]
-        relname = parts[-1]
-        schemas = _SEARCH_PATH
         if len(parts) > 1:
-            schemas = frozenset(o for o, n in self._namespaces.items() if n == parts[-2])
-        for namespace, oid in self._named_relations.get(relname, ()):
-            if namespace in schemas:
-                return oid
-        return None
+            schemas = tuple(o for o, n in self._namespaces.items() if n == parts[-2])
+            return self._first_relation(parts[-1], schemas)
+        return self._first_relation(parts[-1], self._temp_namespaces + _SEARCH_PATH)
+
+    def _first_relation(self, relname: str, schemas: tuple[int, ...]) -> int | None:
+        """The OID of ``relname`` in the first of ``schemas`` holding one."""
+        found = dict(self._named_relations.get(relname, ()))
+        return next((found[s] for s in schemas if s in found), None)
 
     def regclass_out(self, oid: int | None) -> str | None:
+        """The relation's name, schema-qualified unless the search path finds it by its
+        bare name (as PostgreSQL's regclassout), so the name reads back as this OID."""
         if oid is None:
             return None
         row = self._classes.get(oid)
-        return quote_ident(row["relname"]) if row is not None else str(oid)
+        if row is None:
+            return str(oid)
+        name = quote_ident(row["relname"])
+        if self._first_relation(row["relname"], self._temp_namespaces + _VISIBLE) == oid:
+            return name
+        namespace = self._namespaces.get(row["relnamespace"])
+        return name if namespace is None else f"{quote_ident(namespace)}.{name}"
 
     def regnamespace_in(self, name: str | None) -> int | None:
         """``'name'::regnamespace``: the schema's OID, 3F000 when there is none."""

@@ -50,10 +50,14 @@ _REG_OUT = {
 }
 # Functions returning a reg* value: an OID in comparisons, a name when shown or cast to text.
 REG_RESULTS = {"to_regclass": "regclass", "to_regtype": "regtype"}
+# Functions returning a reg* value computed as its name: described as the reg* type.
+REG_NAMED_RESULTS = {"pg_typeof": "regtype"}
 _TEXT_TYPES = {exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR, exp.DataType.Type.NAME}
 
 
 def _reg_kind(node: exp.Expr) -> str | None:
+    while isinstance(node, exp.Paren):
+        node = node.this
     return node.meta.get("reg") if isinstance(node, exp.Expression) else None
 
 
@@ -137,6 +141,9 @@ def show_reg_outputs(ast: exp.Expr) -> dict[int, int]:
             continue
         for position, projection in enumerate(sel.expressions):
             inner = projection.this if isinstance(projection, exp.Alias) else projection
+            named = inner.meta.get("reg_named") if sel is select else None
+            if named is not None:
+                described[position] = _REG_TYPE_OIDS[named]
             kind = _reg_kind(inner)
             if kind is not None:
                 if sel is select and select is not ast:  # a UNION's: described by its first

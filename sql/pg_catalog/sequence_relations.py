@@ -13,14 +13,18 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from sql.common.names import identifier_name
+from sql.pg_catalog import ast_nodes
 
 
 def replace_sequences(ast: exp.Expr, is_sequence: Callable[[str], bool]) -> bool:
     """Replace each FROM reference to a sequence by its row; whether any was found."""
-    ctes = {cte.alias_or_name for cte in ast.find_all(exp.CTE)}
+    nodes = ast_nodes.nodes_of(ast, exp.CTE, exp.Table)
+    ctes = {cte.alias_or_name for cte in nodes[exp.CTE]}
     found = False
-    for table in list(ast.find_all(exp.Table)):
-        if not isinstance(table.this, exp.Identifier) or table.args.get("catalog") is not None:
+    for table in nodes[exp.Table]:
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+            continue
+        if table.args.get("catalog") is not None:
             continue
         schema = table.args.get("db")
         if schema is not None and identifier_name(schema) != "public":

@@ -10,7 +10,7 @@ constant: ``SELECT *`` stays without it, as in PostgreSQL.  A query naming
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from sqlglot import exp
 
@@ -26,9 +26,14 @@ TABLEOID = "tableoid"
 
 def names_tableoid(ast: exp.Expr) -> bool:
     """Whether ``ast`` names a column ``tableoid`` (no table may have one of its own)."""
+    return any_tableoid(ast.find_all(exp.Column))
+
+
+def any_tableoid(columns: Iterable[exp.Expr]) -> bool:
+    """Whether one of ``columns`` (exp.Column nodes) is a column ``tableoid``."""
     return any(
         column.name.lower() == "tableoid" and isinstance(column.this, exp.Identifier)
-        for column in ast.find_all(exp.Column)
+        for column in columns
     )
 
 

@@ -152,6 +152,8 @@ class QueryRunner:
             direct = self._run_direct(compiled, txn, params, now, pause)
             if direct is not None:
                 return direct
+        if compiled.constant and not overrides:
+            return self._run_constant(compiled, txn, now)
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
@@ -172,6 +174,20 @@ class QueryRunner:
                 self._finish(cursor)
 
         return columns, stream()
+
+    def _run_constant(
+        self, compiled: CompiledQuery, txn: Transaction, now: Any
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """``run`` of a constant query (``CompiledQuery.constant``): DuckDB's answer the
+        first time, kept whole (a few values); the kept answer after that.  An error is
+        never kept: the query runs again next time, and fails as it did."""
+        kept = compiled.constant_rows
+        if kept is None:
+            columns, batches = self.run(replace(compiled, constant=False), txn, None, now)
+            kept = (columns, list(batches))
+            compiled.columns = columns
+            compiled.constant_rows = kept
+        return kept[0], iter(kept[1])
 
     def read_by_key(
         self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any

@@ -20,6 +20,7 @@ from sql.common.result import ResultColumn
 from sql.planner import partial_index
 from sql.planner.array_depths import deepened_sql, nested_depths
 from sql.planner.binder import BoundQuery
+from sql.planner.constant_select import is_constant
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
     ScanPlan,
@@ -79,6 +80,11 @@ class CompiledQuery:
     read_plan: object = None
     """A direct read's way from its parameters to its rows (``read_plan.ReadPlan``), or the
     mark that it has none, kept here as ``direct_shape`` is."""
+    constant: bool = False
+    """The query's rows are fixed by its text (``constant_select.is_constant``)."""
+    constant_rows: tuple[tuple[ResultColumn, ...], list[Any]] | None = None
+    """A constant query's description and wire-ready batches, once DuckDB has given them:
+    every later run answers with them, on the session's own thread (``is_short_with``)."""
     duckdb_tree: exp.Expr | None = None
     """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
     _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)
@@ -110,8 +116,9 @@ class CompiledQuery:
 
     def is_short_with(self, params: Sequence[Any]) -> bool:
         """Whether this execution is a short read: ``is_short``, or a direct read whose
-        ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time."""
-        if self.is_short:
+        ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time; or a constant query
+        whose rows are kept (``constant_rows``)."""
+        if self.is_short or self.constant_rows is not None:
             return True
         n = self.short_limit
         if n is None or n > len(params):
@@ -142,5 +149,5 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
         is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
         view_columns=bound.view_columns,
         short_limit=short_limit_parameter(bound, scans, direct),
-        duckdb_tree=tree if arrays else None,
+        duckdb_tree=tree if arrays else None, constant=is_constant(bound) and not uses_now,
     )  # fmt: skip

@@ -1,0 +1,89 @@
+"""Constant SELECTs: a query with no FROM whose every value is fixed by its text.
+
+Pools ping with ``select 1`` and drivers probe with such statements constantly;
+running DuckDB for each costs far more than the answer.  A query is constant
+when it reads nothing (no FROM, no subquery, no parameter) and is built only
+of literals, casts to types whose values and text do not depend on a session
+setting (TimeZone, DateStyle, IntervalStyle, extra_float_digits are read
+later, by ``to_wire`` and the server, or not at all), and immutable operators.
+Its rows are then the same every time it runs, so ``QueryRunner`` keeps the
+first answer DuckDB gives (never an error: a statement that fails runs again
+each time, and fails as it did).  Volatile and stable functions (now(),
+random(), nextval(), current_user, version(), current_setting()) are not
+among the nodes allowed, so a query using them is never constant.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sql.planner.binder import BoundQuery
+
+_CAST_TYPES = frozenset(
+    (
+        exp.DataType.Type.BOOLEAN,
+        exp.DataType.Type.SMALLINT,
+        exp.DataType.Type.INT,
+        exp.DataType.Type.BIGINT,
+        exp.DataType.Type.DECIMAL,
+        exp.DataType.Type.TEXT,
+        exp.DataType.Type.VARCHAR,
+    )
+)
+"""Types a constant may be cast to: their values and text depend on no setting."""
+
+_NODES: tuple[type[exp.Expr], ...] = (
+    exp.Literal,
+    exp.Boolean,
+    exp.Null,
+    exp.Paren,
+    exp.Alias,
+    exp.Identifier,
+    exp.Neg,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.IntDiv,
+    exp.Mod,
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.And,
+    exp.Or,
+    exp.Not,
+    exp.Is,
+    exp.DPipe,
+    exp.Cast,
+    exp.DataType,
+    exp.DataTypeParam,
+)
+"""Immutable operators and the leaves they take (``Cast`` checked for its type)."""
+
+
+def is_constant(bound: BoundQuery) -> bool:
+    """Whether ``bound`` gives the same rows each time it runs (see the module's note)."""
+    ast = bound.ast
+    if bound.tables or bound.param_oids or not isinstance(ast, exp.Select):
+        return False
+    if any(value for arg, value in ast.args.items() if arg not in _KEPT):
+        return False
+    for select in ast.expressions:
+        for node in select.walk():
+            if type(node) not in _ALLOWED:
+                return False
+            if isinstance(node, exp.Cast | exp.TryCast):
+                to = node.args.get("to")
+                if not isinstance(to, exp.DataType) or to.this not in _CAST_TYPES:
+                    return False
+                if to.expressions and to.this is not exp.DataType.Type.DECIMAL:
+                    return False
+    return bool(ast.expressions)
+
+
+_ALLOWED = frozenset(_NODES)
+_KEPT = frozenset(("expressions",))
+"""The only SELECT argument a constant has: its select list."""

@@ -60,3 +60,61 @@ def test_reads_settings_tables_or_volatile_functions_are_not(sql, catalog):
         assert not _constant(sql, catalog, [20] if "$1" in sql else [])
     except Exception as error:  # a statement the binder refuses is no constant either
         assert "does not exist" in str(error) or "syntax" in str(error), error
+
+
+@pytest.fixture
+def session(tmp_path):
+    from sql.session.database import Database
+
+    db = Database.open(tmp_path, fsync=False)
+    s = db.session("nyala", "nyala", {})
+    yield s
+    s.close()
+    db.close()
+
+
+class _NoDuckDB:
+    def cursor(self):
+        raise AssertionError("DuckDB was asked again")
+
+
+def _compiled(session, sql):
+    from sql.planner.compiled_query import compile_query
+
+    return compile_query(session._runner.bind(parser.parse(sql)[0].ast), session._facts)
+
+
+def _rows(session, compiled):
+    txn = session._db.engine.begin()
+    try:
+        columns, batches = session._runner.run(compiled, txn, [], None)
+        return [(c.name, c.type_oid) for c in columns], [r for b in batches for r in b.to_pylist()]
+    finally:
+        txn.rollback()
+
+
+def test_the_first_answer_is_kept_and_given_without_duckdb(session):
+    compiled = _compiled(session, "select 1 as a, 'x' || 'y' as b, 2::int8 * 3 as c")
+    assert compiled.constant and not compiled.is_short_with([])
+    first = _rows(session, compiled)
+    assert first == ([("a", 23), ("b", 25), ("c", 20)], [{"a": 1, "b": "xy", "c": 6}])
+    assert compiled.is_short_with([])  # runs on the session's own thread from now on
+    session._runner._duck = _NoDuckDB()
+    assert _rows(session, compiled) == first
+    assert _rows(session, compiled) == first
+
+
+def test_an_error_is_not_kept(session):
+    from storage.errors import DbError
+
+    compiled = _compiled(session, "select 2147483647::int4 + 1")
+    for _ in range(2):
+        with pytest.raises(DbError) as info:
+            _rows(session, compiled)
+        assert info.value.sqlstate == "22003"
+        assert compiled.constant_rows is None
+
+
+def test_a_query_reading_the_clock_is_never_kept(session):
+    compiled = _compiled(session, "select 1, now()")
+    assert not compiled.constant

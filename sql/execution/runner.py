@@ -154,6 +154,8 @@ class QueryRunner:
                 return direct
         if compiled.constant and not overrides:
             return self._run_constant(compiled, txn, now)
+        if compiled.echoed is not None and not overrides:
+            return self._run_echo(compiled, params or [])
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
@@ -188,6 +190,21 @@ class QueryRunner:
             compiled.columns = columns
             compiled.constant_rows = kept
         return kept[0], iter(kept[1])
+
+    def _run_echo(
+        self, compiled: CompiledQuery, params: list[Any]
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """``run`` of a query that gives back its parameters (``CompiledQuery.echoed``):
+        their values, typed as DuckDB types them, without DuckDB."""
+        compiled.check_params(params)
+        columns = self.describe(compiled)
+        zone = self.zone.arrow
+        arrays = [
+            to_wire(pa.array([params[n - 1]], _ECHO_ARROW[c.type_oid]), c.type_oid, zone, c.typmod)
+            for n, c in zip(compiled.echoed or (), columns, strict=True)
+        ]
+        batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
+        return columns, iter((batch,))
 
     def read_by_key(
         self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any
@@ -399,6 +416,16 @@ class QueryRunner:
         for cursor in list(self._running):
             with contextlib.suppress(duckdb.Error):
                 cursor.interrupt()
+
+
+_ECHO_ARROW = {
+    TypeOid.BOOL: pa.bool_(),
+    TypeOid.INT2: pa.int16(),
+    TypeOid.INT4: pa.int32(),
+    TypeOid.INT8: pa.int64(),
+    TypeOid.TEXT: pa.string(),
+}
+"""The Arrow type DuckDB gives an echoed parameter of each ``ECHOED_TYPES`` type."""
 
 
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:

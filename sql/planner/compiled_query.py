@@ -20,7 +20,7 @@ from sql.common.result import ResultColumn
 from sql.planner import partial_index
 from sql.planner.array_depths import deepened_sql, nested_depths
 from sql.planner.binder import BoundQuery
-from sql.planner.constant_select import is_constant
+from sql.planner.constant_select import echoed_parameters, is_constant
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
     ScanPlan,
@@ -85,6 +85,9 @@ class CompiledQuery:
     constant_rows: tuple[tuple[ResultColumn, ...], list[Any]] | None = None
     """A constant query's description and wire-ready batches, once DuckDB has given them:
     every later run answers with them, on the session's own thread (``is_short_with``)."""
+    echoed: tuple[int, ...] | None = None
+    """The ``$n`` each output gives back unchanged, when that is all the query does
+    (``constant_select.echoed_parameters``): it is answered from its parameters."""
     duckdb_tree: exp.Expr | None = None
     """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
     _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)
@@ -117,8 +120,11 @@ class CompiledQuery:
     def is_short_with(self, params: Sequence[Any]) -> bool:
         """Whether this execution is a short read: ``is_short``, or a direct read whose
         ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time; or a constant query
-        whose rows are kept (``constant_rows``)."""
+        whose rows are kept (``constant_rows``) or one that echoes its parameters, once
+        described."""
         if self.is_short or self.constant_rows is not None:
+            return True
+        if self.echoed is not None and self.columns is not None:
             return True
         n = self.short_limit
         if n is None or n > len(params):
@@ -150,4 +156,5 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
         view_columns=bound.view_columns,
         short_limit=short_limit_parameter(bound, scans, direct),
         duckdb_tree=tree if arrays else None, constant=is_constant(bound) and not uses_now,
+        echoed=None if uses_now else echoed_parameters(bound),
     )  # fmt: skip

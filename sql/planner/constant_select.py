@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sql.planner.binder import BoundQuery
+from sql.planner.binder import BoundQuery, sqlglot_type_oid
+from storage.type_oids import TypeOid
 
 _CAST_TYPES = frozenset(
     (
@@ -83,6 +84,38 @@ def is_constant(bound: BoundQuery) -> bool:
                     return False
     return bool(ast.expressions)
 
+
+def echoed_parameters(bound: BoundQuery) -> tuple[int, ...] | None:
+    """The ``$n`` each output of ``bound`` gives back unchanged, when that is all it does
+    (``select $1``, ``select $1::int8`` with ``$1`` an int8): a query whose rows are its
+    parameters' values, of the types ``ECHOED_TYPES`` holds; None for any other."""
+    ast = bound.ast
+    if bound.tables or not bound.param_oids or not isinstance(ast, exp.Select):
+        return None
+    if any(value for arg, value in ast.args.items() if arg not in _KEPT):
+        return None
+    numbers = []
+    for select in ast.expressions:
+        node = select.this if isinstance(select, exp.Alias) else select
+        to = None
+        if isinstance(node, exp.Cast):
+            to = node.args.get("to")
+            if not isinstance(to, exp.DataType) or to.expressions:
+                return None
+            node = node.this
+        if not isinstance(node, exp.Parameter) or not isinstance(node.this, exp.Literal):
+            return None
+        number = int(node.this.name)
+        oid = bound.param_oids[number - 1] if 0 < number <= len(bound.param_oids) else None
+        if oid not in ECHOED_TYPES or (to is not None and sqlglot_type_oid(to) != oid):
+            return None
+        numbers.append(number)
+    return tuple(numbers) or None
+
+
+ECHOED_TYPES = frozenset((TypeOid.BOOL, TypeOid.INT2, TypeOid.INT4, TypeOid.INT8, TypeOid.TEXT))
+"""Parameter types an echoed parameter may have: their decoded values are what DuckDB
+gives back for them (checked against DuckDB side by side)."""
 
 _ALLOWED = frozenset(_NODES)
 _KEPT = frozenset(("expressions",))

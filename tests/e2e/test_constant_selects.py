@@ -7,6 +7,7 @@ expressions read through a subquery, which DuckDB runs every time)."""
 from __future__ import annotations
 
 import pytest
+from psycopg.types.numeric import Int2, Int4, Int8
 
 from tests.support.differential import Pair, outcome
 
@@ -71,3 +72,41 @@ def test_volatile_and_stable_functions_are_evaluated_each_time(pair, sql):
     conn = pair.nyala
     seen = {conn.execute(sql).fetchone()[0] for _ in range(3)}
     assert len(seen) == 3, sql
+
+
+PARAMETER_CASES = [
+    ("select %s::int8", [5]),
+    ("select %s::int8", [None]),
+    ("select %s::int8 as n", [-9223372036854775808]),
+    ("select %s", ["x"]),
+    ("select %s", [""]),
+    ("select %s::text, %s::bool, %s::int2", ["é", True, -32768]),
+    ("select %s::int4, %s::int4", [Int4(7), Int4(-2147483648)]),
+    ("select %s::int4", [Int4(2**40)]),
+    ("select %s::int2", [Int2(70000)]),
+    ("select %s, %s", [Int8(1), "a"]),
+    ("select %s::bool", ["maybe"]),
+]
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize(("sql", "params"), PARAMETER_CASES)
+def test_echoed_parameters_as_on_postgresql(pair, sql, params, binary, prepare):
+    for _ in range(3):
+        if isinstance(pair.check(sql, params, binary=binary, prepare=prepare), list):
+            pair.same(
+                lambda conn: [(d.name, d.type_code) for d in conn.execute(sql, params).description],
+                sql,
+            )
+
+
+@pytest.mark.parametrize(("sql", "params"), PARAMETER_CASES)
+def test_echoed_parameters_are_the_general_paths(pair, sql, params):
+    conn = pair.nyala
+    general = f"select * from ({sql}) as s"
+    for binary in (False, True):
+        expected = outcome(conn, general, params, binary=binary)
+        for prepare in (False, True):
+            for _ in range(3):
+                assert outcome(conn, sql, params, binary=binary, prepare=prepare) == expected

@@ -4,7 +4,7 @@ import pytest
 
 from sql.frontend import parser
 from sql.planner.binder import bind_query
-from sql.planner.constant_select import is_constant
+from sql.planner.constant_select import echoed_parameters, is_constant
 
 
 def _constant(sql, catalog, declared=()):
@@ -118,3 +118,34 @@ def test_an_error_is_not_kept(session):
 def test_a_query_reading_the_clock_is_never_kept(session):
     compiled = _compiled(session, "select 1, now()")
     assert not compiled.constant
+
+
+@pytest.mark.parametrize(
+    ("sql", "declared", "echoed"),
+    [
+        ("select $1::int8", [], (1,)),
+        ("select $1", [], (1,)),
+        ("select $2::int4 as x, $1", [25, 23], (2, 1)),
+        ("select $1::int4", [20], None),  # a cast that changes the value
+        ("select $1::numeric", [], None),
+        ("select $1::varchar(3)", [], None),
+        ("select $1 + 1", [20], None),
+        ("select $1 from t", [20], None),
+        ("select 1", [], None),
+    ],
+)
+def test_echoed_parameters(sql, declared, echoed, catalog):
+    bound = bind_query(parser.parse(sql)[0].ast, catalog, declared)
+    assert echoed_parameters(bound) == echoed
+
+
+def test_echoed_parameters_need_no_duckdb_once_described(session):
+    compiled = _compiled(session, "select $1::int8 as a, $2")
+    session._runner.describe(compiled)
+    assert compiled.is_short_with([5, "x"])
+    session._runner._duck = _NoDuckDB()
+    txn = session._db.engine.begin()
+    columns, batches = session._runner.run(compiled, txn, [5, None], None)
+    txn.rollback()
+    assert [(c.name, c.type_oid) for c in columns] == [("a", 20), ("?column?", 25)]
+    assert [r for b in batches for r in b.to_pylist()] == [{"a": 5, "?column?": None}]

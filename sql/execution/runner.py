@@ -155,7 +155,9 @@ class QueryRunner:
         if compiled.constant and not overrides:
             return self._run_constant(compiled, txn, now)
         if compiled.echoed is not None and not overrides:
-            return self._run_echo(compiled, params or [])
+            echo = self._run_echo(compiled, params or [])
+            if echo is not None:
+                return echo
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
@@ -193,11 +195,14 @@ class QueryRunner:
 
     def _run_echo(
         self, compiled: CompiledQuery, params: list[Any]
-    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
         """``run`` of a query that gives back its parameters (``CompiledQuery.echoed``):
-        their values, typed as DuckDB types them, without DuckDB."""
+        their values, typed as DuckDB types them, without DuckDB (None, for DuckDB to run
+        it, should DuckDB describe a column as a type ``_ECHO_ARROW`` lacks)."""
         compiled.check_params(params)
         columns = self.describe(compiled)
+        if any(c.type_oid not in _ECHO_ARROW for c in columns):
+            return None
         zone = self.zone.arrow
         arrays = [
             to_wire(pa.array([params[n - 1]], _ECHO_ARROW[c.type_oid]), c.type_oid, zone, c.typmod)
@@ -418,7 +423,7 @@ class QueryRunner:
                 cursor.interrupt()
 
 
-_ECHO_ARROW = {
+_ECHO_ARROW: dict[int, pa.DataType] = {
     TypeOid.BOOL: pa.bool_(),
     TypeOid.INT2: pa.int16(),
     TypeOid.INT4: pa.int32(),

@@ -20,7 +20,7 @@ from sql.common.result import ResultColumn
 from sql.planner import partial_index
 from sql.planner.array_depths import deepened_sql, nested_depths
 from sql.planner.binder import BoundQuery
-from sql.planner.constant_select import echoed_parameters, is_constant
+from sql.planner.constant_select import ECHOED_TYPES, echoed_parameters, is_constant
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
     ScanPlan,
@@ -124,8 +124,9 @@ class CompiledQuery:
         described."""
         if self.is_short or self.constant_rows is not None:
             return True
-        if self.echoed is not None and self.columns is not None:
-            return True
+        columns = self.columns
+        if self.echoed is not None and columns is not None:
+            return all(c.type_oid in ECHOED_TYPES for c in columns)
         n = self.short_limit
         if n is None or n > len(params):
             return False

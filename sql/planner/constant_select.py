@@ -87,7 +87,7 @@ def is_constant(bound: BoundQuery) -> bool:
 
 def echoed_parameters(bound: BoundQuery) -> tuple[int, ...] | None:
     """The ``$n`` each output of ``bound`` gives back unchanged, when that is all it does
-    (``select $1``, ``select $1::int8`` with ``$1`` an int8): a query whose rows are its
+    (``select $1``, ``select $1::int8`` with ``$1`` an int2, int4 or int8): a query whose rows are its
     parameters' values, of the types ``ECHOED_TYPES`` holds; None for any other."""
     ast = bound.ast
     if bound.tables or not bound.param_oids or not isinstance(ast, exp.Select):
@@ -107,15 +107,29 @@ def echoed_parameters(bound: BoundQuery) -> tuple[int, ...] | None:
             return None
         number = int(node.this.name)
         oid = bound.param_oids[number - 1] if 0 < number <= len(bound.param_oids) else None
-        if oid not in ECHOED_TYPES or (to is not None and sqlglot_type_oid(to) != oid):
+        if oid not in ECHOED_TYPES or (to is not None and not _keeps(oid, sqlglot_type_oid(to))):
             return None
         numbers.append(number)
     return tuple(numbers) or None
 
 
-ECHOED_TYPES = frozenset((TypeOid.BOOL, TypeOid.INT2, TypeOid.INT4, TypeOid.INT8, TypeOid.TEXT))
+ECHOED_TYPES: frozenset[int] = frozenset(
+    (TypeOid.BOOL, TypeOid.INT2, TypeOid.INT4, TypeOid.INT8, TypeOid.TEXT)
+)
 """Parameter types an echoed parameter may have: their decoded values are what DuckDB
 gives back for them (checked against DuckDB side by side)."""
+
+
+def _keeps(oid: int, to: int) -> bool:
+    """Whether a cast from ``oid`` to ``to`` keeps every value as it is: the same type, or
+    a wider integer (drivers send a small int as int2 or int4, cast to int8)."""
+    if oid == to:
+        return True
+    widths = _INTEGER_WIDTHS
+    return oid in widths and to in widths and widths[oid] <= widths[to]
+
+
+_INTEGER_WIDTHS: dict[int, int] = {TypeOid.INT2: 2, TypeOid.INT4: 4, TypeOid.INT8: 8}
 
 _ALLOWED = frozenset(_NODES)
 _KEPT = frozenset(("expressions",))

@@ -83,6 +83,8 @@ PARAMETER_CASES = [
     ("select %s::text, %s::bool, %s::int2", ["é", True, -32768]),
     ("select %s::int4, %s::int4", [Int4(7), Int4(-2147483648)]),
     ("select %s::int4", [Int4(2**40)]),
+    ("select %s::int8, %s::int4, %s::int8", [Int2(-3), Int2(32767), Int4(-2147483648)]),
+    ("select %s::int4, %s::int2", [Int8(2**40), Int4(40000)]),
     ("select %s::int2", [Int2(70000)]),
     ("select %s, %s", [Int8(1), "a"]),
     ("select %s::bool", ["maybe"]),

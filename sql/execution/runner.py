@@ -152,6 +152,12 @@ class QueryRunner:
             direct = self._run_direct(compiled, txn, params, now, pause)
             if direct is not None:
                 return direct
+        if compiled.constant and not overrides:
+            return self._run_constant(compiled, txn, now)
+        if compiled.echoed is not None and not overrides:
+            echo = self._run_echo(compiled, params or [])
+            if echo is not None:
+                return echo
         cursor, types, batches = self._start(compiled, txn, params, now, overrides)
         columns = _result_columns(compiled.outputs, types)
         compiled.columns = columns
@@ -172,6 +178,38 @@ class QueryRunner:
                 self._finish(cursor)
 
         return columns, stream()
+
+    def _run_constant(
+        self, compiled: CompiledQuery, txn: Transaction, now: Any
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]]:
+        """``run`` of a constant query (``CompiledQuery.constant``): DuckDB's answer the
+        first time, kept whole (a few values); the kept answer after that.  An error is
+        never kept: the query runs again next time, and fails as it did."""
+        kept = compiled.constant_rows
+        if kept is None:
+            columns, batches = self.run(replace(compiled, constant=False), txn, None, now)
+            kept = (columns, list(batches))
+            compiled.columns = columns
+            compiled.constant_rows = kept
+        return kept[0], iter(kept[1])
+
+    def _run_echo(
+        self, compiled: CompiledQuery, params: list[Any]
+    ) -> tuple[tuple[ResultColumn, ...], Iterator[pa.RecordBatch]] | None:
+        """``run`` of a query that gives back its parameters (``CompiledQuery.echoed``):
+        their values, typed as DuckDB types them, without DuckDB (None, for DuckDB to run
+        it, should DuckDB describe a column as a type ``_ECHO_ARROW`` lacks)."""
+        compiled.check_params(params)
+        columns = self.describe(compiled)
+        if any(c.type_oid not in _ECHO_ARROW for c in columns):
+            return None
+        zone = self.zone.arrow
+        arrays = [
+            to_wire(pa.array([params[n - 1]], _ECHO_ARROW[c.type_oid]), c.type_oid, zone, c.typmod)
+            for n, c in zip(compiled.echoed or (), columns, strict=True)
+        ]
+        batch = pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
+        return columns, iter((batch,))
 
     def read_by_key(
         self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any
@@ -383,6 +421,16 @@ class QueryRunner:
         for cursor in list(self._running):
             with contextlib.suppress(duckdb.Error):
                 cursor.interrupt()
+
+
+_ECHO_ARROW: dict[int, pa.DataType] = {
+    TypeOid.BOOL: pa.bool_(),
+    TypeOid.INT2: pa.int16(),
+    TypeOid.INT4: pa.int32(),
+    TypeOid.INT8: pa.int64(),
+    TypeOid.TEXT: pa.string(),
+}
+"""The Arrow type DuckDB gives an echoed parameter of each ``ECHOED_TYPES`` type."""
 
 
 def runs_direct(compiled: CompiledQuery, params: Sequence[Any], read_snapshot: int | None) -> bool:

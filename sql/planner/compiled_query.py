@@ -20,6 +20,7 @@ from sql.common.result import ResultColumn
 from sql.planner import partial_index
 from sql.planner.array_depths import deepened_sql, nested_depths
 from sql.planner.binder import BoundQuery
+from sql.planner.constant_select import ECHOED_TYPES, echoed_parameters, is_constant
 from sql.planner.pushdown import (
     SHORT_LIMIT_ROWS,
     ScanPlan,
@@ -79,6 +80,14 @@ class CompiledQuery:
     read_plan: object = None
     """A direct read's way from its parameters to its rows (``read_plan.ReadPlan``), or the
     mark that it has none, kept here as ``direct_shape`` is."""
+    constant: bool = False
+    """The query's rows are fixed by its text (``constant_select.is_constant``)."""
+    constant_rows: tuple[tuple[ResultColumn, ...], list[Any]] | None = None
+    """A constant query's description and wire-ready batches, once DuckDB has given them:
+    every later run answers with them, on the session's own thread (``is_short_with``)."""
+    echoed: tuple[int, ...] | None = None
+    """The ``$n`` each output gives back unchanged, when that is all the query does
+    (``constant_select.echoed_parameters``): it is answered from its parameters."""
     duckdb_tree: exp.Expr | None = None
     """DuckDB SQL's tree, kept when a parameter is an array (see ``sql_for``)."""
     _deepened: dict[tuple[int, ...], str] = field(default_factory=dict)
@@ -110,9 +119,14 @@ class CompiledQuery:
 
     def is_short_with(self, params: Sequence[Any]) -> bool:
         """Whether this execution is a short read: ``is_short``, or a direct read whose
-        ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time."""
-        if self.is_short:
+        ``LIMIT $n`` is at most ``SHORT_LIMIT_ROWS`` rows this time; or a constant query
+        whose rows are kept (``constant_rows``) or one that echoes its parameters, once
+        described."""
+        if self.is_short or self.constant_rows is not None:
             return True
+        columns = self.columns
+        if self.echoed is not None and columns is not None:
+            return all(c.type_oid in ECHOED_TYPES for c in columns)
         n = self.short_limit
         if n is None or n > len(params):
             return False
@@ -142,5 +156,6 @@ def compile_query(bound: BoundQuery, facts: SessionFacts) -> CompiledQuery:
         is_short=is_short(bound, scans, direct), used_params=used, views_read=bound.views_read,
         view_columns=bound.view_columns,
         short_limit=short_limit_parameter(bound, scans, direct),
-        duckdb_tree=tree if arrays else None,
+        duckdb_tree=tree if arrays else None, constant=is_constant(bound) and not uses_now,
+        echoed=None if uses_now else echoed_parameters(bound),
     )  # fmt: skip

@@ -24,6 +24,7 @@ path, so both paths give the same answers.
 from __future__ import annotations
 
 import decimal
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,9 +89,14 @@ class KeyWrite:
     """The columns a computed cell reads: the row is read by key before it is written."""
     struct: pa.StructType = field(init=False)
     """One written row as Arrow (``assigned_values.row_batch``), made once per plan."""
+    short: bool = field(init=False)
+    """``runs_short``, judged once per plan: the plan is remade when DDL changes the table."""
+    key_count: int = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "struct", row_type(self.columns))
+        object.__setattr__(self, "short", _runs_short(self))
+        object.__setattr__(self, "key_count", len(self.table.schema.key_columns))
 
 
 def plan_insert(
@@ -259,6 +265,10 @@ def runs_short(write: KeyWrite) -> bool:
     """Whether applying ``write`` may be tried again after it found a row lock held (on the
     event loop, then on the session's thread): it draws no sequence value a user sees (a
     hidden key's may be drawn twice)."""
+    return write.short
+
+
+def _runs_short(write: KeyWrite) -> bool:
     hidden = {c.id for c in write.table.hidden_columns}
     return all(
         cell.sequence is None or column.id in hidden
@@ -371,9 +381,8 @@ def _write_whole(
         batch = _batch(write, param_rows, now, sequences)
     except Fallback:
         return None
-    key_count = len(write.table.schema.key_columns)
-    keys = list(zip(*(batch.column(i).to_pylist() for i in range(key_count)), strict=True))
-    if len(set(keys)) != len(keys):
+    keys = len(param_rows) * len(write.rows)
+    if _distinct_keys(write, param_rows) != keys:
         return None  # the same row twice: its second write must see the first
     txn.savepoint(_WHOLE_SAVEPOINT)
     try:
@@ -382,10 +391,28 @@ def _write_whole(
         txn.rollback_to(_WHOLE_SAVEPOINT)
         txn.release(_WHOLE_SAVEPOINT)
         raise
-    if count != len(keys):
+    if count != keys:
         txn.rollback_to(_WHOLE_SAVEPOINT)
     txn.release(_WHOLE_SAVEPOINT)
-    return [1] * len(keys) if count == len(keys) else None
+    return [1] * keys if count == keys else None
+
+
+def _distinct_keys(write: KeyWrite, param_rows: list[list[Any]]) -> int:
+    """How many distinct keys the rows of ``_batch(write, param_rows)`` name, from the
+    parameters themselves: a key cell is a parameter or a literal (``_key_cells``), and
+    ``compared_all`` let through only values stored as they are, so equal parameters are
+    equal keys, without converting the batch's key columns back to Python."""
+    key_cells = [row[: write.key_count] for row in write.rows]
+    if len(key_cells) == 1 and all(c.param is not None for c in key_cells[0]):
+        take = operator.itemgetter(*(c.param for c in key_cells[0]))
+        return len(set(map(take, param_rows)))
+    return len(
+        {
+            tuple(params[c.param] if c.param is not None else c.value for c in cells)
+            for params in param_rows
+            for cells in key_cells
+        }
+    )
 
 
 def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
@@ -423,7 +450,7 @@ def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int 
         if found is None:
             return 0
         row: dict[int, object] = dict(
-            zip(projection, (col[0].as_py() for col in found.columns), strict=True)
+            zip(projection, [col[0] for col in found.to_pydict().values()], strict=True)
         )
         new_row = [*key_values]
         try:

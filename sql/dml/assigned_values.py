@@ -96,6 +96,11 @@ def compared_all(values: list[object], column: ColumnSchema, table: TableInfo) -
         stored = checked(values, column, table)
     except (NotNullViolation, NumericValueOutOfRange, StringDataRightTruncation) as exc:
         raise Fallback from exc
+    if column.type.kind not in (TypeKind.FLOAT, TypeKind.DOUBLE):
+        # No NaN here (numeric refuses it), so the lists' own comparison is the elementwise one.
+        if stored is not values and stored != values:
+            raise Fallback
+        return stored
     if any(s != v for s, v in zip(stored, values, strict=True)):
         raise Fallback
     if column.type.kind is TypeKind.FLOAT and any(

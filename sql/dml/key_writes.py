@@ -24,6 +24,7 @@ path, so both paths give the same answers.
 from __future__ import annotations
 
 import decimal
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,6 @@ from sql.common.names import identifier_name
 from sql.dml.assigned_values import (
     INT_LIMITS,
     Fallback,
-    as_arrow,
     assigned,
     checked,
     checked_value,
@@ -44,13 +44,13 @@ from sql.dml.assigned_values import (
     row_batch,
     row_type,
 )
-from sql.dml.key_expressions import Computed, assignable, compile_expression
+from sql.dml.cells import Cell, Values
+from sql.dml.key_expressions import assignable, compile_expression
+from sql.dml.row_updates import RowUpdate, update_from_row
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
-from storage.data_type import ColumnId, TabletId, TypeKind
+from storage.data_type import TypeKind
 from storage.errors import NotNullViolation
-from storage.key_encoding import encode_key
-from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
 from storage.type_oids import TypeOid
@@ -59,20 +59,6 @@ _INT_OIDS = {TypeOid.INT8, TypeOid.INT2, TypeOid.INT4}
 _FLOAT_OIDS = {TypeOid.FLOAT4, TypeOid.FLOAT8}
 _TEXT_OIDS = {TypeOid.TEXT, TypeOid.VARCHAR}
 _READ_KEY_KINDS = {*INT_LIMITS, TypeKind.STRING, TypeKind.VARCHAR}
-
-
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """Where a written column's value comes from: parameter ``param`` (0-based), ``value``,
-    the next value of the sequence ``sequence`` (a SERIAL or hidden-key default), or an
-    expression ``computed`` over the row's current values."""
-
-    param: int | None
-    value: object = None
-    sequence: str | None = None
-    computed: Computed | None = None
-    is_now: bool = False
-    """The transaction's start time: CURRENT_TIMESTAMP or now() into a timestamp column."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +74,24 @@ class KeyWrite:
     """The columns a computed cell reads: the row is read by key before it is written."""
     struct: pa.StructType = field(init=False)
     """One written row as Arrow (``assigned_values.row_batch``), made once per plan."""
+    short: bool = field(init=False)
+    """``runs_short``, judged once per plan: the plan is remade when DDL changes the table."""
+    key_count: int = field(init=False)
+    row_update: RowUpdate | None = field(init=False)
+    """For an UPDATE that reads its row: what ``row_updates.update_from_row`` needs, worked out once."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "struct", row_type(self.columns))
+        object.__setattr__(self, "short", _runs_short(self))
+        object.__setattr__(self, "key_count", len(self.table.schema.key_columns))
+        reads_row = bool(self.reads) and len(self.rows) == 1
+        object.__setattr__(
+            self,
+            "row_update",
+            RowUpdate.of(self.table, self.struct, self.columns, self.rows[0], self.reads)
+            if reads_row
+            else None,
+        )
 
 
 def plan_insert(
@@ -259,6 +260,10 @@ def runs_short(write: KeyWrite) -> bool:
     """Whether applying ``write`` may be tried again after it found a row lock held (on the
     event loop, then on the session's thread): it draws no sequence value a user sees (a
     hidden key's may be drawn twice)."""
+    return write.short
+
+
+def _runs_short(write: KeyWrite) -> bool:
     hidden = {c.id for c in write.table.hidden_columns}
     return all(
         cell.sequence is None or column.id in hidden
@@ -276,7 +281,9 @@ def execute(
 ) -> int | None:
     """Apply the write; return its row count, or None when the general path must run it."""
     if write.reads:
-        return _update_from_row(write, txn, _Values(params, now))
+        if write.row_update is None:
+            return None
+        return update_from_row(write.row_update, txn, Values(params, now))
     try:
         batch = _batch(write, [params], now, sequences)
     except Fallback:
@@ -371,9 +378,8 @@ def _write_whole(
         batch = _batch(write, param_rows, now, sequences)
     except Fallback:
         return None
-    key_count = len(write.table.schema.key_columns)
-    keys = list(zip(*(batch.column(i).to_pylist() for i in range(key_count)), strict=True))
-    if len(set(keys)) != len(keys):
+    keys = len(param_rows) * len(write.rows)
+    if _distinct_keys(write, param_rows) != keys:
         return None  # the same row twice: its second write must see the first
     txn.savepoint(_WHOLE_SAVEPOINT)
     try:
@@ -382,90 +388,28 @@ def _write_whole(
         txn.rollback_to(_WHOLE_SAVEPOINT)
         txn.release(_WHOLE_SAVEPOINT)
         raise
-    if count != len(keys):
+    if count != keys:
         txn.rollback_to(_WHOLE_SAVEPOINT)
     txn.release(_WHOLE_SAVEPOINT)
-    return [1] * len(keys) if count == len(keys) else None
+    return [1] * keys if count == keys else None
 
 
-def _update_from_row(write: KeyWrite, txn: Transaction, values: _Values) -> int | None:
-    """UPDATE one row by key with SET expressions over its current values.
-
-    The key is checked and encoded from Python values (plain ints and strs: what the tablet
-    encodes from their arrays) once, for every re-check's write; each write is one row
-    converted at once (``row_batch``)."""
-    (cells,) = write.rows
-    table = write.table
-    keys = table.schema.key_columns
-    try:
-        raw = [values.of(cell) for cell in cells[: len(keys)]]
-        key_values = [compared(v, c, table) for v, c in zip(raw, keys, strict=True)]
-        if table.partition_schema is None:
-            tablet_id = table.tablet_ids[0]
-        else:
-            key_arrays = [as_arrow([v], c) for v, c in zip(key_values, keys, strict=True)]
-            key_batch = pa.RecordBatch.from_arrays(key_arrays, names=[str(c.id) for c in keys])
-            ((tablet_id, _),) = by_tablet(table, key_batch)
-    except Fallback:
-        return None
-    projection = tuple(c.id for c in write.reads)
-    key: bytes | None = None
-    if all(type(v) is int or type(v) is str for v in key_values):
-        try:
-            key = encode_key(key_values, [c.type for c in keys])
-        except (ValueError, OverflowError, TypeError, ArithmeticError):
-            key = None
-    if key is not None:
-        txn.refuse_if_queued(tablet_id, key)
-    written = list(zip(cells[len(keys) :], write.columns[len(keys) :], strict=True))
-    while True:
-        found = _current_row(txn, tablet_id, projection, key, keys, raw)
-        if found is None:
-            return 0
-        row: dict[int, object] = dict(
-            zip(projection, (col[0].as_py() for col in found.columns), strict=True)
-        )
-        new_row = [*key_values]
-        try:
-            for cell, column in written:
-                value = (
-                    cell.computed.evaluate(row, values.params)
-                    if cell.computed is not None
-                    else values.of(cell)
-                )
-                new_row.append(checked_value(value, column, table))
-            batch = row_batch(tuple(new_row), write.struct)
-        except Fallback:
-            return None
-        conflicts: list[int] = []
-        count = txn.update(tablet_id, batch, conflicts=conflicts)
-        if not conflicts:
-            return count
-        # READ COMMITTED: the row changed after the snapshot; compute again from its newest version.
-        txn.refresh_snapshot()
-
-
-def _current_row(
-    txn: Transaction,
-    tablet_id: TabletId,
-    projection: tuple[ColumnId, ...],
-    key: bytes | None,
-    keys: tuple[ColumnSchema, ...],
-    values: list[object],
-) -> pa.RecordBatch | None:
-    """The row an UPDATE by key reads, as a scan for ``keys`` equal to ``values`` would find
-    it: by a point read of its encoded ``key`` (a scan when the key did not encode), or None."""
-    if key is not None:
-        batch = txn.read_keys(tablet_id, [key], projection)
-        return batch if batch.num_rows else None
-    spec = ScanSpec(
-        projection=projection,
-        predicates=tuple(
-            ColumnPredicate.equality(c.id, v) for c, v in zip(keys, values, strict=True)
-        ),
+def _distinct_keys(write: KeyWrite, param_rows: list[list[Any]]) -> int:
+    """How many distinct keys the rows of ``_batch(write, param_rows)`` name, from the
+    parameters themselves: a key cell is a parameter or a literal (``_key_cells``), and
+    ``compared_all`` let through only values stored as they are, so equal parameters are
+    equal keys, without converting the batch's key columns back to Python."""
+    key_cells = [row[: write.key_count] for row in write.rows]
+    if len(key_cells) == 1 and all(c.param is not None for c in key_cells[0]):
+        take = operator.itemgetter(*(c.param for c in key_cells[0]))
+        return len(set(map(take, param_rows)))
+    return len(
+        {
+            tuple(params[c.param] if c.param is not None else c.value for c in cells)
+            for params in param_rows
+            for cells in key_cells
+        }
     )
-    found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
-    return found[0] if found else None
 
 
 def _batch(
@@ -497,7 +441,7 @@ def _batch(
     for position in drawn:
         column = write.columns[position]
         cells = [row[position] for row in write.rows] * len(param_rows)
-        values = [_Values(params, now) for params in param_rows for _ in write.rows]
+        values = [Values(params, now) for params in param_rows for _ in write.rows]
         names = {c.sequence for c in cells if c.sequence is not None}
         fresh = {name: iter(sequences.nextval(name, sum(c.sequence == name for c in cells)))
                  for name in names}  # fmt: skip
@@ -531,7 +475,7 @@ def _row_batch(
             drawn.append(position)
             values.append(None)
             continue
-        value = params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
+        value = params[cell.param] if cell.param is not None else Values(params, now).of(cell)
         if position < compares:
             value = compared(value, column, table)
         try:
@@ -554,7 +498,7 @@ def check_constants(write: KeyWrite, params: list[Any], now: object) -> None:
     draws SERIAL values: PostgreSQL folds such a constant (or a custom plan's parameter)
     when it plans the INSERT, so its sequences do not advance.  NOT NULL is checked after
     the draws, on the row they built, there as here (``write_batches``)."""
-    values = _Values(params, now)
+    values = Values(params, now)
     for cells in write.rows:
         for cell, column in zip(cells, write.columns, strict=True):
             if cell.sequence is not None or column.type.kind is not TypeKind.VARCHAR:
@@ -570,24 +514,7 @@ def _column_values(cells: list[Cell], param_rows: list[list[Any]], now: object) 
         index = cells[0].param
         return [params[index] for params in param_rows]  # the usual: one row, a parameter
     return [
-        params[cell.param] if cell.param is not None else _Values(params, now).of(cell)
+        params[cell.param] if cell.param is not None else Values(params, now).of(cell)
         for params in param_rows
         for cell in cells
     ]
-
-
-@dataclass(frozen=True, slots=True)
-class _Values:
-    """What cells read at run time: the parameters, and the transaction's start time."""
-
-    params: list[Any]
-    now: object
-
-    def of(self, cell: Cell) -> object:
-        if cell.param is not None:
-            return self.params[cell.param]
-        if cell.is_now:
-            if self.now is None:
-                raise Fallback
-            return self.now
-        return cell.value

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from sql.common.result import MustWait
-from sql.dml import key_writes, recheck
+from sql.dml import recheck, row_updates
 from sql.session.database import Database
 
 INCREMENT = "update hot set v = v + $1 where k = $2"
@@ -90,8 +90,8 @@ def test_on_the_event_loop_a_row_with_waiters_is_refused_before_it_is_read(db, m
     thread.start()
     _wait_for_waiters(db, 1)
     reads: list[object] = []
-    read = key_writes._current_row
-    monkeypatch.setattr(key_writes, "_current_row", lambda *a: reads.append(a) or read(*a))
+    read = row_updates._current_row
+    monkeypatch.setattr(row_updates, "_current_row", lambda *a: reads.append(a) or read(*a))
     with pytest.raises(MustWait):
         _run(late, INCREMENT, [1, 1], inline=True)
     assert reads == []

@@ -15,7 +15,6 @@ general path decides.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,7 +25,7 @@ from catalog.table import TableInfo
 from sql.execution import index_scan, point_read
 from sql.execution.direct_shape import DirectShape
 from sql.planner.compiled_query import CompiledQuery
-from sql.planner.pushdown import PushedPredicate
+from sql.planner.pushdown import PushedPredicate, same_objects
 from storage.data_type import ColumnId, DataType, TabletId
 from storage.key_encoding import encode_key, encode_value, prefix_successor
 from storage.predicate import ColumnPredicate, PredicateKind
@@ -76,11 +75,7 @@ class ReadPlan:
         again with the very same parameter objects (``runs_direct``, then ``read``), the
         answer is kept."""
         last = self._last
-        if (
-            last is not None
-            and len(last[0]) == len(params)
-            and all(map(operator.is_, last[0], params))
-        ):
+        if last is not None and same_objects(last[0], params):
             return last[1]
         values: list[object] | None = []
         count = len(params)

@@ -155,6 +155,12 @@ class PushedPredicate:
         return f"{name} {self.op} {self.operands[0].sql()}"
 
 
+def same_objects(previous: Sequence[object], params: Sequence[object]) -> bool:
+    """Whether ``params`` are the very objects of ``previous``: an execution asked twice with
+    them (``runs_direct``, then the read) gets the answer it was given the first time."""
+    return len(previous) == len(params) and all(map(operator.is_, previous, params))
+
+
 @dataclass(slots=True)
 class ScanPlan:
     """What the planner tells one table reference's scans: columns, predicates and a limit."""
@@ -192,11 +198,7 @@ class ScanPlan:
     def spec(self, params: Sequence[object] = ()) -> ScanSpec:
         """The ScanSpec for one execution; a parameter that does not convert is left to DuckDB."""
         last = self._last
-        if (
-            last is not None
-            and len(last[0]) == len(params)
-            and all(map(operator.is_, last[0], params))
-        ):
+        if last is not None and same_objects(last[0], params):
             return last[1]
         spec = self._spec(params)
         self._last = (tuple(params), spec)

@@ -32,7 +32,7 @@ SCHEMA = Schema(
     1,
 )
 TID = TabletId(1)
-OPTIONS = StorageOptions(fsync=False, flush_threshold_bytes=1 << 40)
+OPTIONS = StorageOptions(fsync=False, flush_threshold_bytes=1 << 40, maintenance_threads=0)
 
 keys = st.integers(0, 12)
 values = st.tuples(

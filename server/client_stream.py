@@ -110,23 +110,15 @@ class ClientStream(asyncio.Protocol):
 
     async def read_more(self) -> bool:
         """Wait until more bytes are in the decoder; False at end of stream."""
-        if self.at_eof:
-            return False
-        self._resume_reading()
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiter, self._parked = waiter, None
-        try:
-            return await waiter
-        finally:
-            if self._waiter is waiter:
-                self._waiter = None
+        return bool(await self.park(None))
 
-    async def park(self, on_input: Callable[[asyncio.Future[Any]], bool]) -> Any:
+    async def park(self, on_input: Callable[[asyncio.Future[Any]], bool] | None) -> Any:
         """Wait for the next command, answering what arrives meanwhile through ``on_input``.
 
         ``on_input(waiter)`` runs inside ``data_received`` with the bytes already decoded-ready;
         it returns True to stay parked, or sets ``waiter``'s result (what this returns) to
-        wake the caller.  Without it having done either, the caller wakes with True.
+        wake the caller.  Without it having done either, the caller wakes with True.  With no
+        ``on_input`` it is a plain wait for more bytes (``read_more``).
         """
         if self.at_eof:
             return False

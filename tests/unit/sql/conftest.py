@@ -61,3 +61,15 @@ def catalog() -> CatalogDouble:
             make_table(2, "u", [("a", t.INT32), ("n", t.decimal(10, 2))]),
         ]
     )
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A session on a fresh database (a test file may define its own ``session`` instead)."""
+    from sql.session.database import Database
+
+    db = Database.open(tmp_path, fsync=False)
+    opened = db.session("nyala", "nyala", {})
+    yield opened
+    opened.close()
+    db.close()

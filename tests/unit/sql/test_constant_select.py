@@ -62,17 +62,6 @@ def test_reads_settings_tables_or_volatile_functions_are_not(sql, catalog):
         assert "does not exist" in str(error) or "syntax" in str(error), error
 
 
-@pytest.fixture
-def session(tmp_path):
-    from sql.session.database import Database
-
-    db = Database.open(tmp_path, fsync=False)
-    s = db.session("nyala", "nyala", {})
-    yield s
-    s.close()
-    db.close()
-
-
 class _NoDuckDB:
     def cursor(self):
         raise AssertionError("DuckDB was asked again")

@@ -137,6 +137,10 @@ class InvalidParameterValue(DataException, sqlstate="22023"):
     pass
 
 
+class InvalidEscapeSequence(DataException, sqlstate="22025"):
+    pass
+
+
 class CharacterNotInRepertoire(DataException, sqlstate="22021"):
     pass
 

@@ -52,6 +52,8 @@ def translate(exc: duckdb.Error) -> e.DbError:
         return e.UndefinedTable(f'relation "{missing.group(1)}" does not exist')
     message = _clean(raw)
     lowered = message.lower()
+    if "like pattern must not end with escape character" in lowered:
+        return e.InvalidEscapeSequence("LIKE pattern must not end with escape character")
     if "division by zero" in lowered:
         return e.DivisionByZero("division by zero")
     if isinstance(exc, duckdb.InterruptException):

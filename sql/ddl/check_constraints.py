@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from sqlglot import exp
 
 from catalog.constraints import CheckConstraint, choose_name
+from catalog.temp_tables import user_name
 from sql.common.names import identifier_name
 from storage.errors import FeatureNotSupported, GroupingError, UndefinedColumn
 
@@ -51,7 +52,7 @@ def check_constraint(
     read = _columns_read(expression, columns)
     if name is None:
         single = column or (read[0] if len(read) == 1 else None)
-        name = choose_name(table, single, "check", taken)
+        name = choose_name(user_name(table), single, "check", taken)
     sql = expression.sql(dialect="postgres")
     return CheckConstraint(name, sql, read, number, validated)
 

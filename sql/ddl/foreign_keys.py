@@ -26,7 +26,7 @@ from catalog.foreign_keys import (
     ForeignKey,
 )
 from catalog.table import TableInfo
-from catalog.temp_tables import is_temporary
+from catalog.temp_tables import is_temporary, user_name
 from sql.common.names import fold, identifier_name, table_name
 from storage.data_type import ColumnId, DataType, TypeKind
 from storage.errors import (
@@ -197,7 +197,7 @@ def foreign_key(
                 )
         set_columns = tuple(_column(child, n).id for n in set_names)
     if name is None:
-        name = choose_name(child.name, "_".join(columns), "fkey", taken)
+        name = choose_name(user_name(child.name), "_".join(columns), "fkey", taken)
     for mine, theirs in zip(own, referenced, strict=True):
         if _family(mine.type) != _family(theirs.type):
             raise DatatypeMismatch(

@@ -26,6 +26,7 @@ from catalog.catalog import Catalog
 from catalog.constraints import choose_name
 from catalog.indexes import IndexInfo
 from catalog.table import TableInfo
+from catalog.temp_tables import user_name
 from sql.common.names import identifier_name, table_name
 from sql.common.result import Result
 from sql.execution import index_writes
@@ -127,7 +128,9 @@ def add_index(
     include_ids = tuple(_column_id(table, c) for c in include)
     if name is None:
         taken = _relation_names(catalog)
-        name = choose_name(table.name, "_".join(columns), "key" if constraint else "idx", taken)
+        name = choose_name(
+            user_name(table.name), "_".join(columns), "key" if constraint else "idx", taken
+        )
     chosen = name
 
     def define(index_id: int, tablet_id: TabletId) -> IndexInfo:

@@ -31,6 +31,7 @@ from sql.pg_catalog.relations import RELATIONS
 from sql.planner.array_dimensions import rewrite_array_dimensions
 from sql.planner.sequence_calls import FUNCTIONS as SEQUENCES
 from sql.planner.series import rewrite_generate_series
+from sql.planner.string_functions import with_default_escape
 from sql.planner.transpile import SessionFacts, clock_function, session_literal
 
 SYSTEM_SCHEMA = "pgc"
@@ -166,6 +167,9 @@ def _rewrite_node(
     series = rewrite_generate_series(node)
     if series is not node:
         return series
+    like = with_default_escape(node)
+    if like is not node:
+        return like
     if isinstance(node, exp.Table):
         schema = system_table(node, has_user_table)
         if schema is not None:

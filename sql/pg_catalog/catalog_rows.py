@@ -25,6 +25,8 @@ from catalog.indexes import IndexInfo
 from catalog.roles import Membership, Role
 from catalog.sequence_objects import StandaloneSequence
 from catalog.table import FIRST_USER_OID, TableInfo
+from catalog.temp_tables import SCHEMA_PREFIX as TEMP_SCHEMA_PREFIX
+from catalog.temp_tables import is_temporary, user_name
 from catalog.views import ViewInfo
 from sql.common.datatypes import wire_oid
 from sql.common.json_values import normalize_jsonb
@@ -36,13 +38,13 @@ from sql.pg_catalog.partitioning import partitioning_clause
 from sql.pg_catalog.relations import RELATIONS, relation_oid
 from sql.pg_catalog.roles import pg_auth_members_rows, pg_roles_rows
 from sql.pg_catalog.security_label_rows import security_label_rows
+from sql.pg_catalog.temp_namespaces import PUBLIC_OID, namespace_oid, temp_namespace_oid
 from storage.data_type import DataType, TypeKind
 from storage.errors import DbError
 from storage.schema import ColumnSchema
 from storage.type_oids import ARRAY_OID, TypeOid
 
 PG_CATALOG_OID = 11
-PUBLIC_OID = 2200
 INFORMATION_SCHEMA_OID = 13_000
 SUPERUSER_OID = 10
 DATABASE_OID = 16_383
@@ -243,8 +245,9 @@ def _table_rows(
     keys = () if hidden & set(table.schema.key_column_ids) else table.schema.key_columns
     values: dict[str, Any] = dict(
         oid=table.oid,
-        relname=table.name,
-        relnamespace=PUBLIC_OID,
+        relname=user_name(table.name),
+        relnamespace=namespace_oid(table),
+        relpersistence="t" if is_temporary(table.name) else "p",
         relam=HEAP_AM,
         relkind="r",
         relnatts=len(table.columns) + len(table.dropped_attnums),
@@ -293,7 +296,7 @@ def _table_rows(
                 oid=table.oid * 1000 + attnum,
                 adrelid=table.oid,
                 adnum=attnum,
-                adbin=default_expr(column.default_sql, dtype),
+                adbin=default_expr(_shown_default(table, column.default_sql), dtype),
             )
             used = default_sequence(column.default_sql)
             if used is not None and sequence_oids and used in sequence_oids:
@@ -308,13 +311,13 @@ def _table_rows(
         if clause is not None:
             rows.index_suffixes[index_oid(table)] = clause
         key_attnums = [table.attnum(c.id) for c in keys]
-        name = table.primary_key_name or f"{table.name}_pkey"
+        name = table.primary_key_name or f"{user_name(table.name)}_pkey"
         _index_rows(rows, table, index_oid(table), name, list(keys), primary=True)
         rows.add(
             "pg_constraint",
             oid=constraint_oid(table),
             conname=name,
-            connamespace=PUBLIC_OID,
+            connamespace=namespace_oid(table),
             contype="p",
             condeferrable=False,
             condeferred=False,
@@ -335,7 +338,7 @@ def _table_rows(
     _check_rows(rows, table)
     for index in table.indexes:
         _secondary_index_rows(rows, table, index)
-    security_label_rows(rows, table, PUBLIC_OID)
+    security_label_rows(rows, table, namespace_oid(table))
     for (objsubid_table, objsubid), text in comments.items():
         if objsubid_table == table.oid:
             rows.add(
@@ -345,6 +348,14 @@ def _table_rows(
                 objsubid=objsubid,
                 description=text,
             )
+
+
+def _shown_default(table: TableInfo, default_sql: str) -> str:
+    """A temporary table's ``nextval('pg_temp_<n>.t_id_seq')`` as PostgreSQL shows it to its
+    session, by the sequence's bare name."""
+    if not is_temporary(table.name):
+        return default_sql
+    return default_sql.replace(f"'{table.name.split('.', 1)[0]}.", "'")
 
 
 def _partition_index_rows(rows: CatalogRows, table: TableInfo) -> None:
@@ -382,8 +393,9 @@ def _index_rows(
     """An index's pg_class, pg_attribute and pg_index rows (INCLUDE columns after the keys)."""
     columns = [*keys, *include]
     _class_row(
-        rows, oid=oid, relname=name, relnamespace=PUBLIC_OID, relam=BTREE_AM, relkind="i",
-        relnatts=len(columns),
+        rows, oid=oid, relname=name, relnamespace=namespace_oid(table), relam=BTREE_AM,
+        relkind="i", relnatts=len(columns),
+        relpersistence="t" if is_temporary(table.name) else "p",
     )  # fmt: skip
     for position, column in enumerate(columns, start=1):
         info = TYPE_BY_OID[column.type.pg_oid]
@@ -445,7 +457,7 @@ def _secondary_index_rows(rows: CatalogRows, table: TableInfo, index: IndexInfo)
         "pg_constraint",
         oid=unique_constraint_oid(index),
         conname=index.name,
-        connamespace=PUBLIC_OID,
+        connamespace=namespace_oid(table),
         contype="u",
         condeferrable=False,
         condeferred=False,
@@ -530,7 +542,7 @@ def _check_rows(rows: CatalogRows, table: TableInfo) -> None:
             "pg_constraint",
             oid=check_constraint_oid(table, check.number),
             conname=check.name,
-            connamespace=PUBLIC_OID,
+            connamespace=namespace_oid(table),
             contype="c",
             condeferrable=False,
             condeferred=False,
@@ -726,6 +738,11 @@ def catalog_rows(
     for view in views:
         _view_rows(rows, view, user)
         _view_rule_rows(rows, view, relation_oids)
+    for schema in sorted({t.name.split(".", 1)[0] for t in tables if is_temporary(t.name)}):
+        oid = temp_namespace_oid(schema)
+        toast = schema.replace(TEMP_SCHEMA_PREFIX, "pg_toast_temp_", 1)
+        for namespace, nspname in ((oid, schema), (oid + 1, toast)):
+            rows.add("pg_namespace", oid=namespace, nspname=nspname, nspowner=SUPERUSER_OID)
     by_id: dict[int, TableInfo] = {t.table_id: t for t in tables}
     parents = {k.parent_id for t in tables for k in t.foreign_keys}
     for table in tables:

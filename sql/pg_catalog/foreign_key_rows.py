@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 from catalog.foreign_keys import ACTION_WORDS, MATCH_FULL, NO_ACTION, ForeignKey
 from catalog.table import TableInfo
+from catalog.temp_tables import user_name
 from sql.common.names import quote_ident
 from sql.pg_catalog.sequences import Row
+from sql.pg_catalog.temp_namespaces import namespace_oid
 
 FOREIGN_KEY_OID_BASE = 1_300_000_000
 _KEYS_PER_TABLE = 1000
@@ -30,7 +32,7 @@ def definition(child: TableInfo, parent: TableInfo, key: ForeignKey) -> str:
     """pg_get_constraintdef's text for ``key``."""
     mine = ", ".join(quote_ident(child.schema.column(c).name) for c in key.columns)
     theirs = ", ".join(quote_ident(parent.schema.column(c).name) for c in key.parent_columns)
-    text = f"FOREIGN KEY ({mine}) REFERENCES {quote_ident(parent.name)}({theirs})"
+    text = f"FOREIGN KEY ({mine}) REFERENCES {quote_ident(user_name(parent.name))}({theirs})"
     if key.match == MATCH_FULL:
         text += " MATCH FULL"
     if key.on_update != NO_ACTION:
@@ -67,7 +69,7 @@ def rows(
                 {
                     "oid": oid,
                     "conname": key.name,
-                    "connamespace": 2200,
+                    "connamespace": namespace_oid(table),
                     "contype": "f",
                     "condeferrable": key.deferrable,
                     "condeferred": key.deferred,

@@ -96,6 +96,8 @@ class CatalogFunctions:
         self.custom_setting: Callable[[str], str | None] = lambda name: None
         """The session's value of a custom ``a.b`` setting (pg_settings does not list them)."""
         """(last_value, is_called) of a sequence by name, from the session's catalog."""
+        self.temp_schema = ""
+        """The session's own ``pg_temp_<n>``: searched first, and what ``pg_temp.`` names."""
         self.load(CatalogRows())
 
     def load(self, rows: CatalogRows) -> None:
@@ -106,7 +108,7 @@ class CatalogFunctions:
         for oid, row in self._classes.items():
             self._named_relations.setdefault(row["relname"], []).append((row["relnamespace"], oid))
         self._temp_namespaces = tuple(
-            o for o, n in self._namespaces.items() if n.startswith("pg_temp_")
+            o for o, n in self._namespaces.items() if n == self.temp_schema
         )
         self._namespace_oids: dict[str, int] = {}
         for oid, nspname in self._namespaces.items():
@@ -161,7 +163,26 @@ class CatalogFunctions:
         if oid is None:
             return None
         row = self._classes.get(oid)
-        return row is not None and row["relnamespace"] in (PG_CATALOG_OID, PUBLIC_OID)
+        if row is None:
+            return False
+        return self._first_relation(row["relname"], self._temp_namespaces + _VISIBLE) == oid
+
+    def _schema_of(self, oid: int) -> str:
+        """The schema pg_get_indexdef names a relation in (``pg_temp`` for the session's own)."""
+        namespace = self._classes[oid]["relnamespace"]
+        if namespace in self._temp_namespaces:
+            return "pg_temp"
+        return quote_ident(self._namespaces.get(namespace, "public"))
+
+    def my_temp_schema(self, _: int | None) -> int:
+        """pg_my_temp_schema(): the session's ``pg_temp_<n>``, 0 until it has a temporary table."""
+        return self._temp_namespaces[0] if self._temp_namespaces else 0
+
+    def is_other_temp_schema(self, oid: int | None) -> bool | None:
+        if oid is None:
+            return None
+        name = self._namespaces.get(oid, "")
+        return name.startswith("pg_temp_") and name != self.temp_schema
 
     def indexdef(
         self, oid: int | None, column: int | None, pretty: bool | None = False
@@ -182,7 +203,8 @@ class CatalogFunctions:
         suffix = self._index_suffixes.get(oid)
         return (
             f"CREATE {unique}INDEX {quote_ident(self._classes[oid]['relname'])} ON "
-            f"public.{quote_ident(self._classes[table]['relname'])} USING btree ({', '.join(keys)})"
+            f"{self._schema_of(table)}.{quote_ident(self._classes[table]['relname'])}"
+            f" USING btree ({', '.join(keys)})"
             + (f" INCLUDE ({', '.join(include)})" if include else "")
             + (" NULLS NOT DISTINCT" if index["indnullsnotdistinct"] else "")
             + (_where(index["indpred"], bool(pretty)) if index["indpred"] else "")
@@ -255,7 +277,8 @@ class CatalogFunctions:
         oid = self.regclass_in(table)
         for (relid, attnum), sequence in self._sequence_of.items():
             if relid == oid and self._attnames.get((relid, attnum)) == column:
-                return "public." + self._classes[sequence]["relname"]
+                row = self._classes[sequence]
+                return f"{self._namespaces.get(row['relnamespace'], 'public')}.{row['relname']}"
         if column not in {n for (r, _), n in self._attnames.items() if r == oid}:
             raise UndefinedColumn(f'column "{column}" of relation "{table}" does not exist')
         return None
@@ -282,6 +305,8 @@ class CatalogFunctions:
             return int(text)
         parts = [p.strip('"') if p.startswith('"') else fold(p) for p in text.split(".")]
         if len(parts) > 1:
+            if parts[-2] == "pg_temp":
+                return self._first_relation(parts[-1], self._temp_namespaces)
             schemas = tuple(o for o, n in self._namespaces.items() if n == parts[-2])
             return self._first_relation(parts[-1], schemas)
         return self._first_relation(parts[-1], self._temp_namespaces + _SEARCH_PATH)
@@ -427,6 +452,8 @@ _UDFS: tuple[tuple[str, list[str], str], ...] = (
     ("format_type", ["BIGINT", "BIGINT"], "VARCHAR"),
     ("userbyid", ["BIGINT"], "VARCHAR"),
     ("table_is_visible", ["BIGINT"], "BOOLEAN"),
+    ("my_temp_schema", ["BIGINT"], "UINTEGER"),
+    ("is_other_temp_schema", ["BIGINT"], "BOOLEAN"),
     ("indexdef", ["BIGINT", "BIGINT", "BOOLEAN"], "VARCHAR"),
     ("constraintdef", ["BIGINT"], "VARCHAR"),
     ("partkeydef", ["BIGINT"], "VARCHAR"),
@@ -532,6 +559,8 @@ MACROS: dict[str, str] = {
     "format_type(t, m)": "nyf_format_type(t, m)",
     "pg_get_userbyid(r)": "nyf_userbyid(r)",
     "pg_table_is_visible(r)": "nyf_table_is_visible(r)",
+    "pg_my_temp_schema()": "nyf_my_temp_schema(0)",
+    "pg_is_other_temp_schema(n)": "nyf_is_other_temp_schema(n)",
     "pg_type_is_visible(r)": "true",
     "pg_get_expr(e, r, p := false)": "e",
     "pg_get_indexdef(idx, col := 0, p := false)": "nyf_indexdef(idx, col, p)",

@@ -53,7 +53,9 @@ VIEWS: dict[str, str] = {
                n.nspname AS table_schema, c.relname AS table_name,
                CASE WHEN n.nspname = 'pg_catalog' AND c.relkind = 'v' THEN 'VIEW'
                     WHEN n.nspname = 'pg_catalog' THEN 'BASE TABLE'
-                    WHEN c.relkind = 'v' THEN 'VIEW' ELSE 'BASE TABLE' END AS table_type,
+                    WHEN c.relkind = 'v' THEN 'VIEW'
+                    WHEN c.relpersistence = 't' THEN 'LOCAL TEMPORARY' ELSE 'BASE TABLE' END
+                    AS table_type,
                NULL::VARCHAR AS self_referencing_column_name,
                NULL::VARCHAR AS reference_generation, NULL::VARCHAR AS user_defined_type_catalog,
                NULL::VARCHAR AS user_defined_type_schema, NULL::VARCHAR AS user_defined_type_name,

@@ -29,8 +29,9 @@ from catalog.privileges import (
 )
 from catalog.roles import PREDEFINED, Role, RoleStore
 from sql.pg_catalog import column_privilege_rows, privilege_functions
-from sql.pg_catalog.catalog_rows import DATABASE_OID, PUBLIC_OID, CatalogRows
+from sql.pg_catalog.catalog_rows import DATABASE_OID, CatalogRows
 from sql.pg_catalog.relations import RELATIONS
+from sql.pg_catalog.temp_namespaces import PUBLIC_OID
 from storage.errors import (
     InvalidCatalogName,
     InvalidParameterValue,

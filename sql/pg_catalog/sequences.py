@@ -17,12 +17,13 @@ from catalog import sequences as catalog_sequences
 from catalog.sequence_objects import StandaloneSequence
 from catalog.sequences import SequenceInfo
 from catalog.table import TableInfo
+from catalog.temp_tables import is_temporary, user_name
+from sql.pg_catalog.temp_namespaces import PUBLIC_OID, temp_namespace_oid
 from storage.data_type import ColumnId
 from storage.type_oids import TypeOid
 
 _TYPE_OIDS = {"smallint": TypeOid.INT2, "integer": TypeOid.INT4, "bigint": TypeOid.INT8}
 PG_CLASS_OID = 1259
-PUBLIC_OID = 2200
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,10 @@ def sequence_oid(table: TableInfo, column_id: int) -> int:
 
 
 LIVE_COLUMNS = {
-    "pg_sequences": "* REPLACE (nyf_sequence_last_value(sequencename) AS last_value)",
+    "pg_sequences": (
+        "* REPLACE (nyf_sequence_last_value(CASE WHEN schemaname LIKE 'pg\\_temp\\_%' ESCAPE '\\'"
+        " THEN schemaname || '.' || sequencename ELSE sequencename END) AS last_value)"
+    ),
 }
 """Columns read afresh at every query: a sequence's value moves without any DDL."""
 
@@ -63,13 +67,16 @@ def standalone_rows(sequence: StandaloneSequence, owner: TableInfo | None) -> li
 
 
 def _rows(info: SequenceInfo, oid: int, owned: tuple[TableInfo, ColumnId, str] | None) -> list[Row]:
+    temporary = is_temporary(info.name)
+    schema = info.name.split(".", 1)[0] if temporary else "public"
     out = [
         Row(
             "pg_class",
             {
                 "oid": oid,
-                "relname": info.name,
-                "relnamespace": PUBLIC_OID,
+                "relname": user_name(info.name),
+                "relnamespace": temp_namespace_oid(schema) if temporary else PUBLIC_OID,
+                "relpersistence": "t" if temporary else "p",
                 "relam": 0,
                 "relkind": "S",
                 "relnatts": 3,
@@ -78,8 +85,8 @@ def _rows(info: SequenceInfo, oid: int, owned: tuple[TableInfo, ColumnId, str] |
         Row(
             "pg_sequences",
             {
-                "schemaname": "public",
-                "sequencename": info.name,
+                "schemaname": schema,
+                "sequencename": user_name(info.name),
                 "sequenceowner": None,
                 "data_type": info.type_name,
                 "start_value": info.start,

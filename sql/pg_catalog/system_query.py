@@ -133,6 +133,10 @@ class SystemCatalog:
         """The session's TimeZone: casts, ``date_trunc`` and timestamptz output follow it."""
         self._zone_set: SessionZone | None = None
 
+    def use_temp_schema(self, schema: str) -> None:
+        """The session's ``pg_temp_<n>``, where its temporary tables' names are found."""
+        self._functions.temp_schema = schema
+
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._duck is None:
             self._duck = shared_database().cursor()

@@ -109,6 +109,14 @@ def _decode(node: exp.Decode) -> exp.Expr:
     return _call("from_base64", bare)
 
 
+def with_default_escape(node: exp.Expr) -> exp.Expr:
+    """``LIKE``/``ILIKE`` with PostgreSQL's default escape character, the backslash (DuckDB's
+    LIKE has none: ``'a_b' like 'a\\_b'`` would be false)."""
+    if isinstance(node, (exp.Like, exp.ILike)) and not isinstance(node.parent, exp.Escape):
+        return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+    return node
+
+
 def rewrite_string_function(node: exp.Expr) -> exp.Expr:
     """``node`` answering as PostgreSQL's function does, or ``node`` itself."""
     if isinstance(node, exp.Encode):
@@ -119,4 +127,4 @@ def rewrite_string_function(node: exp.Expr) -> exp.Expr:
         return _concat(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "regexp_matches":
         return _regexp_matches(node)
-    return node
+    return with_default_escape(node)

@@ -254,6 +254,7 @@ class Session:
                 lambda: is_superuser(self._block.roles, self.current_user),
             ),
         )
+        self._system.use_temp_schema(self._temp.schema)
         self._catalog_call_token = catalog_calls.register_session(self._catalog_call_values)
         self._activity = SessionActivity(db.table_activity)
         self._tracking = statement_tracking.StatementTracking(

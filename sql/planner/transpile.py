@@ -575,6 +575,8 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
     for projection in select.expressions:
         name = output_name(projection)
         inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(inner, exp.Column) and name == inner.name and inner.table:
+            name = _derived_name(select, inner) or name
         ref = sources.get(inner.table) if isinstance(inner, exp.Column) else None
         column = ref.table.schema.find(inner.name) if ref is not None else None
         if ref is not None and column is not None:
@@ -607,6 +609,37 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
 
 
 _JSON_OIDS = {"json": int(TypeOid.JSON), "jsonb": int(TypeOid.JSONB)}
+
+
+def _derived_name(select: exp.Select, column: exp.Column) -> str | None:
+    """PostgreSQL's name for ``column`` of a subquery or CTE ``select`` reads, from that
+    query's projection: sqlglot names ``(select 1) s``'s column ``1`` and
+    ``(select 1 + 1) s``'s ``_col_0`` where PostgreSQL says ``?column?``."""
+    with_ = select.args.get("with_") or select.args.get("with")
+    ctes = {cte.alias_or_name: cte.this for cte in with_.expressions} if with_ else {}
+    from_ = select.args.get("from_") or select.args.get("from")
+    items = ([from_.this] if from_ else []) + [j.this for j in select.args.get("joins") or []]
+    for item in items:
+        query = None
+        if isinstance(item, exp.Subquery) and item.alias_or_name == column.table:
+            query = item.this
+        elif isinstance(item, exp.Table) and item.alias_or_name == column.table:
+            query = ctes.get(item.name) if not item.db else None
+        while isinstance(query, (exp.SetOperation, exp.Subquery)):
+            query = query.this
+        if not isinstance(query, exp.Select):
+            continue
+        source = next((p for p in query.expressions if p.alias_or_name == column.name), None)
+        if source is None:
+            return None
+        inner = source.this if isinstance(source, exp.Alias) else source
+        if isinstance(inner, exp.Column) and inner.name == column.name:
+            return _derived_name(query, inner) or column.name
+        name = output_name(source)
+        if name == "bool" and source.alias != "bool":
+            return "?column?"  # a subquery's bare true: PostgreSQL's ?column?, not bool
+        return name
+    return None
 
 
 def _parameter_oid(node: exp.Expr, param_oids: list[int]) -> int:

@@ -485,6 +485,7 @@ def _result_columns(outputs: list[OutputColumn], types: list[str]) -> tuple[Resu
         oid = TypeOid.OID if out.is_oid and oid == TypeOid.INT8 else oid
         if out.text_type_oid and oid in (TypeOid.TEXT, TypeOid.JSON):
             oid = out.text_type_oid
-        typmod = out.typmod if out.table_oid or out.is_bpchar else -1
+        named_text = out.text_type_oid == TypeOid.VARCHAR
+        typmod = out.typmod if out.table_oid or out.is_bpchar or named_text else -1
         columns.append(ResultColumn(out.name, oid, typmod, out.table_oid, out.attnum))
     return tuple(columns)

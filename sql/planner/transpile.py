@@ -476,9 +476,12 @@ def output_name(projection: exp.Expr) -> str:
     """PostgreSQL's name for an output column."""
     alias = projection.alias if isinstance(projection, exp.Alias) else ""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
+    core = inner
+    while isinstance(core, exp.Paren):
+        core = core.this
     generated = (
         _SQLGLOT_ALIAS.match(alias)
-        or (not isinstance(inner, exp.Column) and alias.lower() == inner.name.lower())
+        or (not isinstance(core, exp.Column) and alias.lower() == core.name.lower())
         # qualify names ``doc -> 'k'`` after its key; PostgreSQL calls it ?column?
         or (isinstance(inner, _JSON_OPERATORS) and alias == inner.output_name)
     )
@@ -548,6 +551,25 @@ def _cast_name(to: exp.DataType) -> str:
     return _CAST_NAMES.get(to.this, to.sql(dialect="postgres").lower())
 
 
+def _named_text_cast(node: exp.Expr) -> tuple[int, int] | None:
+    """(type OID, typmod) of ``x::varchar[(n)]`` or ``x::name``: DuckDB's result is VARCHAR,
+    which would describe it as text."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not isinstance(node, exp.Cast):
+        return None
+    to = node.to
+    if to.this is DT.NAME:
+        return TypeOid.NAME, -1
+    if to.this is not DT.VARCHAR:
+        return None
+    params = to.expressions
+    size = params[0].this if params and isinstance(params[0], exp.DataTypeParam) else None
+    if isinstance(size, exp.Literal) and not size.is_string:
+        return TypeOid.VARCHAR, int(size.name) + 4
+    return TypeOid.VARCHAR, -1
+
+
 def _blank_padded_length(node: exp.Expr) -> int | None:
     """n when ``node`` is a ``char(n)`` value (a cast, min(c), a subquery's column ...), whose
     output PostgreSQL pads to n; 0 for a ``bpchar`` without a length; None for anything else."""
@@ -595,6 +617,8 @@ def _output_columns(bound: BoundQuery) -> list[OutputColumn]:
             out.append(OutputColumn(name, typmod=length + 4 if length else -1, is_bpchar=True))
         elif is_oid_cast(inner):
             out.append(OutputColumn(name, is_oid=True))
+        elif (named := _named_text_cast(inner)) is not None:
+            out.append(OutputColumn(name, typmod=named[1], text_type_oid=named[0]))
         elif inner.type is not None and inner.type.this is DT.TIMETZ:
             out.append(OutputColumn(name, text_type_oid=TypeOid.TIMETZ))
         elif (kind := json_kind(inner)) is not None:

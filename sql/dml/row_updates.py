@@ -15,7 +15,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from catalog.table import TableInfo
-from sql.dml.assigned_values import Fallback, as_arrow, checked_value, compared, row_batch
+from sql.dml.assigned_values import (
+    Fallback,
+    as_arrow,
+    checked_value,
+    compared,
+    row_batch,
+    rows_batch,
+)
 from sql.dml.cells import Cell, Values
 from sql.dml.write_batches import by_tablet
 from storage.data_type import ColumnId, DataType, TabletId
@@ -134,3 +141,65 @@ def _current_row(
     )
     found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
     return found[0] if found else None
+
+
+def update_rows(plan: RowUpdate, txn: Transaction, rows: list[Values]) -> int | None:
+    """``update_from_row`` of each of ``rows`` (a pipelined batch) as one point read of
+    every key and one write, when their keys are distinct plain ints and strs of an
+    unpartitioned table; the rows written, or None (nothing written) when they must go one
+    at a time.  The caller undoes the write unless every row was found and written: a
+    missing row, or one changed since the snapshot, is left to the one-at-a-time path."""
+    table = plan.table
+    if table.partition_schema is not None:
+        return None
+    keys = plan.keys
+    try:
+        key_rows = [
+            tuple(compared(values.of(cell), c, table) for cell, c in zip(plan.key_cells, keys))
+            for values in rows
+        ]
+    except Fallback:
+        return None
+    if len(set(key_rows)) != len(key_rows) or not all(
+        type(v) is int or type(v) is str for row in key_rows for v in row
+    ):
+        return None
+    try:
+        encoded = [encode_key(row, plan.key_types) for row in key_rows]
+    except (ValueError, OverflowError, TypeError, ArithmeticError):
+        return None
+    tablet_id = table.tablet_ids[0]
+    for key in encoded:
+        txn.refuse_if_queued(tablet_id, key)
+    key_ids = tuple(c.id for c in keys)
+    read_ids = tuple(c for c in plan.projection if c not in key_ids)
+    found = txn.read_keys(tablet_id, encoded, key_ids + read_ids)
+    if found.num_rows != len(rows):
+        return None
+    columns = [found.column(i).to_pylist() for i in range(found.num_columns)]
+    width = len(key_ids)
+    current: dict[tuple[object, ...], dict[int, object]] = {
+        tuple(cells[:width]): dict(zip(key_ids + read_ids, cells, strict=True))
+        for cells in zip(*columns, strict=True)
+    }
+    new_rows = []
+    try:
+        for key_row, values in zip(key_rows, rows, strict=True):
+            row = current.get(key_row)
+            if row is None:
+                return None
+            new_row = [*key_row]
+            for cell, column in plan.written:
+                value = (
+                    cell.computed.evaluate(row, values.params)
+                    if cell.computed is not None
+                    else values.of(cell)
+                )
+                new_row.append(checked_value(value, column, table))
+            new_rows.append(tuple(new_row))
+        batch = rows_batch(new_rows, plan.struct)
+    except Fallback:
+        return None
+    conflicts: list[int] = []
+    count = txn.update(tablet_id, batch, conflicts=conflicts)
+    return None if conflicts else count

@@ -20,13 +20,14 @@ from sql.dml.assigned_values import (
     as_arrow,
     checked_value,
     compared,
+    compared_all,
     row_batch,
     rows_batch,
 )
 from sql.dml.cells import Cell, Values
 from sql.dml.write_batches import by_tablet
 from storage.data_type import ColumnId, DataType, TabletId
-from storage.key_encoding import encode_key
+from storage.key_encoding import encode_key, encode_keys
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -154,19 +155,21 @@ def update_rows(plan: RowUpdate, txn: Transaction, rows: list[Values]) -> int | 
         return None
     keys = plan.keys
     try:
-        key_rows = [
-            tuple(compared(values.of(cell), c, table) for cell, c in zip(plan.key_cells, keys))
-            for values in rows
+        key_columns = [
+            compared_all([values.of(cell) for values in rows], c, table)
+            for cell, c in zip(plan.key_cells, keys, strict=True)
         ]
     except Fallback:
         return None
+    key_rows = list(zip(*key_columns, strict=True))
     if len(set(key_rows)) != len(key_rows) or not all(
-        type(v) is int or type(v) is str for row in key_rows for v in row
+        type(v) is int or type(v) is str for column in key_columns for v in column
     ):
         return None
     try:
-        encoded = [encode_key(row, plan.key_types) for row in key_rows]
-    except (ValueError, OverflowError, TypeError, ArithmeticError):
+        arrays = [as_arrow(column, c) for column, c in zip(key_columns, keys, strict=True)]
+        encoded = encode_keys(arrays, plan.key_types)
+    except (Fallback, ValueError, OverflowError, TypeError, ArithmeticError):
         return None
     tablet_id = table.tablet_ids[0]
     for key in encoded:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from catalog.table import TableInfo
@@ -146,13 +147,11 @@ def _current_row(
 
 def update_rows(plan: RowUpdate, txn: Transaction, rows: list[Values]) -> int | None:
     """``update_from_row`` of each of ``rows`` (a pipelined batch) as one point read of
-    every key and one write, when their keys are distinct plain ints and strs of an
-    unpartitioned table; the rows written, or None (nothing written) when they must go one
-    at a time.  The caller undoes the write unless every row was found and written: a
-    missing row, or one changed since the snapshot, is left to the one-at-a-time path."""
+    every key and one write per tablet, when their keys are distinct plain ints and strs;
+    the rows written, or None (nothing written) when they must go one at a time.  The
+    caller undoes the write unless every row was found and written: a missing row, or one
+    changed since the snapshot, is left to the one-at-a-time path."""
     table = plan.table
-    if table.partition_schema is not None:
-        return None
     keys = plan.keys
     try:
         key_columns = [
@@ -171,10 +170,48 @@ def update_rows(plan: RowUpdate, txn: Transaction, rows: list[Values]) -> int | 
         encoded = encode_keys(arrays, plan.key_types)
     except (Fallback, ValueError, OverflowError, TypeError, ArithmeticError):
         return None
-    tablet_id = table.tablet_ids[0]
+    partitioning = table.partition_schema
+    if partitioning is None:
+        groups = [(table.tablet_ids[0], list(range(len(rows))))]
+    else:
+        index = partitioning.route(
+            table.schema, table.partitions, {c.id: a for c, a in zip(keys, arrays, strict=True)}
+        )
+        if (index < 0).any():
+            return None  # the row's own statement reports the partition it lacks
+        groups = [
+            (table.partitions[int(p)].tablet_id, np.flatnonzero(index == p).tolist())
+            for p in np.unique(index)
+        ]
+    count = 0
+    for tablet_id, positions in groups:
+        written = _update_tablet(
+            plan,
+            txn,
+            tablet_id,
+            [encoded[i] for i in positions],
+            [key_rows[i] for i in positions],
+            [rows[i] for i in positions],
+        )
+        if written is None:
+            return None
+        count += written
+    return count
+
+
+def _update_tablet(
+    plan: RowUpdate,
+    txn: Transaction,
+    tablet_id: TabletId,
+    encoded: list[bytes],
+    key_rows: list[tuple[object, ...]],
+    rows: list[Values],
+) -> int | None:
+    """``update_rows`` of the rows one tablet holds."""
+    table = plan.table
     for key in encoded:
         txn.refuse_if_queued(tablet_id, key)
-    key_ids = tuple(c.id for c in keys)
+    key_ids = tuple(c.id for c in plan.keys)
     read_ids = tuple(c for c in plan.projection if c not in key_ids)
     found = txn.read_keys(tablet_id, encoded, key_ids + read_ids)
     if found.num_rows != len(rows):

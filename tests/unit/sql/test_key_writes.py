@@ -297,3 +297,43 @@ def test_batched_row_updates_answer_as_the_general_path(session, general_session
         for r in b.to_pylist()
     ]
     assert i == 7 + 2 + 1  # nothing of the refused batch was applied
+
+
+def test_batched_row_updates_of_a_partitioned_table(session, general_session, monkeypatch):
+    """Rows in several hash partitions: one read and one write per tablet, the general
+    path's rows."""
+    whole: list[int | None] = []
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        whole.append(update_rows(*args))
+        return whole[-1]
+
+    monkeypatch.setattr(key_writes, "update_rows", counted)
+    runs = [[i, f"h{i % 5}", i] for i in range(20)]
+    tables = []
+    for s, general in ((session, False), (general_session, True)):
+        for sql in (
+            "create table hp (host text, n bigint, v int not null) primary key (host, n) "
+            "partition by hash (host) partitions 3",
+            "insert into hp select 'h' || (i % 5), i, i * 10 from generate_series(0, 39) g(i)",
+        ):
+            for _ in s.execute(sql):
+                pass
+        stmt = s.prepare("update hp set v = v * 2 + $1 where host = $2 and n = $3", [])
+        if general:
+            assert {_outcome(s, stmt, params, True) for params in runs} == {"UPDATE 1"}
+        else:
+            for _ in s.execute("begin"):
+                pass
+            assert s.execute_batch(stmt, runs) == ["UPDATE 1"] * len(runs)
+            for _ in s.execute("commit"):
+                pass
+        tables.append(
+            [
+                tuple(r.values())
+                for b in next(iter(s.execute("select * from hp order by n"))).batches
+                for r in b.to_pylist()
+            ]
+        )
+    assert whole == [20]
+    assert tables[0] == tables[1]

@@ -49,8 +49,14 @@ def row_type(columns: list[ColumnSchema]) -> pa.StructType:
 def row_batch(values: tuple[object, ...], struct: pa.StructType) -> pa.RecordBatch:
     """One row of checked ``values`` as a batch of ``struct``'s fields (Fallback if a value
     does not convert, as ``as_arrow``)."""
+    return rows_batch([values], struct)
+
+
+def rows_batch(rows: list[tuple[object, ...]], struct: pa.StructType) -> pa.RecordBatch:
+    """Rows of checked values as one batch of ``struct``'s fields, converted at once
+    (Fallback if a value does not convert, as ``as_arrow``)."""
     try:
-        return pa.RecordBatch.from_struct_array(pa.array([values], type=struct))
+        return pa.RecordBatch.from_struct_array(pa.array(rows, type=struct))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
         raise Fallback from exc
 

@@ -46,7 +46,7 @@ from sql.dml.assigned_values import (
 )
 from sql.dml.cells import Cell, Values
 from sql.dml.key_expressions import assignable, compile_expression
-from sql.dml.row_updates import RowUpdate, update_from_row
+from sql.dml.row_updates import RowUpdate, update_from_row, update_rows
 from sql.dml.write_batches import by_tablet
 from sql.execution.sequences import SessionSequences
 from storage.data_type import TypeKind
@@ -346,13 +346,18 @@ def write_many(
     count of each, or None when the general path must run them.  Raises the first DbError a
     row hits, leaving the caller to undo what was written and find that row one by one.
 
-    Rows with distinct keys whose SET reads nothing go as one vectorised write when every
-    row is found; otherwise (or when they are not all found) each row is applied in turn,
-    as one statement after another would be, all within this one call."""
+    Rows with distinct keys go as one vectorised write when every row is found (one point
+    read of them all first when the SET reads the row); otherwise (or when they are not all
+    found) each row is applied in turn, as one statement after another would be, all
+    within this one call."""
     if not write.reads:
         counts = _write_whole(write, txn, param_rows, sequences, now)
-        if counts is not None:
-            return counts
+    elif write.row_update is not None and len(param_rows) > 1:
+        counts = _update_whole(write.row_update, txn, param_rows, now)
+    else:
+        counts = None
+    if counts is not None:
+        return counts
     counts = []
     for params in param_rows:
         count = execute(write, txn, params, sequences, now)
@@ -392,6 +397,24 @@ def _write_whole(
         txn.rollback_to(_WHOLE_SAVEPOINT)
     txn.release(_WHOLE_SAVEPOINT)
     return [1] * keys if count == keys else None
+
+
+def _update_whole(
+    plan: RowUpdate, txn: Transaction, param_rows: list[list[Any]], now: object
+) -> list[int] | None:
+    """Every row of an UPDATE that reads its row as one read and one write
+    (``update_rows``), if each finds its row unchanged; else nothing written and None."""
+    txn.savepoint(_WHOLE_SAVEPOINT)
+    try:
+        count = update_rows(plan, txn, [Values(params, now) for params in param_rows])
+    except BaseException:
+        txn.rollback_to(_WHOLE_SAVEPOINT)
+        txn.release(_WHOLE_SAVEPOINT)
+        raise
+    if count != len(param_rows):
+        txn.rollback_to(_WHOLE_SAVEPOINT)
+    txn.release(_WHOLE_SAVEPOINT)
+    return [1] * len(param_rows) if count == len(param_rows) else None
 
 
 def _distinct_keys(write: KeyWrite, param_rows: list[list[Any]]) -> int:

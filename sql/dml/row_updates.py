@@ -12,14 +12,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from catalog.table import TableInfo
-from sql.dml.assigned_values import Fallback, as_arrow, checked_value, compared, row_batch
+from sql.dml.assigned_values import (
+    Fallback,
+    as_arrow,
+    checked_value,
+    compared,
+    compared_all,
+    row_batch,
+    rows_batch,
+)
 from sql.dml.cells import Cell, Values
 from sql.dml.write_batches import by_tablet
 from storage.data_type import ColumnId, DataType, TabletId
-from storage.key_encoding import encode_key
+from storage.key_encoding import encode_key, encode_keys
 from storage.predicate import ColumnPredicate, ScanSpec
 from storage.schema import ColumnSchema
 from storage.transaction import Transaction
@@ -134,3 +143,103 @@ def _current_row(
     )
     found = [b for b in txn.scan(tablet_id, spec) if b.num_rows]
     return found[0] if found else None
+
+
+def update_rows(plan: RowUpdate, txn: Transaction, rows: list[Values]) -> int | None:
+    """``update_from_row`` of each of ``rows`` (a pipelined batch) as one point read of
+    every key and one write per tablet, when their keys are distinct plain ints and strs;
+    the rows written, or None (nothing written) when they must go one at a time.  The
+    caller undoes the write unless every row was found and written: a missing row, or one
+    changed since the snapshot, is left to the one-at-a-time path."""
+    table = plan.table
+    keys = plan.keys
+    try:
+        key_columns = [
+            compared_all([values.of(cell) for values in rows], c, table)
+            for cell, c in zip(plan.key_cells, keys, strict=True)
+        ]
+    except Fallback:
+        return None
+    key_rows = list(zip(*key_columns, strict=True))
+    if len(set(key_rows)) != len(key_rows) or not all(
+        type(v) is int or type(v) is str for column in key_columns for v in column
+    ):
+        return None
+    try:
+        arrays = [as_arrow(column, c) for column, c in zip(key_columns, keys, strict=True)]
+        encoded = encode_keys(arrays, plan.key_types)
+    except (Fallback, ValueError, OverflowError, TypeError, ArithmeticError):
+        return None
+    partitioning = table.partition_schema
+    if partitioning is None:
+        groups = [(table.tablet_ids[0], list(range(len(rows))))]
+    else:
+        index = partitioning.route(
+            table.schema, table.partitions, {c.id: a for c, a in zip(keys, arrays, strict=True)}
+        )
+        if (index < 0).any():
+            return None  # the row's own statement reports the partition it lacks
+        groups = [
+            (table.partitions[int(p)].tablet_id, np.flatnonzero(index == p).tolist())
+            for p in np.unique(index)
+        ]
+    count = 0
+    for tablet_id, positions in groups:
+        written = _update_tablet(
+            plan,
+            txn,
+            tablet_id,
+            [encoded[i] for i in positions],
+            [key_rows[i] for i in positions],
+            [rows[i] for i in positions],
+        )
+        if written is None:
+            return None
+        count += written
+    return count
+
+
+def _update_tablet(
+    plan: RowUpdate,
+    txn: Transaction,
+    tablet_id: TabletId,
+    encoded: list[bytes],
+    key_rows: list[tuple[object, ...]],
+    rows: list[Values],
+) -> int | None:
+    """``update_rows`` of the rows one tablet holds."""
+    table = plan.table
+    for key in encoded:
+        txn.refuse_if_queued(tablet_id, key)
+    key_ids = tuple(c.id for c in plan.keys)
+    read_ids = tuple(c for c in plan.projection if c not in key_ids)
+    found = txn.read_keys(tablet_id, encoded, key_ids + read_ids)
+    if found.num_rows != len(rows):
+        return None
+    columns = [found.column(i).to_pylist() for i in range(found.num_columns)]
+    width = len(key_ids)
+    current: dict[tuple[object, ...], dict[int, object]] = {
+        tuple(cells[:width]): dict(zip(key_ids + read_ids, cells, strict=True))
+        for cells in zip(*columns, strict=True)
+    }
+    new_rows = []
+    try:
+        for key_row, values in zip(key_rows, rows, strict=True):
+            row = current.get(key_row)
+            if row is None:
+                return None
+            new_row = [*key_row]
+            for cell, column in plan.written:
+                value = (
+                    cell.computed.evaluate(row, values.params)
+                    if cell.computed is not None
+                    else values.of(cell)
+                )
+                new_row.append(checked_value(value, column, table))
+            new_rows.append(tuple(new_row))
+        batch = rows_batch(new_rows, plan.struct)
+    except Fallback:
+        return None
+    conflicts: list[int] = []
+    count = txn.update(tablet_id, batch, conflicts=conflicts)
+    return None if conflicts else count

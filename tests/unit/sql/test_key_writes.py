@@ -6,6 +6,8 @@ import decimal
 
 import pytest
 
+from sql.dml import key_writes
+from sql.dml.row_updates import update_rows
 from sql.session.database import Database
 from storage import errors
 
@@ -231,3 +233,107 @@ def test_one_row_inserts_answer_as_the_general_path(session, general_session):
     assert answers[0] == answers[1]
     outcomes, rows = answers[0]
     assert {"22003", "22001", "23502", "23505", "54000"} <= set(outcomes) and len(rows) == 3
+
+
+BATCHED_ROW_UPDATES = [
+    (
+        "update rw set i = i + $1, b = coalesce(b, 0) * 2 - $1 where k = $2",
+        [[5, 1], [7, 3], [-2, 2]],
+    ),
+    ("update rw set s = s * $1 where k = $2", [[2, 1], [3, 2]]),
+    ("update rw set f = f * $1, r = i * f where k = $2", [[10.0, 2], [0.5, 3], [0.0, 1]]),
+    ("update rw set i = 7, b = i where k = $1", [[3], [1]]),
+]
+
+
+def test_batched_row_updates_answer_as_the_general_path(session, general_session, monkeypatch):
+    """A pipelined run of UPDATEs that read their rows (distinct keys, all found) goes as one
+    read and one write (``update_rows``) and leaves the rows the general path leaves, run a
+    row at a time; with a key twice or a missing key the rows go one at a time within the
+    batch, and a row that fails leaves nothing of the batch applied (None: the connection
+    then runs the rows one by one, each with its own answer)."""
+    whole: list[int | None] = []
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        whole.append(update_rows(*args))
+        return whole[-1]
+
+    monkeypatch.setattr(key_writes, "update_rows", counted)
+    tables = []
+    for s, general in ((session, False), (general_session, True)):
+        for sql in (
+            "create table rw (k int primary key, s smallint, i int, b bigint, f float8, r real)",
+            "insert into rw values (1, 1, 10, null, 1.5, 0), (2, 300, -5, 9, 1e30, 0), "
+            "(3, -4, 2147483000, 1, -2.5, 1)",
+            "begin",
+        ):
+            for _ in s.execute(sql):
+                pass
+        for sql, runs in BATCHED_ROW_UPDATES:
+            stmt = s.prepare(sql, [])
+            if general:
+                assert [_outcome(s, stmt, params, True) for params in runs] == ["UPDATE 1"] * len(
+                    runs
+                )
+            else:
+                assert s.execute_batch(stmt, runs) == ["UPDATE 1"] * len(runs), sql
+        tables.append(
+            [
+                tuple(r.values())
+                for b in next(iter(s.execute("select * from rw order by k"))).batches
+                for r in b.to_pylist()
+            ]
+        )
+    assert tables[0] == tables[1]
+    assert whole == [3, 2, 3, 2]  # each run went as one write
+    stmt = session.prepare("update rw set i = i + $1 where k = $2", [])
+    twice = session.execute_batch(stmt, [[1, 1], [1, 1]])  # row by row: the second sees the first
+    assert twice == ["UPDATE 1", "UPDATE 1"]
+    assert session.execute_batch(stmt, [[1, 1], [1, 99]]) == ["UPDATE 1", "UPDATE 0"]
+    assert session.execute_batch(stmt, [[1, 1], [2**31 - 1, 3]]) is None  # 22003: row 2's
+    ((i,),) = [
+        tuple(r.values())
+        for b in next(iter(session.execute("select i from rw where k = 1"))).batches
+        for r in b.to_pylist()
+    ]
+    assert i == 7 + 2 + 1  # nothing of the refused batch was applied
+
+
+def test_batched_row_updates_of_a_partitioned_table(session, general_session, monkeypatch):
+    """Rows in several hash partitions: one read and one write per tablet, the general
+    path's rows."""
+    whole: list[int | None] = []
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        whole.append(update_rows(*args))
+        return whole[-1]
+
+    monkeypatch.setattr(key_writes, "update_rows", counted)
+    runs = [[i, f"h{i % 5}", i] for i in range(20)]
+    tables = []
+    for s, general in ((session, False), (general_session, True)):
+        for sql in (
+            "create table hp (host text, n bigint, v int not null) primary key (host, n) "
+            "partition by hash (host) partitions 3",
+            "insert into hp select 'h' || (i % 5), i, i * 10 from generate_series(0, 39) g(i)",
+        ):
+            for _ in s.execute(sql):
+                pass
+        stmt = s.prepare("update hp set v = v * 2 + $1 where host = $2 and n = $3", [])
+        if general:
+            assert {_outcome(s, stmt, params, True) for params in runs} == {"UPDATE 1"}
+        else:
+            for _ in s.execute("begin"):
+                pass
+            assert s.execute_batch(stmt, runs) == ["UPDATE 1"] * len(runs)
+            for _ in s.execute("commit"):
+                pass
+        tables.append(
+            [
+                tuple(r.values())
+                for b in next(iter(s.execute("select * from hp order by n"))).batches
+                for r in b.to_pylist()
+            ]
+        )
+    assert whole == [20]
+    assert tables[0] == tables[1]

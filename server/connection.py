@@ -50,7 +50,6 @@ import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server import answers, codec, copy_protocol, metrics, timeouts
@@ -63,6 +62,7 @@ from server.extended_query import ExtendedQuery, close_portals_and_session
 from server.lone_run import LoneRun
 from server.portal import Portal, PortalRegistry, ResultStream
 from server.startup import StartupHandshake
+from server.statement_thread import Runs, StatementThread
 from server.steps import QueryProgress, Step
 from sql.execution.backends import ClientLink
 from storage.errors import (
@@ -134,7 +134,7 @@ class Connection(LoneRun, ExtendedQuery):
         secret_key: int,
         on_cancel_request: Callable[[int, int], None],
         tls_context: ssl.SSLContext | None = None,
-        executor: Executor | None = None,
+        executor: Runs | None = None,
         admit: Callable[[bool], None] | None = None,
     ) -> None:
         super().__init__()
@@ -143,9 +143,7 @@ class Connection(LoneRun, ExtendedQuery):
         self._stream = stream
         self._database = database
         self._config = config
-        self._thread = executor or ThreadPoolExecutor(
-            1, thread_name_prefix=f"nyala-backend-{process_id}"
-        )
+        self._thread: Runs = executor or StatementThread(f"nyala-backend-{process_id}")
         """The connection's statement thread, started at its first statement (tests may
         pass an executor that runs calls in place)."""
         self._authenticator = authenticator

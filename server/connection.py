@@ -462,14 +462,16 @@ class Connection(LoneRun, ExtendedQuery):
             return 0
         return timeouts.milliseconds(session.settings.get("idle_in_transaction_session_timeout"))
 
-    def _answer_arrived(self, waiter: asyncio.Future[Any]) -> bool:
-        """Answer the commands that arrived while parked, here in ``data_received``; True to
-        stay parked.  Lone runs of a prepared statement are answered in one step
-        (``LoneRun``); what has to wait (a thread hop, a slow client) is handed to the
+    def _answer_arrived(self, waiter: asyncio.Future[Any], is_slow: bool = False) -> bool:
+        """Answer the commands that arrived while parked, here in ``data_received`` (after
+        waiting for the client first, ``is_slow``); True to stay parked.  Lone runs of a
+        prepared statement are answered in one step (``LoneRun``); what has to wait (a thread hop, a slow client) is handed to the
         connection's task through ``waiter`` as a ``_Resumed``."""
         self._is_reading = False
-        answering = self._answer_lone()
+        answering = self._drain_and_answer() if is_slow else self._answer_lone()
         while answering is None:
+            if self._stream.is_held:
+                return True  # a commit is under way: its end answers what follows
             if not self._decoder.buffered_bytes():
                 return self._stay_parked(waiter, True)
             answering = self._answer_lone()
@@ -492,10 +494,41 @@ class Connection(LoneRun, ExtendedQuery):
         waiter.set_result(more)
         return False
 
-    async def _sync_and_answer(self) -> bool:
-        """A lone run's Sync that commits on the thread, then the messages after it."""
-        await self._sync()
-        return await self._answer_buffered()
+    def _commit_held(self) -> None:
+        """A lone run's Sync that commits: on the statement thread, with what arrives
+        meanwhile held in the stream; ``_committed`` answers ReadyForQuery and the rest on
+        the event loop, without a turn of the connection's task."""
+        session = self._session
+        assert session is not None, "queries run only after startup"
+        loop = asyncio.get_running_loop()
+        committed = self._committed
+
+        def commit() -> None:
+            try:
+                session.sync()
+            except BaseException as exc:
+                failure: BaseException | None = exc
+            else:
+                failure = None
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(committed, failure)
+
+        self._stream.hold()
+        self._thread.submit(commit)
+
+    def _committed(self, failure: BaseException | None) -> None:
+        """``_commit_held``'s commit is done: its ReadyForQuery (after its error, as ``_sync``
+        reports one), then what arrived meanwhile."""
+        session = self._session
+        if session is None:
+            return  # the connection ended meanwhile
+        if failure is not None:
+            if not isinstance(failure, Exception):
+                self._stream.close()  # as an uncaught one ends the connection's task
+                return
+            self.send(error_response(as_db_error(failure)))
+        is_slow = self._ready_now(session.transaction_status)
+        self._stream.release(functools.partial(self._answer_arrived, is_slow=is_slow))
 
     async def _drain_and_answer(self) -> bool:
         """Wait for a slow client after a lone run's ReadyForQuery, then the messages after it."""

@@ -13,9 +13,11 @@ Bind costs a dict lookup and its values' decoding.
 Only a statement that runs on the event loop (``Session.runs_inline``) with no
 portal open is taken; anything else, and anything unusual about the Bind (a
 parameter that does not decode, a changed statement), is left to the message
-loop untouched, which answers it as always.  What has to wait after the
-statement ran (a commit's thread hop, the rest of a read that stopped being
-short, an error's rollback, a slow client) goes on as a coroutine the
+loop untouched, which answers it as always.  A commit at the Sync goes to the
+statement thread with the stream held (``Connection._commit_held``), and its
+end answers ReadyForQuery and what arrived meanwhile on the event loop.  What
+else has to wait after the statement ran (the rest of a read that stopped
+being short, an error's rollback, a slow client) goes on as a coroutine the
 connection's task carries on.
 """
 
@@ -83,15 +85,16 @@ class LoneRun:
         def _begin_statement(self) -> None: ...
         def _end_statement(self) -> None: ...
         def _abandon_statement(self) -> None: ...
-        def _sync_and_answer(self) -> Answering: ...
+        def _commit_held(self) -> None: ...
+        def send(self, message: m.BackendMessage) -> None: ...
         def _ready_now(self, status: str) -> bool: ...
         def _drain_and_answer(self) -> Answering: ...
         def _execute_and_answer(self, portal: Portal, step: Step) -> Answering: ...
 
     def _answer_lone(self) -> Answering | None:
         """Answer the lone run at the head of the decoder, if it is one; None when it was
-        answered whole, else the answering that remains (the message loop's, for anything
-        that is not a lone run)."""
+        answered whole (or its commit is under way, the stream held), else the answering
+        that remains (the message loop's, for anything that is not a lone run)."""
         session = self._session
         if session is None or self._skip_until_sync or self._registry.portals:
             return self._answer_buffered()
@@ -132,11 +135,12 @@ class LoneRun:
         self._end_statement()
         decoder.skip(_SYNC_BYTES)
         if session.sync_writes:
-            return self._sync_and_answer()
+            self._commit_held()
+            return None
         try:
             session.sync()
         except Exception as exc:
-            self._out += codec.encode(error_response(as_db_error(exc)))
+            self.send(error_response(as_db_error(exc)))
         if self._ready_now(session.transaction_status):
             return self._drain_and_answer()
         return None

@@ -71,6 +71,9 @@ RUNS = {
     "begin, then in a block": run(False, m.Bind("", "begin", (), (), ()))
     + run(True, m.Bind("", "fail", (), (), ()))
     + run(True, m.Bind("", "one", (), (b"1",), ())),
+    "write, then a read and a write while it commits": run(True, m.Bind("", "insert", (), (), ()))
+    + run(True, m.Bind("", "one", (), (b"3",), ()))
+    + run(False, m.Bind("", "insert", (), (), ())),
     "two in a row": run(True, m.Bind("", "one", (), (b"1",), ()))
     + run(False, m.Bind("", "one", (), (b"2",), ())),
 }

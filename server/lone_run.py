@@ -61,6 +61,8 @@ class BindShape:
     decoders: tuple[Callable[[bytes], object], ...]
     tail: bytes
     result_formats: tuple[int, ...]
+    described: bytes = b""
+    """Its portals' RowDescription (or NoData), once made."""
 
 
 class LoneRun:
@@ -113,10 +115,13 @@ class LoneRun:
             return self._answer_buffered()
         if bind_end < start + 9 or bind_end - start - 1 > decoder.max_message_size_bytes:
             return self._answer_buffered()
-        portal = self._lone_portal(bytes(buffer[start + 5 : bind_end]), session)
-        if portal is None:
+        found = self._lone_portal(bytes(buffer[start + 5 : bind_end]), session)
+        if found is None:
             return self._answer_buffered()
-        described = self._describe_bytes(portal) if is_described else b""
+        portal, shape = found
+        described = b""
+        if is_described:
+            described = shape.described or self._described(shape, portal)
         self._is_idle = False
         self._begin_statement()
         try:
@@ -124,16 +129,16 @@ class LoneRun:
         except MustWait:
             self._abandon_statement()  # did nothing: the message loop runs it on the thread
             return self._answer_buffered()
-        decoder.skip(run_end - _SYNC_BYTES - start)
         self._out += _BIND_COMPLETE
         self._out += described
         if step.state != "done" or step.error is not None:
+            decoder.skip(run_end - _SYNC_BYTES - start)  # the message loop takes the Sync
             self._registry.add_portal(portal)
             return self._execute_and_answer(portal, step)
+        decoder.skip(run_end - start)
         self._out += step.output
         portal.is_complete = True
         self._end_statement()
-        decoder.skip(_SYNC_BYTES)
         if session.sync_writes:
             self._commit_held()
             return None
@@ -145,7 +150,13 @@ class LoneRun:
             return self._drain_and_answer()
         return None
 
-    def _lone_portal(self, body: bytes, session: Session) -> Portal | None:
+    def _described(self, shape: BindShape, portal: Portal) -> bytes:
+        """The RowDescription (or NoData) of every portal of ``shape``: its statement's
+        columns (by identity) in its result formats, before the statement runs."""
+        shape.described = self._describe_bytes(portal)
+        return shape.described
+
+    def _lone_portal(self, body: bytes, session: Session) -> tuple[Portal, BindShape] | None:
         """The unnamed portal the Bind ``body`` makes, if it is an ordinary one of a statement
         that runs on the event loop; None to leave it to the message loop."""
         if body[0] != 0:
@@ -183,7 +194,7 @@ class LoneRun:
         statement = shape.statement
         if not session.runs_inline(statement, values):
             return None
-        return Portal("", statement, values, shape.result_formats)
+        return Portal("", statement, values, shape.result_formats), shape
 
     def _new_shape(self, body: bytes, head: bytes) -> BindShape | None:
         """The shape of a Bind not seen before (or whose statement or settings changed); None

@@ -494,42 +494,6 @@ class Connection(LoneRun, ExtendedQuery):
         waiter.set_result(more)
         return False
 
-    def _commit_held(self) -> None:
-        """A lone run's Sync that commits: on the statement thread, with what arrives
-        meanwhile held in the stream; ``_committed`` answers ReadyForQuery and the rest on
-        the event loop, without a turn of the connection's task."""
-        session = self._session
-        assert session is not None, "queries run only after startup"
-        loop = asyncio.get_running_loop()
-        committed = self._committed
-
-        def commit() -> None:
-            try:
-                session.sync()
-            except BaseException as exc:
-                failure: BaseException | None = exc
-            else:
-                failure = None
-            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
-                loop.call_soon_threadsafe(committed, failure)
-
-        self._stream.hold()
-        self._thread.submit(commit)
-
-    def _committed(self, failure: BaseException | None) -> None:
-        """``_commit_held``'s commit is done: its ReadyForQuery (after its error, as ``_sync``
-        reports one), then what arrived meanwhile."""
-        session = self._session
-        if session is None:
-            return  # the connection ended meanwhile
-        if failure is not None:
-            if not isinstance(failure, Exception):
-                self._stream.close()  # as an uncaught one ends the connection's task
-                return
-            self.send(error_response(as_db_error(failure)))
-        is_slow = self._ready_now(session.transaction_status)
-        self._stream.release(functools.partial(self._answer_arrived, is_slow=is_slow))
-
     async def _drain_and_answer(self) -> bool:
         """Wait for a slow client after a lone run's ReadyForQuery, then the messages after it."""
         await self._stream.drain()

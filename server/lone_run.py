@@ -23,14 +23,19 @@ connection's task carries on.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from server import codec, params
 from server import messages as m
+from server.client_stream import ClientStream
 from server.errors import as_db_error, error_response
 from server.portal import Portal, PortalRegistry, resolve_formats
+from server.statement_thread import Runs
 from server.steps import Step
 from sql.common.result import MustWait, PreparedStatement, ResultColumn
 from storage.errors import DbError
@@ -75,6 +80,8 @@ class LoneRun:
     _skip_until_sync: bool
     _is_idle: bool
     _lone_shapes: dict[bytes, BindShape]
+    _stream: ClientStream
+    _thread: Runs
 
     if TYPE_CHECKING:
 
@@ -87,7 +94,7 @@ class LoneRun:
         def _begin_statement(self) -> None: ...
         def _end_statement(self) -> None: ...
         def _abandon_statement(self) -> None: ...
-        def _commit_held(self) -> None: ...
+        def _answer_arrived(self, waiter: asyncio.Future[Any], is_slow: bool = False) -> bool: ...
         def send(self, message: m.BackendMessage) -> None: ...
         def _ready_now(self, status: str) -> bool: ...
         def _drain_and_answer(self) -> Answering: ...
@@ -149,6 +156,42 @@ class LoneRun:
         if self._ready_now(session.transaction_status):
             return self._drain_and_answer()
         return None
+
+    def _commit_held(self) -> None:
+        """A lone run's Sync that commits: on the statement thread, with what arrives
+        meanwhile held in the stream; ``_committed`` answers ReadyForQuery and the rest on
+        the event loop, without a turn of the connection's task."""
+        session = self._session
+        assert session is not None, "queries run only after startup"
+        loop = asyncio.get_running_loop()
+        committed = self._committed
+
+        def commit() -> None:
+            try:
+                session.sync()
+            except BaseException as exc:
+                failure: BaseException | None = exc
+            else:
+                failure = None
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(committed, failure)
+
+        self._stream.hold()
+        self._thread.submit(commit)
+
+    def _committed(self, failure: BaseException | None) -> None:
+        """``_commit_held``'s commit is done: its ReadyForQuery (after its error, as ``_sync``
+        reports one), then what arrived meanwhile."""
+        session = self._session
+        if session is None:
+            return  # the connection ended meanwhile
+        if failure is not None:
+            if not isinstance(failure, Exception):
+                self._stream.close()  # as an uncaught one ends the connection's task
+                return
+            self.send(error_response(as_db_error(failure)))
+        is_slow = self._ready_now(session.transaction_status)
+        self._stream.release(functools.partial(self._answer_arrived, is_slow=is_slow))
 
     def _described(self, shape: BindShape, portal: Portal) -> bytes:
         """The RowDescription (or NoData) of every portal of ``shape``: its statement's

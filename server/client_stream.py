@@ -51,6 +51,7 @@ class ClientStream(asyncio.Protocol):
         self._is_read_paused = False
         self._is_tls = False
         self.at_eof = False
+        self.is_held = False
         self._lost: BaseException | None = None
 
     # -- asyncio.Protocol -------------------------------------------------------------------
@@ -66,10 +67,14 @@ class ClientStream(asyncio.Protocol):
         decoder.feed(data)
         if decoder.buffered_bytes() > READ_PAUSE_BYTES:
             self._pause_reading()
+        if not self.is_held:
+            self._answer_parked(self._parked)
+
+    def _answer_parked(self, parked: Callable[[asyncio.Future[Any]], bool] | None) -> None:
+        """Hand what is buffered to the parked connection's ``parked``, or wake its task."""
         waiter = self._waiter
         if waiter is None:
             return
-        parked = self._parked
         if parked is not None and not waiter.done() and parked(waiter):
             self._resume_reading()  # answered every complete message, and waits again
             return
@@ -77,6 +82,17 @@ class ClientStream(asyncio.Protocol):
             self._waiter = self._parked = None
         if not waiter.done():
             waiter.set_result(True)
+
+    def hold(self) -> None:
+        """Keep what arrives buffered, unanswered, until ``release`` (the parked connection
+        finishes a command off its event loop: a commit on its thread)."""
+        self.is_held = True
+
+    def release(self, answer: Callable[[asyncio.Future[Any]], bool]) -> None:
+        """End ``hold``: what arrived meanwhile is answered through ``answer``, as the parked
+        callback would have answered it."""
+        self.is_held = False
+        self._answer_parked(answer)
 
     def eof_received(self) -> bool:
         """The client will send no more; the answers still being written go out (the

@@ -50,7 +50,6 @@ import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server import answers, codec, copy_protocol, metrics, timeouts
@@ -60,8 +59,10 @@ from server.client_stream import ClientStream
 from server.config import Config
 from server.errors import as_db_error, error_response, is_fatal
 from server.extended_query import ExtendedQuery, close_portals_and_session
-from server.portal import PortalRegistry, ResultStream
+from server.lone_run import LoneRun
+from server.portal import Portal, PortalRegistry, ResultStream
 from server.startup import StartupHandshake
+from server.statement_thread import Runs, StatementThread
 from server.steps import QueryProgress, Step
 from sql.execution.backends import ClientLink
 from storage.errors import (
@@ -119,7 +120,7 @@ class _Resumed:
                     return bool(stop.value)
 
 
-class Connection(ExtendedQuery):
+class Connection(LoneRun, ExtendedQuery):
     """Serves one client until it disconnects; its statements run on its own thread."""
 
     def __init__(
@@ -133,7 +134,7 @@ class Connection(ExtendedQuery):
         secret_key: int,
         on_cancel_request: Callable[[int, int], None],
         tls_context: ssl.SSLContext | None = None,
-        executor: Executor | None = None,
+        executor: Runs | None = None,
         admit: Callable[[bool], None] | None = None,
     ) -> None:
         super().__init__()
@@ -142,9 +143,7 @@ class Connection(ExtendedQuery):
         self._stream = stream
         self._database = database
         self._config = config
-        self._thread = executor or ThreadPoolExecutor(
-            1, thread_name_prefix=f"nyala-backend-{process_id}"
-        )
+        self._thread: Runs = executor or StatementThread(f"nyala-backend-{process_id}")
         """The connection's statement thread, started at its first statement (tests may
         pass an executor that runs calls in place)."""
         self._authenticator = authenticator
@@ -155,6 +154,7 @@ class Connection(ExtendedQuery):
         self._out = bytearray()
         self._session: Session | None = None
         self._registry = PortalRegistry()
+        self._lone_shapes = {}
         self._reported: dict[str, str] = {}
         self._reported_from: dict[str, str] | None = None
         """The session's dict ``_reported`` was last compared with (``_send_parameter_changes``)."""
@@ -462,25 +462,60 @@ class Connection(ExtendedQuery):
             return 0
         return timeouts.milliseconds(session.settings.get("idle_in_transaction_session_timeout"))
 
-    def _answer_arrived(self, waiter: asyncio.Future[Any]) -> bool:
-        """Answer the commands that arrived while parked, here in ``data_received``; True to
-        stay parked.  What has to wait (a thread hop, a slow client) is handed to the
+    def _answer_arrived(self, waiter: asyncio.Future[Any], is_slow: bool = False) -> bool:
+        """Answer the commands that arrived while parked, here in ``data_received`` (after
+        waiting for the client first, ``is_slow``); True to stay parked.  Lone runs of a
+        prepared statement are answered in one step (``LoneRun``); what has to wait (a thread hop, a slow client) is handed to the
         connection's task through ``waiter`` as a ``_Resumed``."""
         self._is_reading = False
-        answering = self._answer_buffered()
+        answering = self._drain_and_answer() if is_slow else self._answer_lone()
+        while answering is None:
+            if self._stream.is_held:
+                return True  # a commit is under way: its end answers what follows
+            if not self._decoder.buffered_bytes():
+                return self._stay_parked(waiter, True)
+            answering = self._answer_lone()
         try:
             pending = answering.send(None)
         except StopIteration as stop:
-            if stop.value and not self._is_shutting_down and self._idle_timeout_ms() <= 0:
-                self._is_reading = True
-                return True
-            waiter.set_result(stop.value)
-            return False
+            return self._stay_parked(waiter, stop.value)
         except Exception as exc:
             waiter.set_exception(exc)
             return False
         waiter.set_result(_Resumed(answering, pending))
         return False
+
+    def _stay_parked(self, waiter: asyncio.Future[Any], more: bool) -> bool:
+        """After answering what arrived: stay parked (True), unless the connection is to end
+        (``more`` False), shut down or time out idle, which its task does."""
+        if more and not self._is_shutting_down and self._idle_timeout_ms() <= 0:
+            self._is_reading = True
+            return True
+        waiter.set_result(more)
+        return False
+
+    async def _drain_and_answer(self) -> bool:
+        """Wait for a slow client after a lone run's ReadyForQuery, then the messages after it."""
+        await self._stream.drain()
+        return await self._answer_buffered()
+
+    async def _execute_and_answer(self, portal: Portal, step: Step) -> bool:
+        """The rest of a lone run's Execute that did not finish on the event loop (its error,
+        or rows that stopped being short), as the message loop would go on; then its Sync."""
+        try:
+            try:
+                await self._execute_steps(portal, 0, False, step)
+            finally:
+                self._end_statement()
+        except _Closed:
+            raise
+        except ConnectionError:
+            return False
+        except Exception as exc:
+            if is_fatal(exc):
+                await self._fatal(exc)
+            await self._on_error(exc, is_extended=True)
+        return await self._answer_buffered()
 
     def _begin_statement(self) -> None:
         """Mark a statement as running (cancel may reach it) and arm statement_timeout."""
@@ -506,6 +541,11 @@ class Connection(ExtendedQuery):
 
     def _copy_cancelled(self) -> bool:
         return self.is_cancelled
+
+    def _abandon_statement(self) -> None:
+        """A statement that did nothing and runs again (``MustWait``): not counted."""
+        self._timer.stop()
+        self._is_running_statement = False
 
     def _end_statement(self) -> None:
         self._timer.stop()
@@ -561,14 +601,21 @@ class Connection(ExtendedQuery):
             ended = self._registry.end_of_transaction(status)
             if ended and any(p.is_streaming for p in ended):
                 await self._close_portals(ended)
+        if self._ready_now(status):
+            await self._stream.drain()  # wait for a slow client (or hear that it left)
+
+    def _ready_now(self, status: str) -> bool:
+        """ReadyForQuery in transaction ``status``, once no portal is left to close, written
+        out; True when the client is slow to read it (or left): ``drain`` must be awaited."""
+        session = self._session
+        assert session is not None, "queries run only after startup"
         self._send_parameter_changes()
         if status == "I":
             self._send_notifications()
         self._out += _READY_FOR_QUERY[status]
         self._is_idle = True
         session.report_idle()
-        if self._write_out():
-            await self._stream.drain()  # wait for a slow client (or hear that it left)
+        return self._write_out()
 
     def _send_notifications(self) -> None:
         assert self._session is not None, "notifications come once a session exists"

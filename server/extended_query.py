@@ -295,12 +295,14 @@ class ExtendedQuery:
             self._out += self._row_description(columns, formats)
 
     def _describe_portal(self, portal: Portal) -> None:
+        self._out += self._describe_bytes(portal)
+
+    def _describe_bytes(self, portal: Portal) -> bytes:
         """RowDescription (or NoData) of a portal's rows, in the formats bound."""
         columns = portal.columns()
         if columns is None:
-            self._out += _NO_DATA
-        else:
-            self._out += self._row_description(columns, portal.formats())
+            return _NO_DATA
+        return self._row_description(columns, portal.formats())
 
     def _row_description(
         self, columns: tuple[ResultColumn, ...], formats: tuple[int, ...]
@@ -331,41 +333,50 @@ class ExtendedQuery:
         inline = portal.stream is None and self._session.runs_inline(
             portal.statement, portal.params
         )
-        sent = 0
         self._begin_statement()
         try:
-            while True:
+            await self._execute_steps(portal, message.max_rows, inline, None)
+        finally:
+            self._end_statement()
+
+    async def _execute_steps(
+        self, portal: Portal, max_rows: int, inline: bool, step: Step | None
+    ) -> None:
+        """Run a started Execute's portal step by step (``step``: its first, already run)
+        until its rows are done, suspended or an error ends it."""
+        sent = 0
+        while True:
+            if step is None:
                 if inline:
                     inline = False
                     try:
-                        step = self._advance_portal(portal, message.max_rows, sent, inline=True)
+                        step = self._advance_portal(portal, max_rows, sent, inline=True)
                     except MustWait:
                         continue  # a write that must wait did nothing: run it on the thread
                 else:
-                    step = await self._run(self._advance_portal, portal, message.max_rows, sent)
-                self._out += step.output
-                sent = step.sent
-                if step.error is not None:
-                    portal.is_complete = True
-                    raise self._reword(step.error)
-                if step.state == "done":
-                    portal.is_complete = True
-                if step.state == "copy_in":
-                    await self.flush()
-                    portal.is_complete = True
-                    try:
-                        tag = await copy_protocol.copy_in(
-                            step.copy_in, self.receive, self._run, self._copy_cancelled
-                        )
-                    except DbError as exc:
-                        raise self._reword(exc) from None
-                    self.send(m.CommandComplete(tag))
-                    return
-                if step.state != "more":
-                    return
+                    step = await self._run(self._advance_portal, portal, max_rows, sent)
+            self._out += step.output
+            sent = step.sent
+            if step.error is not None:
+                portal.is_complete = True
+                raise self._reword(step.error)
+            if step.state == "done":
+                portal.is_complete = True
+            if step.state == "copy_in":
                 await self.flush()
-        finally:
-            self._end_statement()
+                portal.is_complete = True
+                try:
+                    tag = await copy_protocol.copy_in(
+                        step.copy_in, self.receive, self._run, self._copy_cancelled
+                    )
+                except DbError as exc:
+                    raise self._reword(exc) from None
+                self.send(m.CommandComplete(tag))
+                return
+            if step.state != "more":
+                return
+            step = None
+            await self.flush()
 
     def _advance_portal(
         self, portal: Portal, max_rows: int, sent: int, inline: bool = False

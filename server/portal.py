@@ -145,7 +145,14 @@ class ResultStream:
         where every column has a row encoder (``value_rows``), else through Arrow."""
         result = self.result
         if type(batch) is ShortRows:
-            data = value_rows.encode(batch, self.type_oids, self.formats, result.bytea_output)
+            data = value_rows.encode(
+                batch,
+                self.type_oids,
+                self.formats,
+                result.extra_float_digits,
+                result.date_style,
+                result.bytea_output,
+            )
             if data is not None:
                 return data
             batch = batch.batch()

@@ -89,9 +89,12 @@ class DirectShape:
             return None
         if not self.positions:  # ``select from``: rows without columns
             return [()] * batch.num_rows
-        if len(self.positions) == 1:
-            return [(v,) for v in batch.column(self.positions[0]).to_pylist()]
-        return list(zip(*[batch.column(i).to_pylist() for i in self.positions], strict=True))
+        try:
+            if len(self.positions) == 1:
+                return [(v,) for v in batch.column(self.positions[0]).to_pylist()]
+            return list(zip(*[batch.column(i).to_pylist() for i in self.positions], strict=True))
+        except (ValueError, OverflowError):
+            return None  # a date beyond Python's (BC, far years, infinity): Arrow spells it
 
     def _passes(self, batch: pa.RecordBatch) -> bool:
         """Whether ``to_wire`` gives each output column of ``batch`` back as it is: it

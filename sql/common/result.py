@@ -61,16 +61,13 @@ class ShortRows:
     gives.  Stands in for a batch in ``Result.batches`` (``num_rows``, ``slice``), so what
     counts or times a result's batches counts these too."""
 
-    __slots__ = ("raw", "_shape", "_zone")
+    __slots__ = ("raw", "num_rows", "_shape", "_zone")
 
     def __init__(self, raw: pa.RecordBatch, shape: RowShape, zone: Any) -> None:
         self.raw = raw
+        self.num_rows: int = raw.num_rows
         self._shape = shape
         self._zone = zone
-
-    @property
-    def num_rows(self) -> int:
-        return int(self.raw.num_rows)
 
     def slice(self, offset: int = 0, length: int | None = None) -> ShortRows:
         return ShortRows(self.raw.slice(offset, length), self._shape, self._zone)

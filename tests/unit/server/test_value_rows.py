@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from server import pgtypes, value_rows
-from sql.common.result import ResultColumn, ShortRows
+from server.portal import ResultStream
+from sql.common.result import ReadPause, Result, ResultColumn, ShortRows
 from sql.execution.direct_shape import DirectShape
 from storage.type_oids import TypeOid
 
@@ -141,3 +142,24 @@ def test_a_column_to_wire_would_change_gives_no_values() -> None:
     assert rows.values() is None
     fast, general = _both(rows, (TypeOid.INT8,), (1,), _SETTINGS[0])
     assert fast is None and general.endswith(struct.pack("!iq", 8, 5))
+
+
+def test_a_portal_hands_short_rows_out_as_it_hands_out_their_batch() -> None:
+    """Execute with a row limit (PortalSuspended between), and whole (fetch_all)."""
+    batch = pa.record_batch(
+        [pa.array([1, 2, None]), pa.array(["a", None, "c"])], names=["c0", "c1"]
+    )
+    oids = (TypeOid.INT8, TypeOid.TEXT)
+    columns = tuple(ResultColumn(f"c{i}", oid) for i, oid in enumerate(oids))
+
+    def streams(formats: tuple[int, ...]) -> tuple[ResultStream, ResultStream]:
+        short = Result(columns, iter([_short(batch, oids)]), pause=ReadPause())
+        return ResultStream(short, formats), ResultStream(Result(columns, iter([batch])), formats)
+
+    for formats in ((), (1,), (0, 1)):
+        fast, general = streams(formats)
+        for _ in range(3):
+            assert fast.fetch(2) == general.fetch(2)
+        fast, general = streams(formats)
+        assert fast.fetch_all() == general.fetch_all()
+        assert fast.rows.is_exhausted

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from server import pgtypes
-from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn
+from server import pgtypes, value_rows
+from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn, ShortRows
 from storage.errors import (
     DuplicateCursor,
     DuplicatePreparedStatement,
@@ -61,13 +61,15 @@ _ALL_ROWS = 1 << 62
 class RowStream:
     """Hands out a batch stream in slices of at most N rows, keeping the rest of a split batch."""
 
-    def __init__(self, batches: Iterator[pa.RecordBatch], pause: ReadPause | None = None) -> None:
+    def __init__(
+        self, batches: Iterator[pa.RecordBatch | ShortRows], pause: ReadPause | None = None
+    ) -> None:
         self._batches = batches
         self._pause = pause
-        self._pending: pa.RecordBatch | None = None
+        self._pending: pa.RecordBatch | ShortRows | None = None
         self.is_exhausted = False
 
-    def take(self, max_rows: int, stop_at_pause: bool = False) -> pa.RecordBatch | None:
+    def take(self, max_rows: int, stop_at_pause: bool = False) -> pa.RecordBatch | ShortRows | None:
         """Up to ``max_rows`` rows from the current batch; None once the stream has ended,
         or (``stop_at_pause``) where the rows stop being short (``ReadPause``)."""
         while self._pending is None or self._pending.num_rows == 0:
@@ -129,26 +131,41 @@ class ResultStream:
     def fetch_all(self) -> Fetched:
         """``fetch_short`` of every row: a short read's few rows, taken whole on the event loop
         (stopping only where they stop being short)."""
-        result = self.result
         rows = self.rows
         parts: list[bytes] = []
         count = 0
         while (batch := rows.take(_ALL_ROWS, stop_at_pause=True)) is not None:
-            parts.append(
-                pgtypes.encode_rows(
-                    batch,
-                    self.type_oids,
-                    self.formats,
-                    b"D",
-                    result.extra_float_digits,
-                    result.date_style,
-                    result.interval_style,
-                    result.bytea_output,
-                )
-            )
+            parts.append(self._data_rows(batch))
             count += batch.num_rows
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         return Fetched(data, count, rows.is_exhausted, is_paused=not rows.is_exhausted)
+
+    def _data_rows(self, batch: pa.RecordBatch | ShortRows) -> bytes:
+        """``batch`` as DataRow messages: a read by key's ``ShortRows`` from their values
+        where every column has a row encoder (``value_rows``), else through Arrow."""
+        result = self.result
+        if type(batch) is ShortRows:
+            data = value_rows.encode(
+                batch,
+                self.type_oids,
+                self.formats,
+                result.extra_float_digits,
+                result.date_style,
+                result.bytea_output,
+            )
+            if data is not None:
+                return data
+            batch = batch.batch()
+        return pgtypes.encode_rows(
+            batch,
+            self.type_oids,
+            self.formats,
+            b"D",
+            result.extra_float_digits,
+            result.date_style,
+            result.interval_style,
+            result.bytea_output,
+        )
 
     def _fetch(self, max_rows: int, stop_at_pause: bool) -> Fetched:
         parts: list[bytes] = []
@@ -159,17 +176,7 @@ class ResultStream:
                 if not self.rows.is_exhausted:
                     return Fetched(b"".join(parts), count, False, is_paused=True)
                 break
-            parts.append(
-                pgtypes.encode_rows(
-                    batch,
-                    self.type_oids,
-                    self.formats,
-                    extra_float_digits=self.result.extra_float_digits,
-                    date_style=self.result.date_style,
-                    interval_style=self.result.interval_style,
-                    bytea_output=self.result.bytea_output,
-                )
-            )
+            parts.append(self._data_rows(batch))
             count += batch.num_rows
         return Fetched(b"".join(parts), count, self.rows.is_exhausted)
 

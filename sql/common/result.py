@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -45,6 +45,48 @@ class ReadPause:
     is_due: bool = False
 
 
+class RowShape(Protocol):
+    """How a direct read's rows, as storage read them, become wire-ready
+    (``sql.execution.direct_shape.DirectShape``)."""
+
+    def wire_batch(self, batch: pa.RecordBatch, zone: Any) -> pa.RecordBatch: ...
+
+    def values(self, batch: pa.RecordBatch) -> list[tuple[Any, ...]] | None: ...
+
+
+class ShortRows:
+    """A few rows of a read by key or index, as storage read them: the server frames them
+    from their Python values (``values``) where it spells each column row by row, with no
+    Arrow batch built for them; else it encodes ``batch()``, the batch the general path
+    gives.  Stands in for a batch in ``Result.batches`` (``num_rows``, ``slice``), so what
+    counts or times a result's batches counts these too."""
+
+    __slots__ = ("raw", "num_rows", "_shape", "_zone")
+
+    def __init__(self, raw: pa.RecordBatch, shape: RowShape, zone: Any) -> None:
+        self.raw = raw
+        self.num_rows: int = raw.num_rows
+        self._shape = shape
+        self._zone = zone
+
+    def slice(self, offset: int = 0, length: int | None = None) -> ShortRows:
+        return ShortRows(self.raw.slice(offset, length), self._shape, self._zone)
+
+    def values(self) -> list[tuple[Any, ...]] | None:
+        """Each row's output values as Python objects, exactly those of ``batch()``; None
+        when a column's values are not (``to_wire`` would change them)."""
+        return self._shape.values(self.raw)
+
+    def batch(self) -> pa.RecordBatch:
+        """The rows as the general path gives them (``DirectShape.wire_batch``)."""
+        return self._shape.wire_batch(self.raw, self._zone)
+
+
+def arrow_batch(item: pa.RecordBatch | ShortRows) -> pa.RecordBatch:
+    """An item of ``Result.batches`` as an Arrow batch, for a reader that needs one."""
+    return item.batch() if isinstance(item, ShortRows) else item
+
+
 @dataclass(slots=True)
 class Result:
     """One statement's outcome.
@@ -65,11 +107,12 @@ class Result:
     COPY: ``copy_in`` is the running COPY FROM STDIN the server feeds CopyData
     to (``sql.copy_in.CopyIn``); ``copy_out`` holds the options of a COPY TO
     STDOUT whose rows are ``batches`` (``sql.copy.CopyOptions``).  ``pause``: where the
-    rows stop being short (``ReadPause``), for a read that says so.
+    rows stop being short (``ReadPause``), for a read that says so; only such a read (an
+    Execute's) may yield ``ShortRows`` among its batches.
     """
 
     columns: tuple[ResultColumn, ...] | None = None
-    batches: Iterator[pa.RecordBatch] = field(default_factory=lambda: iter(()))
+    batches: Iterator[pa.RecordBatch | ShortRows] = field(default_factory=lambda: iter(()))
     command_tag: str | None = None
     notices: list[DbError] = field(default_factory=list)
     is_empty_query: bool = False

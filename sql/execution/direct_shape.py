@@ -31,6 +31,9 @@ class DirectShape:
     renaming them gives just what picking them does (no field metadata or NOT NULL flag),
     as renaming costs a fifth of picking.  One tuple, so sessions sharing the plan that
     add one at once never pair a schema with another's answer."""
+    rowwise: list[tuple[pa.Schema, bool]] = field(default_factory=list)
+    """The first batch schema ``values`` saw, and whether ``to_wire`` passes each output
+    column of it unchanged (so a row's Python values are the wire batch's)."""
 
     @classmethod
     def of(
@@ -71,6 +74,39 @@ class DirectShape:
             ).schema.equals(out.schema, check_metadata=True)
             plain.append((batch.schema, renamed))
         return out
+
+    def values(self, batch: pa.RecordBatch) -> list[tuple[Any, ...]] | None:
+        """``batch``'s rows as the output's Python values, as ``wire_batch`` would hold
+        them; None when ``to_wire`` would change a column (``ShortRows.values``)."""
+        rowwise = self.rowwise
+        if rowwise and batch.schema.equals(rowwise[0][0], check_metadata=True):
+            passes = rowwise[0][1]
+        else:
+            passes = self._passes(batch)
+            if not rowwise:
+                rowwise.append((batch.schema, passes))
+        if not passes:
+            return None
+        if not self.positions:  # ``select from``: rows without columns
+            return [()] * batch.num_rows
+        try:
+            if len(self.positions) == 1:
+                return [(v,) for v in batch.column(self.positions[0]).to_pylist()]
+            return list(zip(*[batch.column(i).to_pylist() for i in self.positions], strict=True))
+        except (ValueError, OverflowError):
+            return None  # a date beyond Python's (BC, far years, infinity): Arrow spells it
+
+    def _passes(self, batch: pa.RecordBatch) -> bool:
+        """Whether ``to_wire`` gives each output column of ``batch`` back as it is: it
+        decides by type alone for these oids, so once per schema."""
+        if any(oid in _BY_VALUE for oid in self.oids):
+            return False
+        return all(
+            to_wire(column, oid, "UTC", typmod) is column
+            for column, oid, typmod in zip(
+                (batch.column(i) for i in self.positions), self.oids, self.typmods, strict=True
+            )
+        )
 
 
 _BY_VALUE = frozenset((TypeOid.TIMESTAMPTZ, TypeOid.NUMERIC, TypeOid.BPCHAR))

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sql.common.result import ShortRows, arrow_batch
 from sql.execution import read_plan
 from sql.session.database import Database
 from storage.errors import DbError
@@ -86,6 +87,14 @@ def _outcome(session: Any, stmt: Any, params: list[Any]) -> tuple[Any, ...]:
             pass
         return ("error", type(error).sqlstate)
     columns = [(c.name, c.type_oid, c.typmod, c.table_oid, c.attnum) for c in result.columns]
+    for item in batches:
+        if isinstance(item, ShortRows):  # the values the server frames are the batch's
+            values = item.values()
+            batch = item.batch()
+            by_column = [c.to_pylist() for c in batch.columns]
+            expected = list(zip(*by_column, strict=True)) if by_column else [()] * batch.num_rows
+            assert values is None or values == expected
+    batches = [arrow_batch(b) for b in batches]
     rows = sorted((tuple(r.values()) for b in batches for r in b.to_pylist()), key=repr)
     schemas = {str(b.schema) for b in batches if b.num_rows}
     return ("rows", columns, rows, schemas)

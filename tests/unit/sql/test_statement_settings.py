@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sql.common.result import arrow_batch
 from sql.session.database import Database
 from sql.session.session import Session
 from sql.session.settings import SessionSettings
@@ -36,14 +37,14 @@ def session(db: Database) -> Iterator[Session]:
 def _run(session: Session, sql: str) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     for result in session.execute(sql):
-        rows = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+        rows = [tuple(r.values()) for b in map(arrow_batch, result.batches) for r in b.to_pylist()]
     return rows
 
 
 def _execute(session: Session, stmt: Any, params: list[Any]) -> list[tuple[Any, ...]]:
     """One Execute and its Sync, as the server runs them."""
     result = session.execute_prepared(stmt, params, session.runs_inline(stmt, params))
-    rows = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+    rows = [tuple(r.values()) for b in map(arrow_batch, result.batches) for r in b.to_pylist()]
     session.sync()
     session.report_idle()
     return rows

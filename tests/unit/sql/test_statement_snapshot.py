@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sql.common.result import arrow_batch
 from sql.session.database import Database
 from sql.session.session import Session
 
@@ -24,7 +25,7 @@ def db(tmp_path: Any) -> Iterator[Database]:
 def _run(session: Session, sql: str) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for result in session.execute(sql):
-        out = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+        out = [tuple(r.values()) for b in map(arrow_batch, result.batches) for r in b.to_pylist()]
     return out
 
 
@@ -32,7 +33,7 @@ def _prepared(session: Session, sql: str, params: list[Any]) -> list[tuple[Any, 
     """Parse, Bind/Execute, Sync as the extended protocol does (its direct-read path)."""
     stmt = session.prepare(sql, [])
     result = session.execute_prepared(stmt, params)
-    rows = [tuple(r.values()) for b in result.batches for r in b.to_pylist()]
+    rows = [tuple(r.values()) for b in map(arrow_batch, result.batches) for r in b.to_pylist()]
     session.sync()
     return rows
 

@@ -375,7 +375,7 @@ class Session:
         self._cancel.clear()
         self.backend.begin_statement(sql)
         try:
-            chunks = parser.split(sql)
+            chunks = self._plan_cache.split(sql, lambda: parser.split(sql))
         except DbError:
             self._block.on_error()
             raise

@@ -13,7 +13,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import pyarrow as pa
 from sqlglot import exp
@@ -140,6 +140,7 @@ from sql.session.plan import (
 )
 from sql.session.plan_cache import PlanCache
 from sql.session.query_statements import split_query
+from sql.session.ready_state import ReadyState
 from sql.session.settings import SessionSettings, duration_ms
 from sql.session.statement_settings import StatementSettings
 from sql.session.transaction_block import TransactionBlock
@@ -162,17 +163,6 @@ _T = TypeVar("_T")
 _TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 _BATCH_SAVEPOINT = "nyala batch"
 """Marks where a pipelined batch began, so a failed one leaves nothing behind."""
-
-
-class ReadyState(NamedTuple):
-    """What a ReadyForQuery reports (``Session.ready_for_query``)."""
-
-    status: str
-    """The transaction status: I, T or E."""
-    parameters: dict[str, str]
-    """The reported parameters: the same dict object while none changed."""
-    notifications: list[Notification]
-    """NOTIFYs to deliver before it (only when no transaction is open)."""
 
 
 class Session:

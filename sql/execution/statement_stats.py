@@ -46,8 +46,10 @@ class StatementEntry:
         if self.calls == 1:
             self.min_ms = self.max_ms = self.mean_ms = elapsed_ms
             return
-        self.min_ms = min(self.min_ms, elapsed_ms)
-        self.max_ms = max(self.max_ms, elapsed_ms)
+        if elapsed_ms < self.min_ms:
+            self.min_ms = elapsed_ms
+        elif elapsed_ms > self.max_ms:
+            self.max_ms = elapsed_ms
         previous_mean = self.mean_ms
         self.mean_ms += (elapsed_ms - previous_mean) / self.calls
         self.sum_squares += (elapsed_ms - previous_mean) * (elapsed_ms - self.mean_ms)

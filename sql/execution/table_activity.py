@@ -163,15 +163,22 @@ class TableActivity:
             self._take(session)
 
     def _take(self, session: SessionActivity) -> None:
-        for tablet_id, (seq, seq_rows, idx, idx_rows) in session.scans.items():
-            counters = self._tablet(tablet_id)
-            counters.seq_scan += seq
-            counters.seq_tup_read += seq_rows
-            counters.idx_scan += idx
-            counters.idx_tup_fetch += idx_rows
-        self.database.blocks_read += session.blocks_read
-        self.database.active_time_ms += session.active_time_ms
-        session.clear()
+        """Add what ``session`` gathered and clear it there (``SessionActivity.clear``)."""
+        scans = session.scans
+        if scans:
+            for tablet_id, (seq, seq_rows, idx, idx_rows) in scans.items():
+                counters = self._tablets.get(tablet_id) or self._tablet(tablet_id)
+                counters.seq_scan += seq
+                counters.seq_tup_read += seq_rows
+                counters.idx_scan += idx
+                counters.idx_tup_fetch += idx_rows
+            scans.clear()
+        database = self.database
+        database.blocks_read += session.blocks_read
+        database.active_time_ms += session.active_time_ms
+        session.blocks_read = 0
+        session.active_time_ms = 0.0
+        session.pending = False
 
     def maintained(self, tablet_ids: Iterable[TabletId], kind: str) -> None:
         """VACUUM or ANALYZE (``kind``) ran on these tablets' table."""

@@ -196,9 +196,9 @@ def row_types(columns: Sequence[ResultColumn] | None) -> list[tuple[int, int]] |
     return None if columns is None else [(c.type_oid, c.typmod) for c in columns]
 
 
-def reusable(plan: Plan) -> TypeGuard[QueryPlan | DmlPlan]:
-    """Queries and writes (not EXPLAIN)."""
-    return isinstance(plan, (QueryPlan, DmlPlan))
+def reusable(plan: Plan) -> TypeGuard[QueryPlan | DmlPlan | SystemPlan]:
+    """Queries, writes and catalog queries (not EXPLAIN)."""
+    return isinstance(plan, (QueryPlan, DmlPlan, SystemPlan))
 
 
 def statement_name(statement: ParsedStatement) -> str:

@@ -11,8 +11,10 @@ execution (parameters, now(), the snapshot) are bound when it runs, so a
 compiled query or write may run again as a prepared statement's does.
 (A time-travel read names its time as a literal, part of the text; whether
 that time is still within the history kept is checked when it runs.)
-Beside the plans it keeps each text's pg_stat_statements fingerprint, which
-depends on the text alone.
+Beside the plans it keeps each text's pg_stat_statements fingerprint, and
+each simple Query's statements as split into tokens, which depend on the
+text alone: a client repeating a Query (psql's ``\\d``, a driver without
+prepare) costs no tokenizing either.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Generic, TypeVar
 
 P = TypeVar("P")
 F = TypeVar("F")
+S = TypeVar("S")
 
 DEFAULT_ENTRIES = 128
+SPLIT_TEXT_CHARS = 16_384
+"""Longer Query strings (a bulk multi-row INSERT) are split again each time, not kept."""
 
 
 class PlanCache(Generic[P]):
@@ -34,6 +39,7 @@ class PlanCache(Generic[P]):
         self._entries: OrderedDict[tuple[str, tuple[int, ...]], tuple[int, P]] = OrderedDict()
         self._capacity = entries
         self._fingerprints: OrderedDict[str, object] = OrderedDict()
+        self._splits: OrderedDict[str, object] = OrderedDict()
         self.hits = 0
 
     def fingerprint(self, text: str, make: Callable[[], F]) -> F:
@@ -45,6 +51,20 @@ class PlanCache(Generic[P]):
                 self._fingerprints.popitem(last=False)
         else:
             self._fingerprints.move_to_end(text)
+        return found  # type: ignore[return-value]  # stored by this method from make()
+
+    def split(self, sql: str, make: Callable[[], S]) -> S:
+        """The statements of the Query ``sql``, made by ``make`` (which may raise, and then
+        nothing is kept) the first time; the caller must not change what it is given."""
+        found = self._splits.get(sql)
+        if found is None:
+            found = make()
+            if len(sql) <= SPLIT_TEXT_CHARS:
+                self._splits[sql] = found
+                if len(self._splits) > self._capacity:
+                    self._splits.popitem(last=False)
+        else:
+            self._splits.move_to_end(sql)
         return found  # type: ignore[return-value]  # stored by this method from make()
 
     def get(self, text: str, declared: Sequence[int], catalog_version: int) -> P | None:

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from catalog.ddl_locks import RelationLock
 from sql.common.names import identifier_name, table_name
-from sql.session.plan import DmlPlan, Plan, QueryPlan
+from sql.session.plan import DmlPlan, Plan, QueryPlan, SystemPlan
 
 
 def ddl_targets(ast: exp.Expr) -> list[str]:
@@ -41,6 +41,8 @@ def plan_tables(plan: Plan) -> list[str]:
         return [binding.table.name for binding in plan.query.views]
     if isinstance(plan, DmlPlan):
         return [plan.write.table.name, *(b.table.name for b in plan.write.source.views)]
+    if isinstance(plan, SystemPlan):
+        return [user.table.name for user in plan.system.user_tables]
     return []
 
 

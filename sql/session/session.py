@@ -139,6 +139,8 @@ from sql.session.plan import (
     UtilityPlan,
 )
 from sql.session.plan_cache import PlanCache
+from sql.session.query_statements import split_query
+from sql.session.ready_state import ReadyState
 from sql.session.settings import SessionSettings, duration_ms
 from sql.session.statement_settings import StatementSettings
 from sql.session.transaction_block import TransactionBlock
@@ -369,6 +371,32 @@ class Session:
         """Whether ``sync`` has a commit to make durable (else it is instant and never blocks)."""
         return self._block.has_writes_to_commit
 
+    def sync_ready(self) -> ReadyState | None:
+        """Sync when it has nothing to make durable: ``sync`` and then ``ready_for_query`` in
+        one call, on the event loop.  None, having done nothing, when it has a commit to make
+        durable: then ``sync`` runs on the session's thread and ``ready_for_query`` after."""
+        block = self._block
+        if block.has_writes_to_commit:
+            return None
+        block.finish_autocommit()
+        return self.ready_for_query()
+
+    def ready_for_query(self) -> ReadyState:
+        """What ReadyForQuery reports, the session gone idle (``report_idle``): one call for
+        ``transaction_status``, ``reported_parameters`` and, when no transaction is open,
+        ``take_notifications``."""
+        status = self._block.status
+        values = self._values.current()
+        backend = self.backend
+        backend.application_name = values.application_name
+        backend.go_idle(status)
+        self._activity.hand_over()
+        return ReadyState(
+            status,
+            self.settings.reported(),
+            self._listener.take() if status == "I" else [],
+        )
+
     # -- simple query ----------------------------------------------------------------------
 
     def execute(self, sql: str) -> Iterator[Result]:
@@ -376,23 +404,25 @@ class Session:
         self._cancel.clear()
         self.backend.begin_statement(sql)
         try:
-            chunks = parser.split(sql)
+            statements = self._plan_cache.split(sql, lambda: split_query(sql))
         except DbError:
             self._block.on_error()
             raise
-        if not chunks:
+        if not statements:
             yield Result(is_empty_query=True)
             return
-        utilities = [parser.parse_utility(sql, c) for c in chunks]
         implicit = (
-            len(chunks) > 1
+            len(statements) > 1
             and not self._block.in_block
-            and not any(u is not None and u.ast.kind in _TRANSACTION_CONTROL for u in utilities)
+            and not any(
+                s.utility is not None and s.utility.ast.kind in _TRANSACTION_CONTROL
+                for s in statements
+            )
         )
         if implicit:
             self._block.in_block = True
         try:
-            for chunk, utility in zip(chunks, utilities, strict=True):
+            for chunk, utility, truncated in statements:
                 started = time.monotonic()
                 try:
                     plan = self._plan_reusing(sql, chunk, utility, ())
@@ -407,9 +437,7 @@ class Session:
                 run_started = time.monotonic()
                 result = self._log.timed(self._run(plan, []), text, started)
                 result = self._tracking.track(result, self.current_user, print_, run_started)
-                result.notices = self.settings.visible(
-                    parser.truncation_notices(chunk) + result.notices
-                )
+                result.notices = self.settings.visible([*truncated, *result.notices])
                 self._output_styles(result)
                 if implicit:
                     # Rows are read here, so an error in them ends the implicit transaction here.
@@ -470,7 +498,8 @@ class Session:
         if self.settings.version != self._role_version:
             self._follow_role()
         stale = False
-        if isinstance(plan, DmlPlan):
+        kind = type(plan)
+        if kind is DmlPlan:
             if inline and self._db.catalog.has_ddl_locks:
                 raise MustWait  # DDL locked a table since runs_inline: wait for it on the thread
             try:
@@ -479,8 +508,7 @@ class Session:
                 self._block.on_error()
                 raise
         if stale or (
-            isinstance(plan, (QueryPlan, DmlPlan, ExplainPlan))
-            and plan.catalog_version != self._db.catalog_version
+            kind in _VERSIONED_PLANS and plan.catalog_version != self._db.catalog_version  # type: ignore[union-attr]
         ):
             chunk = parser.split(stmt.sql)[0]
             plan = self._plan(stmt.sql, chunk, None, stmt.param_oids)
@@ -1730,6 +1758,10 @@ def _copied(batches: Iterator[pa.RecordBatch], progress: CopyProgress) -> Iterat
             yield batch
     finally:
         progress.running = False
+
+
+_VERSIONED_PLANS = (QueryPlan, DmlPlan, ExplainPlan)
+"""The plans made for one catalog version, planned again when it moved."""
 
 
 def _reads_directly(plan: Plan) -> bool:

@@ -295,8 +295,10 @@ class TransactionBlock:
         if self.failed:
             raise InFailedSqlTransaction(_ABORTED)
 
-    def start(self) -> Transaction:
-        values = self._values.current()
+    def start(self, values: StatementSettings | None = None) -> Transaction:
+        """A new transaction, with the defaults of ``values`` (the settings' current ones)."""
+        if values is None:
+            values = self._values.current()
         read_only = values.read_only
         # A block never takes the spare: its REPEATABLE READ snapshot is its first
         # statement's, not the one taken here.
@@ -324,15 +326,16 @@ class TransactionBlock:
         ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
         autocommit transaction with nothing to commit."""
         txn = self.txn
+        values = self._values.current()
         if txn is not None:
             self._reads_only = self._reads_only and direct_read
             txn.begin_statement()
         else:
-            txn = self.start()
+            txn = self.start(values)
             self._reads_only = direct_read and not self.in_block
             # start() took the snapshot just now, for this statement: one is enough.
             txn.begin_statement(snapshot_is_new=True)
-        txn.lock_timeout_ms = self._values.current().lock_timeout_ms
+        txn.lock_timeout_ms = values.lock_timeout_ms
         if self._armed is not txn:
             self._arm(txn)
         return txn
@@ -364,10 +367,11 @@ class TransactionBlock:
             txn.end_statement()  # leave any row's line of waiters it still stands in
             return
         if self._reads_only and self._is_spare(txn):
-            # Nothing to commit or release: it begins the next autocommit transaction.
+            # Nothing to commit or release: it begins the next autocommit transaction.  Only
+            # direct reads ran, which take no advisory lock and stage no LISTEN or NOTIFY:
+            # ``on_reads_ended`` stands for ``_on_end``.
             self.txn = None
             self._settings.end_transaction(True)
-            self._on_end(True)
             self.on_reads_ended()
             self._spare = txn
             return

@@ -211,6 +211,37 @@ class KeyIndex:
         pos, found = self._block(idx).locate(key)
         return self._starts[idx] + pos if found else None
 
+    def find_cached(self, key: bytes) -> int:
+        """``find`` when the block that would hold ``key`` is cached: its rowid, or -1 where it
+        is absent; -2 when the block is not cached.  A point read probes the bloom filter
+        only then: with the block at hand one search answers for certain, and a row that is
+        there (the usual case) passes the filter anyway."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, key)
+        if idx >= len(max_keys):
+            return -1
+        block = KEY_BLOCKS.get(self._owner, idx)
+        if block is None:
+            return -2
+        pos, found = block.locate(key)
+        return self._starts[idx] + pos if found else -1
+
+    def keys_between(self, lower: bytes, upper: bytes, most: int) -> tuple[int, list[bytes]] | None:
+        """The first rowid at or above ``lower`` and the keys in [``lower``, ``upper``) (``lower
+        <= upper``), from one block when ``upper`` falls in ``lower``'s and at most ``most``
+        keys are between: an index lookup's entries with one cache lookup and no rowid
+        round trip (``span`` then ``keys_at``); None otherwise."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, lower)
+        if idx >= len(max_keys) or upper > max_keys[idx]:
+            return None
+        block = self._block(idx)
+        lo = block.locate(lower)[0]
+        hi = block.locate(upper)[0]
+        if hi - lo > most:
+            return None
+        return self._starts[idx] + lo, [block.key_at(pos) for pos in range(lo, hi)]
+
     def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:
         """The rowid of each of ``keys`` (in ascending order), or None where it is absent,
         reading each block once however many of the keys fall in it."""

@@ -557,9 +557,7 @@ class DiskRowSet:
             return None
         return self._row_arrays(rowid, column_ids, cast("dict[int, object] | None", changed), stats)
 
-    def is_live(
-        self, rowid: int, snapshot: int, reader: TxnState | None, stats: ScanStats
-    ) -> bool:
+    def is_live(self, rowid: int, snapshot: int, reader: TxnState | None, stats: ScanStats) -> bool:
         """``read_row`` of no columns is not None, counted as it counts (``files_change`` is
         False): whether the row is there at ``snapshot``, with no block looked at."""
         if self._row_changes(rowid, (), snapshot, reader) is _ABSENT:

@@ -141,6 +141,27 @@ class _KeyBlock:
         hit[inside] = column[pos[inside]] == words[inside]
         return np.where(hit, pos, -1)
 
+    def bounds(self, lower: bytes, upper: bytes) -> tuple[int, int]:
+        """``search`` of ``lower`` and of ``upper`` (``lower <= upper``).  When the keys are
+        of one width of at least a word past the prefix and neither bound is longer than a
+        word past it (an index lookup's prefix and its successor), a key is at or above a
+        bound exactly when its first word is at or above the bound's zero-padded one: two
+        C-level bisects of that word rather than two ``locate``s."""
+        words = self.words
+        if words and not self.tag and self.width >= 8:
+            prefix = self.prefix
+            n = len(prefix)
+            if (
+                len(lower) <= n + 8
+                and len(upper) <= n + 8
+                and lower[:n] == prefix
+                and upper[:n] == prefix
+            ):
+                column = words[0]
+                lo = bisect.bisect_left(column, int.from_bytes(lower[n:].ljust(8, b"\0")))
+                return lo, bisect.bisect_left(column, int.from_bytes(upper[n:].ljust(8, b"\0")), lo)
+        return self.locate(lower)[0], self.locate(upper)[0]
+
     def search(self, key: bytes) -> int:
         """Where ``key`` would go in the block (bisect_left)."""
         return self.locate(key)[0]
@@ -236,8 +257,7 @@ class KeyIndex:
         if idx >= len(max_keys) or upper > max_keys[idx]:
             return None
         block = self._block(idx)
-        lo = block.locate(lower)[0]
-        hi = block.locate(upper)[0]
+        lo, hi = block.bounds(lower, upper)
         if hi - lo > most:
             return None
         return self._starts[idx] + lo, [block.key_at(pos) for pos in range(lo, hi)]
@@ -296,10 +316,10 @@ class KeyIndex:
         idx = bisect.bisect_left(max_keys, lower)
         block = self._block(idx)
         start = self._starts[idx]
-        lo = start + block.search(lower)
         if upper <= max_keys[idx]:
-            return lo, start + block.search(upper)
-        return lo, self.lower_bound(upper)
+            lo, hi = block.bounds(lower, upper)
+            return start + lo, start + hi
+        return start + block.search(lower), self.lower_bound(upper)
 
 
 def _offsets(keys: pa.Array) -> np.ndarray:

@@ -259,7 +259,10 @@ def _live(
 ) -> list[int]:
     """Of ``rowids`` (ascending) of ``rowset``, those live at ``snapshot`` (``_read_rows``
     of no columns)."""
-    if len(rowids) <= _ROW_BY_ROW and not any(rowset.files_change(r, snapshot) for r in rowids):
+    if len(rowids) <= _ROW_BY_ROW and (
+        not (rowset.redo or rowset.undo)
+        or not any(rowset.files_change(r, snapshot) for r in rowids)
+    ):
         return [r for r in rowids if rowset.is_live(r, snapshot, reader, stats)]
     stats.rowsets_read += 1
     live, _ = rowset.read_rows(np.array(rowids, np.int64), (), snapshot, reader, stats)

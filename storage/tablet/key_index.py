@@ -260,6 +260,8 @@ class KeyIndex:
         lo, hi = block.bounds(lower, upper)
         if hi - lo > most:
             return None
+        if hi - lo == 1:  # an index lookup of a unique value
+            return self._starts[idx] + lo, [block.key_at(lo)]
         return self._starts[idx] + lo, [block.key_at(pos) for pos in range(lo, hi)]
 
     def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:

@@ -218,6 +218,19 @@ def _keys_in_blocks(
     key-index block (an index lookup's usually do): the keys are taken from the block the
     search found them in; None (nothing counted) when some rowset's do not, or hold more
     than ``most``."""
+    if len(rowsets) == 1:
+        rowset = rowsets[0]
+        one = rowset.keys_between(lower, upper, most)
+        if one is None:
+            return None
+        first, inside = one
+        if not inside:
+            stats.rowsets_skipped += 1
+            return inside
+        if len(inside) == 1 and not rowset.files_change(first, snapshot):
+            return inside if rowset.is_live(first, snapshot, reader, stats) else []
+        live = _live(rowset, range(first, first + len(inside)), snapshot, reader, stats)
+        return inside if len(live) == len(inside) else [inside[r - first] for r in live]
     found = []
     for rowset in rowsets:
         between = rowset.keys_between(lower, upper, most)

@@ -102,8 +102,8 @@ def _read_one(
             continue
         rowid = rowset.key_index.find_cached(key)
         if rowid == -2:
-            rowid = rowset.key_index.find(key) if rowset.bloom.may_contain(key) else None
-            rowid = -1 if rowid is None else rowid
+            probed = rowset.key_index.find(key) if rowset.bloom.may_contain(key) else None
+            rowid = -1 if probed is None else probed
         if rowid < 0:
             stats.rowsets_skipped += 1
             continue

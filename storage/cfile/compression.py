@@ -46,7 +46,7 @@ def compress(data: bytes, codec: CompressionType) -> bytes:
     return bytes(cramjam.zstd.compress(data))
 
 
-def decompress(data: bytes, codec: CompressionType) -> bytes:
+def decompress(data: bytes | memoryview, codec: CompressionType) -> bytes:
     codec = codec.resolve()
     if codec is CompressionType.NO_COMPRESSION or not data:
         return bytes(data)

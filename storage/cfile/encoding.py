@@ -21,9 +21,10 @@ PREFIX       u32 count, u32 shared-prefix lengths, u32 suffix lengths, suffix by
 from __future__ import annotations
 
 import enum
+import os
 import struct
+from typing import Any
 
-import bitshuffle
 import numpy as np
 import pyarrow as pa
 
@@ -31,6 +32,27 @@ from storage.data_type import DataType, TypeKind
 from storage.errors import DataCorrupted, FeatureNotSupported
 
 _U32 = struct.Struct("<I")
+
+
+def _import_bitshuffle_one_thread() -> Any:
+    """bitshuffle's vendored OpenMP runtime reads ``OMP_NUM_THREADS`` once, as it loads: one
+    thread there.  A point read decodes one block of a few hundred KiB; spread over every
+    core, the hand-off cost more than the decode (server CPU of a cold block 300-2,000 µs
+    against 80-120 µs on this 2-core machine under load), and sessions decode in parallel
+    anyway.  The variable is restored, so nothing else sees it."""
+    saved = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import bitshuffle
+    finally:
+        if saved is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
+    return bitshuffle
+
+
+bitshuffle: Any = _import_bitshuffle_one_thread()
 
 
 class EncodingType(enum.Enum):
@@ -169,7 +191,7 @@ class FixedValues:
 
 
 def decode_fixed(
-    payload: bytes, encoding: EncodingType, dtype: np.dtype, count: int
+    payload: bytes | memoryview, encoding: EncodingType, dtype: np.dtype, count: int
 ) -> FixedValues:
     try:
         if encoding is E.PLAIN_ENCODING:
@@ -215,7 +237,9 @@ def encode_var(values: pa.Array, encoding: EncodingType) -> bytes:
     raise AssertionError(f"{encoding} is not a variable-width block encoding")
 
 
-def decode_var(payload: bytes, encoding: EncodingType, arrow_type: pa.DataType) -> pa.Array:
+def decode_var(
+    payload: bytes | memoryview, encoding: EncodingType, arrow_type: pa.DataType
+) -> pa.Array:
     try:
         (count,) = _U32.unpack_from(payload, 0)
         if encoding is E.PLAIN_ENCODING:
@@ -237,7 +261,7 @@ def encode_codes(codes: np.ndarray) -> bytes:
     return encode_fixed(codes.astype(np.uint32, copy=False), E.BIT_SHUFFLE)
 
 
-def decode_codes(payload: bytes, count: int) -> np.ndarray:
+def decode_codes(payload: bytes | memoryview, count: int) -> np.ndarray:
     values = decode_fixed(payload, E.BIT_SHUFFLE, np.dtype(np.uint32), count).materialise()
     return values
 
@@ -261,7 +285,7 @@ def _encode_prefix(values: pa.Array) -> bytes:
     return _U32.pack(len(items)) + shared.tobytes() + lengths.tobytes() + b"".join(suffixes)
 
 
-def _decode_prefix(payload: bytes, count: int, arrow_type: pa.DataType) -> pa.Array:
+def _decode_prefix(payload: bytes | memoryview, count: int, arrow_type: pa.DataType) -> pa.Array:
     pos = _U32.size
     shared = np.frombuffer(payload, np.uint32, count, pos)
     pos += 4 * count

@@ -216,6 +216,13 @@ class DiskRowSet:
             return 0, self.lower_bound(upper)
         return self.key_index.span(lower, upper)
 
+    def keys_between(self, lower: bytes, upper: bytes, most: int) -> tuple[int, list[bytes]] | None:
+        """``KeyIndex.keys_between`` (``span`` and the keys in it at once): no keys when the
+        range misses this rowset's; None when the index cannot answer from one block."""
+        if upper <= self.min_key or lower > self.max_key:
+            return 0, []
+        return self.key_index.keys_between(lower, upper, most)
+
     # --- row state ----------------------------------------------------------------------------
 
     def _is_live_latest(self, rowid: int) -> bool:
@@ -549,6 +556,14 @@ class DiskRowSet:
         if changed is _ABSENT:
             return None
         return self._row_arrays(rowid, column_ids, cast("dict[int, object] | None", changed), stats)
+
+    def is_live(self, rowid: int, snapshot: int, reader: TxnState | None, stats: ScanStats) -> bool:
+        """``read_row`` of no columns is not None, counted as it counts (``files_change`` is
+        False): whether the row is there at ``snapshot``, with no block looked at."""
+        if self._row_changes(rowid, (), snapshot, reader) is _ABSENT:
+            return False
+        stats.rowsets_read += 1
+        return True
 
     def read_row_batch(
         self,

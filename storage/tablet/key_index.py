@@ -141,6 +141,27 @@ class _KeyBlock:
         hit[inside] = column[pos[inside]] == words[inside]
         return np.where(hit, pos, -1)
 
+    def bounds(self, lower: bytes, upper: bytes) -> tuple[int, int]:
+        """``search`` of ``lower`` and of ``upper`` (``lower <= upper``).  When the keys are
+        of one width of at least a word past the prefix and neither bound is longer than a
+        word past it (an index lookup's prefix and its successor), a key is at or above a
+        bound exactly when its first word is at or above the bound's zero-padded one: two
+        C-level bisects of that word rather than two ``locate``s."""
+        words = self.words
+        if words and not self.tag and self.width >= 8:
+            prefix = self.prefix
+            n = len(prefix)
+            if (
+                len(lower) <= n + 8
+                and len(upper) <= n + 8
+                and lower[:n] == prefix
+                and upper[:n] == prefix
+            ):
+                column = words[0]
+                lo = bisect.bisect_left(column, int.from_bytes(lower[n:].ljust(8, b"\0")))
+                return lo, bisect.bisect_left(column, int.from_bytes(upper[n:].ljust(8, b"\0")), lo)
+        return self.locate(lower)[0], self.locate(upper)[0]
+
     def search(self, key: bytes) -> int:
         """Where ``key`` would go in the block (bisect_left)."""
         return self.locate(key)[0]
@@ -211,6 +232,38 @@ class KeyIndex:
         pos, found = self._block(idx).locate(key)
         return self._starts[idx] + pos if found else None
 
+    def find_cached(self, key: bytes) -> int:
+        """``find`` when the block that would hold ``key`` is cached: its rowid, or -1 where it
+        is absent; -2 when the block is not cached.  A point read probes the bloom filter
+        only then: with the block at hand one search answers for certain, and a row that is
+        there (the usual case) passes the filter anyway."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, key)
+        if idx >= len(max_keys):
+            return -1
+        block = KEY_BLOCKS.get(self._owner, idx)
+        if block is None:
+            return -2
+        pos, found = block.locate(key)
+        return self._starts[idx] + pos if found else -1
+
+    def keys_between(self, lower: bytes, upper: bytes, most: int) -> tuple[int, list[bytes]] | None:
+        """The first rowid at or above ``lower`` and the keys in [``lower``, ``upper``) (``lower
+        <= upper``), from one block when ``upper`` falls in ``lower``'s and at most ``most``
+        keys are between: an index lookup's entries with one cache lookup and no rowid
+        round trip (``span`` then ``keys_at``); None otherwise."""
+        max_keys = self._block_max_keys
+        idx = bisect.bisect_left(max_keys, lower)
+        if idx >= len(max_keys) or upper > max_keys[idx]:
+            return None
+        block = self._block(idx)
+        lo, hi = block.bounds(lower, upper)
+        if hi - lo > most:
+            return None
+        if hi - lo == 1:  # an index lookup of a unique value
+            return self._starts[idx] + lo, [block.key_at(lo)]
+        return self._starts[idx] + lo, [block.key_at(pos) for pos in range(lo, hi)]
+
     def lookup_sorted(self, keys: list[bytes]) -> list[int | None]:
         """The rowid of each of ``keys`` (in ascending order), or None where it is absent,
         reading each block once however many of the keys fall in it."""
@@ -265,10 +318,10 @@ class KeyIndex:
         idx = bisect.bisect_left(max_keys, lower)
         block = self._block(idx)
         start = self._starts[idx]
-        lo = start + block.search(lower)
         if upper <= max_keys[idx]:
-            return lo, start + block.search(upper)
-        return lo, self.lower_bound(upper)
+            lo, hi = block.bounds(lower, upper)
+            return start + lo, start + hi
+        return start + block.search(lower), self.lower_bound(upper)
 
 
 def _offsets(keys: pa.Array) -> np.ndarray:

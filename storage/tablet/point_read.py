@@ -97,11 +97,14 @@ def _read_one(
     arrow_schema = _arrow_schema(schema, columns) if columns else None
     at = int(snapshot)
     for rowset in rowsets:
-        if key < rowset.min_key or key > rowset.max_key or not rowset.bloom.may_contain(key):
+        if key < rowset.min_key or key > rowset.max_key:
             stats.rowsets_skipped += 1
             continue
-        rowid = rowset.key_index.find(key)
-        if rowid is None:
+        rowid = rowset.key_index.find_cached(key)
+        if rowid == -2:
+            probed = rowset.key_index.find(key) if rowset.bloom.may_contain(key) else None
+            rowid = -1 if probed is None else probed
+        if rowid < 0:
             stats.rowsets_skipped += 1
             continue
         if rowset.files_change(rowid, at):
@@ -181,6 +184,13 @@ def keys_in_range(
         if found is None:
             return None
         keys += found
+    if lower is not None and upper is not None:
+        found = _keys_in_blocks(rowsets, lower, upper, int(snapshot), reader, stats, most)
+        if found is not None:
+            stats.memrowset_rows_scanned += len(keys)
+            keys += found
+            stats.rows_returned += len(keys)
+            return keys
     spans = _spans(rowsets, lower, upper, most)
     if spans is None:
         return None
@@ -192,6 +202,51 @@ def keys_in_range(
         live = _live(rowset, range(lo, hi), int(snapshot), reader, stats)
         keys += rowset.key_index.keys_at(live)
     stats.rows_returned += len(keys)
+    return keys
+
+
+def _keys_in_blocks(
+    rowsets: list[DiskRowSet],
+    lower: bytes,
+    upper: bytes,
+    snapshot: int,
+    reader: TxnState | None,
+    stats: ScanStats,
+    most: int,
+) -> list[bytes] | None:
+    """``keys_in_range``'s DiskRowSet part when each rowset's keys in the range lie in one
+    key-index block (an index lookup's usually do): the keys are taken from the block the
+    search found them in; None (nothing counted) when some rowset's do not, or hold more
+    than ``most``."""
+    if len(rowsets) == 1:
+        rowset = rowsets[0]
+        one = rowset.keys_between(lower, upper, most)
+        if one is None:
+            return None
+        first, inside = one
+        if not inside:
+            stats.rowsets_skipped += 1
+            return inside
+        if len(inside) == 1 and not rowset.files_change(first, snapshot):
+            return inside if rowset.is_live(first, snapshot, reader, stats) else []
+        live = _live(rowset, range(first, first + len(inside)), snapshot, reader, stats)
+        return inside if len(live) == len(inside) else [inside[r - first] for r in live]
+    found = []
+    for rowset in rowsets:
+        between = rowset.keys_between(lower, upper, most)
+        if between is None:
+            return None
+        found.append(between)
+    keys: list[bytes] = []
+    for rowset, (first, inside) in zip(rowsets, found, strict=True):
+        if not inside:
+            stats.rowsets_skipped += 1
+            continue
+        live = _live(rowset, range(first, first + len(inside)), snapshot, reader, stats)
+        if len(live) == len(inside):
+            keys += inside
+        else:
+            keys += [inside[rowid - first] for rowid in live]
     return keys
 
 
@@ -217,8 +272,11 @@ def _live(
 ) -> list[int]:
     """Of ``rowids`` (ascending) of ``rowset``, those live at ``snapshot`` (``_read_rows``
     of no columns)."""
-    if len(rowids) <= _ROW_BY_ROW and not any(rowset.files_change(r, snapshot) for r in rowids):
-        return [r for r in rowids if rowset.read_row(r, (), snapshot, reader, stats) is not None]
+    if len(rowids) <= _ROW_BY_ROW and (
+        not (rowset.redo or rowset.undo)
+        or not any(rowset.files_change(r, snapshot) for r in rowids)
+    ):
+        return [r for r in rowids if rowset.is_live(r, snapshot, reader, stats)]
     stats.rowsets_read += 1
     live, _ = rowset.read_rows(np.array(rowids, np.int64), (), snapshot, reader, stats)
     return [int(r) for r in live.tolist()]

@@ -38,6 +38,9 @@ def _check(index: KeyIndex, keys: list[bytes], probes: list[bytes]) -> None:
         if upper <= keys[-1]:
             expected_span = (bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper))
             assert index.span(lower, upper) == expected_span, (lower, upper)
+            lo, hi = expected_span
+            between = index.keys_between(lower, upper, len(keys))
+            assert between is None or between == (lo, keys[lo:hi]), (lower, upper)
     rowids = sorted({(i * 7919) % len(keys) for i in range(40)})
     assert index.keys_at(rowids) == [keys[r] for r in rowids]
 
@@ -215,3 +218,27 @@ def test_many_sorted_lookups_at_once_find_what_one_by_one_finds(
         position = {key: rowid for rowid, key in enumerate(keys)}
         assert index.lookup_sorted(batch) == [position.get(k) for k in batch]
         assert index.lookup_sorted(batch) == [index.find(k) for k in batch]
+
+
+@pytest.mark.parametrize("width", [8, 9, 12, 16, 24])
+def test_short_bounds_of_one_width_keys_match_bisect(tmp_path: Path, width: int) -> None:
+    # ``_KeyBlock.bounds`` bisects the first word alone for bounds at most a word past the
+    # block's prefix (an index lookup's prefix and successor): probes of every length up
+    # to a word and a bit, cut from keys, bumped, zero- and 0xff-padded.
+    rng = np.random.default_rng(width)
+    keys = sorted({bytes(rng.choice([0, 1, 0x7F, 0xFF], width).tolist()) for _ in range(400)})
+    probes = {b"", b"\xff" * 9}
+    for key in keys[::7]:
+        for cut in range(0, min(width, 10) + 1):
+            probes |= {key[:cut], key[:cut] + b"\x00", key[:cut] + b"\xff"}
+    ordered = sorted(probes)
+    for block_rows in (5, 64, 10_000):
+        index = _index(tmp_path, keys, block_rows)
+        for lower, upper in zip(ordered, ordered[3:], strict=False):
+            lo, hi = bisect.bisect_left(keys, lower), bisect.bisect_left(keys, upper)
+            if upper <= keys[-1]:
+                assert index.span(lower, upper) == (lo, hi), (lower, upper)
+            between = index.keys_between(lower, upper, len(keys))
+            assert between is None or between == (lo, keys[lo:hi]), (lower, upper)
+        taken = [index.keys_between(k[:4], k[:4] + b"\xff", len(keys)) for k in keys[::9]]
+        assert block_rows < 10_000 or sum(t is not None for t in taken) > len(taken) // 2

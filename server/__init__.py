@@ -32,7 +32,8 @@ forbids ``server -> catalog``): it talks to ``sql.session.database``
 (``Database.session``, ``Database.roles``, which auth sees only through its
 ``RoleLookup`` protocol) and ``sql.session.session`` (``execute``, ``prepare``,
 ``execute_prepared``, ``transaction_status``, ``reported_parameters``,
-``cancel``, ``report_idle``, ``close``, and ``prepared_statements``, the named statements
+``sync_ready`` and ``ready_for_query`` (a Sync's end and a ReadyForQuery's
+contents in one call each), ``cancel``, ``report_idle``, ``close``, and ``prepared_statements``, the named statements
 Parse shares with SQL PREPARE), reads back ``sql.common.result`` objects, and
 uses ``sql.frontend.statements.CopyOptions``, ``sql.session.settings.duration_ms`` and
 ``sql.execution.backends.ClientLink`` (how pg_cancel_backend and pg_terminate_backend,

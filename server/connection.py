@@ -74,6 +74,7 @@ from storage.errors import (
 
 if TYPE_CHECKING:
     from sql.session.database import Database
+    from sql.session.ready_state import ReadyState
     from sql.session.session import Session
 
 log = logging.getLogger(__name__)
@@ -609,12 +610,18 @@ class Connection(LoneRun, ExtendedQuery):
         out; True when the client is slow to read it (or left): ``drain`` must be awaited."""
         session = self._session
         assert session is not None, "queries run only after startup"
-        self._send_parameter_changes()
-        if status == "I":
-            self._send_notifications()
-        self._out += _READY_FOR_QUERY[status]
+        ready = session.ready_for_query()
+        assert ready.status == status, "the status ReadyForQuery reports is the session's"
+        return self._ready_from(ready)
+
+    def _ready_from(self, ready: ReadyState) -> bool:
+        """``_ready_now`` with what the session answered (``Session.ready_for_query``, which
+        has also marked it idle)."""
+        self._report_parameters(ready.parameters)
+        for n in ready.notifications:
+            self.send(m.NotificationResponse(n.process_id, n.channel, n.payload))
+        self._out += _READY_FOR_QUERY[ready.status]
         self._is_idle = True
-        session.report_idle()
         return self._write_out()
 
     def _send_notifications(self) -> None:
@@ -637,7 +644,9 @@ class Connection(LoneRun, ExtendedQuery):
 
     def _send_parameter_changes(self) -> None:
         assert self._session is not None, "parameters are reported once a session exists"
-        current = self._session.reported_parameters()
+        self._report_parameters(self._session.reported_parameters())
+
+    def _report_parameters(self, current: dict[str, str]) -> None:
         if current is self._reported_from:
             return  # the settings' own dict, made again only when a value changed
         self._reported_from = current

@@ -41,6 +41,7 @@ from sql.common.result import MustWait, PreparedStatement, ResultColumn
 from storage.errors import DbError
 
 if TYPE_CHECKING:
+    from sql.session.ready_state import ReadyState
     from sql.session.session import Session
 
 _BIND = b"B"[0]
@@ -97,6 +98,8 @@ class LoneRun:
         def _answer_arrived(self, waiter: asyncio.Future[Any], is_slow: bool = False) -> bool: ...
         def send(self, message: m.BackendMessage) -> None: ...
         def _ready_now(self, status: str) -> bool: ...
+
+        def _ready_from(self, ready: ReadyState) -> bool: ...
         def _drain_and_answer(self) -> Answering: ...
         def _execute_and_answer(self, portal: Portal, step: Step) -> Answering: ...
 
@@ -146,14 +149,15 @@ class LoneRun:
         self._out += step.output
         portal.is_complete = True
         self._end_statement()
-        if session.sync_writes:
-            self._commit_held()
-            return None
         try:
-            session.sync()
+            ready = session.sync_ready()
         except Exception as exc:
             self.send(error_response(as_db_error(exc)))
-        if self._ready_now(session.transaction_status):
+            ready = session.ready_for_query()
+        if ready is None:
+            self._commit_held()
+            return None
+        if self._ready_from(ready):
             return self._drain_and_answer()
         return None
 

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from sql.common.result import PreparedStatement, ReadPause, Result, ResultColumn
+from sql.session.ready_state import ReadyState
 from sql.session.settings import SessionSettings
 from storage.errors import (
     ActiveSqlTransaction,
@@ -67,6 +68,9 @@ class FakeSession:
     def report_idle(self) -> None:
         pass
 
+    def ready_for_query(self) -> ReadyState:
+        return ReadyState(self.transaction_status, self.reported_parameters(), [])
+
     def has_cursor(self, name: str) -> bool:
         return False
 
@@ -92,6 +96,12 @@ class FakeSession:
 
     def sync(self) -> None:
         self.syncs = getattr(self, "syncs", 0) + 1
+
+    def sync_ready(self) -> ReadyState | None:
+        if self.sync_writes:
+            return None
+        self.sync()
+        return self.ready_for_query()
 
     def close(self) -> None:
         self.closed = True

@@ -19,7 +19,7 @@ from sqlglot import exp
 from catalog.catalog import Catalog
 from catalog.table import TableInfo
 from sql.common.datatypes import to_wire, wire_oid
-from sql.common.result import ReadPause, ResultColumn
+from sql.common.result import ReadPause, ResultColumn, ShortRows
 from sql.common.time_zones import UTC_ZONE
 from sql.execution import executor, index_scan, point_read, read_plan, system_view_rows
 from sql.execution.direct_shape import DirectShape
@@ -212,12 +212,19 @@ class QueryRunner:
         return columns, iter((batch,))
 
     def read_by_key(
-        self, compiled: CompiledQuery, txn: Transaction, params: list[Any], now: Any
-    ) -> tuple[tuple[ResultColumn, ...], list[pa.RecordBatch]] | None:
+        self,
+        compiled: CompiledQuery,
+        txn: Transaction,
+        params: list[Any],
+        now: Any,
+        short: bool = False,
+    ) -> tuple[tuple[ResultColumn, ...], Sequence[pa.RecordBatch | ShortRows]] | None:
         """``run`` of a direct read that names its rows by primary key, or through an index
         whose entries in range are few (``index_scan.short_keys``), done at once: a few rows
         read by key never wait, so they come back whole (no stream of generators to pull
-        them through); None for any other query, which ``run`` answers."""
+        them through); None for any other query, which ``run`` answers.  ``short`` (an
+        Execute's read) takes a ``ReadPlan``'s rows as ``ShortRows``: storage's batches as
+        they are, which the server frames from their values, with no Arrow batch rebuilt."""
         if compiled.direct is None:
             return None
         compiled.check_params(params)
@@ -228,7 +235,8 @@ class QueryRunner:
         if plan is not None:
             read = plan.read(txn, params)
             if read is not None:
-                return self._planned_rows(compiled, plan, read)
+                columns, planned = self._planned_rows(compiled, plan, read)
+                return columns, planned if short else [r.batch() for r in planned]
         scan = binding.scan
         spec = execution_spec(scan, params)
         if not _is_pushed(compiled, spec):
@@ -271,7 +279,7 @@ class QueryRunner:
 
     def _planned_rows(
         self, compiled: CompiledQuery, plan: read_plan.ReadPlan, found: list[pa.RecordBatch]
-    ) -> tuple[tuple[ResultColumn, ...], list[pa.RecordBatch]]:
+    ) -> tuple[tuple[ResultColumn, ...], list[ShortRows]]:
         """``read_by_key``'s answer from the rows its ``ReadPlan`` read (by key or index)."""
         assert compiled.direct is not None, "a ReadPlan is a direct read's"
         columns = self.describe(compiled)
@@ -283,7 +291,7 @@ class QueryRunner:
         for batch in found:
             self._check_cancel()
             rows += batch.num_rows
-            out.append(shape.wire_batch(batch, zone))
+            out.append(ShortRows(batch, shape, zone))
         activity = self.direct_activity
         if activity is not None and plan.table.tablet_ids:
             activity.scanned(plan.table.tablet_ids[0], True, rows, 0)

@@ -53,7 +53,7 @@ from sql.ddl import (
 from sql.ddl.sequences import add_identity, execute_sequence
 from sql.dml import key_writes, locking_reads, values_rows, writes
 from sql.dml.write_plan import WritePlan
-from sql.execution import catalog_calls, short_read
+from sql.execution import catalog_calls
 from sql.execution.advisory_locks import SessionAdvisoryLocks
 from sql.execution.backends import Backend, ClientLink, CopyProgress
 from sql.execution.context import DatabaseContext
@@ -1263,9 +1263,7 @@ class Session:
         """A query the scan alone may answer: by key when it does (an Execute's, whose
         ``pause`` is set, as ``ShortRows``), else through the runner."""
         short = pause is not None
-        read = short_read.read_by_key(
-            self._runner, query, txn, params, now, short, self._check_cancel
-        )
+        read = self._runner.read_by_key(query, txn, params, now, short)
         if read is not None:
             if not deferred:
                 self._block.finish_autocommit()

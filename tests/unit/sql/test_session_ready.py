@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sql.common.result import arrow_batch
 from sql.session.database import Database
 
 
@@ -39,7 +40,7 @@ def test_sync_ready_defers_a_commit_to_sync_and_answers_the_rest_itself(db):
     assert [r["id"] for b in seen.batches for r in b.to_pylist()] == [1]  # committed
 
     result = session.execute_prepared(select, [1])
-    assert [r["id"] for b in result.batches for r in b.to_pylist()] == [1]
+    assert [r["id"] for b in result.batches for r in arrow_batch(b).to_pylist()] == [1]
     ready = session.sync_ready()
     assert ready is not None and ready.status == "I" and ready.notifications == []
     assert session.backend.state == "idle"

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -140,7 +141,7 @@ class ForkServer:
                     return
                 if self._process.poll() is not None:
                     raise RuntimeError(f"fork server exited with {self._process.returncode}")
-                threading.Event().wait(0.01)
+                time.sleep(0.01)
             raise RuntimeError("fork server did not start within 120 s")
 
 

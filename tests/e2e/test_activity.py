@@ -63,6 +63,13 @@ def _waiting(monitor: psycopg.Connection, pid: int) -> bool:
     return row == ("Lock", "transactionid")
 
 
+def _client_wait(monitor: psycopg.Connection, pid: int) -> bool:
+    row = monitor.execute(
+        "select wait_event_type from pg_stat_activity where pid = %s", (pid,)
+    ).fetchone()
+    return row == ("Client",)
+
+
 def _columns(server) -> dict[str, list[tuple[str, int]]]:
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         out = {}
@@ -102,6 +109,8 @@ def _blocking_scenario(server) -> dict[str, object]:
         a.execute("update act_rows set v = 1 where id = 1")
         waiter = Background(b, "update act_rows set v = 2 where id = 1")
         _until(lambda: _waiting(monitor, b.info.backend_pid), "b to wait for a's row lock")
+        # PostgreSQL's backend shows its ClientRead wait a moment after its ReadyForQuery.
+        _until(lambda: _client_wait(monitor, a.info.backend_pid), "a to wait for its client")
         pairs = monitor.execute(
             "select blocked.pid, blocking.pid from pg_locks blocked"
             " join pg_locks blocking on blocking.transactionid = blocked.transactionid"

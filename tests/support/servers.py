@@ -18,6 +18,7 @@ Every process is ended by its PID, never by name.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import os
@@ -36,6 +37,8 @@ from pathlib import Path
 import psycopg
 
 from tests.support.psql import run_psql
+from tests.support.server_fork import ENABLED as FORK_SERVERS
+from tests.support.server_fork import ForkedProcess, ForkServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -44,6 +47,7 @@ DATABASE = "nyala"
 LOG_LINES_KEPT = 20_000
 _LISTENING = re.compile(r"listening on (\S+):(\d+)")
 PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin",)
+DEFAULT_PROGRAM = (sys.executable, "-m", "server")
 
 
 def free_port() -> int:
@@ -63,6 +67,20 @@ def _child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NYALA_", "PG"))}
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+_FORK_SERVER: ForkServer | None = None
+_FORK_SERVER_LOCK = threading.Lock()
+
+
+def _fork_server() -> ForkServer:
+    """Return the session's fork server (``tests.support.server_fork``), made on first use."""
+    global _FORK_SERVER
+    with _FORK_SERVER_LOCK:
+        if _FORK_SERVER is None:
+            _FORK_SERVER = ForkServer(REPO_ROOT, _child_env())
+            atexit.register(_FORK_SERVER.close)
+        return _FORK_SERVER
 
 
 class _Server:
@@ -94,7 +112,7 @@ class NyalaServer(_Server):
         host: str = HOST,
         database: str = DATABASE,
         extra_args: Sequence[str] = (),
-        program: Sequence[str] = (sys.executable, "-m", "server"),
+        program: Sequence[str] = DEFAULT_PROGRAM,
         configure_by_env: bool = False,
         startup_timeout_s: float = 60.0,
     ) -> None:
@@ -113,7 +131,7 @@ class NyalaServer(_Server):
         self.configure_by_env = configure_by_env
         self.startup_timeout_s = startup_timeout_s
         self.port: int | None = None
-        self._process: subprocess.Popen[str] | None = None
+        self._process: subprocess.Popen[str] | ForkedProcess | None = None
         self._drainer: threading.Thread | None = None
         self._log: collections.deque[str] = collections.deque(maxlen=LOG_LINES_KEPT)
         self._log_lock = threading.Lock()
@@ -180,18 +198,7 @@ class NyalaServer(_Server):
         self._append(f"---- nyala run {self._runs}: {' '.join(self.command())}")
         self._ready.clear()
         self.port = None
-        self._process = subprocess.Popen(
-            self.command(),
-            cwd=REPO_ROOT,
-            env=self.environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
+        self._process = self._spawn()
         self._drainer = threading.Thread(
             target=self._drain,
             args=(self._process,),
@@ -242,6 +249,26 @@ class NyalaServer(_Server):
         return f"NyalaServer(pid={self.pid}, port={self.port}, data_dir={str(self.data_dir)!r})"
 
     # -- internals ------------------------------------------------------------------------
+
+    def _spawn(self) -> subprocess.Popen[str] | ForkedProcess:
+        """Fork the process from the fork server when it would be the default one."""
+        env = self.environment()
+        # The server reads NYALA_* when it runs; anything else could matter at start-up.
+        interpreter_env = {k: v for k, v in env.items() if not k.startswith("NYALA_")}
+        if FORK_SERVERS and self.program == DEFAULT_PROGRAM and interpreter_env == _child_env():
+            return _fork_server().spawn(self.command()[len(self.program) :], env, REPO_ROOT)
+        return subprocess.Popen(
+            self.command(),
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
 
     def _require_port(self) -> int:
         if self.port is None:

@@ -10,6 +10,7 @@ plan (``RowUpdate``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,16 +103,8 @@ def update_from_row(plan: RowUpdate, txn: Transaction, values: Values) -> int | 
         row: dict[int, object] = dict(
             zip(projection, [col[0] for col in found.to_pydict().values()], strict=True)
         )
-        new_row = [*key_values]
         try:
-            for cell, column in plan.written:
-                value = (
-                    cell.computed.evaluate(row, values.params)
-                    if cell.computed is not None
-                    else values.of(cell)
-                )
-                new_row.append(checked_value(value, column, table))
-            batch = row_batch(tuple(new_row), plan.struct)
+            batch = row_batch(_new_row(plan, key_values, row, values, table), plan.struct)
         except Fallback:
             return None
         conflicts: list[int] = []
@@ -120,6 +113,25 @@ def update_from_row(plan: RowUpdate, txn: Transaction, values: Values) -> int | 
             return count
         # READ COMMITTED: the row changed after the snapshot; compute again from its newest version.
         txn.refresh_snapshot()
+
+
+def _new_row(
+    plan: RowUpdate,
+    key: Sequence[object],
+    row: dict[int, object],
+    values: Values,
+    table: TableInfo,
+) -> tuple[object, ...]:
+    """The row as the update writes it: its key, then each SET column's checked value."""
+    new_row = [*key]
+    for cell, column in plan.written:
+        value = (
+            cell.computed.evaluate(row, values.params)
+            if cell.computed is not None
+            else values.of(cell)
+        )
+        new_row.append(checked_value(value, column, table))
+    return tuple(new_row)
 
 
 def _current_row(
@@ -228,15 +240,7 @@ def _update_tablet(
             row = current.get(key_row)
             if row is None:
                 return None
-            new_row = [*key_row]
-            for cell, column in plan.written:
-                value = (
-                    cell.computed.evaluate(row, values.params)
-                    if cell.computed is not None
-                    else values.of(cell)
-                )
-                new_row.append(checked_value(value, column, table))
-            new_rows.append(tuple(new_row))
+            new_rows.append(_new_row(plan, key_row, row, values, table))
         batch = rows_batch(new_rows, plan.struct)
     except Fallback:
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from tests.support.pipelines import run_pipelines
+
 pytestmark = pytest.mark.e2e
 
 _DDL = (
@@ -24,21 +26,7 @@ def _rows() -> list[tuple]:
 
 def _run(server, statements) -> list:  # noqa: ANN001
     """The table after ``statements`` (executemany runs, each with its rowcount or SQLSTATE)."""
-    seen: list = []
-    with psycopg.connect(server.dsn, autocommit=True) as conn:
-        conn.execute("drop table if exists ku")
-        conn.execute(_DDL)
-        with conn.cursor() as cur:
-            cur.executemany("insert into ku values (%s, %s, %s, %s, %s)", _rows())
-        for sql, params in statements:
-            with conn.cursor() as cur:
-                try:
-                    cur.executemany(sql, params)
-                    seen.append(("ok", cur.rowcount))
-                except psycopg.Error as exc:
-                    seen.append(("error", exc.sqlstate))
-        seen.append(conn.execute("select * from ku order by host, slot").fetchall())
-    return seen
+    return run_pipelines(server, "ku", _DDL, _rows(), statements, "host, slot")
 
 
 def _key(i: int) -> tuple:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-import psycopg
 import pytest
+
+from tests.support.pipelines import run_pipelines
 
 pytestmark = pytest.mark.e2e
 
@@ -25,21 +26,7 @@ def _rows() -> list[tuple]:
 
 def _run(server, statements) -> list:  # noqa: ANN001
     """The table after ``statements`` (executemany runs, each with its rowcount or SQLSTATE)."""
-    seen: list = []
-    with psycopg.connect(server.dsn, autocommit=True) as conn:
-        conn.execute("drop table if exists kb")
-        conn.execute(_DDL)
-        with conn.cursor() as cur:
-            cur.executemany("insert into kb values (%s, %s, %s, %s, %s)", _rows())
-        for sql, params in statements:
-            with conn.cursor() as cur:
-                try:
-                    cur.executemany(sql, params)
-                    seen.append(("ok", cur.rowcount))
-                except psycopg.Error as exc:
-                    seen.append(("error", exc.sqlstate))
-        seen.append(conn.execute("select * from kb order by host, at, slot").fetchall())
-    return seen
+    return run_pipelines(server, "kb", _DDL, _rows(), statements, "host, at, slot")
 
 
 def _key(i: int) -> tuple:

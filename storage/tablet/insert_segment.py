@@ -202,3 +202,25 @@ def predicate_mask(spec: ScanSpec, arrays: dict[ColumnId, pa.Array]) -> pa.Array
     for predicate in spec.predicates[1:]:
         mask = pc.and_(mask, predicate.evaluate(arrays[predicate.column_id]))
     return mask
+
+
+def locate_in_segments(
+    segments: list[InsertSegment], keys: list[bytes]
+) -> dict[bytes, tuple[InsertSegment, int] | None]:
+    """The segment still holding each of ``keys`` and its position there, None where no
+    segment does: ``index_of`` of every key in every segment, as one ``numpy.searchsorted``
+    per segment for them all."""
+    probe = np.empty(len(keys), dtype=object)
+    probe[:] = keys
+    out: dict[bytes, tuple[InsertSegment, int] | None] = dict.fromkeys(keys)
+    for segment in segments:
+        if not segment.live_rows:
+            continue
+        held = segment.keys
+        positions = np.searchsorted(held, probe)
+        positions[positions >= len(held)] = len(held) - 1
+        hit = (held[positions] == probe) & ~segment.moved[positions]
+        for index in np.flatnonzero(hit).tolist():
+            if out[keys[index]] is None:  # the first segment holding it, as index_of in turn
+                out[keys[index]] = (segment, int(positions[index]))
+    return out

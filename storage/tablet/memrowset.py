@@ -50,6 +50,7 @@ from storage.row_change import (
 from storage.schema import Schema
 from storage.tablet.insert_segment import (
     InsertSegment,
+    locate_in_segments,
     predicate_mask,
     project_batch,
     scan_segments,
@@ -138,6 +139,8 @@ class Probe:
 
 
 _ABSENT = Probe(None, False)
+_KNOWN_MIN = 8
+"""Fewer keys than this are searched for one by one."""
 
 
 class MemRowSet:
@@ -150,6 +153,8 @@ class MemRowSet:
         self._segments: list[InsertSegment] = []
         """Bulk inserts kept as Arrow columns (insert_segment.py); each key is in the map or
         in one segment, never both."""
+        self._known: dict[bytes, tuple[InsertSegment, int] | None] | None = None
+        """A batch write's keys found in the segments at once (``know_segments``)."""
         self._moved_log: list[bytes] = []
         """Keys moved from a segment to the map, in order: a scan skips in the map those
         moved after it captured the segments (it reads them from its capture)."""
@@ -193,7 +198,23 @@ class MemRowSet:
         scan reads the segments by (caller holds the tablet lock)."""
         return [(s, s.moved.copy()) for s in self._segments if len(s)], len(self._moved_log)
 
+    def know_segments(self, keys: list[bytes]) -> None:
+        """Find a batch write's ``keys`` in the segments together (its probes and writes ask
+        ``_segment_of`` of each key several times, a search per segment each); valid while
+        the caller holds the tablet lock, which keeps segments from being added or dropped,
+        until ``forget_segments``."""
+        if len(keys) >= _KNOWN_MIN and self._segments:
+            self._known = locate_in_segments(self._segments, keys)
+
+    def forget_segments(self) -> None:
+        self._known = None
+
     def _segment_of(self, key: bytes) -> tuple[InsertSegment, int] | None:
+        known = self._known
+        if known is not None and key in known:
+            found = known[key]
+            if found is None or not found[0].moved[found[1]]:
+                return found
         for segment in self._segments:
             index = segment.index_of(key)
             if index is not None:

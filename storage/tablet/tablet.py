@@ -36,7 +36,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -704,7 +704,7 @@ class Tablet:
     ) -> WriteResult:
         mrs = self._memrowset
         while True:
-            with self._lock:
+            with self._lock, self._segments_known(keys):
                 mrs = self._memrowset
                 blocker = None
                 conflicts = []
@@ -772,6 +772,19 @@ class Tablet:
                         locks.add(written, txn, mode)
                     return WriteResult(len(written), written, conflicts)
             wait_for(blocker, key)
+
+    @contextmanager
+    def _segments_known(self, keys: list[bytes]) -> Iterator[None]:
+        """``MemRowSet.know_segments`` of the live and frozen MemRowSets while a batch
+        write runs under the lock."""
+        held = [m for m in (self._memrowset, self._frozen) if m is not None]
+        for mrs in held:
+            mrs.know_segments(keys)
+        try:
+            yield
+        finally:
+            for mrs in held:
+                mrs.forget_segments()
 
     def lock_rows(
         self,

@@ -155,6 +155,8 @@ class MemRowSet:
         in one segment, never both."""
         self._known: dict[bytes, tuple[InsertSegment, int] | None] | None = None
         """A batch write's keys found in the segments at once (``know_segments``)."""
+        self._known_rows: dict[tuple[int, int], Row] = {}
+        """Their rows' values, by segment (``id``) and position, converted together."""
         self._moved_log: list[bytes] = []
         """Keys moved from a segment to the map, in order: a scan skips in the map those
         moved after it captured the segments (it reads them from its capture)."""
@@ -203,11 +205,20 @@ class MemRowSet:
         ``_segment_of`` of each key several times, a search per segment each); valid while
         the caller holds the tablet lock, which keeps segments from being added or dropped,
         until ``forget_segments``."""
-        if len(keys) >= _KNOWN_MIN and self._segments:
-            self._known = locate_in_segments(self._segments, keys)
+        if len(keys) < _KNOWN_MIN or not self._segments:
+            return
+        self._known = known = locate_in_segments(self._segments, keys)
+        by_segment: dict[int, tuple[InsertSegment, list[int]]] = {}
+        for found in known.values():
+            if found is not None:
+                by_segment.setdefault(id(found[0]), (found[0], []))[1].append(found[1])
+        rows = self._known_rows
+        for segment, indexes in by_segment.values():
+            rows.update(zip([(id(segment), i) for i in indexes], segment.rows(indexes)))
 
     def forget_segments(self) -> None:
         self._known = None
+        self._known_rows.clear()
 
     def _segment_of(self, key: bytes) -> tuple[InsertSegment, int] | None:
         known = self._known
@@ -230,7 +241,8 @@ class MemRowSet:
         if found is None:
             return None
         segment, index = found
-        row = MemRowSetRow(segment.txn, segment.row(index))
+        values = self._known_rows.get((id(segment), index)) if self._known_rows else None
+        row = MemRowSetRow(segment.txn, segment.row(index) if values is None else values)
         segment.mark_moved(index)
         self._rows[key] = row
         # An emptied segment stays until the flush: a running flush that froze it with rows

@@ -540,6 +540,12 @@ class Tablet:
             return frozen
         return None
 
+    def _mrs_of(self, key: bytes) -> MemRowSet:
+        """The MemRowSet holding ``key``, else the live one (where a new row goes).  Not
+        ``_mrs_for(key) or ...``: a MemRowSet's truth is its length, a sum over its segments."""
+        found = self._mrs_for(key)
+        return self._memrowset if found is None else found
+
     def _probe(self, key: bytes, txn: TxnState) -> tuple[Probe, tuple[DiskRowSet, int] | None]:
         mrs = self._mrs_for(key)
         if mrs is not None:
@@ -609,7 +615,7 @@ class Tablet:
                 if blocker is None:
                     for key, row, location in zip(keys, rows, locations):
                         if location is None:
-                            (self._mrs_for(key) or mrs).insert(key, row, txn)
+                            self._mrs_of(key).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
                     self._note_inserted(_rows_bytes(batch, rows), len(keys))
@@ -753,9 +759,9 @@ class Tablet:
                                 )
                                 done = rowset.append_probed(rowid, mutation, is_live)
                         elif delete:
-                            done = (self._mrs_for(key) or mrs).delete(key, txn)
+                            done = self._mrs_of(key).delete(key, txn)
                         else:
-                            done = (self._mrs_for(key) or mrs).update(key, change, txn)
+                            done = self._mrs_of(key).update(key, change, txn)
                         if done:
                             written.append(key)
                     for rowset, rowids, row_changes in (pending or {}).values():
@@ -842,7 +848,7 @@ class Tablet:
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
     ) -> bool:
         if location is None:
-            return (self._mrs_for(key) or self._memrowset).changed_after(key, ts)
+            return self._mrs_of(key).changed_after(key, ts)
         return location[0].changed_after(location[1], int(ts))
 
     def remove_provisional(

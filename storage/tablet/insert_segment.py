@@ -16,6 +16,7 @@ insert) drops the segment whole.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 import numpy as np
@@ -209,18 +210,30 @@ def locate_in_segments(
 ) -> dict[bytes, tuple[InsertSegment, int] | None]:
     """The segment still holding each of ``keys`` and its position there, None where no
     segment does: ``index_of`` of every key in every segment, as one ``numpy.searchsorted``
-    per segment for them all."""
-    probe = np.empty(len(keys), dtype=object)
-    probe[:] = keys
+    per segment of the keys within its range not found in an earlier one."""
     out: dict[bytes, tuple[InsertSegment, int] | None] = dict.fromkeys(keys)
+    pending = sorted(out)
     for segment in segments:
-        if not segment.live_rows:
+        if not segment.live_rows or not pending:
             continue
+        lo = bisect.bisect_left(pending, segment.first_key)
+        hi = bisect.bisect_right(pending, segment.last_key)
+        if lo >= hi:
+            continue
+        probe = np.empty(hi - lo, dtype=object)
+        probe[:] = pending[lo:hi]
         held = segment.keys
         positions = np.searchsorted(held, probe)
         positions[positions >= len(held)] = len(held) - 1
         hit = (held[positions] == probe) & ~segment.moved[positions]
-        for index in np.flatnonzero(hit).tolist():
-            if out[keys[index]] is None:  # the first segment holding it, as index_of in turn
-                out[keys[index]] = (segment, int(positions[index]))
+        found = np.flatnonzero(hit).tolist()
+        for index in found:
+            out[pending[lo + index]] = (segment, int(positions[index]))
+        if found:
+            taken = set(found)
+            pending = (
+                pending[:lo]
+                + [k for i, k in enumerate(pending[lo:hi]) if i not in taken]
+                + pending[hi:]
+            )
     return out

@@ -708,10 +708,8 @@ class Tablet:
         conflict_ts: Timestamp | None = None,
         mode: RowLockMode = RowLockMode.NO_KEY_UPDATE,
     ) -> WriteResult:
-        mrs = self._memrowset
         while True:
             with self._lock, self._segments_known(keys):
-                mrs = self._memrowset
                 blocker = None
                 conflicts = []
                 locks = self.row_locks

@@ -50,6 +50,7 @@ from storage.row_change import (
 from storage.schema import Schema
 from storage.tablet.insert_segment import (
     InsertSegment,
+    locate_in_segments,
     predicate_mask,
     project_batch,
     scan_segments,
@@ -138,6 +139,8 @@ class Probe:
 
 
 _ABSENT = Probe(None, False)
+_KNOWN_MIN = 8
+"""Fewer keys than this are searched for one by one."""
 
 
 class MemRowSet:
@@ -150,6 +153,10 @@ class MemRowSet:
         self._segments: list[InsertSegment] = []
         """Bulk inserts kept as Arrow columns (insert_segment.py); each key is in the map or
         in one segment, never both."""
+        self._known: dict[bytes, tuple[InsertSegment, int] | None] | None = None
+        """A batch write's keys found in the segments at once (``know_segments``)."""
+        self._known_rows: dict[tuple[int, int], Row] = {}
+        """Their rows' values, by segment (``id``) and position, converted together."""
         self._moved_log: list[bytes] = []
         """Keys moved from a segment to the map, in order: a scan skips in the map those
         moved after it captured the segments (it reads them from its capture)."""
@@ -193,7 +200,32 @@ class MemRowSet:
         scan reads the segments by (caller holds the tablet lock)."""
         return [(s, s.moved.copy()) for s in self._segments if len(s)], len(self._moved_log)
 
+    def know_segments(self, keys: list[bytes]) -> None:
+        """Find a batch write's ``keys`` in the segments together (its probes and writes ask
+        ``_segment_of`` of each key several times, a search per segment each); valid while
+        the caller holds the tablet lock, which keeps segments from being added or dropped,
+        until ``forget_segments``."""
+        if len(keys) < _KNOWN_MIN or not self._segments:
+            return
+        self._known = known = locate_in_segments(self._segments, keys)
+        by_segment: dict[int, tuple[InsertSegment, list[int]]] = {}
+        for found in known.values():
+            if found is not None:
+                by_segment.setdefault(id(found[0]), (found[0], []))[1].append(found[1])
+        rows = self._known_rows
+        for segment, indexes in by_segment.values():
+            rows.update(zip([(id(segment), i) for i in indexes], segment.rows(indexes)))
+
+    def forget_segments(self) -> None:
+        self._known = None
+        self._known_rows.clear()
+
     def _segment_of(self, key: bytes) -> tuple[InsertSegment, int] | None:
+        known = self._known
+        if known is not None and key in known:
+            found = known[key]
+            if found is None or not found[0].moved[found[1]]:
+                return found
         for segment in self._segments:
             index = segment.index_of(key)
             if index is not None:
@@ -209,7 +241,8 @@ class MemRowSet:
         if found is None:
             return None
         segment, index = found
-        row = MemRowSetRow(segment.txn, segment.row(index))
+        values = self._known_rows.get((id(segment), index)) if self._known_rows else None
+        row = MemRowSetRow(segment.txn, segment.row(index) if values is None else values)
         segment.mark_moved(index)
         self._rows[key] = row
         # An emptied segment stays until the flush: a running flush that froze it with rows

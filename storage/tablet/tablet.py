@@ -36,7 +36,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -540,6 +540,12 @@ class Tablet:
             return frozen
         return None
 
+    def _mrs_of(self, key: bytes) -> MemRowSet:
+        """The MemRowSet holding ``key``, else the live one (where a new row goes).  Not
+        ``_mrs_for(key) or ...``: a MemRowSet's truth is its length, a sum over its segments."""
+        found = self._mrs_for(key)
+        return self._memrowset if found is None else found
+
     def _probe(self, key: bytes, txn: TxnState) -> tuple[Probe, tuple[DiskRowSet, int] | None]:
         mrs = self._mrs_for(key)
         if mrs is not None:
@@ -609,7 +615,7 @@ class Tablet:
                 if blocker is None:
                     for key, row, location in zip(keys, rows, locations):
                         if location is None:
-                            (self._mrs_for(key) or mrs).insert(key, row, txn)
+                            self._mrs_of(key).insert(key, row, txn)
                         else:
                             location[0].reinsert(location[1], row, txn)
                     self._note_inserted(_rows_bytes(batch, rows), len(keys))
@@ -702,10 +708,8 @@ class Tablet:
         conflict_ts: Timestamp | None = None,
         mode: RowLockMode = RowLockMode.NO_KEY_UPDATE,
     ) -> WriteResult:
-        mrs = self._memrowset
         while True:
-            with self._lock:
-                mrs = self._memrowset
+            with self._lock, self._segments_known(keys):
                 blocker = None
                 conflicts = []
                 locks = self.row_locks
@@ -753,9 +757,9 @@ class Tablet:
                                 )
                                 done = rowset.append_probed(rowid, mutation, is_live)
                         elif delete:
-                            done = (self._mrs_for(key) or mrs).delete(key, txn)
+                            done = self._mrs_of(key).delete(key, txn)
                         else:
-                            done = (self._mrs_for(key) or mrs).update(key, change, txn)
+                            done = self._mrs_of(key).update(key, change, txn)
                         if done:
                             written.append(key)
                     for rowset, rowids, row_changes in (pending or {}).values():
@@ -772,6 +776,19 @@ class Tablet:
                         locks.add(written, txn, mode)
                     return WriteResult(len(written), written, conflicts)
             wait_for(blocker, key)
+
+    @contextmanager
+    def _segments_known(self, keys: list[bytes]) -> Iterator[None]:
+        """``MemRowSet.know_segments`` of the live and frozen MemRowSets while a batch
+        write runs under the lock."""
+        held = [m for m in (self._memrowset, self._frozen) if m is not None]
+        for mrs in held:
+            mrs.know_segments(keys)
+        try:
+            yield
+        finally:
+            for mrs in held:
+                mrs.forget_segments()
 
     def lock_rows(
         self,
@@ -829,7 +846,7 @@ class Tablet:
         self, key: bytes, location: tuple[DiskRowSet, int] | None, ts: Timestamp
     ) -> bool:
         if location is None:
-            return (self._mrs_for(key) or self._memrowset).changed_after(key, ts)
+            return self._mrs_of(key).changed_after(key, ts)
         return location[0].changed_after(location[1], int(ts))
 
     def remove_provisional(

@@ -20,13 +20,19 @@ _DDL = (
 _T0 = dt.datetime(2024, 1, 1)
 
 
-def _rows() -> list[tuple]:
-    return [(f"h{i % 3}", _T0 + dt.timedelta(minutes=i), i % 2, i, "n") for i in range(30)]
+_COPIED = 400
+"""Rows loaded by COPY: enough for nyala to keep them as one insert segment."""
 
 
-def _run(server, statements) -> list:  # noqa: ANN001
-    """The table after ``statements`` (executemany runs, each with its rowcount or SQLSTATE)."""
-    return run_pipelines(server, "kb", _DDL, _rows(), statements, "host, at, slot")
+def _rows(n: int = 30) -> list[tuple]:
+    return [(f"h{i % 3}", _T0 + dt.timedelta(minutes=i), i % 2, i, "n") for i in range(n)]
+
+
+def _run(server, statements, copied: bool = False) -> list:  # noqa: ANN001
+    """The table after ``statements`` (executemany runs, each with its rowcount or SQLSTATE),
+    its rows inserted by executemany, or with ``copied`` by COPY."""
+    rows = _rows(_COPIED) if copied else _rows()
+    return run_pipelines(server, "kb", _DDL, rows, statements, "host, at, slot", copied)
 
 
 def _key(i: int) -> tuple:
@@ -71,6 +77,40 @@ _DELETE_SLOT_1 = "delete from kb where host = %s and at = %s and slot = 1"
 )
 def test_batched_key_writes_match_postgresql(nyala_server, postgres_server, statements):  # noqa: ANN001
     assert _run(nyala_server, statements) == _run(postgres_server, statements)
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        pytest.param([(_DELETE, [_key(i) for i in range(0, _COPIED, 7)])], id="delete-distinct"),
+        pytest.param(
+            [(_DELETE, [_key(i) for i in range(3, 300, 5)] + [("h9", _T0, 0)])],
+            id="delete-key-missing",
+        ),
+        pytest.param(
+            [
+                (_UPDATE, [(i, "u", *_key(i)) for i in range(0, _COPIED, 9)]),
+                (_DELETE, [_key(i) for i in range(0, _COPIED, 6)]),
+                (_DELETE, [_key(i) for i in range(1, _COPIED, 4)]),
+            ],
+            id="update-then-deletes",
+        ),
+        pytest.param(
+            [(_UPDATE, [(i, "long" if i == 200 else "u", *_key(i)) for i in range(0, 320, 8)])],
+            id="update-fails-middle",
+        ),
+    ],
+)
+def test_batched_key_writes_on_copied_rows_match_postgresql(  # noqa: ANN201
+    nyala_server,
+    postgres_server,
+    statements,  # noqa: ANN001
+):
+    """The same pipelines on rows COPY loaded (nyala: an insert segment, whose keys a batch
+    finds together)."""
+    assert _run(nyala_server, statements, copied=True) == _run(
+        postgres_server, statements, copied=True
+    )
 
 
 def test_batched_delete_of_a_duplicate_key_counts_once(nyala_server):  # noqa: ANN001

@@ -18,16 +18,23 @@ def run_pipelines(
     rows: Sequence[tuple[Any, ...]],
     statements: Sequence[tuple[str, Sequence[Sequence[Any]]]],
     order_by: str,
+    copied: bool = False,
 ) -> list[Any]:
-    """The table ``table`` (made by ``ddl``, holding ``rows``) after ``statements``, each an
-    executemany run whose rowcount or SQLSTATE is kept, then its rows in ``order_by``."""
+    """The table ``table`` (made by ``ddl``, holding ``rows``, loaded by executemany or with
+    ``copied`` by COPY) after ``statements``, each an executemany run whose rowcount or
+    SQLSTATE is kept, then its rows in ``order_by``."""
     seen: list[Any] = []
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         conn.execute(f"drop table if exists {table}")
         conn.execute(ddl)
         marks = ", ".join(["%s"] * len(rows[0]))
         with conn.cursor() as cur:
-            cur.executemany(f"insert into {table} values ({marks})", rows)
+            if copied:
+                with cur.copy(f"copy {table} from stdin") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                cur.executemany(f"insert into {table} values ({marks})", rows)
         for sql, params in statements:
             with conn.cursor() as cur:
                 try:

@@ -26,7 +26,7 @@ import contextlib
 import io
 import json
 import os
-import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -62,9 +62,11 @@ class ForkedProcess:
         return self.returncode
 
     def _receive(self, timeout: float | None) -> None:
-        readable, _, _ = select.select([self._conn], [], [], timeout)
-        if not readable:
-            return
+        # select.select refuses descriptors past 1023, which a long test session reaches.
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._conn, selectors.EVENT_READ)
+            if not selector.select(timeout):
+                return
         message = self._conn.recv(_MAX_MESSAGE)
         if not message:
             raise RuntimeError(f"the fork server ended before nyala server pid {self.pid}")
@@ -157,8 +159,11 @@ def _serve(socket_path: str) -> dict:
     listener.listen(64)
     os.rename(socket_path + ".tmp", socket_path)
     waiting: dict[int, socket.socket] = {}
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(sys.stdin, selectors.EVENT_READ)
     while True:
-        readable, _, _ = select.select([listener, sys.stdin], [], [], 0.01)
+        readable = [key.fileobj for key, _ in selector.select(0.01)]
         for pid, conn in list(waiting.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
@@ -175,6 +180,7 @@ def _serve(socket_path: str) -> dict:
         request = json.loads(message)
         pid = os.fork()
         if pid == 0:
+            selector.close()
             listener.close()
             for other in waiting.values():
                 other.close()

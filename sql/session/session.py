@@ -386,7 +386,9 @@ class Session:
         ``transaction_status``, ``reported_parameters`` and, when no transaction is open,
         ``take_notifications``."""
         status = self._block.status
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         backend = self.backend
         backend.application_name = values.application_name
         backend.go_idle(status)
@@ -516,12 +518,15 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         if values.log_level:
             self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
         result = self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline)
-        values = values.current()  # the statement may have been a SET
+        if values.version != values.session_settings.version:  # the statement was a SET
+            values.current()
         if values.log_threshold_ms is not None:
             result = self._log.timed(result, stmt.sql, started)
         if isinstance(stmt.fingerprint, Fingerprint):

@@ -326,7 +326,9 @@ class TransactionBlock:
         ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
         autocommit transaction with nothing to commit."""
         txn = self.txn
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         if txn is not None:
             self._reads_only = self._reads_only and direct_read
             txn.begin_statement()

@@ -169,6 +169,8 @@ class Connection(LoneRun, ExtendedQuery):
         self._timeout_version = -1
         """The settings version ``_timeout_ms`` (statement_timeout) was read at."""
         self._is_idle = False
+        self._idle_status = "I"
+        """The status the last ReadyForQuery reported (while ``_is_idle``)."""
         self.is_cancelled = False
         self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
@@ -498,7 +500,11 @@ class Connection(LoneRun, ExtendedQuery):
     def _stay_parked(self, waiter: asyncio.Future[Any], more: bool) -> bool:
         """After answering what arrived: stay parked (True), unless the connection is to end
         (``more`` False), shut down or time out idle, which its task does."""
-        if more and not self._is_shutting_down and self._idle_timeout_ms() <= 0:
+        if (
+            more
+            and not self._is_shutting_down
+            and (not self._is_idle or self._idle_status == "I" or self._idle_timeout_ms() <= 0)
+        ):
             self._is_reading = True
             return True
         waiter.set_result(more)
@@ -643,6 +649,7 @@ class Connection(LoneRun, ExtendedQuery):
             self.send(m.NotificationResponse(n.process_id, n.channel, n.payload))
         self._out += _READY_FOR_QUERY[ready.status]
         self._is_idle = True
+        self._idle_status = ready.status
         return self._write_out()
 
     def _send_notifications(self) -> None:

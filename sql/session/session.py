@@ -184,6 +184,9 @@ class Session:
         self._duck = db.duckdb.cursor()
         self._constants = ConstantChecks(self._duck)
         self._cancel = threading.Event()
+        self._snapshot: int | None = None
+        self._snapshot_version = -1
+        """The settings version ``_snapshot`` (``_read_snapshot``'s answer) was made at."""
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
@@ -323,7 +326,10 @@ class Session:
     def _read_snapshot(self) -> int | None:
         """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
         settings = self.settings
-        return settings.cached(Session._read_snapshot, lambda: _snapshot_at(settings))
+        if settings.version != self._snapshot_version:
+            self._snapshot = _snapshot_at(settings)
+            self._snapshot_version = settings.version
+        return self._snapshot
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():

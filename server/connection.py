@@ -644,7 +644,8 @@ class Connection(LoneRun, ExtendedQuery):
     def _ready_from(self, ready: ReadyState) -> bool:
         """``_ready_now`` with what the session answered (``Session.ready_for_query``, which
         has also marked it idle)."""
-        self._report_parameters(ready.parameters)
+        if ready.parameters is not self._reported_from:
+            self._report_parameters(ready.parameters)
         for n in ready.notifications:
             self.send(m.NotificationResponse(n.process_id, n.channel, n.payload))
         self._out += _READY_FOR_QUERY[ready.status]

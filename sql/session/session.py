@@ -276,8 +276,7 @@ class Session:
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        values = self._values
-        self._access = access.AccessControl(db, lambda: values.current().user, self._block)
+        self._access = access.AccessControl(db, self._values, self._block)
         self._checked = prepared_plan.CheckedPlans()
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
@@ -398,7 +397,9 @@ class Session:
         backend = self.backend
         backend.application_name = values.application_name
         backend.go_idle(status)
-        self._activity.hand_over()
+        activity = self._activity
+        if activity.pending:
+            activity.hand_over()
         return ReadyState(
             status,
             self.settings.reported(),
@@ -1114,8 +1115,8 @@ class Session:
         a read marks in ``pause`` where its rows stop being short."""
         if self._temp_txn_ended:
             self._temp_on_commit()
-        direct = _reads_directly(plan)
-        if not direct:
+        direct = isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
+        if not direct:  # ``_reads_directly``, without its call
             self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)

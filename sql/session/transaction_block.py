@@ -140,6 +140,14 @@ class TransactionBlock:
         """The roles as this session's statements see them: its transaction's changes included."""
         return self._access.roles if self._access is not None else self._shared_roles
 
+    def stores(self) -> tuple[RoleStore | None, PrivilegeStore]:
+        """``roles`` and ``privileges`` in one call (an access check's state, per statement)."""
+        access = self._access
+        if access is not None:
+            return access.roles, access.privileges
+        assert self._shared_privileges is not None
+        return self._shared_roles, self._shared_privileges
+
     @property
     def privileges(self) -> PrivilegeStore:
         """The owners and ACLs as this session's statements see them."""

@@ -1122,7 +1122,8 @@ class Session:
             result = self._run_utility(plan.utility)
             self._follow_settings()
             return result
-        self._block.check_not_failed()
+        if self._block.failed:
+            self._block.check_not_failed()
         try:
             return self._run_checked(plan, params, deferred, pause, inline, direct)
         except MustWait:

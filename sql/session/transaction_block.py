@@ -376,10 +376,17 @@ class TransactionBlock:
         if self.in_block:
             txn.end_statement()  # leave any row's line of waiters it still stands in
             return
-        if self._reads_only and self._is_spare(txn):
-            # Nothing to commit or release: it begins the next autocommit transaction.  Only
-            # direct reads ran, which take no advisory lock and stage no LISTEN or NOTIFY:
-            # ``on_reads_ended`` stands for ``_on_end``.
+        if (
+            self._reads_only
+            and self._txn_catalog is None
+            and self._access is None
+            and not self._holds_role_names
+            and not txn.has_writes
+            and not txn.has_savepoints
+        ):
+            # Nothing to commit or release (only direct reads ran): it begins the next
+            # autocommit transaction.  Direct reads take no advisory lock and stage no LISTEN
+            # or NOTIFY: ``on_reads_ended`` stands for ``_on_end``.
             self.txn = None
             self._settings.end_transaction(True)
             self.on_reads_ended()
@@ -389,17 +396,6 @@ class TransactionBlock:
         self.txn = None
         self._ended(committed=True, txn=txn)
         self._commit(txn)
-
-    def _is_spare(self, txn: Transaction) -> bool:
-        """Whether the ending autocommit transaction ran only direct reads and so has
-        nothing to commit or release: it may begin the next one."""
-        return (
-            self._txn_catalog is None
-            and self._access is None
-            and not self._holds_role_names
-            and not txn.has_writes
-            and not txn.has_savepoints
-        )
 
     def _ended(self, committed: bool, txn: Transaction | None) -> None:
         self._armed = None

@@ -163,7 +163,14 @@ class Connection(LoneRun, ExtendedQuery):
         self._is_running_statement = False
         self._statement_started = 0.0
         self._statement_kind = ""
+        self._uncounted_kind = ""
+        """The kind of the running statement's CommandComplete, counted at its end."""
+        self._timeout_ms = 0
+        self._timeout_version = -1
+        """The settings version ``_timeout_ms`` (statement_timeout) was read at."""
         self._is_idle = False
+        self._idle_status = "I"
+        """The status the last ReadyForQuery reported (while ``_is_idle``)."""
         self.is_cancelled = False
         self._timer = timeouts.StatementTimer(self.cancel_statement)
         self._is_reading = False
@@ -299,10 +306,14 @@ class Connection(LoneRun, ExtendedQuery):
         self._out += codec.encode(message)
 
     def _completed(self, tag: str) -> None:
-        """Count a finished statement by kind (for /metrics)."""
+        """Count a finished statement by kind (for /metrics): the last of a running
+        Query or Execute is counted by ``_end_statement`` with its latency, under one lock."""
         kind = metrics.statement_kind(tag)
-        metrics.TALLY.count(kind)
-        self._statement_kind = kind
+        if not self._is_running_statement:
+            metrics.TALLY.count(kind)
+        elif self._uncounted_kind:
+            metrics.TALLY.count(self._uncounted_kind)
+        self._statement_kind = self._uncounted_kind = kind
 
     async def flush(self) -> None:
         if self._write_out():
@@ -489,7 +500,11 @@ class Connection(LoneRun, ExtendedQuery):
     def _stay_parked(self, waiter: asyncio.Future[Any], more: bool) -> bool:
         """After answering what arrived: stay parked (True), unless the connection is to end
         (``more`` False), shut down or time out idle, which its task does."""
-        if more and not self._is_shutting_down and self._idle_timeout_ms() <= 0:
+        if (
+            more
+            and not self._is_shutting_down
+            and (not self._is_idle or self._idle_status == "I" or self._idle_timeout_ms() <= 0)
+        ):
             self._is_reading = True
             return True
         waiter.set_result(more)
@@ -524,14 +539,16 @@ class Connection(LoneRun, ExtendedQuery):
         self._is_running_statement = True
         self.is_cancelled = False
         self._statement_started = time.perf_counter()
-        self._statement_kind = ""
+        self._statement_kind = self._uncounted_kind = ""
         settings = self._session.settings
-        self._timer.start(
-            settings.cached(
-                timeouts.milliseconds,
-                lambda: timeouts.milliseconds(settings.get("statement_timeout")),
-            )
-        )
+        if settings.version != self._timeout_version:
+            self._timeout_ms = timeouts.milliseconds(settings.get("statement_timeout"))
+            self._timeout_version = settings.version
+        timer = self._timer
+        if self._timeout_ms or timer.handle is not None:
+            timer.start(self._timeout_ms)
+        else:
+            timer.has_fired = False
 
     def _reword(self, exc: BaseException) -> BaseException:
         """The error a statement ended with, as the client hears it: the statement of a
@@ -547,12 +564,22 @@ class Connection(LoneRun, ExtendedQuery):
         """A statement that did nothing and runs again (``MustWait``): not counted."""
         self._timer.stop()
         self._is_running_statement = False
+        self._uncounted_kind = ""
 
     def _end_statement(self) -> None:
-        self._timer.stop()
+        """The statement's timer stopped, its latency observed and its last CommandComplete
+        counted (one lock for both)."""
+        if self._timer.handle is not None:
+            self._timer.stop()
         self._is_running_statement = False
+        kind = self._statement_kind or "OTHER"
+        uncounted = self._uncounted_kind
+        if uncounted:
+            self._uncounted_kind = ""
+            if uncounted != kind:
+                metrics.TALLY.count(uncounted)
         metrics.TALLY.observe(
-            self._statement_kind or "OTHER", time.perf_counter() - self._statement_started
+            kind, time.perf_counter() - self._statement_started, uncounted == kind
         )
 
     async def _on_error(self, exc: BaseException, is_extended: bool) -> None:
@@ -617,11 +644,13 @@ class Connection(LoneRun, ExtendedQuery):
     def _ready_from(self, ready: ReadyState) -> bool:
         """``_ready_now`` with what the session answered (``Session.ready_for_query``, which
         has also marked it idle)."""
-        self._report_parameters(ready.parameters)
+        if ready.parameters is not self._reported_from:
+            self._report_parameters(ready.parameters)
         for n in ready.notifications:
             self.send(m.NotificationResponse(n.process_id, n.channel, n.payload))
         self._out += _READY_FOR_QUERY[ready.status]
         self._is_idle = True
+        self._idle_status = ready.status
         return self._write_out()
 
     def _send_notifications(self) -> None:

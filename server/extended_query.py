@@ -85,6 +85,9 @@ class ExtendedQuery:
         """Parameter decoders by statement name and Bind's format codes, with the statement
         and the date reading (``_date_reading``, a new object after any SET) they were chosen
         for: a re-Parse or a SET chooses again."""
+        self._reading: tuple[str, str] = ("MDY", "UTC")
+        self._reading_version = -1
+        """The settings version ``_reading`` (``_date_reading``'s answer) was made at."""
 
     def _pump_rows(
         self, stream: ResultStream, sent: int, max_rows: int, out: bytearray, inline: bool = False
@@ -264,13 +267,13 @@ class ExtendedQuery:
         if session is None:
             return "MDY", "UTC"
         settings = session.settings
-        return settings.cached(
-            ExtendedQuery._date_reading,
-            lambda: (
+        if settings.version != self._reading_version:
+            self._reading = (
                 date_styles.parse(settings.get("DateStyle")).order,
                 time_zones.session_zone(settings.get("TimeZone")).arrow,
-            ),
-        )
+            )
+            self._reading_version = settings.version
+        return self._reading
 
     async def _on_describe(self, message: m.Describe) -> None:
         if message.kind == "S":
@@ -388,8 +391,26 @@ class ExtendedQuery:
         try:
             if portal.stream is None:
                 result = portal.start(self._session, inline)
-                if inline and max_rows <= 0 and _is_plain(result):
-                    return self._all_rows(portal, out)
+                if (  # rows alone, all at once: ``_all_rows`` in this call
+                    inline
+                    and max_rows <= 0
+                    and result.columns is not None
+                    and not result.notices
+                    and result.deallocate is None
+                    and result.copy_in is None
+                    and result.copy_out is None
+                    and not result.is_empty_query
+                ):
+                    stream = portal.stream
+                    assert stream is not None, "a started portal has a stream"
+                    fetched = stream.fetch_all()
+                    out += fetched.data
+                    if fetched.is_paused:
+                        return Step(out, "more", sent=fetched.rows)  # the rest on the thread
+                    tag = stream.command_tag(fetched.rows)
+                    self._completed(tag)
+                    out += answers.command_complete(tag)
+                    return Step(out, "done", sent=fetched.rows)
                 self._deallocate(result)
                 out += answers.notices(result)
                 if result.copy_in is not None:
@@ -410,20 +431,6 @@ class ExtendedQuery:
             raise
         except Exception as exc:
             return Step(out, "error", exc)
-
-    def _all_rows(self, portal: Portal, out: bytearray) -> Step:
-        """A short read's rows and CommandComplete at once: ``_pump_rows`` without its chunks,
-        row limit and buffer checks, which a few rows on the event loop never reach."""
-        stream = portal.stream
-        assert stream is not None, "a started portal has a stream"
-        fetched = stream.fetch_all()
-        out += fetched.data
-        if fetched.is_paused:
-            return Step(out, "more", sent=fetched.rows)  # the rest goes on the thread
-        tag = stream.command_tag(fetched.rows)
-        self._completed(tag)
-        out += answers.command_complete(tag)
-        return Step(out, "done", sent=fetched.rows)
 
     def _deallocate(self, result: Result) -> None:
         """Drop prepared statements as a DEALLOCATE or DISCARD ALL result asks."""
@@ -448,19 +455,6 @@ class ExtendedQuery:
         """Abandon the rows of portals that were dropped (on a worker: it may end a transaction)."""
         if any(p.is_streaming for p in portals):
             await self._run(close_portals_and_session, portals, None)
-
-
-def _is_plain(result: Result) -> bool:
-    """Whether a started statement answers with rows alone (``ExtendedQuery._all_rows``):
-    no notices, COPY or DEALLOCATE."""
-    return (
-        result.columns is not None
-        and not result.notices
-        and result.deallocate is None
-        and result.copy_in is None
-        and result.copy_out is None
-        and not result.is_empty_query
-    )
 
 
 def _completed_tag(portal: Portal) -> str:

@@ -63,7 +63,8 @@ class BindShape:
     name: str
     statement: PreparedStatement
     columns: tuple[ResultColumn, ...] | None
-    date_reading: tuple[str, str]
+    settings_version: int
+    """The session settings' version its decoders were chosen at (DateStyle, TimeZone)."""
     decoders: tuple[Callable[[bytes], object], ...]
     tail: bytes
     result_formats: tuple[int, ...]
@@ -81,6 +82,7 @@ class LoneRun:
     _skip_until_sync: bool
     _is_idle: bool
     _lone_shapes: dict[bytes, BindShape]
+    _reading_version: int
     _stream: ClientStream
     _thread: Runs
 
@@ -222,7 +224,7 @@ class LoneRun:
             shape is None
             or statements.get(shape.name) is not shape.statement
             or shape.statement.columns is not shape.columns
-            or shape.date_reading is not self._date_reading()
+            or shape.settings_version != session.settings.version
             or not body.endswith(shape.tail)
         ):
             shape = self._new_shape(body, head)
@@ -272,7 +274,13 @@ class LoneRun:
         if len(self._lone_shapes) >= _SHAPES_KEPT:
             self._lone_shapes.clear()
         shape = BindShape(
-            bind.statement, statement, columns, date_reading, decoders, tail, result_formats
+            bind.statement,
+            statement,
+            columns,
+            self._reading_version,
+            decoders,
+            tail,
+            result_formats,
         )
         self._lone_shapes[head] = shape
         return shape

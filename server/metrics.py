@@ -75,9 +75,13 @@ class StatementTally(Collector):
             counts = self._counts
             counts[kind] = counts.get(kind, 0) + statements
 
-    def observe(self, kind: str, seconds: float) -> None:
+    def observe(self, kind: str, seconds: float, completed: bool = False) -> None:
+        """One statement's latency; ``completed``: count it too, under the same lock."""
         bucket = bisect.bisect_left(LATENCY_BUCKETS_S, seconds)
         with self._lock:
+            if completed:
+                counts = self._counts
+                counts[kind] = counts.get(kind, 0) + 1
             latency = self._latencies.get(kind)
             if latency is None:
                 latency = self._latencies[kind] = [0] * (len(LATENCY_BUCKETS_S) + 2)

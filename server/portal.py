@@ -14,6 +14,7 @@ called on a worker thread, never on the event loop.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ def _resolved(codes: tuple[int, ...], count: int, what: str) -> tuple[int, ...]:
 
 
 _ALL_ROWS = 1 << 62
+_TYPE_OID = operator.attrgetter("type_oid")
 
 
 class RowStream:
@@ -117,8 +119,8 @@ class ResultStream:
         self.result = result
         self.rows = RowStream(result.batches, result.pause)
         columns = result.columns or ()
-        self.type_oids = tuple(c.type_oid for c in columns)
-        self.formats = resolve_formats(tuple(formats), len(columns), "result")
+        self.type_oids = tuple(map(_TYPE_OID, columns))
+        self.formats = _resolved(tuple(formats), len(columns), "result")
 
     def fetch(self, max_rows: int) -> Fetched:
         """Pull and encode up to ``max_rows`` rows (worker thread: this runs the query)."""

@@ -33,23 +33,26 @@ class StatementTimer:
 
     def __init__(self, cancel: Callable[[], None]) -> None:
         self._cancel = cancel
-        self._handle: asyncio.TimerHandle | None = None
+        self.handle: asyncio.TimerHandle | None = None
+        """Set while armed."""
         self.has_fired = False
 
     def start(self, timeout_ms: int) -> None:
+        """Arm the timer (a caller with statement_timeout off and the timer not armed may
+        leave both ``start`` and ``stop`` out: ``has_fired`` is then reset by hand)."""
         self.stop()
         self.has_fired = False
         if timeout_ms > 0:
             loop = asyncio.get_running_loop()
-            self._handle = loop.call_later(timeout_ms / 1000, self._fire)
+            self.handle = loop.call_later(timeout_ms / 1000, self._fire)
 
     def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
 
     def _fire(self) -> None:
-        self._handle = None
+        self.handle = None
         self.has_fired = True
         self._cancel()
 

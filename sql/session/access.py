@@ -14,7 +14,6 @@ REVOKE reaches prepared statements and cached plans at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -56,6 +55,7 @@ from storage.errors import InsufficientPrivilege
 if TYPE_CHECKING:
     from catalog.privileges import PrivilegeStore
     from catalog.roles import RoleStore
+    from sql.session.statement_settings import StatementSettings
     from sql.session.transaction_block import TransactionBlock
 
 _SELECT, _INSERT, _UPDATE, _DELETE, _TRUNCATE = "r", "a", "w", "d", "D"
@@ -80,17 +80,21 @@ class AccessControl:
     privilege and role stores at each check."""
 
     def __init__(
-        self, db: DatabaseContext, current_user: Callable[[], str], block: TransactionBlock
+        self, db: DatabaseContext, values: StatementSettings, block: TransactionBlock
     ) -> None:
         self._db = db
         self._block = block
-        self._current_user = current_user
+        self._values = values
+        """Whose ``user`` is the current role."""
         self.catalog = db.catalog
         """The catalog the session sees (its transaction's DDL included)."""
 
     @property
     def user(self) -> str:
-        return self._current_user()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
+        return values.user
 
     @property
     def _roles(self) -> RoleStore | None:
@@ -125,11 +129,13 @@ class AccessControl:
         """Everything a check reads besides its plan (``prepared_plan.CheckedPlans``): the
         catalog and its version, the role, and the role and privilege stores the session sees
         with their change counters."""
-        block = self._block
-        roles, privileges = block.roles, block.privileges
+        roles, privileges = self._block.stores()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         return (
             self._db.catalog_version,
-            self._current_user(),
+            values.user,
             self.catalog,
             roles,
             roles.version if roles is not None else None,

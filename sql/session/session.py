@@ -184,6 +184,9 @@ class Session:
         self._duck = db.duckdb.cursor()
         self._constants = ConstantChecks(self._duck)
         self._cancel = threading.Event()
+        self._snapshot: int | None = None
+        self._snapshot_version = -1
+        """The settings version ``_snapshot`` (``_read_snapshot``'s answer) was made at."""
         self._runner = QueryRunner(self._duck, db.catalog, self._check_cancel, self._read_snapshot)
         self._runner.buffered_rows_limit = db.buffered_rows_limit
         self._cursors = cursors.Cursors()
@@ -273,8 +276,7 @@ class Session:
             self.settings, db.backends, db.engine.waits_for, lambda: self.backend.pid
         )
         self._plan_cache: PlanCache[Plan] = PlanCache()
-        values = self._values
-        self._access = access.AccessControl(db, lambda: values.current().user, self._block)
+        self._access = access.AccessControl(db, self._values, self._block)
         self._checked = prepared_plan.CheckedPlans()
         self.sequences.check = self._access.sequence
         self._log = statement_log.StatementLog(self.settings, user, db.name)
@@ -323,7 +325,10 @@ class Session:
     def _read_snapshot(self) -> int | None:
         """The snapshot ``nyala.read_timestamp`` pins reads to, or None to read the present."""
         settings = self.settings
-        return settings.cached(Session._read_snapshot, lambda: _snapshot_at(settings))
+        if settings.version != self._snapshot_version:
+            self._snapshot = _snapshot_at(settings)
+            self._snapshot_version = settings.version
+        return self._snapshot
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -386,11 +391,15 @@ class Session:
         ``transaction_status``, ``reported_parameters`` and, when no transaction is open,
         ``take_notifications``."""
         status = self._block.status
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         backend = self.backend
         backend.application_name = values.application_name
         backend.go_idle(status)
-        self._activity.hand_over()
+        activity = self._activity
+        if activity.pending:
+            activity.hand_over()
         return ReadyState(
             status,
             self.settings.reported(),
@@ -516,12 +525,15 @@ class Session:
                 # The client holds the old RowDescription, as PostgreSQL's plan cache says.
                 raise FeatureNotSupported("cached plan must not change result type")
             stmt.plan = plan
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         if values.log_level:
             self._log.statement(plan, stmt.sql)
         run_started = time.monotonic()
         result = self._run(plan, list(params), deferred=True, pause=ReadPause(), inline=inline)
-        values = values.current()  # the statement may have been a SET
+        if values.version != values.session_settings.version:  # the statement was a SET
+            values.current()
         if values.log_threshold_ms is not None:
             result = self._log.timed(result, stmt.sql, started)
         if isinstance(stmt.fingerprint, Fingerprint):
@@ -1103,14 +1115,15 @@ class Session:
         a read marks in ``pause`` where its rows stop being short."""
         if self._temp_txn_ended:
             self._temp_on_commit()
-        direct = _reads_directly(plan)
-        if not direct:
+        direct = isinstance(plan, QueryPlan) and plan.lock is None and plan.query.direct is not None
+        if not direct:  # ``_reads_directly``, without its call
             self._block.touch()
         if isinstance(plan, UtilityPlan):
             result = self._run_utility(plan.utility)
             self._follow_settings()
             return result
-        self._block.check_not_failed()
+        if self._block.failed:
+            self._block.check_not_failed()
         try:
             return self._run_checked(plan, params, deferred, pause, inline, direct)
         except MustWait:

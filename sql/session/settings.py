@@ -368,6 +368,8 @@ class SessionSettings:
         ``cached``) is kept until it moves."""
         self._derived: dict[object, object] = {}
         self._derived_version = -1
+        self._reported: dict[str, str] = {}
+        self._reported_version = -1
         # The values when the open transaction started (a ROLLBACK restores them), copied
         # when the transaction first changes one, and the ones SET LOCAL replaced (restored
         # when it ends either way).
@@ -554,8 +556,11 @@ class SessionSettings:
     def reported(self) -> dict[str, str]:
         """The values ParameterStatus reports (asked after every statement: made again only
         when a value changed)."""
-        values = self._values
-        return self.cached(_REPORTED, lambda: {name: values[key] for key, name in _REPORTED})
+        if self._reported_version != self.version:
+            values = self._values
+            self._reported = {name: values[key] for key, name in _REPORTED}
+            self._reported_version = self.version
+        return self._reported
 
     def cached(self, key: object, make: Callable[[], _T]) -> _T:
         """What ``make`` works out from the values, kept under ``key`` until one changes

@@ -30,6 +30,7 @@ class StatementSettings:
         "output_styles",
         "read_only",
         "repeatable_read",
+        "session_settings",
         "track",
         "track_utility",
         "user",
@@ -38,6 +39,9 @@ class StatementSettings:
 
     def __init__(self, settings: SessionSettings) -> None:
         self._settings = settings
+        self.session_settings = settings
+        """The settings these follow: a hot path compares versions itself (``if
+        values.version != values.session_settings.version: values.current()``), no call."""
         self.version = -1
         self.read_only = False
         """A new transaction's: default_transaction_read_only, or a time-travel read."""

@@ -106,6 +106,8 @@ class StatementTracking:
     def _record(self, user: str, print_: Fingerprint, started: float, rows: int) -> None:
         elapsed_ms = (time.monotonic() - started) * 1000
         self._activity.statement_ran(elapsed_ms)
-        values = self._settings.current()
+        values = self._settings
+        if values.version != values.session_settings.version:
+            values.current()
         if values.track and (values.track_utility or not print_.utility):
             self._stats.record(user, print_.queryid, print_.text, elapsed_ms, rows, True)

@@ -140,6 +140,14 @@ class TransactionBlock:
         """The roles as this session's statements see them: its transaction's changes included."""
         return self._access.roles if self._access is not None else self._shared_roles
 
+    def stores(self) -> tuple[RoleStore | None, PrivilegeStore]:
+        """``roles`` and ``privileges`` in one call (an access check's state, per statement)."""
+        access = self._access
+        if access is not None:
+            return access.roles, access.privileges
+        assert self._shared_privileges is not None
+        return self._shared_roles, self._shared_privileges
+
     @property
     def privileges(self) -> PrivilegeStore:
         """The owners and ACLs as this session's statements see them."""
@@ -326,7 +334,9 @@ class TransactionBlock:
         ``direct_read``: a read the scan alone answers (``runs_direct``), which leaves an
         autocommit transaction with nothing to commit."""
         txn = self.txn
-        values = self._values.current()
+        values = self._values
+        if values.version != values.session_settings.version:
+            values.current()
         if txn is not None:
             self._reads_only = self._reads_only and direct_read
             txn.begin_statement()
@@ -366,10 +376,17 @@ class TransactionBlock:
         if self.in_block:
             txn.end_statement()  # leave any row's line of waiters it still stands in
             return
-        if self._reads_only and self._is_spare(txn):
-            # Nothing to commit or release: it begins the next autocommit transaction.  Only
-            # direct reads ran, which take no advisory lock and stage no LISTEN or NOTIFY:
-            # ``on_reads_ended`` stands for ``_on_end``.
+        if (
+            self._reads_only
+            and self._txn_catalog is None
+            and self._access is None
+            and not self._holds_role_names
+            and not txn.has_writes
+            and not txn.has_savepoints
+        ):
+            # Nothing to commit or release (only direct reads ran): it begins the next
+            # autocommit transaction.  Direct reads take no advisory lock and stage no LISTEN
+            # or NOTIFY: ``on_reads_ended`` stands for ``_on_end``.
             self.txn = None
             self._settings.end_transaction(True)
             self.on_reads_ended()
@@ -379,17 +396,6 @@ class TransactionBlock:
         self.txn = None
         self._ended(committed=True, txn=txn)
         self._commit(txn)
-
-    def _is_spare(self, txn: Transaction) -> bool:
-        """Whether the ending autocommit transaction ran only direct reads and so has
-        nothing to commit or release: it may begin the next one."""
-        return (
-            self._txn_catalog is None
-            and self._access is None
-            and not self._holds_role_names
-            and not txn.has_writes
-            and not txn.has_savepoints
-        )
 
     def _ended(self, committed: bool, txn: Transaction | None) -> None:
         self._armed = None

@@ -99,6 +99,30 @@ def test_metrics_has_the_tablet_and_server_metrics(status_server):
     assert samples[("nyala_connections_accepted_total", ())] >= 1
     assert ("nyala_connections", ()) in samples
 
+    # Every CommandComplete counts once: each of a multi-statement Query's (the last with
+    # the Query's latency), and each Execute of a prepared read answered in one step,
+    # with statement_timeout on or off.
+    before = _statement_counts(base)
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("select 1; select 2; set application_name = 'counted'")
+        for timeout in ("0", "5s", "0"):
+            conn.execute(f"set statement_timeout = '{timeout}'")
+            for i in range(2):
+                conn.execute("select k from layout_t where k = %s", (i + 200,), prepare=True)
+    after = _statement_counts(base)
+    assert after["SELECT"] - before.get("SELECT", 0) == 2 + 3 * 2
+    assert after["SET"] - before.get("SET", 0) == 1 + 3
+
+
+def _statement_counts(base: str) -> dict[str, float]:
+    _, _, text = _get(base + "/metrics")
+    return {
+        s.labels["kind"]: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "nyala_statements_total"
+    }
+
 
 def test_unknown_paths_and_methods_are_refused(status_server):
     _, base = status_server

@@ -598,7 +598,7 @@ def test_portals_of_writes_close_without_a_thread_hop():
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 5])
 def test_a_short_read_taken_whole_answers_as_the_row_by_row_path(rows):
     """An Execute of a short read without a row limit takes its rows whole on the event loop
-    (``_all_rows``); with a row limit above its row count it goes ``_pump_rows``' way, and
+    (``_advance_portal`` at once); with a row limit above its row count it goes ``_pump_rows``' way, and
     a statement not run inline goes to the thread: all three answer alike, and rows past a
     ReadPause still go on the thread."""
 

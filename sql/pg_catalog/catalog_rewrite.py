@@ -209,6 +209,8 @@ def _rewrite_node(
         return node if kind is None else reg_casts.as_reg(node, kind)
     if isinstance(node, exp.Cast):
         return reg_casts.rewrite_cast(node)
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        return reg_casts.compared_by_name(node)
     if isinstance(node, exp.Format):
         return array_output.format_call(node)
     if isinstance(node, exp.Operator):

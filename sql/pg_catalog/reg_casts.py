@@ -61,6 +61,21 @@ def _reg_kind(node: exp.Expr) -> str | None:
     return node.meta.get("reg") if isinstance(node, exp.Expression) else None
 
 
+def compared_by_name(node: exp.Expr) -> exp.Expr | None:
+    """``pg_typeof(x) = 'integer'::regtype`` (either side, = or <>): pg_typeof's regtype is
+    computed as its name, so the other side's OID is compared as its name too (else DuckDB
+    reads the name as a number, 22P02)."""
+    if not isinstance(node, (exp.EQ, exp.NEQ)):
+        return None
+    left, right = node.this, node.expression
+    for named, other in ((left, right), (right, left)):
+        kind = named.meta.get("reg_named") if isinstance(named, exp.Expression) else None
+        if kind is not None and _reg_kind(other) == kind:
+            other.replace(_call(_REG_OUT[kind], other.copy()))
+            return node
+    return None
+
+
 def as_reg(call: exp.Expr, kind: str) -> exp.Expr:
     call.meta["reg"] = kind
     return call

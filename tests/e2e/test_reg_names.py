@@ -31,6 +31,9 @@ DESCRIBED_CASES = [
     "select s.data_type from pg_catalog.pg_sequences s where s.sequencename = 'regn_s'",
     "select data_type from information_schema.columns where table_name = 'regn_t' order by 1",
     "select data_type from information_schema.sequences where sequence_name = 'regn_s'",
+    "select pg_typeof(1) = 'integer'::regtype, 'text'::regtype <> pg_typeof(1)",
+    "select a from regn_t where pg_typeof(a) = 'int4'::regtype and pg_typeof(b) <> 'int4'::regtype",
+    "select pg_typeof(c) = to_regtype('bigint') from regn_t",
 ]
 
 
